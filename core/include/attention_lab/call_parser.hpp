@@ -1,0 +1,34 @@
+// Parses a Python constructor call such as `MultiHeadAttention(768, 768, 1024, 0.0, 12)`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attention_lab/diagnostics.hpp"
+#include "attention_lab/schema.hpp"
+
+namespace attention_lab {
+
+struct ParsedSlot {
+  std::string name;
+  int position = 0;  // 1-based slot position in the signature; 0 for an unknown keyword
+  SlotValue value;
+  std::string source;  // "positional" | "keyword" | "default"
+  std::string text;    // as written ("" for defaults)
+};
+
+struct ParsedCall {
+  std::string class_name;  // "" when none could be read
+  SlotMap config;          // what was given (defaults not filled in)
+  std::vector<ParsedSlot> slots;  // every slot of the class left to right, then unknown keywords
+  std::vector<Diagnostic> diagnostics;  // syntax and argument-binding problems, then check_config's
+};
+
+/// Accepts `nn.`/`torch.nn.` prefixes, an optional `name =` in front, positional, keyword and mixed
+/// arguments, True/False/None, `0.`/`.0`/`1e-3`, signs, trailing commas, whitespace, newlines and
+/// `#` comments. Never throws; anything else is a diagnostic (syntax, unknown_class, extra_positional,
+/// duplicate_slot, positional_after_keyword, not_a_literal, ... plus every check_config code).
+/// Input longer than `max_length` characters is refused with code "too_long".
+ParsedCall parse_call(const std::string& text, size_t max_length = 100000);
+
+}  // namespace attention_lab

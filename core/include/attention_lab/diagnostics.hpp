@@ -1,0 +1,29 @@
+// Configuration problems, reported all at once, each with code, severity, slots, message and hint.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+enum class Severity { Error, Warning, Info };
+const char* severity_name(Severity s);
+
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  /// Stable machine code ("heads_divisibility", "missing_slot", ...). Tests assert codes, not wording.
+  std::string code;
+  /// The slots involved (may be empty).
+  std::vector<std::string> slots;
+  std::string message;
+  std::string hint;
+  /// What PyTorch itself raises for this setup ("" when it runs without complaint).
+  std::string pytorch;
+};
+
+bool has_error(const std::vector<Diagnostic>& diagnostics);
+
+/// The closest candidate by edit distance (case-insensitive), or "" when none is close enough.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace attention_lab

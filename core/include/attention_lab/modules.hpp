@@ -1,0 +1,77 @@
+// The five attention modules of the book's chapter 3 (section 3.3-3.6), with a stage-by-stage trace.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attention_lab/schema.hpp"
+#include "attention_lab/tensor.hpp"
+#include "attention_lab/torch_generator.hpp"
+
+namespace attention_lab {
+
+/// One stage of a forward pass. `axes` names each axis of `tensor.shape`
+/// (e.g. {"b", "num_heads", "num_tokens", "head_dim"}).
+struct Stage {
+  std::string id;  // input, queries, keys, values, attn_scores, mask, attn_scores_masked, attn_weights,
+                   // attn_weights_dropout, context_vec, heads_concat, out_proj, output
+  std::string title;
+  std::string formula;
+  std::vector<std::string> axes;
+  Tensor tensor;
+};
+
+/// How a parameter is initialised under torch.manual_seed: torch.rand, or uniform_(-bound, bound).
+struct ParameterSpec {
+  std::string name;  // PyTorch name: "W_query" (v1), "W_query.weight", "heads.0.W_key.bias", "out_proj.bias"
+  Shape shape;
+  enum class Init { Rand, Uniform } init = Init::Uniform;
+  float bound = 0.0f;
+};
+
+/// Every parameter of a configuration in PyTorch's construction order (= named_parameters() order).
+std::vector<ParameterSpec> parameter_specs(const ModuleConfig& config);
+int64_t parameter_count(const ModuleConfig& config);
+
+struct ForwardOptions {
+  /// A fresh PyTorch module is in training mode; dropout acts only when training and dropout > 0.
+  bool training = true;
+  /// Where dropout draws come from (required when training with dropout > 0).
+  TorchGenerator* generator = nullptr;
+  /// When non-null, receives every stage. Tracing never changes the output bits.
+  std::vector<Stage>* trace = nullptr;
+};
+
+class AttentionModule {
+ public:
+  /// Seeded construction: draws from `generator` exactly as the PyTorch constructor does after
+  /// torch.manual_seed. Throws AttentionError("too_large") when allocation fails.
+  AttentionModule(const ModuleConfig& config, TorchGenerator& generator);
+  /// Zero-initialised parameters (for loading values with set_parameter).
+  explicit AttentionModule(const ModuleConfig& config);
+
+  const ModuleConfig& config() const { return config_; }
+  const std::vector<NamedTensor>& parameters() const { return params_; }
+  /// Throws AttentionError "unknown_parameter" (with a did-you-mean hint) or "parameter_shape".
+  void set_parameter(const std::string& name, const Tensor& value);
+  /// nullptr when there is no such parameter.
+  const Tensor* parameter(const std::string& name) const;
+
+  /// Input (num_tokens, d_in) for SelfAttention_v1/v2, (b, num_tokens, d_in) otherwise.
+  /// Output (num_tokens, d_out), (b, num_tokens, d_out), or (b, num_tokens, num_heads * d_out) for
+  /// the wrapper. Throws AttentionError: input_rank, input_width, input_empty, context_too_short,
+  /// non_finite_input, generator_missing.
+  Tensor forward(const Tensor& x, const ForwardOptions& options = {}) const;
+
+ private:
+  ModuleConfig config_;
+  std::vector<NamedTensor> params_;
+};
+
+/// The book's six 3-d embeddings of "Your journey starts with one step": (6, 3).
+Tensor book_tokens();
+/// torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)): (num_tokens, d_in).
+Tensor seeded_tokens(int64_t num_tokens, int64_t d_in, uint64_t seed);
+
+}  // namespace attention_lab

@@ -1,0 +1,93 @@
+// The five attention classes of the book's chapter 3, their constructor slots, and typed configs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attention_lab/tensor.hpp"
+
+namespace attention_lab {
+
+enum class ClassKind { SelfAttentionV1, SelfAttentionV2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention };
+
+enum class SlotType { Int, Float, Bool };
+
+/// A value as typed in a slot (from a parsed call, a form field or a JS object).
+struct SlotValue {
+  enum class Kind { Int, Float, Bool, None, String, Expression };
+  Kind kind = Kind::None;
+  double number = 0.0;   // Int and Float
+  bool boolean = false;  // Bool
+  std::string text;      // as written (String: the string's content; Expression: the source text)
+
+  static SlotValue integer(double v, std::string text = "");
+  static SlotValue floating(double v, std::string text = "");
+  static SlotValue boolean_value(bool v);
+  static SlotValue none();
+  static SlotValue string(std::string s);
+  static SlotValue expression(std::string source);
+
+  /// How Python would print it: 768, 0.0, 0.5, True, None, 'text'.
+  std::string python() const;
+  bool is_number() const { return kind == Kind::Int || kind == Kind::Float; }
+};
+
+/// Slot values by slot name; keys may include names the class does not have (they are diagnosed).
+using SlotMap = std::map<std::string, SlotValue>;
+
+/// One constructor slot: `position` is 1-based, as in the Python signature.
+struct SlotSpec {
+  std::string name;
+  int position;
+  SlotType type;
+  std::optional<SlotValue> default_value;  // nullopt: required
+  std::string doc;
+};
+
+struct ClassSpec {
+  ClassKind kind;
+  std::string name;
+  std::vector<SlotSpec> slots;
+  std::string doc;
+  /// Book section the class comes from.
+  std::string source;
+};
+
+/// The five classes in the book's order.
+const std::vector<ClassSpec>& class_specs();
+/// nullptr when no class has that name. Accepts `nn.`/`torch.nn.` prefixes? No: exact names only.
+const ClassSpec* find_class(std::string_view name);
+const ClassSpec& class_spec(ClassKind kind);
+const char* slot_type_name(SlotType t);
+
+/// A validated configuration (see validator.hpp). Fields a class does not have keep their defaults:
+/// `context_length` 0, `dropout` 0.0, `num_heads` 1.
+struct ModuleConfig {
+  ClassKind kind = ClassKind::SelfAttentionV1;
+  int64_t d_in = 0;
+  int64_t d_out = 0;
+  int64_t context_length = 0;
+  double dropout = 0.0;
+  int64_t num_heads = 1;
+  bool qkv_bias = false;
+
+  const std::string& class_name() const { return class_spec(kind).name; }
+  bool batched() const { return kind != ClassKind::SelfAttentionV1 && kind != ClassKind::SelfAttentionV2; }
+  bool causal() const { return batched(); }
+  bool has_dropout() const { return batched(); }
+  /// d_k of the 1/sqrt(d_k) scaling: d_out, or d_out / num_heads for MultiHeadAttention.
+  int64_t head_dim() const;
+  /// Last axis of the output: num_heads * d_out for the wrapper, else d_out.
+  int64_t output_width() const;
+  /// The sentence that derives the width, e.g. "num_heads x d_out = 2 x 1 = 2".
+  std::string output_width_rule() const;
+  /// The slots of this class with their values (Python call order).
+  SlotMap slots() const;
+  /// `MultiHeadAttention(768, 768, 1024, 0.0, 12)`: positional form, trailing defaults omitted.
+  std::string python_call() const;
+};
+
+}  // namespace attention_lab

@@ -1,0 +1,59 @@
+// Row-major float32 tensors and the library's one error type.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace attention_lab {
+
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of a shape (1 for the empty shape).
+int64_t numel_of(const Shape& shape);
+
+/// "(2, 6, 3)": the shape as PyTorch prints a torch.Size, without the word.
+std::string shape_string(const Shape& shape);
+
+/// A dense row-major float32 tensor: `data.size() == numel_of(shape)`.
+struct Tensor {
+  Shape shape;
+  std::vector<float> data;
+
+  Tensor() = default;
+  /// Zeros of the given shape.
+  explicit Tensor(Shape s);
+  /// Throws AttentionError("tensor_size") when data does not fit the shape.
+  Tensor(Shape s, std::vector<float> values);
+
+  int64_t numel() const { return static_cast<int64_t>(data.size()); }
+  /// Size of axis `axis`; negative counts from the end (as in PyTorch).
+  int64_t size(int axis) const;
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+/// A tensor with its PyTorch name (`W_query.weight`, `heads.0.W_key.bias`, ...).
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+/// Runtime misuse of the library (a bad tensor, an unknown parameter name, a config with errors).
+/// `code` is stable and machine-readable; `slot` names the constructor slot or argument involved
+/// ("" when none); `hint` says how to fix it.
+class AttentionError : public std::runtime_error {
+ public:
+  AttentionError(std::string code, std::string slot, const std::string& message, std::string hint)
+      : std::runtime_error(message), code_(std::move(code)), slot_(std::move(slot)), hint_(std::move(hint)) {}
+  const std::string& code() const { return code_; }
+  const std::string& slot() const { return slot_; }
+  const std::string& hint() const { return hint_; }
+
+ private:
+  std::string code_;
+  std::string slot_;
+  std::string hint_;
+};
+
+}  // namespace attention_lab

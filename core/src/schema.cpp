@@ -1,0 +1,173 @@
+#include "attention_lab/schema.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace attention_lab {
+
+SlotValue SlotValue::integer(double v, std::string text) { return {Kind::Int, v, false, std::move(text)}; }
+SlotValue SlotValue::floating(double v, std::string text) { return {Kind::Float, v, false, std::move(text)}; }
+SlotValue SlotValue::boolean_value(bool v) { return {Kind::Bool, 0.0, v, v ? "True" : "False"}; }
+SlotValue SlotValue::none() { return {Kind::None, 0.0, false, "None"}; }
+SlotValue SlotValue::string(std::string s) { return {Kind::String, 0.0, false, std::move(s)}; }
+SlotValue SlotValue::expression(std::string source) { return {Kind::Expression, 0.0, false, std::move(source)}; }
+
+namespace {
+std::string format_number(double v, bool as_float) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  if (!as_float && std::fabs(v) < 1e15 && v == std::floor(v)) {
+    std::ostringstream os;
+    os << static_cast<long long>(v);
+    return os.str();
+  }
+  // Python's repr of a float: shortest text that round-trips; %.17g is long, so try widths.
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::ostringstream os;
+    os.precision(precision);
+    os << v;
+    if (std::stod(os.str()) == v) {
+      std::string s = os.str();
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+      return s;
+    }
+  }
+  return std::to_string(v);
+}
+}  // namespace
+
+std::string SlotValue::python() const {
+  switch (kind) {
+    case Kind::Int: return format_number(number, false);
+    case Kind::Float: return format_number(number, true);
+    case Kind::Bool: return boolean ? "True" : "False";
+    case Kind::None: return "None";
+    case Kind::String: return "'" + text + "'";
+    case Kind::Expression: return text;
+  }
+  return "";
+}
+
+const char* slot_type_name(SlotType t) {
+  switch (t) {
+    case SlotType::Int: return "int";
+    case SlotType::Float: return "float";
+    case SlotType::Bool: return "bool";
+  }
+  return "";
+}
+
+namespace {
+SlotSpec d_in_slot() { return {"d_in", 1, SlotType::Int, std::nullopt, "width of each input token embedding (last axis of x)"}; }
+SlotSpec d_out_slot(const char* doc) { return {"d_out", 2, SlotType::Int, std::nullopt, doc}; }
+SlotSpec context_slot() { return {"context_length", 3, SlotType::Int, std::nullopt, "most tokens the causal mask buffer covers (context_length x context_length)"}; }
+SlotSpec dropout_slot() { return {"dropout", 4, SlotType::Float, std::nullopt, "probability of zeroing each attention weight in training (survivors scaled by 1/(1-p))"}; }
+SlotSpec heads_slot(const char* doc) { return {"num_heads", 5, SlotType::Int, std::nullopt, doc}; }
+SlotSpec bias_slot(int position) {
+  return {"qkv_bias", position, SlotType::Bool, SlotValue::boolean_value(false), "add a bias to the query, key and value projections (GPT-2 has one)"};
+}
+
+std::vector<ClassSpec> make_specs() {
+  return {
+      {ClassKind::SelfAttentionV1, "SelfAttention_v1",
+       {d_in_slot(), d_out_slot("width of each query, key, value and output vector")},
+       "Self-attention with trainable weight matrices W_query, W_key, W_value of shape (d_in, d_out), used as x @ W.",
+       "section 3.4.1"},
+      {ClassKind::SelfAttentionV2, "SelfAttention_v2",
+       {d_in_slot(), d_out_slot("width of each query, key, value and output vector"), bias_slot(3)},
+       "Self-attention with nn.Linear projections (weight stored (d_out, d_in), used as x @ W.T + b).",
+       "section 3.4.2"},
+      {ClassKind::CausalAttention, "CausalAttention",
+       {d_in_slot(), d_out_slot("width of each query, key, value and output vector"), context_slot(), dropout_slot(), bias_slot(5)},
+       "Self-attention that hides future tokens with a causal mask, plus dropout on the attention weights.",
+       "section 3.5.3"},
+      {ClassKind::MultiHeadAttentionWrapper, "MultiHeadAttentionWrapper",
+       {d_in_slot(), d_out_slot("width of EACH head's output; the module's output is num_heads x d_out wide"), context_slot(), dropout_slot(),
+        heads_slot("number of independent CausalAttention heads, concatenated on the last axis"), bias_slot(6)},
+       "num_heads CausalAttention modules run one after another; their outputs are concatenated.",
+       "section 3.6.1"},
+      {ClassKind::MultiHeadAttention, "MultiHeadAttention",
+       {d_in_slot(), d_out_slot("TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads"), context_slot(), dropout_slot(),
+        heads_slot("number of heads sharing d_out; d_out must be divisible by it"), bias_slot(6)},
+       "Fused multi-head attention: one projection per q/k/v split into heads, merged, then out_proj.",
+       "section 3.6.2"},
+  };
+}
+}  // namespace
+
+const std::vector<ClassSpec>& class_specs() {
+  static const std::vector<ClassSpec> specs = make_specs();
+  return specs;
+}
+
+const ClassSpec* find_class(std::string_view name) {
+  for (const auto& spec : class_specs())
+    if (spec.name == name) return &spec;
+  return nullptr;
+}
+
+const ClassSpec& class_spec(ClassKind kind) {
+  for (const auto& spec : class_specs())
+    if (spec.kind == kind) return spec;
+  return class_specs().front();
+}
+
+int64_t ModuleConfig::head_dim() const {
+  return kind == ClassKind::MultiHeadAttention && num_heads > 0 ? d_out / num_heads : d_out;
+}
+
+int64_t ModuleConfig::output_width() const {
+  return kind == ClassKind::MultiHeadAttentionWrapper ? num_heads * d_out : d_out;
+}
+
+std::string ModuleConfig::output_width_rule() const {
+  std::ostringstream os;
+  switch (kind) {
+    case ClassKind::MultiHeadAttentionWrapper:
+      os << "num_heads x d_out = " << num_heads << " x " << d_out << " = " << output_width()
+         << " (d_out is per head; the heads are concatenated)";
+      break;
+    case ClassKind::MultiHeadAttention:
+      os << "d_out = " << d_out << ", shared by " << num_heads << (num_heads == 1 ? " head" : " heads") << " of head_dim "
+         << head_dim() << " (" << num_heads << " x " << head_dim() << " = " << d_out << ")";
+      break;
+    default:
+      os << "d_out = " << d_out << " (one head)";
+  }
+  return os.str();
+}
+
+SlotMap ModuleConfig::slots() const {
+  SlotMap m;
+  m["d_in"] = SlotValue::integer(static_cast<double>(d_in));
+  m["d_out"] = SlotValue::integer(static_cast<double>(d_out));
+  if (kind != ClassKind::SelfAttentionV1) m["qkv_bias"] = SlotValue::boolean_value(qkv_bias);
+  if (batched()) {
+    m["context_length"] = SlotValue::integer(static_cast<double>(context_length));
+    m["dropout"] = SlotValue::floating(dropout);
+  }
+  if (kind == ClassKind::MultiHeadAttentionWrapper || kind == ClassKind::MultiHeadAttention)
+    m["num_heads"] = SlotValue::integer(static_cast<double>(num_heads));
+  return m;
+}
+
+std::string ModuleConfig::python_call() const {
+  const ClassSpec& spec = class_spec(kind);
+  const SlotMap values = slots();
+  std::ostringstream os;
+  os << spec.name << '(';
+  bool first = true;
+  for (const auto& slot : spec.slots) {
+    const SlotValue& v = values.at(slot.name);
+    if (slot.name == "qkv_bias") {
+      if (v.boolean) os << (first ? "" : ", ") << "qkv_bias=True";
+      continue;
+    }
+    os << (first ? "" : ", ") << v.python();
+    first = false;
+  }
+  os << ')';
+  return os.str();
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,75 @@
+#include "attention_lab/torch_generator.hpp"
+
+#include <sstream>
+
+namespace attention_lab {
+
+TorchGenerator::TorchGenerator(uint64_t seed) { manual_seed(seed); }
+
+void TorchGenerator::manual_seed(uint64_t seed) { engine_.seed(static_cast<uint32_t>(seed & 0xFFFFFFFFULL)); }
+
+double TorchGenerator::random_double() {
+  // PyTorch's random64(): the first draw is the high word.
+  const uint64_t a = engine_();
+  const uint64_t b = engine_();
+  const uint64_t u = ((a << 32) | b) & ((uint64_t{1} << 53) - 1);
+  return static_cast<double>(u) * (1.0 / static_cast<double>(uint64_t{1} << 53));
+}
+
+float TorchGenerator::random_float() {
+  const uint32_t r = engine_();
+  return static_cast<float>(r & 0xFFFFFFu) * (1.0f / static_cast<float>(1u << 24));
+}
+
+Tensor TorchGenerator::rand(const Shape& shape) {
+  Tensor t(shape);
+  for (float& v : t.data) v = random_float();
+  return t;
+}
+
+void TorchGenerator::uniform(float* data, int64_t n, float from, float to) {
+  const double span = static_cast<double>(to - from);
+  for (int64_t i = 0; i < n; ++i) {
+    // fmaf(u, to - from, from) with one rounding; for symmetric bounds this double form is exact
+    // and needs no FMA instruction, so native and WebAssembly builds agree (torch-rng.md).
+    const double u = static_cast<double>(random_float());
+    data[i] = static_cast<float>(u * span + static_cast<double>(from));
+  }
+}
+
+void TorchGenerator::dropout(float* data, int64_t n, double p) {
+  if (p == 0.0) return;  // PyTorch draws nothing for p == 0
+  const double keep = 1.0 - p;
+  // noise.div_(1 - p) in float32; dividing x by (1 - p) directly is not bit-exact.
+  const float scale = 1.0f / static_cast<float>(keep);
+  for (int64_t i = 0; i < n; ++i) {
+    const bool kept = random_double() < keep;  // dropped elements consume their draw too
+    data[i] = data[i] * (kept ? scale : 0.0f);
+  }
+}
+
+Tensor TorchGenerator::dropout(const Tensor& x, double p) {
+  if (!(p >= 0.0 && p < 1.0)) {
+    throw AttentionError("dropout_range", "p", "dropout probability must be in [0, 1), got " + std::to_string(p),
+                         "Use a value such as 0.1 or 0.5.");
+  }
+  Tensor y = x;
+  dropout(y.data.data(), y.numel(), p);
+  return y;
+}
+
+std::string TorchGenerator::state() const {
+  std::ostringstream os;
+  os << engine_;
+  return os.str();
+}
+
+void TorchGenerator::set_state(const std::string& text) {
+  std::istringstream is(text);
+  std::mt19937 e;
+  is >> e;
+  if (is.fail()) throw AttentionError("generator_state", "", "the generator state could not be read", "Pass a state returned by state().");
+  engine_ = e;
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,417 @@
+#include "attention_lab/validator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "attention_lab/modules.hpp"
+
+namespace attention_lab {
+
+namespace {
+
+struct Gpt2Preset {
+  const char* name;
+  int64_t width;
+  int64_t heads;
+  int64_t layers;
+};
+// GPT-2 sizes (n_embd, n_head, n_layer); head_dim is 64 in all four.
+constexpr Gpt2Preset kGpt2Presets[] = {
+    {"GPT-2 small", 768, 12, 12},
+    {"GPT-2 medium", 1024, 16, 24},
+    {"GPT-2 large", 1280, 20, 36},
+    {"GPT-2 XL", 1600, 25, 48},
+};
+
+const Gpt2Preset* preset_for_width(int64_t width) {
+  for (const auto& p : kGpt2Presets)
+    if (p.width == width) return &p;
+  return nullptr;
+}
+
+std::string with_commas(double v) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(0);
+  os << v;
+  std::string s = os.str();
+  const size_t start = (s[0] == '-') ? 1 : 0;
+  for (int i = static_cast<int>(s.size()) - 3; i > static_cast<int>(start); i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+Diagnostic make(Severity severity, std::string code, std::vector<std::string> slots, std::string message, std::string hint,
+                std::string pytorch = "") {
+  return {severity, std::move(code), std::move(slots), std::move(message), std::move(hint), std::move(pytorch)};
+}
+
+/// Names people bring from other code bases (GPT-2 configs, nn.MultiheadAttention, the book's GPT_CONFIG).
+std::string alias_for(const std::string& key) {
+  static const std::pair<const char*, const char*> aliases[] = {
+      {"embed_dim", "d_out"},       {"emb_dim", "d_in"},          {"n_embd", "d_in"},          {"d_model", "d_in"},
+      {"n_head", "num_heads"},      {"n_heads", "num_heads"},     {"heads", "num_heads"},      {"nhead", "num_heads"},
+      {"context_len", "context_length"}, {"n_ctx", "context_length"}, {"block_size", "context_length"},
+      {"n_positions", "context_length"}, {"drop_rate", "dropout"}, {"attn_pdrop", "dropout"}, {"p", "dropout"},
+      {"dropout_rate", "dropout"},  {"bias", "qkv_bias"},        {"head_dim", "num_heads"},
+  };
+  for (const auto& [from, to] : aliases)
+    if (key == from) return to;
+  return "";
+}
+
+bool integral(double v) { return std::isfinite(v) && v == std::floor(v); }
+
+/// Head counts that divide d_out, closest to `wanted` first (at most four, listed in increasing order).
+std::vector<int64_t> valid_head_counts(int64_t d_out, int64_t wanted) {
+  std::vector<int64_t> divisors;
+  for (int64_t h = 1; h * h <= d_out; ++h) {
+    if (d_out % h == 0) {
+      divisors.push_back(h);
+      if (h != d_out / h) divisors.push_back(d_out / h);
+    }
+  }
+  std::sort(divisors.begin(), divisors.end(), [wanted](int64_t a, int64_t b) {
+    const int64_t da = std::llabs(a - wanted), db = std::llabs(b - wanted);
+    return da != db ? da < db : a < b;
+  });
+  if (divisors.size() > 4) divisors.resize(4);
+  std::sort(divisors.begin(), divisors.end());
+  return divisors;
+}
+
+std::string list_numbers(const std::vector<int64_t>& values) {
+  std::vector<std::string> parts;
+  for (int64_t v : values) parts.push_back(std::to_string(v));
+  return join(parts, ", ");
+}
+
+void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diagnostic>& out) {
+  const std::string& n = slot.name;
+  const std::string shown = v.python();
+  if (v.kind == SlotValue::Kind::Expression) {
+    out.push_back(make(Severity::Error, "not_a_literal", {n}, n + " = " + shown + " is an expression, not a number",
+                       "Type the value itself (for example " + std::string(slot.type == SlotType::Bool ? "True" : "768") + ").", ""));
+    return;
+  }
+  if (v.kind == SlotValue::Kind::None || v.kind == SlotValue::Kind::String) {
+    out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be " + (slot.type == SlotType::Bool ? "True or False" : std::string("a number")) + ", got " + shown,
+                       slot.doc.empty() ? "" : n + ": " + slot.doc + ".", "TypeError"));
+    return;
+  }
+  switch (slot.type) {
+    case SlotType::Int: {
+      if (v.kind == SlotValue::Kind::Bool) {
+        out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be an int, got " + shown + " (Python reads it as " + (v.boolean ? "1" : "0") + ")",
+                           "Type a size such as 768.", ""));
+        return;
+      }
+      if (!std::isfinite(v.number)) {
+        out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be a whole number, got " + shown, "Type a size such as 768.", "TypeError"));
+        return;
+      }
+      if (v.kind == SlotValue::Kind::Float) {
+        const std::string fix = integral(v.number) ? "Write " + SlotValue::integer(v.number).python() + " without the decimal point." : "Sizes are whole numbers.";
+        out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be an int, got the float " + shown, fix,
+                           "TypeError: empty(): argument 'size' must be tuple of ints, but found element of type float"));
+        return;
+      }
+      if (v.number > 2147483647.0) {
+        out.push_back(make(Severity::Error, "too_large", {n}, n + " = " + shown + " is far beyond any model (GPT-2 XL uses 1600)",
+                           "Use a size below 100,000.", ""));
+        return;
+      }
+      if (v.number <= 0) {
+        std::string py = v.number < 0 ? "RuntimeError: Trying to create tensor with negative dimension " + shown : "";
+        if (n == "num_heads" && v.number == 0) py = "ZeroDivisionError: integer division or modulo by zero";
+        out.push_back(make(Severity::Error, "non_positive", {n}, n + " must be at least 1, got " + shown, n + ": " + slot.doc + ".", py));
+      }
+      return;
+    }
+    case SlotType::Float: {
+      if (v.kind == SlotValue::Kind::Bool) {
+        out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be a probability such as 0.1, got " + shown, "Type 0.0 for no dropout.", ""));
+        return;
+      }
+      if (!(v.number >= 0.0 && v.number < 1.0)) {
+        std::string hint = "dropout is a probability in [0, 1): 0.0 (off) to about 0.5.";
+        if (v.number == 1.0) hint = "p = 1 drops every attention weight and the output is all zeros; use 0.0 to 0.5.";
+        const std::string py = (v.number < 0 || v.number > 1 || std::isnan(v.number))
+                                   ? "ValueError: dropout probability has to be between 0 and 1, but got " + shown
+                                   : "";
+        out.push_back(make(Severity::Error, "dropout_range", {n}, "dropout must be in [0, 1), got " + shown, hint, py));
+      }
+      return;
+    }
+    case SlotType::Bool: {
+      if (v.kind == SlotValue::Kind::Bool) return;
+      if (v.kind == SlotValue::Kind::Int && (v.number == 0 || v.number == 1)) {
+        out.push_back(make(Severity::Warning, "bool_as_int", {n}, n + " = " + shown + " is read as " + (v.number == 1 ? "True" : "False"),
+                           "Write True or False.", ""));
+        return;
+      }
+      out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be True or False, got " + shown,
+                         "Python would treat any nonzero number as True; write True or False.", ""));
+      return;
+    }
+  }
+}
+
+const SlotValue* find_value(const SlotMap& config, const std::string& name) {
+  const auto it = config.find(name);
+  return it == config.end() ? nullptr : &it->second;
+}
+
+bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot) {
+  for (const auto& d : diags)
+    if (d.severity == Severity::Error && std::find(d.slots.begin(), d.slots.end(), slot) != d.slots.end()) return false;
+  return true;
+}
+
+}  // namespace
+
+double estimate_bytes(const ModuleConfig& c, const std::optional<Shape>& input_shape) {
+  const double d_in = static_cast<double>(c.d_in), d_out = static_cast<double>(c.d_out), h = static_cast<double>(c.num_heads);
+  double params = 0;
+  const double per_head = 3 * d_in * d_out + (c.qkv_bias ? 3 * d_out : 0);
+  switch (c.kind) {
+    case ClassKind::MultiHeadAttentionWrapper: params = h * per_head; break;
+    case ClassKind::MultiHeadAttention: params = per_head + d_out * d_out + d_out; break;
+    default: params = per_head;
+  }
+  double floats = params;
+  if (input_shape && !input_shape->empty()) {
+    const Shape& s = *input_shape;
+    const double b = s.size() == 3 ? static_cast<double>(s[0]) : 1.0;
+    const double t = static_cast<double>(s.size() >= 2 ? s[s.size() - 2] : 1);
+    const double heads = c.kind == ClassKind::SelfAttentionV1 || c.kind == ClassKind::SelfAttentionV2 || c.kind == ClassKind::CausalAttention ? 1.0 : h;
+    const double width = static_cast<double>(c.output_width());
+    // input, q/k/v and context per head, scores/masked/weights/dropout, the mask, concat/out_proj/output.
+    floats += b * t * d_in + 4 * b * t * (c.kind == ClassKind::MultiHeadAttentionWrapper ? width : d_out) + 4 * b * heads * t * t + t * t + 3 * b * t * width;
+  }
+  return floats * 4.0;
+}
+
+void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagnostic>& out) {
+  const bool batched = c.batched();
+  const size_t want = batched ? 3 : 2;
+  const std::string expected = batched ? "(b, num_tokens, d_in)" : "(num_tokens, d_in)";
+  if (s.size() != want) {
+    std::string hint;
+    if (batched && s.size() == 2) hint = "Add a batch axis: x.unsqueeze(0) gives (1, " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + "), or stack copies with torch.stack((x, x)).";
+    else if (!batched && s.size() == 3) hint = c.class_name() + " has no batch axis: pass one sequence, x[0] of shape (" + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ").";
+    else hint = "Reshape the input to " + expected + ".";
+    out.push_back(make(Severity::Error, "input_rank", {}, c.class_name() + " takes x of shape " + expected + ", got " + shape_string(s), hint,
+                       batched ? "ValueError: not enough values to unpack (expected 3, got " + std::to_string(s.size()) + ")" : ""));
+    return;
+  }
+  for (int64_t d : s) {
+    if (d <= 0) {
+      out.push_back(make(Severity::Error, "input_empty", {}, "the input " + shape_string(s) + " has an empty axis", "Give at least one token (and one batch item)."));
+      return;
+    }
+  }
+  const int64_t width = s.back();
+  const int64_t num_tokens = s[s.size() - 2];
+  if (width != c.d_in) {
+    std::string hint = "Set d_in = " + std::to_string(width) + ", or give tokens of width " + std::to_string(c.d_in) + ".";
+    if (width == c.d_out && c.d_in != c.d_out) hint = "d_in and d_out look swapped: the tokens are " + std::to_string(width) + " wide, which is d_out. Try d_in = " + std::to_string(width) + ", d_out = " + std::to_string(c.d_in) + ".";
+    out.push_back(make(Severity::Error, "input_width", {"d_in"},
+                       "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
+                       "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + std::to_string(num_tokens * (batched ? s[0] : 1)) + "x" + std::to_string(width) + " and " +
+                           (c.kind == ClassKind::SelfAttentionV1 ? std::to_string(c.d_in) + "x" + std::to_string(c.d_out) : std::to_string(c.d_in) + "x" + std::to_string(c.d_out)) + ")"));
+  }
+  if (batched && num_tokens > c.context_length) {
+    out.push_back(make(Severity::Error, "context_too_short", {"context_length"},
+                       "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(c.context_length) +
+                           ": the causal mask buffer is only " + std::to_string(c.context_length) + " x " + std::to_string(c.context_length),
+                       "Use at most " + std::to_string(c.context_length) + " tokens, or set context_length >= " + std::to_string(num_tokens) + ".",
+                       "RuntimeError: The size of tensor a (" + std::to_string(num_tokens) + ") must match the size of tensor b (" + std::to_string(c.context_length) +
+                           ") at non-singleton dimension " + (c.kind == ClassKind::MultiHeadAttention ? "3" : "2")));
+  }
+}
+
+std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMap& config, const CheckOptions& options) {
+  std::vector<Diagnostic> out;
+  const ClassSpec* spec = find_class(class_name);
+  if (spec == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& s : class_specs()) names.push_back(s.name);
+    std::string hint = "The chapter's classes: " + join(names, ", ") + ".";
+    if (class_name == "MultiheadAttention") {
+      hint = "torch.nn.MultiheadAttention is PyTorch's built-in (embed_dim, num_heads, ...); the book's class is MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads).";
+    } else if (const std::string guess = did_you_mean(class_name, names); !guess.empty()) {
+      hint = "Did you mean " + guess + "? " + hint;
+    }
+    out.push_back(make(Severity::Error, "unknown_class", {}, class_name.empty() ? "no class name given" : "there is no class named '" + class_name + "'", hint,
+                       class_name.empty() ? "" : "NameError: name '" + class_name + "' is not defined"));
+    return out;
+  }
+
+  std::vector<std::string> slot_names;
+  for (const auto& s : spec->slots) slot_names.push_back(s.name);
+
+  for (const auto& [key, value] : config) {
+    if (std::find(slot_names.begin(), slot_names.end(), key) != slot_names.end()) continue;
+    std::string hint;
+    std::string guess = did_you_mean(key, slot_names);
+    const std::string alias = alias_for(key);
+    if (guess.empty() && !alias.empty() && std::find(slot_names.begin(), slot_names.end(), alias) != slot_names.end()) guess = alias;
+    if (!guess.empty()) hint = "Did you mean " + guess + "?";
+    if (guess.empty()) {
+      for (const auto& other : class_specs()) {
+        if (other.name == spec->name) continue;
+        for (const auto& s : other.slots) {
+          if (s.name == key) {
+            hint = spec->name + " has no " + key + " slot; " + other.name + " does. " + spec->name + " takes (" + join(slot_names, ", ") + ").";
+            break;
+          }
+        }
+        if (!hint.empty()) break;
+      }
+    }
+    if (hint.empty()) hint = spec->name + " takes (" + join(slot_names, ", ") + ").";
+    out.push_back(make(Severity::Error, "unknown_slot", {key}, spec->name + " has no slot named '" + key + "'", hint,
+                       "TypeError: __init__() got an unexpected keyword argument '" + key + "'"));
+  }
+
+  std::vector<std::string> missing;
+  for (const auto& slot : spec->slots) {
+    const SlotValue* v = find_value(config, slot.name);
+    if (v == nullptr) {
+      if (!slot.default_value) missing.push_back(slot.name);
+      continue;
+    }
+    check_slot_value(slot, *v, out);
+  }
+  for (const auto& name : missing) {
+    const auto it = std::find(slot_names.begin(), slot_names.end(), name);
+    const int position = static_cast<int>(it - slot_names.begin()) + 1;
+    out.push_back(make(Severity::Error, "missing_slot", {name}, "slot " + std::to_string(position) + " '" + name + "' is missing",
+                       "Give " + name + ": " + spec->slots[static_cast<size_t>(position - 1)].doc + ".",
+                       "TypeError: __init__() missing " + std::to_string(missing.size()) + " required positional argument" + (missing.size() > 1 ? "s" : "") + ": '" + name + "'"));
+  }
+
+  const SlotValue* dropout = find_value(config, "dropout");
+  const SlotValue* heads = find_value(config, "num_heads");
+  // dropout (slot 4) and num_heads (slot 5) swapped: an int >= 1 where the probability goes and a
+  // probability where the head count goes.
+  if (dropout && heads && dropout->is_number() && heads->is_number() && dropout->number >= 1 && integral(dropout->number) &&
+      heads->number >= 0 && heads->number < 1) {
+    out.push_back(make(Severity::Error, "slots_swapped", {"dropout", "num_heads"},
+                       "dropout = " + dropout->python() + " and num_heads = " + heads->python() + " look swapped",
+                       "The order is (d_in, d_out, context_length, dropout, num_heads): write " + heads->python() + " before " +
+                           SlotValue::integer(dropout->number).python() + ", or use keywords: dropout=" + heads->python() + ", num_heads=" +
+                           SlotValue::integer(dropout->number).python() + ".",
+                       "ValueError: dropout probability has to be between 0 and 1, but got " + dropout->python()));
+  }
+
+  // Relations between slots are only checked once each slot involved is right on its own.
+  const SlotValue* d_out_v = find_value(config, "d_out");
+  const bool heads_checkable = spec->kind == ClassKind::MultiHeadAttention && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
+  const int64_t d_out = heads_checkable ? static_cast<int64_t>(d_out_v->number) : 0;
+  const int64_t num_heads = heads_checkable ? static_cast<int64_t>(heads->number) : 1;
+
+  if (heads_checkable && d_out % num_heads != 0) {
+    const int64_t rem = d_out % num_heads;
+    std::string hint = "Head counts that divide " + std::to_string(d_out) + " near " + std::to_string(num_heads) + ": " +
+                       list_numbers(valid_head_counts(d_out, num_heads)) + ".";
+    const int64_t lower_d = d_out - rem, upper_d = d_out - rem + num_heads;
+    hint += " Or keep " + std::to_string(num_heads) + " heads with d_out = " + (lower_d > 0 ? std::to_string(lower_d) + " or " : "") + std::to_string(upper_d) + ".";
+    for (const auto& p : kGpt2Presets) {
+      if (p.width == d_out && p.layers == num_heads) {
+        hint = std::to_string(num_heads) + " is " + p.name + "'s number of layers (n_layer), not its head count: " + p.name + " has " +
+               std::to_string(p.heads) + " heads of head_dim 64 (" + std::to_string(p.heads) + " x 64 = " + std::to_string(p.width) + "). " + hint;
+      }
+    }
+    out.push_back(make(Severity::Error, "heads_divisibility", {"d_out", "num_heads"},
+                       "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) +
+                           " % " + std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
+                       hint, "AssertionError: d_out must be divisible by num_heads"));
+  }
+  if (has_error(out)) return out;
+
+  const ModuleConfig c = to_module_config(class_name, config);
+
+  const double bytes = estimate_bytes(c, options.input_shape);
+  if (bytes > options.memory_budget_bytes) {
+    std::vector<std::string> slots = {"d_in", "d_out"};
+    if (options.input_shape) slots.push_back("context_length");
+    out.push_back(make(Severity::Error, "too_large", slots,
+                       "this setup needs about " + with_commas(bytes) + " bytes (" + with_commas(bytes / (1024.0 * 1024.0)) + " MiB), over the " +
+                           with_commas(options.memory_budget_bytes / (1024.0 * 1024.0)) + " MiB budget of this page",
+                       "Use smaller sizes: GPT-2 small is d_in = d_out = 768; use fewer tokens for long inputs.", ""));
+  }
+
+  if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
+    if (const Gpt2Preset* p = preset_for_width(c.d_out); p && (c.num_heads == p->heads || c.num_heads == p->layers)) {
+      out.push_back(make(Severity::Warning, "wrapper_total_width", {"d_out", "num_heads"},
+                         "d_out is per head in MultiHeadAttentionWrapper: the output is " + std::to_string(c.num_heads) + " x " + std::to_string(c.d_out) + " = " +
+                             std::to_string(c.output_width()) + " wide, not " + std::to_string(c.d_out),
+                         "To match MultiHeadAttention(" + std::to_string(c.d_out) + ", " + std::to_string(c.d_out) + ", ..., " + std::to_string(c.num_heads) +
+                             "), give the wrapper d_out = " + std::to_string(c.d_out / c.num_heads) + " per head.",
+                         ""));
+    }
+  }
+  if ((c.kind == ClassKind::MultiHeadAttentionWrapper || c.kind == ClassKind::MultiHeadAttention)) {
+    for (const auto& p : kGpt2Presets) {
+      if (p.width == c.d_out && p.layers == c.num_heads && p.layers != p.heads && c.kind == ClassKind::MultiHeadAttentionWrapper) {
+        out.push_back(make(Severity::Warning, "layer_count_as_heads", {"num_heads"},
+                           std::to_string(c.num_heads) + " is " + p.name + "'s number of layers, not its head count (" + std::to_string(p.heads) + ")",
+                           "Use num_heads = " + std::to_string(p.heads) + ".", ""));
+      }
+    }
+    if (c.num_heads == 1) {
+      out.push_back(make(Severity::Warning, "one_head", {"num_heads"}, "with one head, mistakes in splitting and merging heads cannot show",
+                         "Use num_heads >= 2 to see how the heads divide the work.", ""));
+    }
+  }
+  if ((c.kind == ClassKind::SelfAttentionV1 || c.kind == ClassKind::SelfAttentionV2) && c.d_in == c.d_out) {
+    out.push_back(make(Severity::Info, "square_weights", {"d_in", "d_out"},
+                       "d_in == d_out: the weight matrices are square, so a copy that forgets .T still fits",
+                       "Compare outputs after a weight copy; shapes alone will not catch a missing transpose.", ""));
+  }
+
+  if (options.input_shape) check_input_shape(c, *options.input_shape, out);
+  return out;
+}
+
+ModuleConfig validated_config(const std::string& class_name, const SlotMap& config, const CheckOptions& options) {
+  for (const auto& d : check_config(class_name, config, options)) {
+    if (d.severity == Severity::Error) throw AttentionError(d.code, d.slots.empty() ? "" : d.slots.front(), d.message, d.hint);
+  }
+  return to_module_config(class_name, config);
+}
+
+ModuleConfig to_module_config(const std::string& class_name, const SlotMap& config) {
+  const ClassSpec* spec = find_class(class_name);
+  if (spec == nullptr) throw AttentionError("unknown_class", "", "there is no class named '" + class_name + "'", "");
+  ModuleConfig c;
+  c.kind = spec->kind;
+  const auto get = [&](const std::string& name) -> const SlotValue* {
+    const SlotValue* v = find_value(config, name);
+    if (v) return v;
+    for (const auto& s : spec->slots)
+      if (s.name == name && s.default_value) return &*s.default_value;
+    return nullptr;
+  };
+  for (const auto& s : spec->slots) {
+    const SlotValue* v = get(s.name);
+    if (v == nullptr) throw AttentionError("missing_slot", s.name, "slot '" + s.name + "' is missing", "");
+    if (s.name == "d_in") c.d_in = static_cast<int64_t>(v->number);
+    else if (s.name == "d_out") c.d_out = static_cast<int64_t>(v->number);
+    else if (s.name == "context_length") c.context_length = static_cast<int64_t>(v->number);
+    else if (s.name == "dropout") c.dropout = v->number;
+    else if (s.name == "num_heads") c.num_heads = static_cast<int64_t>(v->number);
+    else if (s.name == "qkv_bias") c.qkv_bias = v->kind == SlotValue::Kind::Bool ? v->boolean : v->number != 0;
+  }
+  return c;
+}
+
+}  // namespace attention_lab

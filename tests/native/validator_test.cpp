@@ -1,0 +1,141 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "attention_lab/validator.hpp"
+
+using namespace attention_lab;
+
+namespace {
+SlotMap mha(double d_in, double d_out, double ctx, SlotValue dropout, SlotValue heads) {
+  return {{"d_in", SlotValue::integer(d_in)}, {"d_out", SlotValue::integer(d_out)}, {"context_length", SlotValue::integer(ctx)}, {"dropout", dropout}, {"num_heads", heads}};
+}
+const Diagnostic* find(const std::vector<Diagnostic>& ds, const std::string& code) {
+  const auto it = std::find_if(ds.begin(), ds.end(), [&](const Diagnostic& d) { return d.code == code; });
+  return it == ds.end() ? nullptr : &*it;
+}
+bool names_slot(const Diagnostic& d, const std::string& slot) { return std::find(d.slots.begin(), d.slots.end(), slot) != d.slots.end(); }
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_SUITE("validator") {
+  TEST_CASE("a correct GPT-2 small setup has no errors") {
+    const auto ds = check_config("MultiHeadAttention", mha(768, 768, 1024, SlotValue::floating(0.0), SlotValue::integer(12)));
+    CHECK_FALSE(has_error(ds));
+  }
+
+  TEST_CASE("MultiHeadAttention(3, 3, 6, 0.0, 2): d_out not divisible by num_heads, naming both values") {
+    const auto ds = check_config("MultiHeadAttention", mha(3, 3, 6, SlotValue::floating(0.0), SlotValue::integer(2)));
+    const Diagnostic* d = find(ds, "heads_divisibility");
+    REQUIRE(d != nullptr);
+    CHECK(d->severity == Severity::Error);
+    CHECK(names_slot(*d, "d_out"));
+    CHECK(names_slot(*d, "num_heads"));
+    CHECK(contains(d->message, "d_out = 3"));
+    CHECK(contains(d->message, "num_heads = 2"));
+    CHECK(contains(d->message, "3 % 2 = 1"));
+    CHECK(contains(d->hint, "1, 3"));  // head counts that divide 3
+    CHECK(contains(d->pytorch, "d_out must be divisible by num_heads"));
+  }
+
+  TEST_CASE("B1: GPT-2 XL with its layer count (48) as num_heads") {
+    const auto ds = check_config("MultiHeadAttention", mha(1600, 1600, 1024, SlotValue::floating(0.0), SlotValue::integer(48)));
+    const Diagnostic* d = find(ds, "heads_divisibility");
+    REQUIRE(d != nullptr);
+    CHECK(contains(d->message, "1600 % 48 = 16"));
+    CHECK(contains(d->hint, "48 is GPT-2 XL's number of layers"));
+    CHECK(contains(d->hint, "25 heads"));
+    CHECK(contains(d->hint, "40, 50"));
+    // Same trap for medium (24 layers, 16 heads) and large (36 layers, 20 heads).
+    CHECK(contains(find(check_config("MultiHeadAttention", mha(1024, 1024, 1024, SlotValue::floating(0.0), SlotValue::integer(24))), "heads_divisibility")->hint, "16 heads"));
+    CHECK(contains(find(check_config("MultiHeadAttention", mha(1280, 1280, 1024, SlotValue::floating(0.0), SlotValue::integer(36))), "heads_divisibility")->hint, "20 heads"));
+  }
+
+  TEST_CASE("MultiHeadAttention(768, 768, 1024, 12, 0.0): dropout and num_heads swapped") {
+    const auto ds = check_config("MultiHeadAttention", mha(768, 768, 1024, SlotValue::integer(12), SlotValue::floating(0.0)));
+    const Diagnostic* swapped = find(ds, "slots_swapped");
+    REQUIRE(swapped != nullptr);
+    CHECK(names_slot(*swapped, "dropout"));
+    CHECK(names_slot(*swapped, "num_heads"));
+    CHECK(contains(swapped->message, "dropout = 12"));
+    CHECK(contains(swapped->message, "num_heads = 0.0"));
+    const Diagnostic* range = find(ds, "dropout_range");
+    REQUIRE(range != nullptr);
+    CHECK(contains(range->pytorch, "between 0 and 1, but got 12"));
+    const Diagnostic* type = find(ds, "wrong_type");
+    REQUIRE(type != nullptr);
+    CHECK(names_slot(*type, "num_heads"));
+  }
+
+  TEST_CASE("CausalAttention(3, 2, 6, 0.0) on 7 tokens: num_tokens > context_length") {
+    CheckOptions opts;
+    opts.input_shape = Shape{1, 7, 3};
+    const auto ds = check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}, opts);
+    const Diagnostic* d = find(ds, "context_too_short");
+    REQUIRE(d != nullptr);
+    CHECK(names_slot(*d, "context_length"));
+    CHECK(contains(d->message, "num_tokens 7 > context_length 6"));
+  }
+
+  TEST_CASE("input width equal to d_out hints that d_in and d_out are swapped") {
+    CheckOptions opts;
+    opts.input_shape = Shape{6, 3};
+    const auto ds = check_config("SelfAttention_v2", {{"d_in", SlotValue::integer(2)}, {"d_out", SlotValue::integer(3)}}, opts);
+    const Diagnostic* d = find(ds, "input_width");
+    REQUIRE(d != nullptr);
+    CHECK(contains(d->hint, "d_in and d_out look swapped"));
+  }
+
+  TEST_CASE("missing, unknown (with did-you-mean) and wrongly typed slots, all at once") {
+    const auto ds = check_config("MultiHeadAttention", {{"d_in", SlotValue::floating(768.0)}, {"d_out", SlotValue::integer(768)}, {"contxt_length", SlotValue::integer(1024)},
+                                                        {"dropout", SlotValue::floating(1.5)}, {"n_heads", SlotValue::integer(12)}});
+    std::vector<std::string> codes;
+    for (const auto& d : ds) codes.push_back(d.code);
+    CHECK(std::count(codes.begin(), codes.end(), "unknown_slot") == 2);
+    CHECK(std::count(codes.begin(), codes.end(), "missing_slot") == 2);  // context_length, num_heads
+    CHECK(find(ds, "wrong_type") != nullptr);                             // 768.0 in an int slot
+    CHECK(find(ds, "dropout_range") != nullptr);
+    bool context_hint = false, heads_hint = false;
+    for (const auto& d : ds) {
+      if (d.code == "unknown_slot" && names_slot(d, "contxt_length")) context_hint = contains(d.hint, "Did you mean context_length?");
+      if (d.code == "unknown_slot" && names_slot(d, "n_heads")) heads_hint = contains(d.hint, "Did you mean num_heads?");
+    }
+    CHECK(context_hint);
+    CHECK(heads_hint);
+  }
+
+  TEST_CASE("sizes must be positive, dropout a probability below 1, qkv_bias a bool") {
+    CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::integer(0)}, {"d_out", SlotValue::integer(2)}}), "non_positive") != nullptr);
+    CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::integer(-3)}, {"d_out", SlotValue::integer(2)}}), "non_positive") != nullptr);
+    CHECK(find(check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.0)}}), "dropout_range") != nullptr);
+    CHECK(find(check_config("SelfAttention_v2", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"qkv_bias", SlotValue::string("yes")}}), "wrong_type") != nullptr);
+    CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::boolean_value(true)}, {"d_out", SlotValue::integer(2)}}), "wrong_type") != nullptr);
+  }
+
+  TEST_CASE("unknown class with a did-you-mean, and PyTorch's own MultiheadAttention explained") {
+    const auto a = check_config("MultiHeadAttension", {});
+    REQUIRE(find(a, "unknown_class") != nullptr);
+    CHECK(contains(find(a, "unknown_class")->hint, "Did you mean MultiHeadAttention?"));
+    const auto b = check_config("MultiheadAttention", {});
+    CHECK(contains(find(b, "unknown_class")->hint, "PyTorch's built-in"));
+  }
+
+  TEST_CASE("too large setups are refused before allocating, with the bytes") {
+    const auto ds = check_config("MultiHeadAttention", mha(100000, 100000, 1024, SlotValue::floating(0.0), SlotValue::integer(10)));
+    const Diagnostic* d = find(ds, "too_large");
+    REQUIRE(d != nullptr);
+    CHECK(contains(d->message, "160,000,400,000 bytes"));
+  }
+
+  TEST_CASE("warnings explain legal but suspicious setups") {
+    const SlotMap wrapper = mha(768, 768, 1024, SlotValue::floating(0.0), SlotValue::integer(12));
+    const auto ds = check_config("MultiHeadAttentionWrapper", wrapper);
+    CHECK_FALSE(has_error(ds));
+    const Diagnostic* d = find(ds, "wrapper_total_width");
+    REQUIRE(d != nullptr);
+    CHECK(d->severity == Severity::Warning);
+    CHECK(contains(d->message, "12 x 768 = 9216"));
+    CHECK(contains(d->hint, "d_out = 64"));
+    CHECK(find(check_config("MultiHeadAttention", mha(4, 4, 4, SlotValue::floating(0.0), SlotValue::integer(1))), "one_head") != nullptr);
+  }
+}
