@@ -1,12 +1,49 @@
 #include "attention_lab/torch_generator.hpp"
 
-#include <sstream>
-
 namespace attention_lab {
+
+void Mt19937::seed_with(uint32_t seed) {
+  state_[0] = seed;
+  for (size_t i = 1; i < kStateWords; ++i) state_[i] = 1812433253u * (state_[i - 1] ^ (state_[i - 1] >> 30)) + static_cast<uint32_t>(i);
+  index_ = kStateWords;
+}
+
+void Mt19937::twist() {
+  constexpr uint32_t kUpper = 0x80000000u, kLower = 0x7fffffffu, kMatrix = 0x9908b0dfu;
+  for (size_t i = 0; i < kStateWords; ++i) {
+    const uint32_t y = (state_[i] & kUpper) | (state_[(i + 1) % kStateWords] & kLower);
+    state_[i] = state_[(i + 397) % kStateWords] ^ (y >> 1) ^ ((y & 1u) ? kMatrix : 0u);
+  }
+  index_ = 0;
+}
+
+uint32_t Mt19937::operator()() {
+  if (index_ >= kStateWords) twist();
+  uint32_t y = state_[index_++];
+  y ^= y >> 11;
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= y >> 18;
+  return y;
+}
+
+std::vector<uint32_t> Mt19937::words() const {
+  std::vector<uint32_t> out(state_.begin(), state_.end());
+  out.push_back(static_cast<uint32_t>(index_));
+  return out;
+}
+
+void Mt19937::set_words(const std::vector<uint32_t>& words) {
+  if (words.size() != kStateWords + 1 || words.back() > kStateWords) {
+    throw AttentionError("generator_state", "", "a generator state is 625 words (624 + position), got " + std::to_string(words.size()), "Pass a state returned by state().");
+  }
+  std::copy(words.begin(), words.end() - 1, state_.begin());
+  index_ = words.back();
+}
 
 TorchGenerator::TorchGenerator(uint64_t seed) { manual_seed(seed); }
 
-void TorchGenerator::manual_seed(uint64_t seed) { engine_.seed(static_cast<uint32_t>(seed & 0xFFFFFFFFULL)); }
+void TorchGenerator::manual_seed(uint64_t seed) { engine_.seed_with(static_cast<uint32_t>(seed & 0xFFFFFFFFULL)); }
 
 double TorchGenerator::random_double() {
   // PyTorch's random64(): the first draw is the high word.
@@ -56,20 +93,6 @@ Tensor TorchGenerator::dropout(const Tensor& x, double p) {
   Tensor y = x;
   dropout(y.data.data(), y.numel(), p);
   return y;
-}
-
-std::string TorchGenerator::state() const {
-  std::ostringstream os;
-  os << engine_;
-  return os.str();
-}
-
-void TorchGenerator::set_state(const std::string& text) {
-  std::istringstream is(text);
-  std::mt19937 e;
-  is >> e;
-  if (is.fail()) throw AttentionError("generator_state", "", "the generator state could not be read", "Pass a state returned by state().");
-  engine_ = e;
 }
 
 }  // namespace attention_lab

@@ -32,8 +32,9 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
                          "Build both modules as SelfAttention_v1 or SelfAttention_v2.");
   }
   const char* matrices[] = {"W_query", "W_key", "W_value"};
-  for (const auto& [key, entry] : plan) {
-    if (std::none_of(std::begin(matrices), std::end(matrices), [&](const char* m) { return key == m; })) {
+  for (const auto& entry : plan) {
+    const std::string& key = entry.first;
+    if (std::none_of(std::begin(matrices), std::end(matrices), [&key](const char* m) { return key == m; })) {
       throw AttentionError("copy_plan", key, "the copy plan names '" + key + "', which is not a weight matrix", "Use W_query, W_key and W_value.");
     }
   }

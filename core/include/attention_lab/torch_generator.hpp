@@ -2,15 +2,36 @@
 // Recipes and their verification: ../shared/torch-rng.md (bit-exact against PyTorch 1.13 generic kernels).
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <random>
-#include <string>
+#include <vector>
 
 #include "attention_lab/tensor.hpp"
 
 namespace attention_lab {
 
-/// Mirrors `torch.manual_seed(seed)` followed by CPU draws: std::mt19937 seeded with the low 32 bits.
+/// The 32-bit Mersenne Twister (MT19937), as std::mt19937 and PyTorch's CPU generator, with its state
+/// open so that it can cross the WebAssembly boundary as 625 words (std::mt19937 only offers text).
+/// Checked against std::mt19937 draw for draw in tests/native/torch_generator_test.cpp.
+class Mt19937 {
+ public:
+  static constexpr size_t kStateWords = 624;
+  explicit Mt19937(uint32_t seed = 5489u) { seed_with(seed); }
+  /// init_genrand of the reference implementation (= std::mt19937::seed).
+  void seed_with(uint32_t seed);
+  uint32_t operator()();
+  /// 624 state words, then the position in them.
+  std::vector<uint32_t> words() const;
+  /// Throws AttentionError("generator_state") unless given 625 words with a position <= 624.
+  void set_words(const std::vector<uint32_t>& words);
+
+ private:
+  void twist();
+  std::array<uint32_t, kStateWords> state_{};
+  size_t index_ = kStateWords;
+};
+
+/// Mirrors `torch.manual_seed(seed)` followed by CPU draws: MT19937 seeded with the low 32 bits.
 /// Draw order is PyTorch's: one 32-bit draw per float32 `rand`/`uniform_` element, one 53-bit draw
 /// (two 32-bit draws) per `bernoulli_` element, row-major.
 class TorchGenerator {
@@ -37,13 +58,13 @@ class TorchGenerator {
   /// Same as the in-place form, on a copy.
   Tensor dropout(const Tensor& x, double p);
 
-  /// The whole engine state as text (std::mt19937's standard text form); round-trips exactly.
-  std::string state() const;
-  /// Restores a state from `state()`. Throws AttentionError("generator_state") on malformed text.
-  void set_state(const std::string& text);
+  /// The whole engine state (625 words); round-trips exactly through set_state.
+  std::vector<uint32_t> state() const { return engine_.words(); }
+  /// Restores a state from `state()`. Throws AttentionError("generator_state") on a malformed state.
+  void set_state(const std::vector<uint32_t>& words) { engine_.set_words(words); }
 
  private:
-  std::mt19937 engine_;
+  Mt19937 engine_;
 };
 
 }  // namespace attention_lab

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds everything without serving: the native core and its doctest suite, and the WebAssembly
+# module that the JS facade (web/lib/attention-lab.js) loads. After it, `import "attention-lab"` works.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Emscripten 3.1.6's optimizer needs Debian's acorn for optimized links.
+export NODE_PATH=/usr/share/nodejs
+
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake --preset native >/dev/null
+cmake --build --preset native -j "$jobs"
+cmake --preset wasm >/dev/null
+cmake --build --preset wasm -j "$jobs"
+cp build/wasm/attention_core.mjs web/lib/attention_core.mjs
+echo "build: web/lib/attention_core.mjs ($(stat -c %s web/lib/attention_core.mjs) bytes)"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what attention-lab needs on Debian, only what is missing:
+#   apt: cmake, g++, Emscripten, Eigen, doctest, nlohmann-json (native tests), and with --browser Chromium;
+#   npm: the pinned packages of package-lock.json.
+# Safe to run again; it does nothing when everything is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_browser=0
+[[ "${1:-}" == "--browser" ]] && want_browser=1
+
+missing=()
+command -v cmake >/dev/null || missing+=(cmake)
+command -v g++ >/dev/null || missing+=(g++)
+command -v make >/dev/null || missing+=(make)
+command -v em++ >/dev/null || missing+=(emscripten)
+[[ -f /usr/include/eigen3/Eigen/Dense ]] || missing+=(libeigen3-dev)
+[[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
+[[ -f /usr/include/nlohmann/json.hpp ]] || missing+=(nlohmann-json3-dev)
+if [[ $want_browser == 1 ]]; then
+  command -v chromium >/dev/null || missing+=(chromium)
+fi
+
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) != 0 ]]; then
+    if command -v sudo >/dev/null; then sudo_cmd=(sudo); else
+      echo "setup: need root (or sudo) to run: apt-get install ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm packages, pinned by package-lock.json; reinstalled when the lock file changes.
+stamp=node_modules/.attention-lab-lock
+if [[ ! -f $stamp ]] || ! cmp -s package-lock.json "$stamp"; then
+  echo "setup: installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json "$stamp"
+fi

@@ -1,0 +1,60 @@
+// Every fixture case over the real WASM module, through the public API only.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadAttentionLab } from "attention-lab";
+import { fixtures, tensor, maxAbsDiff, sameBits } from "./helpers.mjs";
+
+const lab = await loadAttentionLab();
+
+test("the fixtures cover at least 20 seeded configs of all five classes", () => {
+  assert.ok(fixtures.cases.length >= 20);
+  assert.deepEqual(new Set(fixtures.cases.map((c) => c.class)), new Set(lab.classes));
+});
+
+for (const c of fixtures.cases) {
+  test(`${c.name}: initial parameters bit-identical, every stage within 1e-6 of PyTorch`, () => {
+    const gen = lab.manualSeed(c.seed);
+    const m = lab.create(c.class, c.config, { generator: gen });
+    const params = m.parameters();
+    assert.deepEqual(params.map((p) => p.name), c.parameters.map((p) => p.name));
+    c.parameters.forEach((p, i) => {
+      assert.deepEqual(params[i].shape, p.shape);
+      assert.ok(sameBits(params[i].data, tensor(p).data), `${p.name} bits`);
+    });
+    const { output, trace } = m.forward(tensor(c.input), { training: c.training, trace: true });
+    assert.deepEqual(trace.map((s) => s.id), c.stages.map((s) => s.id));
+    c.stages.forEach((s, i) => {
+      assert.equal(trace[i].axes.length, trace[i].shape.length, `${s.id} axes`);
+      const diff = maxAbsDiff(trace[i], tensor(s));
+      assert.ok(diff <= 1e-6, `${s.id}: max abs diff ${diff} (float32, tolerance 1e-6)`);
+    });
+    assert.ok(maxAbsDiff(output, tensor(c.output)) <= 1e-6);
+  });
+}
+
+test("torch.rand after manual_seed is bit-identical (seed 2**32 + 5 counts as 5)", () => {
+  const entries = fixtures.rng.filter((e) => e.op === "rand");
+  assert.ok(entries.length >= 6);
+  for (const e of entries) {
+    const got = lab.manualSeed(e.seed).rand(e.shape);
+    assert.ok(sameBits(got.data, Float32Array.from(e.data)), `seed ${e.seed} shape ${e.shape}`);
+  }
+});
+
+test("nn.Dropout(p) in training reproduces PyTorch's CPU mask bit for bit", () => {
+  const entries = fixtures.rng.filter((e) => e.op === "dropout");
+  assert.ok(entries.length >= 4);
+  for (const e of entries) {
+    const got = lab.manualSeed(e.seed).dropout(tensor(e.input), e.p);
+    assert.ok(sameBits(got.data, tensor(e.output).data), `p = ${e.p}`);
+  }
+});
+
+test("a module keeps drawing dropout from its generator, continuing the stream like torch's default generator", () => {
+  const c = fixtures.cases.find((c) => c.name === "book_causal_dropout05_seed123");
+  const m = lab.create(c.class, c.config, { generator: lab.manualSeed(c.seed) });
+  const first = m.forward(tensor(c.input)).output;
+  assert.ok(maxAbsDiff(first, tensor(c.output)) <= 1e-6);
+  const second = m.forward(tensor(c.input)).output;  // the stream has moved on: a new mask
+  assert.ok(maxAbsDiff(first, second) > 1e-3);
+});

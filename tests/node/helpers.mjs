@@ -1,0 +1,55 @@
+// Shared helpers for the node:test suites: the PyTorch fixtures and tensor comparisons.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const fixturePath = fileURLToPath(new URL("../fixtures/attention_fixtures.json", import.meta.url));
+
+/** tests/fixtures/attention_fixtures.json, written by tests/fixtures/generate_fixtures.py (PyTorch). */
+export const fixtures = JSON.parse(readFileSync(fixturePath, "utf8"));
+
+const decode = (v) => (v === "-inf" ? -Infinity : v === "inf" ? Infinity : v === "nan" ? NaN : v);
+
+/** A fixture tensor as {shape, data: Float32Array}. */
+export function tensor(j) {
+  return { shape: j.shape.slice(), data: Float32Array.from(j.data.map(decode)) };
+}
+
+export function namedCase(name) {
+  const c = fixtures.cases.find((c) => c.name === name);
+  if (!c) throw new Error(`no fixture case ${name}`);
+  return c;
+}
+
+/** max |a - b|; -inf must meet -inf exactly; a NaN or a shape mismatch gives Infinity. */
+export function maxAbsDiff(a, b) {
+  if (a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i])) return Infinity;
+  let m = 0;
+  for (let i = 0; i < a.data.length; i++) {
+    const x = a.data[i];
+    const y = b.data[i];
+    if (!Number.isFinite(x) || !Number.isFinite(y)) {
+      if (x !== y) return Infinity;
+      continue;
+    }
+    m = Math.max(m, Math.abs(x - y));
+  }
+  return m;
+}
+
+/** Bitwise equality of two Float32Arrays. */
+export function sameBits(a, b) {
+  if (a.length !== b.length) return false;
+  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  return ua.every((v, i) => v === ub[i]);
+}
+
+/** torch.stack((x, x)): (num_tokens, d_in) -> (2, num_tokens, d_in). */
+export function stackTwo(x) {
+  const data = new Float32Array(x.data.length * 2);
+  data.set(x.data, 0);
+  data.set(x.data, x.data.length);
+  return { shape: [2, ...x.shape], data };
+}
+
+export const round4 = (v) => Math.round(v * 1e4) / 1e4;

@@ -1,0 +1,226 @@
+// The library API contract (web/lib/attention-lab.d.ts) and the acceptance values of issue 2.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadAttentionLab, AttentionError } from "attention-lab";
+import { round4, stackTwo } from "./helpers.mjs";
+
+const lab = await loadAttentionLab();
+const gpt2Small = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
+
+function thrown(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  assert.fail("expected an AttentionError");
+}
+
+test("lab.classes lists the book's five classes in order", () => {
+  assert.deepEqual(lab.classes, ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]);
+});
+
+test("lab.slots gives name, position, type, default and doc; default undefined when required", () => {
+  const slots = lab.slots("MultiHeadAttention");
+  assert.deepEqual(slots.map((s) => [s.name, s.position, s.type]), [
+    ["d_in", 1, "int"], ["d_out", 2, "int"], ["context_length", 3, "int"], ["dropout", 4, "float"], ["num_heads", 5, "int"], ["qkv_bias", 6, "bool"],
+  ]);
+  assert.equal(slots[0].default, undefined);
+  assert.equal(slots[5].default, false);
+  assert.match(slots[1].doc, /TOTAL/);
+  assert.match(lab.slots("MultiHeadAttentionWrapper")[1].doc, /EACH head/);
+  assert.equal(thrown(() => lab.slots("Nope")).code, "unknown_class");
+});
+
+test("parseCall names each positional value left to right", () => {
+  const p = lab.parseCall("MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+  assert.equal(p.className, "MultiHeadAttention");
+  assert.deepEqual(p.slots.map((s) => [s.position, s.name, s.value, s.source]), [
+    [1, "d_in", 768, "positional"], [2, "d_out", 768, "positional"], [3, "context_length", 1024, "positional"],
+    [4, "dropout", 0, "positional"], [5, "num_heads", 12, "positional"], [6, "qkv_bias", false, "default"],
+  ]);
+  assert.deepEqual(p.config, gpt2Small);
+  assert.deepEqual(p.diagnostics, []);
+});
+
+test("acceptance 1: torch.manual_seed(123); SelfAttention_v1(3, 2) on the six book tokens", () => {
+  const m = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(123) });
+  const { output } = m.forward(lab.bookTokens());
+  assert.deepEqual(output.shape, [6, 2]);
+  const expected = [[0.2996, 0.8053], [0.3061, 0.821], [0.3058, 0.8203], [0.2948, 0.7939], [0.2927, 0.7891], [0.299, 0.804]];
+  assert.deepEqual(Array.from(output.data, round4), expected.flat());
+});
+
+test("acceptance 2: torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, 2) on two stacked copies", () => {
+  const m = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }, { generator: lab.manualSeed(123) });
+  const { output } = m.forward(stackTwo(lab.bookTokens()));
+  assert.deepEqual(output.shape, [2, 6, 2]);
+  assert.deepEqual(Array.from(output.data.slice(0, 2), round4), [0.319, 0.4858]);
+  assert.deepEqual(Array.from(output.data.slice(22, 24), round4), [0.2575, 0.4028]);
+});
+
+test("acceptance 3: output widths, head_dim and parameter count", () => {
+  const ex32 = lab.create("MultiHeadAttentionWrapper", { d_in: 3, d_out: 1, context_length: 6, dropout: 0.0, num_heads: 2 });
+  assert.equal(ex32.outputWidth, 2);
+  assert.match(ex32.outputWidthRule, /^num_heads x d_out = 2 x 1 = 2/);
+  assert.equal(ex32.headDim, 1);
+  const d = lab.describe("MultiHeadAttention", gpt2Small);
+  assert.equal(d.ok, true);
+  assert.equal(d.headDim, 64);
+  assert.equal(d.outputWidth, 768);
+  assert.equal(d.parameterCount, 2360064);
+  assert.equal(d.maskBytes, 1024 * 1024 * 4);
+  const m = lab.create("MultiHeadAttention", gpt2Small);
+  assert.equal(m.headDim, 64);
+  assert.equal(m.outputWidth, 768);
+  assert.equal(m.parameterCount, 2360064);
+  assert.deepEqual(m.parameters().map((p) => p.name), ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"]);
+});
+
+test("acceptance 6: bad setups give clear errors naming the slots and values", () => {
+  const a = thrown(() => lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0.0, num_heads: 2 }));
+  assert.ok(a instanceof AttentionError);
+  assert.equal(a.code, "heads_divisibility");
+  assert.equal(a.slot, "d_out");
+  assert.match(a.message, /d_out = 3 .*num_heads = 2 \(3 % 2 = 1\)/);
+  assert.ok(a.hint.length > 0);
+
+  const causal = lab.create("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0 });
+  const b = thrown(() => causal.forward({ shape: [1, 7, 3], data: new Float32Array(21) }));
+  assert.equal(b.code, "context_too_short");
+  assert.equal(b.slot, "context_length");
+  assert.match(b.message, /num_tokens 7 > context_length 6/);
+
+  const p = lab.parseCall("MultiHeadAttention(768, 768, 1024, 12, 0.0)");
+  const swapped = p.diagnostics.find((d) => d.code === "slots_swapped");
+  assert.deepEqual(swapped.slots, ["dropout", "num_heads"]);
+  assert.match(swapped.message, /dropout = 12 and num_heads = 0\.0 look swapped/);
+  const c = thrown(() => lab.create(p.className, p.config));
+  assert.ok(["dropout_range", "slots_swapped", "wrong_type", "non_positive"].includes(c.code));
+  assert.ok(c.diagnostics.some((d) => d.code === "slots_swapped"));
+});
+
+test("check never throws and returns every diagnostic at once", () => {
+  assert.deepEqual(lab.check("MultiHeadAttention", gpt2Small), []);
+  const ds = lab.check("MultiHeadAttention", { d_in: "768", d_out: 1600, n_heads: 48, dropout: 2 });
+  const codes = ds.map((d) => d.code).sort();
+  assert.deepEqual(codes, ["dropout_range", "missing_slot", "missing_slot", "unknown_slot", "wrong_type"]);
+  assert.ok(ds.every((d) => typeof d.message === "string" && typeof d.hint === "string" && Array.isArray(d.slots)));
+  assert.equal(lab.check("Bogus", null)[0].code, "unknown_class");
+  assert.equal(lab.check(undefined, undefined)[0].code, "unknown_class");
+  const widths = lab.check("SelfAttention_v2", { d_in: 2, d_out: 3 }, { inputShape: [6, 3] });
+  assert.equal(widths[0].code, "input_width");
+  assert.match(widths[0].hint, /d_in and d_out look swapped/);
+  assert.equal(lab.check("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }, { inputShape: [6, 3] })[0].code, "input_rank");
+});
+
+test("inputs of the wrong rank or width are AttentionErrors whose hint says how to reshape", () => {
+  const mha = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 });
+  const e = thrown(() => mha.forward(lab.bookTokens()));
+  assert.equal(e.code, "input_rank");
+  assert.match(e.hint, /unsqueeze\(0\) gives \(1, 6, 3\)/);
+  const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 });
+  assert.match(thrown(() => v1.forward(stackTwo(lab.bookTokens()))).hint, /no batch axis/);
+  assert.equal(thrown(() => v1.forward({ shape: [6, 3], data: new Float32Array(17) })).code, "tensor_size");
+  assert.equal(thrown(() => v1.forward({ shape: [6, 3], data: new Float32Array(18).fill(NaN) })).code, "non_finite_input");
+  assert.equal(thrown(() => v1.forward("tokens")).code, "tensor_shape");
+});
+
+test("setParameter: unknown names and wrong shapes are AttentionErrors with .code", () => {
+  const m = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2, qkv_bias: true });
+  assert.deepEqual(m.parameters().map((p) => p.name), ["W_query.weight", "W_query.bias", "W_key.weight", "W_key.bias", "W_value.weight", "W_value.bias"]);
+  assert.equal(thrown(() => m.setParameter("W_query", { shape: [2, 3], data: new Float32Array(6) })).code, "unknown_parameter");
+  const e = thrown(() => m.setParameter("W_query.weight", { shape: [3, 2], data: new Float32Array(6) }));
+  assert.equal(e.code, "parameter_shape");
+  assert.match(e.hint, /looks transposed/);
+  m.setParameter("W_query.weight", { shape: [2, 3], data: [1, 0, 0, 0, 1, 0] });
+  assert.deepEqual(Array.from(m.parameters()[0].data), [1, 0, 0, 0, 1, 0]);
+  // parameters() returns copies: changing them does not change the module.
+  m.parameters()[0].data.fill(9);
+  assert.equal(m.parameters()[0].data[0], 1);
+});
+
+test("training is the default; eval mode skips dropout and equals dropout 0 (B7)", () => {
+  const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.5, num_heads: 2 };
+  const x = stackTwo(lab.bookTokens());
+  const train = lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(7) }).forward(x, { trace: true });
+  const evalA = lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(7) }).forward(x, { training: false, trace: true });
+  const evalB = lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(7) }).forward(x, { training: false });
+  const noDrop = lab.create("MultiHeadAttention", { ...config, dropout: 0.0 }, { generator: lab.manualSeed(7) }).forward(x);
+  assert.notDeepEqual(Array.from(train.output.data), Array.from(evalA.output.data));
+  assert.deepEqual(Array.from(evalA.output.data), Array.from(evalB.output.data));
+  assert.deepEqual(Array.from(evalA.output.data), Array.from(noDrop.output.data));
+  const stage = evalA.trace.find((s) => s.id === "attn_weights_dropout");
+  assert.match(stage.title, /eval: dropout skipped/);
+  assert.deepEqual(Array.from(stage.data), Array.from(evalA.trace.find((s) => s.id === "attn_weights").data));
+});
+
+test("trace stages carry ids, titles, formulas, named axes and the whole batch", () => {
+  const m = lab.create("MultiHeadAttentionWrapper", { d_in: 3, d_out: 1, context_length: 6, dropout: 0.0, num_heads: 2 });
+  const { trace } = m.forward(stackTwo(lab.bookTokens()), { trace: true });
+  const byId = Object.fromEntries(trace.map((s) => [s.id, s]));
+  assert.deepEqual(byId.queries.axes, ["b", "num_heads", "num_tokens", "d_out"]);
+  assert.deepEqual(byId.queries.shape, [2, 2, 6, 1]);
+  assert.deepEqual(byId.mask.shape, [6, 6]);
+  assert.equal(byId.mask.data[1], 1);  // key 1 is masked for query 0
+  assert.equal(byId.mask.data[6], 0);
+  assert.deepEqual(byId.attn_weights.shape, [2, 2, 6, 6]);
+  assert.deepEqual(byId.output.shape, [2, 6, 2]);
+  assert.match(byId.attn_weights.formula, /d_k = 1/);
+  assert.ok(trace.every((s) => s.data instanceof Float32Array && s.title && s.formula));
+});
+
+test("acceptance 5: v2 -> v1 copy with all three transposes agrees within 1e-6", () => {
+  const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(789) });
+  const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(123) });
+  const all = { copy: true, transpose: true };
+  const report = lab.copyWeights(v2, v1, { W_query: all, W_key: all, W_value: all });
+  assert.deepEqual(report.matrices.map((m) => [m.name, m.action]), [["W_query", "transposed"], ["W_key", "transposed"], ["W_value", "transposed"]]);
+  assert.deepEqual(report.matrices[0].fromShape, [2, 3]);
+  assert.deepEqual(report.matrices[0].toShape, [3, 2]);
+  assert.ok(report.maxAbsDiff <= 1e-6);
+  assert.equal(report.agree, true);
+  // v1 now really holds v2's weights, transposed.
+  const w2 = v2.parameters()[0].data;
+  const w1 = v1.parameters()[0].data;
+  assert.equal(w1[1 * 2 + 0], w2[0 * 3 + 1]);
+  // and v1's outputs are v2's on the book tokens
+  const a = v1.forward(lab.bookTokens()).output.data;
+  const b = v2.forward(lab.bookTokens()).output.data;
+  a.forEach((v, i) => assert.ok(Math.abs(v - b[i]) <= 1e-6));
+});
+
+test("acceptance 5: d_in == d_out with the key transpose skipped copies, but the report names W_key and a difference", () => {
+  const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 3 }, { generator: lab.manualSeed(789) });
+  const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 3 }, { generator: lab.manualSeed(123) });
+  const t = { copy: true, transpose: true };
+  const report = lab.copyWeights(v2, v1, { W_query: t, W_key: { copy: true, transpose: false }, W_value: t });
+  assert.equal(report.matrices[1].name, "W_key");
+  assert.equal(report.matrices[1].action, "copied");
+  assert.match(report.matrices[1].hint, /lands transposed/);
+  assert.ok(report.maxAbsDiff > 1e-3, `maxAbsDiff ${report.maxAbsDiff}`);
+  assert.equal(report.agree, false);
+  assert.ok(report.notes.some((n) => n.includes("W_key")));
+});
+
+test("copyWeights: a matrix missing from the plan is not copied; mismatches give both shapes", () => {
+  const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(789) });
+  const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(123) });
+  const report = lab.copyWeights(v2, v1, { W_query: { copy: true, transpose: false } });
+  assert.equal(report.matrices[0].action, "shape_mismatch");
+  assert.match(report.matrices[0].hint, /\(2, 3\) into \(3, 2\).*looks transposed/);
+  assert.equal(report.matrices[1].action, "not_copied");
+  assert.equal(report.agree, false);
+  assert.deepEqual(report.tokens.shape, [6, 3]);
+});
+
+test("manualSeed rejects non-integers with an AttentionError", () => {
+  assert.equal(thrown(() => lab.manualSeed(1.5)).code, "seed");
+  assert.equal(thrown(() => lab.manualSeed("123")).code, "seed");
+});
+
+test("seeded tokens are torch.rand(num_tokens, d_in) from their own generator", () => {
+  const t = lab.seededTokens(4, 5, 123);
+  assert.deepEqual(t.shape, [4, 5]);
+  assert.deepEqual(Array.from(t.data), Array.from(lab.manualSeed(123).rand([4, 5]).data));
+});

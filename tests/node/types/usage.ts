@@ -1,0 +1,35 @@
+// Compiled by types.test.mjs: every call of the public API, with the types the .d.ts promises.
+import { loadAttentionLab, AttentionError, type Tensor, type Stage, type CopyReport, type Diagnostic } from "attention-lab";
+
+async function main(): Promise<void> {
+  const lab = await loadAttentionLab();
+  const names: string[] = lab.classes;
+  const slots = lab.slots("MultiHeadAttention");
+  const pos: number = slots[0].position;
+  const parsed = lab.parseCall("MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+  const diags: Diagnostic[] = lab.check(parsed.className, parsed.config, { inputShape: [1, 6, 768] });
+  const d = lab.describe("MultiHeadAttention", parsed.config);
+  const count: number | undefined = d.parameterCount;
+  const gen = lab.manualSeed(123);
+  const r: Tensor = gen.rand([2, 3]);
+  const dropped: Tensor = gen.dropout(r, 0.5);
+  const m = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }, { generator: gen });
+  const width: number = m.outputWidth + m.headDim + m.parameterCount;
+  const rule: string = m.outputWidthRule;
+  m.setParameter("out_proj.bias", { shape: [2], data: [0, 0] });
+  const result = m.forward({ shape: [1, 6, 3], data: new Float32Array(18) }, { training: false, trace: true });
+  const stages: Stage[] = result.trace ?? [];
+  const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 });
+  const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 });
+  const report: CopyReport = lab.copyWeights(v2, v1, { W_query: { copy: true, transpose: true } }, { tokens: lab.bookTokens() });
+  const agree: boolean = report.agree && report.matrices[0].action === "transposed";
+  const heap: number = lab.heapInUse();
+  const t: Tensor = lab.seededTokens(4, 3, 1);
+  try {
+    lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 });
+  } catch (e) {
+    if (e instanceof AttentionError) console.log(e.code, e.slot, e.hint, e.diagnostics.length);
+  }
+  console.log(names, pos, diags, count, dropped, width, rule, stages, agree, heap, t);
+}
+void main();

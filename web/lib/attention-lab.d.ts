@@ -1,0 +1,190 @@
+/**
+ * attention-lab — the library API (hand-written; checked by tests/node/types.test.mjs).
+ *
+ * Tensors are row-major float32: `{shape, data}` with `data.length === shape.reduce((a, b) => a * b, 1)`.
+ * Names follow "Build a Large Language Model (From Scratch)", chapter 3, and PyTorch.
+ */
+
+/** A row-major float32 tensor. */
+export interface Tensor {
+  shape: number[];
+  data: Float32Array;
+}
+
+/** What a caller may pass where a tensor is expected (plain arrays are copied into a Float32Array). */
+export interface TensorLike {
+  shape: number[];
+  data: Float32Array | ArrayLike<number>;
+}
+
+export type ClassName =
+  | "SelfAttention_v1"
+  | "SelfAttention_v2"
+  | "CausalAttention"
+  | "MultiHeadAttentionWrapper"
+  | "MultiHeadAttention";
+
+export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias";
+
+/** A constructor slot of one class, in the order of the Python signature. */
+export interface SlotSpec {
+  name: SlotName;
+  /** 1-based position in the constructor call. */
+  position: number;
+  type: "int" | "float" | "bool";
+  /** The Python default, or undefined when the slot is required. */
+  default: number | boolean | undefined;
+  /** One line: what the slot means. */
+  doc: string;
+}
+
+/** A slot value as typed: numbers, booleans; anything else is reported by check(). */
+export type SlotValue = number | boolean | string | null;
+export type Config = Partial<Record<SlotName, SlotValue>> & Record<string, SlotValue>;
+
+export interface Diagnostic {
+  severity: "error" | "warning" | "info";
+  /** Stable machine code, e.g. "heads_divisibility", "missing_slot", "input_width". */
+  code: string;
+  /** The slots involved (may be empty for class-level or input problems). */
+  slots: string[];
+  message: string;
+  /** How to fix it. */
+  hint: string;
+  /** What PyTorch itself raises for this setup, when it raises at all ("" when it runs silently). */
+  pytorch: string;
+}
+
+export interface ParsedSlot {
+  name: string;
+  /** 1-based slot position in the class signature (0 for an unknown keyword). */
+  position: number;
+  value: SlotValue;
+  source: "positional" | "keyword" | "default";
+  /** The text as written in the call ("" for defaults). */
+  text: string;
+}
+
+export interface ParsedCall {
+  /** "" when no class name could be read. */
+  className: string;
+  config: Config;
+  /** Every slot of the class, left to right, plus unknown keywords at the end. */
+  slots: ParsedSlot[];
+  diagnostics: Diagnostic[];
+}
+
+export interface ParameterInfo {
+  name: string;
+  shape: number[];
+  count: number;
+}
+
+/** Derived facts of a configuration, available before anything is allocated. */
+export interface Description {
+  ok: boolean;
+  diagnostics: Diagnostic[];
+  headDim?: number;
+  outputWidth?: number;
+  outputWidthRule?: string;
+  parameters?: ParameterInfo[];
+  parameterCount?: number;
+  /** Bytes of the causal mask buffer (context_length^2 float32), 0 for classes without one. */
+  maskBytes?: number;
+}
+
+/** One stage of a forward pass. `axes` names each axis of `shape`. */
+export interface Stage extends Tensor {
+  id: string;
+  title: string;
+  formula: string;
+  axes: string[];
+}
+
+export interface ForwardResult {
+  output: Tensor;
+  /** Present when `trace: true` was passed. */
+  trace?: Stage[];
+}
+
+/** A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`. */
+export interface Generator {
+  readonly seed: number;
+  /** torch.rand(*shape) */
+  rand(shape: number[]): Tensor;
+  /** nn.Dropout(p) in training mode applied to `tensor` (survivors scaled by 1/(1-p)). */
+  dropout(tensor: TensorLike, p: number): Tensor;
+}
+
+export interface AttentionModule {
+  readonly className: ClassName;
+  readonly config: Readonly<Record<SlotName, number | boolean>>;
+  /** d_k used in the 1/sqrt(d_k) scaling. */
+  readonly headDim: number;
+  readonly outputWidth: number;
+  /** e.g. "num_heads x d_out = 2 x 1 = 2". */
+  readonly outputWidthRule: string;
+  readonly parameterCount: number;
+  /** Copies of every parameter, in PyTorch's named_parameters() order and names. */
+  parameters(): Array<{ name: string; shape: number[]; data: Float32Array }>;
+  /** Throws AttentionError ("unknown_parameter" | "parameter_shape") on a bad name or shape. */
+  setParameter(name: string, tensor: TensorLike): void;
+  /**
+   * Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.
+   * `training` defaults to true (a fresh PyTorch module is in training mode).
+   */
+  forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean }): ForwardResult;
+}
+
+export interface CopyPlanEntry {
+  copy: boolean;
+  transpose: boolean;
+}
+export type CopyPlan = Partial<Record<"W_query" | "W_key" | "W_value", CopyPlanEntry>>;
+
+export interface CopyMatrixReport {
+  name: "W_query" | "W_key" | "W_value";
+  action: "copied" | "transposed" | "not_copied" | "shape_mismatch";
+  fromShape: number[];
+  toShape: number[];
+  hint: string;
+}
+
+export interface CopyReport {
+  matrices: CopyMatrixReport[];
+  /** Max |from(tokens) - to(tokens)| over the outputs; null when the output shapes differ. */
+  maxAbsDiff: number | null;
+  /** maxAbsDiff <= 1e-6 */
+  agree: boolean;
+  /** Sentences about what else matters (biases, shapes). */
+  notes: string[];
+  tokens: Tensor;
+}
+
+export class AttentionError extends Error {
+  readonly code: string;
+  readonly slot: string;
+  readonly hint: string;
+  readonly diagnostics: Diagnostic[];
+}
+
+export interface AttentionLab {
+  readonly classes: ClassName[];
+  slots(className: ClassName): SlotSpec[];
+  parseCall(text: string): ParsedCall;
+  /** Every diagnostic at once; never throws. */
+  check(className: string, config: Config, options?: { inputShape?: number[] }): Diagnostic[];
+  describe(className: string, config: Config): Description;
+  manualSeed(seed: number): Generator;
+  /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
+  create(className: ClassName, config: Config, options?: { generator?: Generator }): AttentionModule;
+  copyWeights(from: AttentionModule, to: AttentionModule, plan: CopyPlan, options?: { tokens?: TensorLike }): CopyReport;
+  /** The book's six 3-d embeddings of "Your journey starts with one step", shape (6, 3). */
+  bookTokens(): Tensor;
+  /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
+  seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
+  /** Bytes of WASM heap in use (for leak checks). */
+  heapInUse(): number;
+}
+
+export function loadAttentionLab(): Promise<AttentionLab>;

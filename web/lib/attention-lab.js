@@ -1,0 +1,235 @@
+// attention-lab: the library API (the one module that calls the raw WASM bindings).
+// Types and docs: ./attention-lab.d.ts. The page, the widget and the tests use only this facade.
+//
+// Lifetimes: the WASM side keeps nothing between calls. A module's parameters live here as
+// Float32Arrays; each forward copies them in, runs, and copies every result out. So nothing needs
+// .delete() and the WASM heap stays flat however many modules are made.
+import createAttentionCore from "./attention_core.mjs";
+
+/** The one error type of the library: `.code` is stable, `.slot` names the slot, `.hint` says how to fix it. */
+export class AttentionError extends Error {
+  constructor({ code, slot = "", message, hint = "", diagnostics = [] }) {
+    super(message);
+    this.name = "AttentionError";
+    this.code = code;
+    this.slot = slot;
+    this.hint = hint;
+    this.diagnostics = diagnostics;
+  }
+}
+
+const BATCHED = new Set(["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]);
+
+function unwrap(result) {
+  if (!result.ok) throw new AttentionError(result.error);
+  return result;
+}
+
+/** Copies a TensorLike into {shape: number[], data: Float32Array}; AttentionError on a bad tensor. */
+function toTensor(t, what = "x") {
+  if (t === null || typeof t !== "object" || !Array.isArray(t.shape) || t.data == null) {
+    throw new AttentionError({
+      code: "tensor_shape",
+      slot: what,
+      message: `${what} must be a tensor {shape, data}`,
+      hint: "For example {shape: [6, 3], data: new Float32Array(18)} (row-major).",
+    });
+  }
+  const data = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data);
+  return { shape: t.shape.slice(), data };
+}
+
+function copyTensor(t) {
+  return { shape: t.shape.slice(), data: t.data.slice() };
+}
+
+function firstError(diagnostics) {
+  return diagnostics.find((d) => d.severity === "error");
+}
+
+class Generator {
+  #core;
+  #state;
+  constructor(core, seed) {
+    this.#core = core;
+    this.seed = seed;
+    this.#state = unwrap(core.manualSeed(seed)).state;
+  }
+  /** @internal the MT19937 state (Uint32Array of 625 words), passed to the core and advanced by it */
+  get _state() {
+    return this.#state;
+  }
+  set _state(s) {
+    this.#state = s;
+  }
+  rand(shape) {
+    const r = unwrap(this.#core.rand(this.#state, shape));
+    this.#state = r.state;
+    return r.tensor;
+  }
+  dropout(tensor, p) {
+    const r = unwrap(this.#core.dropout(this.#state, toTensor(tensor, "tensor"), p));
+    this.#state = r.state;
+    return r.tensor;
+  }
+}
+
+class AttentionModule {
+  #lab;
+  #params;
+  #generator;
+  constructor(lab, className, created, generator) {
+    this.#lab = lab;
+    this.#generator = generator;
+    this.#params = created.parameters;
+    this.className = className;
+    this.config = Object.freeze({ ...created.config });
+    this.headDim = created.headDim;
+    this.outputWidth = created.outputWidth;
+    this.outputWidthRule = created.outputWidthRule;
+    this.parameterCount = created.parameterCount;
+    Object.freeze(this);
+  }
+
+  parameters() {
+    return this.#params.map((p) => ({ name: p.name, shape: p.shape.slice(), data: p.data.slice() }));
+  }
+
+  setParameter(name, tensor) {
+    const index = this.#params.findIndex((p) => p.name === name);
+    const t = toTensor(tensor, name);
+    if (index < 0) {
+      const names = this.#params.map((p) => p.name);
+      throw new AttentionError({
+        code: "unknown_parameter",
+        slot: name,
+        message: `${this.className} has no parameter named '${name}'`,
+        hint: `Its parameters: ${names.join(", ")}.`,
+      });
+    }
+    const current = this.#params[index];
+    if (t.shape.length !== current.shape.length || t.shape.some((d, i) => d !== current.shape[i])) {
+      const reversed = t.shape.length === 2 && current.shape.length === 2 && t.shape[0] === current.shape[1] && t.shape[1] === current.shape[0];
+      throw new AttentionError({
+        code: "parameter_shape",
+        slot: name,
+        message: `${name} has shape (${current.shape.join(", ")}), got (${t.shape.join(", ")})`,
+        hint: reversed ? "The shape is exactly reversed: it looks transposed. Use .T on it." : `Give a tensor of shape (${current.shape.join(", ")}).`,
+      });
+    }
+    if (t.data.length !== current.data.length) {
+      throw new AttentionError({ code: "tensor_size", slot: name, message: `${name}: data holds ${t.data.length} values, shape needs ${current.data.length}`, hint: "" });
+    }
+    this.#params[index] = { name, shape: current.shape.slice(), data: t.data.slice() };
+  }
+
+  forward(x, { training = true, generator, trace = false } = {}) {
+    // Only dropout in training draws; otherwise the generator is left alone (as in PyTorch).
+    const draws = Boolean(training) && this.config.dropout > 0;
+    const gen = draws ? generator ?? this.#generator : null;
+    const core = this.#lab._core;
+    const r = unwrap(core.forward(this.className, this.config, this.#params, toTensor(x, "x"), Boolean(training), gen ? gen._state : null, Boolean(trace)));
+    if (gen) gen._state = r.state;
+    return trace ? { output: r.output, trace: r.trace } : { output: r.output };
+  }
+
+  /** @internal raw parameter list for the facade (no copies) */
+  get _params() {
+    return this.#params;
+  }
+  set _params(p) {
+    this.#params = p;
+  }
+}
+
+class Lab {
+  constructor(core) {
+    this._core = core;
+    const specs = core.classes();
+    this._specs = new Map(specs.map((s) => [s.name, s]));
+    this.classes = Object.freeze(specs.map((s) => s.name));
+  }
+
+  slots(className) {
+    const spec = this._specs.get(className);
+    if (!spec) {
+      throw new AttentionError({ code: "unknown_class", slot: "", message: `there is no class named '${className}'`, hint: `Use one of: ${this.classes.join(", ")}.` });
+    }
+    return spec.slots.map((s) => ({ ...s }));
+  }
+
+  parseCall(text) {
+    if (typeof text !== "string") text = String(text ?? "");
+    const r = this._core.parseCall(text);
+    if (!r.ok) return { className: "", config: {}, slots: [], diagnostics: [{ severity: "error", code: r.error.code, slots: [], message: r.error.message, hint: r.error.hint, pytorch: "" }] };
+    return { className: r.className, config: r.config, slots: r.slots, diagnostics: r.diagnostics };
+  }
+
+  check(className, config, { inputShape } = {}) {
+    const r = this._core.check(String(className ?? ""), config ?? {}, Array.isArray(inputShape) ? inputShape : null);
+    if (!r.ok) return [{ severity: "error", code: r.error.code, slots: r.error.slot ? [r.error.slot] : [], message: r.error.message, hint: r.error.hint, pytorch: "" }];
+    return r.diagnostics;
+  }
+
+  describe(className, config) {
+    const r = this._core.describe(String(className ?? ""), config ?? {});
+    if (!r.ok) return { ok: false, diagnostics: this.check(className, config) };
+    const { valid, ...rest } = r;
+    return { ...rest, ok: valid };
+  }
+
+  manualSeed(seed) {
+    if (typeof seed !== "number" || !Number.isInteger(seed) || !Number.isSafeInteger(seed)) {
+      throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${String(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
+    }
+    return new Generator(this._core, seed);
+  }
+
+  create(className, config, { generator } = {}) {
+    const diagnostics = this.check(className, config);
+    const error = firstError(diagnostics);
+    if (error) {
+      throw new AttentionError({ code: error.code, slot: error.slots[0] ?? "", message: error.message, hint: error.hint, diagnostics });
+    }
+    const gen = generator ?? this.manualSeed(123);
+    const r = unwrap(this._core.create(className, config, gen._state));
+    gen._state = r.state;
+    return new AttentionModule(this, className, r, gen);
+  }
+
+  copyWeights(from, to, plan = {}, { tokens } = {}) {
+    if (!(from instanceof AttentionModule) || !(to instanceof AttentionModule)) {
+      throw new AttentionError({ code: "copy_unsupported", slot: "", message: "copyWeights takes two modules made by lab.create", hint: "" });
+    }
+    const r = unwrap(
+      this._core.copyWeights(from.className, from.config, from._params, to.className, to.config, to._params, plan ?? {}, tokens == null ? null : toTensor(tokens, "tokens")),
+    );
+    to._params = r.parameters;
+    return r.report;
+  }
+
+  bookTokens() {
+    return copyTensor(this._core.bookTokens());
+  }
+
+  seededTokens(numTokens, dIn, seed) {
+    return unwrap(this._core.seededTokens(numTokens, dIn, seed)).tensor;
+  }
+
+  heapInUse() {
+    return this._core.heapInUse();
+  }
+
+  /** Input shape a class expects for `numTokens` tokens and batch `b`. */
+  inputShape(className, numTokens, dIn, b = 1) {
+    return BATCHED.has(className) ? [b, numTokens, dIn] : [numTokens, dIn];
+  }
+}
+
+let labPromise;
+
+/** Loads the WASM core once (one ~800 kB module, no network beyond this package's own files). */
+export function loadAttentionLab() {
+  labPromise ??= createAttentionCore().then((core) => new Lab(core));
+  return labPromise;
+}

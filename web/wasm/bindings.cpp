@@ -1,0 +1,449 @@
+// The only file that includes <emscripten/...>: embind glue between the core and the JS facade
+// (web/lib/attention-lab.js). Every function takes and returns plain JS values; tensors are copied in
+// and out (no live heap views, nothing that needs .delete()); errors come back as data
+// ({ok: false, error: {code, slot, message, hint}}), never as raw exception pointers.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <new>
+
+#include "attention_lab/call_parser.hpp"
+#include "attention_lab/modules.hpp"
+#include "attention_lab/validator.hpp"
+#include "attention_lab/weight_transfer.hpp"
+
+using emscripten::val;
+using namespace attention_lab;
+
+namespace {
+
+val array_of_strings(const std::vector<std::string>& items) {
+  val out = val::array();
+  for (const auto& s : items) out.call<void>("push", s);
+  return out;
+}
+
+val shape_to_js(const Shape& shape) {
+  val out = val::array();
+  for (int64_t d : shape) out.call<void>("push", static_cast<double>(d));
+  return out;
+}
+
+val tensor_to_js(const Tensor& t) {
+  val out = val::object();
+  out.set("shape", shape_to_js(t.shape));
+  // new Float32Array(view) copies out of the heap.
+  out.set("data", val::global("Float32Array").new_(emscripten::typed_memory_view(t.data.size(), t.data.data())));
+  return out;
+}
+
+Shape shape_from_js(const val& v, const char* what) {
+  if (!v.isArray()) throw AttentionError("tensor_shape", what, std::string(what) + ".shape must be an array of sizes", "For example {shape: [6, 3], data}.");
+  Shape shape;
+  const unsigned n = v["length"].as<unsigned>();
+  if (n > 8) throw AttentionError("tensor_shape", what, std::string(what) + " has " + std::to_string(n) + " axes", "Tensors here have at most 4 axes.");
+  for (unsigned i = 0; i < n; ++i) {
+    const val d = v[i];
+    const double x = d.isNumber() ? d.as<double>() : -1.0;
+    if (!(x >= 0 && x == std::floor(x) && x < 2147483648.0))
+      throw AttentionError("tensor_shape", what, std::string(what) + ".shape[" + std::to_string(i) + "] is not a size", "Sizes are whole numbers, 0 or more.");
+    shape.push_back(static_cast<int64_t>(x));
+  }
+  return shape;
+}
+
+Tensor tensor_from_js(const val& v, const char* what) {
+  if (v.isNull() || v.isUndefined() || v.typeOf().as<std::string>() != "object")
+    throw AttentionError("tensor_shape", what, std::string(what) + " must be a tensor {shape, data}", "For example {shape: [6, 3], data: new Float32Array(18)}.");
+  Shape shape = shape_from_js(v["shape"], what);
+  const val data = v["data"];
+  if (data.isNull() || data.isUndefined() || data["length"].isUndefined())
+    throw AttentionError("tensor_size", what, std::string(what) + ".data is missing", "Give the values as a Float32Array, row-major.");
+  const double expected = static_cast<double>(numel_of(shape));
+  const double given = data["length"].as<double>();
+  if (expected != given)
+    throw AttentionError("tensor_size", what,
+                         std::string(what) + " has shape " + shape_string(shape) + " (" + std::to_string(static_cast<long long>(expected)) + " values) but data holds " +
+                             std::to_string(static_cast<long long>(given)),
+                         "Give exactly as many values as the product of the shape, row-major.");
+  return Tensor(std::move(shape), emscripten::convertJSArrayToNumberVector<float>(data));
+}
+
+SlotValue slot_value_from_js(const val& v) {
+  const std::string type = v.typeOf().as<std::string>();
+  if (type == "number") {
+    const double x = v.as<double>();
+    return std::isfinite(x) && x == std::floor(x) ? SlotValue::integer(x) : SlotValue::floating(x);
+  }
+  if (type == "boolean") return SlotValue::boolean_value(v.as<bool>());
+  if (type == "string") return SlotValue::string(v.as<std::string>());
+  if (v.isNull() || v.isUndefined()) return SlotValue::none();
+  return SlotValue::expression("<" + type + ">");
+}
+
+SlotMap config_from_js(const val& config) {
+  SlotMap m;
+  if (config.isNull() || config.isUndefined() || config.typeOf().as<std::string>() != "object") return m;
+  const val keys = val::global("Object").call<val>("keys", config);
+  const unsigned n = keys["length"].as<unsigned>();
+  for (unsigned i = 0; i < n; ++i) {
+    const std::string key = keys[i].as<std::string>();
+    const val v = config[key];
+    if (v.isUndefined()) continue;
+    m[key] = slot_value_from_js(v);
+  }
+  return m;
+}
+
+val slot_value_to_js(const SlotValue& v) {
+  switch (v.kind) {
+    case SlotValue::Kind::Int:
+    case SlotValue::Kind::Float: return val(v.number);
+    case SlotValue::Kind::Bool: return val(v.boolean);
+    case SlotValue::Kind::None: return val::null();
+    case SlotValue::Kind::String:
+    case SlotValue::Kind::Expression: return val(v.text);
+  }
+  return val::null();
+}
+
+val config_to_js(const SlotMap& m) {
+  val out = val::object();
+  for (const auto& [k, v] : m) out.set(k, slot_value_to_js(v));
+  return out;
+}
+
+val diagnostics_to_js(const std::vector<Diagnostic>& ds) {
+  val out = val::array();
+  for (const auto& d : ds) {
+    val o = val::object();
+    o.set("severity", std::string(severity_name(d.severity)));
+    o.set("code", d.code);
+    o.set("slots", array_of_strings(d.slots));
+    o.set("message", d.message);
+    o.set("hint", d.hint);
+    o.set("pytorch", d.pytorch);
+    out.call<void>("push", o);
+  }
+  return out;
+}
+
+val error_to_js(const std::string& code, const std::string& slot, const std::string& message, const std::string& hint) {
+  val e = val::object();
+  e.set("code", code);
+  e.set("slot", slot);
+  e.set("message", message);
+  e.set("hint", hint);
+  val out = val::object();
+  out.set("ok", false);
+  out.set("error", e);
+  return out;
+}
+
+/// Runs `body` and turns every C++ failure into {ok: false, error}.
+template <typename F>
+val guarded(F&& body) {
+  try {
+    return body();
+  } catch (const AttentionError& e) {
+    return error_to_js(e.code(), e.slot(), e.what(), e.hint());
+  } catch (const std::bad_alloc&) {
+    return error_to_js("out_of_memory", "", "the WebAssembly heap ran out of memory", "Use smaller sizes or fewer tokens; the page keeps working.");
+  } catch (const std::exception& e) {
+    return error_to_js("internal", "", e.what(), "This is a bug in attention-lab; please report the setup.");
+  }
+}
+
+val ok() {
+  val out = val::object();
+  out.set("ok", true);
+  return out;
+}
+
+/// A generator state crosses the boundary as a Uint32Array of 625 words (see Mt19937::words).
+TorchGenerator generator_from_state(const val& state) {
+  if (state.isNull() || state.isUndefined() || state["length"].isUndefined())
+    throw AttentionError("generator_state", "generator", "the generator state is missing", "Make generators with lab.manualSeed(seed).");
+  TorchGenerator g;
+  g.set_state(emscripten::convertJSArrayToNumberVector<uint32_t>(state));
+  return g;
+}
+
+val state_to_js(const TorchGenerator& g) {
+  const std::vector<uint32_t> words = g.state();
+  return val::global("Uint32Array").new_(emscripten::typed_memory_view(words.size(), words.data()));
+}
+
+std::vector<NamedTensor> parameters_from_js(const val& params) {
+  std::vector<NamedTensor> out;
+  const unsigned n = params["length"].as<unsigned>();
+  for (unsigned i = 0; i < n; ++i) {
+    const val p = params[i];
+    out.push_back({p["name"].as<std::string>(), tensor_from_js(p, "parameter")});
+  }
+  return out;
+}
+
+AttentionModule module_from_js(const std::string& class_name, const val& config, const val& params) {
+  AttentionModule m(validated_config(class_name, config_from_js(config)));
+  for (const auto& p : parameters_from_js(params)) m.set_parameter(p.name, p.tensor);
+  return m;
+}
+
+val parameters_to_js(const AttentionModule& m) {
+  val out = val::array();
+  for (const auto& p : m.parameters()) {
+    val o = tensor_to_js(p.tensor);
+    o.set("name", p.name);
+    out.call<void>("push", o);
+  }
+  return out;
+}
+
+// ---- exported functions ----
+
+val classes() {
+  val out = val::array();
+  for (const auto& spec : class_specs()) {
+    val c = val::object();
+    c.set("name", spec.name);
+    c.set("doc", spec.doc);
+    c.set("source", spec.source);
+    val slots = val::array();
+    for (const auto& s : spec.slots) {
+      val o = val::object();
+      o.set("name", s.name);
+      o.set("position", s.position);
+      o.set("type", std::string(slot_type_name(s.type)));
+      o.set("default", s.default_value ? slot_value_to_js(*s.default_value) : val::undefined());
+      o.set("doc", s.doc);
+      slots.call<void>("push", o);
+    }
+    c.set("slots", slots);
+    out.call<void>("push", c);
+  }
+  return out;
+}
+
+val parse_call_js(const std::string& text) {
+  return guarded([&] {
+    const ParsedCall c = parse_call(text);
+    val out = ok();
+    out.set("className", c.class_name);
+    out.set("config", config_to_js(c.config));
+    val slots = val::array();
+    for (const auto& s : c.slots) {
+      val o = val::object();
+      o.set("name", s.name);
+      o.set("position", s.position);
+      o.set("value", slot_value_to_js(s.value));
+      o.set("source", s.source);
+      o.set("text", s.text);
+      slots.call<void>("push", o);
+    }
+    out.set("slots", slots);
+    out.set("diagnostics", diagnostics_to_js(c.diagnostics));
+    return out;
+  });
+}
+
+val check_js(const std::string& class_name, const val& config, const val& input_shape) {
+  return guarded([&] {
+    CheckOptions opts;
+    if (!input_shape.isNull() && !input_shape.isUndefined()) opts.input_shape = shape_from_js(input_shape, "inputShape");
+    val out = ok();
+    out.set("diagnostics", diagnostics_to_js(check_config(class_name, config_from_js(config), opts)));
+    return out;
+  });
+}
+
+val describe_js(const std::string& class_name, const val& config) {
+  return guarded([&] {
+    const SlotMap slots = config_from_js(config);
+    const auto ds = check_config(class_name, slots);
+    val out = ok();
+    out.set("diagnostics", diagnostics_to_js(ds));
+    out.set("valid", !has_error(ds));
+    if (has_error(ds)) return out;
+    const ModuleConfig c = to_module_config(class_name, slots);
+    out.set("config", config_to_js(c.slots()));
+    out.set("headDim", static_cast<double>(c.head_dim()));
+    out.set("outputWidth", static_cast<double>(c.output_width()));
+    out.set("outputWidthRule", c.output_width_rule());
+    out.set("pythonCall", c.python_call());
+    val params = val::array();
+    for (const auto& p : parameter_specs(c)) {
+      val o = val::object();
+      o.set("name", p.name);
+      o.set("shape", shape_to_js(p.shape));
+      o.set("count", static_cast<double>(numel_of(p.shape)));
+      params.call<void>("push", o);
+    }
+    out.set("parameters", params);
+    out.set("parameterCount", static_cast<double>(parameter_count(c)));
+    out.set("maskBytes", c.causal() ? static_cast<double>(c.context_length) * static_cast<double>(c.context_length) * 4.0 : 0.0);
+    return out;
+  });
+}
+
+val manual_seed_js(double seed) {
+  return guarded([&] {
+    // torch.manual_seed takes any int; negative seeds wrap as 64-bit two's complement.
+    const uint64_t s = seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+    val out = ok();
+    out.set("state", state_to_js(TorchGenerator(s)));
+    return out;
+  });
+}
+
+val create_js(const std::string& class_name, const val& config, const val& gen_state) {
+  return guarded([&] {
+    const ModuleConfig c = validated_config(class_name, config_from_js(config));
+    TorchGenerator g = generator_from_state(gen_state);
+    const AttentionModule m(c, g);
+    val out = ok();
+    out.set("config", config_to_js(c.slots()));
+    out.set("headDim", static_cast<double>(c.head_dim()));
+    out.set("outputWidth", static_cast<double>(c.output_width()));
+    out.set("outputWidthRule", c.output_width_rule());
+    out.set("parameterCount", static_cast<double>(parameter_count(c)));
+    out.set("parameters", parameters_to_js(m));
+    out.set("state", state_to_js(g));
+    return out;
+  });
+}
+
+val forward_js(const std::string& class_name, const val& config, const val& params, const val& x, bool training, const val& gen_state, bool want_trace) {
+  return guarded([&] {
+    const AttentionModule m = module_from_js(class_name, config, params);
+    const Tensor input = tensor_from_js(x, "x");
+    CheckOptions budget;
+    budget.input_shape = input.shape;
+    if (estimate_bytes(m.config(), budget.input_shape) > budget.memory_budget_bytes) {
+      for (const auto& d : check_config(class_name, config_from_js(config), budget))
+        if (d.code == "too_large") throw AttentionError(d.code, "x", d.message, d.hint);
+    }
+    const bool has_gen = !gen_state.isNull() && !gen_state.isUndefined();
+    TorchGenerator g = has_gen ? generator_from_state(gen_state) : TorchGenerator();
+    std::vector<Stage> trace;
+    ForwardOptions opts;
+    opts.training = training;
+    opts.generator = has_gen ? &g : nullptr;
+    opts.trace = want_trace ? &trace : nullptr;
+    const Tensor y = m.forward(input, opts);
+    val out = ok();
+    out.set("output", tensor_to_js(y));
+    if (want_trace) {
+      val stages = val::array();
+      for (const auto& s : trace) {
+        val o = tensor_to_js(s.tensor);
+        o.set("id", s.id);
+        o.set("title", s.title);
+        o.set("formula", s.formula);
+        o.set("axes", array_of_strings(s.axes));
+        stages.call<void>("push", o);
+      }
+      out.set("trace", stages);
+    }
+    if (has_gen) out.set("state", state_to_js(g));
+    return out;
+  });
+}
+
+val rand_js(const val& gen_state, const val& shape) {
+  return guarded([&] {
+    TorchGenerator g = generator_from_state(gen_state);
+    const Shape s = shape_from_js(shape, "shape");
+    if (static_cast<double>(numel_of(s)) > 256.0 * 1024 * 1024) throw AttentionError("too_large", "shape", "rand of " + shape_string(s) + " is too large", "");
+    val out = ok();
+    out.set("tensor", tensor_to_js(g.rand(s)));
+    out.set("state", state_to_js(g));
+    return out;
+  });
+}
+
+val dropout_js(const val& gen_state, const val& tensor, double p) {
+  return guarded([&] {
+    TorchGenerator g = generator_from_state(gen_state);
+    const Tensor y = g.dropout(tensor_from_js(tensor, "tensor"), p);
+    val out = ok();
+    out.set("tensor", tensor_to_js(y));
+    out.set("state", state_to_js(g));
+    return out;
+  });
+}
+
+val copy_weights_js(const std::string& from_class, const val& from_config, const val& from_params, const std::string& to_class, const val& to_config,
+                    const val& to_params, const val& plan_js, const val& tokens_js) {
+  return guarded([&] {
+    const AttentionModule from = module_from_js(from_class, from_config, from_params);
+    AttentionModule to = module_from_js(to_class, to_config, to_params);
+    CopyPlan plan;
+    if (!plan_js.isNull() && !plan_js.isUndefined()) {
+      const val keys = val::global("Object").call<val>("keys", plan_js);
+      for (unsigned i = 0; i < keys["length"].as<unsigned>(); ++i) {
+        const std::string k = keys[i].as<std::string>();
+        const val e = plan_js[k];
+        plan[k] = {e["copy"].isTrue(), e["transpose"].isTrue()};
+      }
+    }
+    std::optional<Tensor> tokens;
+    if (!tokens_js.isNull() && !tokens_js.isUndefined()) tokens = tensor_from_js(tokens_js, "tokens");
+    const CopyReport r = copy_weights(from, to, plan, tokens);
+    val out = ok();
+    val matrices = val::array();
+    for (const auto& m : r.matrices) {
+      val o = val::object();
+      o.set("name", m.name);
+      o.set("action", m.action);
+      o.set("fromShape", shape_to_js(m.from_shape));
+      o.set("toShape", shape_to_js(m.to_shape));
+      o.set("hint", m.hint);
+      matrices.call<void>("push", o);
+    }
+    val report = val::object();
+    report.set("matrices", matrices);
+    report.set("maxAbsDiff", r.max_abs_diff ? val(*r.max_abs_diff) : val::null());
+    report.set("agree", r.agree);
+    report.set("notes", array_of_strings(r.notes));
+    report.set("tokens", tensor_to_js(r.tokens));
+    out.set("report", report);
+    out.set("parameters", parameters_to_js(to));
+    return out;
+  });
+}
+
+val book_tokens_js() { return tensor_to_js(book_tokens()); }
+
+val seeded_tokens_js(double num_tokens, double d_in, double seed) {
+  return guarded([&] {
+    if (!(num_tokens >= 1 && d_in >= 1 && num_tokens * d_in <= 64.0 * 1024 * 1024))
+      throw AttentionError("tensor_shape", "d_in", "cannot make " + std::to_string(num_tokens) + " tokens of width " + std::to_string(d_in), "Use at least one token and d_in >= 1.");
+    const uint64_t s = seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+    val out = ok();
+    out.set("tensor", tensor_to_js(seeded_tokens(static_cast<int64_t>(num_tokens), static_cast<int64_t>(d_in), s)));
+    return out;
+  });
+}
+
+double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attention_lab) {
+  emscripten::function("classes", &classes);
+  emscripten::function("parseCall", &parse_call_js);
+  emscripten::function("check", &check_js);
+  emscripten::function("describe", &describe_js);
+  emscripten::function("manualSeed", &manual_seed_js);
+  emscripten::function("create", &create_js);
+  emscripten::function("forward", &forward_js);
+  emscripten::function("rand", &rand_js);
+  emscripten::function("dropout", &dropout_js);
+  emscripten::function("copyWeights", &copy_weights_js);
+  emscripten::function("bookTokens", &book_tokens_js);
+  emscripten::function("seededTokens", &seeded_tokens_js);
+  emscripten::function("heapInUse", &heap_in_use);
+}
