@@ -69,7 +69,7 @@ export interface ParsedCall {
   /** "" when no class name could be read. */
   className: string;
   config: Config;
-  /** Every slot of the class, left to right, plus unknown keywords at the end. */
+  /** Every slot given or defaulted, left to right (a missing required slot is absent and diagnosed), then unknown keywords. */
   slots: ParsedSlot[];
   diagnostics: Diagnostic[];
 }
@@ -82,8 +82,13 @@ export interface ParameterInfo {
 
 /** Derived facts of a configuration, available before anything is allocated. */
 export interface Description {
+  /** false when any diagnostic is an error; the derived facts below are then absent. */
   ok: boolean;
   diagnostics: Diagnostic[];
+  /** Every slot with defaults filled in. */
+  config?: Record<SlotName, number | boolean>;
+  /** The positional Python call, e.g. "MultiHeadAttention(768, 768, 1024, 0.0, 12)". */
+  pythonCall?: string;
   headDim?: number;
   outputWidth?: number;
   outputWidthRule?: string;
@@ -185,6 +190,8 @@ export interface AttentionLab {
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
   /** Bytes of WASM heap in use (for leak checks). */
   heapInUse(): number;
+  /** The input shape a class takes: [b, numTokens, dIn] for the batched classes, [numTokens, dIn] for SelfAttention_v1/v2. */
+  inputShape(className: ClassName, numTokens: number, dIn: number, b?: number): number[];
 }
 
 export function loadAttentionLab(): Promise<AttentionLab>;
