@@ -166,6 +166,30 @@ export interface CopyReport {
   tokens: Tensor;
 }
 
+export interface CheckpointReport {
+  /** Keys whose values were loaded, with the file's own names. */
+  used: string[];
+  /** Every other key and why it was not used (mask buffers, other layers, embeddings, ...). */
+  ignored: Array<{ key: string; reason: string }>;
+  /** Keys a GPT-2 layer normally has that the file lacks (e.g. c_attn.bias). */
+  missing: string[];
+  /** Keys that were transposed from Conv1D (in, out) into Linear (out, in). */
+  transposed: string[];
+  /** Where each derived setting came from: "num_heads", "context_length", "prefix", "d". */
+  sources: Record<string, string>;
+}
+
+export interface CheckpointOptions {
+  /** Which transformer block (h.{layer}); default 0. */
+  layer?: number;
+  /** Required unless the width is a GPT-2 preset's (768 -> 12, 1024 -> 16, 1280 -> 20, 1600 -> 25). */
+  num_heads?: number;
+  /** Used only when the file has neither wpe.weight nor a mask buffer. */
+  context_length?: number;
+  /** Load into this MultiHeadAttention instead of building one; all or nothing. */
+  into?: AttentionModule;
+}
+
 export class AttentionError extends Error {
   readonly code: string;
   readonly slot: string;
@@ -184,6 +208,14 @@ export interface AttentionLab {
   /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
   create(className: ClassName, config: Config, options?: { generator?: Generator }): AttentionModule;
   copyWeights(from: AttentionModule, to: AttentionModule, plan: CopyPlan, options?: { tokens?: TensorLike }): CopyReport;
+  /**
+   * GPT-2 attention from a .safetensors file (Hugging Face names, with or without `transformer.`):
+   * c_attn split on its last axis into q, k, v and each transposed; c_proj transposed into out_proj.
+   * Rejects with AttentionError: checkpoint_truncated, checkpoint_bad_header, checkpoint_bad_offsets,
+   * checkpoint_missing_key, checkpoint_layer, checkpoint_shape, checkpoint_num_heads,
+   * checkpoint_context_length, checkpoint_config_mismatch, checkpoint_dtype, checkpoint_source.
+   */
+  loadCheckpoint(source: ArrayBuffer | ArrayBufferView | Blob, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
   /** The book's six 3-d embeddings of "Your journey starts with one step", shape (6, 3). */
   bookTokens(): Tensor;
   /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */

@@ -208,6 +208,34 @@ class Lab {
     return r.report;
   }
 
+  /**
+   * Loads one GPT-2 layer's attention from a .safetensors file into MultiHeadAttention(d, d, n_ctx,
+   * 0.0, n_head, qkv_bias=True), reading only the header and the four tensors it needs.
+   */
+  async loadCheckpoint(source, { layer = 0, num_heads, context_length, into } = {}) {
+    const reader = byteReader(source);
+    const core = this._core;
+    const first = await reader.read(0, Math.min(8, reader.size));
+    const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
+    const header = await reader.read(8, 8 + headerLength);
+    const options = { layer, num_heads, context_length };
+    if (into != null) {
+      if (!(into instanceof AttentionModule)) {
+        throw new AttentionError({ code: "checkpoint_config_mismatch", slot: "", message: "`into` must be a module made by lab.create", hint: "" });
+      }
+      options.into = { className: into.className, config: into.config };
+    }
+    const plan = unwrap(core.planCheckpoint(header, reader.size, options));
+    const buffers = {};
+    for (const { key, begin, end } of plan.needed) buffers[key] = await reader.read(begin, end);
+    const r = unwrap(core.loadCheckpoint(header, reader.size, options, buffers));
+    if (into != null) {
+      into._params = r.parameters;  // all or nothing: only after every check passed
+      return { module: into, report: r.report };
+    }
+    return { module: new AttentionModule(this, "MultiHeadAttention", r, this.manualSeed(123)), report: r.report };
+  }
+
   bookTokens() {
     return copyTensor(this._core.bookTokens());
   }
@@ -224,6 +252,23 @@ class Lab {
   inputShape(className, numTokens, dIn, b = 1) {
     return BATCHED.has(className) ? [b, numTokens, dIn] : [numTokens, dIn];
   }
+}
+
+/** Random access to the bytes of an ArrayBuffer, a typed array, a Blob or a File (File.slice: never read whole). */
+function byteReader(source) {
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
+    const bytes = source instanceof ArrayBuffer ? new Uint8Array(source) : new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    return { size: bytes.length, read: async (begin, end) => bytes.slice(begin, Math.min(end, bytes.length)) };
+  }
+  if (typeof Blob !== "undefined" && source instanceof Blob) {
+    return { size: source.size, read: async (begin, end) => new Uint8Array(await source.slice(begin, end).arrayBuffer()) };
+  }
+  throw new AttentionError({
+    code: "checkpoint_source",
+    slot: "",
+    message: "a checkpoint must be an ArrayBuffer, a Blob or a File",
+    hint: "Pass the File from a file picker or a drop event, or the ArrayBuffer of the file.",
+  });
 }
 
 let labPromise;

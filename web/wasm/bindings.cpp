@@ -10,6 +10,7 @@
 #include <new>
 
 #include "attention_lab/call_parser.hpp"
+#include "attention_lab/checkpoint.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
@@ -428,6 +429,103 @@ val seeded_tokens_js(double num_tokens, double d_in, double seed) {
   });
 }
 
+std::vector<uint8_t> bytes_from_js(const val& v, const char* what) {
+  if (v.isNull() || v.isUndefined() || v["length"].isUndefined()) throw AttentionError("checkpoint_truncated", "", std::string(what) + " could not be read", "");
+  return emscripten::convertJSArrayToNumberVector<uint8_t>(v);
+}
+
+double number_or(const val& options, const char* key, double fallback) {
+  const val v = options[key];
+  return v.isNumber() ? v.as<double>() : fallback;
+}
+
+/// {layer, num_heads, context_length, into: {className, config}} -> CheckpointOptions
+CheckpointOptions checkpoint_options_from_js(const val& options) {
+  CheckpointOptions o;
+  if (options.isNull() || options.isUndefined()) return o;
+  const double layer = number_or(options, "layer", 0);
+  if (!(layer >= 0 && layer == std::floor(layer) && layer < 1e6)) throw AttentionError("checkpoint_layer", "layer", "layer must be a whole number from 0, got " + std::to_string(layer), "");
+  o.layer = static_cast<int64_t>(layer);
+  if (options["num_heads"].isNumber()) o.num_heads = static_cast<int64_t>(options["num_heads"].as<double>());
+  if (options["context_length"].isNumber()) o.context_length = static_cast<int64_t>(options["context_length"].as<double>());
+  const val into = options["into"];
+  if (!into.isNull() && !into.isUndefined()) o.into = validated_config(into["className"].as<std::string>(), config_from_js(into["config"]));
+  return o;
+}
+
+SafetensorsHeader header_from_js(const val& header_bytes, double file_size) {
+  const std::vector<uint8_t> bytes = bytes_from_js(header_bytes, "the header");
+  return parse_safetensors_header(bytes.data(), bytes.size(), static_cast<uint64_t>(file_size));
+}
+
+val checkpoint_report_to_js(const CheckpointReport& r) {
+  val out = val::object();
+  out.set("used", array_of_strings(r.used));
+  val ignored = val::array();
+  for (const auto& i : r.ignored) {
+    val o = val::object();
+    o.set("key", i.key);
+    o.set("reason", i.reason);
+    ignored.call<void>("push", o);
+  }
+  out.set("ignored", ignored);
+  out.set("missing", array_of_strings(r.missing));
+  out.set("transposed", array_of_strings(r.transposed));
+  val sources = val::object();
+  for (const auto& [k, v] : r.sources) sources.set(k, v);
+  out.set("sources", sources);
+  return out;
+}
+
+val checkpoint_header_length_js(const val& first8, double file_size) {
+  return guarded([&] {
+    const std::vector<uint8_t> bytes = bytes_from_js(first8, "the first 8 bytes");
+    val out = ok();
+    out.set("length", static_cast<double>(safetensors_header_length(bytes.data(), bytes.size(), static_cast<uint64_t>(file_size))));
+    return out;
+  });
+}
+
+val plan_checkpoint_js(const val& header_bytes, double file_size, const val& options) {
+  return guarded([&] {
+    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options_from_js(options));
+    val needed = val::array();
+    for (const auto& e : plan.needed) {
+      val o = val::object();
+      o.set("key", e.key);
+      o.set("begin", static_cast<double>(h.data_start() + e.begin));  // absolute file offsets
+      o.set("end", static_cast<double>(h.data_start() + e.end));
+      needed.call<void>("push", o);
+    }
+    val out = ok();
+    out.set("needed", needed);
+    out.set("config", config_to_js(plan.config.slots()));
+    out.set("report", checkpoint_report_to_js(plan.report));
+    return out;
+  });
+}
+
+val load_checkpoint_js(const val& header_bytes, double file_size, const val& options, const val& buffers) {
+  return guarded([&] {
+    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options_from_js(options));
+    std::map<std::string, std::vector<uint8_t>> bytes;
+    for (const auto& e : plan.needed) bytes[e.key] = bytes_from_js(buffers[e.key], e.key.c_str());
+    const AttentionModule m = load_gpt2_attention(plan, bytes);
+    const ModuleConfig& c = m.config();
+    val out = ok();
+    out.set("config", config_to_js(c.slots()));
+    out.set("headDim", static_cast<double>(c.head_dim()));
+    out.set("outputWidth", static_cast<double>(c.output_width()));
+    out.set("outputWidthRule", c.output_width_rule());
+    out.set("parameterCount", static_cast<double>(parameter_count(c)));
+    out.set("parameters", parameters_to_js(m));
+    out.set("report", checkpoint_report_to_js(plan.report));
+    return out;
+  });
+}
+
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
 }  // namespace
@@ -446,4 +544,7 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("bookTokens", &book_tokens_js);
   emscripten::function("seededTokens", &seeded_tokens_js);
   emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("checkpointHeaderLength", &checkpoint_header_length_js);
+  emscripten::function("planCheckpoint", &plan_checkpoint_js);
+  emscripten::function("loadCheckpoint", &load_checkpoint_js);
 }

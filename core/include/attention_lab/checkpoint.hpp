@@ -1,0 +1,96 @@
+// GPT-2 checkpoints in the safetensors format, mapped into the book's MultiHeadAttention.
+// The header is parsed from its bytes alone; the caller then reads only the byte ranges the mapping
+// needs (the page reads them with File.slice), so a 500 MB checkpoint is never loaded whole.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention_lab/modules.hpp"
+
+namespace attention_lab {
+
+/// One tensor of a safetensors file. `begin`/`end` are byte offsets into the data section
+/// (which starts at 8 + header_length in the file).
+struct SafetensorsEntry {
+  std::string key;
+  std::string dtype;  // F32, F16, BF16, F64, I64, ...
+  Shape shape;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+struct SafetensorsHeader {
+  uint64_t header_length = 0;  // N: the JSON header occupies bytes [8, 8 + N)
+  uint64_t file_size = 0;
+  std::vector<SafetensorsEntry> entries;  // in header order
+  std::map<std::string, std::string> metadata;
+  const SafetensorsEntry* find(const std::string& key) const;
+  uint64_t data_start() const { return 8 + header_length; }
+};
+
+/// Largest header accepted (the format's own reference limit is 100 MB).
+constexpr uint64_t kMaxSafetensorsHeader = 100ull * 1000 * 1000;
+
+/// Reads N from the first 8 bytes (little-endian). Throws AttentionError "checkpoint_truncated" when
+/// fewer than 8 bytes exist or 8 + N exceeds file_size, "checkpoint_bad_header" when N is 0 or over the limit.
+uint64_t safetensors_header_length(const uint8_t* first8, size_t available, uint64_t file_size);
+
+/// Parses the JSON header (`header` holds exactly N bytes). Throws AttentionError:
+/// "checkpoint_bad_header" (not JSON, wrong fields, unknown dtype), "checkpoint_bad_offsets" (an entry
+/// whose offsets fall outside the data, overlap, or disagree with dtype x shape).
+SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length, uint64_t file_size);
+
+struct CheckpointOptions {
+  int64_t layer = 0;
+  std::optional<int64_t> num_heads;
+  std::optional<int64_t> context_length;
+  /// Load into a module of this configuration instead of building one (must be MultiHeadAttention).
+  std::optional<ModuleConfig> into;
+};
+
+struct IgnoredKey {
+  std::string key;
+  std::string reason;
+};
+
+struct CheckpointReport {
+  std::vector<std::string> used;
+  std::vector<IgnoredKey> ignored;
+  std::vector<std::string> missing;
+  std::vector<std::string> transposed;
+  /// Where each derived setting came from: keys "num_heads", "context_length", "prefix", "d".
+  std::map<std::string, std::string> sources;
+};
+
+/// What to read and how the module will be built; made from the header alone.
+struct CheckpointPlan {
+  ModuleConfig config;
+  std::string prefix;  // "" or "transformer."
+  std::vector<SafetensorsEntry> needed;  // c_attn.weight, c_attn.bias (when present), c_proj.weight, c_proj.bias
+  CheckpointReport report;
+};
+
+/// GPT-2 head counts by width (n_embd -> n_head): 768 -> 12, 1024 -> 16, 1280 -> 20, 1600 -> 25; 0 otherwise.
+int64_t gpt2_preset_heads(int64_t width);
+
+/// Plans loading layer `options.layer`'s attention as MultiHeadAttention(d, d, n_ctx, 0.0, n_head,
+/// qkv_bias=True). Throws AttentionError: checkpoint_missing_key, checkpoint_layer (no such layer),
+/// checkpoint_shape (c_attn not (d, 3d) ...), checkpoint_num_heads (needed, or does not divide d),
+/// checkpoint_context_length (cannot be found), checkpoint_config_mismatch (`into` disagrees: width, head
+/// count, or qkv_bias=False while the file has q/k/v biases; the message names the keys).
+CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const CheckpointOptions& options);
+
+/// Float32 values of one entry from its raw little-endian bytes (F32, F16, BF16, F64 accepted).
+/// Throws AttentionError "checkpoint_dtype" for other dtypes, "checkpoint_truncated" on a short buffer.
+std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* bytes, size_t length);
+
+/// Builds the module from the plan and the bytes of each needed entry (by key): c_attn's last axis split
+/// into q, k, v (in that order), each transposed into W_*.weight; the bias split likewise;
+/// c_proj.weight transposed into out_proj.weight. Throws like decode_tensor.
+AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<std::string, std::vector<uint8_t>>& bytes);
+
+}  // namespace attention_lab

@@ -1,0 +1,405 @@
+#include "attention_lab/checkpoint.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace attention_lab {
+
+namespace {
+
+using nlohmann::json;
+
+size_t dtype_size(const std::string& dtype) {
+  static const std::map<std::string, size_t> sizes = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4}, {"I16", 2},
+                                                      {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"U16", 2}, {"U32", 4}, {"U64", 8}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+  const auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+[[noreturn]] void bad_header(const std::string& message) {
+  throw AttentionError("checkpoint_bad_header", "", "this is not a readable safetensors file: " + message,
+                       "Choose a .safetensors file (for GPT-2: model.safetensors from the Hugging Face gpt2 repository).");
+}
+
+std::string shape_text(const Shape& s) { return shape_string(s); }
+
+}  // namespace
+
+const SafetensorsEntry* SafetensorsHeader::find(const std::string& key) const {
+  for (const auto& e : entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+uint64_t safetensors_header_length(const uint8_t* first8, size_t available, uint64_t file_size) {
+  if (available < 8 || file_size < 8) {
+    throw AttentionError("checkpoint_truncated", "", "the file is " + std::to_string(file_size) + " bytes: too short to be a safetensors file",
+                         "The file may be cut off; download it again.");
+  }
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];
+  if (n == 0 || n > kMaxSafetensorsHeader) bad_header("its header claims " + std::to_string(n) + " bytes");
+  if (8 + n > file_size) {
+    throw AttentionError("checkpoint_truncated", "", "the header claims " + std::to_string(n) + " bytes but the file has only " + std::to_string(file_size) + " bytes",
+                         "The file is cut off or not a safetensors file; download it again.");
+  }
+  return n;
+}
+
+SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length, uint64_t file_size) {
+  SafetensorsHeader h;
+  h.header_length = length;
+  h.file_size = file_size;
+  if (8 + static_cast<uint64_t>(length) > file_size) {
+    throw AttentionError("checkpoint_truncated", "", "the header runs past the end of the file", "The file is cut off; download it again.");
+  }
+  const json doc = json::parse(header, header + length, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) bad_header("its header is not valid JSON");
+  if (!doc.is_object()) bad_header("its header is not a JSON object");
+  const uint64_t data_size = file_size - 8 - length;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "__metadata__") {
+      if (!value.is_object()) bad_header("__metadata__ is not an object");
+      for (const auto& [mk, mv] : value.items())
+        if (mv.is_string()) h.metadata[mk] = mv.get<std::string>();
+      continue;
+    }
+    if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets")) bad_header("entry '" + key + "' lacks dtype, shape or data_offsets");
+    const json& dtype = value["dtype"];
+    const json& shape = value["shape"];
+    const json& offsets = value["data_offsets"];
+    if (!dtype.is_string() || !shape.is_array() || !offsets.is_array() || offsets.size() != 2) bad_header("entry '" + key + "' has malformed fields");
+    SafetensorsEntry e;
+    e.key = key;
+    e.dtype = dtype.get<std::string>();
+    if (dtype_size(e.dtype) == 0) bad_header("entry '" + key + "' has unknown dtype '" + e.dtype + "'");
+    double elements = 1;
+    for (const auto& d : shape) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 40)) bad_header("entry '" + key + "' has a malformed shape");
+      e.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
+      elements *= static_cast<double>(d.get<uint64_t>());
+    }
+    if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) bad_header("entry '" + key + "' has malformed data_offsets");
+    e.begin = offsets[0].get<uint64_t>();
+    e.end = offsets[1].get<uint64_t>();
+    const std::string where = "'" + key + "' claims bytes " + std::to_string(e.begin) + " to " + std::to_string(e.end);
+    if (e.begin > e.end || static_cast<double>(e.end - e.begin) != elements * static_cast<double>(dtype_size(e.dtype))) {
+      throw AttentionError("checkpoint_bad_offsets", "", where + ", which does not fit " + e.dtype + " " + shape_text(e.shape) + " (" +
+                                                            std::to_string(static_cast<uint64_t>(elements * static_cast<double>(dtype_size(e.dtype)))) + " bytes)",
+                           "The header lies about where the tensors are: the file is damaged.");
+    }
+    if (e.end > data_size) {
+      // A self-consistent header whose data runs past the end: the file was cut off.
+      throw AttentionError("checkpoint_truncated", "", where + " but the file's data section ends at byte " + std::to_string(data_size),
+                           "The file is cut off (an interrupted download?); download it again.");
+    }
+    h.entries.push_back(std::move(e));
+  }
+  // Tensors must not overlap (the format stores them back to back).
+  std::vector<const SafetensorsEntry*> sorted;
+  for (const auto& e : h.entries)
+    if (e.end > e.begin) sorted.push_back(&e);
+  std::sort(sorted.begin(), sorted.end(), [](const SafetensorsEntry* a, const SafetensorsEntry* b) { return a->begin < b->begin; });
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i]->begin < sorted[i - 1]->end) {
+      throw AttentionError("checkpoint_bad_offsets", "", "'" + sorted[i]->key + "' overlaps '" + sorted[i - 1]->key + "' in the data section",
+                           "The header lies about where the tensors are: the file is damaged.");
+    }
+  }
+  return h;
+}
+
+int64_t gpt2_preset_heads(int64_t width) {
+  switch (width) {
+    case 768: return 12;
+    case 1024: return 16;
+    case 1280: return 20;
+    case 1600: return 25;
+    default: return 0;
+  }
+}
+
+namespace {
+
+/// "transformer.h.11.attn.c_attn.weight" -> prefix "transformer.", layer 11.
+bool parse_layer_key(const std::string& key, const std::string& suffix, std::string& prefix, int64_t& layer) {
+  if (key.size() <= suffix.size() || key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
+  const std::string head = key.substr(0, key.size() - suffix.size());  // "transformer.h.11"
+  const size_t h = head.rfind("h.");
+  if (h == std::string::npos || (h > 0 && head[h - 1] != '.')) return false;
+  const std::string digits = head.substr(h + 2);
+  if (digits.empty() || digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  prefix = head.substr(0, h);
+  layer = std::stoll(digits);
+  return true;
+}
+
+std::string list_layers(const std::set<int64_t>& layers) {
+  if (layers.empty()) return "none";
+  const int64_t lo = *layers.begin(), hi = *layers.rbegin();
+  if (static_cast<int64_t>(layers.size()) == hi - lo + 1) return lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+  std::string s;
+  for (int64_t l : layers) s += (s.empty() ? "" : ", ") + std::to_string(l);
+  return s;
+}
+
+}  // namespace
+
+CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const CheckpointOptions& options) {
+  CheckpointPlan plan;
+  CheckpointReport& report = plan.report;
+
+  std::set<int64_t> layers;
+  std::set<std::string> prefixes;
+  for (const auto& e : header.entries) {
+    std::string prefix;
+    int64_t layer = 0;
+    if (parse_layer_key(e.key, ".attn.c_attn.weight", prefix, layer)) {
+      layers.insert(layer);
+      prefixes.insert(prefix);
+    }
+  }
+  if (layers.empty()) {
+    throw AttentionError("checkpoint_missing_key", "", "no GPT-2 attention weights in this file: no key like 'h.0.attn.c_attn.weight' (or 'transformer.h.0.attn.c_attn.weight')",
+                         "Choose a GPT-2 checkpoint (Hugging Face names: h.{i}.attn.c_attn.weight, c_attn.bias, c_proj.weight, c_proj.bias).");
+  }
+  if (prefixes.size() > 1) {
+    throw AttentionError("checkpoint_bad_header", "", "the file mixes key prefixes ('" + *prefixes.begin() + "' and '" + *prefixes.rbegin() + "')", "Use a checkpoint of one model.");
+  }
+  plan.prefix = *prefixes.begin();
+  report.sources["prefix"] = plan.prefix.empty() ? "keys without a prefix (GPT2Model)" : "keys with the prefix '" + plan.prefix + "' (GPT2LMHeadModel)";
+  if (options.layer < 0 || layers.count(options.layer) == 0) {
+    throw AttentionError("checkpoint_layer", "layer", "there is no layer " + std::to_string(options.layer) + " in this file (layers " + list_layers(layers) + ")",
+                         "Choose a layer from " + list_layers(layers) + ".");
+  }
+  const std::string base = plan.prefix + "h." + std::to_string(options.layer) + ".attn.";
+  const std::string k_attn_w = base + "c_attn.weight", k_attn_b = base + "c_attn.bias", k_proj_w = base + "c_proj.weight", k_proj_b = base + "c_proj.bias";
+
+  const SafetensorsEntry* attn_w = header.find(k_attn_w);
+  const SafetensorsEntry* attn_b = header.find(k_attn_b);
+  const SafetensorsEntry* proj_w = header.find(k_proj_w);
+  const SafetensorsEntry* proj_b = header.find(k_proj_b);
+  for (const auto& [key, entry] : {std::pair{k_proj_w, proj_w}, std::pair{k_proj_b, proj_b}}) {
+    if (entry == nullptr) {
+      throw AttentionError("checkpoint_missing_key", "", "the file has " + k_attn_w + " but no " + key, "The checkpoint is incomplete; every GPT-2 layer has c_proj.weight and c_proj.bias.");
+    }
+  }
+  if (attn_w->shape.size() != 2 || attn_w->shape[1] != 3 * attn_w->shape[0] || attn_w->shape[0] <= 0) {
+    throw AttentionError("checkpoint_shape", "", k_attn_w + " has shape " + shape_text(attn_w->shape) + "; GPT-2's Conv1D layout is (d, 3d)",
+                         attn_w->shape.size() == 2 && attn_w->shape[0] == 3 * attn_w->shape[1] ? "The shape is exactly reversed: it looks transposed (a Linear layout, not Conv1D)." : "");
+  }
+  const int64_t d = attn_w->shape[0];
+  report.sources["d"] = k_attn_w + " " + shape_text(attn_w->shape) + ": d = " + std::to_string(d);
+  const auto expect = [&](const SafetensorsEntry* e, const std::string& key, const Shape& shape) {
+    if (e != nullptr && e->shape != shape) {
+      throw AttentionError("checkpoint_shape", "", key + " has shape " + shape_text(e->shape) + ", expected " + shape_text(shape) + " for d = " + std::to_string(d), "");
+    }
+  };
+  expect(attn_b, k_attn_b, {3 * d});
+  expect(proj_w, k_proj_w, {d, d});
+  expect(proj_b, k_proj_b, {d});
+
+  // num_heads: the file does not store it.
+  int64_t num_heads = 0;
+  if (options.into) {
+    num_heads = options.into->num_heads;
+    report.sources["num_heads"] = "the target module (num_heads = " + std::to_string(num_heads) + ")";
+  } else if (options.num_heads) {
+    num_heads = *options.num_heads;
+    report.sources["num_heads"] = "the num_heads option (" + std::to_string(num_heads) + ")";
+  } else if (gpt2_preset_heads(d) > 0) {
+    num_heads = gpt2_preset_heads(d);
+    report.sources["num_heads"] = "the GPT-2 preset for width " + std::to_string(d) + " (n_head = " + std::to_string(num_heads) + "; safetensors files do not store it)";
+  } else {
+    throw AttentionError("checkpoint_num_heads", "num_heads", "the file does not store the head count and width " + std::to_string(d) + " is not a GPT-2 preset",
+                         "Pass num_heads (it must divide " + std::to_string(d) + ").");
+  }
+  if (num_heads <= 0 || d % num_heads != 0) {
+    throw AttentionError("checkpoint_num_heads", "num_heads", "num_heads = " + std::to_string(num_heads) + " does not divide d = " + std::to_string(d),
+                         "Pass a head count that divides " + std::to_string(d) + (gpt2_preset_heads(d) ? " (GPT-2 uses " + std::to_string(gpt2_preset_heads(d)) + ")" : "") + ".");
+  }
+
+  // context_length: wpe rows, else the mask buffer, else the option.
+  int64_t context_length = 0;
+  const SafetensorsEntry* wpe = header.find(plan.prefix + "wpe.weight");
+  const SafetensorsEntry* mask = header.find(base + "bias");
+  if (options.into) {
+    context_length = options.into->context_length;
+    report.sources["context_length"] = "the target module (context_length = " + std::to_string(context_length) + ")";
+  } else if (wpe != nullptr && wpe->shape.size() == 2) {
+    context_length = wpe->shape[0];
+    report.sources["context_length"] = plan.prefix + "wpe.weight rows (" + std::to_string(context_length) + ")";
+  } else if (mask != nullptr && mask->shape.size() == 4) {
+    context_length = mask->shape[3];
+    report.sources["context_length"] = base + "bias (the causal mask buffer, " + std::to_string(context_length) + " x " + std::to_string(context_length) + ")";
+  } else if (options.context_length) {
+    context_length = *options.context_length;
+    report.sources["context_length"] = "the context_length option (" + std::to_string(context_length) + ")";
+  } else {
+    throw AttentionError("checkpoint_context_length", "context_length", "the file has neither wpe.weight nor a mask buffer to give context_length",
+                         "Pass context_length (GPT-2 uses 1024).");
+  }
+  if (context_length <= 0) throw AttentionError("checkpoint_context_length", "context_length", "context_length must be at least 1", "");
+
+  if (options.into) {
+    const ModuleConfig& t = *options.into;
+    std::vector<std::string> problems;
+    if (t.kind != ClassKind::MultiHeadAttention) problems.push_back("the target is " + t.class_name() + ", not MultiHeadAttention");
+    if (t.d_in != d || t.d_out != d)
+      problems.push_back("the target has d_in = " + std::to_string(t.d_in) + ", d_out = " + std::to_string(t.d_out) + " but " + k_attn_w + " " + shape_text(attn_w->shape) + " gives d = " + std::to_string(d));
+    if (attn_b != nullptr && !t.qkv_bias)
+      problems.push_back("the file has q/k/v biases (" + k_attn_b + ", " + std::to_string(3 * d) + " values) but the target has qkv_bias=False: they would be dropped");
+    if (!problems.empty()) {
+      std::string message;
+      for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
+      throw AttentionError("checkpoint_config_mismatch", attn_b != nullptr && !t.qkv_bias ? "qkv_bias" : "d_out", message,
+                           attn_b != nullptr && !t.qkv_bias ? "GPT-2 needs MultiHeadAttention(..., qkv_bias=True)." : "Build the target as MultiHeadAttention(d, d, context_length, 0.0, num_heads, qkv_bias=True).");
+    }
+  }
+
+  ModuleConfig& c = plan.config;
+  c.kind = ClassKind::MultiHeadAttention;
+  c.d_in = d;
+  c.d_out = d;
+  c.context_length = context_length;
+  c.dropout = options.into ? options.into->dropout : 0.0;
+  c.num_heads = num_heads;
+  c.qkv_bias = options.into ? options.into->qkv_bias : attn_b != nullptr;
+
+  plan.needed.push_back(*attn_w);
+  report.used.push_back(k_attn_w);
+  report.transposed.push_back(k_attn_w);
+  if (attn_b != nullptr) {
+    plan.needed.push_back(*attn_b);
+    report.used.push_back(k_attn_b);
+  } else {
+    report.missing.push_back(k_attn_b);
+  }
+  plan.needed.push_back(*proj_w);
+  plan.needed.push_back(*proj_b);
+  report.used.push_back(k_proj_w);
+  report.used.push_back(k_proj_b);
+  report.transposed.push_back(k_proj_w);
+
+  for (const auto& e : header.entries) {
+    if (std::find(report.used.begin(), report.used.end(), e.key) != report.used.end()) continue;
+    std::string prefix;
+    int64_t layer = 0;
+    std::string reason;
+    if (parse_layer_key(e.key, ".attn.bias", prefix, layer)) {
+      reason = "causal mask buffer " + shape_text(e.shape) + ", not the q/k/v bias (that is c_attn.bias); the mask is rebuilt from context_length";
+    } else if (parse_layer_key(e.key, ".attn.masked_bias", prefix, layer)) {
+      reason = "the mask's fill value buffer, not a weight";
+    } else if (e.key == plan.prefix + "wpe.weight") {
+      reason = "position embeddings (not attention); its " + std::to_string(e.shape.empty() ? 0 : e.shape[0]) + " rows give context_length";
+    } else if (e.key == plan.prefix + "wte.weight") {
+      reason = "token embeddings (not attention)";
+    } else if (e.key.rfind(plan.prefix + "h.", 0) == 0) {
+      const std::string rest = e.key.substr(plan.prefix.size() + 2);
+      const std::string layer_text = rest.substr(0, rest.find('.'));
+      reason = layer_text == std::to_string(options.layer) ? "not part of attention (layer norm or MLP)" : "layer " + layer_text + " (loading layer " + std::to_string(options.layer) + ")";
+    } else {
+      reason = "not part of attention";
+    }
+    report.ignored.push_back({e.key, reason});
+  }
+  return plan;
+}
+
+namespace {
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1Fu;
+  uint32_t mantissa = h & 0x3FFu;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exponent = 127 - 15 + 1;
+      while ((mantissa & 0x400u) == 0) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      mantissa &= 0x3FFu;
+      bits = sign | (exponent << 23) | (mantissa << 13);
+    }
+  } else if (exponent == 0x1F) {
+    bits = sign | 0x7F800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+}  // namespace
+
+std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* bytes, size_t length) {
+  const uint64_t expected = entry.end - entry.begin;
+  if (length != expected) {
+    throw AttentionError("checkpoint_truncated", "", "read " + std::to_string(length) + " bytes of " + entry.key + ", expected " + std::to_string(expected),
+                         "The file is cut off; download it again.");
+  }
+  const size_t n = static_cast<size_t>(numel_of(entry.shape));
+  std::vector<float> out(n);
+  if (entry.dtype == "F32") {
+    std::memcpy(out.data(), bytes, n * 4);  // little-endian, as x86 and WebAssembly
+  } else if (entry.dtype == "F16") {
+    for (size_t i = 0; i < n; ++i) out[i] = half_to_float(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+  } else if (entry.dtype == "BF16") {
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t bits = static_cast<uint32_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)) << 16;
+      std::memcpy(&out[i], &bits, 4);
+    }
+  } else if (entry.dtype == "F64") {
+    for (size_t i = 0; i < n; ++i) {
+      double v;
+      std::memcpy(&v, bytes + 8 * i, 8);
+      out[i] = static_cast<float>(v);
+    }
+  } else {
+    throw AttentionError("checkpoint_dtype", "", entry.key + " is " + entry.dtype + "; weights must be floating point (F32, F16, BF16, F64)", "");
+  }
+  return out;
+}
+
+AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  const int64_t d = plan.config.d_out;
+  std::map<std::string, std::vector<float>> values;
+  for (const auto& e : plan.needed) {
+    const auto it = bytes.find(e.key);
+    if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + e.key + " were not given", "");
+    values[e.key] = decode_tensor(e, it->second.data(), it->second.size());
+  }
+  const std::string base = plan.prefix;
+  const auto& attn_w = values.at(plan.needed[0].key);  // (d, 3d): x @ W, Conv1D layout
+  AttentionModule m(plan.config);
+  const char* names[3] = {"W_query", "W_key", "W_value"};
+  for (int part = 0; part < 3; ++part) {
+    Tensor w({d, d});  // (d_out, d_in) = c_attn.weight[:, part*d:(part+1)*d].T
+    for (int64_t i = 0; i < d; ++i)
+      for (int64_t o = 0; o < d; ++o) w.data[static_cast<size_t>(o * d + i)] = attn_w[static_cast<size_t>(i * 3 * d + part * d + o)];
+    m.set_parameter(std::string(names[part]) + ".weight", w);
+  }
+  const bool has_bias = plan.needed.size() == 4;
+  if (has_bias && plan.config.qkv_bias) {
+    const auto& b = values.at(plan.needed[1].key);  // (3d,) = q | k | v
+    for (int part = 0; part < 3; ++part) {
+      Tensor t({d}, std::vector<float>(b.begin() + part * d, b.begin() + (part + 1) * d));
+      m.set_parameter(std::string(names[part]) + ".bias", t);
+    }
+  }
+  const auto& proj_w = values.at(plan.needed[has_bias ? 2 : 1].key);  // (d, d) Conv1D: x @ W
+  const auto& proj_b = values.at(plan.needed[has_bias ? 3 : 2].key);
+  Tensor w({d, d});  // out_proj.weight = c_proj.weight.T
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t o = 0; o < d; ++o) w.data[static_cast<size_t>(o * d + i)] = proj_w[static_cast<size_t>(i * d + o)];
+  m.set_parameter("out_proj.weight", w);
+  m.set_parameter("out_proj.bias", Tensor({d}, proj_b));
+  return m;
+}
+
+}  // namespace attention_lab

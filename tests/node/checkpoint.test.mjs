@@ -1,0 +1,109 @@
+// GPT-2 safetensors checkpoints through the public API (Blob, File, ArrayBuffer sources).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { loadAttentionLab, AttentionError } from "attention-lab";
+import { tensor, maxAbsDiff, sameBits } from "./helpers.mjs";
+
+const lab = await loadAttentionLab();
+const dir = new URL("../fixtures/checkpoints/", import.meta.url);
+const bytes = (name) => readFileSync(new URL(name, dir));
+const expected = JSON.parse(readFileSync(new URL("expected.json", dir), "utf8"));
+
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(e instanceof AttentionError, `not an AttentionError: ${e}`);
+    return e;
+  }
+  assert.fail("expected a rejection");
+}
+
+for (const c of expected.cases) {
+  test(`${c.file} layer ${c.layer}: loads into MultiHeadAttention and matches PyTorch within 1e-6`, async () => {
+    const file = new File([bytes(c.file)], c.file);
+    const { module, report } = await lab.loadCheckpoint(file, { layer: c.layer, num_heads: c.num_heads });
+    assert.equal(module.className, "MultiHeadAttention");
+    assert.deepEqual(module.config, { d_in: c.d, d_out: c.d, context_length: c.context_length, dropout: 0, num_heads: c.num_heads, qkv_bias: true });
+    module.parameters().forEach((p, i) => {
+      assert.equal(p.name, c.parameters[i].name);
+      assert.ok(sameBits(p.data, tensor(c.parameters[i]).data), p.name);
+    });
+    const { output } = module.forward(tensor(c.input), { training: false });
+    assert.ok(maxAbsDiff(output, tensor(c.output)) <= 1e-6);
+    // A split with the heads before q/k/v (the wrong order) gives another output: not what the loader does.
+    assert.ok(maxAbsDiff(output, tensor(c.wrong_split_output)) > 1e-3);
+    const base = `${c.prefix}h.${c.layer}.attn.`;
+    assert.deepEqual(report.used, [`${base}c_attn.weight`, `${base}c_attn.bias`, `${base}c_proj.weight`, `${base}c_proj.bias`]);
+    assert.deepEqual(report.transposed, [`${base}c_attn.weight`, `${base}c_proj.weight`]);
+    const ignoredMask = report.ignored.find((i) => i.key === `${base}bias`);
+    assert.match(ignoredMask.reason, /causal mask buffer.*not the q\/k\/v bias/);
+    assert.ok(report.ignored.some((i) => i.key === `${base}masked_bias`));
+    assert.match(report.sources.context_length, /wpe\.weight rows/);
+  });
+}
+
+test("B20: each source kind works, and only the needed slices are read", async () => {
+  const raw = bytes("gpt2_d4_h2.safetensors");
+  const fromBuffer = await lab.loadCheckpoint(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length), { num_heads: 2 });
+  const fromView = await lab.loadCheckpoint(new Uint8Array(raw), { num_heads: 2 });
+  let read = 0;
+  const blob = new Blob([raw]);
+  const spy = new Proxy(blob, {
+    get(target, prop) {
+      if (prop === "slice") return (b, e) => { read += e - b; return target.slice(b, e); };
+      const v = Reflect.get(target, prop);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  Object.setPrototypeOf(spy, Blob.prototype);
+  const fromBlob = await lab.loadCheckpoint(spy, { num_heads: 2 });
+  const a = fromBuffer.module.parameters()[0].data;
+  assert.ok(sameBits(a, fromView.module.parameters()[0].data));
+  assert.ok(sameBits(a, fromBlob.module.parameters()[0].data));
+  const info = expected.files["gpt2_d4_h2.safetensors"];
+  // 8 + header + c_attn (4x12) + bias (12) + c_proj (4x4) + bias (4), float32
+  assert.equal(read, 8 + info.header_length + 4 * (48 + 12 + 16 + 4));
+  assert.ok(read < raw.length);
+});
+
+test("acceptance 4 / B24: loading into a module with qkv_bias=False is a clear error naming the bias keys", async () => {
+  const target = lab.create("MultiHeadAttention", { d_in: 8, d_out: 8, context_length: 16, dropout: 0.0, num_heads: 4 });
+  const before = target.parameters()[0].data;
+  const e = await rejection(lab.loadCheckpoint(new Blob([bytes("gpt2_d8_h4_prefix.safetensors")]), { layer: 1, into: target }));
+  assert.equal(e.code, "checkpoint_config_mismatch");
+  assert.equal(e.slot, "qkv_bias");
+  assert.match(e.message, /transformer\.h\.1\.attn\.c_attn\.bias/);
+  assert.match(e.hint, /qkv_bias=True/);
+  assert.ok(sameBits(target.parameters()[0].data, before), "no partial load");
+  const withBias = lab.create("MultiHeadAttention", { d_in: 8, d_out: 8, context_length: 16, dropout: 0.0, num_heads: 4, qkv_bias: true });
+  const { module, report } = await lab.loadCheckpoint(new Blob([bytes("gpt2_d8_h4_prefix.safetensors")]), { layer: 1, into: withBias });
+  assert.equal(module, withBias);
+  assert.match(report.sources.num_heads, /target module/);
+  const c = expected.cases.find((c) => c.file === "gpt2_d8_h4_prefix.safetensors");
+  assert.ok(sameBits(withBias.parameters()[0].data, tensor(c.parameters[0]).data));
+  const wrongWidth = lab.create("MultiHeadAttention", { d_in: 4, d_out: 4, context_length: 16, dropout: 0.0, num_heads: 4, qkv_bias: true });
+  assert.equal((await rejection(lab.loadCheckpoint(bytes("gpt2_d8_h4_prefix.safetensors"), { layer: 1, into: wrongWidth }))).code, "checkpoint_config_mismatch");
+});
+
+test("acceptance 5: truncated, lying and non-safetensors files are clear errors; the library keeps working", async () => {
+  assert.equal((await rejection(lab.loadCheckpoint(new Blob([bytes("truncated.safetensors")]), { num_heads: 4 }))).code, "checkpoint_truncated");
+  assert.equal((await rejection(lab.loadCheckpoint(new Blob([bytes("lying_offsets.safetensors")]), { num_heads: 2 }))).code, "checkpoint_bad_offsets");
+  assert.equal((await rejection(lab.loadCheckpoint(new Blob([bytes("bad_header.safetensors")])))).code, "checkpoint_bad_header");
+  assert.equal((await rejection(lab.loadCheckpoint(new Blob([bytes("not_json.safetensors")])))).code, "checkpoint_bad_header");
+  assert.equal((await rejection(lab.loadCheckpoint(new Blob([new Uint8Array(3)])))).code, "checkpoint_truncated");
+  assert.equal((await rejection(lab.loadCheckpoint("model.safetensors"))).code, "checkpoint_source");
+  assert.equal((await rejection(lab.loadCheckpoint(bytes("gpt2_d4_h2.safetensors")))).code, "checkpoint_num_heads");
+  assert.equal((await rejection(lab.loadCheckpoint(bytes("gpt2_d4_h2.safetensors"), { num_heads: 2, layer: 5 }))).code, "checkpoint_layer");
+  const after = await lab.loadCheckpoint(bytes("gpt2_d4_h2.safetensors"), { num_heads: 2 });
+  assert.equal(after.module.outputWidth, 4);
+});
+
+test("context_length from the option when the file has neither wpe nor a mask buffer", async () => {
+  const raw = bytes("gpt2_d8_nowpe_nomask.safetensors");
+  assert.equal((await rejection(lab.loadCheckpoint(raw, { num_heads: 4 }))).code, "checkpoint_context_length");
+  const { module, report } = await lab.loadCheckpoint(raw, { num_heads: 4, context_length: 32 });
+  assert.equal(module.config.context_length, 32);
+  assert.match(report.sources.context_length, /option/);
+});
