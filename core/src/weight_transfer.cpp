@@ -81,6 +81,7 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
   if (to_bias && !from_bias) report.notes.push_back("The target's q/k/v biases keep their own initial values; set qkv_bias=False or copy them too.");
   if (to_bias && from_bias) report.notes.push_back("The q/k/v biases are not part of this copy; the target keeps its own.");
 
+  report.code = copy_code(from.config().kind, to.config().kind, plan);
   report.tokens = tokens ? *tokens : (from.config().d_in == 3 ? book_tokens() : seeded_tokens(6, from.config().d_in, 123));
   if (from.config().d_in != to.config().d_in) {
     report.notes.push_back("The two modules take different d_in (" + std::to_string(from.config().d_in) + " vs " + std::to_string(to.config().d_in) + "), so no tokens fit both.");
@@ -97,6 +98,7 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
   double max_diff = 0.0;
   for (size_t i = 0; i < a.data.size(); ++i) max_diff = std::max(max_diff, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
   report.max_abs_diff = max_diff;
+  report.stages = compare_stages(from, to, report.tokens);
   report.agree = max_diff <= 1e-6;
   if (!report.agree) {
     std::vector<std::string> suspects;
@@ -109,6 +111,141 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
     }
   }
   return report;
+}
+
+std::vector<StageDiff> compare_stages(const AttentionModule& a, const AttentionModule& b, const Tensor& x) {
+  std::vector<Stage> ta, tb;
+  ForwardOptions oa, ob;
+  oa.training = ob.training = false;
+  oa.trace = &ta;
+  ob.trace = &tb;
+  a.forward(x, oa);
+  b.forward(x, ob);
+  std::vector<StageDiff> out;
+  for (const auto& sa : ta) {
+    for (const auto& sb : tb) {
+      if (sa.id != sb.id || sa.tensor.shape != sb.tensor.shape) continue;
+      double m = 0.0;
+      for (size_t i = 0; i < sa.tensor.data.size(); ++i) {
+        const float u = sa.tensor.data[i], v = sb.tensor.data[i];
+        if (u == v) continue;  // also -inf == -inf in masked scores
+        m = std::max(m, std::isfinite(u) && std::isfinite(v) ? static_cast<double>(std::fabs(u - v)) : INFINITY);
+      }
+      out.push_back({sa.id, m});
+    }
+  }
+  return out;
+}
+
+std::string copy_code(ClassKind from, ClassKind to, const CopyPlan& plan) {
+  const bool same = from == to;
+  const std::string src = same ? "src" : from == ClassKind::SelfAttentionV1 ? "sa_v1" : "sa_v2";
+  const std::string dst = same ? "dst" : to == ClassKind::SelfAttentionV1 ? "sa_v1" : "sa_v2";
+  std::string code;
+  for (const char* m : {"W_query", "W_key", "W_value"}) {
+    const auto it = plan.find(m);
+    const std::string target = dst + "." + m + (to == ClassKind::SelfAttentionV1 ? "" : ".weight");
+    if (it == plan.end() || !it->second.copy) {
+      code += "# " + target + " keeps its own initial values\n";
+      continue;
+    }
+    code += target + " = torch.nn.Parameter(" + src + "." + m + (from == ClassKind::SelfAttentionV1 ? "" : ".weight") + (it->second.transpose ? ".T" : "") + ")\n";
+  }
+  return code;
+}
+
+ModuleConfig equivalent_config(const ModuleConfig& c) {
+  ModuleConfig out = c;
+  if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
+    out.kind = ClassKind::MultiHeadAttention;
+    out.d_out = c.num_heads * c.d_out;
+  } else if (c.kind == ClassKind::MultiHeadAttention) {
+    out.kind = ClassKind::MultiHeadAttentionWrapper;
+    out.d_out = c.head_dim();
+  } else {
+    throw AttentionError("convert_unsupported", "", c.class_name() + " has no multi-head equivalent", "Convert between MultiHeadAttentionWrapper and MultiHeadAttention.");
+  }
+  return out;
+}
+
+AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout layout) {
+  const ModuleConfig& w = wrapper.config();
+  if (w.kind != ClassKind::MultiHeadAttentionWrapper) {
+    throw AttentionError("convert_unsupported", "", "expected a MultiHeadAttentionWrapper, got " + w.class_name(), "");
+  }
+  const int64_t H = w.num_heads, hd = w.d_out, d_in = w.d_in, total = H * hd;
+  AttentionModule fused(equivalent_config(w));
+  // Head h's row j lands in row h*hd + j (stacked) or j*H + h (interleaved: the mistake).
+  const auto row = [&](int64_t h, int64_t j) { return layout == HeadLayout::Stacked ? h * hd + j : j * H + h; };
+  for (const char* m : {"W_query", "W_key", "W_value"}) {
+    Tensor weight({total, d_in});  // (d_out_total, d_in)
+    Tensor bias({total});
+    for (int64_t h = 0; h < H; ++h) {
+      const std::string head = "heads." + std::to_string(h) + "." + m;
+      const Tensor& hw = *wrapper.parameter(head + ".weight");  // (hd, d_in)
+      for (int64_t j = 0; j < hd; ++j)
+        std::copy_n(hw.data.begin() + j * d_in, d_in, weight.data.begin() + row(h, j) * d_in);
+      if (w.qkv_bias) {
+        const Tensor& hb = *wrapper.parameter(head + ".bias");
+        for (int64_t j = 0; j < hd; ++j) bias.data[static_cast<size_t>(row(h, j))] = hb.data[static_cast<size_t>(j)];
+      }
+    }
+    fused.set_parameter(std::string(m) + ".weight", weight);
+    if (w.qkv_bias) fused.set_parameter(std::string(m) + ".bias", bias);
+  }
+  Tensor identity({total, total});  // out_proj = I, bias 0: the fused module adds nothing after the merge
+  for (int64_t i = 0; i < total; ++i) identity.data[static_cast<size_t>(i * total + i)] = 1.0f;
+  fused.set_parameter("out_proj.weight", identity);
+  fused.set_parameter("out_proj.bias", Tensor({total}));
+  return fused;
+}
+
+AttentionModule wrapper_from_fused(const AttentionModule& mha) {
+  const ModuleConfig& c = mha.config();
+  if (c.kind != ClassKind::MultiHeadAttention) {
+    throw AttentionError("convert_unsupported", "", "expected a MultiHeadAttention, got " + c.class_name(), "");
+  }
+  const int64_t H = c.num_heads, hd = c.head_dim(), d_in = c.d_in;
+  AttentionModule wrapper(equivalent_config(c));
+  for (const char* m : {"W_query", "W_key", "W_value"}) {
+    const Tensor& fw = *mha.parameter(std::string(m) + ".weight");  // (d_out, d_in)
+    for (int64_t h = 0; h < H; ++h) {
+      const std::string head = "heads." + std::to_string(h) + "." + m;
+      Tensor weight({hd, d_in});  // rows h*hd .. (h+1)*hd - 1
+      std::copy_n(fw.data.begin() + h * hd * d_in, hd * d_in, weight.data.begin());
+      wrapper.set_parameter(head + ".weight", weight);
+      if (c.qkv_bias) {
+        const Tensor& fb = *mha.parameter(std::string(m) + ".bias");
+        wrapper.set_parameter(head + ".bias", Tensor({hd}, std::vector<float>(fb.data.begin() + h * hd, fb.data.begin() + (h + 1) * hd)));
+      }
+    }
+  }
+  return wrapper;
+}
+
+std::string conversion_code(const AttentionModule& from) {
+  const ModuleConfig& c = from.config();
+  const ModuleConfig to = equivalent_config(c);
+  std::string code;
+  if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
+    code += "mha = " + to.python_call() + "\n";
+    for (const char* m : {"W_query", "W_key", "W_value"}) {
+      code += "mha." + std::string(m) + ".weight = torch.nn.Parameter(torch.cat([h." + m + ".weight for h in wrapper.heads], dim=0))\n";
+      if (c.qkv_bias) code += "mha." + std::string(m) + ".bias = torch.nn.Parameter(torch.cat([h." + m + ".bias for h in wrapper.heads], dim=0))\n";
+    }
+    code += "mha.out_proj.weight = torch.nn.Parameter(torch.eye(" + std::to_string(to.d_out) + "))\n";
+    code += "mha.out_proj.bias = torch.nn.Parameter(torch.zeros(" + std::to_string(to.d_out) + "))\n";
+  } else {
+    code += "wrapper = " + to.python_call() + "\n";
+    code += "for h, head in enumerate(wrapper.heads):\n";
+    code += "    rows = slice(h * " + std::to_string(to.d_out) + ", (h + 1) * " + std::to_string(to.d_out) + ")\n";
+    for (const char* m : {"W_query", "W_key", "W_value"}) {
+      code += "    head." + std::string(m) + ".weight = torch.nn.Parameter(mha." + m + ".weight[rows])\n";
+      if (c.qkv_bias) code += "    head." + std::string(m) + ".bias = torch.nn.Parameter(mha." + m + ".bias[rows])\n";
+    }
+    code += "# the wrapper has no out_proj: it matches mha only if mha.out_proj is the identity with zero bias\n";
+  }
+  return code;
 }
 
 }  // namespace attention_lab

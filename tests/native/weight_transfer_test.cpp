@@ -3,6 +3,8 @@
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
 
+#include <map>
+
 using namespace attention_lab;
 
 namespace {
@@ -69,5 +71,97 @@ TEST_SUITE("weight_transfer") {
     AttentionModule causal(validated_config("CausalAttention", {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}), g);
     CHECK_THROWS_AS(copy_weights(v1, causal, all(true)), AttentionError);
     CHECK_THROWS_AS(copy_weights(v1, v2, {{"W_quer", {true, true}}}), AttentionError);
+  }
+}
+
+namespace {
+SlotMap multi(int64_t d_in, int64_t d_out, int64_t heads, bool bias = false) {
+  return {{"d_in", SlotValue::integer(static_cast<double>(d_in))}, {"d_out", SlotValue::integer(static_cast<double>(d_out))}, {"context_length", SlotValue::integer(6)},
+          {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(static_cast<double>(heads))}, {"qkv_bias", SlotValue::boolean_value(bias)}};
+}
+Tensor two_book_copies() {
+  const Tensor x = book_tokens();
+  Tensor out({2, 6, 3});
+  std::copy(x.data.begin(), x.data.end(), out.data.begin());
+  std::copy(x.data.begin(), x.data.end(), out.data.begin() + 18);
+  return out;
+}
+}  // namespace
+
+TEST_SUITE("weight_transfer") {
+  TEST_CASE("copy reports compare every stage and give the PyTorch lines") {
+    const AttentionModule v2 = make("SelfAttention_v2", 3, 3, 789);
+    AttentionModule v1 = make("SelfAttention_v1", 3, 3, 123);
+    CopyPlan plan = all(true);
+    plan["W_key"].transpose = false;
+    const CopyReport r = copy_weights(v2, v1, plan);
+    CHECK(r.code == "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\nsa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight)\n"
+                    "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)\n");
+    std::map<std::string, double> by_id;
+    for (const auto& s : r.stages) by_id[s.id] = s.max_abs_diff;
+    CHECK(by_id.at("queries") == 0.0);   // W_query went over right
+    CHECK(by_id.at("values") == 0.0);
+    CHECK(by_id.at("keys") > 1e-3);      // the missing transpose shows up first here
+    CHECK(by_id.at("attn_scores") > 1e-3);
+  }
+
+  TEST_CASE("wrapper -> equivalent fused MHA with identity out_proj: every stage agrees (exercise 3.2 sizes)") {
+    TorchGenerator g(123);
+    const AttentionModule wrapper(validated_config("MultiHeadAttentionWrapper", multi(3, 1, 2)), g);
+    const AttentionModule fused = fused_from_wrapper(wrapper);
+    CHECK(fused.config().python_call() == "MultiHeadAttention(3, 2, 6, 0.0, 2)");
+    const auto stages = compare_stages(wrapper, fused, two_book_copies());
+    std::vector<std::string> ids;
+    for (const auto& s : stages) {
+      ids.push_back(s.id);
+      CAPTURE(s.id);
+      CHECK(s.max_abs_diff <= 1e-6);
+    }
+    CHECK(ids == std::vector<std::string>{"input", "queries", "keys", "values", "attn_scores", "mask", "attn_scores_masked", "attn_weights", "attn_weights_dropout",
+                                          "context_vec", "heads_concat", "output"});
+  }
+
+  TEST_CASE("with biases and three heads too, and back again: fused -> wrapper") {
+    TorchGenerator g(5);
+    const AttentionModule wrapper(validated_config("MultiHeadAttentionWrapper", multi(3, 2, 3, true)), g);
+    const AttentionModule fused = fused_from_wrapper(wrapper);
+    for (const auto& s : compare_stages(wrapper, fused, two_book_copies())) CHECK(s.max_abs_diff <= 1e-6);
+    const AttentionModule back = wrapper_from_fused(fused);
+    for (size_t i = 0; i < back.parameters().size(); ++i) CHECK(back.parameters()[i].tensor.data == wrapper.parameters()[i].tensor.data);
+  }
+
+  TEST_CASE("a head-merge-order mistake (interleaved rows) shows up as a difference") {
+    TorchGenerator g(123);
+    const AttentionModule wrapper(validated_config("MultiHeadAttentionWrapper", multi(3, 2, 2)), g);
+    const AttentionModule wrong = fused_from_wrapper(wrapper, HeadLayout::Interleaved);
+    double output_diff = 0, query_diff = 0;
+    for (const auto& s : compare_stages(wrapper, wrong, two_book_copies())) {
+      if (s.id == "output") output_diff = s.max_abs_diff;
+      if (s.id == "queries") query_diff = s.max_abs_diff;
+    }
+    CHECK(query_diff > 1e-3);
+    CHECK(output_diff > 1e-3);
+  }
+
+  TEST_CASE("a seeded MHA's own out_proj makes the sliced wrapper differ only after the merge") {
+    TorchGenerator g(123);
+    const AttentionModule mha(validated_config("MultiHeadAttention", multi(3, 4, 2)), g);
+    const AttentionModule wrapper = wrapper_from_fused(mha);
+    CHECK(wrapper.config().python_call() == "MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2)");
+    std::map<std::string, double> by_id;
+    for (const auto& s : compare_stages(mha, wrapper, two_book_copies())) by_id[s.id] = s.max_abs_diff;
+    CHECK(by_id.at("context_vec") <= 1e-6);
+    CHECK(by_id.at("heads_concat") <= 1e-6);
+    CHECK(by_id.at("output") > 1e-3);
+    CHECK(conversion_code(mha).find("mha.W_query.weight[rows]") != std::string::npos);
+    CHECK(conversion_code(wrapper).find("torch.cat([h.W_query.weight for h in wrapper.heads], dim=0)") != std::string::npos);
+  }
+
+  TEST_CASE("equivalent configs: wrapper d_out per head <-> fused d_out total (B3)") {
+    const ModuleConfig w = validated_config("MultiHeadAttentionWrapper", multi(768, 64, 12));
+    CHECK(equivalent_config(w).python_call() == "MultiHeadAttention(768, 768, 6, 0.0, 12)");
+    const ModuleConfig m = validated_config("MultiHeadAttention", multi(768, 768, 12));
+    CHECK(equivalent_config(m).python_call() == "MultiHeadAttentionWrapper(768, 64, 6, 0.0, 12)");
+    CHECK_THROWS_AS(equivalent_config(validated_config("SelfAttention_v1", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}})), AttentionError);
   }
 }

@@ -164,6 +164,15 @@ export interface CopyReport {
   /** Sentences about what else matters (biases, shapes). */
   notes: string[];
   tokens: Tensor;
+  /** Every stage both modules have (same id and shape), compared on `tokens` in eval mode. */
+  stages: StageDiff[];
+  /** The PyTorch lines of this copy, e.g. "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n...". */
+  code: string;
+}
+
+export interface StageDiff {
+  id: string;
+  maxAbsDiff: number;
 }
 
 export interface CheckpointReport {
@@ -216,6 +225,15 @@ export interface AttentionLab {
    * checkpoint_context_length, checkpoint_config_mismatch, checkpoint_dtype, checkpoint_source.
    */
   loadCheckpoint(source: ArrayBuffer | ArrayBufferView | Blob, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
+  /** Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads. */
+  equivalentConfig(className: ClassName, config: Config): { className: ClassName; config: Record<SlotName, number | boolean>; pythonCall: string };
+  /**
+   * Wrapper -> fused MultiHeadAttention (heads stacked, out_proj = identity with zero bias) or fused ->
+   * wrapper (head h takes rows h*head_dim ...). layout "interleaved" builds the head-merge mistake on purpose.
+   */
+  convert(module: AttentionModule, options?: { layout?: "stacked" | "interleaved" }): { module: AttentionModule; code: string };
+  /** Both modules on x in eval mode; every stage they share compared. agree: every maxAbsDiff <= 1e-6. */
+  compare(a: AttentionModule, b: AttentionModule, x: TensorLike): { stages: StageDiff[]; maxAbsDiff: number; agree: boolean };
   /** The book's six 3-d embeddings of "Your journey starts with one step", shape (6, 3). */
   bookTokens(): Tensor;
   /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */

@@ -236,6 +236,34 @@ class Lab {
     return { module: new AttentionModule(this, "MultiHeadAttention", r, this.manualSeed(123)), report: r.report };
   }
 
+  /** The equivalent multi-head config: wrapper d_out per head <-> fused d_out total. */
+  equivalentConfig(className, config) {
+    const r = unwrap(this._core.equivalentConfig(String(className ?? ""), config ?? {}));
+    return { className: r.className, config: r.config, pythonCall: r.pythonCall };
+  }
+
+  /**
+   * Wrapper -> equivalent fused MultiHeadAttention (heads stacked, out_proj = identity, zero bias) or
+   * fused -> wrapper (head h = rows h*head_dim ...). layout "interleaved" builds the head-merge mistake.
+   */
+  convert(module, { layout = "stacked" } = {}) {
+    if (!(module instanceof AttentionModule)) {
+      throw new AttentionError({ code: "convert_unsupported", slot: "", message: "convert takes a module made by lab.create", hint: "" });
+    }
+    const r = unwrap(this._core.convert(module.className, module.config, module._params, layout));
+    return { module: new AttentionModule(this, r.className, r, this.manualSeed(123)), code: r.code };
+  }
+
+  /** Runs both modules on x in eval mode and compares every stage they share (same id and shape). */
+  compare(a, b, x) {
+    if (!(a instanceof AttentionModule) || !(b instanceof AttentionModule)) {
+      throw new AttentionError({ code: "compare_unsupported", slot: "", message: "compare takes two modules made by lab.create", hint: "" });
+    }
+    const r = unwrap(this._core.compare(a.className, a.config, a._params, b.className, b.config, b._params, toTensor(x, "x")));
+    const worst = r.stages.reduce((m, s) => Math.max(m, s.maxAbsDiff), 0);
+    return { stages: r.stages, maxAbsDiff: worst, agree: worst <= 1e-6 };
+  }
+
   bookTokens() {
     return copyTensor(this._core.bookTokens());
   }

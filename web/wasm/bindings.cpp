@@ -376,6 +376,65 @@ val dropout_js(const val& gen_state, const val& tensor, double p) {
   });
 }
 
+val stage_diffs_to_js(const std::vector<StageDiff>& diffs) {
+  val out = val::array();
+  for (const auto& d : diffs) {
+    val o = val::object();
+    o.set("id", d.id);
+    o.set("maxAbsDiff", d.max_abs_diff);
+    out.call<void>("push", o);
+  }
+  return out;
+}
+
+val module_info_to_js(const AttentionModule& m) {
+  const ModuleConfig& c = m.config();
+  val out = ok();
+  out.set("className", c.class_name());
+  out.set("config", config_to_js(c.slots()));
+  out.set("headDim", static_cast<double>(c.head_dim()));
+  out.set("outputWidth", static_cast<double>(c.output_width()));
+  out.set("outputWidthRule", c.output_width_rule());
+  out.set("parameterCount", static_cast<double>(parameter_count(c)));
+  out.set("parameters", parameters_to_js(m));
+  return out;
+}
+
+val equivalent_config_js(const std::string& class_name, const val& config) {
+  return guarded([&] {
+    const ModuleConfig c = equivalent_config(validated_config(class_name, config_from_js(config)));
+    val out = ok();
+    out.set("className", c.class_name());
+    out.set("config", config_to_js(c.slots()));
+    out.set("pythonCall", c.python_call());
+    return out;
+  });
+}
+
+val convert_js(const std::string& class_name, const val& config, const val& params, const std::string& layout) {
+  return guarded([&] {
+    const AttentionModule from = module_from_js(class_name, config, params);
+    if (layout != "stacked" && layout != "interleaved")
+      throw AttentionError("convert_layout", "layout", "layout must be 'stacked' or 'interleaved', got '" + layout + "'", "");
+    const AttentionModule to = from.config().kind == ClassKind::MultiHeadAttentionWrapper
+                                   ? fused_from_wrapper(from, layout == "stacked" ? HeadLayout::Stacked : HeadLayout::Interleaved)
+                                   : wrapper_from_fused(from);
+    val out = module_info_to_js(to);
+    out.set("code", conversion_code(from));
+    return out;
+  });
+}
+
+val compare_js(const std::string& a_class, const val& a_config, const val& a_params, const std::string& b_class, const val& b_config, const val& b_params, const val& x) {
+  return guarded([&] {
+    const AttentionModule a = module_from_js(a_class, a_config, a_params);
+    const AttentionModule b = module_from_js(b_class, b_config, b_params);
+    val out = ok();
+    out.set("stages", stage_diffs_to_js(compare_stages(a, b, tensor_from_js(x, "x"))));
+    return out;
+  });
+}
+
 val copy_weights_js(const std::string& from_class, const val& from_config, const val& from_params, const std::string& to_class, const val& to_config,
                     const val& to_params, const val& plan_js, const val& tokens_js) {
   return guarded([&] {
@@ -410,6 +469,8 @@ val copy_weights_js(const std::string& from_class, const val& from_config, const
     report.set("agree", r.agree);
     report.set("notes", array_of_strings(r.notes));
     report.set("tokens", tensor_to_js(r.tokens));
+    report.set("stages", stage_diffs_to_js(r.stages));
+    report.set("code", r.code);
     out.set("report", report);
     out.set("parameters", parameters_to_js(to));
     return out;
@@ -544,6 +605,9 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("bookTokens", &book_tokens_js);
   emscripten::function("seededTokens", &seeded_tokens_js);
   emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("equivalentConfig", &equivalent_config_js);
+  emscripten::function("convert", &convert_js);
+  emscripten::function("compare", &compare_js);
   emscripten::function("checkpointHeaderLength", &checkpoint_header_length_js);
   emscripten::function("planCheckpoint", &plan_checkpoint_js);
   emscripten::function("loadCheckpoint", &load_checkpoint_js);

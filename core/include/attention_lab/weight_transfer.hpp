@@ -25,6 +25,12 @@ struct MatrixReport {
   std::string hint;
 };
 
+/// One stage compared between two modules run on the same tokens (eval mode).
+struct StageDiff {
+  std::string id;
+  double max_abs_diff = 0.0;
+};
+
 struct CopyReport {
   std::vector<MatrixReport> matrices;
   /// max |from(tokens) - to(tokens)| over the outputs (eval mode); nullopt when output shapes differ.
@@ -32,6 +38,10 @@ struct CopyReport {
   bool agree = false;  // max_abs_diff <= 1e-6
   std::vector<std::string> notes;
   Tensor tokens;
+  /// Every stage both modules have with the same shape, compared.
+  std::vector<StageDiff> stages;
+  /// The PyTorch lines that do this copy (`sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)`).
+  std::string code;
 };
 
 /// Copies the matrices of `from` into `to` following `plan`, as the book's
@@ -41,5 +51,34 @@ struct CopyReport {
 /// (AttentionError "copy_unsupported" otherwise). Unknown plan keys: AttentionError "copy_plan".
 CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan,
                         const std::optional<Tensor>& tokens = std::nullopt);
+
+/// Runs both modules on `x` in eval mode with tracing and compares every stage they share (same id and
+/// shape). Throws AttentionError like forward when `x` does not fit one of them.
+std::vector<StageDiff> compare_stages(const AttentionModule& a, const AttentionModule& b, const Tensor& x);
+
+/// The PyTorch lines for a v1/v2 copy plan, variables named sa_v1 / sa_v2 (or src / dst when both
+/// modules are the same class).
+std::string copy_code(ClassKind from, ClassKind to, const CopyPlan& plan);
+
+/// How a fused module stacks the wrapper's heads. `Stacked` is right: head h owns rows
+/// h*d_out .. (h+1)*d_out - 1 of each fused projection. `Interleaved` (row j*num_heads + h) is the
+/// classic head-merge mistake, kept so the page and tests can show what it does.
+enum class HeadLayout { Stacked, Interleaved };
+
+/// The fused config equivalent to a wrapper's (d_out per head -> num_heads x d_out total) and back
+/// (d_out total -> head_dim per head). Throws AttentionError "convert_unsupported" for other classes.
+ModuleConfig equivalent_config(const ModuleConfig& config);
+
+/// MultiHeadAttention(d_in, num_heads*d_out, ...) holding the wrapper's heads: W_*.weight = the heads'
+/// weights stacked on the output axis (biases likewise), out_proj = identity with zero bias.
+AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout layout = HeadLayout::Stacked);
+
+/// MultiHeadAttentionWrapper(d_in, head_dim, ...) whose head h holds rows h*head_dim .. of the fused
+/// projections. The wrapper has no out_proj: the two agree only when out_proj is the identity with zero
+/// bias (as after fused_from_wrapper); compare_stages shows where they part.
+AttentionModule wrapper_from_fused(const AttentionModule& mha);
+
+/// The PyTorch lines of the conversion (`torch.cat([h.W_query.weight for h in wrapper.heads])` ...).
+std::string conversion_code(const AttentionModule& from);
 
 }  // namespace attention_lab
