@@ -7,5 +7,9 @@ bash scripts/setup.sh --browser
 bash scripts/build.sh
 echo "== native suite (doctest via CTest)"
 ctest --preset native
+echo "== native suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize -j "$(nproc 2>/dev/null || echo 2)"
+ctest --preset sanitize
 echo "== library and browser suites (node:test)"
 node --test --test-concurrency=1 tests/node/ tests/browser/
