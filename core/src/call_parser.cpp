@@ -22,10 +22,14 @@ Diagnostic syntax(std::string message, std::string hint) {
   return {Severity::Error, "syntax", {}, std::move(message), std::move(hint), "SyntaxError: invalid syntax"};
 }
 
+/// Python's tokenizer refuses more than 200 open brackets ("too many nested parentheses").
+constexpr int kMaxNesting = 200;
+
 /// Splits the call into tokens; stops at the first character that cannot start a token.
 std::vector<Token> tokenize(const std::string& s, std::vector<Diagnostic>& diags) {
   std::vector<Token> out;
   size_t i = 0;
+  int depth = 0;
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (std::isspace(c) || c == '\\') {
@@ -34,7 +38,9 @@ std::vector<Token> tokenize(const std::string& s, std::vector<Diagnostic>& diags
       while (i < s.size() && s[i] != '\n') ++i;
     } else if (std::isalpha(c) || c == '_') {
       const size_t start = i;
-      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '.')) ++i;
+      // Bytes >= 0x80 continue a name, as Python accepts non-ASCII letters in identifiers: a Cyrillic
+      // 'а' inside "SelfАttention_v1" then gives an unknown class, as Python's NameError does.
+      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '.' || static_cast<unsigned char>(s[i]) >= 0x80)) ++i;
       out.push_back({Token::Kind::Name, s.substr(start, i - start), start + 1});
     } else if (std::isdigit(c) || ((c == '.') && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
       const size_t start = i;
@@ -70,8 +76,15 @@ std::vector<Token> tokenize(const std::string& s, std::vector<Diagnostic>& diags
       ++i;
       out.push_back({Token::Kind::String, s.substr(start + 1, i - start - 2), start + 1});
     } else if (c == '(') {
+      if (++depth > kMaxNesting) {
+        diags.push_back(syntax("more than " + std::to_string(kMaxNesting) + " nested parentheses at column " + std::to_string(i + 1),
+                               "Python stops at 200 levels too; a constructor call needs one pair of parentheses."));
+        diags.back().pytorch = "SyntaxError: too many nested parentheses";
+        return out;
+      }
       out.push_back({Token::Kind::LParen, "(", ++i});
     } else if (c == ')') {
+      if (depth > 0) --depth;
       out.push_back({Token::Kind::RParen, ")", ++i});
     } else if (c == ',') {
       out.push_back({Token::Kind::Comma, ",", ++i});
@@ -112,30 +125,48 @@ SlotValue read_value(const std::vector<Token>& toks, size_t& i, std::string& tex
   for (size_t k = start; k < i; ++k) text += (k > start && toks[k].kind != Token::Kind::RParen && toks[k - 1].kind != Token::Kind::LParen && toks[k - 1].text != "-" && toks[k - 1].text != "+" ? " " : "") + toks[k].text;
   const size_t n = i - start;
   if (n == 0) return SlotValue::none();
-  size_t k = start;
+  // Signs and redundant parentheses around a literal, as Python evaluates them: -(3) is -3, ((0.1)) is 0.1.
+  size_t k = start, end = i;
   double sign = 1.0;
   std::string sign_text;
-  while (k < i && toks[k].kind == Token::Kind::Other && (toks[k].text == "-" || toks[k].text == "+")) {
-    if (toks[k].text == "-") sign = -sign;
-    sign_text += toks[k].text;
-    ++k;
+  const auto closes_at_end = [&](size_t open) {
+    int d = 0;
+    for (size_t m = open; m < end; ++m) {
+      if (toks[m].kind == Token::Kind::LParen) ++d;
+      if (toks[m].kind == Token::Kind::RParen && --d == 0) return m + 1 == end;
+    }
+    return false;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    while (k < end && toks[k].kind == Token::Kind::Other && (toks[k].text == "-" || toks[k].text == "+")) {
+      if (toks[k].text == "-") sign = -sign;
+      sign_text += toks[k].text;
+      ++k;
+      changed = true;
+    }
+    if (end - k >= 3 && toks[k].kind == Token::Kind::LParen && toks[end - 1].kind == Token::Kind::RParen && closes_at_end(k)) {
+      ++k;
+      --end;
+      changed = true;
+    }
   }
-  if (k + 1 == i && toks[k].kind == Token::Kind::Number) {
+  if (k + 1 == end && toks[k].kind == Token::Kind::Number) {
     std::string digits;
     for (char ch : toks[k].text)
       if (ch != '_') digits += ch;
     const double v = sign * std::strtod(digits.c_str(), nullptr);
     return toks[k].is_float ? SlotValue::floating(v, text) : SlotValue::integer(v, text);
   }
-  if (k + 1 == i && toks[k].kind == Token::Kind::Name && sign_text.empty()) {
+  if (k + 1 == end && toks[k].kind == Token::Kind::Name && sign_text.empty()) {
     const std::string& w = toks[k].text;
     if (w == "True") return SlotValue::boolean_value(true);
     if (w == "False") return SlotValue::boolean_value(false);
     if (w == "None") return SlotValue::none();
     if (w == "true" || w == "false") return SlotValue::expression(w);
   }
-  if (k + 1 == i && toks[k].kind == Token::Kind::Name && (toks[k].text == "inf" || toks[k].text == "nan")) return SlotValue::expression(text);
-  if (n == 1 && toks[start].kind == Token::Kind::String) return SlotValue::string(toks[start].text);
+  if (k + 1 == end && toks[k].kind == Token::Kind::Name && (toks[k].text == "inf" || toks[k].text == "nan")) return SlotValue::expression(text);
+  if (k + 1 == end && sign_text.empty() && toks[k].kind == Token::Kind::String) return SlotValue::string(toks[k].text);
   return SlotValue::expression(text);
 }
 
@@ -285,6 +316,18 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
   }
   for (const auto& d : check_config(call.class_name, call.config)) diags.push_back(d);
   return call;
+}
+
+SlotValue parse_literal(const std::string& text) {
+  if (text.size() > 1000) return SlotValue::expression(text.substr(0, 40) + "...");
+  std::vector<Diagnostic> diags;
+  const std::vector<Token> toks = tokenize(text, diags);
+  if (!diags.empty()) return SlotValue::expression(text);
+  size_t i = 0;
+  std::string source;
+  SlotValue v = read_value(toks, i, source);
+  if (toks[i].kind != Token::Kind::End) return SlotValue::expression(text);  // e.g. "3)" or "1, 2"
+  return v;
 }
 
 }  // namespace attention_lab

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 namespace attention_lab {
 
@@ -86,8 +87,11 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
     e.end = offsets[1].get<uint64_t>();
     const std::string where = "'" + key + "' claims bytes " + std::to_string(e.begin) + " to " + std::to_string(e.end);
     if (e.begin > e.end || static_cast<double>(e.end - e.begin) != elements * static_cast<double>(dtype_size(e.dtype))) {
-      throw AttentionError("checkpoint_bad_offsets", "", where + ", which does not fit " + e.dtype + " " + shape_text(e.shape) + " (" +
-                                                            std::to_string(static_cast<uint64_t>(elements * static_cast<double>(dtype_size(e.dtype)))) + " bytes)",
+      // The byte count as a double: a shape such as (2**40, 2**40) needs more than 2**64 bytes.
+      std::ostringstream need;
+      need.precision(20);
+      need << elements * static_cast<double>(dtype_size(e.dtype));
+      throw AttentionError("checkpoint_bad_offsets", "", where + ", which does not fit " + e.dtype + " " + shape_text(e.shape) + " (" + need.str() + " bytes)",
                            "The header lies about where the tensors are: the file is damaged.");
     }
     if (e.end > data_size) {
@@ -344,6 +348,11 @@ std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* b
                          "The file is cut off; download it again.");
   }
   const size_t n = static_cast<size_t>(numel_of(entry.shape));
+  if (dtype_size(entry.dtype) != 0 && static_cast<double>(n) * static_cast<double>(dtype_size(entry.dtype)) != static_cast<double>(length)) {
+    // Only an entry not made by parse_safetensors_header can get here; never read past `bytes`.
+    throw AttentionError("checkpoint_bad_offsets", "", entry.key + ": " + std::to_string(length) + " bytes do not hold " + entry.dtype + " " + shape_text(entry.shape),
+                         "The header lies about where the tensors are: the file is damaged.");
+  }
   std::vector<float> out(n);
   if (entry.dtype == "F32") {
     std::memcpy(out.data(), bytes, n * 4);  // little-endian, as x86 and WebAssembly

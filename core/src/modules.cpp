@@ -131,25 +131,41 @@ struct Tracer {
 
 }  // namespace
 
-Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
-  const ModuleConfig& c = config_;
+void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what, double memory_budget_bytes) {
+  // The data must fit the shape before the shape means anything (a shape whose product overflows
+  // 64 bits fits no data).
+  int64_t numel = 0;
+  if (!checked_numel(x.shape, numel) || static_cast<int64_t>(x.data.size()) != numel) {
+    throw AttentionError("tensor_size", what, what + " has shape " + shape_string(x.shape) + " but " + std::to_string(x.data.size()) + " values",
+                         "Give exactly as many values as the product of the shape, row-major.");
+  }
   std::vector<Diagnostic> input_problems;
   check_input_shape(c, x.shape, input_problems);
   for (const auto& d : input_problems) {
-    if (d.severity == Severity::Error) throw AttentionError(d.code, d.slots.empty() ? "x" : d.slots.front(), d.message, d.hint);
+    if (d.severity == Severity::Error) throw AttentionError(d.code, d.slots.empty() ? what : d.slots.front(), d.message, d.hint);
   }
-  if (static_cast<int64_t>(x.data.size()) != numel_of(x.shape)) {
-    throw AttentionError("tensor_size", "x", "x has shape " + shape_string(x.shape) + " but " + std::to_string(x.data.size()) + " values", "");
+  if (estimate_bytes(c, x.shape) > memory_budget_bytes) {
+    CheckOptions budget;
+    budget.input_shape = x.shape;
+    budget.memory_budget_bytes = memory_budget_bytes;
+    for (const auto& d : check_config(c.class_name(), c.slots(), budget))
+      if (d.code == "too_large") throw AttentionError(d.code, d.slots.empty() ? what : d.slots.front(), d.message, d.hint);
+    throw AttentionError("too_large", what, "a forward pass of " + c.python_call() + " on " + shape_string(x.shape) + " is over the memory budget", "Use fewer tokens.");
   }
   for (size_t i = 0; i < x.data.size(); ++i) {
     if (!std::isfinite(x.data[i])) {
       const int64_t width = x.shape.back();
-      throw AttentionError("non_finite_input", "x",
+      throw AttentionError("non_finite_input", what,
                            "token " + std::to_string((static_cast<int64_t>(i) / width) % x.shape[x.shape.size() - 2]) + " has a non-finite value (" +
                                fmt(x.data[i]) + ") at position " + std::to_string(static_cast<int64_t>(i) % width),
                            "Every embedding value must be a finite number; NaN or inf would spread through every stage.");
     }
   }
+}
+
+Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
+  const ModuleConfig& c = config_;
+  check_input(c, x, "x", options.memory_budget_bytes);
   const bool apply_dropout = c.has_dropout() && options.training && c.dropout > 0.0;
   if (apply_dropout && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");

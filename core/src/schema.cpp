@@ -1,6 +1,7 @@
 #include "attention_lab/schema.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace attention_lab {
@@ -26,7 +27,8 @@ std::string format_number(double v, bool as_float) {
     std::ostringstream os;
     os.precision(precision);
     os << v;
-    if (std::stod(os.str()) == v) {
+    // strtod, not std::stod: stod throws out_of_range on subnormals such as 1e-320.
+    if (std::strtod(os.str().c_str(), nullptr) == v) {
       std::string s = os.str();
       if (s.find_first_of(".e") == std::string::npos) s += ".0";
       return s;
@@ -124,15 +126,13 @@ std::string ModuleConfig::output_width_rule() const {
   std::ostringstream os;
   switch (kind) {
     case ClassKind::MultiHeadAttentionWrapper:
-      os << "num_heads x d_out = " << num_heads << " x " << d_out << " = " << output_width()
-         << " (d_out is per head; the heads are concatenated)";
+      os << "num_heads x d_out = " << num_heads << " x " << d_out << " = " << output_width();
       break;
     case ClassKind::MultiHeadAttention:
-      os << "d_out = " << d_out << ", shared by " << num_heads << (num_heads == 1 ? " head" : " heads") << " of head_dim "
-         << head_dim() << " (" << num_heads << " x " << head_dim() << " = " << d_out << ")";
+      os << "d_out = " << d_out << ", shared by " << num_heads << (num_heads == 1 ? " head" : " heads") << " of " << head_dim();
       break;
     default:
-      os << "d_out = " << d_out << " (one head)";
+      os << "d_out = " << d_out;
   }
   return os.str();
 }

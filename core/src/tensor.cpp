@@ -4,10 +4,21 @@
 
 namespace attention_lab {
 
+bool checked_numel(const Shape& shape, int64_t& n) {
+  n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return false;
+  }
+  return true;
+}
+
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  if (checked_numel(shape, n)) return n;
+  for (int64_t d : shape) {
+    if (d < 0) throw AttentionError("tensor_shape", "", "shape " + shape_string(shape) + " has a negative size", "Every size must be 0 or more.");
+  }
+  throw AttentionError("too_large", "", "shape " + shape_string(shape) + " has more elements than fit in 64 bits", "Use smaller sizes.");
 }
 
 std::string shape_string(const Shape& shape) {

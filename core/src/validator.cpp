@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "attention_lab/modules.hpp"
@@ -92,12 +93,36 @@ std::string list_numbers(const std::vector<int64_t>& values) {
   return join(parts, ", ");
 }
 
+/// The first non-ASCII character of `text` as "'x' (U+XXXX)", or "" when it is all ASCII.
+std::string first_non_ascii(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) continue;
+    const size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    uint32_t cp = len == 1 ? c : c & (0x7Fu >> len);
+    for (size_t k = 1; k < len && i + k < text.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(cp));
+    return "'" + text.substr(i, std::min(len, text.size() - i)) + "' (" + code + ")";
+  }
+  return "";
+}
+
+/// Long values (a pasted 100 kB expression) are cut in messages; the slot keeps the whole text.
+std::string shortened(const std::string& text) { return text.size() <= 80 ? text : text.substr(0, 60) + " ... (" + std::to_string(text.size()) + " characters)"; }
+
+/// Python's CausalAttention registers a context_length x context_length float32 mask at construction;
+/// past 2**20 (a 4 TiB mask) no machine can build the book's module.
+constexpr double kMaxContextLength = 1048576.0;
+
 void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diagnostic>& out) {
   const std::string& n = slot.name;
-  const std::string shown = v.python();
+  const std::string shown = shortened(v.python());
   if (v.kind == SlotValue::Kind::Expression) {
-    out.push_back(make(Severity::Error, "not_a_literal", {n}, n + " = " + shown + " is an expression, not a number",
-                       "Type the value itself (for example " + std::string(slot.type == SlotType::Bool ? "True" : "768") + ").", ""));
+    std::string hint = "Type the value itself (for example " + std::string(slot.type == SlotType::Bool ? "True" : "768") + ").";
+    if (const std::string odd = first_non_ascii(v.text); !odd.empty())
+      hint = "It contains the non-ASCII character " + odd + ", which only looks like a digit or letter: retype it with ASCII digits 0-9. " + hint;
+    out.push_back(make(Severity::Error, "not_a_literal", {n}, n + " = " + shown + " is an expression, not a number", hint, ""));
     return;
   }
   if (v.kind == SlotValue::Kind::None || v.kind == SlotValue::Kind::String) {
@@ -110,6 +135,17 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
       if (v.kind == SlotValue::Kind::Bool) {
         out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be an int, got " + shown + " (Python reads it as " + (v.boolean ? "1" : "0") + ")",
                            "Type a size such as 768.", ""));
+        return;
+      }
+      if (v.kind == SlotValue::Kind::Int && std::isinf(v.number)) {
+        // An int literal too long for a double (hundreds of digits): Python keeps it exact, PyTorch refuses it.
+        if (v.number > 0) {
+          out.push_back(make(Severity::Error, "too_large", {n}, n + " is an int with more digits than any size can have", "Use a size below 100,000.",
+                             "RuntimeError: Overflow when unpacking long"));
+        } else {
+          out.push_back(make(Severity::Error, "non_positive", {n}, n + " must be at least 1, got a huge negative int", n + ": " + slot.doc + ".",
+                             "RuntimeError: Overflow when unpacking long"));
+        }
         return;
       }
       if (!std::isfinite(v.number)) {
@@ -131,6 +167,16 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
         std::string py = v.number < 0 ? "RuntimeError: Trying to create tensor with negative dimension " + shown : "";
         if (n == "num_heads" && v.number == 0) py = "ZeroDivisionError: integer division or modulo by zero";
         out.push_back(make(Severity::Error, "non_positive", {n}, n + " must be at least 1, got " + shown, n + ": " + slot.doc + ".", py));
+        return;
+      }
+      if (n == "context_length" && v.number > kMaxContextLength) {
+        const double mask_bytes = v.number * v.number * 4.0;
+        out.push_back(make(Severity::Error, "too_large", {n},
+                           "context_length = " + shown + " would make PyTorch register a " + shown + " x " + shown + " float32 causal mask at construction: " +
+                               with_commas(mask_bytes) + " bytes",
+                           "GPT-2 uses 1024. The largest context_length accepted is 1,048,576 (a 4 TiB mask already).",
+                           "RuntimeError: [enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: not enough memory: you tried to allocate " +
+                               with_commas(mask_bytes) + " bytes"));
       }
       return;
     }
@@ -249,8 +295,10 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     } else if (const std::string guess = did_you_mean(class_name, names); !guess.empty()) {
       hint = "Did you mean " + guess + "? " + hint;
     }
-    out.push_back(make(Severity::Error, "unknown_class", {}, class_name.empty() ? "no class name given" : "there is no class named '" + class_name + "'", hint,
-                       class_name.empty() ? "" : "NameError: name '" + class_name + "' is not defined"));
+    if (const std::string odd = first_non_ascii(class_name); !odd.empty())
+      hint = "The name contains the non-ASCII character " + odd + ", a lookalike of a Latin letter or digit: retype it. " + hint;
+    out.push_back(make(Severity::Error, "unknown_class", {}, class_name.empty() ? "no class name given" : "there is no class named '" + shortened(class_name) + "'", hint,
+                       class_name.empty() ? "" : "NameError: name '" + shortened(class_name) + "' is not defined"));
     return out;
   }
 
@@ -341,8 +389,9 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
 
   const double bytes = estimate_bytes(c, options.input_shape);
   if (bytes > options.memory_budget_bytes) {
-    std::vector<std::string> slots = {"d_in", "d_out"};
-    if (options.input_shape) slots.push_back("context_length");
+    // The parameters alone, or the traced forward on the input (then the input is at fault: no slot).
+    std::vector<std::string> slots;
+    if (estimate_bytes(c, std::nullopt) > options.memory_budget_bytes) slots = {"d_in", "d_out"};
     out.push_back(make(Severity::Error, "too_large", slots,
                        "this setup needs about " + with_commas(bytes) + " bytes (" + with_commas(bytes / (1024.0 * 1024.0)) + " MiB), over the " +
                            with_commas(options.memory_budget_bytes / (1024.0 * 1024.0)) + " MiB budget of this page",

@@ -38,6 +38,8 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
       throw AttentionError("copy_plan", key, "the copy plan names '" + key + "', which is not a weight matrix", "Use W_query, W_key and W_value.");
     }
   }
+  // All or nothing: tokens that cannot run are refused before `to` changes.
+  if (tokens) check_input(from.config(), *tokens, "tokens");
   const bool layouts_differ = from.config().kind != to.config().kind;
   CopyReport report;
   for (const char* matrix : matrices) {

@@ -176,13 +176,14 @@ TEST_SUITE("modules") {
     const ModuleConfig ex32 = validated_config("MultiHeadAttentionWrapper", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(1)}, {"context_length", SlotValue::integer(6)},
                                                                             {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}});
     CHECK(ex32.output_width() == 2);
-    CHECK(ex32.output_width_rule().rfind("num_heads x d_out = 2 x 1 = 2", 0) == 0);
+    CHECK(ex32.output_width_rule() == "num_heads x d_out = 2 x 1 = 2");
     const ModuleConfig gpt2 = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(768)}, {"d_out", SlotValue::integer(768)}, {"context_length", SlotValue::integer(1024)},
                                                                       {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(12)}});
     CHECK(gpt2.head_dim() == 64);
     CHECK(gpt2.output_width() == 768);
     CHECK(parameter_count(gpt2) == 2360064);
     CHECK(gpt2.python_call() == "MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+    CHECK(gpt2.output_width_rule() == "d_out = 768, shared by 12 heads of 64");
   }
 
   TEST_CASE("B4: out_proj maps d_out to d_out even when d_in differs") {

@@ -62,7 +62,7 @@ test("acceptance 2: torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, 2) 
 test("acceptance 3: output widths, head_dim and parameter count", () => {
   const ex32 = lab.create("MultiHeadAttentionWrapper", { d_in: 3, d_out: 1, context_length: 6, dropout: 0.0, num_heads: 2 });
   assert.equal(ex32.outputWidth, 2);
-  assert.match(ex32.outputWidthRule, /^num_heads x d_out = 2 x 1 = 2/);
+  assert.equal(ex32.outputWidthRule, "num_heads x d_out = 2 x 1 = 2");
   assert.equal(ex32.headDim, 1);
   const d = lab.describe("MultiHeadAttention", gpt2Small);
   assert.equal(d.ok, true);
@@ -70,6 +70,7 @@ test("acceptance 3: output widths, head_dim and parameter count", () => {
   assert.equal(d.outputWidth, 768);
   assert.equal(d.parameterCount, 2360064);
   assert.equal(d.maskBytes, 1024 * 1024 * 4);
+  assert.equal(d.outputWidthRule, "d_out = 768, shared by 12 heads of 64");
   const m = lab.create("MultiHeadAttention", gpt2Small);
   assert.equal(m.headDim, 64);
   assert.equal(m.outputWidth, 768);
@@ -102,7 +103,7 @@ test("acceptance 6: bad setups give clear errors naming the slots and values", (
 
 test("check never throws and returns every diagnostic at once", () => {
   assert.deepEqual(lab.check("MultiHeadAttention", gpt2Small), []);
-  const ds = lab.check("MultiHeadAttention", { d_in: "768", d_out: 1600, n_heads: 48, dropout: 2 });
+  const ds = lab.check("MultiHeadAttention", { d_in: "768.0", d_out: 1600, n_heads: 48, dropout: 2 });
   const codes = ds.map((d) => d.code).sort();
   assert.deepEqual(codes, ["dropout_range", "missing_slot", "missing_slot", "unknown_slot", "wrong_type"]);
   assert.ok(ds.every((d) => typeof d.message === "string" && typeof d.hint === "string" && Array.isArray(d.slots)));
@@ -223,4 +224,29 @@ test("seeded tokens are torch.rand(num_tokens, d_in) from their own generator", 
   const t = lab.seededTokens(4, 5, 123);
   assert.deepEqual(t.shape, [4, 5]);
   assert.deepEqual(Array.from(t.data), Array.from(lab.manualSeed(123).rand([4, 5]).data));
+});
+
+test("form-field strings are read as Python literals, so '3.0' in an int slot is caught like in a call", () => {
+  assert.deepEqual(lab.check("SelfAttention_v1", { d_in: "3", d_out: "2" }), []);
+  const ds = lab.check("SelfAttention_v1", { d_in: "3.0", d_out: "2" });
+  assert.equal(ds[0].code, "wrong_type");
+  assert.deepEqual(ds[0].slots, ["d_in"]);
+  assert.equal(lab.check("SelfAttention_v2", { d_in: "3", d_out: "2", qkv_bias: "True" }).length, 0);
+  assert.equal(lab.check("SelfAttention_v1", { d_in: "cfg['emb_dim']", d_out: 2 })[0].code, "not_a_literal");
+  // parseCall keeps the float text of an int slot, so creating from its config fails the same way.
+  const p = lab.parseCall("SelfAttention_v1(3.0, 2)");
+  assert.equal(p.diagnostics[0].code, "wrong_type");
+  assert.equal(p.config.d_in, "3.0");
+  assert.throws(() => lab.create(p.className, p.config), (e) => e.code === "wrong_type" && e.slot === "d_in");
+});
+
+test("describe still gives the sizes when only dropout is wrong", () => {
+  const d = lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 1.5, num_heads: 12 });
+  assert.equal(d.ok, false);
+  assert.equal(d.diagnostics[0].code, "dropout_range");
+  assert.equal(d.parameterCount, 2360064);
+  assert.equal(d.headDim, 64);
+  const bad = lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 7 });
+  assert.equal(bad.ok, false);
+  assert.equal(bad.parameterCount, undefined);
 });

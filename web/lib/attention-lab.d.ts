@@ -38,7 +38,10 @@ export interface SlotSpec {
   doc: string;
 }
 
-/** A slot value as typed: numbers, booleans; anything else is reported by check(). */
+/**
+ * A slot value: a number, a boolean, or a string holding Python literal text as typed in a form field
+ * ("768", "0.0", "True"), read exactly as the same text in a pasted call. Anything else is diagnosed.
+ */
 export type SlotValue = number | boolean | string | null;
 export type Config = Partial<Record<SlotName, SlotValue>> & Record<string, SlotValue>;
 

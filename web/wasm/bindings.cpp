@@ -6,6 +6,7 @@
 #include <emscripten/val.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <new>
 
@@ -79,7 +80,8 @@ SlotValue slot_value_from_js(const val& v) {
     return std::isfinite(x) && x == std::floor(x) ? SlotValue::integer(x) : SlotValue::floating(x);
   }
   if (type == "boolean") return SlotValue::boolean_value(v.as<bool>());
-  if (type == "string") return SlotValue::string(v.as<std::string>());
+  // A string is the text of a form field or a URL: read it as Python would read it in a call.
+  if (type == "string") return parse_literal(v.as<std::string>());
   if (v.isNull() || v.isUndefined()) return SlotValue::none();
   return SlotValue::expression("<" + type + ">");
 }
@@ -233,7 +235,15 @@ val parse_call_js(const std::string& text) {
     const ParsedCall c = parse_call(text);
     val out = ok();
     out.set("className", c.class_name);
-    out.set("config", config_to_js(c.config));
+    // A float written in an int slot (768.0) keeps its text, so create(config) reports it like the call did.
+    val config = config_to_js(c.config);
+    if (const ClassSpec* spec = find_class(c.class_name)) {
+      for (const auto& slot : spec->slots) {
+        const auto it = c.config.find(slot.name);
+        if (it != c.config.end() && slot.type == SlotType::Int && it->second.kind == SlotValue::Kind::Float) config.set(slot.name, it->second.python());
+      }
+    }
+    out.set("config", config);
     val slots = val::array();
     for (const auto& s : c.slots) {
       val o = val::object();
@@ -267,8 +277,17 @@ val describe_js(const std::string& class_name, const val& config) {
     val out = ok();
     out.set("diagnostics", diagnostics_to_js(ds));
     out.set("valid", !has_error(ds));
-    if (has_error(ds)) return out;
-    const ModuleConfig c = to_module_config(class_name, slots);
+    SlotMap sized = slots;
+    if (has_error(ds)) {
+      // The sizes are still known when only the dropout slot is wrong: show them (ok stays false).
+      const bool only_dropout = std::all_of(ds.begin(), ds.end(), [](const Diagnostic& d) {
+        return d.severity != Severity::Error || (d.slots.size() == 1 && d.slots[0] == "dropout");
+      });
+      if (!only_dropout) return out;
+      sized["dropout"] = SlotValue::floating(0.0);
+      if (has_error(check_config(class_name, sized))) return out;
+    }
+    const ModuleConfig c = to_module_config(class_name, sized);
     out.set("config", config_to_js(c.slots()));
     out.set("headDim", static_cast<double>(c.head_dim()));
     out.set("outputWidth", static_cast<double>(c.output_width()));

@@ -31,4 +31,9 @@ struct ParsedCall {
 /// Input longer than `max_length` characters is refused with code "too_long".
 ParsedCall parse_call(const std::string& text, size_t max_length = 100000);
 
+/// One value as Python would read it: `768` (Int), `0.0`/`.5`/`1e-3` (Float), `True`/`False`, `None`,
+/// anything else an Expression (empty text is None). Used for form fields, so a field holding `3.0`
+/// is diagnosed like the same text in a pasted call.
+SlotValue parse_literal(const std::string& text);
+
 }  // namespace attention_lab

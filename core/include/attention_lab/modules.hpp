@@ -8,6 +8,7 @@
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
 #include "attention_lab/torch_generator.hpp"
+#include "attention_lab/validator.hpp"
 
 namespace attention_lab {
 
@@ -41,7 +42,16 @@ struct ForwardOptions {
   TorchGenerator* generator = nullptr;
   /// When non-null, receives every stage. Tracing never changes the output bits.
   std::vector<Stage>* trace = nullptr;
+  /// Bytes a traced forward may use (estimate_bytes); a larger run is refused before allocating.
+  double memory_budget_bytes = kDefaultMemoryBudgetBytes;
 };
+
+/// The checks forward makes on x before any work, in this order: tensor_size (data vs shape),
+/// input_rank, input_empty, input_width, context_too_short, too_large (over `memory_budget_bytes`),
+/// non_finite_input. Throws AttentionError whose slot is `what` (input_width: "d_in",
+/// context_too_short: "context_length").
+void check_input(const ModuleConfig& config, const Tensor& x, const std::string& what = "x",
+                 double memory_budget_bytes = kDefaultMemoryBudgetBytes);
 
 class AttentionModule {
  public:
@@ -60,8 +70,8 @@ class AttentionModule {
 
   /// Input (num_tokens, d_in) for SelfAttention_v1/v2, (b, num_tokens, d_in) otherwise.
   /// Output (num_tokens, d_out), (b, num_tokens, d_out), or (b, num_tokens, num_heads * d_out) for
-  /// the wrapper. Throws AttentionError: input_rank, input_width, input_empty, context_too_short,
-  /// non_finite_input, generator_missing.
+  /// the wrapper. Throws AttentionError (see check_input): tensor_size, input_rank, input_empty,
+  /// input_width, context_too_short, too_large, non_finite_input; then generator_missing.
   Tensor forward(const Tensor& x, const ForwardOptions& options = {}) const;
 
  private:

@@ -10,8 +10,11 @@ namespace attention_lab {
 
 using Shape = std::vector<int64_t>;
 
-/// Number of elements of a shape (1 for the empty shape).
+/// Number of elements of a shape (1 for the empty shape). Throws AttentionError "tensor_shape" for a
+/// negative size and "too_large" when the product does not fit in 64 bits.
 int64_t numel_of(const Shape& shape);
+/// numel_of without throwing: false for a negative size or a product past int64.
+bool checked_numel(const Shape& shape, int64_t& n);
 
 /// "(2, 6, 3)": the shape as PyTorch prints a torch.Size, without the word.
 std::string shape_string(const Shape& shape);

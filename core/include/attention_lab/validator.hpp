@@ -10,12 +10,15 @@
 
 namespace attention_lab {
 
+/// Bytes a module plus a traced forward may use by default (the WebAssembly heap tops out at 4 GB).
+constexpr double kDefaultMemoryBudgetBytes = 1.5 * 1024.0 * 1024.0 * 1024.0;
+
 struct CheckOptions {
   /// The shape of the input that will be given to forward, when known: (num_tokens, d_in) for the
   /// SelfAttention classes, (b, num_tokens, d_in) for the others.
   std::optional<Shape> input_shape;
   /// Bytes a module plus a traced forward may use; larger setups are refused before allocating.
-  double memory_budget_bytes = 1.5 * 1024.0 * 1024.0 * 1024.0;
+  double memory_budget_bytes = kDefaultMemoryBudgetBytes;
 };
 
 /// Checks `config` (slot name -> value) against `class_name`'s constructor. Codes:

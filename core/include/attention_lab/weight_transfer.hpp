@@ -49,6 +49,7 @@ struct CopyReport {
 /// outputs on `tokens` (num_tokens, d_in); without tokens: the book's six when d_in is 3, else
 /// seeded_tokens(6, d_in, 123). Both modules must be SelfAttention_v1 or SelfAttention_v2
 /// (AttentionError "copy_unsupported" otherwise). Unknown plan keys: AttentionError "copy_plan".
+/// Tokens that `from` cannot run are refused before anything is copied (check_input, slot "tokens").
 CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan,
                         const std::optional<Tensor>& tokens = std::nullopt);
 

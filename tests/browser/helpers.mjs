@@ -1,0 +1,124 @@
+// Shared set-up for the browser suite: the static server on a free port, Debian's Chromium through
+// playwright-core (never a downloaded browser) with a fresh user-data-dir, and pages that record
+// every page error, console error and request to another origin so a test can fail on them.
+import assert from "node:assert/strict";
+import { mkdtemp, mkdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startServer } from "../../scripts/serve.mjs";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const SCREENSHOT_DIR = path.join(ROOT, "test-output", "screenshots");
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** Starts the server and a browser. Call `close()` in an `after` hook. */
+export async function launchLab() {
+  const server = await startServer({ port: 0 });
+  const userDataDir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-chromium-"));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 800 },
+      serviceWorkers: "block",
+    });
+  } catch (err) {
+    await server.close();
+    await rm(userDataDir, { recursive: true, force: true });
+    throw err;
+  }
+  // The persistent context opens one blank page; close it so only test pages exist.
+  for (const p of context.pages()) await p.close();
+  return {
+    url: server.url,
+    context,
+    async close() {
+      await context.close();
+      await server.close();
+      await rm(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Opens the page at `query` (e.g. "?class=...") and waits until the library has loaded.
+ * `page.problems` collects page errors, console errors and foreign requests.
+ */
+export async function openPage(lab, query = "", { viewport } = {}) {
+  const page = await lab.context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  const problems = [];
+  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console error: ${msg.text().replace(/base64,[A-Za-z0-9+/=.]{40,}/g, "base64,…")}`);
+  });
+  page.on("request", (req) => {
+    const u = req.url();
+    if (!u.startsWith(lab.url) && !u.startsWith("data:") && !u.startsWith("blob:")) problems.push(`request to another origin: ${u}`);
+  });
+  page.on("response", (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+  });
+  page.problems = problems;
+  await page.goto(lab.url + query);
+  await page.waitForFunction(() => document.body.dataset.ready !== undefined || document.querySelector(".status-error"), null, { timeout: 60_000 });
+  const loadError = await page.locator(".status-error").count();
+  if (loadError) assert.fail(`the page did not load: ${await page.locator("#status").textContent()}`);
+  return page;
+}
+
+/** Fails when the page logged an error, threw, or asked another origin for anything. */
+export function assertClean(page) {
+  assert.deepEqual(page.problems, [], "page errors, console errors or foreign requests");
+}
+
+/** Closes the page after checking it stayed clean. */
+export async function finish(page) {
+  try {
+    assertClean(page);
+  } finally {
+    await page.close();
+  }
+}
+
+export async function screenshotDir() {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  return SCREENSHOT_DIR;
+}
+
+/** Types a call into the call box the way a reader pastes it (one input event). */
+export async function pasteCall(page, text) {
+  await page.getByTestId("call-box").fill(text);
+}
+
+/** Does `action` (a click or key press that starts a run) and waits until that run has finished. */
+export async function afterRun(page, action) {
+  const before = await page.evaluate(() => Number(document.body.dataset.runs ?? 0));
+  await action();
+  await page.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, before, { timeout: 60_000 });
+}
+
+/** Clicks a preset and waits for its run to finish. */
+export async function runPreset(page, key) {
+  await afterRun(page, () => page.getByTestId(`preset-${key}`).click());
+  await page.locator("[data-stage=output]").first().waitFor();
+}
+
+/** The text of every cell in a table row (th excluded). */
+export async function rowCells(row) {
+  return row.locator("td").allTextContents();
+}

@@ -1,0 +1,120 @@
+// The setup panel: slots restored from the URL, the call box naming every value, the derived
+// sizes, and diagnostics shown beside the slot they name without losing what the reader typed.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
+
+const GPT2_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123";
+
+describe("setup", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("a GPT-2 small URL shows 2,360,064 parameters, output width 768 and head_dim 64", async () => {
+    const page = await openPage(lab, GPT2_QUERY);
+    assert.equal(await page.getByTestId("class-select").inputValue(), "MultiHeadAttention");
+    for (const [name, value] of Object.entries({ d_in: "768", d_out: "768", context_length: "1024", dropout: "0", num_heads: "12" })) {
+      assert.equal(await page.getByTestId(`slot-${name}`).inputValue(), value, `slot ${name}`);
+    }
+    assert.equal((await page.getByTestId("param-total").textContent()).trim(), "2,360,064");
+    assert.equal((await page.getByTestId("output-width").textContent()).trim(), "768");
+    assert.equal((await page.getByTestId("head-dim").textContent()).trim(), "64");
+    const rows = await page.locator("#params-body tr").evaluateAll((trs) =>
+      trs.map((tr) => [...tr.children].map((c) => c.textContent.trim())));
+    assert.deepEqual(rows, [
+      ["W_query.weight", "(768, 768)", "589,824"],
+      ["W_key.weight", "(768, 768)", "589,824"],
+      ["W_value.weight", "(768, 768)", "589,824"],
+      ["out_proj.weight", "(768, 768)", "589,824"],
+      ["out_proj.bias", "(768)", "768"],
+    ]);
+    // The call box shows the same call, Python-style.
+    assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+    await finish(page);
+  });
+
+  test("pasting the exercise 3.2 call names each value and gives width num_heads x d_out", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)");
+    assert.equal(await page.getByTestId("class-select").inputValue(), "MultiHeadAttentionWrapper");
+    const named = await page.getByTestId("named-values").locator("li").evaluateAll((lis) =>
+      lis.map((li) => ({
+        name: li.dataset.name,
+        position: li.dataset.position,
+        source: li.dataset.source,
+        value: li.querySelector(".named-value").textContent,
+        text: li.textContent,
+      })));
+    assert.deepEqual(named.map(({ name, position, value }) => [name, position, value]), [
+      ["d_in", "1", "3"],
+      ["d_out", "2", "1"],
+      ["context_length", "3", "6"],
+      ["dropout", "4", "0.0"],
+      ["num_heads", "5", "2"],
+      ["qkv_bias", "6", "False"],
+    ]);
+    assert.match(named[0].text, /slot 1/);
+    assert.match(named[4].text, /slot 5/);
+    assert.equal(named[5].source, "default");
+    // The slots were filled by name from the call.
+    assert.equal(await page.getByTestId("slot-d_out").inputValue(), "1");
+    assert.equal(await page.getByTestId("slot-num_heads").inputValue(), "2");
+    assert.equal((await page.getByTestId("output-width").textContent()).trim(), "2");
+    assert.match(await page.getByTestId("output-width-rule").textContent(), /^num_heads x d_out = 2 x 1 = 2\b/);
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    await finish(page);
+  });
+
+  test("d_out 3 with 2 heads is an error at the slot, blocks Run and keeps the typed values", async () => {
+    const page = await openPage(lab);
+    const call = "MultiHeadAttention(3, 3, 6, 0.0, 2)";
+    await pasteCall(page, call);
+    const diag = page.locator("[data-slot-diagnostics=d_out], [data-slot-diagnostics=num_heads]").locator(".diag.diag-error");
+    assert.equal(await diag.count(), 1, "one error box beside d_out/num_heads");
+    const text = await diag.locator(".diag-msg").textContent();
+    assert.match(text, /\b3\b/);
+    assert.match(text, /\b2\b/);
+    assert.equal(await diag.getAttribute("data-code"), "heads_divisibility");
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    assert.match(await page.getByTestId("run-reason").textContent(), /error/i);
+    for (const [name, value] of Object.entries({ d_in: "3", d_out: "3", context_length: "6", dropout: "0.0", num_heads: "2" })) {
+      assert.equal(await page.getByTestId(`slot-${name}`).inputValue(), value, `slot ${name} keeps its value`);
+    }
+    assert.equal(await page.getByTestId("call-box").inputValue(), call);
+    // Fixing the slot clears the error and rewrites the call box.
+    await page.getByTestId("slot-num_heads").fill("3");
+    assert.equal(await diag.count(), 0);
+    assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(3, 3, 6, 0.0, 3)");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    await finish(page);
+  });
+
+  test("editing slots rewrites the call and the URL, and the URL restores the view", async () => {
+    const page = await openPage(lab, "?class=CausalAttention&d_in=3&d_out=2&context_length=6&dropout=0.5&seed=123");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "CausalAttention(3, 2, 6, 0.5)");
+    await page.getByTestId("slot-qkv_bias").selectOption("True");
+    await page.getByTestId("slot-d_out").fill("4");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "CausalAttention(3, 4, 6, 0.5, True)");
+    await page.getByTestId("mode-eval").check();
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get("class"), "CausalAttention");
+    assert.equal(url.searchParams.get("d_out"), "4");
+    assert.equal(url.searchParams.get("qkv_bias"), "True");
+    assert.equal(url.searchParams.get("mode"), "eval");
+    const again = await openPage(lab, url.search);
+    assert.equal(await again.getByTestId("call-box").inputValue(), "CausalAttention(3, 4, 6, 0.5, True)");
+    assert.equal(await again.getByTestId("mode-eval").isChecked(), true);
+    await finish(again);
+    await finish(page);
+  });
+
+  test("values from the URL are text, never markup", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttention&d_in=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&d_out=2&context_length=6&dropout=0&num_heads=2&tokens=%3Cb%3Ebold%3C%2Fb%3E");
+    assert.equal(await page.locator("main img, main b").count(), 0);
+    assert.equal(await page.getByTestId("slot-d_in").inputValue(), "<img src=x onerror=alert(1)>");
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    assert.ok((await page.locator("[data-slot-diagnostics=d_in] .diag-error").count()) >= 1, "d_in is reported");
+    await finish(page);
+  });
+});

@@ -1,0 +1,62 @@
+// Tiny DOM builders. Text goes in through textContent only: nothing here parses HTML.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/**
+ * h("p", {class: "x", dataset: {stage: "keys"}, on: {click: fn}}, "text", child, ...)
+ * Attribute values are set with setAttribute; `text` children become text nodes.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  applyAttrs(node, attrs);
+  append(node, children);
+  return node;
+}
+
+/** The same for SVG elements (created in the SVG namespace). */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  applyAttrs(node, attrs);
+  append(node, children);
+  return node;
+}
+
+function applyAttrs(node, attrs) {
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "dataset") {
+      for (const [k, v] of Object.entries(value)) node.dataset[k] = String(v);
+    } else if (key === "on") {
+      for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
+    } else if (key === "text") {
+      node.textContent = String(value);
+    } else if (key in PROPS) {
+      node[key] = value;
+    } else {
+      node.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+}
+
+// Properties that must be set as properties (live state), not attributes.
+const PROPS = { value: 1, checked: 1, disabled: 1, selected: 1 };
+
+export function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replace all children of `node`. */
+export function replace(node, ...children) {
+  node.replaceChildren();
+  return append(node, children);
+}
+
+export function byId(id) {
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`missing #${id} in index.html`);
+  return node;
+}
