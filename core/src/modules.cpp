@@ -1,5 +1,6 @@
 #include "attention_lab/modules.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -134,6 +135,9 @@ struct Tracer {
 void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what, double memory_budget_bytes) {
   // The data must fit the shape before the shape means anything (a shape whose product overflows
   // 64 bits fits no data).
+  for (int64_t d : x.shape) {
+    if (d < 0) throw AttentionError("tensor_shape", what, what + " has shape " + shape_string(x.shape) + " with a negative size", "Every size must be 0 or more.");
+  }
   int64_t numel = 0;
   if (!checked_numel(x.shape, numel) || static_cast<int64_t>(x.data.size()) != numel) {
     throw AttentionError("tensor_size", what, what + " has shape " + shape_string(x.shape) + " but " + std::to_string(x.data.size()) + " values",
@@ -350,6 +354,21 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
 Tensor book_tokens() {
   // "Your journey starts with one step" (section 3.3.1)
   return Tensor({6, 3}, {0.43f, 0.15f, 0.89f, 0.55f, 0.87f, 0.66f, 0.57f, 0.85f, 0.64f, 0.22f, 0.58f, 0.33f, 0.77f, 0.25f, 0.10f, 0.05f, 0.80f, 0.55f});
+}
+
+Tensor sentence_tokens(const std::vector<std::string>& words, int64_t d_in, uint64_t seed) {
+  std::vector<std::string> vocab;  // first-occurrence order
+  std::vector<int64_t> index;
+  for (const auto& w : words) {
+    const auto it = std::find(vocab.begin(), vocab.end(), w);
+    index.push_back(it - vocab.begin());
+    if (it == vocab.end()) vocab.push_back(w);
+  }
+  const Tensor table = seeded_tokens(static_cast<int64_t>(vocab.size()), d_in, seed);  // (len(vocab), d_in)
+  Tensor x({static_cast<int64_t>(words.size()), d_in});                              // (num_tokens, d_in)
+  for (size_t t = 0; t < words.size(); ++t)
+    std::copy_n(table.data.begin() + index[t] * d_in, d_in, x.data.begin() + static_cast<std::ptrdiff_t>(t) * d_in);
+  return x;
 }
 
 Tensor seeded_tokens(int64_t num_tokens, int64_t d_in, uint64_t seed) {

@@ -421,10 +421,15 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                          "Use num_heads >= 2 to see how the heads divide the work.", ""));
     }
   }
-  if ((c.kind == ClassKind::SelfAttentionV1 || c.kind == ClassKind::SelfAttentionV2) && c.d_in == c.d_out) {
+  if (c.d_in == c.d_out) {
     out.push_back(make(Severity::Info, "square_weights", {"d_in", "d_out"},
                        "d_in == d_out: the weight matrices are square, so a copy that forgets .T still fits",
                        "Compare outputs after a weight copy; shapes alone will not catch a missing transpose.", ""));
+  }
+  if (c.has_dropout() && c.dropout > 0 && options.training && !*options.training) {
+    out.push_back(make(Severity::Warning, "dropout_eval", {"dropout"},
+                       "dropout = " + SlotValue::floating(c.dropout).python() + " has no effect in eval mode: no weight is dropped",
+                       "Switch to training mode to see dropout act, or set dropout = 0.0.", ""));
   }
 
   if (options.input_shape) check_input_shape(c, *options.input_shape, out);

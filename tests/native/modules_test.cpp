@@ -257,3 +257,16 @@ TEST_SUITE("modules") {
     }
   }
 }
+
+TEST_SUITE("tokens") {
+  TEST_CASE("sentence tokens: a repeated word gets the same seeded row, in first-occurrence order") {
+    const Tensor x = sentence_tokens({"the", "cat", "saw", "the", "dog"}, 4, 123);
+    const Tensor table = seeded_tokens(4, 4, 123);  // vocab: the, cat, saw, dog
+    REQUIRE(x.shape == Shape{5, 4});
+    const auto row = [](const Tensor& t, int r) { return std::vector<float>(t.data.begin() + r * 4, t.data.begin() + (r + 1) * 4); };
+    CHECK(row(x, 0) == row(table, 0));
+    CHECK(row(x, 3) == row(table, 0));
+    CHECK(row(x, 4) == row(table, 3));
+    CHECK(row(x, 1) != row(x, 2));
+  }
+}

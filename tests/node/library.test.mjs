@@ -40,7 +40,8 @@ test("parseCall names each positional value left to right", () => {
     [4, "dropout", 0, "positional"], [5, "num_heads", 12, "positional"], [6, "qkv_bias", false, "default"],
   ]);
   assert.deepEqual(p.config, gpt2Small);
-  assert.deepEqual(p.diagnostics, []);
+  // No error or warning; one note: d_in == d_out makes the weights square (a missing .T would still fit).
+  assert.deepEqual(p.diagnostics.map((d) => [d.severity, d.code]), [["info", "square_weights"]]);
 });
 
 test("acceptance 1: torch.manual_seed(123); SelfAttention_v1(3, 2) on the six book tokens", () => {
@@ -102,7 +103,7 @@ test("acceptance 6: bad setups give clear errors naming the slots and values", (
 });
 
 test("check never throws and returns every diagnostic at once", () => {
-  assert.deepEqual(lab.check("MultiHeadAttention", gpt2Small), []);
+  assert.deepEqual(lab.check("MultiHeadAttention", gpt2Small).map((d) => d.code), ["square_weights"]);
   const ds = lab.check("MultiHeadAttention", { d_in: "768.0", d_out: 1600, n_heads: 48, dropout: 2 });
   const codes = ds.map((d) => d.code).sort();
   assert.deepEqual(codes, ["dropout_range", "missing_slot", "missing_slot", "unknown_slot", "wrong_type"]);
@@ -249,4 +250,19 @@ test("describe still gives the sizes when only dropout is wrong", () => {
   const bad = lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 7 });
   assert.equal(bad.ok, false);
   assert.equal(bad.parameterCount, undefined);
+});
+
+test("the dropout_eval warning appears only for eval mode with dropout > 0", () => {
+  const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.5 };
+  assert.ok(lab.check("CausalAttention", config, { training: false }).some((d) => d.code === "dropout_eval" && d.severity === "warning"));
+  assert.ok(!lab.check("CausalAttention", config, { training: true }).some((d) => d.code === "dropout_eval"));
+  assert.ok(!lab.check("CausalAttention", { ...config, dropout: 0.0 }, { training: false }).some((d) => d.code === "dropout_eval"));
+});
+
+test("sentenceTokens: repeated words share their embedding", () => {
+  const x = lab.sentenceTokens(["a", "b", "a"], 3, 7);
+  assert.deepEqual(x.shape, [3, 3]);
+  assert.deepEqual(Array.from(x.data.slice(0, 3)), Array.from(x.data.slice(6, 9)));
+  assert.deepEqual(Array.from(x.data.slice(0, 6)), Array.from(lab.seededTokens(2, 3, 7).data));
+  assert.throws(() => lab.sentenceTokens([], 3, 7), (e) => e.code === "tensor_shape");
 });

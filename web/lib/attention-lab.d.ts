@@ -213,8 +213,11 @@ export interface AttentionLab {
   readonly classes: ClassName[];
   slots(className: ClassName): SlotSpec[];
   parseCall(text: string): ParsedCall;
-  /** Every diagnostic at once; never throws. */
-  check(className: string, config: Config, options?: { inputShape?: number[] }): Diagnostic[];
+  /**
+   * Every diagnostic at once; never throws. With `inputShape`, also the input checks (rank, width,
+   * num_tokens vs context_length, memory); with `training: false`, the dropout_eval warning.
+   */
+  check(className: string, config: Config, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
   describe(className: string, config: Config): Description;
   manualSeed(seed: number): Generator;
   /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
@@ -239,6 +242,12 @@ export interface AttentionLab {
   compare(a: AttentionModule, b: AttentionModule, x: TensorLike): { stages: StageDiff[]; maxAbsDiff: number; agree: boolean };
   /** The book's six 3-d embeddings of "Your journey starts with one step", shape (6, 3). */
   bookTokens(): Tensor;
+  /**
+   * Word tokens with seeded embeddings; a repeated word gets the same row:
+   * vocab = list(dict.fromkeys(words)); table = torch.rand(len(vocab), d_in, generator=torch.Generator().manual_seed(seed));
+   * x = table[[vocab.index(w) for w in words]]  -> (num_tokens, d_in)
+   */
+  sentenceTokens(words: string[], dIn: number, seed: number): Tensor;
   /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
   /** Bytes of WASM heap in use (for leak checks). */

@@ -35,7 +35,15 @@ function toTensor(t, what = "x") {
       hint: "For example {shape: [6, 3], data: new Float32Array(18)} (row-major).",
     });
   }
-  const data = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data);
+  let data = t.data;
+  if (!(data instanceof Float32Array)) {
+    try {
+      data = Float32Array.from(data);
+    } catch {
+      // e.g. {length: 2 ** 40}: a RangeError from the typed-array constructor, not the library's error
+      throw new AttentionError({ code: "tensor_size", slot: what, message: `${what}.data cannot be read as float32 values`, hint: "Give the values as a Float32Array or an array of numbers, row-major." });
+    }
+  }
   return { shape: t.shape.slice(), data };
 }
 
@@ -165,8 +173,8 @@ class Lab {
     return { className: r.className, config: r.config, slots: r.slots, diagnostics: r.diagnostics };
   }
 
-  check(className, config, { inputShape } = {}) {
-    const r = this._core.check(String(className ?? ""), config ?? {}, Array.isArray(inputShape) ? inputShape : null);
+  check(className, config, { inputShape, training } = {}) {
+    const r = this._core.check(String(className ?? ""), config ?? {}, Array.isArray(inputShape) ? inputShape : null, typeof training === "boolean" ? training : null);
     if (!r.ok) return [{ severity: "error", code: r.error.code, slots: r.error.slot ? [r.error.slot] : [], message: r.error.message, hint: r.error.hint, pytorch: "" }];
     return r.diagnostics;
   }
@@ -266,6 +274,11 @@ class Lab {
 
   bookTokens() {
     return copyTensor(this._core.bookTokens());
+  }
+
+  sentenceTokens(words, dIn, seed) {
+    if (!Array.isArray(words)) throw new AttentionError({ code: "tensor_shape", slot: "tokens", message: "words must be an array of strings", hint: 'For example "Your journey starts".split(/\\s+/).' });
+    return unwrap(this._core.sentenceTokens(words.map(String), dIn, seed)).tensor;
   }
 
   seededTokens(numTokens, dIn, seed) {

@@ -63,9 +63,11 @@ Tensor tensor_from_js(const val& v, const char* what) {
   const val data = v["data"];
   if (data.isNull() || data.isUndefined() || data["length"].isUndefined())
     throw AttentionError("tensor_size", what, std::string(what) + ".data is missing", "Give the values as a Float32Array, row-major.");
-  const double expected = static_cast<double>(numel_of(shape));
+  int64_t numel = 0;
+  const bool fits = checked_numel(shape, numel);  // false when the product overflows 64 bits
+  const double expected = static_cast<double>(numel);
   const double given = data["length"].as<double>();
-  if (expected != given)
+  if (!fits || expected != given)
     throw AttentionError("tensor_size", what,
                          std::string(what) + " has shape " + shape_string(shape) + " (" + std::to_string(static_cast<long long>(expected)) + " values) but data holds " +
                              std::to_string(static_cast<long long>(given)),
@@ -260,9 +262,10 @@ val parse_call_js(const std::string& text) {
   });
 }
 
-val check_js(const std::string& class_name, const val& config, const val& input_shape) {
+val check_js(const std::string& class_name, const val& config, const val& input_shape, const val& training) {
   return guarded([&] {
     CheckOptions opts;
+    if (training.isTrue() || training.isFalse()) opts.training = training.isTrue();
     if (!input_shape.isNull() && !input_shape.isUndefined()) opts.input_shape = shape_from_js(input_shape, "inputShape");
     val out = ok();
     out.set("diagnostics", diagnostics_to_js(check_config(class_name, config_from_js(config), opts)));
@@ -308,10 +311,16 @@ val describe_js(const std::string& class_name, const val& config) {
   });
 }
 
+/// torch.manual_seed takes any int in [-2**63, 2**64); negative seeds wrap as 64-bit two's complement.
+uint64_t seed_from_js(double seed) {
+  if (!(std::isfinite(seed) && seed == std::floor(seed) && seed >= -9223372036854775808.0 && seed < 18446744073709551616.0))
+    throw AttentionError("seed", "seed", "the seed must be a whole number from -2**63 to 2**64 - 1", "torch.manual_seed takes an int, e.g. 123.");
+  return seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+}
+
 val manual_seed_js(double seed) {
   return guarded([&] {
-    // torch.manual_seed takes any int; negative seeds wrap as 64-bit two's complement.
-    const uint64_t s = seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+    const uint64_t s = seed_from_js(seed);
     val out = ok();
     out.set("state", state_to_js(TorchGenerator(s)));
     return out;
@@ -338,13 +347,7 @@ val create_js(const std::string& class_name, const val& config, const val& gen_s
 val forward_js(const std::string& class_name, const val& config, const val& params, const val& x, bool training, const val& gen_state, bool want_trace) {
   return guarded([&] {
     const AttentionModule m = module_from_js(class_name, config, params);
-    const Tensor input = tensor_from_js(x, "x");
-    CheckOptions budget;
-    budget.input_shape = input.shape;
-    if (estimate_bytes(m.config(), budget.input_shape) > budget.memory_budget_bytes) {
-      for (const auto& d : check_config(class_name, config_from_js(config), budget))
-        if (d.code == "too_large") throw AttentionError(d.code, "x", d.message, d.hint);
-    }
+    const Tensor input = tensor_from_js(x, "x");  // forward checks the memory budget before allocating
     const bool has_gen = !gen_state.isNull() && !gen_state.isUndefined();
     TorchGenerator g = has_gen ? generator_from_state(gen_state) : TorchGenerator();
     std::vector<Stage> trace;
@@ -376,7 +379,8 @@ val rand_js(const val& gen_state, const val& shape) {
   return guarded([&] {
     TorchGenerator g = generator_from_state(gen_state);
     const Shape s = shape_from_js(shape, "shape");
-    if (static_cast<double>(numel_of(s)) > 256.0 * 1024 * 1024) throw AttentionError("too_large", "shape", "rand of " + shape_string(s) + " is too large", "");
+    int64_t numel = 0;
+    if (!checked_numel(s, numel) || static_cast<double>(numel) > 256.0 * 1024 * 1024) throw AttentionError("too_large", "shape", "rand of " + shape_string(s) + " is too large", "");
     val out = ok();
     out.set("tensor", tensor_to_js(g.rand(s)));
     out.set("state", state_to_js(g));
@@ -465,6 +469,9 @@ val copy_weights_js(const std::string& from_class, const val& from_config, const
       for (unsigned i = 0; i < keys["length"].as<unsigned>(); ++i) {
         const std::string k = keys[i].as<std::string>();
         const val e = plan_js[k];
+        // Reading a field of null would throw a JS TypeError straight through the WASM call.
+        if (e.isNull() || e.typeOf().as<std::string>() != "object")
+          throw AttentionError("copy_plan", k, "the copy plan entry for '" + k + "' must be {copy, transpose}", "For example {W_query: {copy: true, transpose: true}}.");
         plan[k] = {e["copy"].isTrue(), e["transpose"].isTrue()};
       }
     }
@@ -500,9 +507,9 @@ val book_tokens_js() { return tensor_to_js(book_tokens()); }
 
 val seeded_tokens_js(double num_tokens, double d_in, double seed) {
   return guarded([&] {
-    if (!(num_tokens >= 1 && d_in >= 1 && num_tokens * d_in <= 64.0 * 1024 * 1024))
-      throw AttentionError("tensor_shape", "d_in", "cannot make " + std::to_string(num_tokens) + " tokens of width " + std::to_string(d_in), "Use at least one token and d_in >= 1.");
-    const uint64_t s = seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+    if (!(num_tokens >= 1 && d_in >= 1 && num_tokens == std::floor(num_tokens) && d_in == std::floor(d_in) && num_tokens * d_in <= 64.0 * 1024 * 1024))
+      throw AttentionError("tensor_shape", "d_in", "cannot make " + std::to_string(num_tokens) + " tokens of width " + std::to_string(d_in), "Use whole numbers: at least one token and d_in >= 1.");
+    const uint64_t s = seed_from_js(seed);
     val out = ok();
     out.set("tensor", tensor_to_js(seeded_tokens(static_cast<int64_t>(num_tokens), static_cast<int64_t>(d_in), s)));
     return out;
@@ -514,20 +521,25 @@ std::vector<uint8_t> bytes_from_js(const val& v, const char* what) {
   return emscripten::convertJSArrayToNumberVector<uint8_t>(v);
 }
 
-double number_or(const val& options, const char* key, double fallback) {
+/// An optional whole-number option in [lowest, 2**31): nullopt when absent (undefined or null);
+/// AttentionError `code` naming `key` for anything else (a string, NaN, 2.5, a negative number).
+std::optional<int64_t> whole_option(const val& options, const char* key, double lowest, const char* code) {
   const val v = options[key];
-  return v.isNumber() ? v.as<double>() : fallback;
+  if (v.isUndefined() || v.isNull()) return std::nullopt;
+  const double x = v.isNumber() ? v.as<double>() : std::nan("");
+  if (!(x >= lowest && x == std::floor(x) && x < 2147483648.0))
+    throw AttentionError(code, key, std::string(key) + " must be a whole number from " + std::to_string(static_cast<int>(lowest)) + ", got " +
+                                        (v.isNumber() ? std::to_string(x) : "a " + v.typeOf().as<std::string>()), "");
+  return static_cast<int64_t>(x);
 }
 
 /// {layer, num_heads, context_length, into: {className, config}} -> CheckpointOptions
 CheckpointOptions checkpoint_options_from_js(const val& options) {
   CheckpointOptions o;
-  if (options.isNull() || options.isUndefined()) return o;
-  const double layer = number_or(options, "layer", 0);
-  if (!(layer >= 0 && layer == std::floor(layer) && layer < 1e6)) throw AttentionError("checkpoint_layer", "layer", "layer must be a whole number from 0, got " + std::to_string(layer), "");
-  o.layer = static_cast<int64_t>(layer);
-  if (options["num_heads"].isNumber()) o.num_heads = static_cast<int64_t>(options["num_heads"].as<double>());
-  if (options["context_length"].isNumber()) o.context_length = static_cast<int64_t>(options["context_length"].as<double>());
+  if (options.isNull() || options.isUndefined() || options.typeOf().as<std::string>() != "object") return o;
+  o.layer = whole_option(options, "layer", 0, "checkpoint_layer").value_or(0);
+  o.num_heads = whole_option(options, "num_heads", 1, "checkpoint_num_heads");
+  o.context_length = whole_option(options, "context_length", 1, "checkpoint_context_length");
   const val into = options["into"];
   if (!into.isNull() && !into.isUndefined()) o.into = validated_config(into["className"].as<std::string>(), config_from_js(into["config"]));
   return o;
@@ -606,6 +618,21 @@ val load_checkpoint_js(const val& header_bytes, double file_size, const val& opt
   });
 }
 
+val sentence_tokens_js(const val& words_js, double d_in, double seed) {
+  return guarded([&] {
+    std::vector<std::string> words;
+    const unsigned n = words_js["length"].as<unsigned>();
+    for (unsigned i = 0; i < n; ++i) words.push_back(words_js[i].as<std::string>());
+    if (words.empty() || !(d_in >= 1 && static_cast<double>(words.size()) * d_in <= 64.0 * 1024 * 1024))
+      throw AttentionError("tensor_shape", "d_in", "cannot make embeddings for " + std::to_string(words.size()) + " words of width " + std::to_string(d_in),
+                           "Type at least one word and use d_in >= 1.");
+    const uint64_t s = seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+    val out = ok();
+    out.set("tensor", tensor_to_js(sentence_tokens(words, static_cast<int64_t>(d_in), s)));
+    return out;
+  });
+}
+
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
 }  // namespace
@@ -624,6 +651,7 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("bookTokens", &book_tokens_js);
   emscripten::function("seededTokens", &seeded_tokens_js);
   emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("sentenceTokens", &sentence_tokens_js);
   emscripten::function("equivalentConfig", &equivalent_config_js);
   emscripten::function("convert", &convert_js);
   emscripten::function("compare", &compare_js);

@@ -84,4 +84,10 @@ Tensor book_tokens();
 /// torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)): (num_tokens, d_in).
 Tensor seeded_tokens(int64_t num_tokens, int64_t d_in, uint64_t seed);
 
+/// Word tokens with seeded embeddings, the same word always getting the same row:
+///   vocab = list(dict.fromkeys(words))
+///   table = torch.rand(len(vocab), d_in, generator=torch.Generator().manual_seed(seed))
+///   x = table[[vocab.index(w) for w in words]]                      # (num_tokens, d_in)
+Tensor sentence_tokens(const std::vector<std::string>& words, int64_t d_in, uint64_t seed);
+
 }  // namespace attention_lab

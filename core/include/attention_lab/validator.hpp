@@ -17,6 +17,8 @@ struct CheckOptions {
   /// The shape of the input that will be given to forward, when known: (num_tokens, d_in) for the
   /// SelfAttention classes, (b, num_tokens, d_in) for the others.
   std::optional<Shape> input_shape;
+  /// The mode the module will run in, when known: eval mode with dropout > 0 draws a dropout_eval warning.
+  std::optional<bool> training;
   /// Bytes a module plus a traced forward may use; larger setups are refused before allocating.
   double memory_budget_bytes = kDefaultMemoryBudgetBytes;
 };
