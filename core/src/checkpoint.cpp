@@ -4,6 +4,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
+
+#include "attention_lab/ops.hpp"
 #include <sstream>
 
 namespace attention_lab {
@@ -409,6 +411,75 @@ AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<s
   m.set_parameter("out_proj.weight", w);
   m.set_parameter("out_proj.bias", Tensor({d}, proj_b));
   return m;
+}
+
+namespace {
+/// The entry narrowed to rows [first, last) of its leading axis.
+SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last) {
+  SafetensorsEntry out = e;
+  const uint64_t row_bytes = (e.end - e.begin) / static_cast<uint64_t>(std::max<int64_t>(e.shape[0], 1));
+  out.begin = e.begin + static_cast<uint64_t>(first) * row_bytes;
+  out.end = e.begin + static_cast<uint64_t>(last) * row_bytes;
+  out.shape[0] = last - first;
+  return out;
+}
+}  // namespace
+
+std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer) {
+  CheckpointOptions probe;
+  probe.layer = layer;
+  probe.num_heads = 1;  // any divisor: only the prefix and the layer check are used here
+  probe.context_length = 1;
+  const std::string prefix = plan_gpt2_attention(header, probe).prefix;
+  const auto need = [&](const std::string& key) -> const SafetensorsEntry& {
+    const SafetensorsEntry* e = header.find(key);
+    if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + key + ", needed to turn tokens into the layer's input", "Use a full GPT-2 checkpoint (with wte, wpe and ln_1).");
+    return *e;
+  };
+  const SafetensorsEntry& wte = need(prefix + "wte.weight");
+  const SafetensorsEntry& wpe = need(prefix + "wpe.weight");
+  const std::string ln = prefix + "h." + std::to_string(layer) + ".ln_1.";
+  const SafetensorsEntry& ln_w = need(ln + "weight");
+  const SafetensorsEntry& ln_b = need(ln + "bias");
+  if (wte.shape.size() != 2 || wpe.shape.size() != 2 || wte.shape[1] != wpe.shape[1] || ln_w.shape != Shape{wte.shape[1]} || ln_b.shape != Shape{wte.shape[1]})
+    throw AttentionError("checkpoint_shape", "", "wte " + shape_string(wte.shape) + ", wpe " + shape_string(wpe.shape) + " and ln_1 " + shape_string(ln_w.shape) + " do not fit together", "");
+  if (token_ids.empty()) throw AttentionError("input_empty", "tokens", "no tokens to embed", "Type at least one word.");
+  const int64_t num_tokens = static_cast<int64_t>(token_ids.size());
+  if (num_tokens > wpe.shape[0]) {
+    throw AttentionError("context_too_short", "context_length", "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(wpe.shape[0]) + " (wpe.weight rows)",
+                         "Use at most " + std::to_string(wpe.shape[0]) + " tokens.");
+  }
+  std::vector<ByteRead> reads;
+  for (size_t t = 0; t < token_ids.size(); ++t) {
+    const int64_t id = token_ids[t];
+    if (id < 0 || id >= wte.shape[0]) {
+      throw AttentionError("checkpoint_token", "tokens", "token id " + std::to_string(id) + " is outside the vocabulary (0 to " + std::to_string(wte.shape[0] - 1) + ")",
+                           "Tokenize with the checkpoint's own tokenizer.");
+    }
+    reads.push_back({"wte.weight[" + std::to_string(id) + "]", rows_of(wte, id, id + 1)});
+  }
+  reads.push_back({"wpe.weight[0:" + std::to_string(num_tokens) + "]", rows_of(wpe, 0, num_tokens)});
+  reads.push_back({ln + "weight", ln_w});
+  reads.push_back({ln + "bias", ln_b});
+  return reads;
+}
+
+Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& bytes, size_t num_tokens) {
+  if (reads.size() != num_tokens + 3) throw AttentionError("checkpoint_missing_key", "", "the reads do not match the tokens", "");
+  std::vector<std::vector<float>> values;
+  for (const auto& r : reads) {
+    const auto it = bytes.find(r.name);
+    if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + r.name + " were not given", "");
+    values.push_back(decode_tensor(r.entry, it->second.data(), it->second.size()));
+  }
+  const int64_t T = static_cast<int64_t>(num_tokens);
+  const int64_t d = static_cast<int64_t>(values[static_cast<size_t>(T) + 1].size());
+  Tensor x({1, T, d});  // (1, num_tokens, d) = wte[ids] + wpe[:T]
+  const std::vector<float>& wpe = values[static_cast<size_t>(T)];
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < d; ++c) x.data[static_cast<size_t>(t * d + c)] = values[static_cast<size_t>(t)][static_cast<size_t>(c)] + wpe[static_cast<size_t>(t * d + c)];
+  ops::layer_norm_rows(x.data.data(), T, d, values[static_cast<size_t>(T) + 1].data(), values[static_cast<size_t>(T) + 2].data(), 1e-5f);
+  return x;
 }
 
 }  // namespace attention_lab

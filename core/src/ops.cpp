@@ -46,4 +46,18 @@ void softmax_rows(float* x, int64_t rows, int64_t cols) {
   }
 }
 
+void layer_norm_rows(float* x, int64_t rows, int64_t cols, const float* weight, const float* bias, float eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = x + r * cols;
+    double mean = 0.0, var = 0.0;  // accumulate in double: rows are up to 1600 wide
+    for (int64_t c = 0; c < cols; ++c) mean += row[c];
+    mean /= static_cast<double>(cols);
+    for (int64_t c = 0; c < cols; ++c) var += (row[c] - mean) * (row[c] - mean);
+    var /= static_cast<double>(cols);
+    const float rstd = static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps)));
+    const float m = static_cast<float>(mean);
+    for (int64_t c = 0; c < cols; ++c) row[c] = (row[c] - m) * rstd * weight[c] + bias[c];
+  }
+}
+
 }  // namespace attention_lab::ops

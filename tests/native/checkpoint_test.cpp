@@ -216,3 +216,30 @@ TEST_SUITE("checkpoint") {
     CHECK(code_of([&] { decode_tensor(i, zeros, 8); }) == "checkpoint_dtype");
   }
 }
+
+TEST_SUITE("checkpoint") {
+  TEST_CASE("ln_1(wte[ids] + wpe[:T]) of a layer matches PyTorch, reading one wte row per token") {
+    for (const auto& c : expected().at("block_inputs")) {
+      const std::string name = c.at("file");
+      CAPTURE(name);
+      const auto file = read_file(name);
+      const SafetensorsHeader h = header_of(file);
+      const auto ids = c.at("token_ids").get<std::vector<int64_t>>();
+      const auto reads = plan_gpt2_block_input(h, ids, c.at("layer").get<int64_t>());
+      CHECK(reads.size() == ids.size() + 3);
+      std::map<std::string, std::vector<uint8_t>> bytes;
+      for (const auto& r : reads) {
+        const auto begin = file.begin() + static_cast<std::ptrdiff_t>(h.data_start() + r.entry.begin);
+        bytes[r.name] = std::vector<uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(r.entry.end - r.entry.begin));
+      }
+      const Tensor x = gpt2_block_input(reads, bytes, ids.size());
+      const Tensor expected_x = fixtures::tensor(c.at("output"));
+      CHECK(x.shape == expected_x.shape);
+      CHECK(max_abs_diff(x, expected_x) <= 1e-6);
+    }
+    const auto file = read_file("gpt2_d4_h2.safetensors");
+    CHECK(code_of([&] { plan_gpt2_block_input(header_of(file), {10}, 0); }) == "checkpoint_token");  // vocab 10
+    CHECK(code_of([&] { plan_gpt2_block_input(header_of(file), std::vector<int64_t>(9, 1), 0); }) == "context_too_short");  // 8 positions
+    CHECK(code_of([&] { plan_gpt2_block_input(header_of(read_file("gpt2_d8_nowpe_nomask.safetensors")), {1}, 0); }) == "checkpoint_missing_key");
+  }
+}

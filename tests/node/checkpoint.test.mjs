@@ -107,3 +107,18 @@ test("context_length from the option when the file has neither wpe nor a mask bu
   assert.equal(module.config.context_length, 32);
   assert.match(report.sources.context_length, /option/);
 });
+
+test("checkpointInput: ln_1(wte[ids] + wpe[:T]) of a layer matches PyTorch, then runs through that layer", async () => {
+  for (const c of expected.block_inputs) {
+    const file = new Blob([bytes(c.file)]);
+    const x = await lab.checkpointInput(file, { tokenIds: c.token_ids, layer: c.layer });
+    assert.ok(maxAbsDiff(x, tensor(c.output)) <= 1e-6, c.file);
+  }
+  const raw = bytes("gpt2_d4_h2.safetensors");
+  const x = await lab.checkpointInput(raw, { tokenIds: [3, 1, 4], layer: 1 });
+  const { module } = await lab.loadCheckpoint(raw, { num_heads: 2, layer: 1 });
+  assert.deepEqual(module.forward(x, { training: false }).output.shape, [1, 3, 4]);
+  assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [10] }))).code, "checkpoint_token");
+  assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [] }))).code, "input_empty");
+  assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [1.5] }))).code, "checkpoint_token");
+});

@@ -231,6 +231,12 @@ export interface AttentionLab {
    * checkpoint_context_length, checkpoint_config_mismatch, checkpoint_dtype, checkpoint_source.
    */
   loadCheckpoint(source: ArrayBuffer | ArrayBufferView | Blob, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
+  /**
+   * The input a real GPT-2 layer's attention sees: ln_1(wte[tokenIds] + wpe[:T]), shape (1, num_tokens, d),
+   * reading only one wte row per token, T wpe rows and the layer's ln_1 (LayerNorm eps 1e-5).
+   * Rejects with AttentionError: checkpoint_missing_key, checkpoint_token, context_too_short, and the header errors.
+   */
+  checkpointInput(source: ArrayBuffer | ArrayBufferView | Blob, options: { tokenIds: number[]; layer?: number }): Promise<Tensor>;
   /** Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads. */
   equivalentConfig(className: ClassName, config: Config): { className: ClassName; config: Record<SlotName, number | boolean>; pythonCall: string };
   /**

@@ -244,6 +244,23 @@ class Lab {
     return { module: new AttentionModule(this, "MultiHeadAttention", r, this.manualSeed(123)), report: r.report };
   }
 
+  /**
+   * What GPT-2 layer `layer` sees for `tokenIds`: ln_1(wte[ids] + wpe[:T]) as (1, num_tokens, d),
+   * reading one wte row per token, T wpe rows and ln_1 from the file.
+   */
+  async checkpointInput(source, { tokenIds, layer = 0 } = {}) {
+    const reader = byteReader(source);
+    const core = this._core;
+    const first = await reader.read(0, Math.min(8, reader.size));
+    const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
+    const header = await reader.read(8, 8 + headerLength);
+    const ids = Array.from(tokenIds ?? []);
+    const plan = unwrap(core.planBlockInput(header, reader.size, ids, layer));
+    const buffers = {};
+    for (const { name, begin, end } of plan.reads) buffers[name] = await reader.read(begin, end);
+    return unwrap(core.blockInput(header, reader.size, ids, layer, buffers)).tensor;
+  }
+
   /** The equivalent multi-head config: wrapper d_out per head <-> fused d_out total. */
   equivalentConfig(className, config) {
     const r = unwrap(this._core.equivalentConfig(String(className ?? ""), config ?? {}));

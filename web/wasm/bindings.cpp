@@ -633,6 +633,49 @@ val sentence_tokens_js(const val& words_js, double d_in, double seed) {
   });
 }
 
+std::vector<int64_t> ids_from_js(const val& ids) {
+  std::vector<int64_t> out;
+  if (ids.isNull() || ids.isUndefined() || ids["length"].isUndefined()) return out;
+  const unsigned n = ids["length"].as<unsigned>();
+  if (n > 100000) throw AttentionError("too_large", "tokens", std::to_string(n) + " tokens are too many", "");
+  for (unsigned i = 0; i < n; ++i) {
+    const val v = ids[i];
+    const double x = v.isNumber() ? v.as<double>() : -1.0;
+    out.push_back(x == std::floor(x) && x >= 0 && x < 1e12 ? static_cast<int64_t>(x) : -1);
+  }
+  return out;
+}
+
+val plan_block_input_js(const val& header_bytes, double file_size, const val& ids, double layer) {
+  return guarded([&] {
+    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    val reads = val::array();
+    for (const auto& r : plan_gpt2_block_input(h, ids_from_js(ids), static_cast<int64_t>(layer))) {
+      val o = val::object();
+      o.set("name", r.name);
+      o.set("begin", static_cast<double>(h.data_start() + r.entry.begin));
+      o.set("end", static_cast<double>(h.data_start() + r.entry.end));
+      reads.call<void>("push", o);
+    }
+    val out = ok();
+    out.set("reads", reads);
+    return out;
+  });
+}
+
+val block_input_js(const val& header_bytes, double file_size, const val& ids, double layer, const val& buffers) {
+  return guarded([&] {
+    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    const std::vector<int64_t> token_ids = ids_from_js(ids);
+    const auto reads = plan_gpt2_block_input(h, token_ids, static_cast<int64_t>(layer));
+    std::map<std::string, std::vector<uint8_t>> bytes;
+    for (const auto& r : reads) bytes[r.name] = bytes_from_js(buffers[r.name], r.name.c_str());
+    val out = ok();
+    out.set("tensor", tensor_to_js(gpt2_block_input(reads, bytes, token_ids.size())));
+    return out;
+  });
+}
+
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
 }  // namespace
@@ -658,4 +701,6 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("checkpointHeaderLength", &checkpoint_header_length_js);
   emscripten::function("planCheckpoint", &plan_checkpoint_js);
   emscripten::function("loadCheckpoint", &load_checkpoint_js);
+  emscripten::function("planBlockInput", &plan_block_input_js);
+  emscripten::function("blockInput", &block_input_js);
 }

@@ -93,4 +93,19 @@ std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* b
 /// c_proj.weight transposed into out_proj.weight. Throws like decode_tensor.
 AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<std::string, std::vector<uint8_t>>& bytes);
 
+/// A byte range of the file to read (absolute offsets) and what it holds.
+struct ByteRead {
+  std::string name;  // "wte.weight[50256]", "wpe.weight[0:5]", "h.0.ln_1.weight", ...
+  SafetensorsEntry entry;  // the entry, with shape and begin/end narrowed to the rows read (relative to the data section)
+};
+
+/// What the real GPT-2 layer `layer` sees for `token_ids`: ln_1(wte[ids] + wpe[:T]), reading only
+/// the rows needed (one wte row per token, T wpe rows, ln_1's weight and bias).
+/// Throws AttentionError: checkpoint_missing_key (no wte/wpe/ln_1), checkpoint_token (an id past the
+/// vocabulary), context_too_short (more tokens than wpe rows), checkpoint_layer.
+std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer);
+
+/// (1, num_tokens, d) from the bytes of each read (by name), LayerNorm eps 1e-5 as GPT-2.
+Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& bytes, size_t num_tokens);
+
 }  // namespace attention_lab

@@ -19,4 +19,8 @@ void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, boo
 /// PyTorch; causal masks always keep the diagonal, so that cannot happen here.
 void softmax_rows(float* x, int64_t rows, int64_t cols);
 
+/// LayerNorm over each row of x (rows, cols), in place, as torch.nn.LayerNorm(cols, eps): biased
+/// variance, (x - mean) / sqrt(var + eps) * weight + bias. weight and bias are (cols).
+void layer_norm_rows(float* x, int64_t rows, int64_t cols, const float* weight, const float* bias, float eps);
+
 }  // namespace attention_lab::ops
