@@ -68,7 +68,7 @@ void TorchGenerator::uniform(float* data, int64_t n, float from, float to) {
   const double span = static_cast<double>(to - from);
   for (int64_t i = 0; i < n; ++i) {
     // fmaf(u, to - from, from) with one rounding; for symmetric bounds this double form is exact
-    // and needs no FMA instruction, so native and WebAssembly builds agree (torch-rng.md).
+    // and needs no FMA instruction, so native and WebAssembly builds agree (docs/torch-rng.md).
     const double u = static_cast<double>(random_float());
     data[i] = static_cast<float>(u * span + static_cast<double>(from));
   }

@@ -1,5 +1,5 @@
 // A random stream equal to PyTorch's CPU default generator (torch.manual_seed semantics).
-// Recipes and their verification: ../shared/torch-rng.md (bit-exact against PyTorch 1.13 generic kernels).
+// Recipes and their verification: docs/torch-rng.md (bit-exact against PyTorch 1.13 generic kernels).
 #pragma once
 
 #include <array>
