@@ -207,6 +207,19 @@ val parameters_to_js(const AttentionModule& m) {
   return out;
 }
 
+val module_info_to_js(const AttentionModule& m) {
+  const ModuleConfig& c = m.config();
+  val out = ok();
+  out.set("className", c.class_name());
+  out.set("config", config_to_js(c.slots()));
+  out.set("headDim", static_cast<double>(c.head_dim()));
+  out.set("outputWidth", static_cast<double>(c.output_width()));
+  out.set("outputWidthRule", c.output_width_rule());
+  out.set("parameterCount", static_cast<double>(parameter_count(c)));
+  out.set("parameters", parameters_to_js(m));
+  return out;
+}
+
 // ---- exported functions ----
 
 val classes() {
@@ -332,13 +345,7 @@ val create_js(const std::string& class_name, const val& config, const val& gen_s
     const ModuleConfig c = validated_config(class_name, config_from_js(config));
     TorchGenerator g = generator_from_state(gen_state);
     const AttentionModule m(c, g);
-    val out = ok();
-    out.set("config", config_to_js(c.slots()));
-    out.set("headDim", static_cast<double>(c.head_dim()));
-    out.set("outputWidth", static_cast<double>(c.output_width()));
-    out.set("outputWidthRule", c.output_width_rule());
-    out.set("parameterCount", static_cast<double>(parameter_count(c)));
-    out.set("parameters", parameters_to_js(m));
+    val out = module_info_to_js(m);
     out.set("state", state_to_js(g));
     return out;
   });
@@ -410,18 +417,6 @@ val stage_diffs_to_js(const std::vector<StageDiff>& diffs) {
   return out;
 }
 
-val module_info_to_js(const AttentionModule& m) {
-  const ModuleConfig& c = m.config();
-  val out = ok();
-  out.set("className", c.class_name());
-  out.set("config", config_to_js(c.slots()));
-  out.set("headDim", static_cast<double>(c.head_dim()));
-  out.set("outputWidth", static_cast<double>(c.output_width()));
-  out.set("outputWidthRule", c.output_width_rule());
-  out.set("parameterCount", static_cast<double>(parameter_count(c)));
-  out.set("parameters", parameters_to_js(m));
-  return out;
-}
 
 val equivalent_config_js(const std::string& class_name, const val& config) {
   return guarded([&] {
@@ -604,15 +599,7 @@ val load_checkpoint_js(const val& header_bytes, double file_size, const val& opt
     const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options_from_js(options));
     std::map<std::string, std::vector<uint8_t>> bytes;
     for (const auto& e : plan.needed) bytes[e.key] = bytes_from_js(buffers[e.key], e.key.c_str());
-    const AttentionModule m = load_gpt2_attention(plan, bytes);
-    const ModuleConfig& c = m.config();
-    val out = ok();
-    out.set("config", config_to_js(c.slots()));
-    out.set("headDim", static_cast<double>(c.head_dim()));
-    out.set("outputWidth", static_cast<double>(c.output_width()));
-    out.set("outputWidthRule", c.output_width_rule());
-    out.set("parameterCount", static_cast<double>(parameter_count(c)));
-    out.set("parameters", parameters_to_js(m));
+    val out = module_info_to_js(load_gpt2_attention(plan, bytes));
     out.set("report", checkpoint_report_to_js(plan.report));
     return out;
   });
