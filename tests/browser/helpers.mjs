@@ -55,10 +55,11 @@ export async function launchLab() {
 }
 
 /**
- * Opens the page at `query` (e.g. "?class=...") and waits until the library has loaded.
+ * Opens the page at `query` (e.g. "?class=...") and waits until every <attention-lab> on it is ready
+ * (`path` picks another page, e.g. "embed.html").
  * `page.problems` collects page errors, console errors and foreign requests.
  */
-export async function openPage(lab, query = "", { viewport } = {}) {
+export async function openPage(lab, query = "", { viewport, path = "" } = {}) {
   const page = await lab.context.newPage();
   if (viewport) await page.setViewportSize(viewport);
   const problems = [];
@@ -74,10 +75,13 @@ export async function openPage(lab, query = "", { viewport } = {}) {
     if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
   });
   page.problems = problems;
-  await page.goto(lab.url + query);
-  await page.waitForFunction(() => document.body.dataset.ready !== undefined || document.querySelector(".status-error"), null, { timeout: 60_000 });
-  const loadError = await page.locator(".status-error").count();
-  if (loadError) assert.fail(`the page did not load: ${await page.locator("#status").textContent()}`);
+  await page.goto(lab.url + path.replace(/^\//, "") + query);
+  await page.waitForFunction(() => {
+    const labs = [...document.querySelectorAll("attention-lab")];
+    return labs.length > 0 && labs.every((el) => el.dataset.ready !== undefined || el.dataset.loadError !== undefined);
+  }, null, { timeout: 60_000 });
+  const loadError = await page.locator("attention-lab[data-load-error]").count();
+  if (loadError) assert.fail(`the page did not load: ${await page.getByTestId("status").first().textContent()}`);
   return page;
 }
 
@@ -105,12 +109,17 @@ export async function pasteCall(page, text) {
   await page.getByTestId("call-box").fill(text);
 }
 
-/** Does `action` (a click or key press that starts a run) and waits until that run has finished. */
-export async function afterRun(page, action) {
-  const before = await page.evaluate(() => Number(document.body.dataset.runs ?? 0));
+/**
+ * Does `action` (a click or key press that starts a run) and waits until that run has finished
+ * (the widget counts finished runs in data-runs; `widget` is a CSS selector for one of several).
+ */
+export async function afterRun(page, action, widget = "attention-lab", timeout = 60_000) {
+  const runs = () => page.evaluate((sel) => Number(document.querySelector(sel).dataset.runs ?? 0), widget);
+  const before = await runs();
   await action();
-  await page.waitForFunction((n) => Number(document.body.dataset.runs ?? 0) > n, before, { timeout: 60_000 });
+  await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel).dataset.runs ?? 0) > n, [widget, before], { timeout });
 }
+
 
 /** Clicks a preset and waits for its run to finish. */
 export async function runPreset(page, key) {
@@ -121,4 +130,9 @@ export async function runPreset(page, key) {
 /** The text of every cell in a table row (th excluded). */
 export async function rowCells(row) {
   return row.locator("td").allTextContents();
+}
+
+/** The page's URL as the page sees it (page.url() can lag behind history.replaceState). */
+export async function currentUrl(page) {
+  return new URL(await page.evaluate(() => location.href));
 }

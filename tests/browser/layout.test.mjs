@@ -1,31 +1,53 @@
-// Screenshots after running the book preset at desktop and phone sizes, with checks that nothing
-// spills out of the page or overlaps (saved to test-output/screenshots/ for a human look).
+// Screenshots at desktop (1280x800) and phone (390x844) sizes, saved to test-output/screenshots/
+// for a human look, with checks that nothing spills out of the page, overlaps or is clipped.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { finish, launchLab, openPage, runPreset, screenshotDir } from "./helpers.mjs";
+import { finish, launchLab, openPage, pasteCall, runPreset, screenshotDir } from "./helpers.mjs";
 
 const VIEWPORTS = [
   { width: 1280, height: 800 },
   { width: 390, height: 844 },
 ];
 
-/** Pairs of sibling boxes (from `selector`) that overlap by more than a pixel. */
-function overlaps(selector) {
-  const boxes = [...document.querySelectorAll(selector)]
-    .filter((el) => el.offsetParent !== null)
-    .map((el) => ({ el, r: el.getBoundingClientRect() }));
-  const bad = [];
-  for (let i = 0; i < boxes.length; i++) {
-    for (let j = i + 1; j < boxes.length; j++) {
-      const a = boxes[i].r;
-      const b = boxes[j].r;
-      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
-      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-      if (w > 1 && h > 1) bad.push(`${boxes[i].el.className || boxes[i].el.tagName} / ${boxes[j].el.className || boxes[j].el.tagName}`);
+/**
+ * Runs in the page: which boxes leave the viewport, which sibling boxes overlap, which texts are
+ * clipped (looking into every <attention-lab>'s shadow root too).
+ */
+function layoutReport({ outsideSel, overlapSels, clipSel }) {
+  const all = (sel) => [...document.querySelectorAll(sel), ...[...document.querySelectorAll("attention-lab")].flatMap((el) => [...el.shadowRoot.querySelectorAll(sel)])]
+    .filter((el) => el.offsetParent !== null);
+  const name = (el) => `${el.id || el.className || el.tagName}`.slice(0, 60);
+  const outside = all(outsideSel)
+    .filter((el) => { const r = el.getBoundingClientRect(); return r.left < -0.5 || r.right > window.innerWidth + 0.5; })
+    .map(name);
+  const overlapping = [];
+  for (const sel of overlapSels) {
+    const boxes = all(sel).map((el) => ({ el, r: el.getBoundingClientRect() }));
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i].r;
+        const b = boxes[j].r;
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 1 && h > 1 && !boxes[i].el.contains(boxes[j].el) && !boxes[j].el.contains(boxes[i].el)) overlapping.push(`${sel}: ${name(boxes[i].el)} / ${name(boxes[j].el)}`);
+      }
     }
   }
-  return bad;
+  const clipped = all(clipSel).filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent.trim().slice(0, 40));
+  return { width: document.documentElement.scrollWidth, viewport: window.innerWidth, outside, overlapping, clipped };
+}
+
+async function checkLayout(page) {
+  const r = await page.evaluate(layoutReport, {
+    outsideSel: ".panel, .stage-card, .site-header h1, .pitch, .run-row > *, .slot, .diag, .verdict, pre.code, .converter",
+    overlapSels: [".slot", ".fact", ".preset", ".panel", ".stage-card", ".run-row > *", ".tokens-grid > *", ".named-values li", ".compare-col", ".diag-fixes > *"],
+    clipSel: "button, .tab, label, h1, h2, h3, .output-summary, legend, .slot-so, .diag-msg",
+  });
+  assert.ok(r.width <= r.viewport, `page is ${r.width}px wide in a ${r.viewport}px viewport`);
+  assert.deepEqual(r.outside, [], "inside the viewport");
+  assert.deepEqual(r.overlapping, [], "nothing overlaps");
+  assert.deepEqual(r.clipped, [], "text is not clipped");
 }
 
 describe("layout", () => {
@@ -35,34 +57,42 @@ describe("layout", () => {
 
   for (const viewport of VIEWPORTS) {
     const size = `${viewport.width}x${viewport.height}`;
-    test(`the book preset at ${size} fits the width and nothing overlaps`, async () => {
+    test(`the teaching page at ${size}: book preset, an error, a comparison, GPT-2 small`, async () => {
       const page = await openPage(lab, "", { viewport });
-      await runPreset(page, "bookToy");
       const dir = await screenshotDir();
-      await page.screenshot({ path: path.join(dir, `book-toy-${size}.png`) });
-      await page.screenshot({ path: path.join(dir, `book-toy-${size}-full.png`), fullPage: true });
+      const shot = (name, full = false) => page.screenshot({ path: path.join(dir, `${name}-${size}.png`), fullPage: full });
+      await runPreset(page, "bookToy");
+      await shot("book-toy");
+      await shot("book-toy-full", true);
+      await checkLayout(page);
       await page.locator("[data-stage=attn_weights]").scrollIntoViewIfNeeded();
-      await page.screenshot({ path: path.join(dir, `book-toy-${size}-weights.png`) });
-      await page.getByTestId("copy-button").click();
-      await page.getByTestId("copy-verdict").waitFor();
-      await page.getByTestId("copy-panel").scrollIntoViewIfNeeded();
-      await page.screenshot({ path: path.join(dir, `copy-panel-${size}.png`) });
+      await shot("book-toy-weights");
 
-      const scroll = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: window.innerWidth }));
-      assert.ok(scroll.page <= scroll.viewport, `page is ${scroll.page}px wide in a ${scroll.viewport}px viewport`);
-      // Every panel and card stays inside the viewport horizontally.
-      const outside = await page.evaluate(() => [...document.querySelectorAll(".panel, .stage-card, .site-header h1, .pitch, .run-row > *")]
-        .filter((el) => { const r = el.getBoundingClientRect(); return r.left < -0.5 || r.right > window.innerWidth + 0.5; })
-        .map((el) => el.id || el.className));
-      assert.deepEqual(outside, []);
-      for (const selector of [".slot", ".fact", ".preset", ".panel", ".stage-card", ".run-row > *", ".tokens-grid > *", ".named-values li"]) {
-        assert.deepEqual(await page.evaluate(overlaps, selector), [], `overlapping ${selector}`);
-      }
-      // Text inside fixed-width controls is not clipped.
-      const clipped = await page.evaluate(() => [...document.querySelectorAll("button, .tab, label, h1, h2, h3, .output-summary")]
-        .filter((el) => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
-        .map((el) => el.textContent.trim().slice(0, 40)));
-      assert.deepEqual(clipped, []);
+      await pasteCall(page, "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)");
+      await page.getByTestId("class-select").selectOption("MultiHeadAttention");
+      await page.locator(".slot[data-slot=d_out]").scrollIntoViewIfNeeded();
+      await shot("divisibility-error");
+      await checkLayout(page);
+
+      await page.getByTestId("class-select").selectOption("MultiHeadAttentionWrapper");
+      await page.getByTestId("compare-button").click();
+      await page.getByTestId("compare-verdict").waitFor();
+      await page.getByTestId("compare-panel").scrollIntoViewIfNeeded();
+      await shot("compare");
+      await checkLayout(page);
+
+      await runPreset(page, "gpt2Small");
+      await page.locator("[data-stage=attn_weights]").scrollIntoViewIfNeeded();
+      await shot("gpt2-small-weights");
+      await checkLayout(page);
+      await finish(page);
+    });
+
+    test(`the embed page at ${size}`, async () => {
+      const page = await openPage(lab, "", { viewport, path: "embed.html" });
+      const dir = await screenshotDir();
+      await page.screenshot({ path: path.join(dir, `embed-${size}-full.png`), fullPage: true });
+      await checkLayout(page);
       await finish(page);
     });
   }

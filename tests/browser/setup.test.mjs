@@ -2,7 +2,7 @@
 // sizes, and diagnostics shown beside the slot they name without losing what the reader typed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
+import { currentUrl, finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
 
 const GPT2_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123";
 
@@ -97,7 +97,7 @@ describe("setup", () => {
     await page.getByTestId("slot-d_out").fill("4");
     assert.equal(await page.getByTestId("call-box").inputValue(), "CausalAttention(3, 4, 6, 0.5, True)");
     await page.getByTestId("mode-eval").check();
-    const url = new URL(page.url());
+    const url = await currentUrl(page);
     assert.equal(url.searchParams.get("class"), "CausalAttention");
     assert.equal(url.searchParams.get("d_out"), "4");
     assert.equal(url.searchParams.get("qkv_bias"), "True");
@@ -115,6 +115,80 @@ describe("setup", () => {
     assert.equal(await page.getByTestId("slot-d_in").inputValue(), "<img src=x onerror=alert(1)>");
     assert.equal(await page.getByTestId("run").isDisabled(), true);
     assert.ok((await page.locator("[data-slot-diagnostics=d_in] .diag-error").count()) >= 1, "d_in is reported");
+    await finish(page);
+  });
+});
+
+describe("call box", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  const named = (page) => page.getByTestId("named-values").locator("li").evaluateAll((lis) =>
+    lis.map((li) => `${li.dataset.name}=${li.querySelector(".named-value").textContent}/${li.dataset.source}`));
+
+  test("accepts nn. prefixes, 0. and .0, True, trailing commas, newlines and comments", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "torch.nn.MultiHeadAttention(\n  3,  # d_in\n  4, 6, .0, 2, True,\n)  # the fused class");
+    assert.equal(await page.getByTestId("class-select").inputValue(), "MultiHeadAttention");
+    assert.deepEqual(await named(page), ["d_in=3/positional", "d_out=4/positional", "context_length=6/positional", "dropout=.0/positional", "num_heads=2/positional", "qkv_bias=True/positional"]);
+    assert.equal(await page.getByTestId("slot-qkv_bias").inputValue(), "True");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    await pasteCall(page, "nn.CausalAttention(3, 2, 6, 0.,)");
+    assert.equal(await page.getByTestId("class-select").inputValue(), "CausalAttention");
+    assert.equal(await page.getByTestId("slot-dropout").inputValue(), "0.");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    await finish(page);
+  });
+
+  test("keyword and mixed calls fill slots by name; editing slots rewrites both forms", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttention(3, 2, num_heads=2, dropout=0.1, context_length=6)");
+    assert.deepEqual(await named(page), ["d_in=3/positional", "d_out=2/positional", "context_length=6/keyword", "dropout=0.1/keyword", "num_heads=2/keyword", "qkv_bias=False/default"]);
+    assert.equal(await page.getByTestId("slot-dropout").inputValue(), "0.1");
+    await page.getByTestId("slot-d_out").fill("4");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(3, 4, 6, 0.1, 2)");
+    assert.equal(await page.getByTestId("keyword-call").textContent(), "MultiHeadAttention(d_in=3, d_out=4, context_length=6, dropout=0.1, num_heads=2)");
+    // Each slot says what its value leads to.
+    assert.match(await page.getByTestId("slot-num_heads-so").textContent(), /head_dim = d_out \/ num_heads = 4 \/ 2 = 2/);
+    assert.match(await page.getByTestId("slot-d_out-so").textContent(), /shared by 2 heads of head_dim 2/);
+    await finish(page);
+  });
+
+  test("an unknown keyword and a missing slot are named where they are", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttention(3, 2, 6, 0.0, heads=2)");
+    assert.ok(await page.getByTestId("call-diagnostics").locator("[data-code=unknown_slot]").count() + await page.locator("[data-slot-diagnostics] [data-code=unknown_slot]").count() >= 1);
+    assert.equal(await page.locator("[data-slot-diagnostics=num_heads] [data-code=missing_slot]").count(), 1);
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    await finish(page);
+  });
+});
+
+describe("warnings", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  const codes = (page) => page.locator("[data-slot-diagnostics] [data-testid=diagnostic]").evaluateAll((ds) => ds.map((d) => d.dataset.code));
+
+  test("suspicious but legal setups are explained, and PyTorch's silence is said", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttention(3, 3, 6, 0.0, 1)");
+    let found = await codes(page);
+    assert.ok(found.includes("square_weights"), found.join(" "));
+    assert.ok(found.includes("one_head"), found.join(" "));
+    assert.match(await page.locator("[data-code=one_head]").getByTestId("diag-pytorch").textContent(), /runs without complaint/);
+    assert.equal(await page.getByTestId("run").isEnabled(), true, "warnings do not block");
+    await pasteCall(page, "MultiHeadAttentionWrapper(768, 768, 1024, 0.0, 12)");
+    found = await codes(page);
+    assert.ok(found.includes("wrapper_total_width"), found.join(" "));
+    assert.match(await page.locator("[data-code=wrapper_total_width]").textContent(), /12 x 768 = 9216/);
+    await pasteCall(page, "MultiHeadAttentionWrapper(1024, 1024, 1024, 0.0, 24)");
+    assert.ok((await codes(page)).includes("layer_count_as_heads"));
+    await pasteCall(page, "CausalAttention(3, 2, 6, 0.2)");
+    await page.getByTestId("mode-eval").check();
+    assert.match(await page.locator("[data-slot-diagnostics=dropout] [data-code=dropout_eval]").textContent(), /no effect in eval mode/);
     await finish(page);
   });
 });

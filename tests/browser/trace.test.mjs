@@ -26,6 +26,10 @@ describe("trace", () => {
     assert.equal((await firstRow.locator("th").textContent()).trim(), "Your");
     assert.deepEqual((await rowCells(firstRow)).slice(0, 2), ["0.3190", "0.4858"]);
     assert.equal(await firstRow.isVisible(), true);
+    // The scale factor says which d_k it used; masked weights are exactly 0; each head's columns in the concatenation.
+    assert.match(await page.locator("[data-stage=attn_weights]").getByTestId("scale-note").textContent(), /1\/√d_k = 1\/√1 = 1 .*head_dim = d_out \/ num_heads = 1/);
+    assert.match(await page.locator("[data-stage=attn_weights]").getByTestId("exact-zeros").textContent(), /^15 of the 36 weights/);
+    assert.deepEqual(await page.locator("[data-stage=heads_concat]").getByTestId("concat-map").locator("li").allTextContents(), ["head 0 → column 0", "head 1 → column 1"]);
     // Shapes name their axes.
     assert.match(await page.locator("[data-stage=queries]").getByTestId("stage-shape").textContent(), /\(b=2, num_heads=2, num_tokens=6, head_dim=1\)/);
     await finish(page);
@@ -51,7 +55,7 @@ describe("trace", () => {
     assert.equal(await weights.locator("[data-testid=heatmap]:visible").count(), 2);
     await page.keyboard.press("ArrowLeft");
     assert.equal(await weights.getByRole("tab", { name: "b = 0" }).getAttribute("aria-selected"), "true");
-    assert.equal(await page.evaluate(() => document.activeElement.textContent), "b = 0");
+    assert.equal(await page.evaluate(() => document.querySelector("attention-lab").shadowRoot.activeElement.textContent), "b = 0");
     await finish(page);
   });
 
@@ -73,6 +77,12 @@ describe("trace", () => {
     const card = page.locator("[data-stage=attn_weights_dropout]");
     await card.waitFor();
     assert.match(await card.textContent(), /1\/\(1−p\) = 2/);
+    // The kept mask: 2 where a weight survived, 0 where it was dropped, — where it was masked anyway.
+    const kept = card.getByTestId("kept-mask");
+    assert.match(await kept.textContent(), /multiplied by 2 \(kept\) or 0 \(dropped\)/);
+    const keptRow = await kept.getByTestId("grid").first().locator("tbody tr").first().locator("td").allTextContents();
+    assert.ok(["0", "2"].includes(keptRow[0]), keptRow.join(" "));
+    assert.deepEqual(keptRow.slice(1), ["—", "—", "—", "—", "—"]);
     const sums = await card.locator("[data-testid=rowsum]:visible").allTextContents();
     assert.ok(sums.some((s) => s !== "1.0000"), `some row sum differs from 1: ${sums}`);
     await finish(page);
@@ -81,7 +91,7 @@ describe("trace", () => {
   test("a GPT-2 small run stays responsive and shows truncated grids with summaries", async () => {
     const page = await openPage(lab);
     const started = Date.now();
-    await runPreset(page, "gpt2");
+    await runPreset(page, "gpt2Small");
     const elapsed = Date.now() - started;
     assert.ok(elapsed < 20_000, `GPT-2 small run took ${elapsed} ms`);
     const input = page.locator("[data-stage=input]");

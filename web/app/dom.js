@@ -55,8 +55,16 @@ export function replace(node, ...children) {
   return append(node, children);
 }
 
-export function byId(id) {
-  const node = document.getElementById(id);
-  if (!node) throw new Error(`missing #${id} in index.html`);
-  return node;
+/** A lookup by id inside one root (a widget's shadow root): ids are scoped to it. */
+export function finder(root) {
+  return (id) => {
+    const node = root.getElementById(id);
+    if (!node) throw new Error(`missing #${id} in the widget`);
+    return node;
+  };
+}
+
+/** Resolves after the browser has painted (so a status shows before long work). */
+export function nextPaint() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }

@@ -135,3 +135,20 @@ export function summarize(data, start = 0, end = data.length) {
   }
   return { min: finite ? min : NaN, max: finite ? max : NaN, mean: finite ? sum / finite : NaN, negInf, count: end - start };
 }
+
+/** The shortest decimal text that reads back as the same float32 (0.43 for the float32 nearest 0.43). */
+export function f32Text(v) {
+  if (!Number.isFinite(v)) return v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
+  const target = Math.fround(v);
+  for (let p = 1; p <= 9; p++) {
+    const s = target.toPrecision(p);
+    if (Math.fround(Number(s)) === target) return String(Number(s));
+  }
+  return String(target);
+}
+
+/** Mebibytes, rounded for a sentence: 0.4, 12, 1,536. */
+export function mib(bytes) {
+  const m = bytes / 1048576;
+  return m < 10 ? m.toFixed(1) : thousands(Math.round(m));
+}

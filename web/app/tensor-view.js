@@ -1,9 +1,12 @@
-// Renders one stage of a forward trace as a card: title, formula, named shape, and the values as
-// real tables (2-D slices, tabs per batch item, small multiples per head), heatmaps for the
-// attention stages, row sums where they teach something, and summaries for large tensors.
-import { h, svg } from "./dom.js";
+// Renders a forward trace as stage cards: title, formula, named shape, and the values as real tables
+// (2-D slices, tabs per batch item and per head, small multiples for a few heads), heatmaps for the
+// attention stages (hover or arrow keys read a value), row sums where they teach something, the
+// scale factor with its d_k, the mask (−inf before softmax, exact 0 after), dropout's kept mask and
+// 1/(1−p), where each head lands in the concatenation, summaries for large tensors, and downloads.
+import { h, nextPaint, replace, svg } from "./dom.js";
 import { S } from "./strings.js";
 import { num, namedShape, shapeText, summarize } from "./format.js";
+import { canvasBlob, download, heatmapCanvas, heatmapSvg, stageCsv, stageJson, stageNpy } from "./export.js";
 
 /** A 2-D slice larger than this on either side is shown truncated. */
 const GRID_LIMIT = 16;
@@ -11,53 +14,159 @@ const GRID_LIMIT = 16;
 const GRID_SHOWN = 12;
 /** Above this many cells a heatmap is drawn on a canvas instead of SVG rectangles. */
 const SVG_CELL_LIMIT = 48 * 48;
+/** A canvas heatmap is at most this many pixels a side (larger slices are max-pooled). */
+const CANVAS_MAX = 512;
+/** Up to this many heads sit side by side; more get a tab each. */
+const MULTIPLES_MAX = 4;
+/** JSON and CSV are offered up to this many values (.npy always). */
+const TEXT_EXPORT_MAX = 2_000_000;
 
-const HEATMAP_STAGES = new Set(["attn_scores", "attn_scores_masked", "attn_weights", "attn_weights_dropout", "mask"]);
+const HEATMAP_STAGES = new Set(["attn_scores", "attn_scores_masked", "attn_weights", "attn_weights_dropout", "mask", "dropout_kept"]);
 const ROW_SUM_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
+/** Stages where an exact 0 means something (masked after softmax, dropped by dropout). */
+const EXACT_ZERO_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
 
 /**
- * @param stage  {id, title, formula, axes, shape, data}
- * @param ctx    {words: string[], dropout: number, training: boolean, output?: {width, rule}, idPrefix}
+ * Renders every stage into `cards` (and a link list into `nav`). Small traces render at once; large
+ * ones a card per frame, calling onProgress(i, n) so the page can say how far it is.
  */
-export function stageCard(stage, ctx) {
-  const headingId = `stage-${stage.id}-title`;
+export async function renderTrace(nav, cards, stages, ctx, onProgress) {
+  replace(nav, h("ol", {}, stages.map((s) => h("li", {}, h("a", { href: `#stage-${s.id}`, on: { click: (e) => jump(e, cards, s.id) } }, s.id)))));
+  replace(cards);
+  const total = stages.reduce((a, s) => a + s.data.length, 0);
+  const chunked = total > 200_000;
+  for (let i = 0; i < stages.length; i++) {
+    if (chunked) {
+      onProgress?.(i + 1, stages.length);
+      await nextPaint();
+    }
+    cards.append(stageCard(stages[i], ctx, stages));
+  }
+}
+
+/** In-page links inside a shadow root: scroll the card into view and move focus to it. */
+function jump(e, cards, id) {
+  e.preventDefault();
+  const card = cards.querySelector(`[data-stage="${id}"]`);
+  card?.scrollIntoView({ block: "start" });
+  card?.focus({ preventScroll: true });
+}
+
+function stageCard(stage, ctx, stages) {
+  const headingId = `${ctx.idPrefix}-stage-${stage.id}-title`;
   const nd = stage.shape.length;
-  // Per-head heatmaps and truncated grids need the full width; small grids share a row.
   const wide = HEATMAP_STAGES.has(stage.id) || (nd >= 4 && stage.shape[1] > 2) || stage.shape[nd - 1] > 8;
   const card = h("section", {
     class: `stage-card${stage.id === "output" ? " is-output" : ""}${wide ? " wide" : ""}`,
-    id: `stage-${stage.id}`,
+    id: `stage-${stage.id}`, tabindex: "-1", part: stage.id === "output" ? "stage-card output-card" : "stage-card",
     dataset: { stage: stage.id },
-    "aria-labelledby": headingId,
+    "aria-labelledby": `${headingId} lab-name`,
   });
-  const head = h(
-    "header",
-    { class: "stage-head" },
+  card.append(h("header", { class: "stage-head" },
     h("h3", { id: headingId }, h("span", { class: "stage-id" }, stage.id), " ", stage.title),
     h("p", { class: "stage-formula" }, h("code", {}, stage.formula)),
-    h("p", { class: "stage-shape", dataset: { testid: "stage-shape" } }, `${S.shapeLabel} `, h("code", {}, namedShape(stage.shape, stage.axes))),
-  );
-  card.append(head);
+    h("p", { class: "stage-shape", dataset: { testid: "stage-shape" } }, `${S.shapeLabel} `, h("code", {}, namedShape(stage.shape, stage.axes)))));
   const why = S.stageWhy[stage.id];
   if (why) card.append(h("p", { class: "stage-why" }, why));
   if (stage.id === "output" && ctx.output) {
-    card.append(
-      h("p", { class: "output-summary", dataset: { testid: "output-summary" } },
-        S.outputSummary(shapeText(stage.shape), ctx.output.width, ctx.output.rule)),
-    );
+    card.append(h("p", { class: "output-summary", dataset: { testid: "output-summary" } },
+      S.outputSummary(shapeText(stage.shape), ctx.output.width, ctx.output.rule)));
   }
+  if (stage.id === "attn_weights") card.append(h("p", { class: "stage-note", dataset: { testid: "scale-note" } }, scaleNote(ctx)));
+  if (stage.id === "heads_concat") card.append(concatMap(stage, ctx));
   card.append(tensorView(stage, ctx));
-  if (stage.id === "attn_weights") card.append(h("p", { class: "stage-note" }, S.rowSumsOne));
+  notes(stage, ctx, stages).forEach((n) => card.append(n));
+  card.append(exportRow(stage, card));
+  return card;
+}
+
+function scaleNote(ctx) {
+  const dk = ctx.headDim;
+  const scale = Number((1 / Math.sqrt(dk)).toFixed(4));
+  const source = ctx.className === "MultiHeadAttention" ? S.dkSources.mha(dk)
+    : ctx.className === "MultiHeadAttentionWrapper" ? S.dkSources.wrapper(dk) : S.dkSources.single(dk);
+  return S.scaleNote(dk, scale, source);
+}
+
+function notes(stage, ctx, stages) {
+  const out = [];
+  if (stage.id === "mask") out.push(h("p", { class: "stage-note" }, S.maskNote));
+  const nd = stage.shape.length;
+  const slice = stage.shape[nd - 1] * stage.shape[nd - 2];
+  const count = (test, end) => {
+    let n = 0;
+    for (let i = 0; i < end; i++) if (test(stage.data[i])) n++;
+    return n;
+  };
+  if (stage.id === "attn_scores_masked") {
+    const isMasked = (v) => v === -Infinity;
+    out.push(h("p", { class: "stage-note" }, S.maskedCount(count(isMasked, slice), slice, count(isMasked, stage.data.length))));
+  }
+  if (stage.id === "attn_weights") {
+    out.push(h("p", { class: "stage-note" }, S.rowSumsOne));
+    if (stages.some((s) => s.id === "mask")) {
+      const isZero = (v) => v === 0;
+      out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(count(isZero, slice), slice, count(isZero, stage.data.length))));
+    }
+  }
   if (stage.id === "attn_weights_dropout") {
     const active = ctx.training && ctx.dropout > 0;
-    card.append(
-      h("p", { class: "stage-note" },
-        active
-          ? S.rowSumsDropout(String(ctx.dropout), num(1 / (1 - ctx.dropout), 4).replace(/\.?0+$/, ""))
-          : S.rowSumsNoDropout(ctx.training ? S.dropoutOffZero : S.dropoutOffEval)),
-    );
+    const scale = Number((1 / (1 - ctx.dropout)).toFixed(4));
+    out.push(h("p", { class: "stage-note" }, active ? S.rowSumsDropout(String(ctx.dropout), String(scale)) : S.rowSumsNoDropout(ctx.training ? S.dropoutOffZero : S.dropoutOffEval)));
+    const before = stages.find((s) => s.id === "attn_weights");
+    if (active && before && before.data.length === stage.data.length) out.push(keptMask(stage, before, ctx, scale));
   }
-  return card;
+  return out;
+}
+
+/** Dropout's kept mask, read off the two stages: kept where the output is not 0 (1/(1−p)), else 0. */
+function keptMask(after, before, ctx, scale) {
+  const data = new Float32Array(after.data.length);
+  let kept = 0;
+  let total = 0;
+  for (let i = 0; i < data.length; i++) {
+    if (before.data[i] === 0) {
+      data[i] = NaN; // masked: 0 whether kept or not
+      continue;
+    }
+    total++;
+    if (after.data[i] !== 0) {
+      data[i] = scale;
+      kept++;
+    }
+  }
+  const stage = { id: "dropout_kept", title: "kept mask", formula: "", axes: after.axes, shape: after.shape, data };
+  return h("div", { class: "kept", dataset: { testid: "kept-mask" } },
+    h("h4", {}, S.keptHeading(String(scale))),
+    h("p", { class: "muted" }, S.keptNote(kept, total, ctx.dropout)),
+    tensorView(stage, { ...ctx, idPrefix: `${ctx.idPrefix}-kept` }));
+}
+
+/** heads_concat: which columns each head fills. */
+function concatMap(stage, ctx) {
+  const heads = ctx.config.num_heads ?? 1;
+  const width = stage.shape[stage.shape.length - 1];
+  const per = width / heads;
+  const bar = h("ol", { class: "concat-bar", dataset: { testid: "concat-map" } });
+  for (let i = 0; i < heads; i++) {
+    const from = i * per;
+    const to = from + per - 1;
+    bar.append(h("li", { class: `head-${i % 8}`, dataset: { head: String(i) } }, per === 1 ? S.concatHeadOne(i, from) : S.concatHead(i, from, to)));
+  }
+  const note = ctx.className === "MultiHeadAttention" ? S.concatNoteMha(heads, per) : S.concatNoteWrapper(per);
+  return h("div", { class: "concat" }, h("h4", {}, S.concatHeading), bar, h("p", { class: "muted" }, note));
+}
+
+function exportRow(stage, card) {
+  const big = stage.data.length > TEXT_EXPORT_MAX;
+  const make = { json: () => stageJson(stage), csv: () => stageCsv(stage), npy: () => stageNpy(stage) };
+  return h("div", { class: "export-row", role: "group", "aria-label": S.exportStage(stage.id) },
+    h("span", { class: "muted" }, `${S.exportLabel}: `),
+    Object.entries(S.exportFormats).map(([fmt, label]) => h("button", {
+      type: "button", class: "small", part: "button", disabled: big && fmt !== "npy",
+      "aria-label": S.exportStageLabel(stage.id, label), dataset: { testid: `export-${fmt}`, format: fmt },
+      on: { click: () => download(card, make[fmt](), `${stage.id}.${fmt}`) },
+    }, label)));
 }
 
 function tensorView(stage, ctx) {
@@ -73,52 +182,44 @@ function tensorView(stage, ctx) {
   const rowAxis = nd === 1 ? "" : axes[nd - 2];
   const colAxis = axes[nd - 1];
   const sliceSize = rows * cols;
-  const slice = (offset, caption) =>
-    sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption);
+  const slice = (offset, caption) => sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption);
 
   const big = sliceSize > GRID_LIMIT * GRID_LIMIT || rows > GRID_LIMIT || cols > GRID_LIMIT;
   if (big) {
     const s = summarize(stage.data);
-    box.append(
-      h("p", { class: "tensor-summary", dataset: { testid: "tensor-summary" } },
-        S.wholeTensor + S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")),
-    );
+    box.append(h("p", { class: "tensor-summary", dataset: { testid: "tensor-summary" } },
+      S.wholeTensor + S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")));
   }
-
   if (nd <= 2) {
     box.append(slice(0, ""));
     return box;
   }
-  // Leading axes: the first becomes tabs (batch items), the second small multiples (heads).
-  const lead = shape.slice(0, nd - 2);
+  // Leading axes: the first becomes tabs (batch items); a head axis becomes small multiples (a few
+  // heads) or a second row of tabs (many heads, or large slices).
   const tabAxis = axes[0];
-  const tabCount = lead[0];
-  const innerCount = lead.slice(1).reduce((a, b) => a * b, 1);
+  const tabCount = shape[0];
+  const heads = nd >= 4 ? shape[1] : 1;
   const multAxis = nd >= 4 ? axes[1] : "";
+  const headTabs = heads > MULTIPLES_MAX || (heads > 1 && big);
   const renderTab = (t) => {
+    if (nd < 4) return slice(t * sliceSize, "");
+    const at = (m) => (t * heads + m) * sliceSize;
+    if (headTabs) return tabs(`${ctx.idPrefix}-${stage.id}-b${t}`, multAxis, heads, (m) => slice(at(m), headCaption(multAxis, m)), S.headTab);
     const multiples = h("div", { class: "multiples" });
-    for (let m = 0; m < innerCount; m++) {
-      const offset = (t * innerCount + m) * sliceSize;
-      const caption = nd >= 4 ? headCaption(multAxis, m, lead.slice(1)) : "";
-      multiples.append(slice(offset, caption));
-    }
+    for (let m = 0; m < heads; m++) multiples.append(slice(at(m), headCaption(multAxis, m)));
     return multiples;
   };
-  if (tabCount === 1) {
-    box.append(h("p", { class: "slice-caption" }, S.batchTab(tabAxis, 0)), renderTab(0));
-  } else {
-    box.append(tabs(`${ctx.idPrefix}-${stage.id}`, tabAxis, tabCount, renderTab));
-  }
+  if (tabCount === 1) box.append(h("p", { class: "slice-caption" }, S.batchTab(tabAxis, 0)), renderTab(0));
+  else box.append(tabs(`${ctx.idPrefix}-${stage.id}`, tabAxis, tabCount, renderTab, (i) => S.batchTab(tabAxis, i)));
   return box;
 }
 
-function headCaption(axis, m, dims) {
-  if (dims.length === 1) return /head/.test(axis) ? `head ${m}` : S.headCaption(axis, m);
-  return S.headCaption(axis, m);
+function headCaption(axis, m) {
+  return /head/.test(axis) ? `head ${m}` : S.headCaption(axis, m);
 }
 
 /** A WAI-ARIA tab list over one axis; panels are built the first time they are shown. */
-function tabs(idBase, axis, count, renderPanel) {
+function tabs(idBase, axis, count, renderPanel, tabText) {
   const wrap = h("div", { class: "slices" });
   const list = h("div", { class: "tablist", role: "tablist", "aria-label": S.sliceLabel(axis) });
   const buttons = [];
@@ -135,10 +236,7 @@ function tabs(idBase, axis, count, renderPanel) {
   for (let i = 0; i < count; i++) {
     const tabId = `${idBase}-tab-${i}`;
     const panelId = `${idBase}-panel-${i}`;
-    const b = h("button", {
-      type: "button", role: "tab", id: tabId, class: "tab", "aria-controls": panelId,
-      on: { click: () => select(i, false) },
-    }, S.batchTab(axis, i));
+    const b = h("button", { type: "button", role: "tab", id: tabId, class: "tab", "aria-controls": panelId, on: { click: () => select(i, false) } }, tabText(i));
     b.addEventListener("keydown", (e) => {
       const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: count - 1 }[e.key];
       if (next === undefined) return;
@@ -162,21 +260,35 @@ function label(axis, i, words) {
   return String(i);
 }
 
+function cellText(stage, v) {
+  if (stage.id === "mask") return v === 1 ? "1" : v === 0 ? "0" : num(v);
+  if (stage.id === "dropout_kept") return Number.isNaN(v) ? "—" : String(Number(v.toFixed(4)));
+  if (Number.isNaN(v) && stage.id === "dropout_kept") return "—";
+  if (v === 0 && EXACT_ZERO_STAGES.has(stage.id)) return "0";
+  return num(v);
+}
+
 function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const fig = h("figure", { class: "slice" });
-  if (caption) fig.append(h("figcaption", {}, caption));
+  const headMatch = /^head (\d+)$/.exec(caption);
+  if (caption) fig.append(h("figcaption", { class: headMatch ? `head-${Number(headMatch[1]) % 8}` : null }, caption));
   const data = stage.data;
   const truncRows = rows > GRID_LIMIT;
   const truncCols = cols > GRID_LIMIT;
   const shownRows = truncRows ? GRID_SHOWN : rows;
   const shownCols = truncCols ? GRID_SHOWN : cols;
   const rowSums = ROW_SUM_STAGES.has(stage.id);
+  const concatHeads = stage.id === "heads_concat" ? ctx.config.num_heads ?? 1 : 0;
 
   const table = h("table", { class: "grid", dataset: { testid: "grid" } });
   table.append(h("caption", { class: "sr-only" }, `${stage.id} ${caption}`.trim()));
   const corner = rowAxis === colAxis && TOKEN_AXES.has(rowAxis) ? S.cornerAttention : rowAxis ? `${rowAxis} ╲ ${colAxis}` : colAxis;
   const headRow = h("tr", {}, h("th", { scope: "col", class: "corner" }, corner));
-  for (let c = 0; c < shownCols; c++) headRow.append(h("th", { scope: "col" }, label(colAxis, c, ctx.words)));
+  for (let c = 0; c < shownCols; c++) {
+    const th = h("th", { scope: "col" }, label(colAxis, c, ctx.words));
+    if (concatHeads) th.className = `head-${Math.floor(c / (cols / concatHeads)) % 8}`;
+    headRow.append(th);
+  }
   if (truncCols) headRow.append(h("th", { scope: "col", class: "ellipsis" }, "…"));
   if (rowSums) headRow.append(h("th", { scope: "col", class: "rowsum" }, S.rowSum));
   table.append(h("thead", {}, headRow));
@@ -184,7 +296,13 @@ function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   for (let r = 0; r < shownRows; r++) {
     const tr = h("tr", {}, h("th", { scope: "row" }, label(rowAxis, r, ctx.words)));
     const base = offset + r * cols;
-    for (let c = 0; c < shownCols; c++) tr.append(cell(data[base + c]));
+    for (let c = 0; c < shownCols; c++) {
+      const v = data[base + c];
+      const td = h("td", {}, cellText(stage, v));
+      if (v === -Infinity || Number.isNaN(v)) td.className = "masked";
+      else if (v === 0) td.className = "zero";
+      tr.append(td);
+    }
     if (truncCols) tr.append(h("td", { class: "ellipsis" }, "…"));
     if (rowSums) {
       let sum = 0;
@@ -199,42 +317,23 @@ function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
     body.append(tr);
   }
   table.append(body);
-  const scroller = h("div", {
-    class: "grid-scroll", tabindex: "0", role: "region",
-    "aria-label": `${stage.title} ${caption}`.trim(),
-  }, table);
-
+  const scroller = h("div", { class: "grid-scroll", tabindex: "0", role: "region", "aria-label": `${stage.title} ${caption}${ctx.labName ?? ""}`.trim() }, table);
   const row = h("div", { class: "slice-row" }, scroller);
   if (HEATMAP_STAGES.has(stage.id)) row.append(heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption));
   fig.append(row);
   if (truncRows || truncCols) {
     const s = summarize(data, offset, offset + rows * cols);
-    fig.append(
-      h("p", { class: "slice-note" },
-        S.truncated(rows, cols, shownRows, shownCols), " ",
-        S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")),
-    );
+    fig.append(h("p", { class: "slice-note" },
+      S.truncated(rows, cols, shownRows, shownCols), " ",
+      S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")));
   }
   return fig;
 }
 
-function cell(v) {
-  const td = h("td", {}, num(v));
-  if (v === -Infinity) td.className = "masked";
-  else if (v === 0) td.className = "zero";
-  return td;
-}
-
-// ---- heatmaps ---------------------------------------------------------------------------------
+// ---- heatmaps -------------------------------------------------------------------------------------
 
 // Light to dark blue, 5 stops; weights near 0 are pale, near 1 dark.
-const RAMP = [
-  [247, 250, 255],
-  [198, 219, 239],
-  [107, 174, 214],
-  [33, 113, 181],
-  [8, 48, 107],
-];
+const RAMP = [[247, 250, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
 const MASKED_RGB = [214, 214, 214];
 
 function color(t) {
@@ -254,7 +353,7 @@ function range(data, offset, n, stageId) {
     if (v > max) max = v;
   }
   // Weights share one scale from 0 to at least 1, so heads (and dropout's 1/(1-p)) compare by colour.
-  if (stageId === "attn_weights" || stageId === "attn_weights_dropout" || stageId === "mask") {
+  if (stageId === "attn_weights" || stageId === "attn_weights_dropout" || stageId === "mask" || stageId === "dropout_kept") {
     min = 0;
     max = Math.max(1, max);
   }
@@ -265,14 +364,44 @@ function range(data, offset, n, stageId) {
 function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const data = stage.data;
   const [lo, hi] = range(data, offset, rows * cols, stage.id);
-  const t = (v) => (v - lo) / (hi - lo);
+  // Long rows spread their weight thin (about 1/num_tokens each): a log scale keeps them visible.
+  const weights = EXACT_ZERO_STAGES.has(stage.id);
+  const logScale = weights && cols > GRID_LIMIT;
+  const LOG_LO = -4;
+  const rgbOf = (v) => {
+    if (!Number.isFinite(v) || (weights && v === 0)) return MASKED_RGB;
+    if (logScale) return color((Math.log10(Math.max(v, 1e-12)) - LOG_LO) / (Math.log10(hi) - LOG_LO));
+    return color((v - lo) / (hi - lo));
+  };
   const name = `${stage.title} ${caption}`.trim();
-  const box = h("div", { class: "heatmap", dataset: { testid: "heatmap" } });
+  const box = h("div", { class: "heatmap", part: "heatmap", dataset: { testid: "heatmap" } });
   const readout = h("output", { class: "heatmap-readout" }, S.heatmapHover);
   const describe = (r, c) => {
     const v = data[offset + r * cols + c];
-    return `${label(rowAxis, r, ctx.words)} → ${label(colAxis, c, ctx.words)}: ${num(v)}${v === -Infinity ? ` (${S.masked})` : ""}`;
+    return `${label(rowAxis, r, ctx.words)} → ${label(colAxis, c, ctx.words)}: ${cellText(stage, v)}${v === -Infinity ? ` (${S.masked})` : ""}`;
   };
+  // Keyboard: the picture is focusable; arrow keys move a cursor cell and the readout says its value.
+  let cursor = null;
+  const frame = h("div", { class: "heatmap-frame", tabindex: "0", role: "group", "aria-label": S.heatmapKeys(S.heatmapLabel(name)) });
+  const marker = h("div", { class: "heatmap-cursor", hidden: true });
+  const showCursor = () => {
+    const [r, c] = cursor;
+    readout.textContent = describe(r, c);
+    marker.hidden = false;
+    marker.style.left = `${(100 * c) / cols}%`;
+    marker.style.top = `${(100 * r) / rows}%`;
+    marker.style.width = `${100 / cols}%`;
+    marker.style.height = `${100 / rows}%`;
+  };
+  frame.addEventListener("keydown", (e) => {
+    const step = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowDown: [1, 0], ArrowUp: [-1, 0], Home: [0, -cols], End: [0, cols] }[e.key];
+    if (!step) return;
+    e.preventDefault();
+    const [r, c] = cursor ?? [0, 0];
+    cursor = cursor ? [Math.min(rows - 1, Math.max(0, r + step[0])), Math.min(cols - 1, Math.max(0, c + step[1]))] : [0, 0];
+    showCursor();
+  });
+  frame.addEventListener("blur", () => { marker.hidden = true; });
 
   if (rows * cols <= SVG_CELL_LIMIT) {
     const size = 24;
@@ -283,45 +412,80 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
         const v = data[offset + r * cols + c];
-        const rgb = Number.isFinite(v) ? color(t(v)) : MASKED_RGB;
         const rect = svg("rect", {
           x: String(c * size), y: String(r * size), width: String(size), height: String(size),
-          fill: `rgb(${rgb.join(",")})`, class: v === -Infinity ? "masked" : "",
+          fill: `rgb(${rgbOf(v).join(",")})`, class: v === -Infinity ? "masked" : "",
         }, svg("title", {}, describe(r, c)));
         rect.addEventListener("mouseenter", () => { readout.textContent = describe(r, c); });
         pic.append(rect);
       }
     }
-    box.append(pic);
+    frame.append(pic, marker);
   } else {
-    const canvas = h("canvas", { class: "heatmap-canvas", width: String(cols), height: String(rows), role: "img", "aria-label": S.heatmapLabel(name) });
+    // Max-pool to at most CANVAS_MAX pixels a side so a 1024 x 1024 head draws in a few ms.
+    const px = Math.min(CANVAS_MAX, Math.max(rows, cols));
+    const pr = Math.min(rows, px);
+    const pc = Math.min(cols, px);
+    const canvas = h("canvas", { class: "heatmap-canvas", width: String(pc), height: String(pr), role: "img", "aria-label": S.heatmapLabel(name) });
     const g = canvas.getContext("2d");
-    const img = g.createImageData(cols, rows);
-    for (let i = 0; i < rows * cols; i++) {
-      const v = data[offset + i];
-      const rgb = Number.isFinite(v) ? color(t(v)) : MASKED_RGB;
-      img.data[i * 4] = rgb[0];
-      img.data[i * 4 + 1] = rgb[1];
-      img.data[i * 4 + 2] = rgb[2];
-      img.data[i * 4 + 3] = 255;
+    const img = g.createImageData(pc, pr);
+    for (let y = 0; y < pr; y++) {
+      const r0 = Math.floor((y * rows) / pr);
+      const r1 = Math.max(r0 + 1, Math.floor(((y + 1) * rows) / pr));
+      for (let x = 0; x < pc; x++) {
+        const c0 = Math.floor((x * cols) / pc);
+        const c1 = Math.max(c0 + 1, Math.floor(((x + 1) * cols) / pc));
+        let best = -Infinity;
+        for (let r = r0; r < r1; r++) {
+          const base = offset + r * cols;
+          for (let c = c0; c < c1; c++) {
+            const v = data[base + c];
+            if (v > best) best = v;
+          }
+        }
+        const rgb = rgbOf(best);
+        const i = (y * pc + x) * 4;
+        img.data[i] = rgb[0];
+        img.data[i + 1] = rgb[1];
+        img.data[i + 2] = rgb[2];
+        img.data[i + 3] = 255;
+      }
     }
     g.putImageData(img, 0, 0);
     canvas.addEventListener("mousemove", (e) => {
       const rect = canvas.getBoundingClientRect();
       const c = Math.min(cols - 1, Math.floor(((e.clientX - rect.left) / rect.width) * cols));
       const r = Math.min(rows - 1, Math.floor(((e.clientY - rect.top) / rect.height) * rows));
-      const text = describe(r, c);
-      readout.textContent = text;
-      canvas.title = text;
+      readout.textContent = describe(r, c);
     });
-    box.append(canvas);
+    frame.append(canvas, marker);
+    if (pr < rows || pc < cols) box.append(h("p", { class: "muted small-note" }, S.heatmapScaled(rows, cols, px)));
   }
+  const cellOf = (r, c) => {
+    const v = data[offset + r * cols + c];
+    return [v, rgbOf(v)];
+  };
+  const file = `${stage.id}${caption ? `-${caption.replace(/\s+/g, "")}` : ""}`;
+  box.prepend(frame);
   box.append(
     h("div", { class: "heatmap-legend" },
-      h("span", { class: "legend-lo" }, num(lo, 2)),
-      h("span", { class: "legend-bar", "aria-hidden": "true" }),
-      h("span", { class: "legend-hi" }, num(hi, 2))),
+      h("span", {}, logScale ? "1e-4" : num(lo, 2)), h("span", { class: "legend-bar", "aria-hidden": "true" }), h("span", {}, num(hi, 2)),
+      logScale ? h("span", {}, S.logScale) : null, weights ? h("span", { class: "legend-masked" }, S.legendMasked) : null),
     readout,
-  );
+    h("div", { class: "export-row" },
+      h("button", {
+        type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "PNG"), dataset: { testid: "export-png" },
+        on: { click: async () => download(box, await canvasBlob(heatmapCanvas(rows, cols, cellOf)), `${file}.png`) },
+      }, S.exportHeatmap.png),
+      h("button", {
+        type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "SVG"), dataset: { testid: "export-svg" },
+        on: {
+          click: () => {
+            const png = rows * cols > 96 * 96 ? heatmapCanvas(rows, cols, cellOf).toDataURL("image/png") : "";
+            download(box, heatmapSvg(rows, cols, cellOf, `${name} ${shapeText([rows, cols])}`, png), `${file}.svg`);
+          },
+        },
+      }, S.exportHeatmap.svg)));
   return box;
 }
+

@@ -1,53 +1,106 @@
-// Page state <-> URL query. Keys are the book's slot names, e.g.
-// ?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123
-// Values read from the URL are only ever used as input text (validated like typing), never as HTML.
+// Widget state <-> key/value text (the page URL's query, or the <attention-lab> element's attributes).
+// Keys are the book's slot names, e.g.
+//   ?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123
+// Every value read here is only ever used as input text (validated like typing), never as HTML.
 
 export const DEFAULTS = Object.freeze({
   className: "MultiHeadAttention",
   seed: "123",
-  source: "book", // "book" | "seeded"
+  source: "book", // "book" | "sentence" | "random" | "custom"
   tokens: "Your journey starts with one step",
+  count: "6",
   batch: 2,
   training: true,
 });
 
-const SLOT_NAMES = ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"];
+export const SLOT_NAMES = ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"];
+export const SOURCES = ["book", "sentence", "random", "custom"];
+export const MAX_BATCH = 8;
+/** The editable grid's limits (also the most numbers a URL carries for it). */
+export const GRID_MAX = 16;
 const MAX_TEXT = 2000; // a pasted URL never makes an input absurdly long
 
 /**
- * Reads the query string. Returns {state, problems}: state has only the keys present in the URL;
- * problems lists keys whose values were unusable (reported to the reader, then ignored).
+ * Reads key/value pairs (`get(key)` returns a string or null). Returns {state, problems}: state has
+ * only the keys that were given and usable; problems lists keys whose values were unusable.
  */
-export function readUrlState(search, classes) {
-  const q = new URLSearchParams(search);
+export function readState(get, classes) {
   const state = {};
   const problems = [];
-  if (q.has("class")) {
-    const name = q.get("class");
+  const name = get("class");
+  if (name !== null) {
     if (classes.includes(name)) state.className = name;
     else problems.push({ key: "class", value: name.slice(0, 80) });
   }
   const slotTexts = {};
-  for (const name of SLOT_NAMES) {
-    if (q.has(name)) slotTexts[name] = q.get(name).slice(0, 40);
+  for (const slot of SLOT_NAMES) {
+    const v = get(slot);
+    if (v !== null) slotTexts[slot] = v.slice(0, 40);
   }
   if (Object.keys(slotTexts).length) state.slotTexts = slotTexts;
-  if (q.has("seed")) state.seed = q.get("seed").slice(0, 40);
-  if (q.has("tokens")) {
-    state.source = "seeded";
-    state.tokens = q.get("tokens").slice(0, MAX_TEXT);
+  const seed = get("seed");
+  if (seed !== null) state.seed = seed.slice(0, 40);
+  const tokens = get("tokens");
+  if (tokens !== null) {
+    state.source = "sentence";
+    state.tokens = tokens.slice(0, MAX_TEXT);
   }
-  if (q.has("batch")) {
-    const b = q.get("batch");
-    if (b === "1" || b === "2") state.batch = Number(b);
-    else problems.push({ key: "batch", value: b.slice(0, 40) });
+  const count = get("num_tokens");
+  if (count !== null) {
+    state.count = count.slice(0, 10);
+    if (tokens === null) state.source = "random";
   }
-  if (q.has("mode")) {
-    const m = q.get("mode");
-    if (m === "train" || m === "eval") state.training = m === "train";
-    else problems.push({ key: "mode", value: m.slice(0, 40) });
+  const source = get("source");
+  if (source !== null) {
+    if (SOURCES.includes(source) && source !== "custom") state.source = source;
+    else if (source !== "custom") problems.push({ key: "source", value: source.slice(0, 40) });
+  }
+  const x = get("x");
+  if (x !== null) {
+    const grid = parseGrid(x);
+    if (grid) {
+      state.source = "custom";
+      state.custom = grid;
+    } else problems.push({ key: "x", value: x.slice(0, 40) });
+  }
+  const batch = get("batch");
+  if (batch !== null) {
+    const b = /^\d+$/.test(batch) ? Number(batch) : NaN;
+    if (b >= 1 && b <= MAX_BATCH) state.batch = b;
+    else problems.push({ key: "batch", value: batch.slice(0, 40) });
+  }
+  const mode = get("mode");
+  if (mode !== null) {
+    if (mode === "train" || mode === "eval") state.training = mode === "train";
+    else problems.push({ key: "mode", value: mode.slice(0, 40) });
   }
   return { state, problems };
+}
+
+/** Reads the query string of a URL. */
+export function readUrlState(search, classes) {
+  const q = new URLSearchParams(search);
+  return readState((k) => (q.has(k) ? q.get(k) : null), classes);
+}
+
+/**
+ * "0.43,0.15,0.89;0.55,0.87,0.66" -> {rows, cols, texts: [["0.43", ...], ...]}: every value a finite
+ * number, every row the same length, at most GRID_MAX x GRID_MAX; null otherwise.
+ */
+export function parseGrid(text) {
+  if (text.length > GRID_MAX * GRID_MAX * 32) return null;
+  const rows = text.split(";").map((r) => r.split(",").map((c) => c.trim()));
+  const cols = rows[0].length;
+  if (!rows.length || rows.length > GRID_MAX || cols < 1 || cols > GRID_MAX) return null;
+  for (const r of rows) {
+    if (r.length !== cols) return null;
+    for (const c of r) if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(c)) return null;
+  }
+  return { rows: rows.length, cols, texts: rows };
+}
+
+export function gridText(custom) {
+  return custom.texts.map((r) => r.map((c) => c.trim()).join(",")).join(";");
 }
 
 /** The query string for a state: slots in signature order, the rest only when not default. */
@@ -61,7 +114,9 @@ export function writeUrlState(state, specs) {
     q.set(spec.name, text);
   }
   q.set("seed", String(state.seed).trim());
-  if (state.source === "seeded") q.set("tokens", state.tokens);
+  if (state.source === "sentence" || state.source === "custom") q.set("tokens", state.tokens);
+  if (state.source === "random") q.set("num_tokens", String(state.count).trim());
+  if (state.source === "custom" && state.custom) q.set("x", gridText(state.custom));
   if (state.batch !== DEFAULTS.batch) q.set("batch", String(state.batch));
   if (state.training !== DEFAULTS.training) q.set("mode", state.training ? "train" : "eval");
   return `?${q.toString()}`;

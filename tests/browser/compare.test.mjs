@@ -1,9 +1,10 @@
-// Exercise 3.1 panel: SelfAttention_v2 (seed 789) -> SelfAttention_v1 (seed 123).
+// The compare panel: exercise 3.1 (SelfAttention_v2 seed 789 -> SelfAttention_v1 seed 123) and
+// MultiHeadAttentionWrapper <-> MultiHeadAttention with the same weights.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { finish, launchLab, openPage } from "./helpers.mjs";
 
-describe("copy weights (exercise 3.1)", () => {
+describe("compare: copy weights (exercise 3.1)", () => {
   let lab;
   before(async () => { lab = await launchLab(); });
   after(async () => { await lab?.close(); });
@@ -47,6 +48,44 @@ describe("copy weights (exercise 3.1)", () => {
     // Stage by stage, the first difference is at keys.
     assert.match(await page.getByTestId("copy-stages").locator(".copy-stages-title").textContent(), /first difference appears at keys/);
     assert.equal(await page.getByTestId("copy-stages").locator("tr.differs").first().getAttribute("data-copy-stage"), "keys");
+    await finish(page);
+  });
+});
+
+describe("compare: wrapper and fused MultiHeadAttention", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("the converter gives the equivalent call both ways, and the same weights agree at every stage", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttentionWrapper&d_in=3&d_out=2&context_length=6&dropout=0&num_heads=2");
+    assert.equal(await page.getByTestId("compare-mode-convert").isChecked(), true);
+    assert.equal(await page.getByTestId("converter-a").textContent(), "MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2)");
+    assert.equal(await page.getByTestId("converter-b").textContent(), "MultiHeadAttention(3, 4, 6, 0.0, 2)");
+    assert.match(await page.getByTestId("converter-rule").textContent(), /2 heads × 2 = 4/);
+    await page.getByTestId("compare-button").click();
+    const verdict = page.getByTestId("compare-verdict");
+    assert.equal(await verdict.getAttribute("data-agree"), "true");
+    assert.equal(await page.getByTestId("compare-col").count(), 2, "side by side");
+    const rows = await page.getByTestId("compare-stages").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => tr.dataset.compareStage));
+    assert.ok(rows.includes("attn_weights") && rows.includes("output"), rows.join(" "));
+    // The code view now includes the weight copy that makes them equal.
+    assert.match(await page.getByTestId("code-view").textContent(), /mha\.W_query\.weight = torch\.nn\.Parameter\(torch\.cat\(\[h\.W_query\.weight for h in wrapper\.heads\], dim=0\)\)/);
+    // The converter switches the setup to the fused call.
+    await page.getByTestId("converter-use").click();
+    assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(3, 4, 6, 0.0, 2)");
+    assert.equal(await page.getByTestId("converter-b").textContent(), "MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2)");
+    await finish(page);
+  });
+
+  test("interleaving the heads (the head-merge mistake) disagrees, and the table says where it starts", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttention&d_in=3&d_out=4&context_length=6&dropout=0&num_heads=2");
+    await page.getByTestId("compare-layout").selectOption("interleaved");
+    await page.getByTestId("compare-button").click();
+    const verdict = page.getByTestId("compare-verdict");
+    assert.equal(await verdict.getAttribute("data-agree"), "false");
+    assert.match(await verdict.textContent(), /first difference appears at/);
+    assert.ok(await page.getByTestId("compare-stages").locator("tr.differs").count() > 0);
     await finish(page);
   });
 });

@@ -1,0 +1,101 @@
+// The PyTorch code view (what is on screen, copyable, valid Python) and the downloads of a stage
+// (JSON, CSV, .npy) and of a heatmap (PNG, SVG).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { after, before, describe, test } from "node:test";
+import { finish, launchLab, openPage, runPreset } from "./helpers.mjs";
+
+/** Fails unless `code` parses as Python (python3's ast; no torch needed). */
+function assertPython(code) {
+  execFileSync("python3", ["-c", "import ast, sys; ast.parse(sys.stdin.read())"], { input: code });
+}
+
+describe("code view", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("the book preset's code has the seed, the constructor, the book's inputs and the forward", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "bookToy");
+    const code = await page.getByTestId("code-view").textContent();
+    assert.match(code, /^import torch\n/);
+    assert.match(code, /\ntorch\.manual_seed\(123\)\nmha = MultiHeadAttention\(3, 2, 6, 0\.0, 2\)\n/);
+    assert.match(code, /\[\[0\.43, 0\.15, 0\.89\],  # Your\n/);
+    assert.match(code, /\n {3}\[0\.05, 0\.8, 0\.55\]\]  # step\n/);
+    assert.match(code, /batch = torch\.stack\(\(inputs, inputs\), dim=0\)  # \(2, 6, 3\)/);
+    assert.match(code, /context_vecs = mha\(batch\)  # \(2, 6, 2\)/);
+    assertPython(code);
+    // Eval mode and another seed show up at once.
+    await page.getByTestId("mode-eval").check();
+    await page.getByTestId("seed").fill("7");
+    const again = await page.getByTestId("code-view").textContent();
+    assert.match(again, /torch\.manual_seed\(7\)/);
+    assert.match(again, /\nmha\.eval\(\)\n/);
+    // Copyable.
+    await lab.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: lab.url });
+    await page.getByTestId("code-copy").click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), again);
+    await finish(page);
+  });
+
+  test("a sentence's code rebuilds the same embeddings; exercise 3.1's copy lines carry .T", async () => {
+    const page = await openPage(lab, "?class=SelfAttention_v2&d_in=4&d_out=2&seed=5&tokens=a%20b%20a");
+    const code = await page.getByTestId("code-view").textContent();
+    assert.match(code, /words = "a b a"\.split\(\)/);
+    assert.match(code, /inputs = torch\.rand\(len\(vocab\), 4, generator=torch\.Generator\(\)\.manual_seed\(5\)\)\[ids\]/);
+    assert.match(code, /context_vecs = sa_v2\(inputs\)/);
+    await page.getByTestId("copy-button").click();
+    await page.getByTestId("copy-verdict").waitFor();
+    const withCopy = await page.getByTestId("code-view").textContent();
+    assert.match(withCopy, /sa_v1\.W_query = torch\.nn\.Parameter\(sa_v2\.W_query\.weight\.T\)/);
+    assertPython(withCopy);
+    await finish(page);
+  });
+});
+
+describe("export", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  async function download(page, locator) {
+    const [d] = await Promise.all([page.waitForEvent("download"), locator.click()]);
+    return { name: d.suggestedFilename(), bytes: await readFile(await d.path()) };
+  }
+
+  test("a stage downloads as JSON and CSV with its axes; −inf survives as -inf", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "bookToy");
+    const card = page.locator("[data-stage=attn_scores_masked]");
+    const json = await download(page, card.getByTestId("export-json").last());
+    assert.equal(json.name, "attn_scores_masked.json");
+    const body = JSON.parse(json.bytes.toString("utf8"));
+    assert.deepEqual(body.shape, [2, 2, 6, 6]);
+    assert.deepEqual(body.axes, ["b", "num_heads", "query", "key"]);
+    assert.equal(body.data[0][0][0][1], "-inf");
+    assert.equal(typeof body.data[0][0][0][0], "number");
+    const csv = await download(page, card.getByTestId("export-csv").last());
+    const lines = csv.bytes.toString("utf8").trim().split("\n");
+    assert.equal(lines[0], "b,num_heads,query,key=0,key=1,key=2,key=3,key=4,key=5");
+    assert.equal(lines.length, 1 + 2 * 2 * 6);
+    assert.match(lines[1], /^0,0,0,[-0-9.e]+,-inf,-inf,-inf,-inf,-inf$/);
+    await finish(page);
+  });
+
+  test("a heatmap downloads as PNG and SVG", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "bookToy");
+    const heat = page.locator("[data-stage=attn_weights]").getByTestId("heatmap").first();
+    const png = await download(page, heat.getByTestId("export-png"));
+    assert.equal(png.name, "attn_weights-head0.png");
+    assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.equal(png.bytes.readUInt32BE(16), 6 * 16, "16 px per cell");
+    const svg = await download(page, heat.getByTestId("export-svg"));
+    const text = svg.bytes.toString("utf8");
+    assert.match(text, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.equal((text.match(/<rect /g) ?? []).length, 36);
+    await finish(page);
+  });
+});

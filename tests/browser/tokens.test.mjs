@@ -1,0 +1,94 @@
+// Tokens: the book's six, a typed sentence (a repeated word shares its embedding), random tokens,
+// the editable embedding grid (kept in the URL), batch size; and predict-then-run.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { afterRun, currentUrl, finish, launchLab, openPage } from "./helpers.mjs";
+
+describe("tokens", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  const cell = (page, r, j) => page.getByTestId(`cell-${r}-${j}`).inputValue();
+
+  test("a typed sentence gives word tokens; a repeated word reuses its embedding", async () => {
+    const page = await openPage(lab, "?class=CausalAttention&d_in=4&d_out=2&context_length=8&dropout=0&seed=7");
+    await page.getByTestId("sentence").fill("the cat saw the dog");
+    assert.equal(await page.getByTestId("source-sentence").isChecked(), true);
+    await page.getByTestId("grid-details").locator("summary").click();
+    for (let j = 0; j < 4; j++) assert.equal(await cell(page, 3, j), await cell(page, 0, j), `"the" twice, dimension ${j}`);
+    assert.notEqual(await cell(page, 1, 0), await cell(page, 0, 0));
+    await afterRun(page, () => page.getByTestId("run").click());
+    const input = page.locator("[data-stage=input]");
+    assert.match(await input.getByTestId("stage-shape").textContent(), /\(b=2, num_tokens=5, d_in=4\)/);
+    const labels = await input.getByTestId("grid").first().locator("tbody th").allTextContents();
+    assert.deepEqual(labels, ["the", "cat", "saw", "the", "dog"]);
+    assert.equal((await currentUrl(page)).searchParams.get("tokens"), "the cat saw the dog");
+    await finish(page);
+  });
+
+  test("editing a number in the grid uses my own numbers, changes the run and survives a reload", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("grid-details").locator("summary").click();
+    assert.equal(await cell(page, 0, 0), "0.43");
+    const before = await page.locator("[data-stage=output]").getByTestId("grid").first().locator("tbody td").first().textContent();
+    await page.getByTestId("cell-0-0").fill("1.5");
+    assert.equal(await page.getByTestId("source-custom").isChecked(), true);
+    assert.equal(await page.getByTestId("cell-0-0").evaluate((el) => el.getRootNode().activeElement === el), true, "focus stays in the cell");
+    await afterRun(page, () => page.getByTestId("run").click());
+    const firstOut = await page.locator("[data-stage=output]").getByTestId("grid").first().locator("tbody td").first().textContent();
+    assert.notEqual(firstOut, before);
+    assert.equal(await page.locator("[data-stage=input]").getByTestId("grid").first().locator("tbody td").first().textContent(), "1.5000");
+    const url = await currentUrl(page);
+    assert.match(url.searchParams.get("x"), /^1\.5,0\.15,0\.89;0\.55,/);
+    const again = await openPage(lab, url.search);
+    assert.equal(await again.getByTestId("source-custom").isChecked(), true);
+    assert.equal(await again.getByTestId("cell-0-0").inputValue(), "1.5");
+    // A word that is not a number is caught at the cell and blocks the run.
+    await again.getByTestId("cell-1-2").fill("abc");
+    assert.equal(await again.getByTestId("cell-1-2").getAttribute("aria-invalid"), "true");
+    assert.equal(await again.getByTestId("run").isDisabled(), true);
+    await finish(again);
+    await finish(page);
+  });
+
+  test("random tokens and a batch of 3; more tokens than context_length is an error naming both", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("source-random").check();
+    await page.getByTestId("count").fill("5");
+    await page.getByTestId("batch").selectOption("3");
+    await afterRun(page, () => page.getByTestId("run").click());
+    assert.match(await page.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(3, 5, 2\)/);
+    await page.getByTestId("count").fill("9");
+    const diag = page.locator("[data-slot-diagnostics=context_length] [data-code=context_too_short]");
+    assert.match(await diag.textContent(), /num_tokens 9 > context_length 6/);
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    await page.getByTestId("fill-context").click();
+    assert.equal(await page.getByTestId("count").inputValue(), "6");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    await finish(page);
+  });
+});
+
+describe("predict, then run", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("a wrong width for the wrapper is explained; the right shape holds", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttentionWrapper&d_in=3&d_out=1&context_length=6&dropout=0.0&num_heads=2&seed=123");
+    await page.getByTestId("quiz").check();
+    assert.match(await page.getByTestId("output-width").textContent(), /hidden until you run/);
+    await page.getByTestId("prediction").fill("(2, 6, 1)");
+    await afterRun(page, () => page.getByTestId("run").click());
+    const result = page.getByTestId("prediction-result");
+    assert.equal(await result.getAttribute("data-held"), "false");
+    assert.match(await result.textContent(), /did not hold: the output is \(2, 6, 2\)/);
+    assert.match(await result.textContent(), /d_out is per head/);
+    assert.equal((await page.getByTestId("output-width").textContent()).trim(), "2", "revealed after the run");
+    await page.getByTestId("prediction").fill("(2, 6, 2)");
+    assert.equal(await result.getAttribute("data-held"), "true");
+    assert.match(await result.textContent(), /held/);
+    await finish(page);
+  });
+});

@@ -1,0 +1,147 @@
+// <attention-lab>: the whole lab as one custom element in Shadow DOM. One script tag and one element:
+//
+//   <script type="module" src="app/attention-lab-element.js"></script>
+//   <attention-lab class-name="MultiHeadAttentionWrapper" d_in="3" d_out="1" context_length="6"
+//                  dropout="0.0" num_heads="2" locked="d_out num_heads" hidden="compare code"></attention-lab>
+//
+// @attr class-name      the module class (SelfAttention_v1 ... MultiHeadAttention); default MultiHeadAttention
+// @attr d_in, d_out, context_length, dropout, num_heads, qkv_bias   slot values, as Python literal text
+// @attr call            a whole Python call, read like the call box ("MultiHeadAttention(3, 2, 6, 0.0, 2)")
+// @attr seed            torch.manual_seed(seed) before the constructor (default 123)
+// @attr tokens          a sentence: word tokens with seeded embeddings of width d_in
+// @attr num_tokens      that many random tokens, torch.rand(num_tokens, d_in)
+// @attr source          book | sentence | random (default book: the book's six 3-d tokens)
+// @attr batch           1 to 8 stacked copies (default 2)
+// @attr mode            "train" or "eval" (default train)
+// @attr locked          space-separated slot names (and class, seed, tokens, batch, mode) a reader cannot change
+// @attr hidden          space-separated panels not shown: presets setup facts tokens predict trace compare code
+//                       (an empty hidden keeps its usual meaning: the whole element is hidden)
+// @attr url-state       keep the state in the page URL (slot names as keys); back/forward restore it
+// @attr autorun         "off" to wait for the Run button instead of running small setups at once
+// @fires run-complete   after every run: detail {className, config, pythonCall, training, outputShape, output, stages, durationMs}
+// @fires run-error      a run failed: detail {code, slot, message, hint}
+// @csspart lab, panel, presets, setup, facts, tokens, predict, run, trace, compare, code (each panel also has part "panel")
+// @csspart input, call-box, button, run-button, stage-card, output-card, heatmap, diagnostic, error, warning, info
+// Theme with CSS custom properties on the element: --al-accent, --al-bg, --al-panel, --al-ink, --al-muted, --al-line, --al-font.
+import { loadAttentionLab } from "../lib/attention-lab.js";
+import { h } from "./dom.js";
+import { S } from "./strings.js";
+import { PANELS, buildSkeleton } from "./template.js";
+import { LOCKABLE, LabView } from "./lab-view.js";
+import { SLOT_NAMES, readState, readUrlState } from "./url-state.js";
+
+const STYLE_URL = new URL("./style.css", import.meta.url).href;
+const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
+const STATE_ATTRS = ["class-name", ...SLOT_NAMES, "call", "seed", "tokens", "num_tokens", "source", "batch", "mode"];
+
+/** A space-separated attribute as a set, keeping only the names in `allowed`. */
+function nameSet(text, allowed) {
+  return new Set(String(text ?? "").split(/\s+/).filter((n) => allowed.includes(n)));
+}
+
+export class AttentionLabElement extends HTMLElement {
+  static get observedAttributes() {
+    return [...STATE_ATTRS, "locked", "hidden"];
+  }
+
+  connectedCallback() {
+    if (this.shadowRoot) return;
+    this.boot();
+  }
+
+  /** The attributes read as widget state (validated exactly like the URL). */
+  readAttributes(lab) {
+    const get = (key) => {
+      const name = key === "class" ? "class-name" : key;
+      return this.hasAttribute(name) ? this.getAttribute(name) : null;
+    };
+    return readState(get, lab.classes);
+  }
+
+  async boot() {
+    const root = this.attachShadow({ mode: "open" });
+    // Several widgets on one page need distinct landmark names: the element's aria-label or id.
+    const others = document.querySelectorAll("attention-lab").length > 1;
+    const skeleton = buildSkeleton(this.getAttribute("aria-label") || this.id || (others ? String([...document.querySelectorAll("attention-lab")].indexOf(this) + 1) : ""));
+    skeleton.hidden = true;
+    const link = h("link", { rel: "stylesheet", href: STYLE_URL });
+    const show = () => { skeleton.hidden = false; };
+    link.addEventListener("load", show);
+    link.addEventListener("error", show);
+    root.append(link, skeleton);
+    const status = root.getElementById("status");
+    status.textContent = S.loading;
+    let lab;
+    try {
+      lab = await loadAttentionLab();
+    } catch (err) {
+      status.textContent = S.loadFailed(err?.message ?? String(err));
+      status.classList.add("status-error");
+      this.dataset.loadError = "true";
+      show();
+      return;
+    }
+    status.textContent = "";
+    this.lab = lab;
+    const fromAttrs = this.readAttributes(lab);
+    const urlState = this.hasAttribute("url-state");
+    let initial = fromAttrs.state;
+    let problems = fromAttrs.problems;
+    if (urlState && location.search) {
+      const fromUrl = readUrlState(location.search, lab.classes);
+      initial = { ...initial, ...fromUrl.state, slotTexts: { ...(initial.slotTexts ?? {}), ...(fromUrl.state.slotTexts ?? {}) } };
+      problems = [...problems, ...fromUrl.problems];
+    }
+    this.view = new LabView(root, this, lab, {
+      initial,
+      locked: nameSet(this.getAttribute("locked"), [...SLOT_NAMES, ...LOCKABLE]),
+      hidden: nameSet(this.getAttribute("hidden"), PANELS),
+      urlState,
+      autorun: this.getAttribute("autorun") !== "off",
+      workerUrl: WORKER_URL,
+    });
+    const call = !(urlState && location.search) && this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
+    await this.view.start(problems, call);
+  }
+
+  attributeChangedCallback(name, old, value) {
+    const view = this.view;
+    if (!view || old === value) return;
+    if (name === "hidden") {
+      view.hidden = nameSet(value, PANELS);
+      for (const panel of PANELS) {
+        const node = this.shadowRoot.querySelector(`[data-panel=${panel}]`);
+        if (node) node.hidden = view.hidden.has(panel);
+      }
+      return;
+    }
+    if (name === "locked") return; // read once: an exercise does not unlock itself
+    if (name === "call") {
+      view.$("call-box").value = String(value ?? "").slice(0, 400);
+      view.onCallEdit(view.$("call-box").value);
+      return;
+    }
+    const { state } = readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab.classes);
+    for (const key of Object.keys(state)) {
+      if (key === "slotTexts") {
+        for (const [slot, text] of Object.entries(state.slotTexts)) if (!view.locked.has(slot)) view.state.slotTexts[slot] = text;
+      } else view.state[key] = state[key];
+    }
+    view.buildSlots();
+    view.syncControls();
+    view.writeGeneratedCall();
+    view.edited(true);
+  }
+
+  /** Runs the forward pass of the current setup (resolves when the trace is on screen). */
+  run() {
+    return this.view?.run();
+  }
+
+  /** The current setup: {className, config} as the library reads it. */
+  get setup() {
+    return this.view ? { className: this.view.state.className, config: this.view.currentConfig() } : null;
+  }
+}
+
+if (!customElements.get("attention-lab")) customElements.define("attention-lab", AttentionLabElement);

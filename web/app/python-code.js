@@ -1,0 +1,82 @@
+// The PyTorch code that reproduces what the widget shows: the seed, the constructor, the input,
+// the forward pass and (when one is on screen) the comparison. Pure text, no DOM.
+import { f32Text } from "./format.js";
+
+const VAR = {
+  SelfAttention_v1: "sa_v1",
+  SelfAttention_v2: "sa_v2",
+  CausalAttention: "ca",
+  MultiHeadAttentionWrapper: "wrapper",
+  MultiHeadAttention: "mha",
+};
+
+/** `name = torch.tensor([...])` with one row per line and the token as a comment. */
+export function tensorLiteral(name, tensorOrTexts, words) {
+  const rows = Array.isArray(tensorOrTexts)
+    ? tensorOrTexts.map((r) => r.map((t) => f32Text(Number(t))))
+    : Array.from({ length: tensorOrTexts.shape[0] }, (_, r) =>
+      Array.from({ length: tensorOrTexts.shape[1] }, (_, j) => f32Text(tensorOrTexts.data[r * tensorOrTexts.shape[1] + j])));
+  const lines = [`${name} = torch.tensor(`];
+  rows.forEach((row, r) => {
+    const open = r === 0 ? "  [[" : "   [";
+    const close = r === rows.length - 1 ? "]]" : "],";
+    const word = words?.[r];
+    lines.push(`${open}${row.join(", ")}${close}${word !== undefined ? `  # ${pyComment(word)}` : ""}`);
+  });
+  lines.push(")");
+  return lines;
+}
+
+function pyComment(text) {
+  return String(text).replace(/[\r\n]/g, " ");
+}
+
+/** A Python string literal (repr-like, double quotes). */
+function pyString(text) {
+  return `"${String(text).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+}
+
+/**
+ * @param o {className, pythonCall, config, seed, source, words, tokens (texts for book/custom), sentenceTokens,
+ *           batch (0 for the unbatched classes), training, outputShape, extra}
+ */
+export function pythonCode(o) {
+  const v = VAR[o.className];
+  const c = o.config;
+  const L = [
+    "import torch",
+    `# ${o.className} is the book's chapter 3 class (ch03.py).`,
+    "",
+    `torch.manual_seed(${o.seed})`,
+    `${v} = ${o.pythonCall}`,
+  ];
+  if (o.source === "book" || o.source === "custom") {
+    L.push(...tensorLiteral("inputs", o.tokens, o.words));
+  } else if (o.source === "sentence") {
+    L.push(`words = ${pyString(o.words.join(" "))}.split()`);
+    if (o.sentenceTokens) {
+      L.push("vocab = list(dict.fromkeys(words))  # each distinct word once, in first-seen order");
+      L.push("ids = torch.tensor([vocab.index(w) for w in words])");
+      L.push(`inputs = torch.rand(len(vocab), ${c.d_in}, generator=torch.Generator().manual_seed(${o.seed}))[ids]  # (${o.words.length}, ${c.d_in})`);
+    } else {
+      L.push(`inputs = torch.rand(len(words), ${c.d_in}, generator=torch.Generator().manual_seed(${o.seed}))  # (${o.words.length}, ${c.d_in})`);
+    }
+  } else {
+    L.push(`inputs = torch.rand(${o.words.length}, ${c.d_in}, generator=torch.Generator().manual_seed(${o.seed}))  # (${o.words.length}, ${c.d_in})`);
+  }
+  const n = o.words.length;
+  let x = "inputs";
+  if (o.batch) {
+    x = "batch";
+    L.push(o.batch === 1
+      ? `batch = inputs.unsqueeze(0)  # (1, ${n}, ${c.d_in})`
+      : `batch = torch.stack((${Array(o.batch).fill("inputs").join(", ")}${o.batch === 1 ? "," : ""}), dim=0)  # (${o.batch}, ${n}, ${c.d_in})`);
+  }
+  if (!o.training) L.push(`${v}.eval()`);
+  else if (c.dropout > 0) L.push(`# train mode: dropout(p=${c.dropout}) draws its mask from the global generator, right after the constructor`);
+  const shape = o.outputShape ? `  # (${o.outputShape.join(", ")})` : "";
+  L.push(`context_vecs = ${v}(${x})${shape}`);
+  L.push("print(context_vecs.shape)");
+  if (o.extra) L.push(...o.extra.split("\n"));
+  return L.join("\n");
+}

@@ -1,0 +1,96 @@
+// Runs a traced forward pass: small ones at once on the main thread (book sizes take a few ms),
+// large ones in a module Web Worker (run-worker.js) so the page stays responsive; the trace comes
+// back as transferred Float32Arrays. The memory a run needs is estimated before it starts.
+import { S } from "./strings.js";
+
+/** Runs that need more than this run in the worker. */
+const WORKER_BYTES = 8 * 1048576;
+/** The most the page lets one run hold (the module and every traced stage, as JS copies). */
+export const PAGE_BUDGET_BYTES = 1024 * 1048576;
+
+/**
+ * Bytes of float32 a module plus a traced forward on `inputShape` needs: the parameters, the input,
+ * q/k/v and context per head, scores/masked/weights/dropout per head, the mask, concat/out_proj/output.
+ * (The same estimate the core uses for its own budget; the page holds one more copy of the trace.)
+ */
+export function estimateBytes(className, c, inputShape) {
+  const h = className === "MultiHeadAttentionWrapper" || className === "MultiHeadAttention" ? c.num_heads : 1;
+  const perHead = 3 * c.d_in * c.d_out + (c.qkv_bias ? 3 * c.d_out : 0);
+  let floats = className === "MultiHeadAttentionWrapper" ? h * perHead
+    : className === "MultiHeadAttention" ? perHead + c.d_out * c.d_out + c.d_out : perHead;
+  const b = inputShape.length === 3 ? inputShape[0] : 1;
+  const t = inputShape[inputShape.length - 2];
+  const width = className === "MultiHeadAttentionWrapper" ? h * c.d_out : c.d_out;
+  floats += b * t * c.d_in + 4 * b * t * width + 4 * b * h * t * t + t * t + 3 * b * t * width;
+  return floats * 4;
+}
+
+export class Runner {
+  constructor(lab, workerUrl) {
+    this.lab = lab;
+    this.workerUrl = workerUrl;
+    this.worker = null;
+    this.pending = null;
+    this.nextId = 1;
+  }
+
+  usesWorker(bytes) {
+    return Boolean(this.workerUrl) && typeof Worker === "function" && bytes > WORKER_BYTES;
+  }
+
+  get busy() {
+    return this.pending !== null;
+  }
+
+  /** {className, config, x, seed, training} -> {output, trace}; AttentionError-like objects on failure. */
+  async run(job, fullConfig) {
+    const bytes = estimateBytes(job.className, fullConfig, job.x.shape);
+    if (!this.usesWorker(bytes)) {
+      const gen = this.lab.manualSeed(job.seed);
+      const module = this.lab.create(job.className, job.config, { generator: gen });
+      return module.forward(job.x, { training: job.training, generator: gen, trace: true });
+    }
+    const worker = this.ensureWorker();
+    const id = this.nextId++;
+    const result = await new Promise((resolve, reject) => {
+      this.pending = { id, resolve, reject };
+      worker.postMessage({ id, ...job, x: { shape: job.x.shape, data: job.x.data } });
+    });
+    // A big run leaves a big WASM heap behind in the worker: let it go.
+    if (bytes > 256 * 1048576) this.dropWorker();
+    return result;
+  }
+
+  ensureWorker() {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.workerUrl, { type: "module" });
+    worker.addEventListener("message", (e) => {
+      const p = this.pending;
+      if (!p || e.data.id !== p.id) return;
+      this.pending = null;
+      if (e.data.ok) p.resolve({ output: e.data.output, trace: e.data.trace });
+      else p.reject(e.data.error);
+    });
+    worker.addEventListener("error", (e) => {
+      const p = this.pending;
+      this.pending = null;
+      this.dropWorker();
+      p?.reject({ code: "worker", slot: "", message: e.message || S.workerFailed, hint: "" });
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  dropWorker() {
+    this.worker?.terminate();
+    this.worker = null;
+  }
+
+  cancel() {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = null;
+    this.dropWorker();
+    p.reject({ code: "cancelled", slot: "", message: "cancelled", hint: "" });
+  }
+}
