@@ -31,6 +31,9 @@ describe("setup", () => {
     ]);
     // The call box shows the same call, Python-style.
     assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+    // The link has no tokens and d_in is not 3: it runs on the book's sentence with seeded embeddings.
+    await page.waitForFunction(() => Number(document.querySelector("attention-lab").dataset.runs ?? 0) > 0, null, { timeout: 20000 });
+    assert.equal(await page.getByTestId("source-sentence").isChecked(), true);
     await finish(page);
   });
 

@@ -55,6 +55,9 @@ export function readState(get, classes) {
     if (SOURCES.includes(source) && source !== "custom") state.source = source;
     else if (source !== "custom") problems.push({ key: "source", value: source.slice(0, 40) });
   }
+  // The book's tokens are 3 numbers wide: a link with another d_in and no tokens of its own runs on
+  // the book's sentence with seeded embeddings of width d_in, instead of landing on an error.
+  if (state.source === undefined && slotTexts.d_in !== undefined && slotTexts.d_in.trim() !== "3") state.source = "sentence";
   const x = get("x");
   if (x !== null) {
     const grid = parseGrid(x);
