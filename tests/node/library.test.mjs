@@ -266,3 +266,24 @@ test("sentenceTokens: repeated words share their embedding", () => {
   assert.deepEqual(Array.from(x.data.slice(0, 6)), Array.from(lab.seededTokens(2, 3, 7).data));
   assert.throws(() => lab.sentenceTokens([], 3, 7), (e) => e.code === "tensor_shape");
 });
+
+test("fromParameters rebuilds a module from plain data (e.g. in a Web Worker) with the same outputs", () => {
+  const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 };
+  const m = lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(123) });
+  const copy = lab.fromParameters(m.className, m.config, structuredClone(m.parameters()));
+  const x = stackTwo(lab.bookTokens());
+  assert.deepEqual(Array.from(copy.forward(x).output.data), Array.from(m.forward(x).output.data));
+  const partial = m.parameters().slice(1);
+  assert.throws(() => lab.fromParameters(m.className, m.config, partial), (e) => e.code === "missing_parameter" && e.slot === "W_query.weight");
+  const wrong = m.parameters();
+  wrong[0].shape = [3, 2];
+  assert.throws(() => lab.fromParameters(m.className, m.config, wrong), (e) => e.code === "parameter_shape");
+});
+
+test("estimateBytes gives the core's own estimate and budget", () => {
+  const { bytes, budget } = lab.estimateBytes("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 });
+  assert.equal(bytes, 2360064 * 4);
+  assert.ok(budget >= 1024 ** 3);
+  const traced = lab.estimateBytes("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }, [1, 1024, 768]).bytes;
+  assert.ok(traced > bytes + 4 * 12 * 1024 * 1024 * 4);  // four (b, num_heads, T, T) score/weight stages at least
+});

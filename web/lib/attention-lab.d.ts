@@ -140,6 +140,9 @@ export interface AttentionModule {
   /**
    * Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.
    * `training` defaults to true (a fresh PyTorch module is in training mode).
+   * Throws AttentionError (slot "x" unless named): tensor_shape, tensor_size, input_rank, input_empty,
+   * input_width ("d_in"), context_too_short ("context_length"), too_large (the traced run is over the
+   * memory budget; refused before allocating), non_finite_input.
    */
   forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean }): ForwardResult;
 }
@@ -222,6 +225,10 @@ export interface AttentionLab {
   manualSeed(seed: number): Generator;
   /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
   create(className: ClassName, config: Config, options?: { generator?: Generator }): AttentionModule;
+  /**
+   * Throws AttentionError: copy_unsupported, copy_plan (slot: the plan key), or forward's input codes for
+   * `tokens` (slot "tokens"); nothing is copied then.
+   */
   copyWeights(from: AttentionModule, to: AttentionModule, plan: CopyPlan, options?: { tokens?: TensorLike }): CopyReport;
   /**
    * GPT-2 attention from a .safetensors file (Hugging Face names, with or without `transformer.`):
@@ -256,6 +263,13 @@ export interface AttentionLab {
   sentenceTokens(words: string[], dIn: number, seed: number): Tensor;
   /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
+  /** Bytes the parameters plus a traced forward on inputShape need, and the budget the core refuses above. */
+  estimateBytes(className: ClassName, config: Config, inputShape?: number[]): { bytes: number; budget: number };
+  /**
+   * A module rebuilt from plain data (e.g. posted to a Web Worker): every parameter by PyTorch name.
+   * Throws AttentionError: missing_parameter, unknown_parameter, parameter_shape, or the config's errors.
+   */
+  fromParameters(className: ClassName, config: Config, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
   /** Bytes of WASM heap in use (for leak checks). */
   heapInUse(): number;
   /** The input shape a class takes: [b, numTokens, dIn] for the batched classes, [numTokens, dIn] for SelfAttention_v1/v2. */

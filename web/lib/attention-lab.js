@@ -289,6 +289,30 @@ class Lab {
     return { stages: r.stages, maxAbsDiff: worst, agree: worst <= 1e-6 };
   }
 
+  /**
+   * Bytes the module's parameters plus a traced forward on `inputShape` need (the same estimate the
+   * core checks before allocating), and the budget it checks against.
+   */
+  estimateBytes(className, config, inputShape) {
+    const r = unwrap(this._core.estimateBytes(String(className ?? ""), config ?? {}, Array.isArray(inputShape) ? inputShape : null));
+    return { bytes: r.bytes, budget: r.budget };
+  }
+
+  /**
+   * A module from plain data, e.g. `{className, config, parameters: m.parameters()}` sent to a Web
+   * Worker: every parameter must be given with its PyTorch name and shape (AttentionError otherwise).
+   */
+  fromParameters(className, config, parameters, { generator } = {}) {
+    const params = Array.from(parameters ?? [], (p) => ({ name: p?.name, ...toTensor(p, String(p?.name ?? "parameter")) }));
+    const r = unwrap(this._core.fromParameters(String(className ?? ""), config ?? {}, params));
+    const given = new Set(params.map((p) => p.name));
+    const missing = r.parameters.map((p) => p.name).filter((n) => !given.has(n));
+    if (missing.length) {
+      throw new AttentionError({ code: "missing_parameter", slot: missing[0], message: `no values given for ${missing.join(", ")}`, hint: "Pass every entry of module.parameters()." });
+    }
+    return new AttentionModule(this, r.className, r, generator ?? this.manualSeed(123));
+  }
+
   bookTokens() {
     return copyTensor(this._core.bookTokens());
   }

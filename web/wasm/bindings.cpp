@@ -663,6 +663,22 @@ val block_input_js(const val& header_bytes, double file_size, const val& ids, do
   });
 }
 
+val estimate_bytes_js(const std::string& class_name, const val& config, const val& input_shape) {
+  return guarded([&] {
+    const ModuleConfig c = validated_config(class_name, config_from_js(config));
+    std::optional<Shape> shape;
+    if (!input_shape.isNull() && !input_shape.isUndefined()) shape = shape_from_js(input_shape, "inputShape");
+    val out = ok();
+    out.set("bytes", estimate_bytes(c, shape));
+    out.set("budget", kDefaultMemoryBudgetBytes);
+    return out;
+  });
+}
+
+val from_parameters_js(const std::string& class_name, const val& config, const val& params) {
+  return guarded([&] { return module_info_to_js(module_from_js(class_name, config, params)); });
+}
+
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
 }  // namespace
@@ -681,6 +697,8 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("bookTokens", &book_tokens_js);
   emscripten::function("seededTokens", &seeded_tokens_js);
   emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("estimateBytes", &estimate_bytes_js);
+  emscripten::function("fromParameters", &from_parameters_js);
   emscripten::function("sentenceTokens", &sentence_tokens_js);
   emscripten::function("equivalentConfig", &equivalent_config_js);
   emscripten::function("convert", &convert_js);
