@@ -137,6 +137,8 @@ bool parse_layer_key(const std::string& key, const std::string& suffix, std::str
   if (h == std::string::npos || (h > 0 && head[h - 1] != '.')) return false;
   const std::string digits = head.substr(h + 2);
   if (digits.empty() || digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  // "h.00." is not layer 0: its keys would not be found again under "h.0." (found by fuzz_checkpoint_header).
+  if (digits.size() > 1 && digits[0] == '0') return false;
   prefix = head.substr(0, h);
   layer = std::stoll(digits);
   return true;
@@ -187,6 +189,7 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   const SafetensorsEntry* attn_b = header.find(k_attn_b);
   const SafetensorsEntry* proj_w = header.find(k_proj_w);
   const SafetensorsEntry* proj_b = header.find(k_proj_b);
+  if (attn_w == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + k_attn_w, "Choose a GPT-2 checkpoint.");
   for (const auto& [key, entry] : {std::pair{k_proj_w, proj_w}, std::pair{k_proj_b, proj_b}}) {
     if (entry == nullptr) {
       throw AttentionError("checkpoint_missing_key", "", "the file has " + k_attn_w + " but no " + key, "The checkpoint is incomplete; every GPT-2 layer has c_proj.weight and c_proj.bias.");

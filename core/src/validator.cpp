@@ -114,6 +114,8 @@ std::string shortened(const std::string& text) { return text.size() <= 80 ? text
 /// Python's CausalAttention registers a context_length x context_length float32 mask at construction;
 /// past 2**20 (a 4 TiB mask) no machine can build the book's module.
 constexpr double kMaxContextLength = 1048576.0;
+/// Most heads MultiHeadAttentionWrapper may build (each is a module of its own).
+constexpr int64_t kMaxWrapperHeads = 1024;
 
 void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diagnostic>& out) {
   const std::string& n = slot.name;
@@ -152,7 +154,9 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
         out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be a whole number, got " + shown, "Type a size such as 768.", "TypeError"));
         return;
       }
-      if (v.kind == SlotValue::Kind::Float) {
+      // An Int whose number is not whole only comes from C++ callers (SlotValue::integer(0.5)); it is
+      // refused like a float, before it could truncate to a zero head count.
+      if (v.kind == SlotValue::Kind::Float || !integral(v.number)) {
         const std::string fix = integral(v.number) ? "Write " + SlotValue::integer(v.number).python() + " without the decimal point." : "Sizes are whole numbers.";
         out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be an int, got the float " + shown, fix,
                            "TypeError: empty(): argument 'size' must be tuple of ints, but found element of type float"));
@@ -266,11 +270,13 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
   const int64_t width = s.back();
   const int64_t num_tokens = s[s.size() - 2];
   if (width != c.d_in) {
+    int64_t rows = 0;  // num_tokens x b as PyTorch flattens them; sizes from C++ callers may overflow it
+    const std::string rows_text = __builtin_mul_overflow(num_tokens, batched ? s[0] : int64_t{1}, &rows) ? "more than 2**63" : std::to_string(rows);
     std::string hint = "Set d_in = " + std::to_string(width) + ", or give tokens of width " + std::to_string(c.d_in) + ".";
     if (width == c.d_out && c.d_in != c.d_out) hint = "d_in and d_out look swapped: the tokens are " + std::to_string(width) + " wide, which is d_out. Try d_in = " + std::to_string(width) + ", d_out = " + std::to_string(c.d_in) + ".";
     out.push_back(make(Severity::Error, "input_width", {"d_in"},
                        "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
-                       "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + std::to_string(num_tokens * (batched ? s[0] : 1)) + "x" + std::to_string(width) + " and " +
+                       "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + rows_text + "x" + std::to_string(width) + " and " +
                            (c.kind == ClassKind::SelfAttentionV1 ? std::to_string(c.d_in) + "x" + std::to_string(c.d_out) : std::to_string(c.d_in) + "x" + std::to_string(c.d_out)) + ")"));
   }
   if (batched && num_tokens > c.context_length) {
@@ -386,6 +392,16 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   if (has_error(out)) return out;
 
   const ModuleConfig c = to_module_config(class_name, config);
+
+  // The wrapper builds one CausalAttention per head (3 or 6 parameter tensors each): millions of tiny
+  // heads fit the byte budget yet would flood every parameter table and trace.
+  if (c.kind == ClassKind::MultiHeadAttentionWrapper && c.num_heads > kMaxWrapperHeads) {
+    out.push_back(make(Severity::Error, "too_large", {"num_heads"},
+                       "num_heads = " + std::to_string(c.num_heads) + " would build " + with_commas(static_cast<double>(c.num_heads)) +
+                           " separate CausalAttention heads; at most " + std::to_string(kMaxWrapperHeads) + " are accepted",
+                       "Real models use up to about 128 heads (GPT-2 XL: 25).", ""));
+    return out;
+  }
 
   const double bytes = estimate_bytes(c, options.input_shape);
   if (bytes > options.memory_budget_bytes) {

@@ -1,7 +1,7 @@
 // Objects returned to JS need no .delete(): the WASM heap stays flat over many create+forward cycles.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadAttentionLab } from "attention-lab";
+import { loadAttentionLab, AttentionError } from "attention-lab";
 import { stackTwo } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
@@ -32,4 +32,50 @@ test("errors leave the heap flat too", () => {
     } catch {}
   }
   assert.equal(lab.heapInUse(), before);
+});
+
+test("MultiHeadAttention(100000, 100000, 1024, 0.0, 10) is refused before allocating, with the bytes; the lab keeps working", () => {
+  const before = lab.heapInUse();
+  const config = { d_in: 100000, d_out: 100000, context_length: 1024, dropout: 0.0, num_heads: 10 };
+  let error;
+  try {
+    lab.create("MultiHeadAttention", config);
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error instanceof AttentionError);
+  assert.equal(error.code, "too_large");
+  assert.equal(error.slot, "d_in");
+  // 3 x 100000^2 + 100000^2 + 100000 float32 = 160,000,400,000 bytes
+  assert.match(error.message, /160,000,400,000 bytes/);
+  assert.equal(lab.heapInUse(), before, "nothing was allocated");
+  const m = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }, { generator: lab.manualSeed(123) });
+  const { output } = m.forward(stackTwo(lab.bookTokens()));
+  assert.deepEqual(output.shape, [2, 6, 2]);
+  assert.equal(Math.round(output.data[0] * 1e4) / 1e4, 0.319);
+});
+
+test("a forward whose trace is over the budget is refused before allocating (check with inputShape, and forward itself)", () => {
+  const config = { d_in: 768, d_out: 768, context_length: 100000, dropout: 0.0, num_heads: 12 };
+  const checked = lab.check("MultiHeadAttention", config, { inputShape: [1, 20000, 768] }).find((d) => d.severity === "error");
+  assert.equal(checked.code, "too_large");
+  assert.deepEqual(checked.slots, []);
+  // 4 x 12 x 20000^2 float32 of scores, masked scores, weights and dropped weights alone: ~77 GB
+  assert.match(checked.message, /needs about [\d,]+ bytes/);
+  assert.ok(Number(checked.message.match(/about ([\d,]+) bytes/)[1].replaceAll(",", "")) > 7.6e10);
+  const m = lab.create("MultiHeadAttention", config);  // 2,362,368 parameters: fine on its own
+  const x = { shape: [1, 20000, 768], data: new Float32Array(20000 * 768) };  // 61 MB of zeros, made lazily by the OS
+  const before = lab.heapInUse();
+  let error;
+  try {
+    m.forward(x, { trace: true });
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error instanceof AttentionError);
+  assert.equal(error.code, "too_large");
+  assert.equal(error.slot, "x");
+  assert.equal(lab.heapInUse(), before, "the input copy was freed and nothing else was allocated");
+  const small = m.forward({ shape: [1, 4, 768], data: new Float32Array(4 * 768).fill(0.01) }, { training: false });
+  assert.deepEqual(small.output.shape, [1, 4, 768]);
 });

@@ -303,7 +303,13 @@ class Lab {
    * Worker: every parameter must be given with its PyTorch name and shape (AttentionError otherwise).
    */
   fromParameters(className, config, parameters, { generator } = {}) {
-    const params = Array.from(parameters ?? [], (p) => ({ name: p?.name, ...toTensor(p, String(p?.name ?? "parameter")) }));
+    const params = Array.from(parameters ?? [], (p) => {
+      // A name that is not a string would reach embind's std::string and throw its own error type.
+      if (typeof p?.name !== "string") {
+        throw new AttentionError({ code: "unknown_parameter", slot: String(p?.name ?? ""), message: "every parameter needs its PyTorch name as a string", hint: "Pass the entries of module.parameters()." });
+      }
+      return { name: p.name, ...toTensor(p, p.name) };
+    });
     const r = unwrap(this._core.fromParameters(String(className ?? ""), config ?? {}, params));
     const given = new Set(params.map((p) => p.name));
     const missing = r.parameters.map((p) => p.name).filter((n) => !given.has(n));

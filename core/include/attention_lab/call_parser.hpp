@@ -28,7 +28,10 @@ struct ParsedCall {
 /// arguments, True/False/None, `0.`/`.0`/`1e-3`, signs, trailing commas, whitespace, newlines and
 /// `#` comments. Never throws; anything else is a diagnostic (syntax, unknown_class, extra_positional,
 /// duplicate_slot, positional_after_keyword, not_a_literal, ... plus every check_config code).
-/// Input longer than `max_length` characters is refused with code "too_long".
+/// Input longer than `max_length` characters is refused with code "too_long"; more than 200 nested
+/// parentheses is a syntax error, as in Python. Redundant parentheses and signs around a literal are
+/// read as Python evaluates them (`-(3)` is -3). A name with a non-ASCII lookalike letter is an
+/// unknown_class whose hint names the character.
 ParsedCall parse_call(const std::string& text, size_t max_length = 100000);
 
 /// One value as Python would read it: `768` (Int), `0.0`/`.5`/`1e-3` (Float), `True`/`False`, `None`,

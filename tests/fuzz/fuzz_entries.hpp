@@ -1,0 +1,293 @@
+// The fuzzed entry points, shared by the libFuzzer targets (tests/fuzz/fuzz_*.cpp) and the replay test
+// (tests/native/fuzz_regressions_test.cpp), so a regression input replays exactly the fuzzed code.
+//
+// Bad input is expected: the core answers it with diagnostics or an AttentionError, which `run`
+// swallows. Anything else escaping is a bug: a std::exception from the library (std::out_of_range from
+// std::stod, std::length_error from a negative size), or InvariantBroken, thrown here when the core
+// breaks one of its own promises (parse_call never throws; a clean parse builds a valid module; a
+// valid setup's forward runs and tracing does not change its bits; a parsed header's entries lie
+// inside the file; ...). ASan and UBSan catch the rest in the fuzz build.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attention_lab/call_parser.hpp"
+#include "attention_lab/checkpoint.hpp"
+#include "attention_lab/modules.hpp"
+#include "attention_lab/validator.hpp"
+
+namespace attention_lab::fuzz {
+
+/// The core broke a promise on this input (not an input error).
+struct InvariantBroken : std::logic_error {
+  using std::logic_error::logic_error;
+};
+
+inline void require(bool ok, const std::string& what) {
+  if (!ok) throw InvariantBroken(what);
+}
+
+/// Runs one entry on one input: AttentionError is the core's answer to bad input; everything else escapes.
+template <typename Entry>
+void run(Entry&& entry, const uint8_t* data, size_t size) {
+  try {
+    entry(data, size);
+  } catch (const AttentionError&) {
+  }
+}
+
+/// Reads the fuzz bytes front to back; past the end every read is 0.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+  uint64_t bytes_le(int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(byte()) << (8 * i);
+    return v;
+  }
+  double raw_double() {
+    const uint64_t bits = bytes_le(8);
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return d;
+  }
+  float raw_float() {
+    const uint32_t bits = static_cast<uint32_t>(bytes_le(4));
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  std::string text(size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n && pos_ < size_; ++i) s += static_cast<char>(byte());
+    return s;
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+inline bool same_config(const ModuleConfig& a, const ModuleConfig& b) {
+  return a.kind == b.kind && a.d_in == b.d_in && a.d_out == b.d_out && a.context_length == b.context_length && a.dropout == b.dropout &&
+         a.num_heads == b.num_heads && a.qkv_bias == b.qkv_bias;
+}
+
+/// Forward on `x` with and without the trace: the same bits, the right shape, or an AttentionError
+/// whose code is in `allowed` (empty: none allowed).
+inline void forward_both_ways(const AttentionModule& m, const Tensor& x, bool training, uint64_t seed, const std::vector<std::string>& allowed) {
+  TorchGenerator g1(seed), g2(seed);
+  std::vector<Stage> trace;
+  Tensor plain, traced;
+  try {
+    plain = m.forward(x, ForwardOptions{training, &g1, nullptr});
+  } catch (const AttentionError& e) {
+    bool ok = false;
+    for (const auto& code : allowed) ok = ok || e.code() == code;
+    require(ok, "forward threw " + e.code() + " on " + shape_string(x.shape) + " for " + m.config().python_call() + ": " + e.what());
+    return;
+  }
+  traced = m.forward(x, ForwardOptions{training, &g2, &trace});
+  const ModuleConfig& c = m.config();
+  const Shape want = c.batched() ? Shape{x.shape[0], x.shape[1], c.output_width()} : Shape{x.shape[0], c.output_width()};
+  require(plain.shape == want, "output shape " + shape_string(plain.shape) + " for " + c.python_call());
+  require(plain.data.size() == traced.data.size() && std::memcmp(plain.data.data(), traced.data.data(), plain.data.size() * sizeof(float)) == 0,
+          "tracing changed the output of " + c.python_call());
+  require(g1.state() == g2.state(), "tracing changed the dropout draws");
+  require(!trace.empty() && trace.back().id == "output", "the trace does not end with the output");
+}
+
+// ---- fuzz_call_parser: the bytes as a pasted call ----
+
+inline void call_parser(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    const ParsedCall call = parse_call(text);
+    for (const auto& d : call.diagnostics) require(!d.code.empty() && !d.message.empty(), "a diagnostic without code or message");
+    parse_literal(text);
+    if (has_error(call.diagnostics)) return;
+    // A clean parse names a class, builds a valid config, and its Python call reads back the same.
+    require(find_class(call.class_name) != nullptr, "no error but no class: " + call.class_name);
+    const ModuleConfig c = validated_config(call.class_name, call.config);
+    const ParsedCall again = parse_call(c.python_call());
+    require(!has_error(again.diagnostics), "python_call() does not parse back: " + c.python_call());
+    require(same_config(to_module_config(again.class_name, again.config), c), "python_call() reads back differently: " + c.python_call());
+  } catch (const AttentionError& e) {
+    throw InvariantBroken(std::string("parse_call or a clean parse threw AttentionError ") + e.code() + ": " + e.what());
+  }
+}
+
+// ---- fuzz_validator: the bytes as a class, slot values of every kind, options, then a tiny forward ----
+//
+// Layout (every read past the end is 0):
+//   class byte (% 8: the five classes, then "", "MultiheadAttention", "SelfAttention_v3");
+//   for each of d_in, d_out, context_length, dropout, num_heads, qkv_bias, n_heads, bias: a kind byte
+//   (% 10: 0 absent, 1 int8, 2 int32, 3 int from raw double bits, 4 float from raw double bits,
+//   5 float byte/256, 6 bool, 7 None, 8 string (length byte % 8, bytes), 9 Python literal text via
+//   parse_literal (length byte % 16, bytes)) and its bytes;
+//   options byte: bit 0 an input shape of rank (bits 2-4) % 5, each size an int8 (bit 5: an int64);
+//   bit 1 a small budget (uint32 bytes);
+//   forward byte: bit 0 training, bit 2 raw float input values (else seeded), bits 3-5 num_tokens - 1,
+//   bit 6 batch of 2; then a uint32 seed, then raw float values.
+
+inline SlotValue fuzz_slot_value(Reader& r, uint8_t kind) {
+  switch (kind % 10) {
+    case 1: return SlotValue::integer(static_cast<int8_t>(r.byte()));
+    case 2: return SlotValue::integer(static_cast<int32_t>(r.bytes_le(4)));
+    case 3: return SlotValue::integer(r.raw_double());
+    case 4: return SlotValue::floating(r.raw_double());
+    case 5: return SlotValue::floating(r.byte() / 256.0);
+    case 6: return SlotValue::boolean_value(r.byte() & 1);
+    case 7: return SlotValue::none();
+    case 8: return SlotValue::string(r.text(r.byte() % 8));
+    default: return parse_literal(r.text(r.byte() % 16));
+  }
+}
+
+inline void validator(const uint8_t* data, size_t size) {
+  Reader r(data, size);
+  static const char* classes[] = {"SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "",
+                                  "MultiheadAttention", "SelfAttention_v3"};
+  const std::string class_name = classes[r.byte() % 8];
+  SlotMap config;
+  for (const char* name : {"d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias", "n_heads", "bias"}) {
+    const uint8_t kind = r.byte();
+    if (kind % 10 != 0) config[name] = fuzz_slot_value(r, kind);
+  }
+  CheckOptions options;
+  const uint8_t o = r.byte();
+  if (o & 1) {
+    Shape s;
+    for (int i = 0; i < ((o >> 2) & 7) % 5; ++i) s.push_back((o & 32) ? static_cast<int64_t>(r.bytes_le(8)) : static_cast<int8_t>(r.byte()));
+    options.input_shape = s;
+  }
+  if (o & 2) options.memory_budget_bytes = static_cast<double>(r.bytes_le(4));
+
+  std::vector<Diagnostic> diags;
+  try {
+    diags = check_config(class_name, config, options);
+  } catch (const AttentionError& e) {
+    throw InvariantBroken(std::string("check_config threw ") + e.code());
+  }
+  const Diagnostic* first = nullptr;
+  for (const auto& d : diags) {
+    require(!d.code.empty(), "a diagnostic without a code");
+    if (!first && d.severity == Severity::Error) first = &d;
+  }
+  if (first != nullptr) {
+    // validated_config throws exactly the first error.
+    try {
+      validated_config(class_name, config, options);
+    } catch (const AttentionError& e) {
+      require(e.code() == first->code, "validated_config threw " + e.code() + ", check_config said " + first->code);
+      return;
+    }
+    throw InvariantBroken("validated_config accepted what check_config refused (" + first->code + ")");
+  }
+  const ModuleConfig c = validated_config(class_name, config, options);
+  require(estimate_bytes(c, options.input_shape) <= options.memory_budget_bytes, "a valid setup over the budget");
+  // Everything describe() shows must work on any valid config.
+  const int64_t count = parameter_count(c);
+  require(count > 0 && c.head_dim() > 0 && c.output_width() > 0, "a valid config with no parameters or width");
+  c.output_width_rule();
+  c.python_call();
+
+  // A tiny forward when the module is small.
+  const uint8_t f = r.byte();
+  const uint64_t seed = r.bytes_le(4);
+  if (count > 20000 || c.d_in > 64) return;
+  TorchGenerator init(seed);
+  const AttentionModule m(c, init);
+  int64_t tokens = 1 + ((f >> 3) & 7);
+  if (c.batched()) tokens = std::min<int64_t>(tokens, c.context_length);
+  const Shape shape = c.batched() ? Shape{(f & 64) ? 2 : 1, tokens, c.d_in} : Shape{tokens, c.d_in};
+  Tensor x = seeded_tokens(numel_of(shape) / c.d_in, c.d_in, seed);
+  x.shape = shape;
+  std::vector<std::string> allowed;
+  if (f & 4) {
+    for (float& v : x.data) v = r.raw_float();
+    allowed.push_back("non_finite_input");
+  }
+  if (options.memory_budget_bytes < kDefaultMemoryBudgetBytes) allowed.push_back("too_large");
+  forward_both_ways(m, x, f & 1, seed, allowed);
+}
+
+// ---- fuzz_checkpoint_header: the bytes as a whole .safetensors file ----
+
+inline void checkpoint_header(const uint8_t* data, size_t size) {
+  uint64_t n = 0;
+  SafetensorsHeader h;
+  try {
+    n = safetensors_header_length(data, std::min<size_t>(size, 8), size);
+    h = parse_safetensors_header(data + 8, static_cast<size_t>(n), size);
+  } catch (const AttentionError&) {
+    return;
+  }
+  require(8 + n <= size, "the header runs past the file");
+  for (const auto& e : h.entries) require(e.begin <= e.end && h.data_start() + e.end <= size, "an entry outside the file: " + e.key);
+
+  // The block input (ln_1(wte[ids] + wpe[:T])) reads rows by token id: ids in and out of the vocabulary.
+  for (const std::vector<int64_t>& ids : {std::vector<int64_t>{0, 1, 0}, std::vector<int64_t>{-1}, std::vector<int64_t>{int64_t{1} << 40}}) {
+    try {
+      const std::vector<ByteRead> reads = plan_gpt2_block_input(h, ids, 0);
+      std::map<std::string, std::vector<uint8_t>> bytes;
+      for (const auto& r : reads) {
+        require(r.entry.begin <= r.entry.end && h.data_start() + r.entry.end <= size, "a block-input read outside the file: " + r.name);
+        bytes[r.name] = std::vector<uint8_t>(data + h.data_start() + r.entry.begin, data + h.data_start() + r.entry.end);
+      }
+      const Tensor x = gpt2_block_input(reads, bytes, ids.size());
+      require(x.shape.size() == 3 && x.shape[1] == static_cast<int64_t>(ids.size()), "block input of shape " + shape_string(x.shape));
+    } catch (const AttentionError&) {
+    }
+  }
+
+  std::vector<CheckpointOptions> variants(4);
+  variants[1].num_heads = 2;
+  variants[2].num_heads = 4;
+  variants[2].layer = 1;
+  variants[2].context_length = 16;
+  variants[3].into = ModuleConfig{ClassKind::MultiHeadAttention, 4, 4, 8, 0.0, 2, true};
+  for (const auto& options : variants) {
+    CheckpointPlan plan;
+    try {
+      plan = plan_gpt2_attention(h, options);
+    } catch (const AttentionError&) {
+      continue;
+    }
+    require(plan.config.d_in > 0 && plan.config.num_heads > 0 && plan.config.d_out % plan.config.num_heads == 0 && plan.config.context_length > 0,
+            "a plan with an impossible config");
+    std::map<std::string, std::vector<uint8_t>> bytes;
+    for (const auto& e : plan.needed) {
+      require(h.find(e.key) != nullptr, "the plan needs a key the header lacks: " + e.key);
+      bytes[e.key] = std::vector<uint8_t>(data + h.data_start() + e.begin, data + h.data_start() + e.end);
+    }
+    std::optional<AttentionModule> loaded;
+    try {
+      loaded.emplace(load_gpt2_attention(plan, bytes));
+    } catch (const AttentionError& e) {
+      // The plan does not look at dtypes; every other problem must have been caught by then.
+      require(e.code() == "checkpoint_dtype", "load_gpt2_attention threw " + e.code() + " on a plan it made: " + e.what());
+      continue;
+    }
+    const AttentionModule& m = *loaded;
+    require(same_config(m.config(), plan.config), "the loaded module differs from the plan");
+    if (m.config().d_in <= 32) {
+      const Tensor x = seeded_tokens(2, m.config().d_in, 1);
+      forward_both_ways(m, Tensor({1, std::min<int64_t>(2, m.config().context_length), m.config().d_in},
+                                  std::vector<float>(x.data.begin(), x.data.begin() + std::min<int64_t>(2, m.config().context_length) * m.config().d_in)),
+                        false, 1, {});
+    }
+  }
+}
+
+}  // namespace attention_lab::fuzz

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the fuzz targets: tests/fuzz/corpus/<target>/<name>.
+
+Run from the repo root: /usr/bin/python3 tests/fuzz/make_corpus.py (standard library only; the output is
+deterministic). The validator seeds follow the byte layout documented in fuzz_entries.hpp.
+"""
+import json
+import pathlib
+import struct
+
+ROOT = pathlib.Path(__file__).resolve().parent
+FIXTURES = ROOT.parent / "fixtures" / "checkpoints"
+
+
+def write(target, name, data):
+    folder = ROOT / "corpus" / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+# ---- fuzz_call_parser: calls as people paste them, good and bad ----
+calls = {
+    "gpt2_small": "MultiHeadAttention(768, 768, 1024, 0.0, 12)",
+    "book_mha": "mha = MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.0, num_heads=2)",
+    "keywords_newlines": "nn.MultiHeadAttention(\n  d_in=768, d_out=768,  # GPT-2 small\n  context_length=1024, dropout=.0, num_heads=12, qkv_bias=True,\n)",
+    "causal": "torch.nn.CausalAttention(3, 2, 6, 0.5, qkv_bias=False)",
+    "wrapper": "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)",
+    "v1": "SelfAttention_v1(3, 2)",
+    "v2_bias": "SelfAttention_v2(d_in=3, d_out=2, qkv_bias=True)",
+    "swapped": "MultiHeadAttention(768, 768, 1024, 12, 0.1)",
+    "layer_count": "MultiHeadAttention(1600, 1600, 1024, 0.0, 48)",
+    "lookalike": "SelfАttention_v1(٣, 2)",
+    "literals": "CausalAttention(-(3), 1e9, 0x10, float('nan'), True)",
+    "nested": "SelfAttention_v1(((((3)))), ((2)))",
+    "strings": "SelfAttention_v1('3', \"2\", d_in=None,)",
+}
+for name, text in calls.items():
+    write("fuzz_call_parser", name, text)
+
+
+# ---- fuzz_validator: class byte, (kind, value) per slot, options, forward byte, seed ----
+CLASSES = ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]
+SLOTS = ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias", "n_heads", "bias"]
+
+
+def slot(value):
+    if value is None:
+        return b"\x00"  # absent
+    if isinstance(value, bool):
+        return b"\x06" + bytes([int(value)])
+    if isinstance(value, int):
+        return b"\x01" + struct.pack("<b", value) if -128 <= value < 128 else b"\x02" + struct.pack("<i", value)
+    if isinstance(value, float):
+        return b"\x04" + struct.pack("<d", value)
+    if isinstance(value, str):  # Python literal text
+        return b"\x09" + bytes([len(value)]) + value.encode()
+    raise TypeError(value)
+
+
+def setup(cls, forward=0, seed=123, shape=None, **slots):
+    out = bytes([CLASSES.index(cls)])
+    for name in SLOTS:
+        out += slot(slots.get(name))
+    if shape is None:
+        out += b"\x00"
+    else:
+        out += bytes([1 | (len(shape) << 2)]) + b"".join(struct.pack("<b", d) for d in shape)
+    return out + bytes([forward]) + struct.pack("<I", seed)
+
+
+TRAIN, RAW = 1, 4
+tokens = lambda t: (t - 1) << 3
+validator = {
+    "book_mha": setup("MultiHeadAttention", tokens(6), d_in=3, d_out=2, context_length=6, dropout=0.0, num_heads=2),
+    "mha_train_dropout": setup("MultiHeadAttention", TRAIN | tokens(4) | 64, d_in=4, d_out=4, context_length=6, dropout=0.5, num_heads=2, qkv_bias=True),
+    "wrapper": setup("MultiHeadAttentionWrapper", tokens(3), d_in=3, d_out=1, context_length=6, dropout=0.0, num_heads=2),
+    "causal_shape": setup("CausalAttention", tokens(5), shape=[1, 6, 3], d_in=3, d_out=2, context_length=6, dropout=0.1),
+    "v1": setup("SelfAttention_v1", tokens(6), d_in=3, d_out=2),
+    "v2_raw_inputs": setup("SelfAttention_v2", RAW | tokens(2), d_in=2, d_out=2, qkv_bias=True) + struct.pack("<4f", 1.0, float("nan"), -2.0, 3.5),
+    "heads_divisibility": setup("MultiHeadAttention", d_in=3, d_out=3, context_length=6, dropout=0.0, num_heads=2),
+    "swapped": setup("MultiHeadAttention", d_in=8, d_out=8, context_length=6, dropout=12, num_heads=0.1),
+    "too_large": setup("MultiHeadAttention", d_in=100000, d_out=100000, context_length=1024, dropout=0.0, num_heads=10),
+    "text_values": setup("CausalAttention", d_in="3.0", d_out="1e9", context_length="0x10", dropout="nan"),
+    "aliases": setup("MultiHeadAttention", d_in=4, d_out=4, context_length=4, dropout=0.0, n_heads=2, bias=True),
+    "bad_input_shape": setup("CausalAttention", shape=[2, 7, -3, 1], d_in=3, d_out=2, context_length=6, dropout=0.0),
+}
+# Input sizes as int64 (options bit 5): 2**32 x 2**32 tokens of width 5.
+validator["huge_input_shape"] = (bytes([CLASSES.index("CausalAttention")]) + b"".join(slot(v) for v in [3, 2, 6, 0.0, None, None, None, None])
+                                 + bytes([1 | (3 << 2) | 32]) + struct.pack("<3q", 2**32, 2**32, 5) + b"\x00" + struct.pack("<I", 1))
+for name, data in validator.items():
+    write("fuzz_validator", name, data)
+
+
+# ---- fuzz_checkpoint_header: small whole safetensors files and real headers ----
+def safetensors(tensors, metadata=True):
+    """tensors: [(key, dtype, shape, bytes)] written back to back in that order."""
+    header, data = {}, b""
+    if metadata:
+        header["__metadata__"] = {"format": "pt"}
+    for key, dtype, shape, raw in tensors:
+        header[key] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def f32(n, start=0.0):
+    return struct.pack(f"<{n}f", *[(start + i) * 0.01 for i in range(n)])
+
+
+def gpt2(d, prefix="", bias=True, wpe=True, mask=False, layers=1, dtype="F32", block=False):
+    pack = {"F32": lambda n: f32(n), "F16": lambda n: struct.pack(f"<{n}e", *[i * 0.01 for i in range(n)]),
+            "F64": lambda n: struct.pack(f"<{n}d", *[i * 0.01 for i in range(n)])}[dtype]
+    out = []
+    if block:  # what the layer's input needs: token embeddings and ln_1
+        out.append((prefix + "wte.weight", "F32", [5, d], f32(5 * d)))
+        out.append((prefix + "h.0.ln_1.weight", "F32", [d], f32(d, 100)))
+        out.append((prefix + "h.0.ln_1.bias", "F32", [d], f32(d)))
+    if wpe:
+        out.append((prefix + "wpe.weight", "F32", [8, d], f32(8 * d)))
+    for layer in range(layers):
+        base = f"{prefix}h.{layer}.attn."
+        if mask:
+            out.append((base + "bias", "F32", [1, 1, 8, 8], f32(64)))
+        out.append((base + "c_attn.weight", dtype, [d, 3 * d], pack(3 * d * d)))
+        if bias:
+            out.append((base + "c_attn.bias", dtype, [3 * d], pack(3 * d)))
+        out.append((base + "c_proj.weight", dtype, [d, d], pack(d * d)))
+        out.append((base + "c_proj.bias", dtype, [d], pack(d)))
+    return safetensors(out)
+
+
+checkpoints = {
+    "d2_bias_wpe": gpt2(2),
+    "d2_with_block_input": gpt2(2, block=True),
+    "d4_prefix_two_layers": gpt2(4, prefix="transformer.", layers=2),
+    "d2_no_bias": gpt2(2, bias=False),
+    "d2_mask_only": gpt2(2, wpe=False, mask=True),
+    "d2_f16": gpt2(2, dtype="F16"),
+    "d2_f64": gpt2(2, dtype="F64"),
+    "d2_nothing_for_context": gpt2(2, wpe=False),
+    "overlap": safetensors([("a", "F32", [2], f32(2)), ("b", "F32", [2], f32(2))]).replace(b'"data_offsets":[8,16]', b'"data_offsets":[4,12]'),
+    "gpt2_d4_h2_whole": (FIXTURES / "gpt2_d4_h2.safetensors").read_bytes(),
+}
+for name in ["gpt2_d8_h4_prefix", "gpt2_d8_nobias", "gpt2_d8_nowpe_nomask"]:
+    raw = (FIXTURES / f"{name}.safetensors").read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    checkpoints[f"{name}_header_only"] = raw[: 8 + n]  # the real header; the data is cut off
+checkpoints["not_json"] = (FIXTURES / "not_json.safetensors").read_bytes()
+for name, data in checkpoints.items():
+    write("fuzz_checkpoint_header", name, data)
+
+print("corpus:", {t.name: len(list(t.iterdir())) for t in sorted((ROOT / "corpus").iterdir())})
