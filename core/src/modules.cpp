@@ -250,7 +250,9 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
     // (b, [H,] T, T) row-major.
     const bool causal = c.causal();
     const float scale_div = static_cast<float>(std::sqrt(static_cast<double>(hd)));  // keys.shape[-1]**0.5, cast to float by the division
-    Tensor scores(head_shape(T, T)), masked(head_shape(T, T)), weights(head_shape(T, T)), dropped(head_shape(T, T));  // (b, H, T, T)
+    // The four (b, H, T, T) stages are kept only for the trace; without it one (T, T) slab is reused.
+    const Shape stage_shape = trace.on() ? head_shape(T, T) : Shape{0};
+    Tensor scores(stage_shape), masked(stage_shape), weights(stage_shape), dropped(stage_shape);  // (b, H, T, T) when tracing
     Tensor context(head_shape(T, hd));  // (b, H, T, hd)
     const bool keep_all = trace.on();
     std::vector<float> slab(static_cast<size_t>(T * T));
