@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 # Emscripten 3.1.6's optimizer needs Debian's acorn for optimized links.
 export NODE_PATH=/usr/share/nodejs
 
+# The page's vendored browser files (GPT-2 tokenizer) from the pinned npm packages.
+node scripts/vendor.mjs
+
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake --preset native >/dev/null
 cmake --build --preset native -j "$jobs"

@@ -38,6 +38,32 @@ describe("accessibility", () => {
     await finish(page);
   });
 
+  test("axe-core finds no violation with a copy report, a loaded GPT-2 layer and its heads, and a load error", async () => {
+    const page = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=3");
+    await page.getByTestId("transpose-W_key").uncheck();
+    await page.getByTestId("copy-button").click();
+    await page.getByTestId("copy-square").waitFor();
+    await page.getByTestId("copy-W_value").uncheck(); // the stale state too
+    assert.deepEqual(await violations(page), []);
+    await pasteCall(page, "MultiHeadAttention(8, 8, 16, 0.0, 4)");
+    await page.getByTestId("ckpt-heads").fill("4");
+    await page.getByTestId("ckpt-file").setInputFiles(path.join(ROOT, "tests", "fixtures", "checkpoints", "gpt2_d8_h4_prefix.safetensors"));
+    await page.getByTestId("ckpt-summary").waitFor();
+    await page.getByTestId("ckpt-ids").fill("11, 0, 7");
+    await page.getByTestId("ckpt-run").click();
+    await page.getByTestId("ckpt-stage-cards").locator("[data-stage=output]").waitFor();
+    await page.getByTestId("ckpt-kind-text").check();
+    await page.getByTestId("ckpt-chips").waitFor();
+    assert.deepEqual(await violations(page), []);
+    await page.getByTestId("ckpt-target-current").check();
+    await page.getByTestId("ckpt-load").click();
+    await page.getByTestId("ckpt-error").waitFor();
+    await page.getByTestId("ckpt-heads").fill("x");
+    await page.getByTestId("ckpt-load").click();
+    assert.deepEqual(await violations(page), []);
+    await finish(page);
+  });
+
   test("axe-core finds no violation on the embed page with two widgets", async () => {
     const page = await openPage(lab, "", { path: "embed.html" });
     assert.deepEqual(await violations(page), []);

@@ -1,5 +1,6 @@
-// The compare panel: exercise 3.1 (SelfAttention_v2 seed 789 -> SelfAttention_v1 seed 123) and
-// MultiHeadAttentionWrapper <-> MultiHeadAttention with the same weights.
+// The compare panel: exercise 3.1 both ways (SelfAttention_v2 seed 789 <-> SelfAttention_v1 seed 123,
+// each matrix copied or not, transposed or not) and MultiHeadAttentionWrapper <-> MultiHeadAttention
+// with the same weights.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { finish, launchLab, openPage } from "./helpers.mjs";
@@ -48,6 +49,96 @@ describe("compare: copy weights (exercise 3.1)", () => {
     // Stage by stage, the first difference is at keys.
     assert.match(await page.getByTestId("copy-stages").locator(".copy-stages-title").textContent(), /first difference appears at keys/);
     assert.equal(await page.getByTestId("copy-stages").locator("tr.differs").first().getAttribute("data-copy-stage"), "keys");
+    // In words: the square matrix fits either way, PyTorch says nothing, only the outputs tell.
+    const square = page.getByTestId("copy-square");
+    const words = await square.textContent();
+    assert.match(words, /W_key was copied without \.T/);
+    assert.match(words, /d_in = d_out = 3/);
+    assert.match(words, /PyTorch accepts the copy without any error/);
+    const diff = Number(words.match(/differ by up to ([\d.]+)/)[1]);
+    assert.ok(diff > 1e-3, `difference in words ${diff}`);
+    assert.ok(Math.abs(diff - Number(await square.getAttribute("data-value"))) < 1e-4);
+    await finish(page);
+  });
+
+  test("SelfAttention_v1 -> SelfAttention_v2 with every .T agrees too", async () => {
+    const page = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=2");
+    await page.getByTestId("copy-dir-v1v2").check();
+    assert.match(await page.getByTestId("copy-intro").textContent(), /^Builds SelfAttention_v1\(3, 2\) after torch\.manual_seed\(123\) and SelfAttention_v2\(3, 2\) after torch\.manual_seed\(789\)/);
+    await page.getByTestId("copy-button").click();
+    const verdict = page.getByTestId("copy-verdict");
+    assert.equal(await verdict.getAttribute("data-agree"), "true");
+    assert.ok(Number(await page.getByTestId("copy-maxdiff").getAttribute("data-value")) <= 1e-6);
+    const rows = page.getByTestId("copy-report").locator("tbody[data-matrix]");
+    assert.deepEqual(await rows.evaluateAll((bodies) => bodies.map((b) => b.dataset.action)), ["transposed", "transposed", "transposed"]);
+    assert.match(await rows.first().textContent(), /\(3, 2\) → \(2, 3\)/);
+    const stages = await page.getByTestId("copy-stages").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => Number(tr.dataset.value)));
+    assert.ok(stages.length >= 6 && stages.every((v) => v <= 1e-6), stages.join(" "));
+    assert.match(await page.getByTestId("copy-pytorch").textContent(), /sa_v2\.W_query\.weight = torch\.nn\.Parameter\(sa_v1\.W_query\.T\)/);
+    await finish(page);
+  });
+
+  test("a non-square copy without .T is a shape mismatch with both shapes, and it looks transposed", async () => {
+    const page = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=2");
+    await page.getByTestId("transpose-W_key").uncheck();
+    await page.getByTestId("copy-button").click();
+    await page.getByTestId("copy-verdict").waitFor();
+    assert.equal(await page.getByTestId("copy-verdict").getAttribute("data-agree"), "false");
+    const row = page.getByTestId("copy-report").locator("tbody[data-matrix=W_key]");
+    assert.equal(await row.getAttribute("data-action"), "shape_mismatch");
+    const text = await row.textContent();
+    assert.match(text, /shape mismatch/);
+    assert.match(text, /\(2, 3\) → \(3, 2\)/);
+    assert.match(text, /looks transposed/);
+    assert.ok(await row.getByTestId("looks-transposed").isVisible());
+    // The other two were copied with .T; a matrix left out keeps its own values, in words.
+    assert.equal(await page.getByTestId("copy-report").locator("tbody[data-matrix=W_query]").getAttribute("data-action"), "transposed");
+    await page.getByTestId("copy-W_value").uncheck();
+    await page.getByTestId("copy-button").click();
+    assert.match(await page.getByTestId("copy-report").locator("tbody[data-matrix=W_value]").textContent(), /left at its own initial values/);
+    assert.equal(await page.getByTestId("copy-square").count(), 0, "not the square-matrix case");
+    await finish(page);
+  });
+
+  test("the PyTorch lines follow the boxes and the direction; a copy on screen goes stale when they change", async () => {
+    const page = await openPage(lab, "?class=SelfAttention_v2&d_in=4&d_out=2&seed=5&tokens=a%20b%20a");
+    const preview = page.getByTestId("copy-code-preview");
+    const lines = async () => (await preview.textContent()).split("\n");
+    assert.deepEqual(await lines(), [
+      "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)",
+      "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)",
+      "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)",
+    ]);
+    await page.getByTestId("transpose-W_value").uncheck();
+    await page.getByTestId("copy-W_query").uncheck();
+    assert.equal(await page.getByTestId("transpose-W_query").isDisabled(), true);
+    assert.deepEqual(await lines(), [
+      "# sa_v1.W_query keeps its own initial values",
+      "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)",
+      "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight)",
+    ]);
+    await page.getByTestId("copy-dir-v1v2").check();
+    assert.deepEqual(await lines(), [
+      "# sa_v2.W_query.weight keeps its own initial values",
+      "sa_v2.W_key.weight = torch.nn.Parameter(sa_v1.W_key.T)",
+      "sa_v2.W_value.weight = torch.nn.Parameter(sa_v1.W_value)",
+    ]);
+    // The copy runs on the page's current tokens ("a b a", width 4), and its code says so.
+    await page.getByTestId("copy-button").click();
+    await page.getByTestId("copy-verdict").waitFor();
+    assert.match(await page.getByTestId("copy-result").textContent(), /current tokens \(3 × 4/);
+    const code = await page.getByTestId("copy-pytorch").textContent();
+    for (const line of await lines()) assert.ok(code.includes(`${line}\n`), line);
+    assert.match(code, /tokens = torch\.rand\(len\(vocab\), 4, generator=torch\.Generator\(\)\.manual_seed\(5\)\)\[ids\]/);
+    assert.match(code, /print\(\(sa_v2\(tokens\) - sa_v1\(tokens\)\)\.abs\(\)\.max\(\)\)/);
+    assert.equal(await page.getByTestId("copy-stale").isVisible(), false);
+    // Change a box: the result is marked stale, the preview and the code view follow at once.
+    await page.getByTestId("copy-W_query").check();
+    assert.ok(await page.getByTestId("copy-stale").isVisible());
+    assert.equal((await lines())[0], "sa_v2.W_query.weight = torch.nn.Parameter(sa_v1.W_query.T)");
+    assert.match(await page.getByTestId("code-view").textContent(), /\nsa_v2\.W_query\.weight = torch\.nn\.Parameter\(sa_v1\.W_query\.T\)\n/);
+    await page.getByTestId("copy-button").click();
+    assert.equal(await page.getByTestId("copy-stale").isVisible(), false);
     await finish(page);
   });
 });
@@ -75,6 +166,21 @@ describe("compare: wrapper and fused MultiHeadAttention", () => {
     await page.getByTestId("converter-use").click();
     assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(3, 4, 6, 0.0, 2)");
     assert.equal(await page.getByTestId("converter-b").textContent(), "MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2)");
+    await finish(page);
+  });
+
+  test("exercise 3.2's wrapper(3, 1, 6, 0.0, 2) and MultiHeadAttention(3, 2, 6, 0.0, 2) agree within 1e-6 at every stage", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttentionWrapper&d_in=3&d_out=1&context_length=6&dropout=0&num_heads=2");
+    assert.equal(await page.getByTestId("converter-b").textContent(), "MultiHeadAttention(3, 2, 6, 0.0, 2)");
+    await page.getByTestId("compare-button").click();
+    assert.equal(await page.getByTestId("compare-verdict").getAttribute("data-agree"), "true");
+    const rows = await page.getByTestId("compare-stages").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [tr.dataset.compareStage, Number(tr.dataset.value)]));
+    const ids = rows.map(([id]) => id);
+    for (const id of ["queries", "keys", "values", "attn_scores", "attn_weights", "context_vec", "output"]) assert.ok(ids.includes(id), `${id} in ${ids.join(" ")}`);
+    for (const [id, v] of rows) assert.ok(v <= 1e-6, `${id}: ${v}`);
+    const code = await page.getByTestId("code-view").textContent();
+    assert.match(code, /mha\.out_proj\.weight = torch\.nn\.Parameter\(torch\.eye\(2\)\)/);
+    assert.match(code, /mha\.out_proj\.bias = torch\.nn\.Parameter\(torch\.zeros\(2\)\)/);
     await finish(page);
   });
 

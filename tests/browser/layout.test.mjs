@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { finish, launchLab, openPage, pasteCall, runPreset, screenshotDir } from "./helpers.mjs";
+import { ROOT, finish, launchLab, openPage, pasteCall, runPreset, screenshotDir } from "./helpers.mjs";
 
 const VIEWPORTS = [
   { width: 1280, height: 800 },
@@ -40,8 +40,8 @@ function layoutReport({ outsideSel, overlapSels, clipSel }) {
 
 async function checkLayout(page) {
   const r = await page.evaluate(layoutReport, {
-    outsideSel: ".panel, .stage-card, .site-header h1, .pitch, .run-row > *, .slot, .diag, .verdict, pre.code, .converter",
-    overlapSels: [".slot", ".fact", ".preset", ".panel", ".stage-card", ".run-row > *", ".tokens-grid > *", ".named-values li", ".compare-col", ".diag-fixes > *"],
+    outsideSel: ".panel, .stage-card, .site-header h1, .pitch, .run-row > *, .slot, .diag, .verdict, pre.code, .converter, .drop-zone, .ckpt-options .field, .copy-plan-row > *, .token-chips li",
+    overlapSels: [".slot", ".fact", ".preset", ".panel", ".stage-card", ".run-row > *", ".tokens-grid > *", ".named-values li", ".compare-col", ".diag-fixes > *", ".ckpt-grid > *", ".ckpt-options .field", ".copy-plan-row > *"],
     clipSel: "button, .tab, label, h1, h2, h3, .output-summary, legend, .slot-so, .diag-msg",
   });
   assert.ok(r.width <= r.viewport, `page is ${r.width}px wide in a ${r.viewport}px viewport`);
@@ -84,6 +84,49 @@ describe("layout", () => {
       await runPreset(page, "gpt2Small");
       await page.locator("[data-stage=attn_weights]").scrollIntoViewIfNeeded();
       await shot("gpt2-small-weights");
+      await checkLayout(page);
+      await finish(page);
+    });
+
+    test(`the weight transfer and GPT-2 panels at ${size}: a silent square copy, a loaded layer and its heads, an error`, async () => {
+      const page = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=3", { viewport });
+      const dir = await screenshotDir();
+      const shot = (name) => page.screenshot({ path: path.join(dir, `${name}-${size}.png`) });
+      const top = (testid) => page.getByTestId(testid).evaluate((el) => el.scrollIntoView({ block: "start" }));
+      await page.getByTestId("transpose-W_key").uncheck();
+      await page.getByTestId("copy-button").click();
+      await page.getByTestId("copy-verdict").waitFor();
+      await top("compare-panel");
+      await shot("copy-plan");
+      await top("copy-square");
+      await shot("copy-square");
+      await checkLayout(page);
+
+      await pasteCall(page, "MultiHeadAttention(8, 8, 16, 0.0, 4)");
+      await page.getByTestId("ckpt-layer").fill("1");
+      await page.getByTestId("ckpt-heads").fill("4");
+      await page.getByTestId("ckpt-file").setInputFiles(path.join(ROOT, "tests", "fixtures", "checkpoints", "gpt2_d8_h4_prefix.safetensors"));
+      await page.getByTestId("ckpt-summary").waitFor();
+      await top("checkpoint-panel");
+      await shot("checkpoint-top");
+      await top("ckpt-summary");
+      await shot("checkpoint-report");
+      await checkLayout(page);
+      await page.getByTestId("ckpt-ids").fill("11, 0, 7");
+      await page.getByTestId("ckpt-run").click();
+      const weights = page.getByTestId("ckpt-stage-cards").locator("[data-stage=attn_weights]");
+      await weights.waitFor();
+      await top("ckpt-run-box");
+      await shot("checkpoint-run");
+      await weights.evaluate((el) => el.scrollIntoView({ block: "start" }));
+      await shot("checkpoint-heads");
+      await checkLayout(page);
+
+      await page.getByTestId("ckpt-target-current").check();
+      await page.getByTestId("ckpt-load").click();
+      await page.getByTestId("ckpt-error").waitFor();
+      await page.getByTestId("ckpt-error").evaluate((el) => el.scrollIntoView({ block: "center" }));
+      await shot("checkpoint-error");
       await checkLayout(page);
       await finish(page);
     });

@@ -14,13 +14,13 @@
 // @attr batch           1 to 8 stacked copies (default 2)
 // @attr mode            "train" or "eval" (default train)
 // @attr locked          space-separated slot names (and class, seed, tokens, batch, mode) a reader cannot change
-// @attr hidden          space-separated panels not shown: presets setup facts tokens predict trace compare code
+// @attr hidden          space-separated panels not shown: presets setup facts tokens predict trace compare checkpoint code
 //                       (an empty hidden keeps its usual meaning: the whole element is hidden)
 // @attr url-state       keep the state in the page URL (slot names as keys); back/forward restore it
 // @attr autorun         "off" to wait for the Run button instead of running small setups at once
 // @fires run-complete   after every run: detail {className, config, pythonCall, training, outputShape, output, stages, durationMs}
 // @fires run-error      a run failed: detail {code, slot, message, hint}
-// @csspart lab, panel, presets, setup, facts, tokens, predict, run, trace, compare, code (each panel also has part "panel")
+// @csspart lab, panel, presets, setup, facts, tokens, predict, run, trace, compare, checkpoint, code (each panel also has part "panel")
 // @csspart input, call-box, button, run-button, stage-card, output-card, heatmap, diagnostic, error, warning, info
 // Theme with CSS custom properties on the element: --al-accent, --al-bg, --al-panel, --al-ink, --al-muted, --al-line, --al-font.
 import { loadAttentionLab } from "../lib/attention-lab.js";

@@ -2,13 +2,15 @@
 //  - MultiHeadAttentionWrapper <-> MultiHeadAttention: the equivalent configuration (wrapper d_out per
 //    head <-> fused d_out total), the converted module with the same weights (stacked, or interleaved:
 //    the head-merge mistake on purpose), and the largest difference at every stage;
-//  - exercise 3.1: SelfAttention_v2 (seed 789) -> SelfAttention_v1 (seed 123), copying the matrices the
-//    reader ticks, optionally transposed.
+//  - exercise 3.1 both ways: SelfAttention_v2 (seed 789) -> SelfAttention_v1 (seed 123), or back,
+//    copying the matrices the reader ticks, each transposed or not; the PyTorch lines follow the boxes,
+//    and the report says per matrix what happened, per stage where the outputs part, and in words
+//    when a square matrix (d_in == d_out) was copied without .T (PyTorch accepts that silently).
 import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { num, sci, shapeText } from "./format.js";
 import { estimateBytes } from "./runner.js";
-import { tensorLiteral } from "./python-code.js";
+import { inputLines, tensorLiteral } from "./python-code.js";
 
 const MATRICES = ["W_query", "W_key", "W_value"];
 const FALLBACK = { d_in: 3, d_out: 2 };
@@ -16,12 +18,20 @@ const FALLBACK = { d_in: 3, d_out: 2 };
 const AGREE = 1e-6;
 const MULTI = new Set(["MultiHeadAttentionWrapper", "MultiHeadAttention"]);
 const VAR = { MultiHeadAttentionWrapper: "wrapper", MultiHeadAttention: "mha" };
+/** The book's seeds: torch.manual_seed(789) before SelfAttention_v2, 123 before SelfAttention_v1. */
+const SEEDS = { SelfAttention_v2: 789, SelfAttention_v1: 123 };
+/** Copy directions: which module gives its matrices, which takes them. */
+const DIRECTIONS = {
+  v2v1: { from: "SelfAttention_v2", to: "SelfAttention_v1" },
+  v1v2: { from: "SelfAttention_v1", to: "SelfAttention_v2" },
+};
+const PYVAR = { SelfAttention_v1: "sa_v1", SelfAttention_v2: "sa_v2" };
 
 export function setupComparePanel(view) {
   const { lab, root } = view;
   const $ = view.$;
   // Until the reader picks one, the mode follows the class: exercise 3.1 for the SelfAttention classes.
-  const state = { mode: null, layout: "stacked", result: null, copyResult: null };
+  const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: "v2v1" };
   const mode = () => state.mode ?? (view.state.className.startsWith("SelfAttention") ? "copy" : "convert");
   const body = $("compare-body");
 
@@ -38,28 +48,66 @@ export function setupComparePanel(view) {
     compareButton, convertResult);
   const convertNote = h("p", { class: "muted" });
 
-  // ---- exercise 3.1 ----
+  // ---- exercise 3.1, both directions ----
   const boxes = {};
   const planBody = h("tbody");
   for (const name of MATRICES) {
     const copy = h("input", { type: "checkbox", id: `copy-${name}`, checked: true, dataset: { testid: `copy-${name}` } });
     const transpose = h("input", { type: "checkbox", id: `transpose-${name}`, checked: true, dataset: { testid: `transpose-${name}` } });
-    copy.addEventListener("change", () => { transpose.disabled = !copy.checked; });
+    copy.addEventListener("change", () => { transpose.disabled = !copy.checked; planChanged(); });
+    transpose.addEventListener("change", planChanged);
     boxes[name] = { copy, transpose };
     planBody.append(h("tr", {},
       h("th", { scope: "row" }, h("code", {}, name)),
       h("td", {}, h("label", { class: "check" }, copy, h("span", { class: "sr-only" }, `${S.copyCopy} ${name}`))),
       h("td", {}, h("label", { class: "check" }, transpose, h("span", { class: "sr-only" }, `${S.copyTranspose} ${name}`)))));
   }
-  const copyIntro = h("p");
+  const directions = h("fieldset", { class: "radio-group copy-direction" },
+    h("legend", {}, S.copyDirectionLegend),
+    Object.keys(DIRECTIONS).map((key) => h("label", { for: `copy-dir-${key}` },
+      h("input", {
+        type: "radio", name: "copy-direction", value: key, id: `copy-dir-${key}`, checked: key === state.direction,
+        dataset: { testid: `copy-dir-${key}` }, on: { change: () => { state.direction = key; planChanged(); } },
+      }), " ", h("span", {}, S.copyDirections[key]))));
+  const copyIntro = h("p", { dataset: { testid: "copy-intro" } });
   const copySizes = h("p", { class: "muted" });
+  const preview = h("code");
   const copyButton = h("button", { type: "button", id: "copy-button", part: "button", dataset: { testid: "copy-button" } }, S.copyButton);
+  const copyStale = h("p", { class: "stale-note", hidden: true, dataset: { testid: "copy-stale" } }, S.copyStale);
   const copyResult = h("div", { class: "copy-result", "aria-live": "polite", dataset: { testid: "copy-result" } });
-  const copyBox = h("div", { class: "copy-box" }, copyIntro, copySizes,
-    h("div", { class: "table-scroll" }, h("table", { class: "copy-plan" },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyMatrix), h("th", { scope: "col" }, S.copyCopy), h("th", { scope: "col" }, S.copyTranspose))),
-      planBody)),
-    copyButton, copyResult);
+  const copyBox = h("div", { class: "copy-box" }, directions, copyIntro, copySizes,
+    h("div", { class: "copy-plan-row" },
+      h("div", { class: "table-scroll" }, h("table", { class: "copy-plan" },
+        h("caption", { class: "sr-only" }, S.copyPlanCaption),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyMatrix), h("th", { scope: "col" }, S.copyCopy), h("th", { scope: "col" }, S.copyTranspose))),
+        planBody)),
+      h("div", { class: "copy-preview" },
+        h("p", { id: "copy-preview-title", class: "copy-stages-title" }, S.copyPreviewTitle),
+        h("pre", { class: "code", tabindex: "0", "aria-labelledby": "copy-preview-title", dataset: { testid: "copy-code-preview" } }, preview))),
+    copyButton, copyStale, copyResult);
+
+  const currentPlan = () => {
+    const plan = {};
+    for (const name of MATRICES) plan[name] = { copy: boxes[name].copy.checked, transpose: boxes[name].copy.checked && boxes[name].transpose.checked };
+    return plan;
+  };
+  /** What a copy on screen was made from: stale once the direction, the boxes, the sizes or the tokens change. */
+  const copyKey = () => JSON.stringify([state.direction, currentPlan(), copySetup(), view.runKey(view.currentConfig())]);
+
+  function planChanged() {
+    renderCopyIntro();
+    copyStale.hidden = !(state.copyResult && state.copyResult.key !== copyKey());
+    copyResult.classList.toggle("stale", !copyStale.hidden);
+    view.renderCode();
+  }
+
+  function renderCopyIntro() {
+    const dir = DIRECTIONS[state.direction];
+    const setup = copySetup();
+    copyIntro.textContent = S.copyIntro(callOf(dir.from, setup), SEEDS[dir.from], callOf(dir.to, setup), SEEDS[dir.to]);
+    copySizes.textContent = copySizeValues() ? S.copySizesFromSlots : S.copySizesFallback;
+    preview.textContent = planLines(dir, currentPlan()).join("\n");
+  }
 
   for (const radio of root.querySelectorAll("input[name=compare-mode]")) {
     radio.addEventListener("change", () => { state.mode = radio.value; refresh(); view.renderCode(); });
@@ -70,15 +118,51 @@ export function setupComparePanel(view) {
     const ok = (v) => Number.isInteger(v) && v > 0 && v <= 4096;
     return ok(c.d_in) && ok(c.d_out) ? { d_in: c.d_in, d_out: c.d_out } : null;
   };
+  /** d_in, d_out (from the slots when they are valid sizes) and the v2 module's qkv_bias. */
+  const copySetup = () => ({ ...(copySizeValues() ?? FALLBACK), qkv_bias: view.currentConfig().qkv_bias === true });
+
+  /**
+   * The tokens the copy is compared on: the page's current (num_tokens, d_in) tokens when they fit
+   * d_in, else the book's six (d_in = 3) or six seeded ones. With the PyTorch lines that make them.
+   */
+  function copyTokens(dIn) {
+    const config = view.currentConfig();
+    if (copySizeValues() && view.inputShape(config) && view.seedValue() !== null) {
+      try {
+        const base = view.baseTokens(dIn);
+        if (base.shape[1] === dIn && base.data.every(Number.isFinite)) {
+          const s = view.state;
+          const words = view.words();
+          const lines = inputLines("tokens", {
+            source: s.source, words, dIn, seed: view.seedValue(), sentenceTokens: typeof lab.sentenceTokens === "function",
+            tokens: s.source === "custom" ? s.custom.texts : base,
+          });
+          return { tensor: base, words, lines, text: S.copyTokensCurrent(base.shape[0], dIn) };
+        }
+      } catch {
+        // fall through: the fixed tokens below
+      }
+    }
+    if (dIn === 3) {
+      const book = lab.bookTokens();
+      const words = S.bookSentence.split(" ");
+      return { tensor: book, words, lines: tensorLiteral("tokens", book, words), text: S.copyTokensBook(book.shape[0]) };
+    }
+    const words = Array.from({ length: 6 }, (_, i) => String(i));
+    return {
+      tensor: lab.seededTokens(6, dIn, 123), words, text: S.copyTokensSeeded(6, dIn),
+      lines: inputLines("tokens", { source: "random", words, dIn, seed: 123 }),
+    };
+  }
 
   function refresh() {
     $(`compare-mode-${mode()}`).checked = true;
     const s = view.state;
     const d = view.description;
     if (mode() === "copy") {
-      const sizes = copySizeValues() ?? FALLBACK;
-      copyIntro.textContent = S.copyIntro(sizes.d_in, sizes.d_out);
-      copySizes.textContent = copySizeValues() ? S.copySizesFromSlots : S.copySizesFallback;
+      renderCopyIntro();
+      copyStale.hidden = !(state.copyResult && state.copyResult.key !== copyKey());
+      copyResult.classList.toggle("stale", !copyStale.hidden);
       if (body.firstChild !== copyBox) replace(body, copyBox);
       return;
     }
@@ -156,26 +240,32 @@ export function setupComparePanel(view) {
   });
 
   copyButton.addEventListener("click", () => {
-    const { d_in, d_out } = copySizeValues() ?? FALLBACK;
-    const plan = {};
-    for (const name of MATRICES) plan[name] = { copy: boxes[name].copy.checked, transpose: boxes[name].transpose.checked };
+    const dir = DIRECTIONS[state.direction];
+    const setup = copySetup();
+    const plan = currentPlan();
+    const key = copyKey();
     try {
-      const v2 = lab.create("SelfAttention_v2", { d_in, d_out }, { generator: lab.manualSeed(789) });
-      const v1 = lab.create("SelfAttention_v1", { d_in, d_out }, { generator: lab.manualSeed(123) });
-      const book = d_in === 3;
-      const tokens = book ? lab.bookTokens() : lab.seededTokens(6, d_in, 123);
-      const report = lab.copyWeights(v2, v1, plan, { tokens });
-      const lines = copyLines(report, plan, d_in, d_out, book);
-      state.copyResult = { code: lines.join("\n") };
-      const word = book ? S.bookSentence.split(" ")[0] : "0";
+      const make = (className) => lab.create(className, className === "SelfAttention_v2" ? setup : { d_in: setup.d_in, d_out: setup.d_out },
+        { generator: lab.manualSeed(SEEDS[className]) });
+      const modules = { SelfAttention_v2: make("SelfAttention_v2"), SelfAttention_v1: make("SelfAttention_v1") };
+      const from = modules[dir.from];
+      const to = modules[dir.to];
+      const tokens = copyTokens(setup.d_in);
+      const report = lab.copyWeights(from, to, plan, { tokens: tokens.tensor });
+      const lines = report.code ? report.code.trimEnd().split("\n") : planLines(dir, plan);
+      const code = copyBlock(dir, setup, lines, tokens.lines);
+      state.copyResult = { key, code: code.join("\n") };
+      const word = tokens.words?.[0] ?? "0";
       const side = h("div", { class: "compare-cols" },
-        column(S.copyFrom, `SelfAttention_v2(${d_in}, ${d_out})`, v2, v2.forward(tokens, { training: false }).output, word),
-        column(S.copyTo, `SelfAttention_v1(${d_in}, ${d_out})`, v1, v1.forward(tokens, { training: false }).output, word));
-      replace(copyResult, renderReport(report, lines, { d_in, book }, side));
+        column(S.copyFromTitle(dir.from, SEEDS[dir.from]), callOf(dir.from, setup), from, from.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[dir.from]),
+        column(S.copyToTitle(dir.to, SEEDS[dir.to]), callOf(dir.to, setup), to, to.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[dir.to]));
+      replace(copyResult, renderReport(report, code.slice(1), tokens.text, side, dir)); // without the code view's blank line
     } catch (err) {
       state.copyResult = null;
       replace(copyResult, errorBox(S.copyError, err));
     }
+    copyStale.hidden = true;
+    copyResult.classList.remove("stale");
     view.renderCode();
   });
 
@@ -184,7 +274,13 @@ export function setupComparePanel(view) {
     refresh,
     /** The PyTorch lines of the comparison on screen ("" when none is, or it is stale). */
     code() {
-      if (mode() === "copy") return state.copyResult?.code ?? "";
+      if (mode() === "copy") {
+        // Once a copy has run, the code view follows the boxes (the lines of the copy they describe).
+        if (!state.copyResult) return "";
+        const setup = copySetup();
+        const dir = DIRECTIONS[state.direction];
+        return copyBlock(dir, setup, planLines(dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
+      }
       if (!state.result || state.result.key !== view.runKey(view.currentConfig())) return "";
       return state.result.code;
     },
@@ -211,10 +307,11 @@ function convertCode(className, code, layout, otherCall) {
 }
 
 /** One module of a side-by-side pair: its call, its parameters (name, shape) and its first output row. */
-function column(title, call, module, out, word) {
+function column(title, call, module, out, word, role = "") {
   return h("div", { class: "compare-col", dataset: { testid: "compare-col" } },
     h("h3", {}, title),
     h("p", {}, h("code", {}, call)),
+    role ? h("p", { class: "muted" }, role) : null,
     h("div", { class: "table-scroll" }, h("table", { class: "params small-table" },
       h("caption", { class: "sr-only" }, `${title}: ${S.paramsCaption}`),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.paramName), h("th", { scope: "col" }, S.paramShape))),
@@ -235,7 +332,7 @@ function renderComparison(a, b, callA, callB, outA, outB, cmp, words, code) {
     h("div", { class: "table-scroll" }, h("table", { class: "copy-stages", dataset: { testid: "compare-stages" } },
       h("caption", {}, S.compareCaption),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.compareStage), h("th", { scope: "col" }, S.compareDiff))),
-      h("tbody", {}, cmp.stages.map((st) => h("tr", { class: st.maxAbsDiff > AGREE ? "differs" : "same", dataset: { compareStage: st.id } },
+      h("tbody", {}, cmp.stages.map((st) => h("tr", { class: st.maxAbsDiff > AGREE ? "differs" : "same", dataset: { compareStage: st.id, value: String(st.maxAbsDiff) } },
         h("th", { scope: "row" }, h("code", {}, st.id)), h("td", {}, sci(st.maxAbsDiff))))))),
     h("h3", {}, S.compareCode),
     h("pre", { class: "code", tabindex: "0" }, h("code", {}, code.trimEnd())),
@@ -251,29 +348,78 @@ function firstRow(out) {
 
 // ---- exercise 3.1 -----------------------------------------------------------------------------------
 
-function renderReport(report, lines, { d_in, book }, side) {
-  const bodies = report.matrices.map((m) =>
-    h("tbody", { class: `report-${m.action}`, dataset: { matrix: m.name, action: m.action } },
+/** `SelfAttention_v2(3, 2)` (with qkv_bias=True when the slots ask for it: only v2 has the slot). */
+function callOf(className, setup) {
+  const bias = className === "SelfAttention_v2" && setup.qkv_bias ? ", qkv_bias=True" : "";
+  return `${className}(${setup.d_in}, ${setup.d_out}${bias})`;
+}
+
+/** The PyTorch line of each matrix, as the boxes say (the same text as the library's report.code). */
+function planLines(dir, plan) {
+  const ref = (className, name) => `${PYVAR[className]}.${name}${className === "SelfAttention_v2" ? ".weight" : ""}`;
+  return MATRICES.map((name) => {
+    const p = plan[name];
+    if (!p.copy) return `# ${ref(dir.to, name)} keeps its own initial values`;
+    return `${ref(dir.to, name)} = torch.nn.Parameter(${ref(dir.from, name)}${p.transpose ? ".T" : ""})`;
+  });
+}
+
+/** The whole copy in PyTorch: both constructors after their seeds, the copy lines, the tokens, the check. */
+function copyBlock(dir, setup, lines, tokenLines) {
+  const a = PYVAR[dir.from];
+  const b = PYVAR[dir.to];
+  return [
+    "",
+    dir.from === "SelfAttention_v2"
+      ? "# Exercise 3.1: SelfAttention_v2's weights into SelfAttention_v1"
+      : "# Exercise 3.1 backwards: SelfAttention_v1's matrices into SelfAttention_v2",
+    "torch.manual_seed(789)",
+    `sa_v2 = ${callOf("SelfAttention_v2", setup)}`,
+    "torch.manual_seed(123)",
+    `sa_v1 = ${callOf("SelfAttention_v1", setup)}`,
+    ...lines,
+    ...tokenLines,
+    `print((${b}(tokens) - ${a}(tokens)).abs().max())  # the largest difference`,
+  ];
+}
+
+function renderReport(report, lines, tokensText, side, dir) {
+  const bodies = report.matrices.map((m) => {
+    const reversed = m.action === "shape_mismatch" && m.fromShape.length === 2 && m.toShape.length === 2
+      && m.fromShape[0] === m.toShape[1] && m.fromShape[1] === m.toShape[0];
+    return h("tbody", { class: `report-${m.action}`, dataset: { matrix: m.name, action: m.action } },
       h("tr", {},
         h("th", { scope: "row", rowspan: m.hint ? "2" : "1" }, h("code", {}, m.name)),
         h("td", { class: "action" }, S.copyActions[m.action] ?? m.action),
-        h("td", { class: "shapes" }, `${shapeText(m.fromShape)} → ${shapeText(m.toShape)}`)),
-      m.hint ? h("tr", { class: "hint-row" }, h("td", { colspan: "2" }, m.hint)) : null));
+        h("td", { class: "shapes" },
+          h("span", { class: "shape-pair" }, `${shapeText(m.fromShape)} → ${shapeText(m.toShape)}`),
+          reversed ? h("span", { class: "tag", dataset: { testid: "looks-transposed" } }, S.copyLooksTransposed) : null)),
+      m.hint ? h("tr", { class: "hint-row" }, h("td", { colspan: "2" }, m.hint)) : null);
+  });
   const table = h("div", { class: "table-scroll" },
     h("table", { class: "copy-report", dataset: { testid: "copy-report" } },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyMatrix), h("th", { scope: "col" }, S.copyAction), h("th", { scope: "col" }, S.copyShapes))),
+      h("caption", { class: "sr-only" }, S.copyReportCaption),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyMatrix), h("th", { scope: "col" }, S.copyAction),
+        h("th", { scope: "col" }, S.copyShapes(PYVAR[dir.from], PYVAR[dir.to])))),
       bodies));
   const suspects = report.matrices.filter((m) => m.action !== "transposed").map((m) => m.name);
   const verdict = report.agree
     ? S.copyAgree
-    : report.maxAbsDiff === null ? `${S.copyDisagree(suspects)} ${S.copyShapesDiffer}` : S.copyDisagree(suspects);
+    : report.maxAbsDiff === null ? `${S.copyDisagree(suspects, dir.from)} ${S.copyShapesDiffer}` : S.copyDisagree(suspects, dir.from);
   const out = [h("p", { class: `verdict ${report.agree ? "agree" : "disagree"}`, dataset: { testid: "copy-verdict", agree: String(report.agree) } }, verdict)];
   if (report.maxAbsDiff !== null) {
     out.push(h("p", { class: "maxdiff", dataset: { testid: "copy-maxdiff", value: String(report.maxAbsDiff) } }, S.copyMaxDiff(sci(report.maxAbsDiff))));
   }
+  // A square matrix copied without .T: PyTorch raises nothing, only the outputs can tell.
+  const square = report.matrices.filter((m) => m.action === "copied" && m.fromShape.length === 2 && m.fromShape[0] === m.fromShape[1]);
+  if (square.length && !report.agree && report.maxAbsDiff !== null) {
+    const first = report.stages?.find((st) => st.maxAbsDiff > AGREE)?.id ?? "output";
+    out.push(h("div", { class: "diag diag-warning square-note", dataset: { testid: "copy-square", value: String(report.maxAbsDiff) } },
+      h("p", { class: "diag-msg" }, h("strong", {}, `${S.copySquareTitle}: `),
+        S.copySquare(square.map((m) => m.name), square[0].fromShape[0], num(report.maxAbsDiff, 4), first))));
+  }
   out.push(table, side);
-  const n = report.tokens?.shape?.[0] ?? 6;
-  out.push(h("p", { class: "muted" }, S.copyTokens(n, d_in, book)));
+  out.push(h("p", { class: "muted" }, tokensText));
   if (report.notes?.length) out.push(h("ul", { class: "notes" }, report.notes.map((note) => h("li", {}, note))));
   if (report.stages?.length) out.push(stageTable(report.stages));
   out.push(h("h3", {}, S.copyPytorch), h("pre", { class: "code", tabindex: "0", dataset: { testid: "copy-pytorch" } }, h("code", {}, lines.join("\n"))));
@@ -288,30 +434,7 @@ function stageTable(stages) {
       h("caption", { class: "sr-only" }, S.copyStagesShort),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyStage), h("th", { scope: "col" }, S.copyStageDiff))),
       h("tbody", {}, stages.map((st) =>
-        h("tr", { class: st.maxAbsDiff > AGREE ? "differs" : "same", dataset: { copyStage: st.id } },
+        h("tr", { class: st.maxAbsDiff > AGREE ? "differs" : "same", dataset: { copyStage: st.id, value: String(st.maxAbsDiff) } },
           h("th", { scope: "row" }, h("code", {}, st.id)),
           h("td", {}, sci(st.maxAbsDiff)))))));
-}
-
-function copyLines(report, plan, dIn, dOut, book) {
-  const lines = [
-    "",
-    "# Exercise 3.1: SelfAttention_v2's weights into SelfAttention_v1",
-    "torch.manual_seed(789)",
-    `sa_v2 = SelfAttention_v2(${dIn}, ${dOut})`,
-    "torch.manual_seed(123)",
-    `sa_v1 = SelfAttention_v1(${dIn}, ${dOut})`,
-  ];
-  if (report.code) lines.push(...report.code.trimEnd().split("\n"));
-  else {
-    for (const name of MATRICES) {
-      const p = plan[name];
-      if (!p.copy) lines.push(`# sa_v1.${name} keeps its own initial values`);
-      else lines.push(`sa_v1.${name} = torch.nn.Parameter(sa_v2.${name}.weight${p.transpose ? ".T" : ""})`);
-    }
-  }
-  if (book) lines.push(...tensorLiteral("tokens", report.tokens, S.bookSentence.split(" ")));
-  else lines.push(`tokens = torch.rand(6, ${dIn}, generator=torch.Generator().manual_seed(123))`);
-  lines.push("print(sa_v1(tokens) - sa_v2(tokens))");
-  return lines;
 }

@@ -9,6 +9,7 @@ import { DEFAULTS, GRID_MAX, readUrlState, writeUrlState } from "./url-state.js"
 import { PANELS } from "./template.js";
 import { renderTrace } from "./tensor-view.js";
 import { setupComparePanel } from "./compare-panel.js";
+import { setupCheckpointPanel } from "./checkpoint-panel.js";
 import { pythonCode } from "./python-code.js";
 import { Runner, estimateBytes, PAGE_BUDGET_BYTES } from "./runner.js";
 
@@ -100,6 +101,7 @@ export class LabView {
     this.buildSlots();
     this.wire();
     this.compare = setupComparePanel(this);
+    this.checkpoint = setupCheckpointPanel(this);
     this.syncControls();
     if (call) {
       this.$("call-box").value = call;
@@ -512,6 +514,7 @@ export class LabView {
     }
     this.renderPrediction();
     this.compare?.refresh();
+    this.checkpoint?.refresh();
     this.renderCode();
     this.host.dataset.updateMs = (performance.now() - t0).toFixed(1);
   }

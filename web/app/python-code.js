@@ -32,8 +32,30 @@ function pyComment(text) {
 }
 
 /** A Python string literal (repr-like, double quotes). */
-function pyString(text) {
+export function pyString(text) {
   return `"${String(text).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+}
+
+/**
+ * The lines that make the tokens `name` (num_tokens, d_in) the way the widget made them.
+ * @param o {source: "book" | "custom" | "sentence" | "random", words, tokens (tensor or texts, for book/custom),
+ *           dIn, seed, sentenceTokens}
+ */
+export function inputLines(name, o) {
+  const n = o.words.length;
+  if (o.source === "book" || o.source === "custom") return tensorLiteral(name, o.tokens, o.words);
+  if (o.source === "sentence") {
+    const L = [`words = ${pyString(o.words.join(" "))}.split()`];
+    if (o.sentenceTokens) {
+      L.push("vocab = list(dict.fromkeys(words))  # each distinct word once, in first-seen order");
+      L.push("ids = torch.tensor([vocab.index(w) for w in words])");
+      L.push(`${name} = torch.rand(len(vocab), ${o.dIn}, generator=torch.Generator().manual_seed(${o.seed}))[ids]  # (${n}, ${o.dIn})`);
+    } else {
+      L.push(`${name} = torch.rand(len(words), ${o.dIn}, generator=torch.Generator().manual_seed(${o.seed}))  # (${n}, ${o.dIn})`);
+    }
+    return L;
+  }
+  return [`${name} = torch.rand(${n}, ${o.dIn}, generator=torch.Generator().manual_seed(${o.seed}))  # (${n}, ${o.dIn})`];
 }
 
 /**
@@ -50,20 +72,7 @@ export function pythonCode(o) {
     `torch.manual_seed(${o.seed})`,
     `${v} = ${o.pythonCall}`,
   ];
-  if (o.source === "book" || o.source === "custom") {
-    L.push(...tensorLiteral("inputs", o.tokens, o.words));
-  } else if (o.source === "sentence") {
-    L.push(`words = ${pyString(o.words.join(" "))}.split()`);
-    if (o.sentenceTokens) {
-      L.push("vocab = list(dict.fromkeys(words))  # each distinct word once, in first-seen order");
-      L.push("ids = torch.tensor([vocab.index(w) for w in words])");
-      L.push(`inputs = torch.rand(len(vocab), ${c.d_in}, generator=torch.Generator().manual_seed(${o.seed}))[ids]  # (${o.words.length}, ${c.d_in})`);
-    } else {
-      L.push(`inputs = torch.rand(len(words), ${c.d_in}, generator=torch.Generator().manual_seed(${o.seed}))  # (${o.words.length}, ${c.d_in})`);
-    }
-  } else {
-    L.push(`inputs = torch.rand(${o.words.length}, ${c.d_in}, generator=torch.Generator().manual_seed(${o.seed}))  # (${o.words.length}, ${c.d_in})`);
-  }
+  L.push(...inputLines("inputs", { ...o, dIn: c.d_in }));
   const n = o.words.length;
   let x = "inputs";
   if (o.batch) {

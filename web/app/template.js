@@ -5,7 +5,7 @@ import { S } from "./strings.js";
 import { MAX_BATCH } from "./url-state.js";
 
 /** Panel names a host page may hide with hidden="...". */
-export const PANELS = ["presets", "setup", "facts", "tokens", "predict", "trace", "compare", "code"];
+export const PANELS = ["presets", "setup", "facts", "tokens", "predict", "trace", "compare", "checkpoint", "code"];
 
 const tid = (testid, extra = {}) => ({ ...extra, testid });
 
@@ -135,6 +135,11 @@ export function buildSkeleton(name = "") {
         radio("compare-mode", "convert", S.compareConvert),
         radio("compare-mode", "copy", S.compareCopy)),
       h("div", { id: "compare-body", class: "compare-body" })),
+
+    h("section", { id: "checkpoint", class: "panel", "aria-labelledby": "checkpoint-heading lab-name", dataset: { panel: "checkpoint", testid: "checkpoint-panel" }, part: "panel checkpoint" },
+      h("h2", { id: "checkpoint-heading" }, S.ckptHeading),
+      h("p", { class: "muted ckpt-intro" }, S.ckptIntro),
+      h("div", { id: "checkpoint-body", class: "checkpoint-body" })),
 
     h("section", { id: "code", class: "panel", "aria-labelledby": "code-heading lab-name", dataset: { panel: "code" }, part: "panel code" },
       h("h2", { id: "code-heading" }, S.codeHeading),

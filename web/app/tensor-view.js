@@ -29,9 +29,12 @@ const EXACT_ZERO_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
 /**
  * Renders every stage into `cards` (and a link list into `nav`). Small traces render at once; large
  * ones a card per frame, calling onProgress(i, n) so the page can say how far it is.
+ * A second trace in the same shadow root keeps its card ids apart with ctx.anchorPrefix and its landmark
+ * names with ctx.labelledBy (ids that name the cards, default "lab-name") and ctx.labName (a suffix).
  */
 export async function renderTrace(nav, cards, stages, ctx, onProgress) {
-  replace(nav, h("ol", {}, stages.map((s) => h("li", {}, h("a", { href: `#stage-${s.id}`, on: { click: (e) => jump(e, cards, s.id) } }, s.id)))));
+  const anchor = ctx.anchorPrefix ?? "";
+  replace(nav, h("ol", {}, stages.map((s) => h("li", {}, h("a", { href: `#${anchor}stage-${s.id}`, on: { click: (e) => jump(e, cards, s.id) } }, s.id)))));
   replace(cards);
   const total = stages.reduce((a, s) => a + s.data.length, 0);
   const chunked = total > 200_000;
@@ -58,15 +61,15 @@ function stageCard(stage, ctx, stages) {
   const wide = HEATMAP_STAGES.has(stage.id) || (nd >= 4 && stage.shape[1] > 2) || stage.shape[nd - 1] > 8;
   const card = h("section", {
     class: `stage-card${stage.id === "output" ? " is-output" : ""}${wide ? " wide" : ""}`,
-    id: `stage-${stage.id}`, tabindex: "-1", part: stage.id === "output" ? "stage-card output-card" : "stage-card",
+    id: `${ctx.anchorPrefix ?? ""}stage-${stage.id}`, tabindex: "-1", part: stage.id === "output" ? "stage-card output-card" : "stage-card",
     dataset: { stage: stage.id },
-    "aria-labelledby": `${headingId} lab-name`,
+    "aria-labelledby": `${headingId} ${ctx.labelledBy ?? "lab-name"}`,
   });
   card.append(h("header", { class: "stage-head" },
     h("h3", { id: headingId }, h("span", { class: "stage-id" }, stage.id), " ", stage.title),
     h("p", { class: "stage-formula" }, h("code", {}, stage.formula)),
     h("p", { class: "stage-shape", dataset: { testid: "stage-shape" } }, `${S.shapeLabel} `, h("code", {}, namedShape(stage.shape, stage.axes)))));
-  const why = S.stageWhy[stage.id];
+  const why = ctx.why?.[stage.id] ?? S.stageWhy[stage.id];
   if (why) card.append(h("p", { class: "stage-why" }, why));
   if (stage.id === "output" && ctx.output) {
     card.append(h("p", { class: "output-summary", dataset: { testid: "output-summary" } },

@@ -1,0 +1,329 @@
+// The GPT-2 panel: a .safetensors file chosen with the file picker or dropped on the panel, loaded with
+// lab.loadCheckpoint (the report: keys used and transposed, ignored with reasons, missing, where each
+// setting came from), one layer run on token ids or GPT-2 BPE text with its real ln_1 input, loading
+// into the current module, and the errors of broken files — with the rest of the page still working.
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { ROOT, afterRun, finish, launchLab, openPage } from "./helpers.mjs";
+
+const DIR = path.join(ROOT, "tests", "fixtures", "checkpoints");
+const EXPECTED = JSON.parse(await readFile(path.join(DIR, "expected.json"), "utf8"));
+const fixture = (name) => path.join(DIR, name);
+const MHA_8 = "?class=MultiHeadAttention&d_in=8&d_out=8&context_length=16&dropout=0&num_heads=4";
+
+/** A table cell as a number (the page writes − for minus). */
+const cellNumber = (text) => Number(text.trim().replace("−", "-"));
+
+/**
+ * A GPT-2-small-wide checkpoint made here (no fixture ships one: the real file is 548 MB): layer 0 of
+ * d = 768 with every key an attention layer needs, a 16-token wte and a 32-row wpe; values from a
+ * small LCG so the file is the same every run. Safetensors: u64 header length, JSON header, F32 data.
+ */
+function layer0Checkpoint(d, extra = {}) {
+  const shapes = {
+    "h.0.attn.c_attn.bias": [3 * d], "h.0.attn.c_attn.weight": [d, 3 * d], "h.0.attn.c_proj.bias": [d],
+    "h.0.attn.c_proj.weight": [d, d], "h.0.ln_1.bias": [d], "h.0.ln_1.weight": [d], "wpe.weight": [32, d], "wte.weight": [16, d],
+    ...extra,
+  };
+  const header = { __metadata__: { format: "pt" } };
+  let offset = 0;
+  for (const [key, shape] of Object.entries(shapes)) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
+    header[key] = { dtype: "F32", shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (json.length % 8)) % 8);
+  const buf = Buffer.alloc(8 + json.length + offset);
+  buf.writeBigUInt64LE(BigInt(json.length), 0);
+  buf.write(json, 8, "latin1");
+  let x = 12345;
+  for (let i = 8 + json.length; i < buf.length; i += 4) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    buf.writeFloatLE((x / 2147483648 - 0.5) * 0.1, i);
+  }
+  return buf;
+}
+
+/** Chooses `file` with the panel's file picker, after setting the layer and num_heads fields. */
+async function load(page, file, { layer = "0", heads = "" } = {}) {
+  await page.getByTestId("ckpt-layer").fill(layer);
+  await page.getByTestId("ckpt-heads").fill(heads);
+  await page.getByTestId("ckpt-file").setInputFiles(fixture(file));
+}
+
+/** Types token ids and runs the loaded layer; resolves when its output card is on screen. */
+async function runIds(page, ids) {
+  await page.getByTestId("ckpt-kind-ids").check();
+  await page.getByTestId("ckpt-ids").fill(ids);
+  const runs = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
+  await page.getByTestId("ckpt-run").click();
+  await page.waitForFunction((n) => {
+    const panel = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]");
+    return Number(panel.dataset.runs ?? 0) > n;
+  }, runs);
+  return page.getByTestId("ckpt-stage-cards");
+}
+
+/** The first row of a stage's first slice, as numbers. */
+async function firstRow(cards, stage) {
+  const cells = await cards.locator(`[data-stage=${stage}] table.grid tbody tr`).first().locator("td").allTextContents();
+  return cells.map(cellNumber);
+}
+
+/** The page still runs its own forward pass after whatever happened in the panel. */
+async function assertPageRuns(page) {
+  await afterRun(page, () => page.getByTestId("run").click());
+  assert.equal(await page.getByTestId("run-error").textContent(), "");
+  assert.ok(await page.getByTestId("stage-cards").locator("[data-stage=output]").isVisible());
+}
+
+describe("GPT-2 checkpoints", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("layer 1 of the prefixed d=8 file: the report, then its 4 real heads on token ids 11, 0, 7", async () => {
+    const page = await openPage(lab, MHA_8);
+    await load(page, "gpt2_d8_h4_prefix.safetensors", { layer: "1", heads: "4" });
+    const summary = page.getByTestId("ckpt-summary");
+    await summary.waitFor();
+    assert.match(await summary.textContent(), /Loaded layer 1 of gpt2_d8_h4_prefix\.safetensors into MultiHeadAttention\(8, 8, 16, 0\.0, 4, qkv_bias=True\)/);
+    // Only the header and this layer's slices are read (the file is 9,368 bytes).
+    const read = Number((await summary.textContent()).match(/Read ([\d,]+) bytes/)[1].replace(/,/g, ""));
+    assert.ok(read > 1896 && read < 9368 / 2, `read ${read} bytes`);
+
+    const used = page.getByTestId("ckpt-used");
+    assert.deepEqual(await used.locator("li").evaluateAll((lis) => lis.map((li) => li.dataset.key)), [
+      "transformer.h.1.attn.c_attn.weight", "transformer.h.1.attn.c_attn.bias",
+      "transformer.h.1.attn.c_proj.weight", "transformer.h.1.attn.c_proj.bias",
+    ]);
+    const cAttn = used.locator('li[data-key="transformer.h.1.attn.c_attn.weight"]');
+    assert.equal(await cAttn.getAttribute("data-transposed"), "true");
+    assert.match(await cAttn.textContent(), /transposed/);
+    assert.equal(await used.locator('li[data-key="transformer.h.1.attn.c_attn.bias"]').getAttribute("data-transposed"), "false");
+    const mask = page.getByTestId("ckpt-ignored").locator('tr[data-key="transformer.h.1.attn.bias"]');
+    assert.match(await mask.textContent(), /causal mask buffer \(1, 1, 16, 16\), not the q\/k\/v bias/);
+    assert.match(await page.getByTestId("ckpt-ignored").locator('tr[data-key="transformer.h.1.attn.masked_bias"]').textContent(), /not a weight/);
+    const sources = page.getByTestId("ckpt-sources");
+    assert.match(await sources.locator("[data-source=context_length] dd").textContent(), /^transformer\.wpe\.weight rows \(16\)$/);
+    assert.match(await sources.locator("[data-source=num_heads] dd").textContent(), /num_heads option \(4\)/);
+    assert.match(await sources.locator("[data-source=prefix] dd").textContent(), /'transformer\.'/);
+    assert.match(await page.getByTestId("ckpt-missing").textContent(), /Nothing .* is missing/);
+    assert.match(await page.getByTestId("ckpt-layer-hint").textContent(), /layers 0 to 1/);
+    assert.match(await page.getByTestId("ckpt-code").textContent(), /qw, kw, vw = sd\[p \+ "c_attn\.weight"\]\.split\(d, dim=1\)/);
+
+    // Token ids (the file's vocabulary has 12 tokens) through layer 1: four heads of head_dim 2.
+    let cards = await runIds(page, "11, 0, 7");
+    const weights = cards.locator("[data-stage=attn_weights]");
+    assert.match(await weights.getByTestId("stage-shape").textContent(), /\(b=1, num_heads=4, query=3, key=3\)/);
+    assert.deepEqual(await weights.locator("figcaption").allTextContents(), ["head 0", "head 1", "head 2", "head 3"]);
+    assert.equal(await weights.getByTestId("heatmap").count(), 4);
+    for (const sum of await weights.getByTestId("rowsum").allTextContents()) assert.equal(sum, "1.0000");
+    assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 3, 8\)/);
+    assert.match(await page.getByTestId("ckpt-trace-status").textContent(), /^Layer 1: MultiHeadAttention\(8, 8, 16, 0\.0, 4, qkv_bias=True\) on 3 tokens \[11, 0, 7\]/);
+    assert.match(await page.getByTestId("ckpt-code").textContent(), /ids = torch\.tensor\(\[\[11, 0, 7\]\]\)/);
+
+    // Layer 0's input stage is ln_1(wte[ids] + wpe[:3]) as PyTorch computed it (expected.json).
+    await page.getByTestId("ckpt-layer").fill("0");
+    await page.getByTestId("ckpt-load").click();
+    await page.getByTestId("ckpt-summary").filter({ hasText: "Loaded layer 0" }).waitFor();
+    cards = await runIds(page, "11, 0, 7");
+    const want = EXPECTED.block_inputs.find((b) => b.file === "gpt2_d8_h4_prefix.safetensors" && b.layer === 0);
+    assert.deepEqual(want.token_ids, [11, 0, 7]);
+    const row = await firstRow(cards, "input");
+    assert.equal(row.length, 8);
+    row.forEach((v, j) => assert.ok(Math.abs(v - want.output.data[j]) <= 6e-5, `input[0, 0, ${j}] = ${v}, PyTorch ${want.output.data[j]}`));
+    // The main page's trace is untouched: its own cards are not the panel's.
+    assert.equal(await page.getByTestId("stage-cards").locator("[data-stage=input]").count(), 1);
+    await finish(page);
+  });
+
+  test("a file dropped on the panel loads (bare keys, d=4) and layer 1's input matches PyTorch", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("ckpt-layer").fill("1");
+    await page.getByTestId("ckpt-heads").fill("2");
+    const bytes = [...await readFile(fixture("gpt2_d4_h2.safetensors"))];
+    const dataTransfer = await page.evaluateHandle((data) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([new Uint8Array(data)], "gpt2_d4_h2.safetensors", { type: "application/octet-stream" }));
+      return dt;
+    }, bytes);
+    await page.getByTestId("ckpt-drop").dispatchEvent("dragover", { dataTransfer });
+    assert.match(await page.getByTestId("ckpt-drop").getAttribute("class"), /dragover/);
+    await page.getByTestId("ckpt-drop").dispatchEvent("drop", { dataTransfer });
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.match(await page.getByTestId("ckpt-file-name").textContent(), /^gpt2_d4_h2\.safetensors — 3,672 bytes/);
+    assert.doesNotMatch(await page.getByTestId("ckpt-drop").getAttribute("class"), /dragover/);
+    assert.match(await page.getByTestId("ckpt-summary").textContent(), /MultiHeadAttention\(4, 4, 8, 0\.0, 2, qkv_bias=True\)/);
+    assert.equal(await page.getByTestId("ckpt-used").locator('li[data-key="h.1.attn.c_attn.weight"]').getAttribute("data-transposed"), "true");
+    assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=prefix] dd").textContent(), /without a prefix/);
+    assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=context_length] dd").textContent(), /\(8\)/);
+    const want = EXPECTED.block_inputs.find((b) => b.file === "gpt2_d4_h2.safetensors");
+    assert.equal(want.layer, 1);
+    const cards = await runIds(page, want.token_ids.join(", "));
+    const shape = want.output.shape;
+    const row = await firstRow(cards, "input");
+    assert.equal(row.length, shape[2]);
+    row.forEach((v, j) => assert.ok(Math.abs(v - want.output.data[j]) <= 6e-5, `input[0, 0, ${j}] = ${v}, PyTorch ${want.output.data[j]}`));
+    assert.deepEqual(await cards.locator("[data-stage=attn_weights] figcaption").allTextContents(), ["head 0", "head 1"]);
+    await finish(page);
+  });
+
+  test("GPT-2 BPE text: the pieces and ids show, and ids outside a tiny vocabulary are a clear error", async () => {
+    const page = await openPage(lab);
+    const vendorLoaded = () => page.evaluate(() => performance.getEntriesByType("resource").some((e) => e.name.includes("/vendor/gpt-tokenizer/")));
+    await load(page, "gpt2_d8_h4_prefix.safetensors", { heads: "4" });
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.equal(await vendorLoaded(), false, "the tokenizer loads only when text is tokenized");
+    // A small width is not GPT-2's: the panel starts on token ids, text is one click away.
+    assert.equal(await page.getByTestId("ckpt-kind-ids").isChecked(), true);
+    await page.getByTestId("ckpt-kind-text").check();
+    await page.getByTestId("ckpt-text").fill("Hello world");
+    const chips = page.getByTestId("ckpt-chips");
+    await chips.locator('li[data-id="995"]').waitFor();
+    assert.deepEqual(await chips.locator("li").evaluateAll((lis) => lis.map((li) => li.dataset.id)), ["15496", "995"]);
+    assert.deepEqual(await chips.locator(".piece").allTextContents(), ["Hello", "␣world"]);
+    assert.equal(await vendorLoaded(), true);
+    await page.getByTestId("ckpt-run").click();
+    const err = page.getByTestId("ckpt-run-diag");
+    await err.waitFor();
+    assert.equal(await err.getAttribute("data-code"), "checkpoint_token");
+    assert.match(await err.textContent(), /token id 15496 is outside the vocabulary \(0 to 11\)/);
+    assert.match(await err.textContent(), /checkpoint_token/);
+    // Ids in range run; bad id text is caught before the library.
+    await page.getByTestId("ckpt-kind-ids").check();
+    await page.getByTestId("ckpt-ids").fill("1, x");
+    await page.getByTestId("ckpt-run").click();
+    assert.equal(await page.getByTestId("ckpt-ids").getAttribute("aria-invalid"), "true");
+    const cards = await runIds(page, "1, 2");
+    assert.equal(await page.getByTestId("ckpt-run-diag").count(), 0);
+    assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 2, 8\)/);
+    await assertPageRuns(page);
+    await finish(page);
+  });
+
+  test("loading into the current MultiHeadAttention(8, 8, 16, 0.0, 4) (qkv_bias=False) names the bias key; the page stays usable", async () => {
+    const page = await openPage(lab, MHA_8);
+    assert.match(await page.getByTestId("ckpt-target-note").textContent(), /MultiHeadAttention\(8, 8, 16, 0\.0, 4\)/);
+    await page.getByTestId("ckpt-target-current").check();
+    await load(page, "gpt2_d8_h4_prefix.safetensors", { layer: "1" });
+    const err = page.getByTestId("ckpt-error");
+    await err.waitFor();
+    assert.equal(await err.getAttribute("data-code"), "checkpoint_config_mismatch");
+    const text = await err.textContent();
+    assert.match(text, /transformer\.h\.1\.attn\.c_attn\.bias/);
+    assert.match(text, /qkv_bias=False/);
+    assert.match(text, /GPT-2 needs MultiHeadAttention\(\.\.\., qkv_bias=True\)/);
+    assert.equal(await page.getByTestId("ckpt-run-box").isVisible(), false);
+    await assertPageRuns(page);
+    // With qkv_bias=True the same load fits; num_heads and context_length come from the module.
+    await page.getByTestId("slot-qkv_bias").selectOption("True");
+    await page.getByTestId("ckpt-load").click();
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=num_heads] dd").textContent(), /the target module \(num_heads = 4\)/);
+    assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=context_length] dd").textContent(), /the target module \(context_length = 16\)/);
+    // Another class cannot be loaded into: the choice goes back to a new module.
+    await page.getByTestId("class-select").selectOption("CausalAttention");
+    assert.equal(await page.getByTestId("ckpt-target-current").isDisabled(), true);
+    assert.equal(await page.getByTestId("ckpt-target-new").isChecked(), true);
+    await finish(page);
+  });
+
+  test("a GPT-2-small width needs no num_heads (768 -> 12), starts on BPE text, and shows 12 heads", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("ckpt-file").setInputFiles({ name: "wide.safetensors", mimeType: "application/octet-stream", buffer: layer0Checkpoint(768) });
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.match(await page.getByTestId("ckpt-summary").textContent(), /MultiHeadAttention\(768, 768, 32, 0\.0, 12, qkv_bias=True\)/);
+    assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=num_heads] dd").textContent(), /12/);
+    assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=context_length] dd").textContent(), /wpe\.weight rows \(32\)/);
+    // GPT-2 widths start on text: the book's sentence is six GPT-2 tokens.
+    assert.equal(await page.getByTestId("ckpt-kind-text").isChecked(), true);
+    const chips = page.getByTestId("ckpt-chips");
+    await chips.waitFor();
+    assert.deepEqual(await chips.locator("li").evaluateAll((lis) => lis.map((li) => Number(li.dataset.id))), [7120, 7002, 4940, 351, 530, 2239]);
+    const cards = await runIds(page, "3, 1, 4, 1, 5");
+    const weights = cards.locator("[data-stage=attn_weights]");
+    assert.match(await weights.getByTestId("stage-shape").textContent(), /\(b=1, num_heads=12, query=5, key=5\)/);
+    assert.equal(await weights.getByRole("tab").count(), 12, "one tab per head");
+    for (const sum of await weights.getByTestId("rowsum").allTextContents()) assert.equal(sum, "1.0000");
+    assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 5, 768\)/);
+    await finish(page);
+  });
+
+  test("key names from the file are shown as text, never as markup", async () => {
+    const page = await openPage(lab);
+    const evil = '<img src=x onerror="window.__xss=1">';
+    await page.getByTestId("ckpt-heads").fill("2");
+    await page.getByTestId("ckpt-file").setInputFiles({ name: "<b>bold</b>.safetensors", mimeType: "application/octet-stream", buffer: layer0Checkpoint(4, { [evil]: [1] }) });
+    await page.getByTestId("ckpt-summary").waitFor();
+    const row = page.getByTestId("ckpt-ignored").locator("tbody tr").filter({ hasText: "onerror" });
+    assert.equal(await row.locator("th").textContent(), evil);
+    assert.equal(await page.getByTestId("checkpoint-panel").locator("img").count(), 0);
+    assert.equal(await page.getByTestId("checkpoint-panel").locator("b").count(), 0);
+    assert.match(await page.getByTestId("ckpt-summary").textContent(), /<b>bold<\/b>\.safetensors/);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    await finish(page);
+  });
+
+  test("truncated and lying files are refused with their codes, and the page keeps working", async () => {
+    const page = await openPage(lab, MHA_8);
+    const cases = [
+      ["truncated.safetensors", "checkpoint_truncated", /claims bytes \d+ to \d+ but the file's data section ends at byte \d+/],
+      ["lying_offsets.safetensors", "checkpoint_bad_offsets", /'h\.0\.attn\.c_attn\.weight' claims bytes 304 to 2104/],
+      ["bad_header.safetensors", "checkpoint_bad_header", /header claims 1000000000 bytes/],
+      ["not_json.safetensors", "checkpoint_bad_header", /not valid JSON/],
+    ];
+    for (const [file, code, message] of cases) {
+      await load(page, file, { heads: "4" });
+      const err = page.getByTestId("ckpt-error");
+      await err.waitFor();
+      assert.equal(await err.getAttribute("data-code"), code, file);
+      const text = await err.textContent();
+      assert.match(text, message, file);
+      assert.match(text, new RegExp(`Error code: ${code}`), file);
+      assert.equal(await page.getByTestId("ckpt-report").textContent(), "", file);
+    }
+    await assertPageRuns(page);
+    // A good file still loads after the bad ones.
+    await load(page, "gpt2_d8_h4_prefix.safetensors", { heads: "4" });
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.equal(await page.getByTestId("ckpt-error").count(), 0);
+    await finish(page);
+  });
+
+  test("missing pieces: no wpe or mask needs context_length; no c_attn.bias is listed as missing; bad fields are caught", async () => {
+    const page = await openPage(lab);
+    await load(page, "gpt2_d8_nowpe_nomask.safetensors", { heads: "4" });
+    const err = page.getByTestId("ckpt-error");
+    await err.waitFor();
+    assert.equal(await err.getAttribute("data-code"), "checkpoint_context_length");
+    assert.match(await err.textContent(), /Pass context_length/);
+    await page.getByTestId("ckpt-context").fill("16");
+    await page.getByTestId("ckpt-load").click();
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.match(await page.getByTestId("ckpt-summary").textContent(), /MultiHeadAttention\(8, 8, 16, 0\.0, 4/);
+
+    await page.getByTestId("ckpt-context").fill("");
+    await load(page, "gpt2_d8_nobias.safetensors", { heads: "4" });
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.deepEqual(await page.getByTestId("ckpt-missing").locator("li").evaluateAll((lis) => lis.map((li) => li.dataset.key)), ["h.0.attn.c_attn.bias"]);
+    // Without num_heads a width of 8 is not a GPT-2 preset's; a layer that is not there is named.
+    await load(page, "gpt2_d8_h4_prefix.safetensors");
+    await page.getByTestId("ckpt-error").waitFor();
+    assert.equal(await page.getByTestId("ckpt-error").getAttribute("data-code"), "checkpoint_num_heads");
+    await page.getByTestId("ckpt-layer").fill("5");
+    await page.getByTestId("ckpt-heads").fill("4");
+    await page.getByTestId("ckpt-load").click(); // the same file again: Load reads it with the new fields
+    await page.getByTestId("ckpt-error").filter({ hasText: "layer 5" }).waitFor();
+    assert.equal(await page.getByTestId("ckpt-error").getAttribute("data-code"), "checkpoint_layer");
+    // A field that is not a whole number is marked and nothing is loaded.
+    await page.getByTestId("ckpt-heads").fill("four");
+    await page.getByTestId("ckpt-load").click();
+    assert.equal(await page.getByTestId("ckpt-heads").getAttribute("aria-invalid"), "true");
+    assert.ok(await page.getByTestId("ckpt-heads-error").isVisible());
+    await finish(page);
+  });
+});

@@ -1,0 +1,419 @@
+// Real GPT-2 weights: one layer's attention from a .safetensors file the reader chooses (file picker or
+// drag and drop onto the panel), read with lab.loadCheckpoint (only the header and the slices it needs,
+// through File.slice: the page never reads the file whole), the loader's report (keys used, ignored
+// with reasons, missing, transposed, where each setting came from), then that layer run on the
+// reader's tokens (GPT-2 BPE via the vendored gpt-tokenizer, or token ids typed directly) with its
+// input from lab.checkpointInput, traced in eval mode and shown with the same stage cards as the page.
+// Every error (AttentionError .code/.message/.hint) is shown in the panel; the rest of the page goes on.
+import { h, replace } from "./dom.js";
+import { S } from "./strings.js";
+import { bytesText, shapeText } from "./format.js";
+import { pyString } from "./python-code.js";
+import { renderTrace } from "./tensor-view.js";
+
+/** Widths of the GPT-2 presets: their files hold GPT-2's 50,257-token vocabulary. */
+const GPT2_WIDTHS = new Set([768, 1024, 1280, 1600]);
+/** Token chips shown at most (the run takes them all). */
+const CHIPS_MAX = 64;
+/** The ignored-keys table starts open up to this many rows (a full GPT-2 file has ~150). */
+const IGNORED_OPEN = 24;
+
+let tokenizerPromise = null;
+/** GPT-2's BPE (r50k_base), copied from the pinned npm package by scripts/vendor.mjs; loaded on first use. */
+function loadTokenizer() {
+  tokenizerPromise ??= import("../vendor/gpt-tokenizer/encoding/r50k_base.js").catch((err) => {
+    tokenizerPromise = null;
+    throw err;
+  });
+  return tokenizerPromise;
+}
+
+export function setupCheckpointPanel(view) {
+  const { lab } = view;
+  const $ = view.$;
+  const section = $("checkpoint");
+  const body = $("checkpoint-body");
+  const state = { file: null, module: null, layer: 0, loadSeq: 0, runSeq: 0, runs: 0, pieces: null, tokenSeq: 0 };
+
+  // ---- choosing a file ----
+  const fileInput = h("input", { type: "file", id: "ckpt-file", accept: ".safetensors", "aria-describedby": "ckpt-file-name", part: "input", dataset: { testid: "ckpt-file" } });
+  const fileName = h("p", { id: "ckpt-file-name", class: "muted", dataset: { testid: "ckpt-file-name" } }, S.ckptNoFile);
+  const dropZone = h("div", { class: "drop-zone", dataset: { testid: "ckpt-drop" } },
+    h("p", { class: "drop-title" }, S.ckptDropTitle),
+    h("div", { class: "field" }, h("label", { for: "ckpt-file" }, S.ckptFileLabel), fileInput),
+    fileName);
+
+  // ---- options ----
+  const field = (id, label, hint, value = "") => {
+    const input = h("input", { type: "text", id, inputmode: "numeric", autocomplete: "off", value, "aria-describedby": `${id}-hint ${id}-error`, part: "input", dataset: { testid: id } });
+    const hintNode = h("p", { id: `${id}-hint`, class: "muted", dataset: { testid: `${id}-hint` } }, hint);
+    const error = h("p", { id: `${id}-error`, class: "field-error", hidden: true, dataset: { testid: `${id}-error` } }, S.ckptFieldBad);
+    return { input, hintNode, error, node: h("div", { class: "field" }, h("label", { for: id }, label), input, hintNode, error) };
+  };
+  const layerField = field("ckpt-layer", S.ckptLayerLabel, S.ckptLayerHint, "0");
+  const headsField = field("ckpt-heads", S.ckptHeadsLabel, S.ckptHeadsHint);
+  const contextField = field("ckpt-context", S.ckptContextLabel, S.ckptContextHint);
+  const targetRadio = (value, text) => h("label", { for: `ckpt-target-${value}` },
+    h("input", { type: "radio", name: "ckpt-target", value, id: `ckpt-target-${value}`, checked: value === "new", dataset: { testid: `ckpt-target-${value}` } }),
+    " ", h("span", {}, text));
+  const targetNote = h("p", { class: "muted", dataset: { testid: "ckpt-target-note" } });
+  const target = h("fieldset", { class: "radio-group ckpt-target" }, h("legend", {}, S.ckptTargetLegend),
+    targetRadio("new", S.ckptTargetNew), targetRadio("current", S.ckptTargetCurrent), targetNote);
+  const loadButton = h("button", { type: "button", class: "primary", part: "button", disabled: true, dataset: { testid: "ckpt-load" } }, S.ckptLoad);
+  const status = h("div", { class: "ckpt-status", "aria-live": "polite", dataset: { testid: "ckpt-status" } });
+  const report = h("div", { class: "ckpt-report", dataset: { testid: "ckpt-report" } });
+  const codeNode = h("code");
+
+  // ---- running the layer ----
+  const kindRadio = (value, text) => h("label", { for: `ckpt-kind-${value}` },
+    h("input", { type: "radio", name: "ckpt-kind", value, id: `ckpt-kind-${value}`, dataset: { testid: `ckpt-kind-${value}` } }),
+    " ", h("span", {}, text));
+  const kind = h("fieldset", { class: "radio-group" }, h("legend", {}, S.ckptKindLegend), kindRadio("text", S.ckptKindText), kindRadio("ids", S.ckptKindIds));
+  const textInput = h("input", { type: "text", id: "ckpt-text", autocomplete: "off", spellcheck: "false", value: S.defaultSentence, "aria-describedby": "ckpt-pieces", part: "input", dataset: { testid: "ckpt-text" } });
+  const idsInput = h("input", { type: "text", id: "ckpt-ids", autocomplete: "off", spellcheck: "false", value: "0, 1, 2", "aria-describedby": "ckpt-ids-hint ckpt-ids-error", part: "input", dataset: { testid: "ckpt-ids" } });
+  const idsError = h("p", { id: "ckpt-ids-error", class: "field-error", hidden: true }, S.ckptIdsBad);
+  const textBox = h("div", { class: "field" }, h("label", { for: "ckpt-text" }, S.ckptTextLabel), textInput);
+  const idsBox = h("div", { class: "field" }, h("label", { for: "ckpt-ids" }, S.ckptIdsLabel), idsInput,
+    h("p", { id: "ckpt-ids-hint", class: "muted" }, S.ckptIdsHint), idsError);
+  const pieces = h("div", { id: "ckpt-pieces", class: "ckpt-pieces", "aria-live": "polite", dataset: { testid: "ckpt-pieces" } });
+  const runButton = h("button", { type: "button", class: "primary", part: "button", dataset: { testid: "ckpt-run" } }, S.ckptRun);
+  const runError = h("div", { class: "diagnostics", "aria-live": "assertive", dataset: { testid: "ckpt-run-error" } });
+  const runTitle = h("h3", { id: "ckpt-run-title" });
+  const runIntro = h("p", { class: "muted" });
+  const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
+  const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
+  const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
+  const runBox = h("div", { class: "ckpt-run", hidden: true, role: "group", "aria-labelledby": "ckpt-run-title", dataset: { testid: "ckpt-run-box" } },
+    runTitle, runIntro, kind,
+    h("div", { class: "ckpt-tokens" }, textBox, idsBox), pieces,
+    h("div", { class: "run-row" }, runButton), runError, traceStatus, stageNav, stageCards);
+
+  replace(body,
+    h("div", { class: "ckpt-grid" }, dropZone,
+      h("div", { class: "ckpt-options" }, layerField.node, headsField.node, contextField.node)),
+    target, h("div", { class: "run-row" }, loadButton), status, report, runBox);
+
+  // ---- wiring ----
+  const chooseFile = (file) => {
+    if (!file) return;
+    state.file = file;
+    fileName.textContent = S.ckptFileName(file.name, bytesText(file.size));
+    loadButton.disabled = false;
+    load();
+  };
+  fileInput.addEventListener("change", () => chooseFile(fileInput.files?.[0]));
+  const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes("Files");
+  section.addEventListener("dragover", (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault(); // allows the drop
+    e.dataTransfer.dropEffect = "copy";
+    dropZone.classList.add("dragover");
+  });
+  section.addEventListener("dragleave", (e) => {
+    if (!section.contains(e.relatedTarget)) dropZone.classList.remove("dragover");
+  });
+  section.addEventListener("drop", (e) => {
+    e.preventDefault(); // the browser would open the file instead
+    dropZone.classList.remove("dragover");
+    chooseFile(e.dataTransfer?.files?.[0]);
+  });
+  loadButton.addEventListener("click", () => load());
+  for (const f of [layerField, headsField, contextField]) {
+    f.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && state.file) load(); });
+  }
+  for (const radio of body.querySelectorAll("input[name=ckpt-kind]")) radio.addEventListener("change", () => setKind(radio.value));
+  let tokenTimer = 0;
+  textInput.addEventListener("input", () => {
+    clearTimeout(tokenTimer);
+    tokenTimer = setTimeout(() => showPieces(), 150);
+  });
+  idsInput.addEventListener("input", () => { idsError.hidden = true; idsInput.removeAttribute("aria-invalid"); });
+  runButton.addEventListener("click", () => runLayer());
+
+  /** Text or ids; the tokenizer (about 0.6 MB) loads only once text is to be tokenized. */
+  function setKind(value, tokenize = true) {
+    body.querySelector(`#ckpt-kind-${value}`).checked = true;
+    textBox.hidden = value !== "text";
+    idsBox.hidden = value !== "ids";
+    if (value === "text" && tokenize) showPieces();
+    else replace(pieces);
+  }
+  const currentKind = () => (body.querySelector("#ckpt-kind-ids").checked ? "ids" : "text");
+  const currentTarget = () => (body.querySelector("#ckpt-target-current").checked ? "current" : "new");
+
+  /** A whole number from a field ("" -> undefined), or null (and the field marked) when it is not one. */
+  function readNumber(f, min) {
+    const t = f.input.value.trim();
+    const ok = t === "" || (/^\d{1,9}$/.test(t) && Number(t) >= min);
+    f.error.hidden = ok;
+    if (ok) f.input.removeAttribute("aria-invalid");
+    else f.input.setAttribute("aria-invalid", "true");
+    return ok ? (t === "" ? undefined : Number(t)) : null;
+  }
+
+  async function load() {
+    const file = state.file;
+    if (!file) return;
+    const layer = readNumber(layerField, 0);
+    const numHeads = readNumber(headsField, 1);
+    const context = readNumber(contextField, 1);
+    if (layer === null || numHeads === null || context === null) return;
+    const seq = ++state.loadSeq;
+    state.module = null;
+    runBox.hidden = true;
+    replace(report);
+    replace(status, h("p", { class: "muted" }, S.ckptReading(file.name)));
+    const counted = countingBlob(file);
+    try {
+      let into;
+      if (currentTarget() === "current") {
+        const d = view.description;
+        if (view.state.className !== "MultiHeadAttention" || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
+        into = lab.create("MultiHeadAttention", view.currentConfig(), { generator: lab.manualSeed(view.seedValue() ?? 123) });
+      }
+      const options = { layer: layer ?? 0 };
+      if (numHeads !== undefined) options.num_heads = numHeads;
+      if (context !== undefined) options.context_length = context;
+      if (into) options.into = into;
+      const { module, report: r } = await lab.loadCheckpoint(counted.blob, options);
+      if (seq !== state.loadSeq) return;
+      state.module = module;
+      state.layer = layer ?? 0;
+      showReport(file, module, r, counted.read());
+    } catch (err) {
+      if (seq !== state.loadSeq) return;
+      replace(status, errorBox(S.ckptLoadError, err, "ckpt-error"));
+    }
+  }
+
+  function showReport(file, module, r, bytesRead) {
+    const call = lab.describe("MultiHeadAttention", module.config).pythonCall ?? module.className;
+    replace(status, h("div", { class: "verdict agree", dataset: { testid: "ckpt-summary" } },
+      h("p", {}, S.ckptLoaded(state.layer, file.name, call)),
+      bytesRead === null ? null : h("p", { class: "verdict-why" }, S.ckptBytesRead(bytesText(bytesRead), bytesText(file.size)))));
+    const keys = [...r.used, ...r.ignored.map((x) => x.key), ...r.missing];
+    const layers = keys.map((k) => /(?:^|\.)h\.(\d+)\./.exec(k)).filter(Boolean).map((m) => Number(m[1]));
+    layerField.hintNode.textContent = layers.length ? `${S.ckptLayerHint} ${S.ckptLayerRange(Math.max(...layers))}` : S.ckptLayerHint;
+    const transposed = new Set(r.transposed);
+    const sourceKeys = [...Object.keys(S.ckptSourceNames), ...Object.keys(r.sources).filter((k) => !(k in S.ckptSourceNames))];
+    replace(report,
+      h("h3", {}, S.ckptSourcesTitle),
+      h("dl", { class: "ckpt-sources", dataset: { testid: "ckpt-sources" } },
+        sourceKeys.filter((k) => r.sources[k]).map((k) => h("div", { class: "fact", dataset: { source: k } },
+          h("dt", {}, h("code", {}, S.ckptSourceNames[k] ?? k)), h("dd", {}, r.sources[k])))),
+      h("h3", {}, S.ckptUsedTitle(r.used.length)),
+      h("ul", { class: "ckpt-keys", dataset: { testid: "ckpt-used" } }, r.used.map((k) =>
+        h("li", { dataset: { key: k, transposed: String(transposed.has(k)) } }, h("code", {}, k),
+          transposed.has(k) ? h("span", { class: "tag tag-info" }, S.ckptTransposed) : null))),
+      h("h3", {}, S.ckptMissingTitle(r.missing.length)),
+      r.missing.length
+        ? h("ul", { class: "ckpt-keys", dataset: { testid: "ckpt-missing" } }, r.missing.map((k) => h("li", { dataset: { key: k } }, h("code", {}, k), " ", h("span", { class: "muted" }, S.ckptMissingNote))))
+        : h("p", { class: "muted", dataset: { testid: "ckpt-missing" } }, S.ckptMissingNone),
+      h("details", { class: "ckpt-ignored", open: r.ignored.length <= IGNORED_OPEN },
+        h("summary", {}, S.ckptIgnoredTitle(r.ignored.length)),
+        h("div", { class: "table-scroll" }, h("table", { class: "params", dataset: { testid: "ckpt-ignored" } },
+          h("caption", { class: "sr-only" }, S.ckptIgnoredTitle(r.ignored.length)),
+          h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.ckptIgnoredKey), h("th", { scope: "col" }, S.ckptIgnoredReason))),
+          h("tbody", {}, r.ignored.map((x) => h("tr", { dataset: { key: x.key } }, h("th", { scope: "row" }, h("code", {}, x.key)), h("td", {}, x.reason))))))),
+      h("div", { class: "table-scroll" }, h("table", { class: "params", dataset: { testid: "ckpt-params" } },
+        h("caption", {}, S.ckptParamsCaption),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.paramName), h("th", { scope: "col" }, S.paramShape))),
+        h("tbody", {}, module.parameters().map((p) => h("tr", {}, h("th", { scope: "row" }, h("code", {}, p.name)), h("td", {}, shapeText(p.shape))))))),
+      h("h3", {}, S.ckptCode),
+      h("pre", { class: "code", tabindex: "0", dataset: { testid: "ckpt-code" } }, codeNode));
+    state.loadLines = loadCode(file.name, module, r, call);
+    state.attnPrefix = attnPrefix(r);
+    codeNode.textContent = state.loadLines.join("\n");
+    // The run: GPT-2-size files tokenize text; a small test file's vocabulary only takes ids.
+    runTitle.textContent = S.ckptRunTitle(state.layer);
+    runIntro.textContent = S.ckptRunIntro(state.layer);
+    replace(runError);
+    replace(stageNav);
+    replace(stageCards);
+    traceStatus.textContent = "";
+    runBox.hidden = false;
+    setKind(GPT2_WIDTHS.has(module.config.d_in) ? "text" : "ids");
+  }
+
+  /** Token ids for the run (null after showing why there are none). */
+  async function tokenIds() {
+    if (currentKind() === "ids") {
+      const parts = idsInput.value.split(/[\s,]+/).filter(Boolean);
+      const ok = parts.length > 0 && parts.every((p) => /^\d{1,9}$/.test(p));
+      idsError.hidden = ok;
+      if (ok) idsInput.removeAttribute("aria-invalid");
+      else idsInput.setAttribute("aria-invalid", "true");
+      return ok ? { ids: parts.map(Number), words: parts.map((id) => `#${Number(id)}`) } : null;
+    }
+    const t = await showPieces();
+    if (!t) return null;
+    if (!t.ids.length) {
+      replace(runError, errorBox(S.ckptRunError, { code: "no_tokens", message: S.ckptNoTokens }, "ckpt-run-diag"));
+      return null;
+    }
+    return t;
+  }
+
+  /** Tokenizes the text with GPT-2's BPE and shows the pieces; resolves to {ids, words} or null. */
+  async function showPieces() {
+    const seq = ++state.tokenSeq;
+    const text = textInput.value;
+    let enc;
+    try {
+      if (!tokenizerPromise) replace(pieces, h("p", { class: "muted" }, S.ckptTokenizing));
+      enc = await loadTokenizer();
+    } catch (err) {
+      if (seq === state.tokenSeq) replace(pieces, errorBox(S.ckptRunError, { code: "tokenizer", message: S.ckptTokenizerFailed(err?.message ?? String(err)) }, "ckpt-tokenizer-error"));
+      return null;
+    }
+    const ids = enc.encode(text);
+    const strs = ids.map((id) => enc.decode([id]));
+    if (seq !== state.tokenSeq) return { ids, words: strs.map(label) };
+    const shown = ids.slice(0, CHIPS_MAX);
+    replace(pieces,
+      h("p", { class: "muted" }, S.ckptTokensCaption(ids.length)),
+      h("ol", { class: "token-chips", dataset: { testid: "ckpt-chips" } },
+        shown.map((id, i) => h("li", { dataset: { id: String(id) } }, h("code", { class: "piece" }, strs[i].replace(/ /g, "␣")), h("span", { class: "token-id" }, String(id)))),
+        ids.length > CHIPS_MAX ? h("li", { class: "more" }, S.ckptTokensMore(ids.length - CHIPS_MAX)) : null));
+    return { ids, words: strs.map(label) };
+  }
+
+  async function runLayer() {
+    const module = state.module;
+    const file = state.file;
+    if (!module || !file) return;
+    replace(runError);
+    const t = await tokenIds();
+    if (!t) return;
+    const seq = ++state.runSeq;
+    runButton.disabled = true;
+    try {
+      const x = await lab.checkpointInput(file, { tokenIds: t.ids, layer: state.layer }); // (1, num_tokens, d)
+      if (seq !== state.runSeq || module !== state.module) return;
+      const { trace } = module.forward(x, { training: false, trace: true });
+      const call = lab.describe("MultiHeadAttention", module.config).pythonCall ?? module.className;
+      state.runs += 1;
+      traceStatus.textContent = S.ckptTraceFor(state.layer, call, t.ids.length, t.ids.length > 12 ? `${t.ids.slice(0, 12).join(", ")}, …` : t.ids.join(", "));
+      const labName = $("lab-name").textContent;
+      await renderTrace(stageNav, stageCards, trace, {
+        words: t.words,
+        className: "MultiHeadAttention",
+        config: module.config,
+        dropout: 0,
+        training: false,
+        headDim: module.headDim,
+        output: { width: module.outputWidth, rule: module.outputWidthRule },
+        idPrefix: `ckpt${state.runs}`,
+        anchorPrefix: "ckpt-",
+        host: view.host,
+        labelledBy: "ckpt-run-title lab-name",
+        why: { input: S.ckptInputWhy(state.layer) },
+        labName: ` ${S.ckptTraceName(state.layer)}${labName ? ` ${labName}` : ""}`,
+      });
+      codeNode.textContent = [...state.loadLines, ...runCode(state.attnPrefix, t.ids, module.config.d_in)].join("\n");
+      section.dataset.runs = String(state.runs);
+    } catch (err) {
+      if (seq === state.runSeq) {
+        replace(stageNav);
+        replace(stageCards);
+        traceStatus.textContent = "";
+        replace(runError, errorBox(S.ckptRunError, err, "ckpt-run-diag"));
+      }
+    } finally {
+      runButton.disabled = false;
+    }
+  }
+
+  function refresh() {
+    const mha = view.state.className === "MultiHeadAttention" && view.description?.ok;
+    const current = body.querySelector("#ckpt-target-current");
+    current.disabled = !mha;
+    if (!mha && current.checked) body.querySelector("#ckpt-target-new").checked = true;
+    targetNote.textContent = mha ? S.ckptTargetNote(view.description.pythonCall) : S.ckptTargetNeedsMha;
+  }
+
+  setKind("text", false);
+  refresh();
+  return { refresh };
+}
+
+/** A token piece as a row/column label: trimmed, but a piece of spaces stays visible. */
+function label(piece) {
+  return piece.trim() || piece.replace(/ /g, "␣");
+}
+
+function errorBox(title, err, testid) {
+  const code = err?.code ?? "error";
+  return h("div", { class: "diag diag-error", part: "diagnostic error", dataset: { code, testid } },
+    h("p", { class: "diag-msg" }, h("strong", {}, `${title}: `), String(err?.message ?? err ?? S.ckptUnknownError)),
+    err?.hint ? h("p", { class: "diag-hint" }, err.hint) : null,
+    h("p", { class: "diag-pytorch" }, S.ckptErrorCode, h("code", {}, code)));
+}
+
+/**
+ * The file as a Blob whose slices are counted, so the page can say how little it read. The library
+ * reads through Blob.slice; a Blob made of a File refers to the file's bytes (nothing is read here).
+ */
+function countingBlob(file) {
+  let bytes = 0;
+  try {
+    class CountedBlob extends Blob {
+      slice(start, end, type) {
+        const part = file.slice(start, end, type);
+        bytes += part.size;
+        return part;
+      }
+    }
+    return { blob: new CountedBlob([file]), read: () => bytes };
+  } catch {
+    return { blob: file, read: () => null };
+  }
+}
+
+/** The PyTorch lines of this load: the fused c_attn split into q, k, v, each transposed; c_proj into out_proj. */
+function loadCode(fileName, module, r, call) {
+  const used = new Set(r.used);
+  const attn = attnPrefix(r);
+  const d = module.config.d_in;
+  const has = (suffix) => used.has(attn + suffix);
+  const L = [
+    "import torch",
+    "from safetensors.torch import load_file",
+    "",
+    `sd = load_file(${pyString(fileName)})`,
+    `p = ${pyString(attn)}`,
+    `d = ${d}`,
+    `mha = ${call}`,
+    `qw, kw, vw = sd[p + "c_attn.weight"].split(d, dim=1)  # Conv1D keeps (in, out) = (${d}, ${3 * d}): split the columns`,
+    "mha.W_query.weight = torch.nn.Parameter(qw.T)  # nn.Linear keeps (out, in)",
+    "mha.W_key.weight = torch.nn.Parameter(kw.T)",
+    "mha.W_value.weight = torch.nn.Parameter(vw.T)",
+  ];
+  if (has("c_attn.bias")) {
+    L.push('qb, kb, vb = sd[p + "c_attn.bias"].split(d)');
+    L.push("mha.W_query.bias = torch.nn.Parameter(qb)", "mha.W_key.bias = torch.nn.Parameter(kb)", "mha.W_value.bias = torch.nn.Parameter(vb)");
+  }
+  if (has("c_proj.weight")) L.push('mha.out_proj.weight = torch.nn.Parameter(sd[p + "c_proj.weight"].T)');
+  if (has("c_proj.bias")) L.push('mha.out_proj.bias = torch.nn.Parameter(sd[p + "c_proj.bias"])');
+  L.push("mha.eval()");
+  return L;
+}
+
+/** "transformer.h.1.attn." from the report's c_attn key. */
+function attnPrefix(r) {
+  return r.used.map((k) => /^(.*\.)c_attn\.weight$/.exec(k)?.[1]).find(Boolean) ?? "h.0.attn.";
+}
+
+/** The layer's input and forward in PyTorch: ln_1(wte[ids] + wpe[:num_tokens]), then the module. */
+function runCode(attn, ids, d) {
+  const block = attn.replace(/attn\.$/, ""); // "transformer.h.1."
+  const model = block.replace(/h\.\d+\.$/, ""); // "transformer."
+  const n = ids.length;
+  return [
+    "",
+    `ids = torch.tensor([[${ids.join(", ")}]])  # (1, ${n})`,
+    `x = sd[${pyString(`${model}wte.weight`)}][ids] + sd[${pyString(`${model}wpe.weight`)}][:${n}]  # (1, ${n}, ${d})`,
+    `x = torch.nn.functional.layer_norm(x, (d,), sd[${pyString(`${block}ln_1.weight`)}], sd[${pyString(`${block}ln_1.bias`)}], eps=1e-5)  # ln_1`,
+    `context_vecs = mha(x)  # (1, ${n}, ${d})`,
+  ];
+}
