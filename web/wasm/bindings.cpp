@@ -613,7 +613,7 @@ val sentence_tokens_js(const val& words_js, double d_in, double seed) {
     if (words.empty() || !(d_in >= 1 && static_cast<double>(words.size()) * d_in <= 64.0 * 1024 * 1024))
       throw AttentionError("tensor_shape", "d_in", "cannot make embeddings for " + std::to_string(words.size()) + " words of width " + std::to_string(d_in),
                            "Type at least one word and use d_in >= 1.");
-    const uint64_t s = seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+    const uint64_t s = seed_from_js(seed);
     val out = ok();
     out.set("tensor", tensor_to_js(sentence_tokens(words, static_cast<int64_t>(d_in), s)));
     return out;
