@@ -41,6 +41,8 @@ for (const c of expected.cases) {
     assert.match(ignoredMask.reason, /causal mask buffer.*not the q\/k\/v bias/);
     assert.ok(report.ignored.some((i) => i.key === `${base}masked_bias`));
     assert.match(report.sources.context_length, /wpe\.weight rows/);
+    assert.equal(report.sources.layers, "layers 0 to 1 (2 layers)");
+    assert.match(report.sources.vocab, /wte\.weight rows \((10|12) tokens\)/);
   });
 }
 

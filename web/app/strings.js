@@ -346,7 +346,7 @@ export const S = {
   ckptLoaded: (layer, name, call) => `Loaded layer ${layer} of ${name} into ${call}.`,
   ckptBytesRead: (read, size) => `Read ${read} of the file’s ${size}: the header and the slices this layer needs.`,
   ckptSourcesTitle: "The source of each setting",
-  ckptSourceNames: { d: "d_in = d_out", num_heads: "num_heads", context_length: "context_length", prefix: "key prefix" },
+  ckptSourceNames: { d: "d_in = d_out", num_heads: "num_heads", context_length: "context_length", prefix: "key prefix", layers: "layers in the file", vocab: "vocabulary" },
   ckptUsedTitle: (n) => `Keys used (${n})`,
   ckptTransposed: "transposed: Conv1D keeps (in, out), nn.Linear (out, in)",
   ckptMissingTitle: (n) => `Missing (${n})`,

@@ -190,7 +190,7 @@ export interface CheckpointReport {
   missing: string[];
   /** Keys that were transposed from Conv1D (in, out) into Linear (out, in). */
   transposed: string[];
-  /** Where each derived setting came from: "num_heads", "context_length", "prefix", "d". */
+  /** Where each derived setting came from ("num_heads", "context_length", "prefix", "d") and what the file holds ("layers", "vocab"). */
   sources: Record<string, string>;
 }
 

@@ -62,7 +62,8 @@ struct CheckpointReport {
   std::vector<IgnoredKey> ignored;
   std::vector<std::string> missing;
   std::vector<std::string> transposed;
-  /// Where each derived setting came from: keys "num_heads", "context_length", "prefix", "d".
+  /// Where each derived setting came from: keys "num_heads", "context_length", "prefix", "d", and what
+  /// the file holds: "layers" (e.g. "layers 0 to 11 (12 layers)"), "vocab" (when wte.weight is there).
   std::map<std::string, std::string> sources;
 };
 
