@@ -59,3 +59,14 @@ test("equivalentConfig converts the wrapper's per-head d_out and the fused total
   assert.equal(w.outputWidth, 9216);
   assert.ok(w.diagnostics.some((d) => d.code === "wrapper_total_width" && /d_out = 64/.test(d.hint)));
 });
+
+test("copyCode gives report.code's lines before anything is built, and refuses other classes", () => {
+  const plan = { W_query: { copy: true, transpose: true }, W_key: { copy: true, transpose: false } };
+  const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 3 });
+  const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 3 });
+  assert.equal(lab.copyCode("SelfAttention_v2", "SelfAttention_v1", plan), lab.copyWeights(v2, v1, plan).code);
+  assert.equal(lab.copyCode("SelfAttention_v1", "SelfAttention_v2", plan).split("\n")[0], "sa_v2.W_query.weight = torch.nn.Parameter(sa_v1.W_query.T)");
+  assert.equal(lab.copyCode("SelfAttention_v1", "SelfAttention_v2", plan).split("\n")[2], "# sa_v2.W_value.weight keeps its own initial values");
+  assert.throws(() => lab.copyCode("CausalAttention", "SelfAttention_v1", plan), (e) => e.code === "copy_unsupported");
+  assert.throws(() => lab.copyCode("SelfAttention_v2", "SelfAttention_v1", { W_query: null }), (e) => e.code === "copy_plan");
+});

@@ -106,7 +106,7 @@ export function setupComparePanel(view) {
     const setup = copySetup();
     copyIntro.textContent = S.copyIntro(callOf(dir.from, setup), SEEDS[dir.from], callOf(dir.to, setup), SEEDS[dir.to]);
     copySizes.textContent = copySizeValues() ? S.copySizesFromSlots : S.copySizesFallback;
-    preview.textContent = planLines(dir, currentPlan()).join("\n");
+    preview.textContent = planLines(lab, dir, currentPlan()).join("\n");
   }
 
   for (const radio of root.querySelectorAll("input[name=compare-mode]")) {
@@ -217,7 +217,7 @@ export function setupComparePanel(view) {
     }
     const config = view.currentConfig();
     const x = view.buildInput(config);
-    if (estimateBytes(s.className, d.config, x.shape) > 64 * 1048576) {
+    if (estimateBytes(lab, s.className, d.config, x.shape) > 64 * 1048576) {
       replace(convertResult, h("p", { class: "muted" }, S.compareTooLarge));
       return;
     }
@@ -252,7 +252,7 @@ export function setupComparePanel(view) {
       const to = modules[dir.to];
       const tokens = copyTokens(setup.d_in);
       const report = lab.copyWeights(from, to, plan, { tokens: tokens.tensor });
-      const lines = report.code ? report.code.trimEnd().split("\n") : planLines(dir, plan);
+      const lines = report.code.trimEnd().split("\n");
       const code = copyBlock(dir, setup, lines, tokens.lines);
       state.copyResult = { key, code: code.join("\n") };
       const word = tokens.words?.[0] ?? "0";
@@ -279,7 +279,7 @@ export function setupComparePanel(view) {
         if (!state.copyResult) return "";
         const setup = copySetup();
         const dir = DIRECTIONS[state.direction];
-        return copyBlock(dir, setup, planLines(dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
+        return copyBlock(dir, setup, planLines(lab, dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
       }
       if (!state.result || state.result.key !== view.runKey(view.currentConfig())) return "";
       return state.result.code;
@@ -354,14 +354,9 @@ function callOf(className, setup) {
   return `${className}(${setup.d_in}, ${setup.d_out}${bias})`;
 }
 
-/** The PyTorch line of each matrix, as the boxes say (the same text as the library's report.code). */
-function planLines(dir, plan) {
-  const ref = (className, name) => `${PYVAR[className]}.${name}${className === "SelfAttention_v2" ? ".weight" : ""}`;
-  return MATRICES.map((name) => {
-    const p = plan[name];
-    if (!p.copy) return `# ${ref(dir.to, name)} keeps its own initial values`;
-    return `${ref(dir.to, name)} = torch.nn.Parameter(${ref(dir.from, name)}${p.transpose ? ".T" : ""})`;
-  });
+/** The PyTorch line of each matrix, as the boxes say: the library's own text (report.code). */
+function planLines(lab, dir, plan) {
+  return lab.copyCode(dir.from, dir.to, plan).trimEnd().split("\n");
 }
 
 /** The whole copy in PyTorch: both constructors after their seeds, the copy lines, the tokens, the check. */

@@ -490,7 +490,7 @@ export class LabView {
     $("keyword-call").textContent = this.keywordCall();
     this.renderFacts(description);
     this.renderConsequences(specs, config, description);
-    const memory = shape && description.ok ? estimateBytes(s.className, description.config, shape) : null;
+    const memory = shape && description.ok ? estimateBytes(this.lab, s.className, description.config, shape) : null;
     $("fact-memory").textContent = memory === null ? S.runMemoryUnknown : bytesText(memory);
     const tokenBlock = this.renderTokens(config, inputDiags, memory);
 
@@ -857,7 +857,7 @@ export class LabView {
   isQuick() {
     const d = this.description;
     const shape = d?.ok ? this.inputShape(this.currentConfig()) : null;
-    return Boolean(shape) && estimateBytes(this.state.className, d.config, shape) < 64 * 1048576;
+    return Boolean(shape) && estimateBytes(this.lab, this.state.className, d.config, shape) < 64 * 1048576;
   }
 
   async run() {

@@ -9,20 +9,11 @@ const WORKER_BYTES = 8 * 1048576;
 export const PAGE_BUDGET_BYTES = 1024 * 1048576;
 
 /**
- * Bytes of float32 a module plus a traced forward on `inputShape` needs: the parameters, the input,
- * q/k/v and context per head, scores/masked/weights/dropout per head, the mask, concat/out_proj/output.
- * (The same estimate the core uses for its own budget; the page holds one more copy of the trace.)
+ * Bytes a module plus a traced forward on `inputShape` needs: the core's own estimate (the one it
+ * refuses runs by), through the library. `config` must be valid (describe(...).ok).
  */
-export function estimateBytes(className, c, inputShape) {
-  const h = className === "MultiHeadAttentionWrapper" || className === "MultiHeadAttention" ? c.num_heads : 1;
-  const perHead = 3 * c.d_in * c.d_out + (c.qkv_bias ? 3 * c.d_out : 0);
-  let floats = className === "MultiHeadAttentionWrapper" ? h * perHead
-    : className === "MultiHeadAttention" ? perHead + c.d_out * c.d_out + c.d_out : perHead;
-  const b = inputShape.length === 3 ? inputShape[0] : 1;
-  const t = inputShape[inputShape.length - 2];
-  const width = className === "MultiHeadAttentionWrapper" ? h * c.d_out : c.d_out;
-  floats += b * t * c.d_in + 4 * b * t * width + 4 * b * h * t * t + t * t + 3 * b * t * width;
-  return floats * 4;
+export function estimateBytes(lab, className, config, inputShape) {
+  return lab.estimateBytes(className, config, inputShape).bytes;
 }
 
 export class Runner {
@@ -44,7 +35,7 @@ export class Runner {
 
   /** {className, config, x, seed, training} -> {output, trace}; AttentionError-like objects on failure. */
   async run(job, fullConfig) {
-    const bytes = estimateBytes(job.className, fullConfig, job.x.shape);
+    const bytes = estimateBytes(this.lab, job.className, fullConfig, job.x.shape);
     if (!this.usesWorker(bytes)) {
       const gen = this.lab.manualSeed(job.seed);
       const module = this.lab.create(job.className, job.config, { generator: gen });

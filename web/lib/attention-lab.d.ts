@@ -230,6 +230,8 @@ export interface AttentionLab {
    * `tokens` (slot "tokens"); nothing is copied then.
    */
   copyWeights(from: AttentionModule, to: AttentionModule, plan: CopyPlan, options?: { tokens?: TensorLike }): CopyReport;
+  /** The PyTorch lines of a copy plan (the same text as CopyReport.code) before anything is built. */
+  copyCode(fromClass: "SelfAttention_v1" | "SelfAttention_v2", toClass: "SelfAttention_v1" | "SelfAttention_v2", plan: CopyPlan): string;
   /**
    * GPT-2 attention from a .safetensors file (Hugging Face names, with or without `transformer.`):
    * c_attn split on its last axis into q, k, v and each transposed; c_proj transposed into out_proj.

@@ -319,6 +319,11 @@ class Lab {
     return new AttentionModule(this, r.className, r, generator ?? this.manualSeed(123));
   }
 
+  /** The PyTorch lines of a v1/v2 copy plan (as report.code), without building the modules. */
+  copyCode(fromClass, toClass, plan = {}) {
+    return unwrap(this._core.copyCode(String(fromClass ?? ""), String(toClass ?? ""), plan ?? {})).code;
+  }
+
   bookTokens() {
     return copyTensor(this._core.bookTokens());
   }

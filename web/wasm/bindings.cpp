@@ -453,23 +453,43 @@ val compare_js(const std::string& a_class, const val& a_config, const val& a_par
   });
 }
 
+/// {W_query: {copy, transpose}, ...} -> CopyPlan; an entry that is not an object is "copy_plan".
+CopyPlan plan_from_js(const val& plan_js) {
+  CopyPlan plan;
+  if (plan_js.isNull() || plan_js.isUndefined()) return plan;
+  const val keys = val::global("Object").call<val>("keys", plan_js);
+  for (unsigned i = 0; i < keys["length"].as<unsigned>(); ++i) {
+    const std::string k = keys[i].as<std::string>();
+    const val e = plan_js[k];
+    // Reading a field of null would throw a JS TypeError straight through the WASM call.
+    if (e.isNull() || e.typeOf().as<std::string>() != "object")
+      throw AttentionError("copy_plan", k, "the copy plan entry for '" + k + "' must be {copy, transpose}", "For example {W_query: {copy: true, transpose: true}}.");
+    plan[k] = {e["copy"].isTrue(), e["transpose"].isTrue()};
+  }
+  return plan;
+}
+
+/// The PyTorch lines of a v1/v2 copy plan, before any module exists (the page's live preview).
+val copy_code_js(const std::string& from_class, const std::string& to_class, const val& plan_js) {
+  return guarded([&] {
+    const auto single_head = [](const std::string& name) {
+      const ClassSpec* spec = find_class(name);
+      if (spec == nullptr || (spec->kind != ClassKind::SelfAttentionV1 && spec->kind != ClassKind::SelfAttentionV2))
+        throw AttentionError("copy_unsupported", "", "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + name + ")", "");
+      return spec->kind;
+    };
+    val out = ok();
+    out.set("code", copy_code(single_head(from_class), single_head(to_class), plan_from_js(plan_js)));
+    return out;
+  });
+}
+
 val copy_weights_js(const std::string& from_class, const val& from_config, const val& from_params, const std::string& to_class, const val& to_config,
                     const val& to_params, const val& plan_js, const val& tokens_js) {
   return guarded([&] {
     const AttentionModule from = module_from_js(from_class, from_config, from_params);
     AttentionModule to = module_from_js(to_class, to_config, to_params);
-    CopyPlan plan;
-    if (!plan_js.isNull() && !plan_js.isUndefined()) {
-      const val keys = val::global("Object").call<val>("keys", plan_js);
-      for (unsigned i = 0; i < keys["length"].as<unsigned>(); ++i) {
-        const std::string k = keys[i].as<std::string>();
-        const val e = plan_js[k];
-        // Reading a field of null would throw a JS TypeError straight through the WASM call.
-        if (e.isNull() || e.typeOf().as<std::string>() != "object")
-          throw AttentionError("copy_plan", k, "the copy plan entry for '" + k + "' must be {copy, transpose}", "For example {W_query: {copy: true, transpose: true}}.");
-        plan[k] = {e["copy"].isTrue(), e["transpose"].isTrue()};
-      }
-    }
+    const CopyPlan plan = plan_from_js(plan_js);
     std::optional<Tensor> tokens;
     if (!tokens_js.isNull() && !tokens_js.isUndefined()) tokens = tensor_from_js(tokens_js, "tokens");
     const CopyReport r = copy_weights(from, to, plan, tokens);
@@ -694,6 +714,7 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("rand", &rand_js);
   emscripten::function("dropout", &dropout_js);
   emscripten::function("copyWeights", &copy_weights_js);
+  emscripten::function("copyCode", &copy_code_js);
   emscripten::function("bookTokens", &book_tokens_js);
   emscripten::function("seededTokens", &seeded_tokens_js);
   emscripten::function("heapInUse", &heap_in_use);
