@@ -61,9 +61,34 @@ int64_t parameter_count(const ModuleConfig& config) {
   return n;
 }
 
-AttentionModule::AttentionModule(const ModuleConfig& config) : config_(config) {
+namespace {
+constexpr const char* kProjectionNames[4] = {"W_query", "W_key", "W_value", "out_proj"};
+}  // namespace
+
+AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forward(config)) {
+  const ForwardPlan& p = plan_;
   try {
-    for (auto& spec : parameter_specs(config)) params_.push_back({spec.name, Tensor(spec.shape)});
+    // Every weight lives once, prepared for the forward: q/k/v as one (d_in, num_heads * head_dim)
+    // right-hand matrix each (the wrapper's heads side by side), out_proj as its (d_out, d_out)^T.
+    for (int which = 0; which < 4; ++which) {
+      if (which == 3 && !p.out_proj) continue;
+      const int64_t k = which == 3 ? config.d_out : config.d_in;
+      const int64_t n = which == 3 ? config.d_out : p.proj_width;
+      prepared_.weight[which] = ops::PackedMatrix{k, n, std::vector<float>(static_cast<size_t>(ops::packed_floats(k, n)), 0.0f)};  // zeros in any layout
+      if (p.layout == HeadsIn::Modules && config.qkv_bias && which < 3) prepared_.bias[which].assign(static_cast<size_t>(n), 0.0f);
+    }
+    for (auto& spec : parameter_specs(config)) {
+      Home home;
+      for (int which = 0; which < 4; ++which)
+        if (spec.name.find(kProjectionNames[which]) != std::string::npos) home.which = which;
+      home.bias = spec.name.size() > 5 && spec.name.compare(spec.name.size() - 5, 5, ".bias") == 0;
+      if (p.layout == HeadsIn::Modules) home.head = std::stoll(spec.name.substr(6));  // "heads.<h>."
+      // Biases stay as they are, except the wrapper's, which sit side by side like its weights.
+      if (home.bias && p.layout != HeadsIn::Modules) home.which = -1;
+      params_.push_back({spec.name, home.which < 0 ? Tensor(spec.shape) : Tensor()});
+      params_.back().tensor.shape = spec.shape;
+      home_.push_back(home);
+    }
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "d_out", "not enough memory for the parameters of " + config.python_call(), "Use smaller sizes.");
   }
@@ -71,46 +96,123 @@ AttentionModule::AttentionModule(const ModuleConfig& config) : config_(config) {
 
 AttentionModule::AttentionModule(const ModuleConfig& config, TorchGenerator& generator) : AttentionModule(config) {
   const auto specs = parameter_specs(config);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    Tensor& t = params_[i].tensor;
-    if (specs[i].init == ParameterSpec::Init::Rand) {
+  std::vector<NamedTensor> values;
+  for (const auto& spec : specs) {
+    Tensor t(spec.shape);
+    if (spec.init == ParameterSpec::Init::Rand) {
       for (float& v : t.data) v = generator.random_float();
     } else {
-      generator.uniform(t.data.data(), t.numel(), -specs[i].bound, specs[i].bound);
+      generator.uniform(t.data.data(), t.numel(), -spec.bound, spec.bound);
     }
+    values.push_back({spec.name, std::move(t)});
+  }
+  set_parameters(values);
+}
+
+Tensor AttentionModule::value(size_t i) const {
+  const Home& home = home_[i];
+  const Shape& shape = params_[i].tensor.shape;
+  if (home.which < 0) return params_[i].tensor;
+  if (home.bias) {  // the wrapper's head biases
+    const std::vector<float>& all = prepared_.bias[home.which];
+    const int64_t n = shape[0];
+    return Tensor(shape, std::vector<float>(all.begin() + home.head * n, all.begin() + (home.head + 1) * n));
+  }
+  const ops::PackedMatrix& packed = prepared_.weight[home.which];
+  if (plan_.matmul_projection) {  // SelfAttention_v1's W is the (d_in, d_out) right-hand matrix itself
+    Tensor t(shape);
+    ops::unpack_b(packed, t.data.data(), false);
+    return t;
+  }
+  std::vector<float> all(static_cast<size_t>(packed.k * packed.n));  // (n, k): Linear weights (out, in)
+  ops::unpack_b(packed, all.data(), true);
+  if (home.head < 0) return Tensor(shape, std::move(all));
+  const int64_t size = shape[0] * shape[1];  // head h: rows h*d_out .. (h+1)*d_out-1
+  return Tensor(shape, std::vector<float>(all.begin() + home.head * size, all.begin() + (home.head + 1) * size));
+}
+
+void AttentionModule::store(const std::vector<std::pair<size_t, const Tensor*>>& values) {
+  for (int which = 0; which < 4; ++which) {
+    // The weights of this prepared matrix among the values: packed once, whatever their number.
+    std::vector<std::pair<size_t, const Tensor*>> weights;
+    for (const auto& [i, v] : values)
+      if (home_[i].which == which && !home_[i].bias) weights.push_back({i, v});
+    if (weights.empty()) continue;
+    ops::PackedMatrix& packed = prepared_.weight[which];
+    const int64_t k = packed.k, n = packed.n;
+    if (plan_.matmul_projection) {
+      packed = ops::pack_b(weights.back().second->data.data(), k, n, false);
+    } else if (home_[weights.back().first].head < 0) {
+      packed = ops::pack_b(weights.back().second->data.data(), k, n, true);
+    } else {
+      std::vector<float> all(static_cast<size_t>(k * n));  // (num_heads * d_out, d_in)
+      if (weights.size() < static_cast<size_t>(plan_.query_heads)) ops::unpack_b(packed, all.data(), true);
+      for (const auto& [i, v] : weights) std::copy(v->data.begin(), v->data.end(), all.begin() + home_[i].head * v->numel());
+      packed = ops::PackedMatrix();  // free before packing again: one copy at a time
+      packed = ops::pack_b(all.data(), k, n, true);
+    }
+  }
+  for (const auto& [i, v] : values) {
+    const Home& home = home_[i];
+    if (home.which < 0) params_[i].tensor.data = v->data;
+    else if (home.bias) std::copy(v->data.begin(), v->data.end(), prepared_.bias[home.which].begin() + home.head * v->numel());
   }
 }
 
-const Tensor* AttentionModule::parameter(const std::string& name) const {
+const float* AttentionModule::bias(int which) const {
+  if (!prepared_.bias[which].empty()) return prepared_.bias[which].data();
+  const std::string name = which == 3 ? "out_proj.bias" : std::string(kProjectionNames[which]) + ".bias";
   for (const auto& p : params_)
-    if (p.name == name) return &p.tensor;
+    if (p.name == name) return p.tensor.data.data();
   return nullptr;
 }
 
-void AttentionModule::set_parameter(const std::string& name, const Tensor& value) {
-  for (auto& p : params_) {
-    if (p.name != name) continue;
-    if (p.tensor.shape != value.shape) {
-      std::string hint = "Give a tensor of shape " + shape_string(p.tensor.shape) + ".";
-      if (value.shape.size() == 2 && p.tensor.shape.size() == 2 && value.shape[0] == p.tensor.shape[1] && value.shape[1] == p.tensor.shape[0] &&
-          value.shape[0] != value.shape[1])
+std::vector<NamedTensor> AttentionModule::parameters() const {
+  std::vector<NamedTensor> out;
+  for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, value(i)});
+  return out;
+}
+
+std::optional<Tensor> AttentionModule::parameter(const std::string& name) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].name == name) return value(i);
+  return std::nullopt;
+}
+
+void AttentionModule::set_parameter(const std::string& name, const Tensor& value) { set_parameters({{name, value}}); }
+
+void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
+  std::vector<std::pair<size_t, const Tensor*>> found;
+  for (const auto& [name, value] : values) {
+    size_t i = 0;
+    while (i < params_.size() && params_[i].name != name) ++i;
+    if (i == params_.size()) {
+      std::vector<std::string> names;
+      for (const auto& p : params_) names.push_back(p.name);
+      const std::string guess = did_you_mean(name, names);
+      std::string hint = guess.empty() ? "" : "Did you mean " + guess + "? ";
+      hint += config().class_name() + "'s parameters: ";
+      for (size_t n = 0; n < names.size() && n < 8; ++n) hint += (n ? ", " : "") + names[n];
+      if (names.size() > 8) hint += ", ...";
+      throw AttentionError("unknown_parameter", name, config().class_name() + " has no parameter named '" + name + "'", hint);
+    }
+    const Shape& shape = params_[i].tensor.shape;
+    if (shape != value.shape) {
+      std::string hint = "Give a tensor of shape " + shape_string(shape) + ".";
+      if (value.shape.size() == 2 && shape.size() == 2 && value.shape[0] == shape[1] && value.shape[1] == shape[0] && value.shape[0] != value.shape[1])
         hint = "The shape is exactly reversed: it looks transposed. Use .T on it.";
-      throw AttentionError("parameter_shape", name, name + " has shape " + shape_string(p.tensor.shape) + ", got " + shape_string(value.shape), hint);
+      throw AttentionError("parameter_shape", name, name + " has shape " + shape_string(shape) + ", got " + shape_string(value.shape), hint);
     }
     if (static_cast<int64_t>(value.data.size()) != numel_of(value.shape)) {
       throw AttentionError("tensor_size", name, "the data does not fit shape " + shape_string(value.shape), "");
     }
-    p.tensor.data = value.data;
-    return;
+    found.push_back({i, &value});
   }
-  std::vector<std::string> names;
-  for (const auto& p : params_) names.push_back(p.name);
-  const std::string guess = did_you_mean(name, names);
-  std::string hint = guess.empty() ? "" : "Did you mean " + guess + "? ";
-  hint += config_.class_name() + "'s parameters: ";
-  for (size_t i = 0; i < names.size() && i < 8; ++i) hint += (i ? ", " : "") + names[i];
-  if (names.size() > 8) hint += ", ...";
-  throw AttentionError("unknown_parameter", name, config_.class_name() + " has no parameter named '" + name + "'", hint);
+  try {
+    store(found);  // all checks passed: all or nothing
+  } catch (const std::bad_alloc&) {
+    throw AttentionError("too_large", values.empty() ? "" : values.front().name, "not enough memory to prepare the parameters", "Use smaller sizes.");
+  }
 }
 
 namespace {
@@ -122,13 +224,7 @@ std::string fmt(double v, int precision = 4) {
   return os.str();
 }
 
-struct Tracer {
-  std::vector<Stage>* out;
-  void add(const char* id, std::string title, std::string formula, std::vector<std::string> axes, Tensor t) const {
-    if (out != nullptr) out->push_back({id, std::move(title), std::move(formula), std::move(axes), std::move(t)});
-  }
-  bool on() const { return out != nullptr; }
-};
+
 
 }  // namespace
 
@@ -168,184 +264,149 @@ void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what
 }
 
 Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
-  const ModuleConfig& c = config_;
+  const ForwardPlan& p = plan_;
+  const ModuleConfig& c = p.config;
   check_input(c, x, "x", options.memory_budget_bytes);
-  const bool apply_dropout = c.has_dropout() && options.training && c.dropout > 0.0;
+  const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
   if (apply_dropout && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");
   }
 
-  const bool batched = c.batched();
-  const int64_t b = batched ? x.shape[0] : 1;
+  const int64_t b = p.batched ? x.shape[0] : 1;
   const int64_t T = x.shape[x.shape.size() - 2];
-  const int64_t d_in = c.d_in;
-  const int64_t H = (c.kind == ClassKind::MultiHeadAttentionWrapper || c.kind == ClassKind::MultiHeadAttention) ? c.num_heads : 1;
-  const bool per_head = H > 1 || c.kind == ClassKind::MultiHeadAttentionWrapper || c.kind == ClassKind::MultiHeadAttention;
-  const int64_t hd = c.head_dim();  // width of one head's q/k/v: d_out, or d_out / num_heads for MHA
-  const int64_t width = c.output_width();
-  const std::string hd_name = c.kind == ClassKind::MultiHeadAttention ? "head_dim" : "d_out";
-  const Tracer trace{options.trace};
-
-  // Axis names of a per-head tensor with last axis `last`.
-  const auto head_axes = [&](const std::string& a, const std::string& last) {
-    if (!batched) return std::vector<std::string>{a, last};
-    if (!per_head) return std::vector<std::string>{"b", a, last};
-    return std::vector<std::string>{"b", "num_heads", a, last};
-  };
+  const int64_t H = p.query_heads;
+  const int64_t hd = p.head_dim;
+  const int64_t proj_width = p.proj_width;
+  const bool tracing = options.trace != nullptr;
   const auto head_shape = [&](int64_t rows, int64_t cols) {
-    if (!batched) return Shape{rows, cols};
-    if (!per_head) return Shape{b, rows, cols};
+    if (!p.batched) return Shape{rows, cols};
+    if (!p.per_head_axes) return Shape{b, rows, cols};
     return Shape{b, H, rows, cols};
+  };
+  // Stages join the trace at the end, in order, moved rather than copied where the forward is done
+  // with them (the trace of a long input is mostly its four (b, H, T, T) stages).
+  const auto emit = [&](StageId id, Tensor t) {
+    if (!tracing || !stage_present(p, id)) return;
+    StageText text = stage_text(p, id, T, options.training);
+    options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t)});
   };
 
   try {
-    trace.add("input", "Input tokens", "x", batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"}, x);
-
-    // Projections into (b, H, T, hd) row-major: head-major slabs of (T, hd).
+    // Pass 1, project: x (b*T, d_in) @ W (d_in, H*hd) + bias -> (b, T, H*hd), then split the heads
+    // into (b, H, T, hd) row-major: the fused view(b, T, H, hd).transpose(1, 2), or the wrapper's
+    // head h taking columns h*d_out .. (h+1)*d_out-1 (the same index map).
     Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(head_shape(T, hd)), Tensor(head_shape(T, hd))};  // (b, H, T, hd)
-    const char* names[3] = {"W_query", "W_key", "W_value"};
-    std::vector<float> proj(static_cast<size_t>(b * T * (c.kind == ClassKind::MultiHeadAttention ? c.d_out : hd)));  // (b*T, d_out)
-    const auto param_data = [&](const std::string& name) -> const float* {
-      const Tensor* t = parameter(name);
-      return t ? t->data.data() : nullptr;
-    };
-    for (int64_t h = 0; h < (c.kind == ClassKind::MultiHeadAttentionWrapper ? H : 1); ++h) {
-      const std::string prefix = c.kind == ClassKind::MultiHeadAttentionWrapper ? "heads." + std::to_string(h) + "." : "";
-      for (int m = 0; m < 3; ++m) {
-        const std::string base = prefix + names[m];
-        const int64_t out_width = c.kind == ClassKind::MultiHeadAttention ? c.d_out : hd;
-        if (c.kind == ClassKind::SelfAttentionV1) {
-          ops::matmul(x.data.data(), param_data(base), b * T, d_in, out_width, false, proj.data());  // (T, d_out)
-        } else {
-          ops::linear(x.data.data(), b * T, d_in, param_data(base + ".weight"), param_data(base + ".bias"), out_width, proj.data());  // (b*T, out)
-        }
-        float* dst = qkv[m].data.data();
-        if (c.kind == ClassKind::MultiHeadAttention) {
-          // view(b, T, H, hd).transpose(1, 2): (b, T, H, hd) -> (b, H, T, hd)
-          for (int64_t bi = 0; bi < b; ++bi)
-            for (int64_t t = 0; t < T; ++t)
-              for (int64_t hh = 0; hh < H; ++hh)
-                for (int64_t j = 0; j < hd; ++j) dst[((bi * H + hh) * T + t) * hd + j] = proj[static_cast<size_t>((bi * T + t) * c.d_out + hh * hd + j)];
-        } else {
-          // Wrapper head h (or the single head): (b, T, hd) into slot h of (b, H, T, hd)
-          for (int64_t bi = 0; bi < b; ++bi)
-            for (int64_t t = 0; t < T; ++t)
-              for (int64_t j = 0; j < hd; ++j) dst[((bi * H + h) * T + t) * hd + j] = proj[static_cast<size_t>((bi * T + t) * hd + j)];
-        }
-      }
-    }
-    const std::string proj_formula_tail = c.kind == ClassKind::MultiHeadAttention ? ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)" : "";
-    const char* lower[3] = {"queries", "keys", "values"};
+    {
+    std::vector<float> proj(static_cast<size_t>(b * T * proj_width));  // (b*T, H*hd)
     for (int m = 0; m < 3; ++m) {
-      std::string f;
-      if (c.kind == ClassKind::SelfAttentionV1) f = std::string(lower[m]) + " = x @ " + names[m];
-      else if (c.kind == ClassKind::MultiHeadAttentionWrapper) f = std::string(lower[m]) + "[:, h] = heads[h]." + names[m] + "(x)  (x @ weight.T" + (c.qkv_bias ? " + bias" : "") + ")";
-      else f = std::string(lower[m]) + " = " + (proj_formula_tail.empty() ? "" : "(") + names[m] + "(x)" + (proj_formula_tail.empty() ? "" : ")") + proj_formula_tail + "  (x @ weight.T" + (c.qkv_bias ? " + bias" : "") + ")";
-      const std::string title = std::string(m == 0 ? "Queries" : m == 1 ? "Keys" : "Values") + (per_head ? " per head" : "");
-      trace.add(lower[m], title, f, head_axes("num_tokens", hd_name), qkv[m]);
+      ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, H*hd)
+      float* dst = qkv[m].data.data();
+      for (int64_t bi = 0; bi < b; ++bi)
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t h = 0; h < H; ++h)
+            std::copy_n(proj.data() + (bi * T + t) * proj_width + h * hd, hd, dst + ((bi * H + h) * T + t) * hd);
+    }
     }
 
-    // Attention per (batch item, head) slab, in PyTorch's dropout draw order: the wrapper runs head
-    // after head (each a CausalAttention over the whole batch); MHA and CausalAttention draw over
-    // (b, [H,] T, T) row-major.
-    const bool causal = c.causal();
-    const float scale_div = static_cast<float>(std::sqrt(static_cast<double>(hd)));  // keys.shape[-1]**0.5, cast to float by the division
-    // The four (b, H, T, T) stages are kept only for the trace; without it one (T, T) slab is reused.
-    const Shape stage_shape = trace.on() ? head_shape(T, T) : Shape{0};
-    Tensor scores(stage_shape), masked(stage_shape), weights(stage_shape), dropped(stage_shape);  // (b, H, T, T) when tracing
+    // Passes 2-6 per (batch item, head) slab: scores, mask, softmax, dropout, context. Dropout draws
+    // in PyTorch's order: the wrapper runs head after head (each a CausalAttention over the whole
+    // batch); the others draw over (b, [H,] T, T) row-major.
+    const bool causal = p.mask == MaskKind::Causal;
+    const Shape stage_shape = tracing ? head_shape(T, T) : Shape{0};  // the four (b, H, T, T) stages, kept only for the trace
+    Tensor scores(stage_shape), masked(stage_shape), weights(stage_shape), dropped(stage_shape);
     Tensor context(head_shape(T, hd));  // (b, H, T, hd)
-    const bool keep_all = trace.on();
-    std::vector<float> slab(static_cast<size_t>(T * T));
+    std::vector<float> slab(static_cast<size_t>(T * T));  // (T, T)
+    ops::PackedMatrix keys_t, values;
+    const auto keep = [&](Tensor& stage, size_t offset, const float* s) {
+      if (tracing) std::copy(s, s + T * T, stage.data.begin() + static_cast<std::ptrdiff_t>(offset));
+    };
     const auto attend = [&](int64_t bi, int64_t h) {
       const size_t slab_index = static_cast<size_t>(bi * H + h);
-      const float* q = qkv[0].data.data() + slab_index * static_cast<size_t>(T * hd);
-      const float* k = qkv[1].data.data() + slab_index * static_cast<size_t>(T * hd);
-      const float* v = qkv[2].data.data() + slab_index * static_cast<size_t>(T * hd);
+      const float* q = qkv[0].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
+      const float* k = qkv[1].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
+      const float* v = qkv[2].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
+      const size_t offset = slab_index * static_cast<size_t>(T * T);
       float* s = slab.data();
-      ops::matmul(q, k, T, hd, T, true, s);  // (T, T) = q @ k^T
-      const size_t off = slab_index * static_cast<size_t>(T * T);
-      if (keep_all) std::copy(s, s + T * T, scores.data.begin() + static_cast<std::ptrdiff_t>(off));
+      // scores = q @ k^T (T, T); with a causal mask and no trace only the lower triangle is needed.
+      keys_t = ops::pack_b(k, hd, T, true);
+      ops::gemm(q, T, hd, keys_t, nullptr, s, causal && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
+      keep(scores, offset, s);
       if (causal) {
         for (int64_t i = 0; i < T; ++i)
           for (int64_t j = i + 1; j < T; ++j) s[i * T + j] = -std::numeric_limits<float>::infinity();
+        keep(masked, offset, s);
       }
-      if (keep_all) std::copy(s, s + T * T, masked.data.begin() + static_cast<std::ptrdiff_t>(off));
-      for (int64_t i = 0; i < T * T; ++i) s[i] = s[i] / scale_div;
-      ops::softmax_rows(s, T, T);
-      if (keep_all) std::copy(s, s + T * T, weights.data.begin() + static_cast<std::ptrdiff_t>(off));
-      if (apply_dropout) options.generator->dropout(s, T * T, c.dropout);
-      if (keep_all) std::copy(s, s + T * T, dropped.data.begin() + static_cast<std::ptrdiff_t>(off));
-      ops::matmul(s, v, T, T, hd, false, context.data.data() + slab_index * static_cast<size_t>(T * hd));  // (T, hd)
+      for (int64_t i = 0; i < T * T; ++i) s[i] = s[i] / p.scale_div;
+      ops::softmax_rows(s, T, T);  // exp(-inf) is exactly 0: masked keys get weight 0
+      keep(weights, offset, s);
+      if (apply_dropout) options.generator->dropout(s, T * T, p.dropout);
+      if (p.dropout_stage) keep(dropped, offset, s);
+      // context = weights @ v (T, hd); a causal row i has zero weight past key i.
+      values = ops::pack_b(v, T, hd, false);
+      ops::gemm(s, T, T, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), causal ? ops::Triangle::ALower : ops::Triangle::None);
     };
-    if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
+    if (p.dropout_heads_outer) {
       for (int64_t h = 0; h < H; ++h)
         for (int64_t bi = 0; bi < b; ++bi) attend(bi, h);
     } else {
       for (int64_t bi = 0; bi < b; ++bi)
         for (int64_t h = 0; h < H; ++h) attend(bi, h);
     }
-
-    const std::string scores_formula = c.kind == ClassKind::MultiHeadAttention ? "queries @ keys.transpose(2, 3)"
-                                       : batched                               ? "queries @ keys.transpose(1, 2)"
-                                                                               : "queries @ keys.T";
-    trace.add("attn_scores", std::string("Attention scores") + (per_head ? " per head" : ""), scores_formula, head_axes("query", "key"), scores);
-    if (causal) {
-      Tensor mask({T, T});  // (num_tokens, num_tokens), 1 where a key is masked
-      for (int64_t i = 0; i < T; ++i)
-        for (int64_t j = i + 1; j < T; ++j) mask.data[static_cast<size_t>(i * T + j)] = 1.0f;
-      trace.add("mask", "Causal mask (top-left " + std::to_string(T) + " x " + std::to_string(T) + " of the " + std::to_string(c.context_length) + " x " +
-                            std::to_string(c.context_length) + " buffer)",
-                "mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)[:num_tokens, :num_tokens]", {"query", "key"}, mask);
-      trace.add("attn_scores_masked", "Masked scores (future keys set to -inf)", "attn_scores.masked_fill_(mask.bool(), -torch.inf)", head_axes("query", "key"), masked);
-    }
-    trace.add("attn_weights", std::string("Attention weights") + (per_head ? " per head" : "") + " (each row sums to 1)",
-              "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = " + std::to_string(hd) + ": scores divided by " + fmt(scale_div, 6),
-              head_axes("query", "key"), weights);
-    if (c.has_dropout()) {
-      std::string title, formula;
-      if (apply_dropout) {
-        const float kept = 1.0f / static_cast<float>(1.0 - c.dropout);
-        title = "Attention weights after dropout (p = " + fmt(c.dropout) + ")";
-        formula = "dropout(attn_weights): each weight zeroed with probability " + fmt(c.dropout) + ", survivors x 1/(1-p) = " + fmt(kept, 6) +
-                  "; rows no longer sum to 1";
-      } else if (!options.training) {
-        title = "Attention weights after dropout (eval: dropout skipped)";
-        formula = "dropout(attn_weights) = attn_weights in eval mode";
-      } else {
-        title = "Attention weights after dropout (dropout = 0.0: nothing dropped)";
-        formula = "dropout(attn_weights) = attn_weights when p = 0";
+    const auto emit_attention = [&]() {
+      emit(StageId::Input, x);
+      emit(StageId::Queries, std::move(qkv[0]));
+      emit(StageId::Keys, std::move(qkv[1]));
+      emit(StageId::Values, std::move(qkv[2]));
+      emit(StageId::AttnScores, std::move(scores));
+      if (causal && tracing) {
+        Tensor mask({T, T});  // (num_tokens, num_tokens), 1 where a key is masked
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = i + 1; j < T; ++j) mask.data[static_cast<size_t>(i * T + j)] = 1.0f;
+        emit(StageId::Mask, std::move(mask));
       }
-      trace.add("attn_weights_dropout", title, formula, head_axes("query", "key"), dropped);
-    }
-    trace.add("context_vec", std::string("Context vectors") + (per_head ? " per head" : ""), "context_vec = attn_weights @ values", head_axes("num_tokens", hd_name), context);
+      emit(StageId::AttnScoresMasked, std::move(masked));
+      emit(StageId::AttnWeights, std::move(weights));
+      emit(StageId::AttnWeightsDropout, std::move(dropped));
+    };
 
-    Tensor output;
-    if (c.kind == ClassKind::MultiHeadAttentionWrapper || c.kind == ClassKind::MultiHeadAttention) {
-      Tensor concat({b, T, width});  // (b, num_tokens, num_heads * hd)
-      for (int64_t bi = 0; bi < b; ++bi)
+    // Pass 7, merge: (b, H, T, hd) -> (b, T, H*hd), column h*hd + j (the wrapper's torch.cat, the
+    // fused transpose(1, 2).contiguous().view). Single-head classes: the context is the output.
+    if (p.layout == HeadsIn::Single) {
+      context.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
+      if (tracing) {
+        emit_attention();
+        context.shape = head_shape(T, hd);
+        emit(StageId::ContextVec, context);
+        context.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
+        emit(StageId::Output, context);
+      }
+      return context;
+    }
+    Tensor concat({b, T, proj_width});  // (b, num_tokens, num_heads * hd)
+    for (int64_t bi = 0; bi < b; ++bi)
+      for (int64_t h = 0; h < H; ++h)
         for (int64_t t = 0; t < T; ++t)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t j = 0; j < hd; ++j)
-              concat.data[static_cast<size_t>((bi * T + t) * width + h * hd + j)] = context.data[static_cast<size_t>(((bi * H + h) * T + t) * hd + j)];
-      if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
-        trace.add("heads_concat", "Heads concatenated: width num_heads x d_out = " + std::to_string(H) + " x " + std::to_string(hd) + " = " + std::to_string(width),
-                  "torch.cat([head(x) for head in heads], dim=-1): head h fills columns h*d_out to (h+1)*d_out-1", {"b", "num_tokens", "num_heads*d_out"}, concat);
-        output = std::move(concat);
-      } else {
-        trace.add("heads_concat", "Heads merged back to tokens: width d_out = " + std::to_string(c.d_out),
-                  "context_vec.transpose(1, 2).contiguous().view(b, num_tokens, d_out): (t, h, j) -> column h*head_dim + j", {"b", "num_tokens", "d_out"}, concat);
-        output = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
-        ops::linear(concat.data.data(), b * T, c.d_out, param_data("out_proj.weight"), param_data("out_proj.bias"), c.d_out, output.data.data());
-        trace.add("out_proj", "Output projection", "out_proj(context_vec) = context_vec @ out_proj.weight.T + out_proj.bias", {"b", "num_tokens", "d_out"}, output);
+          std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, concat.data.data() + (bi * T + t) * proj_width + h * hd);
+    if (!p.out_proj) {
+      if (tracing) {
+        emit_attention();
+        emit(StageId::ContextVec, std::move(context));
+        emit(StageId::HeadsConcat, concat);
+        emit(StageId::Output, concat);
       }
-    } else {
-      output = std::move(context);
-      output.shape = batched ? Shape{b, T, hd} : Shape{T, hd};
+      return concat;
     }
-    trace.add("output", "Output: width " + std::to_string(width) + " = " + c.output_width_rule(), "output",
-              batched ? std::vector<std::string>{"b", "num_tokens", c.kind == ClassKind::MultiHeadAttentionWrapper ? "num_heads*d_out" : "d_out"}
-                      : std::vector<std::string>{"num_tokens", "d_out"},
-              output);
+
+    // Pass 8, out_proj: (b*T, d_out) @ out_proj.weight^T + out_proj.bias.
+    Tensor output({b, T, c.d_out});  // (b, num_tokens, d_out)
+    ops::gemm(concat.data.data(), b * T, c.d_out, prepared_.weight[3], bias(3), output.data.data());
+    if (tracing) {
+      emit_attention();
+      emit(StageId::ContextVec, std::move(context));
+      emit(StageId::HeadsConcat, std::move(concat));
+      emit(StageId::OutProj, output);
+      emit(StageId::Output, output);
+    }
     return output;
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + c.python_call() + " on " + shape_string(x.shape),

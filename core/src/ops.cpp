@@ -32,6 +32,31 @@ void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, boo
   }
 }
 
+PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b) {
+  PackedMatrix p;
+  p.k = k;
+  p.n = n;
+  p.data.resize(static_cast<size_t>(k * n));
+  Map P(p.data.data(), k, n);  // (k, n)
+  if (transpose_b) P = ConstMap(b, n, k).transpose();
+  else P = ConstMap(b, k, n);
+  return p;
+}
+
+void unpack_b(const PackedMatrix& p, float* b, bool transpose_b) {
+  ConstMap P(p.data.data(), p.k, p.n);  // (k, n)
+  if (transpose_b) Map(b, p.n, p.k) = P.transpose();
+  else Map(b, p.k, p.n) = P;
+}
+
+int64_t packed_floats(int64_t k, int64_t n) { return k * n; }
+
+void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle) {
+  Map C(c, m, b.n);  // (m, n)
+  C.noalias() = ConstMap(a, m, k) * ConstMap(b.data.data(), k, b.n);
+  if (bias != nullptr) C.rowwise() += ConstVector(bias, b.n);
+}
+
 void softmax_rows(float* x, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = x + r * cols;

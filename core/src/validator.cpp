@@ -1,4 +1,5 @@
 #include "attention_lab/validator.hpp"
+#include "attention_lab/plan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -226,27 +227,7 @@ bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot) {
 
 }  // namespace
 
-double estimate_bytes(const ModuleConfig& c, const std::optional<Shape>& input_shape) {
-  const double d_in = static_cast<double>(c.d_in), d_out = static_cast<double>(c.d_out), h = static_cast<double>(c.num_heads);
-  double params = 0;
-  const double per_head = 3 * d_in * d_out + (c.qkv_bias ? 3 * d_out : 0);
-  switch (c.kind) {
-    case ClassKind::MultiHeadAttentionWrapper: params = h * per_head; break;
-    case ClassKind::MultiHeadAttention: params = per_head + d_out * d_out + d_out; break;
-    default: params = per_head;
-  }
-  double floats = params;
-  if (input_shape && !input_shape->empty()) {
-    const Shape& s = *input_shape;
-    const double b = s.size() == 3 ? static_cast<double>(s[0]) : 1.0;
-    const double t = static_cast<double>(s.size() >= 2 ? s[s.size() - 2] : 1);
-    const double heads = c.kind == ClassKind::SelfAttentionV1 || c.kind == ClassKind::SelfAttentionV2 || c.kind == ClassKind::CausalAttention ? 1.0 : h;
-    const double width = static_cast<double>(c.output_width());
-    // input, q/k/v and context per head, scores/masked/weights/dropout, the mask, concat/out_proj/output.
-    floats += b * t * d_in + 4 * b * t * (c.kind == ClassKind::MultiHeadAttentionWrapper ? width : d_out) + 4 * b * heads * t * t + t * t + 3 * b * t * width;
-  }
-  return floats * 4.0;
-}
+double estimate_bytes(const ModuleConfig& c, const std::optional<Shape>& input_shape) { return plan_bytes(plan_forward(c), input_shape, true); }
 
 void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagnostic>& out) {
   const bool batched = c.batched();

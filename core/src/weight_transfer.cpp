@@ -45,8 +45,8 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
   for (const char* matrix : matrices) {
     MatrixReport r;
     r.name = matrix;
-    const Tensor& src = *from.parameter(weight_name(from, matrix));
-    const Tensor& dst = *to.parameter(weight_name(to, matrix));
+    const Tensor src = *from.parameter(weight_name(from, matrix));
+    const Tensor dst = *to.parameter(weight_name(to, matrix));
     r.from_shape = src.shape;
     r.to_shape = dst.shape;
     const auto it = plan.find(matrix);
@@ -184,11 +184,11 @@ AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout la
     Tensor bias({total});
     for (int64_t h = 0; h < H; ++h) {
       const std::string head = "heads." + std::to_string(h) + "." + m;
-      const Tensor& hw = *wrapper.parameter(head + ".weight");  // (hd, d_in)
+      const Tensor hw = *wrapper.parameter(head + ".weight");  // (hd, d_in)
       for (int64_t j = 0; j < hd; ++j)
         std::copy_n(hw.data.begin() + j * d_in, d_in, weight.data.begin() + row(h, j) * d_in);
       if (w.qkv_bias) {
-        const Tensor& hb = *wrapper.parameter(head + ".bias");
+        const Tensor hb = *wrapper.parameter(head + ".bias");
         for (int64_t j = 0; j < hd; ++j) bias.data[static_cast<size_t>(row(h, j))] = hb.data[static_cast<size_t>(j)];
       }
     }
@@ -210,14 +210,14 @@ AttentionModule wrapper_from_fused(const AttentionModule& mha) {
   const int64_t H = c.num_heads, hd = c.head_dim(), d_in = c.d_in;
   AttentionModule wrapper(equivalent_config(c));
   for (const char* m : {"W_query", "W_key", "W_value"}) {
-    const Tensor& fw = *mha.parameter(std::string(m) + ".weight");  // (d_out, d_in)
+    const Tensor fw = *mha.parameter(std::string(m) + ".weight");  // (d_out, d_in)
     for (int64_t h = 0; h < H; ++h) {
       const std::string head = "heads." + std::to_string(h) + "." + m;
       Tensor weight({hd, d_in});  // rows h*hd .. (h+1)*hd - 1
       std::copy_n(fw.data.begin() + h * hd * d_in, hd * d_in, weight.data.begin());
       wrapper.set_parameter(head + ".weight", weight);
       if (c.qkv_bias) {
-        const Tensor& fb = *mha.parameter(std::string(m) + ".bias");
+        const Tensor fb = *mha.parameter(std::string(m) + ".bias");
         wrapper.set_parameter(head + ".bias", Tensor({hd}, std::vector<float>(fb.data.begin() + h * hd, fb.data.begin() + (h + 1) * hd)));
       }
     }

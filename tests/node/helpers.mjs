@@ -1,6 +1,8 @@
 // Shared helpers for the node:test suites: the PyTorch fixtures and tensor comparisons.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
 const fixturePath = fileURLToPath(new URL("../fixtures/attention_fixtures.json", import.meta.url));
 
@@ -53,3 +55,17 @@ export function stackTwo(x) {
 }
 
 export const round4 = (v) => Math.round(v * 1e4) / 1e4;
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc");
+
+/**
+ * Collects garbage and lets the FinalizationRegistry callbacks run (they come in later tasks), so
+ * modules and generators that JS no longer holds release their WASM memory.
+ */
+export async function collectGarbage() {
+  for (let i = 0; i < 4; i++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}

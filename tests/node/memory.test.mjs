@@ -1,27 +1,68 @@
-// Objects returned to JS need no .delete(): the WASM heap stays flat over many create+forward cycles.
+// Objects returned to JS need no .delete(): modules and generators live in WASM memory until their JS
+// objects are garbage-collected (a FinalizationRegistry releases them) or disposed, so the WASM heap
+// stays flat over many create+forward cycles.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab, AttentionError } from "attention-lab";
-import { stackTwo } from "./helpers.mjs";
+import { stackTwo, collectGarbage } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
 
-test("1,000 create+forward cycles leave the WASM heap flat", () => {
+test("1,000 create+forward cycles leave the WASM heap flat", async () => {
   const x = stackTwo(lab.bookTokens());
   const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.5, num_heads: 2 };
   const cycle = () => {
     const m = lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(1) });
     m.forward(x, { trace: true });
   };
-  for (let i = 0; i < 20; i++) cycle();  // warm-up: the allocator reaches its steady state
+  // Garbage collection every 100 cycles, as a page would see it; the warm-up lets the allocator and
+  // the handle table reach the size 100 cycles of live modules need.
+  for (let i = 0; i < 100; i++) cycle();
+  await collectGarbage();
   const before = lab.heapInUse();
-  for (let i = 0; i < 1000; i++) cycle();
+  const handles = lab.handlesInUse();
+  for (let round = 0; round < 10; round++) {
+    for (let i = 0; i < 100; i++) cycle();
+    await collectGarbage();
+  }
   const after = lab.heapInUse();
   assert.ok(before > 0);
+  assert.equal(lab.handlesInUse(), handles, "every module and generator of the cycles was released");
   assert.equal(after, before, `heap in use grew from ${before} to ${after} bytes`);
 });
 
-test("errors leave the heap flat too", () => {
+test("2,000 create -> forward -> discard cycles at GPT-2 width, with garbage collection in between, keep the heap within 1 MiB", async () => {
+  const config = { d_in: 64, d_out: 64, context_length: 16, dropout: 0.1, num_heads: 4 };
+  const x = { shape: [1, 16, 64], data: lab.seededTokens(16, 64, 5).data };
+  const cycle = () => lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(2) }).forward(x, { trace: true });
+  for (let i = 0; i < 20; i++) cycle();
+  await collectGarbage();
+  const before = lab.heapInUse();
+  for (let round = 0; round < 20; round++) {
+    for (let i = 0; i < 100; i++) cycle();
+    await collectGarbage();
+  }
+  const after = lab.heapInUse();
+  assert.ok(Math.abs(after - before) <= 1024 * 1024, `heap in use went from ${before} to ${after} bytes`);
+});
+
+test("2,000 forwards of one module keep the heap flat, and dispose() frees the module at once", () => {
+  const m = lab.create("MultiHeadAttention", { d_in: 8, d_out: 8, context_length: 12, dropout: 0.0, num_heads: 2 });
+  const x = { shape: [2, 12, 8], data: lab.seededTokens(24, 8, 3).data };
+  for (let i = 0; i < 10; i++) m.forward(x, { trace: true });
+  const before = lab.heapInUse();
+  for (let i = 0; i < 2000; i++) m.forward(x, { trace: i % 2 === 0 });
+  assert.equal(lab.heapInUse(), before);
+  const handles = lab.handlesInUse();
+  m.dispose();
+  assert.equal(lab.handlesInUse(), handles - 1);
+  assert.ok(lab.heapInUse() < before, "the module's parameters were freed");
+  assert.throws(() => m.forward(x), (e) => e instanceof AttentionError && e.code === "disposed" && e.slot === "module");
+  m.dispose();  // twice is harmless
+});
+
+test("errors leave the heap flat too", async () => {
+  await collectGarbage();
   const before = lab.heapInUse();
   for (let i = 0; i < 200; i++) {
     try {
@@ -31,6 +72,7 @@ test("errors leave the heap flat too", () => {
       lab.create("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }).forward({ shape: [1, 7, 3], data: new Float32Array(21) });
     } catch {}
   }
+  await collectGarbage();
   assert.equal(lab.heapInUse(), before);
 });
 

@@ -122,6 +122,11 @@ export interface Generator {
   rand(shape: number[]): Tensor;
   /** nn.Dropout(p) in training mode applied to `tensor` (survivors scaled by 1/(1-p)). */
   dropout(tensor: TensorLike, p: number): Tensor;
+  /**
+   * Frees the generator's state in WASM memory now; garbage collection does it otherwise (nothing
+   * needs calling). Using it afterwards throws AttentionError "disposed" (slot "generator").
+   */
+  dispose(): void;
 }
 
 export interface AttentionModule {
@@ -145,6 +150,12 @@ export interface AttentionModule {
    * memory budget; refused before allocating), non_finite_input.
    */
   forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean }): ForwardResult;
+  /**
+   * The module's parameters live in WASM memory (written once, read by every forward). They are
+   * freed when this object is garbage-collected; dispose() frees them now. Any later call throws
+   * AttentionError "disposed" (slot "module"). Calling it twice is harmless.
+   */
+  dispose(): void;
 }
 
 export interface CopyPlanEntry {
@@ -274,6 +285,8 @@ export interface AttentionLab {
   fromParameters(className: ClassName, config: Config, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
   /** Bytes of WASM heap in use (for leak checks). */
   heapInUse(): number;
+  /** Modules and generators alive in WASM memory (released on dispose() or garbage collection). */
+  handlesInUse(): number;
   /** The input shape a class takes: [b, numTokens, dIn] for the batched classes, [numTokens, dIn] for SelfAttention_v1/v2. */
   inputShape(className: ClassName, numTokens: number, dIn: number, b?: number): number[];
 }

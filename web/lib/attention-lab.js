@@ -1,9 +1,13 @@
 // attention-lab: the library API (the one module that calls the raw WASM bindings).
 // Types and docs: ./attention-lab.d.ts. The page, the widget and the tests use only this facade.
 //
-// Lifetimes: the WASM side keeps nothing between calls. A module's parameters live here as
-// Float32Arrays; each forward copies them in, runs, and copies every result out. So nothing needs
-// .delete() and the WASM heap stays flat however many modules are made.
+// Lifetimes: modules and generators live in WASM memory under numeric handles. Their parameters are
+// written once (create, setParameter, fromParameters, loadCheckpoint, copyWeights) and a forward
+// passes only its input. A FinalizationRegistry releases a handle when its JS object is
+// garbage-collected, and `dispose()` releases it at once: nothing needs .delete().
+//
+// Every JS argument is read into plain values (numbers, strings, plain arrays, Float32Arrays) here,
+// before the call into WASM, so no user code (a getter, a toString) runs inside a call.
 import createAttentionCore from "./attention_core.mjs";
 
 /** The one error type of the library: `.code` is stable, `.slot` names the slot, `.hint` says how to fix it. */
@@ -25,6 +29,36 @@ function unwrap(result) {
   return result;
 }
 
+/** A slot value as a plain value: numbers, strings, booleans, null stay; anything else becomes "<type>". */
+function plainValue(v) {
+  return v === null || v === undefined || typeof v === "number" || typeof v === "string" || typeof v === "boolean" ? v : `<${typeof v}>`;
+}
+
+/** A config as a plain object of plain values (own enumerable keys, read once, here). */
+function plainConfig(config) {
+  if (config === null || typeof config !== "object") return {};
+  const out = {};
+  // defineProperty: a key such as "__proto__" stays an own key that the core can name
+  for (const key of Object.keys(config)) Object.defineProperty(out, key, { value: plainValue(config[key]), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+/** A shape as a plain array: sizes that are not numbers become NaN, which the core refuses by name. */
+function plainShape(shape) {
+  return Array.from(shape, (d) => (typeof d === "number" ? d : NaN));
+}
+
+/** A copy plan {W_query: {copy, transpose}, ...} as plain data; an entry that is not an object stays as it is so the core names it. */
+function plainPlan(plan) {
+  if (plan === null || typeof plan !== "object") return {};
+  const out = {};
+  for (const key of Object.keys(plan)) {
+    const e = plan[key];
+    out[key] = e !== null && typeof e === "object" ? { copy: e.copy === true, transpose: e.transpose === true } : plainValue(e);
+  }
+  return out;
+}
+
 /** Copies a TensorLike into {shape: number[], data: Float32Array}; AttentionError on a bad tensor. */
 function toTensor(t, what = "x") {
   if (t === null || typeof t !== "object" || !Array.isArray(t.shape) || t.data == null) {
@@ -35,8 +69,21 @@ function toTensor(t, what = "x") {
       hint: "For example {shape: [6, 3], data: new Float32Array(18)} (row-major).",
     });
   }
+  const shape = plainShape(t.shape);
   let data = t.data;
-  if (!(data instanceof Float32Array)) {
+  // Sizes before anything is copied: a data.length that does not fit the shape is refused at once.
+  const numel = shape.reduce((n, d) => n * d, 1);
+  const length = typeof data.length === "number" ? data.length : NaN;
+  if (!(length === numel)) {
+    const valid = shape.every((d) => Number.isInteger(d) && d >= 0);
+    throw new AttentionError({
+      code: valid ? "tensor_size" : "tensor_shape",
+      slot: what,
+      message: valid ? `${what} has shape (${shape.join(", ")}) (${numel} values) but data holds ${length}` : `${what}.shape is not a list of sizes`,
+      hint: valid ? "Give exactly as many values as the product of the shape, row-major." : "Sizes are whole numbers, 0 or more.",
+    });
+  }
+  if (!(data instanceof Float32Array) || Object.getPrototypeOf(data) !== Float32Array.prototype) {
     try {
       data = Float32Array.from(data);
     } catch {
@@ -44,7 +91,7 @@ function toTensor(t, what = "x") {
       throw new AttentionError({ code: "tensor_size", slot: what, message: `${what}.data cannot be read as float32 values`, hint: "Give the values as a Float32Array or an array of numbers, row-major." });
     }
   }
-  return { shape: t.shape.slice(), data };
+  return { shape, data };
 }
 
 function copyTensor(t) {
@@ -55,98 +102,95 @@ function firstError(diagnostics) {
   return diagnostics.find((d) => d.severity === "error");
 }
 
+// Held values name only the core and the handle, never the JS object, so it can be collected.
+const released = new FinalizationRegistry(({ release, handle }) => release(handle));
+
+function disposedError(what) {
+  return new AttentionError({ code: "disposed", slot: what, message: `this ${what} was disposed`, hint: what === "module" ? "Create it again with lab.create." : "Make a new one with lab.manualSeed(seed)." });
+}
+
 class Generator {
   #core;
-  #state;
+  #handle;
   constructor(core, seed) {
     this.#core = core;
     this.seed = seed;
-    this.#state = unwrap(core.manualSeed(seed)).state;
+    this.#handle = unwrap(core.manualSeed(seed)).handle;
+    released.register(this, { release: core.releaseGenerator, handle: this.#handle }, this);
   }
-  /** @internal the MT19937 state (Uint32Array of 625 words), passed to the core and advanced by it */
+  /** @internal the handle of the generator's state in WASM memory */
+  get _handle() {
+    if (this.#handle === 0) throw disposedError("generator");
+    return this.#handle;
+  }
+  /** @internal the MT19937 state (Uint32Array of 625 words), for tests */
   get _state() {
-    return this.#state;
-  }
-  set _state(s) {
-    this.#state = s;
+    return unwrap(this.#core.generatorState(this._handle)).state;
   }
   rand(shape) {
-    const r = unwrap(this.#core.rand(this.#state, shape));
-    this.#state = r.state;
-    return r.tensor;
+    if (!Array.isArray(shape)) throw new AttentionError({ code: "tensor_shape", slot: "shape", message: "shape must be an array of sizes", hint: "For example [6, 3]." });
+    return unwrap(this.#core.rand(this._handle, plainShape(shape))).tensor;
   }
   dropout(tensor, p) {
-    const r = unwrap(this.#core.dropout(this.#state, toTensor(tensor, "tensor"), p));
-    this.#state = r.state;
-    return r.tensor;
+    return unwrap(this.#core.dropout(this._handle, toTensor(tensor, "tensor"), typeof p === "number" ? p : NaN)).tensor;
+  }
+  /** Frees the generator's WASM memory now (otherwise garbage collection does it). */
+  dispose() {
+    if (this.#handle === 0) return;
+    this.#core.releaseGenerator(this.#handle);
+    released.unregister(this);
+    this.#handle = 0;
   }
 }
 
 class AttentionModule {
-  #lab;
-  #params;
+  #core;
+  #handle;
   #generator;
-  constructor(lab, className, created, generator) {
-    this.#lab = lab;
+  constructor(lab, info, generator) {
+    this.#core = lab._core;
+    this.#handle = info.handle;
     this.#generator = generator;
-    this.#params = created.parameters;
-    this.className = className;
-    this.config = Object.freeze({ ...created.config });
-    this.headDim = created.headDim;
-    this.outputWidth = created.outputWidth;
-    this.outputWidthRule = created.outputWidthRule;
-    this.parameterCount = created.parameterCount;
+    released.register(this, { release: lab._core.release, handle: info.handle }, this);
+    this.className = info.className;
+    this.config = Object.freeze({ ...info.config });
+    this.headDim = info.headDim;
+    this.outputWidth = info.outputWidth;
+    this.outputWidthRule = info.outputWidthRule;
+    this.parameterCount = info.parameterCount;
     Object.freeze(this);
   }
 
+  /** @internal the handle of the module in WASM memory */
+  get _handle() {
+    if (this.#handle === 0) throw disposedError("module");
+    return this.#handle;
+  }
+
   parameters() {
-    return this.#params.map((p) => ({ name: p.name, shape: p.shape.slice(), data: p.data.slice() }));
+    return unwrap(this.#core.parameters(this._handle)).parameters;
   }
 
   setParameter(name, tensor) {
-    const index = this.#params.findIndex((p) => p.name === name);
-    const t = toTensor(tensor, name);
-    if (index < 0) {
-      const names = this.#params.map((p) => p.name);
-      throw new AttentionError({
-        code: "unknown_parameter",
-        slot: name,
-        message: `${this.className} has no parameter named '${name}'`,
-        hint: `Its parameters: ${names.join(", ")}.`,
-      });
-    }
-    const current = this.#params[index];
-    if (t.shape.length !== current.shape.length || t.shape.some((d, i) => d !== current.shape[i])) {
-      const reversed = t.shape.length === 2 && current.shape.length === 2 && t.shape[0] === current.shape[1] && t.shape[1] === current.shape[0];
-      throw new AttentionError({
-        code: "parameter_shape",
-        slot: name,
-        message: `${name} has shape (${current.shape.join(", ")}), got (${t.shape.join(", ")})`,
-        hint: reversed ? "The shape is exactly reversed: it looks transposed. Use .T on it." : `Give a tensor of shape (${current.shape.join(", ")}).`,
-      });
-    }
-    if (t.data.length !== current.data.length) {
-      throw new AttentionError({ code: "tensor_size", slot: name, message: `${name}: data holds ${t.data.length} values, shape needs ${current.data.length}`, hint: "" });
-    }
-    this.#params[index] = { name, shape: current.shape.slice(), data: t.data.slice() };
+    const t = toTensor(tensor, String(name));
+    unwrap(this.#core.setParameter(this._handle, String(name), t));
   }
 
   forward(x, { training = true, generator, trace = false } = {}) {
     // Only dropout in training draws; otherwise the generator is left alone (as in PyTorch).
     const draws = Boolean(training) && this.config.dropout > 0;
     const gen = draws ? generator ?? this.#generator : null;
-    const core = this.#lab._core;
-    const r = unwrap(core.forward(this.className, this.config, this.#params, toTensor(x, "x"), Boolean(training), gen ? gen._state : null, Boolean(trace)));
-    if (gen) gen._state = r.state;
+    const input = toTensor(x, "x");
+    const r = unwrap(this.#core.forward(this._handle, input, Boolean(training), gen ? gen._handle : 0, Boolean(trace)));
     return trace ? { output: r.output, trace: r.trace } : { output: r.output };
   }
 
-  /** @internal raw parameter list for the facade (no copies) */
-  get _params() {
-    return this.#params;
-  }
-  set _params(p) {
-    this.#params = p;
+  /** Frees the module's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
+  dispose() {
+    if (this.#handle === 0) return;
+    this.#core.release(this.#handle);
+    released.unregister(this);
+    this.#handle = 0;
   }
 }
 
@@ -174,13 +218,13 @@ class Lab {
   }
 
   check(className, config, { inputShape, training } = {}) {
-    const r = this._core.check(String(className ?? ""), config ?? {}, Array.isArray(inputShape) ? inputShape : null, typeof training === "boolean" ? training : null);
+    const r = this._core.check(String(className ?? ""), plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape) : null, typeof training === "boolean" ? training : null);
     if (!r.ok) return [{ severity: "error", code: r.error.code, slots: r.error.slot ? [r.error.slot] : [], message: r.error.message, hint: r.error.hint, pytorch: "" }];
     return r.diagnostics;
   }
 
   describe(className, config) {
-    const r = this._core.describe(String(className ?? ""), config ?? {});
+    const r = this._core.describe(String(className ?? ""), plainConfig(config));
     if (!r.ok) return { ok: false, diagnostics: this.check(className, config) };
     const { valid, ...rest } = r;
     return { ...rest, ok: valid };
@@ -200,19 +244,15 @@ class Lab {
       throw new AttentionError({ code: error.code, slot: error.slots[0] ?? "", message: error.message, hint: error.hint, diagnostics });
     }
     const gen = generator ?? this.manualSeed(123);
-    const r = unwrap(this._core.create(className, config, gen._state));
-    gen._state = r.state;
-    return new AttentionModule(this, className, r, gen);
+    const r = unwrap(this._core.create(String(className), plainConfig(config), gen._handle));
+    return new AttentionModule(this, r, gen);
   }
 
   copyWeights(from, to, plan = {}, { tokens } = {}) {
     if (!(from instanceof AttentionModule) || !(to instanceof AttentionModule)) {
       throw new AttentionError({ code: "copy_unsupported", slot: "", message: "copyWeights takes two modules made by lab.create", hint: "" });
     }
-    const r = unwrap(
-      this._core.copyWeights(from.className, from.config, from._params, to.className, to.config, to._params, plan ?? {}, tokens == null ? null : toTensor(tokens, "tokens")),
-    );
-    to._params = r.parameters;
+    const r = unwrap(this._core.copyWeights(from._handle, to._handle, plainPlan(plan), tokens == null ? null : toTensor(tokens, "tokens")));
     return r.report;
   }
 
@@ -226,7 +266,7 @@ class Lab {
     const first = await reader.read(0, Math.min(8, reader.size));
     const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
     const header = await reader.read(8, 8 + headerLength);
-    const options = { layer, num_heads, context_length };
+    const options = { layer: plainValue(layer), num_heads: plainValue(num_heads), context_length: plainValue(context_length) };
     if (into != null) {
       if (!(into instanceof AttentionModule)) {
         throw new AttentionError({ code: "checkpoint_config_mismatch", slot: "", message: "`into` must be a module made by lab.create", hint: "" });
@@ -236,12 +276,10 @@ class Lab {
     const plan = unwrap(core.planCheckpoint(header, reader.size, options));
     const buffers = {};
     for (const { key, begin, end } of plan.needed) buffers[key] = await reader.read(begin, end);
-    const r = unwrap(core.loadCheckpoint(header, reader.size, options, buffers));
-    if (into != null) {
-      into._params = r.parameters;  // all or nothing: only after every check passed
-      return { module: into, report: r.report };
-    }
-    return { module: new AttentionModule(this, "MultiHeadAttention", r, this.manualSeed(123)), report: r.report };
+    // all or nothing: `into` changes only after every check passed
+    const r = unwrap(core.loadCheckpoint(header, reader.size, options, buffers, into != null ? into._handle : 0));
+    if (into != null) return { module: into, report: r.report };
+    return { module: new AttentionModule(this, r, this.manualSeed(123)), report: r.report };
   }
 
   /**
@@ -254,7 +292,7 @@ class Lab {
     const first = await reader.read(0, Math.min(8, reader.size));
     const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
     const header = await reader.read(8, 8 + headerLength);
-    const ids = Array.from(tokenIds ?? []);
+    const ids = Array.from(tokenIds ?? [], (id) => (typeof id === "number" ? id : -1));
     const plan = unwrap(core.planBlockInput(header, reader.size, ids, layer));
     const buffers = {};
     for (const { name, begin, end } of plan.reads) buffers[name] = await reader.read(begin, end);
@@ -263,7 +301,7 @@ class Lab {
 
   /** The equivalent multi-head config: wrapper d_out per head <-> fused d_out total. */
   equivalentConfig(className, config) {
-    const r = unwrap(this._core.equivalentConfig(String(className ?? ""), config ?? {}));
+    const r = unwrap(this._core.equivalentConfig(String(className ?? ""), plainConfig(config)));
     return { className: r.className, config: r.config, pythonCall: r.pythonCall };
   }
 
@@ -275,8 +313,8 @@ class Lab {
     if (!(module instanceof AttentionModule)) {
       throw new AttentionError({ code: "convert_unsupported", slot: "", message: "convert takes a module made by lab.create", hint: "" });
     }
-    const r = unwrap(this._core.convert(module.className, module.config, module._params, layout));
-    return { module: new AttentionModule(this, r.className, r, this.manualSeed(123)), code: r.code };
+    const r = unwrap(this._core.convert(module._handle, String(layout)));
+    return { module: new AttentionModule(this, r, this.manualSeed(123)), code: r.code };
   }
 
   /** Runs both modules on x in eval mode and compares every stage they share (same id and shape). */
@@ -284,7 +322,7 @@ class Lab {
     if (!(a instanceof AttentionModule) || !(b instanceof AttentionModule)) {
       throw new AttentionError({ code: "compare_unsupported", slot: "", message: "compare takes two modules made by lab.create", hint: "" });
     }
-    const r = unwrap(this._core.compare(a.className, a.config, a._params, b.className, b.config, b._params, toTensor(x, "x")));
+    const r = unwrap(this._core.compare(a._handle, b._handle, toTensor(x, "x")));
     const worst = r.stages.reduce((m, s) => Math.max(m, s.maxAbsDiff), 0);
     return { stages: r.stages, maxAbsDiff: worst, agree: worst <= 1e-6 };
   }
@@ -294,7 +332,7 @@ class Lab {
    * core checks before allocating), and the budget it checks against.
    */
   estimateBytes(className, config, inputShape) {
-    const r = unwrap(this._core.estimateBytes(String(className ?? ""), config ?? {}, Array.isArray(inputShape) ? inputShape : null));
+    const r = unwrap(this._core.estimateBytes(String(className ?? ""), plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape) : null));
     return { bytes: r.bytes, budget: r.budget };
   }
 
@@ -310,18 +348,21 @@ class Lab {
       }
       return { name: p.name, ...toTensor(p, p.name) };
     });
-    const r = unwrap(this._core.fromParameters(String(className ?? ""), config ?? {}, params));
-    const given = new Set(params.map((p) => p.name));
-    const missing = r.parameters.map((p) => p.name).filter((n) => !given.has(n));
-    if (missing.length) {
-      throw new AttentionError({ code: "missing_parameter", slot: missing[0], message: `no values given for ${missing.join(", ")}`, hint: "Pass every entry of module.parameters()." });
+    const d = this.describe(className, config);
+    if (d.ok) {
+      const given = new Set(params.map((p) => p.name));
+      const missing = d.parameters.map((p) => p.name).filter((n) => !given.has(n));
+      if (missing.length) {
+        throw new AttentionError({ code: "missing_parameter", slot: missing[0], message: `no values given for ${missing.join(", ")}`, hint: "Pass every entry of module.parameters()." });
+      }
     }
-    return new AttentionModule(this, r.className, r, generator ?? this.manualSeed(123));
+    const r = unwrap(this._core.fromParameters(String(className ?? ""), plainConfig(config), params));
+    return new AttentionModule(this, r, generator ?? this.manualSeed(123));
   }
 
   /** The PyTorch lines of a v1/v2 copy plan (as report.code), without building the modules. */
   copyCode(fromClass, toClass, plan = {}) {
-    return unwrap(this._core.copyCode(String(fromClass ?? ""), String(toClass ?? ""), plan ?? {})).code;
+    return unwrap(this._core.copyCode(String(fromClass ?? ""), String(toClass ?? ""), plainPlan(plan))).code;
   }
 
   bookTokens() {
@@ -330,15 +371,20 @@ class Lab {
 
   sentenceTokens(words, dIn, seed) {
     if (!Array.isArray(words)) throw new AttentionError({ code: "tensor_shape", slot: "tokens", message: "words must be an array of strings", hint: 'For example "Your journey starts".split(/\\s+/).' });
-    return unwrap(this._core.sentenceTokens(words.map(String), dIn, seed)).tensor;
+    return unwrap(this._core.sentenceTokens(words.map((w) => (typeof w === "string" ? w : String(w))), typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN)).tensor;
   }
 
   seededTokens(numTokens, dIn, seed) {
-    return unwrap(this._core.seededTokens(numTokens, dIn, seed)).tensor;
+    return unwrap(this._core.seededTokens(typeof numTokens === "number" ? numTokens : NaN, typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN)).tensor;
   }
 
   heapInUse() {
     return this._core.heapInUse();
+  }
+
+  /** How many modules and generators live in WASM memory now (released on dispose or collection). */
+  handlesInUse() {
+    return this._core.handlesInUse();
   }
 
   /** Input shape a class expects for `numTokens` tokens and batch `b`. */

@@ -1,13 +1,17 @@
 // The only file that includes <emscripten/...>: embind glue between the core and the JS facade
 // (web/lib/attention-lab.js). Every function takes and returns plain JS values; tensors are copied in
-// and out (no live heap views, nothing that needs .delete()); errors come back as data
-// ({ok: false, error: {code, slot, message, hint}}), never as raw exception pointers.
+// and out (no live heap views); errors come back as data ({ok: false, error: {code, slot, message,
+// hint}}), never as raw exception pointers. Modules and generators live here, in WASM memory, under
+// numeric handles: their parameters are written once and a forward passes only its input. The
+// facade releases a handle when its JS object is garbage-collected or disposed.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <new>
 
 #include "attention_lab/call_parser.hpp"
@@ -167,15 +171,36 @@ val ok() {
   return out;
 }
 
-/// A generator state crosses the boundary as a Uint32Array of 625 words (see Mt19937::words).
-TorchGenerator generator_from_state(const val& state) {
-  if (state.isNull() || state.isUndefined() || state["length"].isUndefined())
-    throw AttentionError("generator_state", "generator", "the generator state is missing", "Make generators with lab.manualSeed(seed).");
-  TorchGenerator g;
-  g.set_state(emscripten::convertJSArrayToNumberVector<uint32_t>(state));
-  return g;
+/// What lives between calls: modules and generators by handle (0 is never a handle).
+struct Registry {
+  std::map<uint32_t, std::unique_ptr<AttentionModule>> modules;  // a tree: its memory follows what is live
+  std::map<uint32_t, TorchGenerator> generators;
+  uint32_t next = 1;
+  uint32_t add(std::unique_ptr<AttentionModule> m) {
+    modules[next] = std::move(m);
+    return next++;
+  }
+};
+Registry& registry() {
+  static Registry r;
+  return r;
 }
 
+AttentionModule& module_at(double handle) {
+  const auto it = registry().modules.find(static_cast<uint32_t>(handle));
+  if (it == registry().modules.end())
+    throw AttentionError("disposed", "module", "this module was disposed", "Create it again with lab.create (or keep it until you are done).");
+  return *it->second;
+}
+
+TorchGenerator& generator_at(double handle) {
+  const auto it = registry().generators.find(static_cast<uint32_t>(handle));
+  if (it == registry().generators.end())
+    throw AttentionError("disposed", "generator", "this generator was disposed", "Make a new one with lab.manualSeed(seed).");
+  return it->second;
+}
+
+/// A generator state crosses the boundary as a Uint32Array of 625 words (see Mt19937::words).
 val state_to_js(const TorchGenerator& g) {
   const std::vector<uint32_t> words = g.state();
   return val::global("Uint32Array").new_(emscripten::typed_memory_view(words.size(), words.data()));
@@ -191,9 +216,9 @@ std::vector<NamedTensor> parameters_from_js(const val& params) {
   return out;
 }
 
-AttentionModule module_from_js(const std::string& class_name, const val& config, const val& params) {
-  AttentionModule m(validated_config(class_name, config_from_js(config)));
-  for (const auto& p : parameters_from_js(params)) m.set_parameter(p.name, p.tensor);
+std::unique_ptr<AttentionModule> module_from_js(const std::string& class_name, const val& config, const val& params) {
+  auto m = std::make_unique<AttentionModule>(validated_config(class_name, config_from_js(config)));
+  m->set_parameters(parameters_from_js(params));
   return m;
 }
 
@@ -207,7 +232,9 @@ val parameters_to_js(const AttentionModule& m) {
   return out;
 }
 
-val module_info_to_js(const AttentionModule& m) {
+/// The facts of a module and its new handle (its parameters stay in WASM memory: see parameters_js).
+val module_info_to_js(std::unique_ptr<AttentionModule> module) {
+  const AttentionModule& m = *module;
   const ModuleConfig& c = m.config();
   val out = ok();
   out.set("className", c.class_name());
@@ -216,7 +243,7 @@ val module_info_to_js(const AttentionModule& m) {
   out.set("outputWidth", static_cast<double>(c.output_width()));
   out.set("outputWidthRule", c.output_width_rule());
   out.set("parameterCount", static_cast<double>(parameter_count(c)));
-  out.set("parameters", parameters_to_js(m));
+  out.set("handle", registry().add(std::move(module)));
   return out;
 }
 
@@ -334,33 +361,58 @@ uint64_t seed_from_js(double seed) {
 val manual_seed_js(double seed) {
   return guarded([&] {
     const uint64_t s = seed_from_js(seed);
+    Registry& r = registry();
+    r.generators.emplace(r.next, TorchGenerator(s));
     val out = ok();
-    out.set("state", state_to_js(TorchGenerator(s)));
+    out.set("handle", r.next++);
     return out;
   });
 }
 
-val create_js(const std::string& class_name, const val& config, const val& gen_state) {
+/// The MT19937 state of a generator as 625 words (Mt19937::words): for tests and debugging.
+val generator_state_js(double handle) {
+  return guarded([&] {
+    val out = ok();
+    out.set("state", state_to_js(generator_at(handle)));
+    return out;
+  });
+}
+
+void release_generator_js(double handle) { registry().generators.erase(static_cast<uint32_t>(handle)); }
+void release_module_js(double handle) { registry().modules.erase(static_cast<uint32_t>(handle)); }
+double handles_in_use() { return static_cast<double>(registry().modules.size() + registry().generators.size()); }
+
+val create_js(const std::string& class_name, const val& config, double generator) {
   return guarded([&] {
     const ModuleConfig c = validated_config(class_name, config_from_js(config));
-    TorchGenerator g = generator_from_state(gen_state);
-    const AttentionModule m(c, g);
-    val out = module_info_to_js(m);
-    out.set("state", state_to_js(g));
+    return module_info_to_js(std::make_unique<AttentionModule>(c, generator_at(generator)));
+  });
+}
+
+val parameters_js(double handle) {
+  return guarded([&] {
+    val out = ok();
+    out.set("parameters", parameters_to_js(module_at(handle)));
     return out;
   });
 }
 
-val forward_js(const std::string& class_name, const val& config, const val& params, const val& x, bool training, const val& gen_state, bool want_trace) {
+val set_parameter_js(double handle, const std::string& name, const val& tensor) {
   return guarded([&] {
-    const AttentionModule m = module_from_js(class_name, config, params);
+    AttentionModule& m = module_at(handle);
+    m.set_parameter(name, tensor_from_js(tensor, name.c_str()));
+    return ok();
+  });
+}
+
+val forward_js(double handle, const val& x, bool training, double generator, bool want_trace) {
+  return guarded([&] {
+    const AttentionModule& m = module_at(handle);
     const Tensor input = tensor_from_js(x, "x");  // forward checks the memory budget before allocating
-    const bool has_gen = !gen_state.isNull() && !gen_state.isUndefined();
-    TorchGenerator g = has_gen ? generator_from_state(gen_state) : TorchGenerator();
     std::vector<Stage> trace;
     ForwardOptions opts;
     opts.training = training;
-    opts.generator = has_gen ? &g : nullptr;
+    opts.generator = generator != 0 ? &generator_at(generator) : nullptr;
     opts.trace = want_trace ? &trace : nullptr;
     const Tensor y = m.forward(input, opts);
     val out = ok();
@@ -377,31 +429,28 @@ val forward_js(const std::string& class_name, const val& config, const val& para
       }
       out.set("trace", stages);
     }
-    if (has_gen) out.set("state", state_to_js(g));
     return out;
   });
 }
 
-val rand_js(const val& gen_state, const val& shape) {
+val rand_js(double generator, const val& shape) {
   return guarded([&] {
-    TorchGenerator g = generator_from_state(gen_state);
+    TorchGenerator& g = generator_at(generator);
     const Shape s = shape_from_js(shape, "shape");
     int64_t numel = 0;
     if (!checked_numel(s, numel) || static_cast<double>(numel) > 256.0 * 1024 * 1024) throw AttentionError("too_large", "shape", "rand of " + shape_string(s) + " is too large", "");
     val out = ok();
     out.set("tensor", tensor_to_js(g.rand(s)));
-    out.set("state", state_to_js(g));
     return out;
   });
 }
 
-val dropout_js(const val& gen_state, const val& tensor, double p) {
+val dropout_js(double generator, const val& tensor, double p) {
   return guarded([&] {
-    TorchGenerator g = generator_from_state(gen_state);
-    const Tensor y = g.dropout(tensor_from_js(tensor, "tensor"), p);
+    TorchGenerator& g = generator_at(generator);
+    const Tensor x = tensor_from_js(tensor, "tensor");
     val out = ok();
-    out.set("tensor", tensor_to_js(y));
-    out.set("state", state_to_js(g));
+    out.set("tensor", tensor_to_js(g.dropout(x, p)));
     return out;
   });
 }
@@ -429,26 +478,27 @@ val equivalent_config_js(const std::string& class_name, const val& config) {
   });
 }
 
-val convert_js(const std::string& class_name, const val& config, const val& params, const std::string& layout) {
+val convert_js(double handle, const std::string& layout) {
   return guarded([&] {
-    const AttentionModule from = module_from_js(class_name, config, params);
+    const AttentionModule& from = module_at(handle);
     if (layout != "stacked" && layout != "interleaved")
       throw AttentionError("convert_layout", "layout", "layout must be 'stacked' or 'interleaved', got '" + layout + "'", "");
-    const AttentionModule to = from.config().kind == ClassKind::MultiHeadAttentionWrapper
-                                   ? fused_from_wrapper(from, layout == "stacked" ? HeadLayout::Stacked : HeadLayout::Interleaved)
-                                   : wrapper_from_fused(from);
-    val out = module_info_to_js(to);
-    out.set("code", conversion_code(from));
+    auto to = std::make_unique<AttentionModule>(from.config().kind == ClassKind::MultiHeadAttentionWrapper
+                                                    ? fused_from_wrapper(from, layout == "stacked" ? HeadLayout::Stacked : HeadLayout::Interleaved)
+                                                    : wrapper_from_fused(from));
+    const std::string code = conversion_code(from);
+    val out = module_info_to_js(std::move(to));
+    out.set("code", code);
     return out;
   });
 }
 
-val compare_js(const std::string& a_class, const val& a_config, const val& a_params, const std::string& b_class, const val& b_config, const val& b_params, const val& x) {
+val compare_js(double a, double b, const val& x) {
   return guarded([&] {
-    const AttentionModule a = module_from_js(a_class, a_config, a_params);
-    const AttentionModule b = module_from_js(b_class, b_config, b_params);
+    const AttentionModule& ma = module_at(a);
+    const AttentionModule& mb = module_at(b);
     val out = ok();
-    out.set("stages", stage_diffs_to_js(compare_stages(a, b, tensor_from_js(x, "x"))));
+    out.set("stages", stage_diffs_to_js(compare_stages(ma, mb, tensor_from_js(x, "x"))));
     return out;
   });
 }
@@ -484,14 +534,14 @@ val copy_code_js(const std::string& from_class, const std::string& to_class, con
   });
 }
 
-val copy_weights_js(const std::string& from_class, const val& from_config, const val& from_params, const std::string& to_class, const val& to_config,
-                    const val& to_params, const val& plan_js, const val& tokens_js) {
+val copy_weights_js(double from_handle, double to_handle, const val& plan_js, const val& tokens_js) {
   return guarded([&] {
-    const AttentionModule from = module_from_js(from_class, from_config, from_params);
-    AttentionModule to = module_from_js(to_class, to_config, to_params);
+    const AttentionModule& from = module_at(from_handle);
+    AttentionModule& target = module_at(to_handle);
     const CopyPlan plan = plan_from_js(plan_js);
     std::optional<Tensor> tokens;
     if (!tokens_js.isNull() && !tokens_js.isUndefined()) tokens = tensor_from_js(tokens_js, "tokens");
+    AttentionModule to = target;  // all or nothing: the target changes only when the copy succeeded
     const CopyReport r = copy_weights(from, to, plan, tokens);
     val out = ok();
     val matrices = val::array();
@@ -513,7 +563,7 @@ val copy_weights_js(const std::string& from_class, const val& from_config, const
     report.set("stages", stage_diffs_to_js(r.stages));
     report.set("code", r.code);
     out.set("report", report);
-    out.set("parameters", parameters_to_js(to));
+    target = std::move(to);
     return out;
   });
 }
@@ -613,13 +663,21 @@ val plan_checkpoint_js(const val& header_bytes, double file_size, const val& opt
   });
 }
 
-val load_checkpoint_js(const val& header_bytes, double file_size, const val& options, const val& buffers) {
+/// Loads into a new module (into = 0) or, when every check passed, replaces module `into`.
+val load_checkpoint_js(const val& header_bytes, double file_size, const val& options, const val& buffers, double into) {
   return guarded([&] {
     const SafetensorsHeader h = header_from_js(header_bytes, file_size);
     const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options_from_js(options));
     std::map<std::string, std::vector<uint8_t>> bytes;
     for (const auto& e : plan.needed) bytes[e.key] = bytes_from_js(buffers[e.key], e.key.c_str());
-    val out = module_info_to_js(load_gpt2_attention(plan, bytes));
+    auto loaded = std::make_unique<AttentionModule>(load_gpt2_attention(plan, bytes));
+    if (into != 0) {
+      module_at(into) = std::move(*loaded);
+      val out = ok();
+      out.set("report", checkpoint_report_to_js(plan.report));
+      return out;
+    }
+    val out = module_info_to_js(std::move(loaded));
     out.set("report", checkpoint_report_to_js(plan.report));
     return out;
   });
@@ -709,6 +767,12 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("check", &check_js);
   emscripten::function("describe", &describe_js);
   emscripten::function("manualSeed", &manual_seed_js);
+  emscripten::function("generatorState", &generator_state_js);
+  emscripten::function("releaseGenerator", &release_generator_js);
+  emscripten::function("release", &release_module_js);
+  emscripten::function("handlesInUse", &handles_in_use);
+  emscripten::function("parameters", &parameters_js);
+  emscripten::function("setParameter", &set_parameter_js);
   emscripten::function("create", &create_js);
   emscripten::function("forward", &forward_js);
   emscripten::function("rand", &rand_js);

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "attention_lab/ops.hpp"
+#include "attention_lab/plan.hpp"
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
 #include "attention_lab/torch_generator.hpp"
@@ -61,22 +64,49 @@ class AttentionModule {
   /// Zero-initialised parameters (for loading values with set_parameter).
   explicit AttentionModule(const ModuleConfig& config);
 
-  const ModuleConfig& config() const { return config_; }
-  const std::vector<NamedTensor>& parameters() const { return params_; }
+  const ModuleConfig& config() const { return plan_.config; }
+  const ForwardPlan& plan() const { return plan_; }
+  /// Every parameter by its PyTorch name, in named_parameters() order (copies: the module keeps its
+  /// weights prepared for the forward, written once).
+  std::vector<NamedTensor> parameters() const;
   /// Throws AttentionError "unknown_parameter" (with a did-you-mean hint) or "parameter_shape".
   void set_parameter(const std::string& name, const Tensor& value);
-  /// nullptr when there is no such parameter.
-  const Tensor* parameter(const std::string& name) const;
+  /// Several at once (each checked first, then all stored: all or nothing), packing each prepared
+  /// matrix once: what fromParameters and checkpoint loads use.
+  void set_parameters(const std::vector<NamedTensor>& values);
+  /// nullopt when there is no such parameter.
+  std::optional<Tensor> parameter(const std::string& name) const;
 
   /// Input (num_tokens, d_in) for SelfAttention_v1/v2, (b, num_tokens, d_in) otherwise.
   /// Output (num_tokens, d_out), (b, num_tokens, d_out), or (b, num_tokens, num_heads * d_out) for
-  /// the wrapper. Throws AttentionError (see check_input): tensor_size, input_rank, input_empty,
-  /// input_width, context_too_short, too_large, non_finite_input; then generator_missing.
+  /// the wrapper. One path for every class, driven by plan(): project -> scores -> mask -> softmax
+  /// -> dropout -> context -> merge -> out_proj. Throws AttentionError (see check_input):
+  /// tensor_size, input_rank, input_empty, input_width, context_too_short, too_large,
+  /// non_finite_input; then generator_missing.
   Tensor forward(const Tensor& x, const ForwardOptions& options = {}) const;
 
  private:
-  ModuleConfig config_;
-  std::vector<NamedTensor> params_;
+  /// The parameters as the forward reads them, prepared once (and again after set_parameter):
+  /// q/k/v as one right-hand matrix (d_in, num_heads * head_dim) each (the wrapper's heads side by
+  /// side, Linear weights transposed), their biases, and out_proj's transposed weight.
+  struct Prepared {
+    ops::PackedMatrix weight[4];  // W_query, W_key, W_value, out_proj
+    std::vector<float> bias[4];   // the wrapper's head biases side by side (n); else empty
+  };
+  /// Where parameter i lives: in prepared_ (which 0-3, head for the wrapper, else -1) or in params_.
+  struct Home {
+    int which = -1;  // -1: params_[i] holds the values
+    int64_t head = -1;
+    bool bias = false;
+  };
+  Tensor value(size_t i) const;
+  void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
+  const float* bias(int which) const;
+
+  ForwardPlan plan_;
+  std::vector<NamedTensor> params_;  // names and shapes; values only where home_[i].which < 0
+  std::vector<Home> home_;
+  Prepared prepared_;
 };
 
 /// The book's six 3-d embeddings of "Your journey starts with one step": (6, 3).

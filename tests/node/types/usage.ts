@@ -23,7 +23,9 @@ async function main(): Promise<void> {
   const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 });
   const report: CopyReport = lab.copyWeights(v2, v1, { W_query: { copy: true, transpose: true } }, { tokens: lab.bookTokens() });
   const agree: boolean = report.agree && report.matrices[0].action === "transposed";
-  const heap: number = lab.heapInUse();
+  const heap: number = lab.heapInUse() + lab.handlesInUse();
+  v1.dispose();
+  gen.dispose();
   const t: Tensor = lab.seededTokens(4, 3, 1);
   try {
     lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 });

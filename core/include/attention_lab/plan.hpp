@@ -1,0 +1,70 @@
+// What a forward pass does, computed once from a config: one plan drives the one forward path of
+// every class (project -> scores -> mask -> softmax -> dropout -> context -> merge -> out_proj), the
+// trace's titles and formulas (one table keyed by stage id), and the memory estimate.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention_lab/schema.hpp"
+#include "attention_lab/tensor.hpp"
+
+namespace attention_lab {
+
+enum class MaskKind { None, Causal };
+
+/// How q/k/v are made from x and how the heads sit in the parameters.
+enum class HeadsIn {
+  Single,   // one head: SelfAttention_v1/v2, CausalAttention
+  Modules,  // MultiHeadAttentionWrapper: num_heads separate CausalAttention modules, outputs concatenated
+  Fused,    // MultiHeadAttention: one projection of width d_out viewed as (num_heads, head_dim)
+};
+
+struct ForwardPlan {
+  ModuleConfig config;
+  bool batched = false;        // input (b, num_tokens, d_in); else (num_tokens, d_in)
+  bool per_head_axes = false;  // stages carry a num_heads axis
+  int64_t query_heads = 1;     // H
+  int64_t kv_heads = 1;        // key/value heads (= query_heads for the book's five classes)
+  int64_t head_dim = 0;        // d_k: width of one head's q/k/v
+  std::string head_dim_name;   // "head_dim" (MHA) or "d_out"
+  int64_t proj_width = 0;      // query_heads * head_dim: width of the q/k/v projections
+  int64_t output_width = 0;
+  float scale_div = 1.0f;      // keys.shape[-1]**0.5, cast to float by the division
+  MaskKind mask = MaskKind::None;
+  int64_t window = 0;          // sliding window (0: none)
+  bool dropout_stage = false;  // the class has an nn.Dropout on the weights
+  double dropout = 0.0;
+  bool dropout_heads_outer = false;  // PyTorch's draw order: head after head (wrapper) or (b, H, T, T)
+  bool matmul_projection = false;    // SelfAttention_v1: x @ W (W is (d_in, d_out)); else x @ W.T + b
+  HeadsIn layout = HeadsIn::Single;
+  bool out_proj = false;
+};
+
+/// The plan of a validated config (validated_config / to_module_config).
+ForwardPlan plan_forward(const ModuleConfig& config);
+
+/// Stage ids in trace order; a forward emits those its plan has (stage_present).
+enum class StageId { Input, Queries, Keys, Values, AttnScores, Mask, AttnScoresMasked, AttnWeights, AttnWeightsDropout, ContextVec, HeadsConcat, OutProj, Output };
+
+/// "attn_weights", ...: the stable id the trace carries.
+const char* stage_id_name(StageId id);
+bool stage_present(const ForwardPlan& plan, StageId id);
+
+/// Title and formula of a stage, from the one table keyed by stage id. `num_tokens` and whether
+/// dropout really acted (`training`) fill in the numbers.
+struct StageText {
+  std::string title;
+  std::string formula;
+  std::vector<std::string> axes;
+};
+StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bool training);
+
+/// Upper bound of the bytes the core allocates for the module (parameters and their prepared copies)
+/// plus one forward on `input_shape` (with the trace when `trace`): the same sizes the forward path
+/// allocates, so the estimate bounds the real peak. No input shape: the module alone.
+double plan_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape, bool trace = true);
+
+}  // namespace attention_lab

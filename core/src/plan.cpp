@@ -1,0 +1,223 @@
+#include "attention_lab/plan.hpp"
+
+#include "attention_lab/ops.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace attention_lab {
+
+ForwardPlan plan_forward(const ModuleConfig& c) {
+  ForwardPlan p;
+  p.config = c;
+  p.batched = c.batched();
+  p.layout = c.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsIn::Modules : c.kind == ClassKind::MultiHeadAttention ? HeadsIn::Fused : HeadsIn::Single;
+  p.query_heads = p.layout == HeadsIn::Single ? 1 : c.num_heads;
+  p.kv_heads = p.query_heads;
+  p.per_head_axes = p.layout != HeadsIn::Single;
+  p.head_dim = c.head_dim();
+  p.head_dim_name = p.layout == HeadsIn::Fused ? "head_dim" : "d_out";
+  p.proj_width = p.query_heads * p.head_dim;
+  p.output_width = c.output_width();
+  p.scale_div = static_cast<float>(std::sqrt(static_cast<double>(p.head_dim)));
+  p.mask = c.causal() ? MaskKind::Causal : MaskKind::None;
+  p.dropout_stage = c.has_dropout();
+  p.dropout = c.dropout;
+  p.dropout_heads_outer = p.layout == HeadsIn::Modules;
+  p.matmul_projection = c.kind == ClassKind::SelfAttentionV1;
+  p.out_proj = p.layout == HeadsIn::Fused;
+  return p;
+}
+
+namespace {
+
+struct StageRow {
+  StageId id;
+  const char* name;
+};
+
+// Trace order.
+constexpr StageRow kStageNames[] = {
+    {StageId::Input, "input"},           {StageId::Queries, "queries"},
+    {StageId::Keys, "keys"},             {StageId::Values, "values"},
+    {StageId::AttnScores, "attn_scores"}, {StageId::Mask, "mask"},
+    {StageId::AttnScoresMasked, "attn_scores_masked"}, {StageId::AttnWeights, "attn_weights"},
+    {StageId::AttnWeightsDropout, "attn_weights_dropout"}, {StageId::ContextVec, "context_vec"},
+    {StageId::HeadsConcat, "heads_concat"}, {StageId::OutProj, "out_proj"},
+    {StageId::Output, "output"},
+};
+
+/// The one table of stage texts: (id, variant) -> title and formula templates. `{name}` fields are
+/// filled from the plan (see fields() below); a variant picks among texts of one stage.
+struct TextRow {
+  StageId id;
+  const char* variant;  // "" when the stage has one text
+  const char* title;
+  const char* formula;
+};
+
+constexpr TextRow kStageTexts[] = {
+    {StageId::Input, "", "Input tokens", "x"},
+    {StageId::Queries, "matmul", "Queries{per_head}", "queries = x @ W_query"},
+    {StageId::Queries, "single", "Queries{per_head}", "queries = W_query(x)  (x @ weight.T{bias})"},
+    {StageId::Queries, "modules", "Queries{per_head}", "queries[:, h] = heads[h].W_query(x)  (x @ weight.T{bias})"},
+    {StageId::Queries, "fused", "Queries{per_head}", "queries = (W_query(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
+    {StageId::Keys, "matmul", "Keys{per_head}", "keys = x @ W_key"},
+    {StageId::Keys, "single", "Keys{per_head}", "keys = W_key(x)  (x @ weight.T{bias})"},
+    {StageId::Keys, "modules", "Keys{per_head}", "keys[:, h] = heads[h].W_key(x)  (x @ weight.T{bias})"},
+    {StageId::Keys, "fused", "Keys{per_head}", "keys = (W_key(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
+    {StageId::Values, "matmul", "Values{per_head}", "values = x @ W_value"},
+    {StageId::Values, "single", "Values{per_head}", "values = W_value(x)  (x @ weight.T{bias})"},
+    {StageId::Values, "modules", "Values{per_head}", "values[:, h] = heads[h].W_value(x)  (x @ weight.T{bias})"},
+    {StageId::Values, "fused", "Values{per_head}", "values = (W_value(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
+    {StageId::AttnScores, "unbatched", "Attention scores{per_head}", "queries @ keys.T"},
+    {StageId::AttnScores, "batched", "Attention scores{per_head}", "queries @ keys.transpose(1, 2)"},
+    {StageId::AttnScores, "fused", "Attention scores{per_head}", "queries @ keys.transpose(2, 3)"},
+    {StageId::Mask, "", "Causal mask (top-left {num_tokens} x {num_tokens} of the {context_length} x {context_length} buffer)",
+     "mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)[:num_tokens, :num_tokens]"},
+    {StageId::AttnScoresMasked, "", "Masked scores (future keys set to -inf)", "attn_scores.masked_fill_(mask.bool(), -torch.inf)"},
+    {StageId::AttnWeights, "", "Attention weights{per_head} (each row sums to 1)",
+     "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = {head_dim}: scores divided by {scale}"},
+    {StageId::AttnWeightsDropout, "train", "Attention weights after dropout (p = {p})",
+     "dropout(attn_weights): each weight zeroed with probability {p}, survivors x 1/(1-p) = {kept}; rows no longer sum to 1"},
+    {StageId::AttnWeightsDropout, "eval", "Attention weights after dropout (eval: dropout skipped)", "dropout(attn_weights) = attn_weights in eval mode"},
+    {StageId::AttnWeightsDropout, "p0", "Attention weights after dropout (dropout = 0.0: nothing dropped)", "dropout(attn_weights) = attn_weights when p = 0"},
+    {StageId::ContextVec, "", "Context vectors{per_head}", "context_vec = attn_weights @ values"},
+    {StageId::HeadsConcat, "modules", "Heads concatenated: width num_heads x d_out = {num_heads} x {head_dim} = {width}",
+     "torch.cat([head(x) for head in heads], dim=-1): head h fills columns h*d_out to (h+1)*d_out-1"},
+    {StageId::HeadsConcat, "fused", "Heads merged back to tokens: width d_out = {d_out}",
+     "context_vec.transpose(1, 2).contiguous().view(b, num_tokens, d_out): (t, h, j) -> column h*head_dim + j"},
+    {StageId::OutProj, "", "Output projection", "out_proj(context_vec) = context_vec @ out_proj.weight.T + out_proj.bias"},
+    {StageId::Output, "", "Output: width {width} = {rule}", "output"},
+};
+
+std::string fmt(double v, int precision = 4) {
+  std::ostringstream os;
+  os.precision(precision);
+  os << v;
+  return os.str();
+}
+
+std::string fill(const std::string& text, const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '{') {
+      const size_t end = text.find('}', i);
+      const std::string key = text.substr(i + 1, end - i - 1);
+      for (const auto& [k, v] : fields)
+        if (k == key) out += v;
+      i = end + 1;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
+  switch (id) {
+    case StageId::Queries:
+    case StageId::Keys:
+    case StageId::Values:
+      return p.matmul_projection ? "matmul" : p.layout == HeadsIn::Modules ? "modules" : p.layout == HeadsIn::Fused ? "fused" : "single";
+    case StageId::AttnScores: return p.layout == HeadsIn::Fused ? "fused" : p.batched ? "batched" : "unbatched";
+    case StageId::AttnWeightsDropout: return training && p.dropout > 0.0 ? "train" : !training ? "eval" : "p0";
+    case StageId::HeadsConcat: return p.layout == HeadsIn::Modules ? "modules" : "fused";
+    default: return "";
+  }
+}
+
+std::vector<std::string> head_axes(const ForwardPlan& p, const std::string& a, const std::string& last) {
+  if (!p.batched) return {a, last};
+  if (!p.per_head_axes) return {"b", a, last};
+  return {"b", "num_heads", a, last};
+}
+
+}  // namespace
+
+const char* stage_id_name(StageId id) {
+  for (const auto& row : kStageNames)
+    if (row.id == id) return row.name;
+  return "";
+}
+
+bool stage_present(const ForwardPlan& p, StageId id) {
+  switch (id) {
+    case StageId::Mask:
+    case StageId::AttnScoresMasked: return p.mask != MaskKind::None;
+    case StageId::AttnWeightsDropout: return p.dropout_stage;
+    case StageId::HeadsConcat: return p.layout != HeadsIn::Single;
+    case StageId::OutProj: return p.out_proj;
+    default: return true;
+  }
+}
+
+StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool training) {
+  const ModuleConfig& c = p.config;
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"per_head", p.per_head_axes ? " per head" : ""},
+      {"bias", c.qkv_bias ? " + bias" : ""},
+      {"num_tokens", std::to_string(num_tokens)},
+      {"context_length", std::to_string(c.context_length)},
+      {"head_dim", std::to_string(p.head_dim)},
+      {"num_heads", std::to_string(p.query_heads)},
+      {"d_out", std::to_string(c.d_out)},
+      {"width", std::to_string(p.output_width)},
+      {"rule", c.output_width_rule()},
+      {"scale", fmt(p.scale_div, 6)},
+      {"p", fmt(p.dropout)},
+      {"kept", fmt(1.0f / static_cast<float>(1.0 - p.dropout), 6)},
+  };
+  const std::string variant = variant_of(p, id, training);
+  StageText out;
+  for (const auto& row : kStageTexts) {
+    if (row.id != id || variant != row.variant) continue;
+    out.title = fill(row.title, fields);
+    out.formula = fill(row.formula, fields);
+  }
+  switch (id) {
+    case StageId::Input: out.axes = p.batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"}; break;
+    case StageId::Queries:
+    case StageId::Keys:
+    case StageId::Values:
+    case StageId::ContextVec: out.axes = head_axes(p, "num_tokens", p.head_dim_name); break;
+    case StageId::Mask: out.axes = {"query", "key"}; break;
+    case StageId::HeadsConcat:
+    case StageId::OutProj:
+    case StageId::Output:
+      out.axes = {"b", "num_tokens", p.layout == HeadsIn::Modules ? "num_heads*d_out" : "d_out"};
+      if (!p.batched) out.axes.erase(out.axes.begin());
+      break;
+    default: out.axes = head_axes(p, "query", "key");
+  }
+  return out;
+}
+
+double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {
+  const ModuleConfig& c = p.config;
+  const double d_in = static_cast<double>(c.d_in), d_out = static_cast<double>(c.d_out);
+  const double heads = static_cast<double>(p.query_heads), proj = static_cast<double>(p.proj_width);
+  // The module: each weight once, prepared (packed) for the forward, and the biases.
+  const auto packed = [](double k, double n) { return static_cast<double>(ops::packed_floats(static_cast<int64_t>(k), static_cast<int64_t>(n))); };
+  double floats = 3 * packed(d_in, proj) + (c.qkv_bias ? 3 * proj : 0);
+  if (p.out_proj) floats += packed(d_out, d_out) + d_out;
+  if (input_shape && !input_shape->empty()) {
+    const Shape& s = *input_shape;
+    const double b = s.size() == 3 ? static_cast<double>(s[0]) : 1.0;
+    const double t = static_cast<double>(s.size() >= 2 ? s[s.size() - 2] : 1);
+    const double width = static_cast<double>(p.output_width);
+    const double hd = static_cast<double>(p.head_dim);
+    // What the forward allocates: the input copy, q/k/v per head and the projection scratch, one
+    // (T, T) slab with the packed keys and values of one head, the context per head, the merged
+    // heads and the output.
+    floats += b * t * d_in + 3 * b * heads * t * hd + b * t * proj + t * t + packed(hd, t) + packed(t, hd) + b * heads * t * hd + b * t * proj + b * t * width;
+    if (trace) {
+      // What only the trace keeps (the rest is moved into it): the four (b, H, T, T) stages, the
+      // (T, T) mask, and copies of the input, out_proj and the output.
+      floats += 4 * b * heads * t * t + t * t + b * t * d_in + 2 * b * t * width;
+    }
+  }
+  return floats * 4.0;
+}
+
+}  // namespace attention_lab

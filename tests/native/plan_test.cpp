@@ -1,0 +1,167 @@
+// The forward plan: one path for every class, its stage texts from one table, and a memory estimate
+// that bounds what the module and a forward really allocate.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+
+#include "attention_lab/modules.hpp"
+#include "attention_lab/plan.hpp"
+#include "attention_lab/validator.hpp"
+
+using namespace attention_lab;
+
+// Counts the bytes live through operator new in this test binary, and their peak.
+namespace {
+std::atomic<long long> g_live{0}, g_peak{0};
+std::atomic<bool> g_counting{false};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  void* p = std::malloc(n + 16);
+  if (p == nullptr) throw std::bad_alloc();
+  *static_cast<std::size_t*>(p) = n;
+  if (g_counting) {
+    const long long live = g_live += static_cast<long long>(n);
+    long long peak = g_peak;
+    while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {}
+  }
+  return static_cast<char*>(p) + 16;
+}
+void operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  char* base = static_cast<char*>(p) - 16;
+  if (g_counting) g_live -= static_cast<long long>(*reinterpret_cast<std::size_t*>(base));
+  std::free(base);
+}
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+
+namespace {
+
+ModuleConfig config_of(const std::string& cls, const SlotMap& slots) { return validated_config(cls, slots); }
+
+SlotMap mha(int64_t d_in, int64_t d_out, int64_t ctx, double p, int64_t h, bool bias = false) {
+  return {{"d_in", SlotValue::integer(static_cast<double>(d_in))},        {"d_out", SlotValue::integer(static_cast<double>(d_out))},
+          {"context_length", SlotValue::integer(static_cast<double>(ctx))}, {"dropout", SlotValue::floating(p)},
+          {"num_heads", SlotValue::integer(static_cast<double>(h))},      {"qkv_bias", SlotValue::boolean_value(bias)}};
+}
+
+}  // namespace
+
+TEST_SUITE("plan") {
+  TEST_CASE("one plan per class: heads, head_dim, mask, dropout order and out_proj") {
+    const ForwardPlan v1 = plan_forward(config_of("SelfAttention_v1", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}}));
+    CHECK(v1.matmul_projection);
+    CHECK(v1.mask == MaskKind::None);
+    CHECK_FALSE(v1.dropout_stage);
+    CHECK(v1.query_heads == 1);
+
+    const ForwardPlan wrapper = plan_forward(config_of("MultiHeadAttentionWrapper", mha(3, 2, 6, 0.5, 3)));
+    CHECK(wrapper.layout == HeadsIn::Modules);
+    CHECK(wrapper.query_heads == 3);
+    CHECK(wrapper.kv_heads == 3);
+    CHECK(wrapper.head_dim == 2);        // d_out is per head
+    CHECK(wrapper.proj_width == 6);      // heads side by side
+    CHECK(wrapper.output_width == 6);    // num_heads x d_out
+    CHECK(wrapper.dropout_heads_outer);  // each head a CausalAttention over the whole batch
+    CHECK_FALSE(wrapper.out_proj);
+
+    const ForwardPlan fused = plan_forward(config_of("MultiHeadAttention", mha(768, 768, 1024, 0.0, 12)));
+    CHECK(fused.layout == HeadsIn::Fused);
+    CHECK(fused.head_dim == 64);
+    CHECK(fused.proj_width == 768);
+    CHECK(fused.output_width == 768);
+    CHECK(fused.scale_div == 8.0f);
+    CHECK(fused.mask == MaskKind::Causal);
+    CHECK(fused.out_proj);
+    CHECK_FALSE(fused.dropout_heads_outer);
+  }
+
+  TEST_CASE("stage titles and formulas come from the table with the plan's numbers") {
+    const ForwardPlan p = plan_forward(config_of("MultiHeadAttention", mha(3, 2, 6, 0.5, 2)));
+    CHECK(std::string(stage_id_name(StageId::AttnWeightsDropout)) == "attn_weights_dropout");
+    const StageText weights = stage_text(p, StageId::AttnWeights, 6, true);
+    CHECK(weights.title == "Attention weights per head (each row sums to 1)");
+    CHECK(weights.formula == "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = 1: scores divided by 1");
+    CHECK(weights.axes == std::vector<std::string>{"b", "num_heads", "query", "key"});
+    CHECK(stage_text(p, StageId::Mask, 4, true).title == "Causal mask (top-left 4 x 4 of the 6 x 6 buffer)");
+    CHECK(stage_text(p, StageId::AttnWeightsDropout, 6, true).formula ==
+          "dropout(attn_weights): each weight zeroed with probability 0.5, survivors x 1/(1-p) = 2; rows no longer sum to 1");
+    CHECK(stage_text(p, StageId::AttnWeightsDropout, 6, false).title == "Attention weights after dropout (eval: dropout skipped)");
+    CHECK(stage_text(p, StageId::Queries, 6, true).formula ==
+          "queries = (W_query(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T)");
+  }
+
+  TEST_CASE("a traced forward emits exactly the stages its plan has, in table order") {
+    TorchGenerator g(123);
+    for (const char* cls : {"CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"}) {
+      SlotMap slots = mha(3, 2, 6, 0.0, 2);
+      if (std::string(cls) == "CausalAttention") slots.erase("num_heads");
+      const AttentionModule m(config_of(cls, slots), g);
+      std::vector<Stage> trace;
+      ForwardOptions o;
+      o.trace = &trace;
+      m.forward(Tensor({1, 6, 3}, std::vector<float>(18, 0.5f)), o);
+      std::vector<std::string> want;
+      for (int id = 0; id <= static_cast<int>(StageId::Output); ++id)
+        if (stage_present(m.plan(), static_cast<StageId>(id))) want.push_back(stage_id_name(static_cast<StageId>(id)));
+      std::vector<std::string> got;
+      for (const auto& s : trace) got.push_back(s.id);
+      CHECK_MESSAGE(got == want, cls);
+    }
+  }
+
+  TEST_CASE("a module holds each parameter once: its allocations are its parameter bytes") {
+    g_live = 0;
+    g_counting = true;
+    {
+      TorchGenerator g(123);
+      const AttentionModule m(config_of("MultiHeadAttention", mha(96, 96, 64, 0.0, 4, true)), g);
+      const double params = static_cast<double>(parameter_count(m.config())) * 4;
+      CHECK(static_cast<double>(g_live.load()) >= params);
+      CHECK(static_cast<double>(g_live.load()) <= params * 1.05 + 4096);  // names, shapes and panel padding
+    }
+    g_counting = false;
+  }
+
+  TEST_CASE("the memory estimate bounds the peak of construction plus a forward, traced or not, over random setups") {
+    std::mt19937 rng(7);
+    const char* classes[] = {"SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"};
+    for (int trial = 0; trial < 40; ++trial) {
+      const std::string cls = classes[trial % 5];
+      const int64_t heads = 1 + static_cast<int64_t>(rng() % 4);
+      const int64_t d_out = heads * (1 + static_cast<int64_t>(rng() % 24));
+      const int64_t d_in = 1 + static_cast<int64_t>(rng() % 40);
+      const int64_t T = 1 + static_cast<int64_t>(rng() % 90);
+      const int64_t b = 1 + static_cast<int64_t>(rng() % 3);
+      SlotMap slots = mha(d_in, d_out, T + static_cast<int64_t>(rng() % 5), trial % 3 == 0 ? 0.25 : 0.0, heads, trial % 2 == 0);
+      if (cls == "SelfAttention_v1") slots = {{"d_in", slots["d_in"]}, {"d_out", slots["d_out"]}};
+      if (cls == "SelfAttention_v2") slots = {{"d_in", slots["d_in"]}, {"d_out", slots["d_out"]}, {"qkv_bias", slots["qkv_bias"]}};
+      if (cls == "CausalAttention") slots.erase("num_heads");
+      const ModuleConfig c = config_of(cls, slots);
+      const Shape shape = c.batched() ? Shape{b, T, d_in} : Shape{T, d_in};
+      const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.25f));
+      for (const bool trace : {false, true}) {
+        TorchGenerator g(static_cast<uint64_t>(trial));
+        g_live = 0;
+        g_peak = 0;
+        g_counting = true;
+        {
+          const Tensor input = x;  // the bindings' copy of the input
+          const AttentionModule m(c, g);
+          std::vector<Stage> stages;
+          ForwardOptions o;
+          o.generator = &g;
+          o.trace = trace ? &stages : nullptr;
+          const Tensor y = m.forward(input, o);
+        }
+        g_counting = false;
+        const double estimate = plan_bytes(plan_forward(c), shape, trace);
+        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 8192,  // + names, shapes and stage texts
+                      c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
+      }
+    }
+  }
+}
