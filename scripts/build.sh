@@ -14,5 +14,5 @@ cmake --preset native >/dev/null
 cmake --build --preset native -j "$jobs"
 cmake --preset wasm >/dev/null
 cmake --build --preset wasm -j "$jobs"
-cp build/wasm/attention_core.mjs web/lib/attention_core.mjs
-echo "build: web/lib/attention_core.mjs ($(stat -c %s web/lib/attention_core.mjs) bytes)"
+cp build/wasm/attention_core.mjs build/wasm/attention_core.wasm web/lib/
+echo "build: web/lib/attention_core.mjs ($(stat -c %s web/lib/attention_core.mjs) bytes) + attention_core.wasm ($(stat -c %s web/lib/attention_core.wasm) bytes)"

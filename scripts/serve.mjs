@@ -9,10 +9,10 @@ import sirv from "sirv";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "web");
 
 /** The page's security headers: its own files only, no inline script, no remote origins.
- *  connect-src allows data: because Emscripten's single-file loader fetches its embedded data: URL. */
+ *  connect-src 'self' covers the WebAssembly binary, compiled while it streams in (instantiateStreaming). */
 export const SECURITY_HEADERS = {
   "Content-Security-Policy":
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'",
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
 };

@@ -412,8 +412,22 @@ function byteReader(source) {
 
 let labPromise;
 
-/** Loads the WASM core once (one ~800 kB module, no network beyond this package's own files). */
+/**
+ * The WebAssembly binary beside this module: in browsers Emscripten's loader compiles it while it
+ * streams in (WebAssembly.instantiateStreaming, application/wasm); Node 20's fetch cannot read a file
+ * URL, so there it is read from disk and handed over as `wasmBinary`.
+ */
+async function coreOptions() {
+  const isNode = typeof process === "object" && typeof process.versions?.node === "string" && typeof window === "undefined" && typeof self === "undefined";
+  if (!isNode) return {};
+  const { readFile } = await import("node:fs/promises");
+  return { wasmBinary: await readFile(new URL("./attention_core.wasm", import.meta.url)) };
+}
+
+/** Loads the WASM core once (attention_core.mjs and its .wasm, no network beyond this package's own files). */
 export function loadAttentionLab() {
-  labPromise ??= createAttentionCore().then((core) => new Lab(core));
+  labPromise ??= coreOptions()
+    .then((options) => createAttentionCore(options))
+    .then((core) => new Lab(core));
   return labPromise;
 }
