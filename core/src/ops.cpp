@@ -15,14 +15,21 @@ using ConstVector = Eigen::Map<const Eigen::RowVectorXf>;
 }  // namespace
 
 void linear(const float* x, int64_t rows, int64_t in, const float* weight, const float* bias, int64_t out, float* y) {
+#if ATTENTION_LAB_SIMD_KERNEL
+  gemm(x, rows, in, pack_b(weight, in, out, true), bias, y);  // (rows, out)
+#else
   ConstMap X(x, rows, in);        // (rows, in)
   ConstMap W(weight, out, in);    // (out, in)
   Map Y(y, rows, out);            // (rows, out)
   Y.noalias() = X * W.transpose();
   if (bias != nullptr) Y.rowwise() += ConstVector(bias, out);
+#endif
 }
 
 void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, bool transpose_b, float* out) {
+#if ATTENTION_LAB_SIMD_KERNEL
+  gemm(a, m, k, pack_b(b, k, n, transpose_b), nullptr, out);  // (m, n)
+#else
   ConstMap A(a, m, k);  // (m, k)
   Map C(out, m, n);     // (m, n)
   if (transpose_b) {
@@ -30,6 +37,7 @@ void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, boo
   } else {
     C.noalias() = A * ConstMap(b, k, n);
   }
+#endif
 }
 
 void softmax_rows(float* x, int64_t rows, int64_t cols) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace attention_lab::ops {
 
@@ -13,6 +14,44 @@ void linear(const float* x, int64_t rows, int64_t in, const float* weight, const
 /// out = a @ b (transpose_b false: b is (k, n)) or a @ b^T (transpose_b true: b is (n, k)).
 /// a (m, k), out (m, n). out must not alias a or b.
 void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, bool transpose_b, float* out);
+
+// ---- The f32x4 SIMD product kernel (Highway; compiled in every build, used by linear/matmul when
+// ATTENTION_LAB_SIMD_KERNEL is on, the default for WebAssembly, where Eigen 3.4 runs near scalar).
+// Numerical contract: every output element is the plain sequential sum over k in increasing order,
+// starting from 0.0f, one multiply then one add per term (no fused multiply-add), then + bias[j]:
+//   float s = 0; for (k = 0; k < K; ++k) s = s + a[i*K+k] * b[k*N+j]; c[i*N+j] = s (+ bias[j]).
+// The kernel vectorizes over output columns and never splits a k sum, so results are bit-identical to
+// that scalar loop (compiled with -ffp-contract=off), whatever the block sizes, natively and in WASM.
+
+/// A right-hand operand (k, n) packed once into column panels for gemm, and reused. The layout is the
+/// kernel's own: ceil(n / w) panels of w columns (w = the register tile's width), each (k, w)
+/// row-major, zero-padded past n.
+struct PackedMatrix {
+  int64_t k = 0, n = 0;
+  std::vector<float> data;  // (ceil(n / w), k, w) row-major
+};
+
+/// Packs b for gemm: b is (k, n) row-major, or with transpose_b it is given as (n, k) row-major (an
+/// nn.Linear weight (out, in), so that gemm computes x @ weight^T).
+PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b);
+
+/// pack_b into an existing PackedMatrix: no allocation when its capacity already fits (per-call packing
+/// of keys and values in the hot path).
+void pack_b_into(PackedMatrix& packed, const float* b, int64_t k, int64_t n, bool transpose_b);
+
+/// Which part of a square product gemm may skip.
+enum class Triangle {
+  None,         // the full product
+  OutputLower,  // m == n: only c[i, j] with j <= i is needed (causal scores); whole column blocks above
+                // the diagonal are skipped and the values there are unspecified (the caller writes -inf)
+  ALower,       // m == k: a[i, kk] == 0 for kk > i (causal weights @ values); each row block stops its k
+                // loop after its last row, which leaves every sum unchanged (the sum starts at +0.0f)
+};
+
+/// c = a @ b (+ bias), b packed by pack_b. a (m, k) with row stride lda (0: k), c (m, b.n) with row
+/// stride ldc (0: b.n), bias (b.n) or nullptr. c must not alias a. Requires b.k == k. No allocation.
+void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0,
+          int64_t ldc = 0);
 
 /// Softmax over each row of x (rows, cols), in place, as torch.softmax(dim=-1): subtract the row max
 /// first (exp overflows past ~88 in float32), then multiply by 1/sum. A row of only -inf becomes NaN in
