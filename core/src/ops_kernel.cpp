@@ -19,7 +19,7 @@ using D = hn::CappedTag<float, 4>;  // f32x4 (one lane on HWY_SCALAR)
 using V = hn::Vec<D>;
 
 #ifndef ATTENTION_LAB_GEMM_ROWS
-#define ATTENTION_LAB_GEMM_ROWS 6
+#define ATTENTION_LAB_GEMM_ROWS 4
 #endif
 #ifndef ATTENTION_LAB_GEMM_WIDTH
 #define ATTENTION_LAB_GEMM_WIDTH 8
