@@ -48,11 +48,15 @@ HWY_INLINE void tile(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_
   V acc[R][kVecs];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < kVecs; ++v) acc[r][v] = accumulate ? hn::LoadU(d, c + r * ldc + kLanes * v) : hn::Zero(d);
-  for (int64_t p = 0; p < kc; ++p) {
+  // Pointers that step along k (not indices): Emscripten's LLVM runs without loop strength reduction,
+  // and 64-bit index arithmetic costs V8 scalar instructions beside the vector ones.
+  const float* HWY_RESTRICT row[R];
+  for (int r = 0; r < R; ++r) row[r] = a + r * lda;
+  for (const float* const end = panel + kc * kWidth; panel != end; panel += kWidth) {
     V b[kVecs];
-    for (int v = 0; v < kVecs; ++v) b[v] = hn::LoadU(d, panel + p * kWidth + kLanes * v);
+    for (int v = 0; v < kVecs; ++v) b[v] = hn::LoadU(d, panel + kLanes * v);
     for (int r = 0; r < R; ++r) {
-      const V x = hn::Set(d, a[r * lda + p]);
+      const V x = hn::Set(d, *row[r]++);
       for (int v = 0; v < kVecs; ++v) acc[r][v] = hn::Add(acc[r][v], hn::Mul(x, b[v]));
     }
   }
