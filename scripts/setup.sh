@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what attention-lab needs on Debian, only what is missing:
-#   apt: cmake, g++, Emscripten, Eigen, doctest, nlohmann-json (native tests), and with --browser Chromium;
+#   apt: cmake, g++, Emscripten, Eigen, Highway, doctest, nlohmann-json (native tests), and with --browser Chromium;
 #   npm: the pinned packages of package-lock.json.
 # Safe to run again; it does nothing when everything is there.
 set -euo pipefail
@@ -16,6 +16,7 @@ command -v make >/dev/null || missing+=(make)
 # Debian's Emscripten (the wasm preset uses its toolchain file), not an emsdk em++ on PATH.
 [[ -f /usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake ]] || missing+=(emscripten)
 [[ -f /usr/include/eigen3/Eigen/Dense ]] || missing+=(libeigen3-dev)
+[[ -f /usr/include/hwy/highway.h ]] || missing+=(libhwy-dev)
 [[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
 [[ -f /usr/include/nlohmann/json.hpp ]] || missing+=(nlohmann-json3-dev)
 if [[ $want_browser == 1 ]]; then

@@ -15,14 +15,21 @@ using ConstVector = Eigen::Map<const Eigen::RowVectorXf>;
 }  // namespace
 
 void linear(const float* x, int64_t rows, int64_t in, const float* weight, const float* bias, int64_t out, float* y) {
+#if ATTENTION_LAB_SIMD_KERNEL
+  gemm(x, rows, in, pack_b(weight, in, out, true), bias, y);  // (rows, out)
+#else
   ConstMap X(x, rows, in);        // (rows, in)
   ConstMap W(weight, out, in);    // (out, in)
   Map Y(y, rows, out);            // (rows, out)
   Y.noalias() = X * W.transpose();
   if (bias != nullptr) Y.rowwise() += ConstVector(bias, out);
+#endif
 }
 
 void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, bool transpose_b, float* out) {
+#if ATTENTION_LAB_SIMD_KERNEL
+  gemm(a, m, k, pack_b(b, k, n, transpose_b), nullptr, out);  // (m, n)
+#else
   ConstMap A(a, m, k);  // (m, k)
   Map C(out, m, n);     // (m, n)
   if (transpose_b) {
@@ -30,31 +37,27 @@ void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, boo
   } else {
     C.noalias() = A * ConstMap(b, k, n);
   }
+#endif
 }
 
-PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b) {
-  PackedMatrix p;
-  p.k = k;
-  p.n = n;
-  p.data.resize(static_cast<size_t>(k * n));
-  Map P(p.data.data(), k, n);  // (k, n)
-  if (transpose_b) P = ConstMap(b, n, k).transpose();
-  else P = ConstMap(b, k, n);
-  return p;
-}
-
-void unpack_b(const PackedMatrix& p, float* b, bool transpose_b) {
-  ConstMap P(p.data.data(), p.k, p.n);  // (k, n)
-  if (transpose_b) Map(b, p.n, p.k) = P.transpose();
-  else Map(b, p.k, p.n) = P;
-}
-
-int64_t packed_floats(int64_t k, int64_t n) { return k * n; }
-
-void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle) {
-  Map C(c, m, b.n);  // (m, n)
-  C.noalias() = ConstMap(a, m, k) * ConstMap(b.data.data(), k, b.n);
-  if (bias != nullptr) C.rowwise() += ConstVector(bias, b.n);
+void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+#if ATTENTION_LAB_SIMD_KERNEL
+  simd_gemm(a, m, k, b, bias, c, tri, lda, ldc);
+#else
+  // Eigen, panel by panel: panel p is (k, w) row-major and fills columns p*w .. p*w + w - 1 of c.
+  using Stride = Eigen::OuterStride<>;
+  const int64_t w = packed_floats(1, 1);  // the panel width
+  if (lda == 0) lda = k;
+  if (ldc == 0) ldc = b.n;
+  const Eigen::Map<const RowMatrix, 0, Stride> A(a, m, k, Stride(lda));  // (m, k)
+  for (int64_t j0 = 0; j0 < b.n; j0 += w) {
+    const int64_t cols = std::min(w, b.n - j0);
+    const Eigen::Map<const RowMatrix, 0, Stride> P(b.data.data() + j0 * k, k, cols, Stride(w));  // (k, cols) of panel j0 / w
+    Eigen::Map<RowMatrix, 0, Stride> C(c + j0, m, cols, Stride(ldc));                             // (m, cols)
+    C.noalias() = A * P;
+    if (bias != nullptr) C.rowwise() += ConstVector(bias + j0, cols);
+  }
+#endif
 }
 
 void softmax_rows(float* x, int64_t rows, int64_t cols) {

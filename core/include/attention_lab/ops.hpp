@@ -15,26 +15,55 @@ void linear(const float* x, int64_t rows, int64_t in, const float* weight, const
 /// a (m, k), out (m, n). out must not alias a or b.
 void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, bool transpose_b, float* out);
 
-/// A right-hand operand B (k, n) prepared once for many products a @ B (a module's weights).
+// ---- The f32x4 SIMD product kernel (Highway; compiled in every build, used by linear/matmul when
+// ATTENTION_LAB_SIMD_KERNEL is on, the default for WebAssembly, where Eigen 3.4 runs near scalar).
+// Numerical contract: every output element is the plain sequential sum over k in increasing order,
+// starting from 0.0f, one multiply then one add per term (no fused multiply-add), then + bias[j]:
+//   float s = 0; for (k = 0; k < K; ++k) s = s + a[i*K+k] * b[k*N+j]; c[i*N+j] = s (+ bias[j]).
+// The kernel vectorizes over output columns and never splits a k sum, so results are bit-identical to
+// that scalar loop (compiled with -ffp-contract=off), whatever the block sizes, natively and in WASM.
+
+/// A right-hand operand (k, n) packed once into column panels for gemm, and reused. The layout is the
+/// kernel's own: ceil(n / w) panels of w columns (w = the register tile's width), each (k, w)
+/// row-major, zero-padded past n.
 struct PackedMatrix {
   int64_t k = 0, n = 0;
-  std::vector<float> data;
+  std::vector<float> data;  // (ceil(n / w), k, w) row-major
 };
-/// B given as (k, n) row-major, or as (n, k) row-major when transpose_b (an nn.Linear weight (out, in)).
-PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b);
-/// The inverse of pack_b: writes B back as (k, n) row-major, or (n, k) when transpose_b.
-void unpack_b(const PackedMatrix& packed, float* b, bool transpose_b);
-/// Floats pack_b allocates for a (k, n) operand (panels may pad n).
-int64_t packed_floats(int64_t k, int64_t n);
 
-/// Which part of a square product is needed or non-zero (causal attention).
+/// Packs b for gemm: b is (k, n) row-major, or with transpose_b it is given as (n, k) row-major (an
+/// nn.Linear weight (out, in), so that gemm computes x @ weight^T).
+PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b);
+
+/// pack_b into an existing PackedMatrix: no allocation when its capacity already fits (per-call packing
+/// of keys and values in the hot path).
+void pack_b_into(PackedMatrix& packed, const float* b, int64_t k, int64_t n, bool transpose_b);
+
+/// Which part of a square product gemm may skip.
 enum class Triangle {
-  None,
-  OutputLower,  // only c[i, j] for j <= i is needed (scores before the causal mask); the rest is unspecified
-  ALower,       // a[i, kk] == 0 for kk > i (causal weights): those terms may be skipped
+  None,         // the full product
+  OutputLower,  // m == n: only c[i, j] with j <= i is needed (causal scores); whole column blocks above
+                // the diagonal are skipped and the values there are unspecified (the caller writes -inf)
+  ALower,       // m == k: a[i, kk] == 0 for kk > i (causal weights @ values); each row block stops its k
+                // loop after its last row, which leaves every sum unchanged (the sum starts at +0.0f)
 };
-/// c (m, n) = a (m, k) @ b + bias (n, or nullptr).
-void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle triangle = Triangle::None);
+
+/// The f32x4 kernel itself (what gemm runs when ATTENTION_LAB_SIMD_KERNEL is on): c = a @ b (+ bias), b packed by pack_b. a (m, k) with row stride lda (0: k), c (m, b.n) with row
+/// stride ldc (0: b.n), bias (b.n) or nullptr. c must not alias a. Requires b.k == k. No allocation.
+void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0,
+          int64_t ldc = 0);
+
+/// c = a @ b (+ bias): the product every module forward uses. With ATTENTION_LAB_SIMD_KERNEL (the
+/// WebAssembly build) it is simd_gemm; otherwise Eigen on each packed panel, the reference (the
+/// triangle hint is then ignored: the full product is computed). Same arguments as simd_gemm.
+void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0,
+          int64_t ldc = 0);
+
+/// The inverse of pack_b: writes b back as (k, n) row-major, or (n, k) when transpose_b.
+void unpack_b(const PackedMatrix& packed, float* b, bool transpose_b);
+
+/// Floats pack_b allocates for a (k, n) operand (panels pad n up to the tile width).
+int64_t packed_floats(int64_t k, int64_t n);
 
 /// Softmax over each row of x (rows, cols), in place, as torch.softmax(dim=-1): subtract the row max
 /// first (exp overflows past ~88 in float32), then multiply by 1/sum. A row of only -inf becomes NaN in

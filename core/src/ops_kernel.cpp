@@ -1,0 +1,177 @@
+// The f32x4 product kernel behind ops::gemm (see ops.hpp for the numerical contract), written with
+// Highway's static target: WASM SIMD128 in the WebAssembly build, whatever the -m flags give natively
+// (Debian's GCC 12.2 without -m flags gets HWY_SCALAR, one lane: same bits, just not fast).
+// Register tile: kRows rows x kWidth columns of c, accumulated over k one term at a time (broadcast
+// a[i, k], multiply by a vector of packed b, add). Mul then Add, never MulAdd: Highway's MulAdd is
+// fused natively but not in WASM, and the bits must be the same in both.
+#include <algorithm>
+#include <cstring>
+
+#include "attention_lab/ops.hpp"
+#include "hwy/highway.h"
+
+namespace attention_lab::ops {
+
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::CappedTag<float, 4>;  // f32x4 (one lane on HWY_SCALAR)
+using V = hn::Vec<D>;
+
+#ifndef ATTENTION_LAB_GEMM_ROWS
+#define ATTENTION_LAB_GEMM_ROWS 4
+#endif
+#ifndef ATTENTION_LAB_GEMM_WIDTH
+#define ATTENTION_LAB_GEMM_WIDTH 8
+#endif
+#ifndef ATTENTION_LAB_GEMM_KC
+#define ATTENTION_LAB_GEMM_KC 256
+#endif
+#ifndef ATTENTION_LAB_GEMM_MC
+#define ATTENTION_LAB_GEMM_MC 64
+#endif
+
+constexpr int kRows = ATTENTION_LAB_GEMM_ROWS;                  // rows of the register tile
+constexpr int64_t kWidth = ATTENTION_LAB_GEMM_WIDTH;            // columns of the register tile = packed panel width
+constexpr int kLanes = static_cast<int>(hn::MaxLanes(D()));     // 4 (1 on HWY_SCALAR)
+constexpr int kVecs = static_cast<int>(kWidth) / kLanes;        // vectors across the register tile
+constexpr int64_t kKc = ATTENTION_LAB_GEMM_KC;                  // k block: one (kKc, kWidth) panel slice stays in L1
+constexpr int64_t kMc = ATTENTION_LAB_GEMM_MC;                  // row block: (kMc, kKc) of a stays in L2 across panels
+static_assert(kWidth % 4 == 0 && kVecs * kLanes == kWidth, "the tile width is a whole number of f32x4 vectors");
+
+/// c[0:R, 0:kWidth] (row stride ldc) = (accumulate ? c : 0) + a[0:R, 0:kc] @ panel[0:kc, :], term by
+/// term in k order, then + bias when bias is not null.
+template <int R>
+HWY_INLINE void tile(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT panel, int64_t kc, float* HWY_RESTRICT c, int64_t ldc,
+                     bool accumulate, const float* HWY_RESTRICT bias) {
+  const D d;
+  V acc[R][kVecs];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < kVecs; ++v) acc[r][v] = accumulate ? hn::LoadU(d, c + r * ldc + kLanes * v) : hn::Zero(d);
+  // Pointers that step along k (not indices): Emscripten's LLVM runs without loop strength reduction,
+  // and 64-bit index arithmetic costs V8 scalar instructions beside the vector ones.
+  const float* HWY_RESTRICT row[R];
+  for (int r = 0; r < R; ++r) row[r] = a + r * lda;
+  for (const float* const end = panel + kc * kWidth; panel != end; panel += kWidth) {
+    V b[kVecs];
+    for (int v = 0; v < kVecs; ++v) b[v] = hn::LoadU(d, panel + kLanes * v);
+    for (int r = 0; r < R; ++r) {
+      const V x = hn::Set(d, *row[r]++);
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = hn::Add(acc[r][v], hn::Mul(x, b[v]));
+    }
+  }
+  if (bias != nullptr) {
+    for (int v = 0; v < kVecs; ++v) {
+      const V bv = hn::LoadU(d, bias + kLanes * v);
+      for (int r = 0; r < R; ++r) acc[r][v] = hn::Add(acc[r][v], bv);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < kVecs; ++v) hn::StoreU(acc[r][v], d, c + r * ldc + kLanes * v);
+}
+
+/// One register tile of R rows and `cols` <= kWidth columns; a partial tile goes through a local copy
+/// so that no load or store reaches past column n.
+template <int R>
+void edge_tile(const float* a, int64_t lda, const float* panel, int64_t kc, float* c, int64_t ldc, int64_t cols, bool accumulate, const float* bias) {
+  if (cols == kWidth) {
+    tile<R>(a, lda, panel, kc, c, ldc, accumulate, bias);
+    return;
+  }
+  alignas(16) float local[R * kWidth] = {};
+  alignas(16) float local_bias[kWidth] = {};
+  if (accumulate)
+    for (int r = 0; r < R; ++r) std::memcpy(local + r * kWidth, c + r * ldc, sizeof(float) * static_cast<size_t>(cols));
+  if (bias != nullptr) std::memcpy(local_bias, bias, sizeof(float) * static_cast<size_t>(cols));
+  tile<R>(a, lda, panel, kc, local, kWidth, accumulate, bias != nullptr ? local_bias : nullptr);
+  for (int r = 0; r < R; ++r) std::memcpy(c + r * ldc, local + r * kWidth, sizeof(float) * static_cast<size_t>(cols));
+}
+
+template <int R>
+void dispatch_rows(int rows, const float* a, int64_t lda, const float* panel, int64_t kc, float* c, int64_t ldc, int64_t cols, bool accumulate,
+                   const float* bias) {
+  if constexpr (R > 1) {
+    if (rows < R) {
+      dispatch_rows<R - 1>(rows, a, lda, panel, kc, c, ldc, cols, accumulate, bias);
+      return;
+    }
+  }
+  edge_tile<R>(a, lda, panel, kc, c, ldc, cols, accumulate, bias);
+}
+
+}  // namespace
+
+void pack_b_into(PackedMatrix& packed, const float* b, int64_t k, int64_t n, bool transpose_b) {
+  const int64_t panels = (n + kWidth - 1) / kWidth;
+  packed.k = k;
+  packed.n = n;
+  packed.data.resize(static_cast<size_t>(panels * k * kWidth));  // keeps the capacity when it fits
+  float* out = packed.data.data();
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t j0 = p * kWidth;
+    const int64_t cols = std::min(kWidth, n - j0);
+    float* panel = out + p * k * kWidth;  // (k, kWidth)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float* row = panel + kk * kWidth;
+      if (transpose_b) {
+        for (int64_t j = 0; j < cols; ++j) row[j] = b[(j0 + j) * k + kk];
+      } else {
+        std::memcpy(row, b + kk * n + j0, sizeof(float) * static_cast<size_t>(cols));
+      }
+      for (int64_t j = cols; j < kWidth; ++j) row[j] = 0.0f;
+    }
+  }
+}
+
+int64_t packed_floats(int64_t k, int64_t n) { return (n + kWidth - 1) / kWidth * k * kWidth; }
+
+void unpack_b(const PackedMatrix& packed, float* b, bool transpose_b) {
+  const int64_t k = packed.k, n = packed.n;
+  for (int64_t j = 0; j < n; ++j) {
+    const float* column = packed.data.data() + (j / kWidth) * k * kWidth + j % kWidth;  // panel j / kWidth, column j % kWidth
+    for (int64_t kk = 0; kk < k; ++kk) (transpose_b ? b[j * k + kk] : b[kk * n + j]) = column[kk * kWidth];
+  }
+}
+
+PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b) {
+  PackedMatrix packed;
+  pack_b_into(packed, b, k, n, transpose_b);
+  return packed;
+}
+
+void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+  const int64_t n = b.n;
+  if (lda == 0) lda = k;
+  if (ldc == 0) ldc = n;
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {  // the empty sum: 0, then + bias
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias != nullptr ? 0.0f + bias[j] : 0.0f;
+    return;
+  }
+  const int64_t panels = (n + kWidth - 1) / kWidth;
+  // Loops: k blocks outermost (a tile reloads its partial sums from c, so each sum stays sequential),
+  // then row blocks, then panels, then register tiles down the row block.
+  for (int64_t pc = 0; pc < k; pc += kKc) {
+    const int64_t kc = std::min(kKc, k - pc);
+    for (int64_t ic = 0; ic < m; ic += kMc) {
+      const int64_t mc = std::min(kMc, m - ic);
+      for (int64_t p = 0; p < panels; ++p) {
+        const int64_t j0 = p * kWidth;
+        const int64_t cols = std::min(kWidth, n - j0);
+        const float* panel = b.data.data() + (p * k + pc) * kWidth;  // (kc, kWidth) slice of panel p
+        for (int64_t i0 = ic; i0 < ic + mc; i0 += kRows) {
+          const int rows = static_cast<int>(std::min<int64_t>(kRows, ic + mc - i0));
+          if (tri == Triangle::OutputLower && j0 > i0 + rows - 1) continue;  // whole tile above the diagonal
+          const int64_t k_end = tri == Triangle::ALower ? std::min(k, i0 + rows) : k;
+          if (pc >= k_end) continue;  // a is zero from here on for these rows
+          const int64_t kc_here = std::min(kc, k_end - pc);
+          const bool last = pc + kc_here >= k_end;
+          dispatch_rows<kRows>(rows, a + i0 * lda + pc, lda, panel, kc_here, c + i0 * ldc + j0, ldc, cols, pc > 0, last && bias != nullptr ? bias + j0 : nullptr);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace attention_lab::ops

@@ -1,0 +1,226 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "attention_lab/ops.hpp"
+
+using namespace attention_lab;
+
+namespace {
+
+std::vector<float> random_values(int64_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+/// The contract's scalar reference: the sequential sum over k from 0.0f, one multiply then one add per
+/// term, bias last (this file is compiled with -ffp-contract=off). b (k, n), or (n, k) with transpose_b.
+std::vector<float> reference(const std::vector<float>& a, const std::vector<float>& b, const float* bias, int64_t m, int64_t k, int64_t n, bool transpose_b) {
+  std::vector<float> c(static_cast<size_t>(m * n));  // (m, n)
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) s = s + a[static_cast<size_t>(i * k + kk)] * b[static_cast<size_t>(transpose_b ? j * k + kk : kk * n + j)];
+      c[static_cast<size_t>(i * n + j)] = bias != nullptr ? s + bias[j] : s;
+    }
+  return c;
+}
+
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+std::vector<float> run_gemm(const std::vector<float>& a, const std::vector<float>& b, const float* bias, int64_t m, int64_t k, int64_t n, bool transpose_b,
+                            ops::Triangle tri = ops::Triangle::None) {
+  const ops::PackedMatrix packed = ops::pack_b(b.data(), k, n, transpose_b);
+  std::vector<float> c(static_cast<size_t>(m * n), 0.0f);  // (m, n)
+  ops::simd_gemm(a.data(), m, k, packed, bias, c.data(), tri);
+  return c;
+}
+
+const int64_t kSizes[] = {1, 3, 5, 17, 63, 65, 769};
+
+}  // namespace
+
+TEST_SUITE("ops kernel") {
+  TEST_CASE("gemm is bit-identical to the sequential scalar sum on every shape, with and without bias, b plain or transposed") {
+    uint32_t seed = 1;
+    int checked = 0;
+    for (const int64_t m : kSizes)
+      for (const int64_t k : kSizes)
+        for (const int64_t n : kSizes) {
+          // At most one axis of 769 keeps the suite fast; 769 still crosses every block edge.
+          if ((m == 769) + (k == 769) + (n == 769) > 1) continue;
+          // Each shape gets one of the four variants, in turn, so every variant meets every kind of edge.
+          const bool with_bias = (checked % 2) == 1;
+          const bool transpose_b = (checked / 2) % 2 == 1;
+          CAPTURE(m);
+          CAPTURE(k);
+          CAPTURE(n);
+          CAPTURE(with_bias);
+          CAPTURE(transpose_b);
+          const auto a = random_values(m * k, seed++);  // (m, k)
+          const auto b = random_values(k * n, seed++);  // (k, n) or (n, k)
+          const auto bias = random_values(n, seed++);   // (n)
+          const float* bias_ptr = with_bias ? bias.data() : nullptr;
+          CHECK(same_bits(run_gemm(a, b, bias_ptr, m, k, n, transpose_b), reference(a, b, bias_ptr, m, k, n, transpose_b)));
+          ++checked;
+        }
+    CHECK(checked == 6 * 6 * 6 + 3 * 6 * 6);
+  }
+
+  TEST_CASE("gemm with one token (m = 1) and with head_dim 1 (k = 1) is bit-identical to the scalar sum") {
+    for (const bool transpose_b : {false, true})
+      for (const bool with_bias : {false, true}) {
+        CAPTURE(transpose_b);
+        CAPTURE(with_bias);
+        const auto bias = random_values(768, 7);
+        const float* bias_ptr = with_bias ? bias.data() : nullptr;
+        const auto x = random_values(768, 8);        // (1, 768): num_tokens = 1
+        const auto w = random_values(768 * 768, 9);  // (768, 768)
+        CHECK(same_bits(run_gemm(x, w, bias_ptr, 1, 768, 768, transpose_b), reference(x, w, bias_ptr, 1, 768, 768, transpose_b)));
+        const auto q = random_values(70, 10);  // (70, 1): head_dim = 1
+        const auto kt = random_values(70, 11);  // (70, 1) keys, used transposed
+        CHECK(same_bits(run_gemm(q, kt, nullptr, 70, 1, 70, true), reference(q, kt, nullptr, 70, 1, 70, true)));
+      }
+  }
+
+  TEST_CASE("gemm agrees with Eigen's products (ops::linear, ops::matmul) within rounding") {
+    for (const int64_t m : {1, 6, 65})
+      for (const int64_t k : {3, 64, 769})
+        for (const int64_t n : {2, 17, 768}) {
+          CAPTURE(m);
+          CAPTURE(k);
+          CAPTURE(n);
+          const auto x = random_values(m * k, 20);     // (m, k)
+          const auto w = random_values(n * k, 21);     // (n, k): an nn.Linear weight
+          const auto bias = random_values(n, 22);      // (n)
+          std::vector<float> linear(static_cast<size_t>(m * n)), product(static_cast<size_t>(m * n));  // (m, n)
+          ops::linear(x.data(), m, k, w.data(), bias.data(), n, linear.data());
+          ops::matmul(x.data(), w.data(), m, k, n, true, product.data());
+          const auto fast_linear = run_gemm(x, w, bias.data(), m, k, n, true);
+          const auto fast_product = run_gemm(x, w, nullptr, m, k, n, true);
+          // Two float32 summation orders differ by rounding alone: about 6e-8 per term, growing like
+          // sqrt(k) for terms of random sign; 1e-5 * (1 + |value|) * sqrt(k) leaves a wide margin.
+          const double tol_scale = 1e-5 * std::sqrt(static_cast<double>(k));
+          for (size_t i = 0; i < linear.size(); ++i) {
+            CHECK(std::fabs(fast_linear[i] - linear[i]) <= tol_scale * (1.0 + std::fabs(linear[i])));
+            CHECK(std::fabs(fast_product[i] - product[i]) <= tol_scale * (1.0 + std::fabs(product[i])));
+          }
+        }
+  }
+
+  TEST_CASE("OutputLower computes the lower triangle of q @ k^T exactly as the full product") {
+    for (const int64_t T : {1, 5, 17, 65, 130})
+      for (const int64_t hd : {1, 3, 64}) {
+        CAPTURE(T);
+        CAPTURE(hd);
+        const auto q = random_values(T * hd, 30);  // (T, hd)
+        const auto k = random_values(T * hd, 31);  // (T, hd)
+        const auto full = run_gemm(q, k, nullptr, T, hd, T, true);
+        const auto lower = run_gemm(q, k, nullptr, T, hd, T, true, ops::Triangle::OutputLower);
+        int64_t mismatches = 0;
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = 0; j <= i; ++j) mismatches += lower[static_cast<size_t>(i * T + j)] != full[static_cast<size_t>(i * T + j)];
+        CHECK(mismatches == 0);
+      }
+  }
+
+  TEST_CASE("ALower gives the full product of a lower-triangular a, with and without bias") {
+    for (const int64_t T : {1, 5, 17, 65, 300})
+      for (const int64_t n : {1, 5, 64, 65}) {
+        CAPTURE(T);
+        CAPTURE(n);
+        auto w = random_values(T * T, 40);  // (T, T) weights, zero above the diagonal as after a causal softmax
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = i + 1; j < T; ++j) w[static_cast<size_t>(i * T + j)] = 0.0f;
+        const auto v = random_values(T * n, 41);     // (T, n)
+        const auto bias = random_values(n, 42);      // (n)
+        for (const float* bias_ptr : {static_cast<const float*>(nullptr), bias.data()}) {
+          const auto full = run_gemm(w, v, bias_ptr, T, T, n, false);
+          const auto skipped = run_gemm(w, v, bias_ptr, T, T, n, false, ops::Triangle::ALower);
+          CHECK(full == skipped);
+          CHECK(same_bits(skipped, reference(w, v, bias_ptr, T, T, n, false)));
+        }
+      }
+  }
+
+  TEST_CASE("gemm reads and writes through row strides lda and ldc") {
+    const int64_t m = 19, k = 37, n = 21, lda = 50, ldc = 30;
+    const auto big_a = random_values(m * lda, 50);  // (m, lda): a is its first k columns
+    const auto b = random_values(k * n, 51);        // (k, n)
+    std::vector<float> a(static_cast<size_t>(m * k));  // (m, k)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t kk = 0; kk < k; ++kk) a[static_cast<size_t>(i * k + kk)] = big_a[static_cast<size_t>(i * lda + kk)];
+    std::vector<float> c(static_cast<size_t>(m * ldc), 123.0f);  // (m, ldc): columns past n untouched
+    ops::gemm(big_a.data(), m, k, ops::pack_b(b.data(), k, n, false), nullptr, c.data(), ops::Triangle::None, lda, ldc);
+    const auto expected = reference(a, b, nullptr, m, k, n, false);
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < ldc; ++j) {
+        const float want = j < n ? expected[static_cast<size_t>(i * n + j)] : 123.0f;
+        mismatches += std::memcmp(&c[static_cast<size_t>(i * ldc + j)], &want, sizeof(float)) != 0;
+      }
+    CHECK(mismatches == 0);
+  }
+
+  TEST_CASE("pack_b_into reuses the capacity it already has and packs the same as pack_b") {
+    const auto big = random_values(300 * 70, 60);  // (300, 70)
+    ops::PackedMatrix packed = ops::pack_b(big.data(), 300, 70, false);
+    const float* storage = packed.data.data();
+    const size_t capacity = packed.data.capacity();
+    const auto small = random_values(40 * 33, 61);  // (40, 33) as (n, k) = (40, 33), used transposed
+    ops::pack_b_into(packed, small.data(), 33, 40, true);
+    CHECK(packed.data.data() == storage);
+    CHECK(packed.data.capacity() == capacity);
+    CHECK(packed.k == 33);
+    CHECK(packed.n == 40);
+    CHECK(packed.data == ops::pack_b(small.data(), 33, 40, true).data);
+  }
+
+  TEST_CASE("a product over k = 0 is zero plus bias") {
+    const float bias[3] = {1.5f, -2.0f, 0.25f};
+    ops::PackedMatrix empty = ops::pack_b(nullptr, 0, 3, false);
+    std::vector<float> c(6, 9.0f);  // (2, 3)
+    ops::gemm(nullptr, 2, 0, empty, bias, c.data());
+    CHECK(c == std::vector<float>{1.5f, -2.0f, 0.25f, 1.5f, -2.0f, 0.25f});
+    ops::gemm(nullptr, 2, 0, empty, nullptr, c.data());
+    CHECK(c == std::vector<float>(6, 0.0f));
+  }
+}
+
+TEST_CASE("unpack_b gives back what pack_b packed, both layouts, and packed_floats is what pack_b allocates") {
+  for (const int64_t k : {1, 3, 17}) {
+    for (const int64_t n : {1, 5, 8, 9, 65}) {
+      std::vector<float> b(static_cast<size_t>(k * n));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i) * 0.5f - 3.0f;
+      for (const bool transpose_b : {false, true}) {
+        const ops::PackedMatrix packed = ops::pack_b(b.data(), k, n, transpose_b);
+        CHECK(static_cast<int64_t>(packed.data.size()) == ops::packed_floats(k, n));
+        std::vector<float> back(b.size());
+        ops::unpack_b(packed, back.data(), transpose_b);
+        CHECK(back == b);
+      }
+    }
+  }
+}
+
+TEST_CASE("ops::gemm (Eigen per panel natively, the kernel in WebAssembly) agrees with the kernel") {
+  const int64_t m = 19, k = 33, n = 21;
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(static_cast<size_t>(n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.7f);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * static_cast<float>(i);
+  const ops::PackedMatrix packed = ops::pack_b(b.data(), k, n, false);
+  std::vector<float> c1(static_cast<size_t>(m * n)), c2(c1.size());
+  ops::gemm(a.data(), m, k, packed, bias.data(), c1.data());
+  ops::simd_gemm(a.data(), m, k, packed, bias.data(), c2.data());
+  // Sums of 33 terms of size <= 1 in float32: Eigen's order differs from the sequential one by a few ulps.
+  for (size_t i = 0; i < c1.size(); ++i) CHECK(std::fabs(c1[i] - c2[i]) <= 1e-5f * (1.0f + std::fabs(c2[i])));
+}
