@@ -7,7 +7,7 @@
 //       {"engine": "native", "results": [{"T": 6, "samples_ms": [...], "median_ms": ...}, ...]}
 //   attention_lab_native_bench --stdin
 //       for bench/run.mjs, which interleaves engines: reads lines "T reps", answers each with one JSON
-//       line {"T": ..., "samples_ms": [...], "checksum": ...}; "quit" or end of input stops it.
+//       line {"T": ..., "samples_ms": [...], "checksum": ...} (reps 0: just the checksum); "quit" or end of input stops it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
         std::istringstream in(line);
         int64_t T = 0;
         int n = 0;
-        if (!(in >> T >> n) || T < 1 || T > 1024 || n < 1) {
+        if (!(in >> T >> n) || T < 1 || T > 1024 || n < 0) {
           std::cout << "{\"error\": \"bad command\"}" << std::endl;
           continue;
         }
