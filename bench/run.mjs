@@ -17,7 +17,8 @@
 // Environment: BENCH_QUICK=1 a fast smoke run (1 round, few reps, 1 page repetition)
 //              BENCH_ROUNDS, BENCH_TOKENS=6,64  override rounds / token counts
 //              BENCH_SKIP=torch,chromium,...    leave parts out (engines by name; memory, page)
-//              BENCH_OUT=path                   where the JSON goes (default bench/results/latest.json)
+//              BENCH_OUT=path                   where the JSON goes (default bench/results/latest.json;
+//                                               quick.json for BENCH_QUICK, not committed)
 import { spawn, execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -36,7 +37,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
 const REPS = (T) => (QUICK ? (T <= 64 ? 3 : 1) : T <= 6 ? 21 : T <= 64 ? 11 : T <= 256 ? 5 : 3);
 const PAGE_REPS = QUICK ? 1 : 3;
 const SKIP = new Set((process.env.BENCH_SKIP ?? "").split(",").map((s) => s.trim()).filter(Boolean));
-const OUT = path.resolve(ROOT, process.env.BENCH_OUT ?? "bench/results/latest.json");
+// A smoke run never replaces the full run's file.
+const OUT = path.resolve(ROOT, process.env.BENCH_OUT ?? (QUICK ? "bench/results/quick.json" : "bench/results/latest.json"));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
