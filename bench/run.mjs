@@ -1,61 +1,737 @@
-// Benchmarks (npm run bench). Speed targets live here, not in timed tests. Each result is also given as
-// a ratio against a reference measured in the same process, so numbers from different machines compare.
-//   - interaction: create + traced forward at book size (target: well under 50 ms)
-//   - GPT-2 small (768/12): create, forward on 6 and on 1024 tokens, trace overhead (traced / untraced)
-//   - WASM matmul speed vs a plain-JS triple loop on the same (1024 x 768) @ (768 x 768) product
+// npm run bench: one invocation, every engine, interleaved. Speed targets live here, not in timed tests.
+//
+// GPT-2 small attention, MultiHeadAttention(768, 768, 1024, 0.0, 12), eval mode, batch 1, causal, on
+// T in {6, 64, 256, 1024} tokens (the same seeded module and input everywhere we control them):
+//   wasm-node      our WASM through the public API in Node: lab.create once, m.forward(x, {training: false})
+//   wasm-chromium  the same in headless Debian Chromium (bench/browser.html, served here)
+//   native         build/native/attention_lab_native_bench (the core linked natively)
+//   torch          /usr/bin/python3 bench/torch_bench.py: nn.MultiheadAttention on one thread, OpenBLAS
+//   tfjs-wasm      TF.js 4.22 WASM backend, one thread, SIMD (bench/tfjs-mha.mjs), checked against ours
+// Timing: ROUNDS rounds; in each round every T runs on every engine in turn (the engine order rotates),
+// each a warm-up plus REPS timed forwards; an engine's figure for T is the smallest of its per-round
+// medians. Ratios are against torch. Plus: GFLOP/s and the fraction of a measured f32x4 peak (when the
+// kernel bench is built), peak memory at T = 1024 with and without trace (child processes), and the
+// teaching page in Chromium (first-view bytes, time to first output, edit -> rendered trace, GPT-2 small
+// on 1024 tokens traced and rendered). Every part fails soft: a missing engine prints "n/a" and why.
+//
+// Environment: BENCH_QUICK=1 a fast smoke run (1 round, few reps, 1 page repetition)
+//              BENCH_ROUNDS, BENCH_TOKENS=6,64  override rounds / token counts
+//              BENCH_SKIP=torch,chromium,...    leave parts out (engines by name; memory, page)
+//              BENCH_OUT=path                   where the JSON goes (default bench/results/latest.json;
+//                                               quick.json for BENCH_QUICK, not committed)
+import { spawn, execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import zlib from "node:zlib";
 import { loadAttentionLab } from "../web/lib/attention-lab.js";
 
-const lab = await loadAttentionLab();
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const QUICK = process.env.BENCH_QUICK === "1";
+const TOKENS = (process.env.BENCH_TOKENS ?? "6,64,256,1024").split(",").map(Number).filter((t) => t >= 1 && t <= 1024);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
+const REPS = (T) => (QUICK ? (T <= 64 ? 3 : 1) : T <= 6 ? 21 : T <= 64 ? 11 : T <= 256 ? 5 : 3);
+const PAGE_REPS = QUICK ? 1 : 3;
+const SKIP = new Set((process.env.BENCH_SKIP ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+// A smoke run never replaces the full run's file.
+const OUT = path.resolve(ROOT, process.env.BENCH_OUT ?? (QUICK ? "bench/results/quick.json" : "bench/results/latest.json"));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
-function time(label, fn, repeat = 5) {
-  fn();  // warm-up
-  const samples = [];
-  for (let i = 0; i < repeat; i++) {
-    const t0 = performance.now();
-    fn();
-    samples.push(performance.now() - t0);
-  }
-  samples.sort((a, b) => a - b);
-  const median = samples[Math.floor(samples.length / 2)];
-  return { label, median };
+const D = 768;
+const H = 12;
+const HD = D / H;
+const CONFIG = { d_in: D, d_out: D, context_length: 1024, dropout: 0.0, num_heads: H };
+const CALL = "MultiHeadAttention(768, 768, 1024, 0.0, 12)";
+const FLOP_FORMULA = "flop(T) = 8*T*d^2 (q, k, v, out projections: 4 x 2*T*d*d) + 2*2*H*head_dim*T*(T+1)/2 (scores and context, causal half skipped); d = 768, H = 12, head_dim = 64";
+const flop = (T) => 8 * T * D * D + 2 * 2 * H * HD * (T * (T + 1)) / 2;
+const GPT2_PAGE_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123&num_tokens=1024&batch=1&mode=eval";
+
+const ENGINES = ["wasm-node", "wasm-chromium", "native", "torch", "tfjs-wasm"];
+const LABELS = { "wasm-node": "ours WASM (Node)", "wasm-chromium": "ours WASM (Chromium)", native: "ours native", torch: "PyTorch 1 thread", "tfjs-wasm": "TF.js WASM" };
+
+const median = (xs) => {
+  const s = xs.slice().sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+const errText = (e) => String(e?.message ?? e).split("\n")[0].slice(0, 300);
+const log = (...a) => console.error("bench:", ...a);
+const withTimeout = (promise, ms, what) =>
+  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s`)), ms).unref())]);
+
+/** A child process that answers one JSON line per request line (native bench, torch bench). */
+function lineProcess(cmd, args, options) {
+  const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], ...options });
+  const lines = [];
+  const waiters = [];
+  let stderr = "";
+  let exited = null;
+  child.stderr.on("data", (d) => { stderr = (stderr + d).slice(-4000); });
+  child.on("error", (e) => { exited = e; for (const w of waiters.splice(0)) w.reject(e); });
+  child.on("exit", (code, signal) => {
+    exited = new Error(`${path.basename(cmd)} exited (${signal ?? code}): ${stderr.trim().split("\n").slice(-2).join(" ")}`);
+    for (const w of waiters.splice(0)) w.reject(exited);
+  });
+  readline.createInterface({ input: child.stdout }).on("line", (l) => {
+    if (!l.trim().startsWith("{")) return;
+    if (waiters.length) waiters.shift().resolve(l);
+    else lines.push(l);
+  });
+  const next = (ms) => {
+    if (lines.length) return Promise.resolve(JSON.parse(lines.shift()));
+    if (exited) return Promise.reject(exited);
+    return withTimeout(new Promise((resolve, reject) => waiters.push({ resolve, reject })), ms, path.basename(cmd)).then(JSON.parse);
+  };
+  return {
+    next,
+    request(line, ms = 300_000) {
+      child.stdin.write(`${line}\n`);
+      return next(ms);
+    },
+    async close() {
+      if (exited) return;
+      child.stdin.end("quit\n");
+      await withTimeout(new Promise((r) => child.once("exit", r)), 5_000, "close").catch(() => child.kill("SIGKILL"));
+    },
+  };
 }
 
-const results = [];
-const report = (r, extra = "") => {
-  results.push(r);
-  console.log(`${r.label.padEnd(58)} ${r.median.toFixed(2).padStart(10)} ms ${extra}`);
-};
+function run(cmd, args, options = {}) {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { maxBuffer: 16 << 20, timeout: 300_000, ...options }, (error, stdout, stderr) => resolve({ error, stdout, stderr }));
+  });
+}
 
-const book = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 };
-const bookX = { shape: [2, 6, 3], data: new Float32Array(36).map((_, i) => lab.bookTokens().data[i % 18]) };
-const interaction = time("book MHA(3, 2, 6, 0.0, 2): create + traced forward", () => {
-  lab.create("MultiHeadAttention", book, { generator: lab.manualSeed(123) }).forward(bookX, { trace: true });
-}, 50);
-report(interaction, interaction.median < 50 ? "(target < 50 ms: met)" : "(target < 50 ms: MISSED)");
+// ---- engines ------------------------------------------------------------------------------------
+// Each: {name, info, run(T, reps) -> {samples, checksum?}, close()}; a failed set-up leaves {name, reason}.
 
-const gpt2 = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
-report(time("GPT-2 small attention: create (2,360,064 seeded parameters)", () => lab.create("MultiHeadAttention", gpt2), 3));
-const m = lab.create("MultiHeadAttention", gpt2);
-const x6 = { shape: [1, 6, 768], data: lab.seededTokens(6, 768, 1).data };
-report(time("GPT-2 small: traced forward, 6 tokens", () => m.forward(x6, { trace: true }), 5));
-const x1024 = { shape: [1, 1024, 768], data: lab.seededTokens(1024, 768, 1).data };
-const plain = time("GPT-2 small: forward, 1024 tokens", () => m.forward(x1024, { training: false }), 3);
-report(plain);
-const traced = time("GPT-2 small: traced forward, 1024 tokens", () => m.forward(x1024, { training: false, trace: true }), 3);
-report(traced, `(trace overhead x${(traced.median / plain.median).toFixed(2)})`);
+async function wasmNodeEngine(lab, module, input) {
+  return {
+    info: { node: process.version },
+    run(T, reps) {
+      const x = input(T);
+      let out = module.forward(x, { training: false }).output;
+      const samples = [];
+      for (let i = 0; i < reps; i++) {
+        const t0 = performance.now();
+        out = module.forward(x, { training: false }).output;
+        samples.push(performance.now() - t0);
+      }
+      return { samples, checksum: sum(out.data) };
+    },
+  };
+}
 
-// Reference in the same process: the q projection alone as a plain-JS loop vs one WASM forward.
-const W = m.parameters()[0].data;
-const jsMatmul = time("reference: plain-JS (1024x768)@(768x768)^T, one projection", () => {
-  const out = new Float32Array(1024 * 768);
-  for (let i = 0; i < 1024; i++)
-    for (let o = 0; o < 768; o++) {
-      let s = 0;
-      for (let k = 0; k < 768; k++) s += x1024.data[i * 768 + k] * W[o * 768 + k];
-      out[i * 768 + o] = s;
+function sum(data) {
+  let s = 0;
+  for (const v of data) s += v;
+  return s;
+}
+
+async function tfjsEngine(params, input, ours) {
+  const { initTfjs, makeTfjsMha } = await import("./tfjs-mha.mjs");
+  const info = await initTfjs(path.join(ROOT, "node_modules/@tensorflow/tfjs-backend-wasm/dist") + path.sep);
+  const mha = makeTfjsMha(params, H);
+  const check = {};
+  for (const T of TOKENS) {
+    const theirs = mha.forward(input(T).data, T);
+    const expected = ours(T);
+    let maxDiff = 0;
+    let maxRef = 0;
+    for (let i = 0; i < expected.length; i++) {
+      maxDiff = Math.max(maxDiff, Math.abs(expected[i] - theirs[i]));
+      maxRef = Math.max(maxRef, Math.abs(expected[i]));
     }
-}, 1);
-report(jsMatmul);
-// A forward does 4 projections plus attention; compare per-projection cost.
-console.log(`\nWASM forward (4 projections + attention) vs 4 plain-JS projections: x${((4 * jsMatmul.median) / plain.median).toFixed(2)} faster`);
-console.log(`heap in use after the run: ${(lab.heapInUse() / 1048576).toFixed(1)} MiB`);
+    check[T] = { maxAbsDiff: maxDiff, maxAbsRef: maxRef };
+    if (!(maxDiff <= 1e-4)) throw new Error(`TF.js output differs from ours at T=${T}: max |diff| = ${maxDiff}`);
+  }
+  return {
+    info: { ...info, check },
+    run(T, reps) {
+      const x = input(T).data;
+      let out = mha.forward(x, T);
+      const samples = [];
+      for (let i = 0; i < reps; i++) {
+        const t0 = performance.now();
+        out = mha.forward(x, T);
+        samples.push(performance.now() - t0);
+      }
+      return { samples, checksum: sum(out) };
+    },
+    close: () => mha.dispose(),
+  };
+}
+
+async function nativeEngine() {
+  const exe = path.join(ROOT, "build/native/attention_lab_native_bench");
+  if (!existsSync(exe)) throw new Error(`${path.relative(ROOT, exe)} is not built (cmake --build --preset native --target attention_lab_native_bench)`);
+  const p = lineProcess(exe, ["--stdin"], { cwd: ROOT });
+  const ready = await p.next(30_000);
+  if (!ready.ready) throw new Error(JSON.stringify(ready));
+  return {
+    info: { exe: path.relative(ROOT, exe) },
+    async run(T, reps) {
+      const r = await p.request(`${T} ${reps}`);
+      if (r.error) throw new Error(r.error);
+      return { samples: r.samples_ms, checksum: r.checksum };
+    },
+    close: () => p.close(),
+  };
+}
+
+async function torchEngine(tmp, params, input, ours) {
+  if (!existsSync("/usr/bin/python3")) throw new Error("/usr/bin/python3 is missing");
+  // Our parameters and inputs as raw float32, so PyTorch runs (and is checked) on the same numbers.
+  const order = ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"];
+  const parts = order.map((n) => params.find((p) => p.name === n).data);
+  await writeFile(path.join(tmp, "weights.f32"), Buffer.concat(parts.map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength))));
+  for (const T of TOKENS) {
+    const x = input(T).data;
+    await writeFile(path.join(tmp, `x_${T}.f32`), Buffer.from(x.buffer, x.byteOffset, x.byteLength));
+    const y = ours(T);
+    await writeFile(path.join(tmp, `ours_${T}.f32`), Buffer.from(y.buffer, y.byteOffset, y.byteLength));
+  }
+  const env = { ...process.env, OPENBLAS_NUM_THREADS: "1", OMP_NUM_THREADS: "1" };
+  const p = lineProcess("/usr/bin/python3", [path.join(ROOT, "bench/torch_bench.py"), "--weights", path.join(tmp, "weights.f32"), "--inputs", tmp], { cwd: ROOT, env });
+  const ready = await p.next(120_000);
+  if (!ready.ready) {
+    await p.close();
+    throw new Error(ready.error ?? JSON.stringify(ready));
+  }
+  const check = {};
+  for (const T of TOKENS) {
+    const r = await p.request(`check ${T} ${path.join(tmp, `ours_${T}.f32`)}`);
+    if (r.error) throw new Error(r.error);
+    check[T] = { maxAbsDiff: r.max_abs_diff, maxAbsRef: r.max_abs_ref };
+    if (!(r.max_abs_diff <= 1e-4)) ready.warnings.push(`PyTorch output differs from ours at T=${T}: max |diff| = ${r.max_abs_diff}`);
+  }
+  return {
+    info: { ...ready, check },
+    async run(T, reps) {
+      const r = await p.request(`${T} ${reps}`);
+      if (r.error) throw new Error(r.error);
+      return { samples: r.samples_ms };
+    },
+    close: () => p.close(),
+  };
+}
+
+/** Serves web/ at / and bench/ at /bench/ (no page CSP here: the bench page is not the teaching page). */
+async function benchServer() {
+  const { default: sirv } = await import("sirv");
+  const web = sirv(path.join(ROOT, "web"), { dev: true });
+  const bench = sirv(path.join(ROOT, "bench"), { dev: true });
+  const server = http.createServer((req, res) => {
+    const notFound = () => { res.statusCode = 404; res.end("Not found"); };
+    if (req.url.startsWith("/bench/")) {
+      req.url = req.url.slice("/bench".length);
+      bench(req, res, notFound);
+    } else web(req, res, notFound);
+  });
+  await new Promise((resolve, reject) => { server.once("error", reject); server.listen(0, "127.0.0.1", resolve); });
+  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) };
+}
+
+async function launchChromium() {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing (bash scripts/setup.sh --browser installs Debian's chromium)`);
+  const { chromium } = await import("playwright-core");
+  const userDataDir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-bench-chromium-"));
+  try {
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, serviceWorkers: "block",
+    });
+    for (const p of context.pages()) await p.close();
+    return {
+      context,
+      version: context.browser()?.version() ?? null,
+      async close() {
+        await context.close().catch(() => {});
+        await rm(userDataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await rm(userDataDir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+async function chromiumEngine(browser, server, expectedChecksum) {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${server.url}bench/browser.html`);
+  await page.waitForFunction(() => document.body.dataset.ready || document.body.dataset.error, null, { timeout: 60_000 })
+    .catch(() => { throw new Error(`bench page did not load: ${errors.join("; ") || "timeout"}`); });
+  const error = await page.evaluate(() => document.body.dataset.error);
+  if (error) throw new Error(`bench page: ${error}`);
+  const info = await page.evaluate(() => window.benchInfo);
+  // Same WASM, same module, same input: the output must be the same bits as in Node.
+  const check = {};
+  for (const T of TOKENS) {
+    const r = await page.evaluate(([t]) => window.benchRun(t, 0), [T]);
+    check[T] = { checksum: r.checksum, nodeChecksum: expectedChecksum(T) };
+    if (r.checksum !== expectedChecksum(T)) throw new Error(`Chromium output differs from Node's at T=${T}`);
+  }
+  return {
+    info: { ...info, chromium: browser.version, check, timerNote: "performance.now() in a page that is not cross-origin isolated is coarsened to 100 us" },
+    run: (T, reps) => page.evaluate(([t, n]) => window.benchRun(t, n), [T, reps]),
+    close: () => page.close(),
+  };
+}
+
+// ---- the f32x4 peak hook --------------------------------------------------------------------------
+// KERNEL BENCH HOOK: another part of the project builds bench/kernel_bench.cpp as
+// build/wasm/attention_kernel_bench.mjs with a function that returns JSON {peakGflops, gemm: [...]}.
+// The exact API is not fixed yet, so this tries the likely shapes and logs what it found.
+async function kernelBench() {
+  const file = path.join(ROOT, "build/wasm/attention_kernel_bench.mjs");
+  if (!existsSync(file)) return { available: false, reason: "build/wasm/attention_kernel_bench.mjs not built (bench/kernel_bench.cpp is not in this tree yet)" };
+  const mod = await import(pathToFileURL(file).href);
+  const candidates = [];
+  let instance = null;
+  if (typeof mod.default === "function") {
+    try { instance = await mod.default(); } catch (e) { candidates.push(`default() threw: ${errText(e)}`); }
+  }
+  const tries = [
+    ["module.runKernelBench()", () => instance?.runKernelBench?.()],
+    ["module.run()", () => instance?.run?.()],
+    ["export runKernelBench()", () => mod.runKernelBench?.()],
+    ["export run()", () => mod.run?.()],
+  ];
+  for (const [name, fn] of tries) {
+    let r;
+    try { r = await fn(); } catch (e) { candidates.push(`${name} threw: ${errText(e)}`); continue; }
+    if (r === undefined || r === null) continue;
+    if (typeof r === "string") { try { r = JSON.parse(r); } catch { candidates.push(`${name} returned a non-JSON string`); continue; } }
+    if (typeof r?.peakGflops === "number") {
+      const gemm = Array.isArray(r.gemm) ? r.gemm : [];
+      // The 1024 x 768 x 768 product (any of m/n/k spellings, or a "1024x768x768" label).
+      const dims = (g) => (Array.isArray(g.shape) ? g.shape : [g.m ?? g.M ?? g.rows, g.k ?? g.K ?? g.inner, g.n ?? g.N ?? g.cols]).map(Number);
+      const target = gemm.find((g) => { const [m, k, n] = dims(g); return m === 1024 && k === 768 && n === 768; })
+        ?? gemm.find((g) => /1024\s*x\s*768\s*x\s*768/.test(String(g.shape ?? g.label ?? g.name ?? "")));
+      const gflops = target ? Number(target.gflops ?? target.GFLOPs ?? target.gflopsPerSecond) : NaN;
+      return { available: true, via: name, peakGflops: r.peakGflops, gemm, gemm1024x768x768Gflops: Number.isFinite(gflops) ? gflops : null, raw: r };
+    }
+    candidates.push(`${name} returned no peakGflops`);
+  }
+  return { available: false, reason: `attention_kernel_bench.mjs found, but no API gave {peakGflops}: ${candidates.join("; ") || "no runKernelBench()/run() on the module or its exports"}` };
+}
+
+// ---- memory -------------------------------------------------------------------------------------
+
+async function memory() {
+  const out = {};
+  for (const trace of [false, true]) {
+    const r = await run(process.execPath, [path.join(ROOT, "bench/memory-child.mjs"), ...(trace ? ["--trace"] : [])], { cwd: ROOT });
+    const key = trace ? "traced" : "untraced";
+    try {
+      const line = r.stdout.trim().split("\n").pop();
+      out[key] = JSON.parse(line);
+      if (out[key].error) out[key] = { error: out[key].error };
+    } catch {
+      out[key] = { error: errText(r.error ?? r.stderr ?? "no output") };
+    }
+  }
+  return out;
+}
+
+// ---- the teaching page --------------------------------------------------------------------------
+
+async function pageMetrics(browser) {
+  const { startServer } = await import("../scripts/serve.mjs");
+  const server = await startServer({ port: 0 });
+  const result = {};
+  const freshPage = async ({ noCache = false } = {}) => {
+    const page = await browser.context.newPage();
+    if (noCache) {
+      const cdp = await browser.context.newCDPSession(page);
+      await cdp.send("Network.enable");
+      await cdp.send("Network.setCacheDisabled", { cacheDisabled: true });  // every view is a first view
+    }
+    page.problems = [];
+    page.on("pageerror", (e) => page.problems.push(e.message));
+    await page.addInitScript(() => {
+      window.__bench = {};
+      document.addEventListener("run-complete", () => { window.__bench.firstRunComplete ??= performance.now(); }, true);
+      document.addEventListener("run-error", (e) => { window.__bench.runError ??= e.detail?.message ?? "run-error"; }, true);
+    });
+    return page;
+  };
+  try {
+    // First view: every response body until load + the first run-complete; time to first output.
+    const firstOutput = [];
+    for (let i = 0; i < PAGE_REPS; i++) {
+      const page = await freshPage({ noCache: true });
+      const bodies = [];
+      page.on("response", (res) => {
+        const url = res.url();
+        if (url.startsWith("data:")) return;  // the single-file WASM's data: URL: its bytes are in the .mjs
+        bodies.push(res.body().then(
+          (b) => ({ url: url.replace(server.url, "/"), status: res.status(), bytes: b.length, gzipBytes: zlib.gzipSync(b, { level: 9 }).length }),
+          (e) => ({ url: url.replace(server.url, "/"), status: res.status(), error: errText(e) }),
+        ));
+      });
+      await page.goto(server.url, { waitUntil: "load" });
+      await page.waitForFunction(() => window.__bench.firstRunComplete !== undefined || window.__bench.runError, null, { timeout: 60_000 });
+      const b = await page.evaluate(() => window.__bench);
+      if (b.runError) throw new Error(`the default page's first run failed: ${b.runError}`);
+      firstOutput.push(b.firstRunComplete);
+      if (i === 0) {
+        const files = (await Promise.all(bodies)).sort((x, y) => (y.bytes ?? 0) - (x.bytes ?? 0));
+        result.firstView = {
+          rawBytes: files.reduce((n, f) => n + (f.bytes ?? 0), 0),
+          gzipBytes: files.reduce((n, f) => n + (f.gzipBytes ?? 0), 0),
+          files: files.length,
+          biggest: files.slice(0, 8),
+          note: "every response body from navigation to load + the first run-complete (cache disabled), gzip level 9 per file",
+        };
+      }
+      if (page.problems.length) result.problems = page.problems.slice(0, 5);
+      await page.close();
+    }
+    result.firstOutputMs = { median: median(firstOutput), samples: firstOutput, note: "navigation start -> the run-complete event of the default page's <attention-lab> (cache disabled)" };
+
+    // Edit -> rendered trace: change d_out in the slot input, press Run as a reader does (unless the
+    // edit started a run itself), wait for run-complete plus two animation frames.
+    {
+      const page = await freshPage();
+      await page.goto(server.url);
+      await page.waitForFunction(() => window.__bench.firstRunComplete !== undefined, null, { timeout: 60_000 });
+      const values = QUICK ? ["4", "2", "4"] : ["4", "6", "2", "4", "6", "2", "4", "6", "2"];
+      const samples = await page.evaluate(async ([vals]) => {
+        const el = document.querySelector("attention-lab");
+        const input = el.shadowRoot.querySelector('[data-testid="slot-d_out"]');
+        const runButton = el.shadowRoot.querySelector('[data-testid="run"]');
+        const out = [];
+        for (const v of vals) {
+          const done = new Promise((resolve, reject) => {
+            el.addEventListener("run-complete", resolve, { once: true });
+            el.addEventListener("run-error", (e) => reject(new Error(e.detail.message)), { once: true });
+          });
+          const t0 = performance.now();
+          input.value = v;
+          input.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+          await Promise.resolve();
+          if (!runButton.disabled) runButton.click();
+          await done;
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          out.push(performance.now() - t0);
+        }
+        return out;
+      }, [values]).catch((e) => { throw new Error(`edit -> rendered: ${errText(e)}`); });
+      result.editToRenderedMs = { median: median(samples.slice(1)), samples, note: "d_out edited in the slot input of the default MultiHeadAttention(3, 2, 6, 0.0, 2) page -> Run -> run-complete + 2 rAF (first sample left out of the median)" };
+      await page.close();
+    }
+
+    // GPT-2 small on 1024 tokens, traced (the page always traces) and rendered.
+    const gpt2 = [];
+    for (let i = 0; i < PAGE_REPS; i++) {
+      const page = await freshPage();
+      await page.goto(server.url + GPT2_PAGE_QUERY);
+      await page.waitForFunction(() => document.querySelector("attention-lab")?.dataset.ready !== undefined, null, { timeout: 60_000 });
+      const r = await page.evaluate(async () => {
+        const el = document.querySelector("attention-lab");
+        const runButton = el.shadowRoot.querySelector('[data-testid="run"]');
+        const done = new Promise((resolve, reject) => {
+          el.addEventListener("run-complete", (e) => resolve(e.detail), { once: true });
+          el.addEventListener("run-error", (e) => reject(new Error(e.detail.message)), { once: true });
+        });
+        const ready = performance.now();
+        runButton.click();
+        const detail = await done;
+        await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
+        const end = performance.now();
+        return { triggerToRenderedMs: end - ready, navigationToRenderedMs: end, runDurationMs: detail.durationMs, outputShape: detail.outputShape, stages: detail.stages.length };
+      }).catch((e) => ({ error: errText(e) }));
+      await page.close();
+      if (r.error) throw new Error(`GPT-2 small page run: ${r.error}`);
+      gpt2.push(r);
+    }
+    result.gpt2Traced1024 = {
+      triggerToRenderedMs: median(gpt2.map((r) => r.triggerToRenderedMs)),
+      navigationToRenderedMs: median(gpt2.map((r) => r.navigationToRenderedMs)),
+      samples: gpt2,
+      url: GPT2_PAGE_QUERY,
+      note: "Run clicked as soon as the page is ready -> run-complete + 2 rAF (the page runs it in a Web Worker, traced, and renders the stage cards)",
+    };
+  } catch (e) {
+    result.error = errText(e);
+  } finally {
+    await server.close();
+  }
+  return result;
+}
+
+// ---- main ---------------------------------------------------------------------------------------
+
+async function main() {
+  const started = Date.now();
+  const lab = await loadAttentionLab();
+  const module = lab.create("MultiHeadAttention", CONFIG);
+  const params = module.parameters();
+  const inputs = new Map();
+  const input = (T) => {
+    if (!inputs.has(T)) inputs.set(T, { shape: [1, T, D], data: lab.seededTokens(T, D, 1).data });
+    return inputs.get(T);
+  };
+  const outputs = new Map();
+  const ours = (T) => {
+    if (!outputs.has(T)) outputs.set(T, module.forward(input(T), { training: false }).output.data);
+    return outputs.get(T);
+  };
+  const tmp = await mkdtemp(path.join(os.tmpdir(), "attention-lab-bench-"));
+
+  const engines = {};
+  const unavailable = {};
+  const infos = {};
+  const setUp = async (name, make) => {
+    if (SKIP.has(name)) { unavailable[name] = "skipped (BENCH_SKIP)"; return; }
+    try {
+      log(`setting up ${name}`);
+      engines[name] = await make();
+      infos[name] = engines[name].info;
+    } catch (e) {
+      unavailable[name] = errText(e);
+      log(`${name}: n/a (${unavailable[name]})`);
+    }
+  };
+  let browser = null;
+  let benchSrv = null;
+  const needBrowser = !SKIP.has("wasm-chromium") || !SKIP.has("page");
+  let browserError = null;
+  if (needBrowser) {
+    try { browser = await launchChromium(); } catch (e) { browserError = errText(e); log(`chromium: ${browserError}`); }
+  }
+  await setUp("wasm-node", () => wasmNodeEngine(lab, module, input));
+  await setUp("native", () => nativeEngine());
+  await setUp("torch", () => torchEngine(tmp, params, input, ours));
+  await setUp("tfjs-wasm", () => tfjsEngine(params, input, ours));
+  await setUp("wasm-chromium", async () => {
+    if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
+    benchSrv = await benchServer();
+    return chromiumEngine(browser, benchSrv, (T) => sum(ours(T)));
+  });
+  if (engines.native) {
+    // Same module and input; native and WASM may sum in another order, so compare loosely.
+    const r = await engines.native.run(TOKENS[0], 0).catch((e) => ({ error: errText(e) }));
+    const want = sum(ours(TOKENS[0]));
+    engines.native.info.check = { T: TOKENS[0], checksum: r.checksum, wasmChecksum: want };
+    if (r.error || !(Math.abs(r.checksum - want) <= 1e-3 * Math.max(1, Math.abs(want)))) {
+      unavailable.native = r.error ?? `native output differs from the WASM's (checksum ${r.checksum} vs ${want})`;
+      await engines.native.close?.();
+      delete engines.native;
+    }
+  }
+
+  // Interleaved rounds.
+  const perRound = {};
+  const active = ENGINES.filter((e) => engines[e]);
+  log(`${ROUNDS} round(s) over T = ${TOKENS.join(", ")} on: ${active.join(", ")}`);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const T of TOKENS) {
+      const order = active.map((_, i) => active[(i + round + TOKENS.indexOf(T)) % active.length]);
+      for (const name of order) {
+        if (!engines[name]) continue;
+        try {
+          const r = await engines[name].run(T, REPS(T));
+          ((perRound[name] ??= {})[T] ??= []).push({ median: median(r.samples), samples: r.samples });
+        } catch (e) {
+          unavailable[name] = `failed during the run at T=${T}: ${errText(e)}`;
+          log(`${name}: ${unavailable[name]}`);
+          await engines[name].close?.();
+          delete engines[name];
+        }
+      }
+    }
+    log(`round ${round + 1}/${ROUNDS} done (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  }
+
+  const speed = {};
+  for (const name of ENGINES) {
+    speed[name] = {};
+    for (const T of TOKENS) {
+      const rounds = perRound[name]?.[T];
+      if (!rounds?.length || unavailable[name]) {
+        speed[name][T] = { ms: null, reason: unavailable[name] ?? "no samples" };
+        continue;
+      }
+      const ms = Math.min(...rounds.map((r) => r.median));
+      speed[name][T] = { ms, gflops: flop(T) / (ms * 1e6), roundMedians: rounds.map((r) => r.median), reps: REPS(T) };
+    }
+  }
+  for (const name of ENGINES) {
+    for (const T of TOKENS) {
+      const base = speed.torch[T]?.ms;
+      if (speed[name][T].ms != null && base) speed[name][T].xTorch = speed[name][T].ms / base;
+    }
+  }
+
+  for (const name of Object.keys(engines)) await engines[name].close?.();
+  if (benchSrv) await benchSrv.close();
+
+  log("kernel bench hook");
+  const kernel = await kernelBench().catch((e) => ({ available: false, reason: `kernel bench failed: ${errText(e)}` }));
+  if (!kernel.available) log(`note: ${kernel.reason}`);
+  if (kernel.available) {
+    for (const name of ["wasm-node", "wasm-chromium", "tfjs-wasm"]) {
+      for (const T of TOKENS) if (speed[name][T].gflops) speed[name][T].fractionOfPeak = speed[name][T].gflops / kernel.peakGflops;
+    }
+  }
+
+  let mem = { skipped: true };
+  if (!SKIP.has("memory")) {
+    log("memory (child processes, T = 1024)");
+    mem = await memory().catch((e) => ({ error: errText(e) }));
+  }
+  let page = { skipped: true };
+  if (!SKIP.has("page")) {
+    log("teaching page in Chromium");
+    page = browser ? await pageMetrics(browser).catch((e) => ({ error: errText(e) })) : { error: `Chromium did not start: ${browserError}` };
+  }
+  if (browser) await browser.close();
+  await rm(tmp, { recursive: true, force: true });
+
+  const targets = evaluateTargets(speed, kernel, page);
+  const result = {
+    generatedAt: new Date().toISOString(),
+    quick: QUICK,
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? "?", loadavg: os.loadavg(), node: process.version, platform: `${os.type()} ${os.release()}` },
+    config: { call: CALL, mode: "eval", batch: 1, causal: true, tokens: TOKENS, rounds: ROUNDS, reps: Object.fromEntries(TOKENS.map((T) => [T, REPS(T)])) },
+    method: "per T, engines in rotating order each round; warm-up + reps forwards per turn; figure = min over rounds of the per-round median",
+    flopFormula: FLOP_FORMULA,
+    engines: Object.fromEntries(ENGINES.map((e) => [e, { label: LABELS[e], available: !unavailable[e], reason: unavailable[e] ?? null, info: infos[e] ?? null }])),
+    speed,
+    kernel,
+    memory: mem,
+    page,
+    targets,
+    onnxruntimeWeb: "not included: building the model needs Python's onnx (not a Debian package here) or a hand-written protobuf encoder",
+    durationS: (Date.now() - started) / 1000,
+  };
+  await mkdir(path.dirname(OUT), { recursive: true });
+  await writeFile(OUT, `${JSON.stringify(result, null, 2)}\n`);
+  printReport(result, unavailable);
+  console.log(`\nJSON: ${path.relative(process.cwd(), OUT)}  (${result.durationS.toFixed(0)} s)`);
+}
+
+function evaluateTargets(speed, kernel, page) {
+  const t = [];
+  const ms = (e, T) => speed[e]?.[T]?.ms ?? null;
+  const fmt = (v, d = 2) => (v == null ? "n/a" : v.toFixed(d));
+  // (1) faster than TF.js-WASM at every T (Node, same runtime for both).
+  {
+    const pairs = TOKENS.map((T) => [T, ms("wasm-node", T), ms("tfjs-wasm", T)]);
+    const known = pairs.every(([, a, b]) => a != null && b != null);
+    t.push({ id: "1", target: "faster than TF.js-WASM at every T (Node)", met: known ? pairs.every(([, a, b]) => a < b) : null,
+      value: pairs.map(([T, a, b]) => `T=${T}: x${a != null && b != null ? fmt(a / b) : "n/a"}`).join(", ") });
+  }
+  // (2a) T=1024 <= 1.35x PyTorch; (2b) T=6 <= 0.75 ms.
+  {
+    const x = speed["wasm-node"]?.[1024]?.xTorch ?? null;
+    const xc = speed["wasm-chromium"]?.[1024]?.xTorch ?? null;
+    t.push({ id: "2a", target: "T=1024 <= 1.35x PyTorch (1 thread)", met: x == null ? null : x <= 1.35, value: `Node x${fmt(x)}, Chromium x${fmt(xc)}` });
+    const a = ms("wasm-node", 6);
+    const c = ms("wasm-chromium", 6);
+    t.push({ id: "2b", target: "T=6 <= 0.75 ms", met: a == null ? null : a <= 0.75, value: `Node ${fmt(a, 3)} ms, Chromium ${fmt(c, 3)} ms` });
+  }
+  // (3) WASM matmul >= 70% of the f32x4 peak at 1024x768x768 (from the kernel bench).
+  {
+    const f = kernel.available && kernel.gemm1024x768x768Gflops ? kernel.gemm1024x768x768Gflops / kernel.peakGflops : null;
+    t.push({ id: "3", target: "WASM matmul >= 70% of f32x4 peak at 1024x768x768", met: f == null ? null : f >= 0.7,
+      value: f == null ? `n/a: ${kernel.reason ?? "the kernel bench gave no 1024x768x768 row"}` : `${(100 * f).toFixed(0)}% (${fmt(kernel.gemm1024x768x768Gflops, 1)} of ${fmt(kernel.peakGflops, 1)} GFLOP/s)` });
+  }
+  // (4) page: first view <= 300 KB gzip, first output < 1 s, GPT-2 small 1024 traced + rendered < 0.75 s.
+  {
+    const gz = page.firstView?.gzipBytes ?? null;
+    t.push({ id: "4a", target: "first view <= 300 KB gzip", met: gz == null ? null : gz <= 300 * 1000, value: gz == null ? `n/a: ${page.error ?? (page.skipped ? "skipped" : "?")}` : `${(gz / 1000).toFixed(0)} KB gzip (${(page.firstView.rawBytes / 1000).toFixed(0)} KB raw)` });
+    const fo = page.firstOutputMs?.median ?? null;
+    t.push({ id: "4b", target: "first output < 1 s (Chromium)", met: fo == null ? null : fo < 1000, value: fo == null ? "n/a" : `${fo.toFixed(0)} ms` });
+    const g = page.gpt2Traced1024?.triggerToRenderedMs ?? null;
+    t.push({ id: "4c", target: "GPT-2 small, 1024 tokens, traced + rendered < 0.75 s (Chromium)", met: g == null ? null : g < 750,
+      value: g == null ? "n/a" : `${g.toFixed(0)} ms from Run (${page.gpt2Traced1024.navigationToRenderedMs.toFixed(0)} ms from navigation)` });
+  }
+  return t;
+}
+
+function printReport(r, unavailable) {
+  const pad = (s, n) => String(s).padStart(n);
+  const padE = (s, n) => String(s).padEnd(n);
+  console.log(`\n${CALL}, eval, batch 1, causal; ${r.config.rounds} round(s), figure = min over rounds of per-round medians${r.quick ? " (BENCH_QUICK: smoke run, numbers are rough)" : ""}`);
+  console.log(`machine: ${r.machine.cpus} cpus, ${r.machine.model}, load ${r.machine.loadavg.map((x) => x.toFixed(1)).join(" ")}`);
+  const w = 26;
+  console.log(`\nforward time, ms (x PyTorch)`);
+  console.log(padE("engine", w) + TOKENS.map((T) => pad(`T=${T}`, 18)).join(""));
+  for (const e of ENGINES) {
+    const cells = TOKENS.map((T) => {
+      const s = r.speed[e][T];
+      if (s.ms == null) return pad("n/a", 18);
+      const x = s.xTorch != null ? ` (x${s.xTorch.toFixed(2)})` : "";
+      return pad(`${s.ms < 10 ? s.ms.toFixed(3) : s.ms.toFixed(1)}${x}`, 18);
+    });
+    console.log(padE(LABELS[e], w) + cells.join(""));
+  }
+  console.log(`\nGFLOP/s${r.kernel.available ? ` (fraction of the measured f32x4 peak ${r.kernel.peakGflops.toFixed(1)} GFLOP/s for WASM rows)` : ""}`);
+  console.log(padE("engine", w) + TOKENS.map((T) => pad(`T=${T}`, 18)).join(""));
+  for (const e of ENGINES) {
+    const cells = TOKENS.map((T) => {
+      const s = r.speed[e][T];
+      if (s.ms == null) return pad("n/a", 18);
+      return pad(`${s.gflops.toFixed(2)}${s.fractionOfPeak != null ? ` (${(100 * s.fractionOfPeak).toFixed(0)}%)` : ""}`, 18);
+    });
+    console.log(padE(LABELS[e], w) + cells.join(""));
+  }
+  console.log(`  ${r.flopFormula}`);
+  if (!r.kernel.available) console.log(`  peak: n/a (${r.kernel.reason})`);
+  const missing = Object.entries(unavailable);
+  if (missing.length) {
+    console.log("\nn/a:");
+    for (const [e, why] of missing) console.log(`  ${LABELS[e] ?? e}: ${why}`);
+  }
+  const torch = r.engines.torch.info;
+  if (torch) {
+    console.log(`\nPyTorch ${torch.torch}, BLAS: ${torch.uses_openblas ? "OpenBLAS" : "NOT OpenBLAS"} (${(torch.blas ?? []).map((b) => path.basename(b)).join(", ")}), sgemm 1024x768x768 ${torch.gemm_gflops_1024x768x768} GFLOP/s, OPENBLAS_NUM_THREADS=${torch.openblas_num_threads}`);
+    for (const wmsg of torch.warnings ?? []) console.log(`  WARNING: ${wmsg}`);
+  }
+  const tf = r.engines["tfjs-wasm"].info;
+  if (tf) console.log(`TF.js ${tf.version} ${tf.backend} backend, ${tf.threads} thread(s), SIMD ${tf.simd}; max |TF.js - ours| ${Math.max(...Object.values(tf.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
+  if (torch?.check) console.log(`max |PyTorch - ours| ${Math.max(...Object.values(torch.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
+
+  console.log("\nmemory, GPT-2 small, T = 1024, one eval forward (fresh Node process per case)");
+  const MiB = (b) => (b == null ? "n/a" : `${(b / 1048576).toFixed(0)} MiB`);
+  if (r.memory.skipped) console.log("  skipped");
+  else if (r.memory.error) console.log(`  n/a: ${r.memory.error}`);
+  else {
+    for (const k of ["untraced", "traced"]) {
+      const m = r.memory[k];
+      if (m.error) console.log(`  ${padE(k, 9)} n/a: ${m.error}`);
+      else console.log(`  ${padE(k, 9)} WASM memory ${pad(MiB(m.wasmMemoryBytes), 8)}   RSS ${pad(MiB(m.rssBytes), 8)}   peak RSS ${pad(MiB(m.maxRssBytes), 8)}${m.traceBytes ? `   trace ${MiB(m.traceBytes)} in ${m.traceStages} stages` : ""}`);
+    }
+  }
+
+  console.log("\nteaching page in Chromium");
+  const p = r.page;
+  if (p.skipped) console.log("  skipped");
+  else {
+    if (p.error) console.log(`  n/a: ${p.error}`);
+    if (p.firstView) {
+      console.log(`  first view: ${(p.firstView.rawBytes / 1000).toFixed(0)} KB raw, ${(p.firstView.gzipBytes / 1000).toFixed(0)} KB gzip, ${p.firstView.files} files; biggest:`);
+      for (const f of p.firstView.biggest.slice(0, 6)) console.log(`    ${pad((f.bytes / 1000).toFixed(1), 8)} KB  ${pad((f.gzipBytes / 1000).toFixed(1), 7)} KB gz  ${f.url}`);
+    }
+    if (p.firstOutputMs) console.log(`  time to first output: ${p.firstOutputMs.median.toFixed(0)} ms (samples ${p.firstOutputMs.samples.map((x) => x.toFixed(0)).join(", ")})`);
+    if (p.editToRenderedMs) console.log(`  edit -> rendered trace: ${p.editToRenderedMs.median.toFixed(1)} ms (samples ${p.editToRenderedMs.samples.map((x) => x.toFixed(1)).join(", ")})`);
+    if (p.gpt2Traced1024) console.log(`  GPT-2 small, 1024 tokens, traced + rendered: ${p.gpt2Traced1024.triggerToRenderedMs.toFixed(0)} ms from Run, ${p.gpt2Traced1024.navigationToRenderedMs.toFixed(0)} ms from navigation`);
+  }
+
+  console.log("\ntargets");
+  for (const t of r.targets) console.log(`  ${padE(`(${t.id})`, 5)} ${padE(t.target, 64)} ${padE(t.met == null ? "n/a" : t.met ? "met" : "MISSED", 7)} ${t.value}`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
