@@ -285,12 +285,11 @@ async function chromiumEngine(browser, server, expectedChecksum) {
 }
 
 // ---- the f32x4 peak hook --------------------------------------------------------------------------
-// KERNEL BENCH HOOK: another part of the project builds bench/kernel_bench.cpp as
-// build/wasm/attention_kernel_bench.mjs with a function that returns JSON {peakGflops, gemm: [...]}.
-// The exact API is not fixed yet, so this tries the likely shapes and logs what it found.
+// The kernel bench: bench/kernel_bench.cpp built as build/wasm/attention_kernel_bench.mjs (wasm
+// preset); its _kernel_bench_json(quick) returns JSON {peakGflops, gemm: [...]} (see bench/kernel.mjs).
 async function kernelBench() {
   const file = path.join(ROOT, "build/wasm/attention_kernel_bench.mjs");
-  if (!existsSync(file)) return { available: false, reason: "build/wasm/attention_kernel_bench.mjs not built (bench/kernel_bench.cpp is not in this tree yet)" };
+  if (!existsSync(file)) return { available: false, reason: "build/wasm/attention_kernel_bench.mjs not built (bash scripts/build.sh)" };
   const mod = await import(pathToFileURL(file).href);
   const candidates = [];
   let instance = null;
@@ -298,6 +297,7 @@ async function kernelBench() {
     try { instance = await mod.default(); } catch (e) { candidates.push(`default() threw: ${errText(e)}`); }
   }
   const tries = [
+    ["module._kernel_bench_json(quick)", () => (instance?._kernel_bench_json ? instance.UTF8ToString(instance._kernel_bench_json(QUICK ? 1 : 0)) : undefined)],
     ["module.runKernelBench()", () => instance?.runKernelBench?.()],
     ["module.run()", () => instance?.run?.()],
     ["export runKernelBench()", () => mod.runKernelBench?.()],

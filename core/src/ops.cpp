@@ -44,6 +44,7 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
 #if ATTENTION_LAB_SIMD_KERNEL
   simd_gemm(a, m, k, b, bias, c, tri, lda, ldc);
 #else
+  (void)tri;  // the reference computes the full product
   // Eigen, panel by panel: panel p is (k, w) row-major and fills columns p*w .. p*w + w - 1 of c.
   using Stride = Eigen::OuterStride<>;
   const int64_t w = packed_floats(1, 1);  // the panel width

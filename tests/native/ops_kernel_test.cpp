@@ -159,7 +159,7 @@ TEST_SUITE("ops kernel") {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t kk = 0; kk < k; ++kk) a[static_cast<size_t>(i * k + kk)] = big_a[static_cast<size_t>(i * lda + kk)];
     std::vector<float> c(static_cast<size_t>(m * ldc), 123.0f);  // (m, ldc): columns past n untouched
-    ops::gemm(big_a.data(), m, k, ops::pack_b(b.data(), k, n, false), nullptr, c.data(), ops::Triangle::None, lda, ldc);
+    ops::simd_gemm(big_a.data(), m, k, ops::pack_b(b.data(), k, n, false), nullptr, c.data(), ops::Triangle::None, lda, ldc);
     const auto expected = reference(a, b, nullptr, m, k, n, false);
     int64_t mismatches = 0;
     for (int64_t i = 0; i < m; ++i)
