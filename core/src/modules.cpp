@@ -328,7 +328,7 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
       const size_t offset = slab_index * static_cast<size_t>(T * T);
       float* s = slab.data();
       // scores = q @ k^T (T, T); with a causal mask and no trace only the lower triangle is needed.
-      keys_t = ops::pack_b(k, hd, T, true);
+      ops::pack_b_into(keys_t, k, hd, T, true);  // reuses the buffer of the previous head
       ops::gemm(q, T, hd, keys_t, nullptr, s, causal && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
       keep(scores, offset, s);
       if (causal) {
@@ -342,7 +342,7 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
       if (apply_dropout) options.generator->dropout(s, T * T, p.dropout);
       if (p.dropout_stage) keep(dropped, offset, s);
       // context = weights @ v (T, hd); a causal row i has zero weight past key i.
-      values = ops::pack_b(v, T, hd, false);
+      ops::pack_b_into(values, v, T, hd, false);
       ops::gemm(s, T, T, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), causal ? ops::Triangle::ALower : ops::Triangle::None);
     };
     if (p.dropout_heads_outer) {
