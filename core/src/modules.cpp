@@ -85,6 +85,9 @@ AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forwar
       if (p.layout == HeadsIn::Modules) home.head = std::stoll(spec.name.substr(6));  // "heads.<h>."
       // Biases stay as they are, except the wrapper's, which sit side by side like its weights.
       if (home.bias && p.layout != HeadsIn::Modules) home.which = -1;
+      if (home.bias && home.which < 0)
+        for (int which = 0; which < 4; ++which)
+          if (spec.name.find(kProjectionNames[which]) != std::string::npos) prepared_.bias_param[which] = static_cast<int>(params_.size());
       params_.push_back({spec.name, home.which < 0 ? Tensor(spec.shape) : Tensor()});
       params_.back().tensor.shape = spec.shape;
       home_.push_back(home);
@@ -109,7 +112,7 @@ AttentionModule::AttentionModule(const ModuleConfig& config, TorchGenerator& gen
   set_parameters(values);
 }
 
-Tensor AttentionModule::value(size_t i) const {
+Tensor AttentionModule::value(size_t i, std::vector<float> (&unpacked)[4]) const {
   const Home& home = home_[i];
   const Shape& shape = params_[i].tensor.shape;
   if (home.which < 0) return params_[i].tensor;
@@ -119,15 +122,13 @@ Tensor AttentionModule::value(size_t i) const {
     return Tensor(shape, std::vector<float>(all.begin() + home.head * n, all.begin() + (home.head + 1) * n));
   }
   const ops::PackedMatrix& packed = prepared_.weight[home.which];
-  if (plan_.matmul_projection) {  // SelfAttention_v1's W is the (d_in, d_out) right-hand matrix itself
-    Tensor t(shape);
-    ops::unpack_b(packed, t.data.data(), false);
-    return t;
+  std::vector<float>& all = unpacked[home.which];  // B as stored: (k, n) for v1, else Linear weights (n, k)
+  if (all.empty()) {
+    all.resize(static_cast<size_t>(packed.k * packed.n));
+    ops::unpack_b(packed, all.data(), !plan_.matmul_projection);
   }
-  std::vector<float> all(static_cast<size_t>(packed.k * packed.n));  // (n, k): Linear weights (out, in)
-  ops::unpack_b(packed, all.data(), true);
-  if (home.head < 0) return Tensor(shape, std::move(all));
-  const int64_t size = shape[0] * shape[1];  // head h: rows h*d_out .. (h+1)*d_out-1
+  if (home.head < 0) return Tensor(shape, all);
+  const int64_t size = shape[0] * shape[1];  // wrapper head h: rows h*d_out .. (h+1)*d_out-1
   return Tensor(shape, std::vector<float>(all.begin() + home.head * size, all.begin() + (home.head + 1) * size));
 }
 
@@ -146,7 +147,10 @@ void AttentionModule::store(const std::vector<std::pair<size_t, const Tensor*>>&
       packed = ops::pack_b(weights.back().second->data.data(), k, n, true);
     } else {
       std::vector<float> all(static_cast<size_t>(k * n));  // (num_heads * d_out, d_in)
-      if (weights.size() < static_cast<size_t>(plan_.query_heads)) ops::unpack_b(packed, all.data(), true);
+      std::vector<bool> given(static_cast<size_t>(plan_.query_heads), false);
+      for (const auto& [i, v] : weights) given[static_cast<size_t>(home_[i].head)] = true;
+      // Heads not among the values keep what they had.
+      if (std::find(given.begin(), given.end(), false) != given.end()) ops::unpack_b(packed, all.data(), true);
       for (const auto& [i, v] : weights) std::copy(v->data.begin(), v->data.end(), all.begin() + home_[i].head * v->numel());
       packed = ops::PackedMatrix();  // free before packing again: one copy at a time
       packed = ops::pack_b(all.data(), k, n, true);
@@ -161,21 +165,21 @@ void AttentionModule::store(const std::vector<std::pair<size_t, const Tensor*>>&
 
 const float* AttentionModule::bias(int which) const {
   if (!prepared_.bias[which].empty()) return prepared_.bias[which].data();
-  const std::string name = which == 3 ? "out_proj.bias" : std::string(kProjectionNames[which]) + ".bias";
-  for (const auto& p : params_)
-    if (p.name == name) return p.tensor.data.data();
-  return nullptr;
+  const int i = prepared_.bias_param[which];
+  return i < 0 ? nullptr : params_[static_cast<size_t>(i)].tensor.data.data();
 }
 
 std::vector<NamedTensor> AttentionModule::parameters() const {
+  std::vector<float> unpacked[4];  // each prepared matrix unpacked once, whatever the number of heads
   std::vector<NamedTensor> out;
-  for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, value(i)});
+  for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, value(i, unpacked)});
   return out;
 }
 
 std::optional<Tensor> AttentionModule::parameter(const std::string& name) const {
+  std::vector<float> unpacked[4];
   for (size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].name == name) return value(i);
+    if (params_[i].name == name) return value(i, unpacked);
   return std::nullopt;
 }
 
@@ -223,8 +227,6 @@ std::string fmt(double v, int precision = 4) {
   os << v;
   return os.str();
 }
-
-
 
 }  // namespace
 
@@ -297,15 +299,15 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
     // head h taking columns h*d_out .. (h+1)*d_out-1 (the same index map).
     Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(head_shape(T, hd)), Tensor(head_shape(T, hd))};  // (b, H, T, hd)
     {
-    std::vector<float> proj(static_cast<size_t>(b * T * proj_width));  // (b*T, H*hd)
-    for (int m = 0; m < 3; ++m) {
-      ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, H*hd)
-      float* dst = qkv[m].data.data();
-      for (int64_t bi = 0; bi < b; ++bi)
-        for (int64_t t = 0; t < T; ++t)
-          for (int64_t h = 0; h < H; ++h)
-            std::copy_n(proj.data() + (bi * T + t) * proj_width + h * hd, hd, dst + ((bi * H + h) * T + t) * hd);
-    }
+      std::vector<float> proj(static_cast<size_t>(b * T * proj_width));  // (b*T, H*hd), freed after the projections
+      for (int m = 0; m < 3; ++m) {
+        ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, H*hd)
+        float* dst = qkv[m].data.data();
+        for (int64_t bi = 0; bi < b; ++bi)
+          for (int64_t t = 0; t < T; ++t)
+            for (int64_t h = 0; h < H; ++h)
+              std::copy_n(proj.data() + (bi * T + t) * proj_width + h * hd, hd, dst + ((bi * H + h) * T + t) * hd);
+      }
     }
 
     // Passes 2-6 per (batch item, head) slab: scores, mask, softmax, dropout, context. Dropout draws

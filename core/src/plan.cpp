@@ -58,18 +58,11 @@ struct TextRow {
 
 constexpr TextRow kStageTexts[] = {
     {StageId::Input, "", "Input tokens", "x"},
-    {StageId::Queries, "matmul", "Queries{per_head}", "queries = x @ W_query"},
-    {StageId::Queries, "single", "Queries{per_head}", "queries = W_query(x)  (x @ weight.T{bias})"},
-    {StageId::Queries, "modules", "Queries{per_head}", "queries[:, h] = heads[h].W_query(x)  (x @ weight.T{bias})"},
-    {StageId::Queries, "fused", "Queries{per_head}", "queries = (W_query(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
-    {StageId::Keys, "matmul", "Keys{per_head}", "keys = x @ W_key"},
-    {StageId::Keys, "single", "Keys{per_head}", "keys = W_key(x)  (x @ weight.T{bias})"},
-    {StageId::Keys, "modules", "Keys{per_head}", "keys[:, h] = heads[h].W_key(x)  (x @ weight.T{bias})"},
-    {StageId::Keys, "fused", "Keys{per_head}", "keys = (W_key(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
-    {StageId::Values, "matmul", "Values{per_head}", "values = x @ W_value"},
-    {StageId::Values, "single", "Values{per_head}", "values = W_value(x)  (x @ weight.T{bias})"},
-    {StageId::Values, "modules", "Values{per_head}", "values[:, h] = heads[h].W_value(x)  (x @ weight.T{bias})"},
-    {StageId::Values, "fused", "Values{per_head}", "values = (W_value(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
+    // queries, keys and values share their texts: {Stage} "Queries", {stage} "queries", {W} "W_query".
+    {StageId::Queries, "matmul", "{Stage}{per_head}", "{stage} = x @ {W}"},
+    {StageId::Queries, "single", "{Stage}{per_head}", "{stage} = {W}(x)  (x @ weight.T{bias})"},
+    {StageId::Queries, "modules", "{Stage}{per_head}", "{stage}[:, h] = heads[h].{W}(x)  (x @ weight.T{bias})"},
+    {StageId::Queries, "fused", "{Stage}{per_head}", "{stage} = ({W}(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
     {StageId::AttnScores, "unbatched", "Attention scores{per_head}", "queries @ keys.T"},
     {StageId::AttnScores, "batched", "Attention scores{per_head}", "queries @ keys.transpose(1, 2)"},
     {StageId::AttnScores, "fused", "Attention scores{per_head}", "queries @ keys.transpose(2, 3)"},
@@ -154,7 +147,7 @@ bool stage_present(const ForwardPlan& p, StageId id) {
 
 StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool training) {
   const ModuleConfig& c = p.config;
-  const std::vector<std::pair<std::string, std::string>> fields = {
+  std::vector<std::pair<std::string, std::string>> fields = {
       {"per_head", p.per_head_axes ? " per head" : ""},
       {"bias", c.qkv_bias ? " + bias" : ""},
       {"num_tokens", std::to_string(num_tokens)},
@@ -168,10 +161,18 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       {"p", fmt(p.dropout)},
       {"kept", fmt(1.0f / static_cast<float>(1.0 - p.dropout), 6)},
   };
+  const bool projection = id == StageId::Queries || id == StageId::Keys || id == StageId::Values;
+  if (projection) {
+    const int m = static_cast<int>(id) - static_cast<int>(StageId::Queries);
+    fields.push_back({"Stage", m == 0 ? "Queries" : m == 1 ? "Keys" : "Values"});
+    fields.push_back({"stage", stage_id_name(id)});
+    fields.push_back({"W", m == 0 ? "W_query" : m == 1 ? "W_key" : "W_value"});
+  }
+  const StageId row_id = projection ? StageId::Queries : id;
   const std::string variant = variant_of(p, id, training);
   StageText out;
   for (const auto& row : kStageTexts) {
-    if (row.id != id || variant != row.variant) continue;
+    if (row.id != row_id || variant != row.variant) continue;
     out.title = fill(row.title, fields);
     out.formula = fill(row.formula, fields);
   }

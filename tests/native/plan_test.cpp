@@ -92,6 +92,29 @@ TEST_SUITE("plan") {
     CHECK(stage_text(p, StageId::AttnWeightsDropout, 6, false).title == "Attention weights after dropout (eval: dropout skipped)");
     CHECK(stage_text(p, StageId::Queries, 6, true).formula ==
           "queries = (W_query(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T)");
+    // queries, keys and values share one row per variant, with their own names filled in
+    const ForwardPlan v1 = plan_forward(config_of("SelfAttention_v1", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}}));
+    CHECK(stage_text(v1, StageId::Keys, 6, true).formula == "keys = x @ W_key");
+    CHECK(stage_text(v1, StageId::Keys, 6, true).title == "Keys");
+    const ForwardPlan wrapper = plan_forward(config_of("MultiHeadAttentionWrapper", mha(3, 2, 6, 0.0, 2, true)));
+    CHECK(stage_text(wrapper, StageId::Values, 6, true).title == "Values per head");
+    CHECK(stage_text(wrapper, StageId::Values, 6, true).formula == "values[:, h] = heads[h].W_value(x)  (x @ weight.T + bias)");
+  }
+
+  TEST_CASE("setting some of the wrapper's heads keeps the others, even when one name comes twice") {
+    TorchGenerator g(5);
+    AttentionModule m(config_of("MultiHeadAttentionWrapper", mha(3, 2, 6, 0.0, 3, true)), g);
+    const std::vector<NamedTensor> before = m.parameters();
+    const Tensor ones({2, 3}, std::vector<float>(6, 1.0f)), twos({2, 3}, std::vector<float>(6, 2.0f));
+    // Three values for three heads' W_query, but head 1 twice and head 2 never: head 2 must keep its values.
+    m.set_parameters({{"heads.0.W_query.weight", ones}, {"heads.1.W_query.weight", ones}, {"heads.1.W_query.weight", twos}});
+    CHECK(m.parameter("heads.0.W_query.weight")->data == ones.data);
+    CHECK(m.parameter("heads.1.W_query.weight")->data == twos.data);  // the last value given wins
+    CHECK(m.parameter("heads.2.W_query.weight")->data == before[12].tensor.data);
+    CHECK(before[12].name == "heads.2.W_query.weight");
+    m.set_parameter("heads.2.W_value.bias", Tensor({2}, {7.0f, 8.0f}));
+    CHECK(m.parameter("heads.2.W_value.bias")->data == std::vector<float>{7.0f, 8.0f});
+    CHECK(m.parameter("heads.1.W_value.bias")->data == before[11].tensor.data);
   }
 
   TEST_CASE("a traced forward emits exactly the stages its plan has, in table order") {

@@ -348,14 +348,6 @@ class Lab {
       }
       return { name: p.name, ...toTensor(p, p.name) };
     });
-    const d = this.describe(className, config);
-    if (d.ok) {
-      const given = new Set(params.map((p) => p.name));
-      const missing = d.parameters.map((p) => p.name).filter((n) => !given.has(n));
-      if (missing.length) {
-        throw new AttentionError({ code: "missing_parameter", slot: missing[0], message: `no values given for ${missing.join(", ")}`, hint: "Pass every entry of module.parameters()." });
-      }
-    }
     const r = unwrap(this._core.fromParameters(String(className ?? ""), plainConfig(config), params));
     return new AttentionModule(this, r, generator ?? this.manualSeed(123));
   }

@@ -216,9 +216,19 @@ std::vector<NamedTensor> parameters_from_js(const val& params) {
   return out;
 }
 
+/// A module from plain data (lab.fromParameters): every parameter must be given, by its PyTorch name.
 std::unique_ptr<AttentionModule> module_from_js(const std::string& class_name, const val& config, const val& params) {
-  auto m = std::make_unique<AttentionModule>(validated_config(class_name, config_from_js(config)));
-  m->set_parameters(parameters_from_js(params));
+  const ModuleConfig c = validated_config(class_name, config_from_js(config));
+  const std::vector<NamedTensor> given = parameters_from_js(params);
+  std::string missing;
+  for (const auto& spec : parameter_specs(c)) {
+    const bool found = std::any_of(given.begin(), given.end(), [&](const NamedTensor& p) { return p.name == spec.name; });
+    if (!found) missing += (missing.empty() ? "" : ", ") + spec.name;
+  }
+  if (!missing.empty())
+    throw AttentionError("missing_parameter", missing.substr(0, missing.find(',')), "no values given for " + missing, "Pass every entry of module.parameters().");
+  auto m = std::make_unique<AttentionModule>(c);
+  m->set_parameters(given);
   return m;
 }
 

@@ -92,6 +92,7 @@ class AttentionModule {
   struct Prepared {
     ops::PackedMatrix weight[4];  // W_query, W_key, W_value, out_proj
     std::vector<float> bias[4];   // the wrapper's head biases side by side (n); else empty
+    int bias_param[4] = {-1, -1, -1, -1};  // else: the index in params_ of the bias, -1 when none
   };
   /// Where parameter i lives: in prepared_ (which 0-3, head for the wrapper, else -1) or in params_.
   struct Home {
@@ -99,7 +100,8 @@ class AttentionModule {
     int64_t head = -1;
     bool bias = false;
   };
-  Tensor value(size_t i) const;
+  /// Parameter i's values; `unpacked` caches each prepared matrix unpacked (one call's scratch).
+  Tensor value(size_t i, std::vector<float> (&unpacked)[4]) const;
   void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
   const float* bias(int which) const;
 
