@@ -29,6 +29,7 @@ import readline from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import zlib from "node:zlib";
 import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { timeForwards, checksum as sum } from "./timing.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -114,23 +115,9 @@ async function wasmNodeEngine(lab, module, input) {
   return {
     info: { node: process.version },
     run(T, reps) {
-      const x = input(T);
-      let out = module.forward(x, { training: false }).output;
-      const samples = [];
-      for (let i = 0; i < reps; i++) {
-        const t0 = performance.now();
-        out = module.forward(x, { training: false }).output;
-        samples.push(performance.now() - t0);
-      }
-      return { samples, checksum: sum(out.data) };
+      return timeForwards(module, input(T), reps);
     },
   };
-}
-
-function sum(data) {
-  let s = 0;
-  for (const v of data) s += v;
-  return s;
 }
 
 async function tfjsEngine(params, input, ours) {
