@@ -333,13 +333,12 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
       ops::pack_b_into(keys_t, k, hd, T, true);  // reuses the buffer of the previous head
       ops::gemm(q, T, hd, keys_t, nullptr, s, causal && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
       keep(scores, offset, s);
-      if (causal) {
+      if (causal && tracing) {  // the masked scores as the book writes them; the softmax below needs no -inf
         for (int64_t i = 0; i < T; ++i)
           for (int64_t j = i + 1; j < T; ++j) s[i * T + j] = -std::numeric_limits<float>::infinity();
         keep(masked, offset, s);
       }
-      for (int64_t i = 0; i < T * T; ++i) s[i] = s[i] / p.scale_div;
-      ops::softmax_rows(s, T, T);  // exp(-inf) is exactly 0: masked keys get weight 0
+      ops::scaled_softmax_rows(s, T, T, p.scale_div, causal);  // softmax(scores / d_k**0.5); masked keys get weight 0
       keep(weights, offset, s);
       if (apply_dropout) options.generator->dropout(s, T * T, p.dropout);
       if (p.dropout_stage) keep(dropped, offset, s);

@@ -61,17 +61,35 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
 #endif
 }
 
+namespace {
+/// Softmax of one row of n values, in place: subtract the max first (exp overflows past ~88 in float32).
+void softmax_row(float* row, int64_t n) {
+  const float max = *std::max_element(row, row + n);
+#if ATTENTION_LAB_SIMD_KERNEL
+  const float sum = simd_exp_sum(row, n, max);  // the exps are most of a long softmax's time
+#else
+  float sum = 0.0f;
+  for (int64_t c = 0; c < n; ++c) {
+    row[c] = std::exp(row[c] - max);  // exp(-inf) is exactly 0: masked keys get weight 0
+    sum += row[c];
+  }
+#endif
+  const float inv = 1.0f / sum;
+  for (int64_t c = 0; c < n; ++c) row[c] *= inv;
+}
+}  // namespace
+
 void softmax_rows(float* x, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) softmax_row(x + r * cols, cols);
+}
+
+void scaled_softmax_rows(float* x, int64_t rows, int64_t cols, float scale_div, bool causal) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = x + r * cols;
-    const float max = *std::max_element(row, row + cols);
-    float sum = 0.0f;
-    for (int64_t c = 0; c < cols; ++c) {
-      row[c] = std::exp(row[c] - max);  // exp(-inf) is exactly 0: masked keys get weight 0
-      sum += row[c];
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t c = 0; c < cols; ++c) row[c] *= inv;
+    const int64_t n = causal ? std::min(r + 1, cols) : cols;
+    for (int64_t c = 0; c < n; ++c) row[c] = row[c] / scale_div;
+    softmax_row(row, n);
+    std::fill(row + n, row + cols, 0.0f);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "attention_lab/ops.hpp"
 #include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
 
 namespace attention_lab::ops {
 
@@ -172,6 +173,23 @@ void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, cons
       }
     }
   }
+}
+
+float simd_exp_sum(float* x, int64_t n, float shift) {
+  // Highway's Exp: at most 1 ULP from e^x, exactly 0 below -104 (so exp(-inf) is 0, as std::exp).
+  const D d;
+  const V s = hn::Set(d, shift);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) hn::StoreU(hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), s)), d, x + i);
+  if (i < n) {  // the last partial vector through a local copy: no load or store past n
+    alignas(16) float tail[4] = {shift, shift, shift, shift};
+    std::memcpy(tail, x + i, sizeof(float) * static_cast<size_t>(n - i));
+    hn::Store(hn::Exp(d, hn::Sub(hn::Load(d, tail), s)), d, tail);
+    std::memcpy(x + i, tail, sizeof(float) * static_cast<size_t>(n - i));
+  }
+  float sum = 0.0f;  // in index order, as the scalar softmax sums
+  for (int64_t c = 0; c < n; ++c) sum += x[c];
+  return sum;
 }
 
 }  // namespace attention_lab::ops

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -223,4 +224,25 @@ TEST_CASE("ops::gemm (Eigen per panel natively, the kernel in WebAssembly) agree
   ops::simd_gemm(a.data(), m, k, packed, bias.data(), c2.data());
   // Sums of 33 terms of size <= 1 in float32: Eigen's order differs from the sequential one by a few ulps.
   for (size_t i = 0; i < c1.size(); ++i) CHECK(std::fabs(c1[i] - c2[i]) <= 1e-5f * (1.0f + std::fabs(c2[i])));
+}
+
+TEST_CASE("simd_exp_sum is within 2 ulp of std::exp, gives exactly 0 for -inf, and handles every tail length") {
+  for (const int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 33}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = -0.37f * static_cast<float>(i * i) + 1.5f;
+    if (n > 2) x[1] = -std::numeric_limits<float>::infinity();  // a masked key
+    const float shift = 1.5f;  // the row max
+    std::vector<float> got = x;
+    const float sum = ops::simd_exp_sum(got.data(), n, shift);
+    float want_sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = std::exp(x[static_cast<size_t>(i)] - shift);
+      want_sum += got[static_cast<size_t>(i)];
+      // Highway documents 1 ULP for Exp; allow 2 (float32 ulp of the value, or the smallest normal near 0).
+      const float ulp = std::max(std::nextafter(want, std::numeric_limits<float>::infinity()) - want, std::numeric_limits<float>::min());
+      CHECK_MESSAGE(std::fabs(got[static_cast<size_t>(i)] - want) <= 2 * ulp, "n=" << n << " i=" << i);
+    }
+    if (n > 2) CHECK(got[1] == 0.0f);
+    CHECK(sum == want_sum);  // the sum is taken in index order
+  }
 }
