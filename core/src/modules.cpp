@@ -230,7 +230,7 @@ std::string fmt(double v, int precision = 4) {
 
 }  // namespace
 
-void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what, double memory_budget_bytes) {
+void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what, double memory_budget_bytes, bool trace) {
   // The data must fit the shape before the shape means anything (a shape whose product overflows
   // 64 bits fits no data).
   for (int64_t d : x.shape) {
@@ -246,7 +246,13 @@ void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what
   for (const auto& d : input_problems) {
     if (d.severity == Severity::Error) throw AttentionError(d.code, d.slots.empty() ? what : d.slots.front(), d.message, d.hint);
   }
-  if (estimate_bytes(c, x.shape) > memory_budget_bytes) {
+  const double bytes = plan_bytes(plan_forward(c), x.shape, trace);
+  if (bytes > memory_budget_bytes) {
+    if (!trace)
+      throw AttentionError("too_large", what,
+                           "a forward pass of " + c.python_call() + " on " + shape_string(x.shape) + " needs about " + fmt(bytes / (1024.0 * 1024.0), 6) +
+                               " MiB, over the " + fmt(memory_budget_bytes / (1024.0 * 1024.0), 6) + " MiB budget",
+                           "Use fewer tokens or a smaller batch.");
     CheckOptions budget;
     budget.input_shape = x.shape;
     budget.memory_budget_bytes = memory_budget_bytes;
@@ -268,7 +274,7 @@ void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what
 Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
   const ForwardPlan& p = plan_;
   const ModuleConfig& c = p.config;
-  check_input(c, x, "x", options.memory_budget_bytes);
+  check_input(c, x, "x", options.memory_budget_bytes, options.trace != nullptr);
   const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
   if (apply_dropout && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");

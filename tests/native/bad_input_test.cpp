@@ -263,6 +263,8 @@ TEST_SUITE("bad inputs (tests/fixtures/bad_inputs.json)") {
       ForwardOptions options;
       options.training = c.value("training", false);
       options.generator = &g;
+      std::vector<Stage> trace;
+      if (c.value("trace", false)) options.trace = &trace;
       return thrown([&] { m.forward(x, options); });
     });
   }

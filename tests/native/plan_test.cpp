@@ -187,4 +187,36 @@ TEST_SUITE("plan") {
       }
     }
   }
+
+  TEST_CASE("an untraced forward is held to the untraced estimate: what only the trace would need does not refuse it") {
+    TorchGenerator g(1);
+    const AttentionModule m(config_of("MultiHeadAttention", mha(8, 8, 600, 0.0, 2)), g);
+    const Shape shape{1, 500, 8};
+    const Tensor x(shape, std::vector<float>(4000, 0.1f));
+    const ForwardPlan& p = m.plan();
+    // a budget between the two estimates: 4 x (1, 2, 500, 500) traced stages make the difference
+    ForwardOptions o;
+    o.memory_budget_bytes = (plan_bytes(p, shape, false) + plan_bytes(p, shape, true)) / 2;
+    CHECK(plan_bytes(p, shape, true) - plan_bytes(p, shape, false) >= 4.0 * 2 * 500 * 500 * 4);
+    CHECK(m.forward(x, o).shape == Shape{1, 500, 8});
+    std::vector<Stage> trace;
+    o.trace = &trace;
+    try {
+      m.forward(x, o);
+      FAIL("the traced forward should be refused");
+    } catch (const AttentionError& e) {
+      CHECK(e.code() == "too_large");
+      CHECK(trace.empty());
+    }
+    o.trace = nullptr;
+    o.memory_budget_bytes = plan_bytes(p, shape, false) - 1;
+    try {
+      m.forward(x, o);
+      FAIL("the untraced forward should be refused one byte under its estimate");
+    } catch (const AttentionError& e) {
+      CHECK(e.code() == "too_large");
+      CHECK(e.slot() == "x");
+      CHECK(std::string(e.what()).find("MiB, over the") != std::string::npos);
+    }
+  }
 }

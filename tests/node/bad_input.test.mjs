@@ -87,7 +87,7 @@ const run = {
   },
   forward: (c) => {
     const m = build(c);
-    return outcome(() => m.forward(tensorOf(c.input), { training: Boolean(c.training) }));
+    return outcome(() => m.forward(tensorOf(c.input), { training: Boolean(c.training), trace: Boolean(c.trace) }));
   },
   copy: (c) => {
     const from = build(c.from);

@@ -50,11 +50,11 @@ struct ForwardOptions {
 };
 
 /// The checks forward makes on x before any work, in this order: tensor_size (data vs shape),
-/// input_rank, input_empty, input_width, context_too_short, too_large (over `memory_budget_bytes`),
-/// non_finite_input. Throws AttentionError whose slot is `what` (input_width: "d_in",
-/// context_too_short: "context_length").
+/// input_rank, input_empty, input_width, context_too_short, too_large (the module plus a forward,
+/// traced when `trace`, over `memory_budget_bytes`: plan_bytes), non_finite_input. Throws
+/// AttentionError whose slot is `what` (input_width: "d_in", context_too_short: "context_length").
 void check_input(const ModuleConfig& config, const Tensor& x, const std::string& what = "x",
-                 double memory_budget_bytes = kDefaultMemoryBudgetBytes);
+                 double memory_budget_bytes = kDefaultMemoryBudgetBytes, bool trace = true);
 
 class AttentionModule {
  public:
