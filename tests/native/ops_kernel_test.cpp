@@ -93,9 +93,9 @@ TEST_SUITE("ops kernel") {
   }
 
   TEST_CASE("gemm agrees with Eigen's products (ops::linear, ops::matmul) within rounding") {
-    for (const int64_t m : {1, 6, 65})
+    for (const int64_t m : {1, 6, 33})
       for (const int64_t k : {3, 64, 769})
-        for (const int64_t n : {2, 17, 768}) {
+        for (const int64_t n : {2, 17, 300}) {
           CAPTURE(m);
           CAPTURE(k);
           CAPTURE(n);
@@ -110,10 +110,12 @@ TEST_SUITE("ops kernel") {
           // Two float32 summation orders differ by rounding alone: about 6e-8 per term, growing like
           // sqrt(k) for terms of random sign; 1e-5 * (1 + |value|) * sqrt(k) leaves a wide margin.
           const double tol_scale = 1e-5 * std::sqrt(static_cast<double>(k));
+          int64_t outside = 0;
           for (size_t i = 0; i < linear.size(); ++i) {
-            CHECK(std::fabs(fast_linear[i] - linear[i]) <= tol_scale * (1.0 + std::fabs(linear[i])));
-            CHECK(std::fabs(fast_product[i] - product[i]) <= tol_scale * (1.0 + std::fabs(product[i])));
+            outside += !(std::fabs(fast_linear[i] - linear[i]) <= tol_scale * (1.0 + std::fabs(linear[i])));
+            outside += !(std::fabs(fast_product[i] - product[i]) <= tol_scale * (1.0 + std::fabs(product[i])));
           }
+          CHECK(outside == 0);
         }
   }
 
@@ -134,7 +136,7 @@ TEST_SUITE("ops kernel") {
   }
 
   TEST_CASE("ALower gives the full product of a lower-triangular a, with and without bias") {
-    for (const int64_t T : {1, 5, 17, 65, 300})
+    for (const int64_t T : {1, 5, 17, 65, 133})
       for (const int64_t n : {1, 5, 64, 65}) {
         CAPTURE(T);
         CAPTURE(n);
