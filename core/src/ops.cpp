@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace attention_lab::ops {
 
@@ -45,6 +47,7 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
   simd_gemm(a, m, k, b, bias, c, tri, lda, ldc);
 #else
   (void)tri;  // the reference computes the full product
+  if (b.k != k) throw std::invalid_argument("gemm: a has " + std::to_string(k) + " columns but b was packed with k = " + std::to_string(b.k));
   // Eigen, panel by panel: panel p is (k, w) row-major and fills columns p*w .. p*w + w - 1 of c.
   using Stride = Eigen::OuterStride<>;
   const int64_t w = packed_floats(1, 1);  // the panel width

@@ -6,6 +6,8 @@
 // fused natively but not in WASM, and the bits must be the same in both.
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "attention_lab/ops.hpp"
 #include "hwy/highway.h"
@@ -145,6 +147,7 @@ PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b) {
 }
 
 void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+  if (b.k != k) throw std::invalid_argument("gemm: a has " + std::to_string(k) + " columns but b was packed with k = " + std::to_string(b.k));
   const int64_t n = b.n;
   if (lda == 0) lda = k;
   if (ldc == 0) ldc = n;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "attention_lab/ops.hpp"
@@ -185,6 +186,12 @@ TEST_SUITE("ops kernel") {
     CHECK(packed.k == 33);
     CHECK(packed.n == 40);
     CHECK(packed.data == ops::pack_b(small.data(), 33, 40, true).data);
+  }
+
+  TEST_CASE("gemm refuses a b packed for another k") {
+    const auto b = random_values(4 * 3, 70);  // (4, 3)
+    std::vector<float> a(10), c(6);           // a (2, 5), c (2, 3)
+    CHECK_THROWS_AS(ops::gemm(a.data(), 2, 5, ops::pack_b(b.data(), 4, 3, false), nullptr, c.data()), std::invalid_argument);
   }
 
   TEST_CASE("a product over k = 0 is zero plus bias") {
