@@ -76,9 +76,11 @@ export async function openPage(lab, query = "", { viewport, path = "" } = {}) {
   });
   page.problems = problems;
   await page.goto(lab.url + path.replace(/^\//, "") + query);
+  // Ready, and the panels that load their code lazily (compare, checkpoint) have loaded it, unless hidden.
   await page.waitForFunction(() => {
     const labs = [...document.querySelectorAll("attention-lab")];
-    return labs.length > 0 && labs.every((el) => el.dataset.ready !== undefined || el.dataset.loadError !== undefined);
+    const panelsIn = (el) => [...(el.shadowRoot?.querySelectorAll("[data-panel=compare], [data-panel=checkpoint]") ?? [])].every((p) => p.hidden || p.dataset.loaded);
+    return labs.length > 0 && labs.every((el) => el.dataset.loadError !== undefined || (el.dataset.ready !== undefined && panelsIn(el)));
   }, null, { timeout: 60_000 });
   const loadError = await page.locator("attention-lab[data-load-error]").count();
   if (loadError) assert.fail(`the page did not load: ${await page.getByTestId("status").first().textContent()}`);

@@ -8,8 +8,7 @@ import { bytesText, callArgText, callText, f32Text, mib, pyValue, shapeText, slo
 import { DEFAULTS, GRID_MAX, readUrlState, writeUrlState } from "./url-state.js";
 import { PANELS } from "./template.js";
 import { renderTrace } from "./tensor-view.js";
-import { setupComparePanel } from "./compare-panel.js";
-import { setupCheckpointPanel } from "./checkpoint-panel.js";
+import { loadWhenNeeded } from "./lazy-panel.js";
 import { pythonCode } from "./python-code.js";
 import { Runner, estimateBytes, PAGE_BUDGET_BYTES } from "./runner.js";
 
@@ -89,6 +88,13 @@ export class LabView {
     }
   }
 
+  /** A lazily loaded panel is in: keep it and draw it (and the code view it adds to) from the state. */
+  panelLoaded(name, panel) {
+    this[name] = panel;
+    this.update();
+    this.$(name).dataset.loaded = "true";
+  }
+
   async start(problems = [], call = null) {
     const s = this.state;
     this.showNotices(problems);
@@ -100,8 +106,10 @@ export class LabView {
     this.buildPresets();
     this.buildSlots();
     this.wire();
-    this.compare = setupComparePanel(this);
-    this.checkpoint = setupCheckpointPanel(this);
+    let firstOutput;
+    const idle = new Promise((resolve) => (firstOutput = resolve));
+    loadWhenNeeded(this.$("compare"), () => import("./compare-panel.js").then((m) => this.panelLoaded("compare", m.setupComparePanel(this))), idle);
+    loadWhenNeeded(this.$("checkpoint"), () => import("./checkpoint-panel.js").then((m) => this.panelLoaded("checkpoint", m.setupCheckpointPanel(this))), idle);
     this.syncControls();
     if (call) {
       this.$("call-box").value = call;
@@ -113,6 +121,7 @@ export class LabView {
       window.addEventListener("popstate", () => this.restoreFromUrl());
     }
     if (this.autorun && !s.blocked && this.isQuick()) await this.run();
+    firstOutput();
     this.host.dataset.ready = "true";
   }
 

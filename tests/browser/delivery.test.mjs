@@ -1,0 +1,38 @@
+// Lean delivery: the WebAssembly binary comes as its own file (compiled while it streams in), and the
+// code of the panels below the trace (compare, checkpoint) is left out of the first view: it loads
+// when a panel comes near the viewport or once the page is idle after its first output.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { finish, launchLab, openPage } from "./helpers.mjs";
+
+describe("delivery", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("the first output comes before the compare and checkpoint code is even requested; both panels then fill in", async () => {
+    await lab.context.addInitScript(() => {
+      document.addEventListener("run-complete", () => { window.__firstOutputAt ??= performance.now(); });
+    });
+    const page = await openPage(lab);
+    await page.waitForFunction(() => window.__firstOutputAt !== undefined);
+    const compareBody = page.getByTestId("compare-panel").locator(".compare-body > *").first();
+    await compareBody.waitFor({ state: "attached", timeout: 15_000 });
+    await page.getByTestId("checkpoint-panel").locator(".checkpoint-body > *").first().waitFor({ state: "attached", timeout: 15_000 });
+    const timing = await page.evaluate(() => {
+      const at = (name) => performance.getEntriesByType("resource").find((e) => e.name.endsWith(name));
+      return {
+        firstOutput: window.__firstOutputAt,
+        compare: at("/app/compare-panel.js")?.startTime,
+        checkpoint: at("/app/checkpoint-panel.js")?.startTime,
+        wasm: at("/lib/attention_core.wasm")?.decodedBodySize,
+        mjs: at("/lib/attention_core.mjs")?.decodedBodySize,
+      };
+    });
+    assert.ok(timing.compare > timing.firstOutput, `compare-panel.js requested at ${timing.compare} ms, first output at ${timing.firstOutput} ms`);
+    assert.ok(timing.checkpoint > timing.firstOutput, `checkpoint-panel.js requested at ${timing.checkpoint} ms`);
+    assert.ok(timing.wasm > 400_000, `the binary is its own file (${timing.wasm} bytes)`);
+    assert.ok(timing.mjs < 100_000, `the glue module holds no inlined binary (${timing.mjs} bytes)`);
+    await finish(page);
+  });
+});
