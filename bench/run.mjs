@@ -433,7 +433,7 @@ async function pageMetrics(browser) {
         const detail = await done;
         await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
         const end = performance.now();
-        return { triggerToRenderedMs: end - ready, navigationToRenderedMs: end, runDurationMs: detail.durationMs, outputShape: detail.outputShape, stages: detail.stages.length };
+        return { triggerToRenderedMs: end - ready, navigationToRenderedMs: end, runDurationMs: detail.durationMs, computeMs: Number(el.dataset.computeMs), outputShape: detail.outputShape, stages: detail.stages.length };
       }).catch((e) => ({ error: errText(e) }));
       await page.close();
       if (r.error) throw new Error(`GPT-2 small page run: ${r.error}`);

@@ -296,7 +296,8 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
   const auto emit = [&](StageId id, Tensor t) {
     if (!tracing || !stage_present(p, id)) return;
     StageText text = stage_text(p, id, T, options.training);
-    options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t)});
+    const TensorSummary summary = summarize(t);
+    options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), summary});
   };
 
   try {

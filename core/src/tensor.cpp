@@ -1,5 +1,8 @@
 #include "attention_lab/tensor.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace attention_lab {
@@ -49,6 +52,29 @@ int64_t Tensor::size(int axis) const {
   const int a = axis < 0 ? axis + r : axis;
   if (a < 0 || a >= r) throw AttentionError("tensor_axis", "", "axis " + std::to_string(axis) + " is out of range for shape " + shape_string(shape), "");
   return shape[static_cast<size_t>(a)];
+}
+
+TensorSummary summarize(const Tensor& t) {
+  TensorSummary s;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0.0;
+  int64_t finite = 0;
+  for (const float v : t.data) {
+    if (v == -std::numeric_limits<float>::infinity()) {
+      ++s.neg_inf;
+    } else if (std::isfinite(v)) {
+      lo = std::min(lo, static_cast<double>(v));
+      hi = std::max(hi, static_cast<double>(v));
+      sum += v;  // in double: a stage has up to ~10^8 values
+      ++finite;
+      s.zeros += v == 0.0f;
+    }
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  s.min = finite ? lo : nan;
+  s.max = finite ? hi : nan;
+  s.mean = finite ? sum / static_cast<double>(finite) : nan;
+  s.count = t.numel();
+  return s;
 }
 
 }  // namespace attention_lab

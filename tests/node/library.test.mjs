@@ -170,6 +170,16 @@ test("trace stages carry ids, titles, formulas, named axes and the whole batch",
   assert.deepEqual(byId.output.shape, [2, 6, 2]);
   assert.match(byId.attn_weights.formula, /d_k = 1/);
   assert.ok(trace.every((s) => s.data instanceof Float32Array && s.title && s.formula));
+  // each stage's whole-tensor summary, from the core: 2 items x 2 heads x 15 masked keys of a (6, 6) slab
+  assert.equal(byId.attn_scores_masked.summary.negInf, 60);
+  assert.equal(byId.attn_weights.summary.zeros, 60);
+  assert.equal(byId.attn_weights.summary.max, 1);  // query 0 sees only key 0
+  assert.equal(byId.attn_weights.summary.count, 144);
+  for (const s of trace) {
+    const finite = Array.from(s.data).filter(Number.isFinite);
+    assert.equal(s.summary.min, Math.min(...finite), s.id);
+    assert.ok(Math.abs(s.summary.mean - finite.reduce((a, v) => a + v, 0) / finite.length) < 1e-6, s.id);
+  }
 });
 
 test("acceptance 5: v2 -> v1 copy with all three transposes agrees within 1e-6", () => {

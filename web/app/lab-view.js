@@ -886,6 +886,7 @@ export class LabView {
     try {
       const x = this.buildInput(config);
       result = await this.runner.run({ className: s.className, config, x, seed: this.seedValue(), training: s.training }, described.config);
+      this.host.dataset.computeMs = (performance.now() - t0).toFixed(1);  // the forward (and, for big runs, the worker) alone
     } catch (err) {
       progress.stop();
       s.running = false;

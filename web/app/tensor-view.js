@@ -96,20 +96,19 @@ function notes(stage, ctx, stages) {
   if (stage.id === "mask") out.push(h("p", { class: "stage-note" }, S.maskNote));
   const nd = stage.shape.length;
   const slice = stage.shape[nd - 1] * stage.shape[nd - 2];
-  const count = (test, end) => {
+  // The first slice is counted here; whole-tensor counts come with the stage (summarized by the core).
+  const countInSlice = (value) => {
     let n = 0;
-    for (let i = 0; i < end; i++) if (test(stage.data[i])) n++;
+    for (let i = 0; i < slice; i++) if (stage.data[i] === value) n++;
     return n;
   };
   if (stage.id === "attn_scores_masked") {
-    const isMasked = (v) => v === -Infinity;
-    out.push(h("p", { class: "stage-note" }, S.maskedCount(count(isMasked, slice), slice, count(isMasked, stage.data.length))));
+    out.push(h("p", { class: "stage-note" }, S.maskedCount(countInSlice(-Infinity), slice, stageSummary(stage).negInf)));
   }
   if (stage.id === "attn_weights") {
     out.push(h("p", { class: "stage-note" }, S.rowSumsOne));
     if (stages.some((s) => s.id === "mask")) {
-      const isZero = (v) => v === 0;
-      out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(count(isZero, slice), slice, count(isZero, stage.data.length))));
+      out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(countInSlice(0), slice, stageSummary(stage).zeros)));
     }
   }
   if (stage.id === "attn_weights_dropout") {
@@ -172,6 +171,15 @@ function exportRow(stage, card) {
     }, label)));
 }
 
+/** The whole-tensor summary: the core's (every traced stage has one), else computed here (stages the page makes). */
+function stageSummary(stage) {
+  if (stage.summary) return stage.summary;
+  const s = summarize(stage.data);
+  let zeros = 0;
+  for (let i = 0; i < stage.data.length; i++) if (stage.data[i] === 0) zeros++;
+  return { ...s, zeros };
+}
+
 function tensorView(stage, ctx) {
   const { shape, axes } = stage;
   const nd = shape.length;
@@ -189,7 +197,7 @@ function tensorView(stage, ctx) {
 
   const big = sliceSize > GRID_LIMIT * GRID_LIMIT || rows > GRID_LIMIT || cols > GRID_LIMIT;
   if (big) {
-    const s = summarize(stage.data);
+    const s = stageSummary(stage);
     box.append(h("p", { class: "tensor-summary", dataset: { testid: "tensor-summary" } },
       S.wholeTensor + S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")));
   }
@@ -339,11 +347,19 @@ function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
 const RAMP = [[247, 250, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
 const MASKED_RGB = [214, 214, 214];
 
-function color(t) {
+function rampColor(t) {
   const x = Math.min(1, Math.max(0, t)) * (RAMP.length - 1);
   const i = Math.min(RAMP.length - 2, Math.floor(x));
   const f = x - i;
   return RAMP[i].map((a, k) => Math.round(a + (RAMP[i + 1][k] - a) * f));
+}
+
+/** The ramp at 1024 levels, made once: a 1024 x 1024 heatmap looks up colours instead of making 10^6 arrays. */
+const RAMP_LEVELS = 1023;
+const RAMP_TABLE = Array.from({ length: RAMP_LEVELS + 1 }, (_, i) => rampColor(i / RAMP_LEVELS));
+
+function color(t) {
+  return RAMP_TABLE[Math.round(Math.min(1, Math.max(0, t)) * RAMP_LEVELS)];
 }
 
 function range(data, offset, n, stageId) {

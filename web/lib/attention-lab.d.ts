@@ -102,11 +102,24 @@ export interface Description {
 }
 
 /** One stage of a forward pass. `axes` names each axis of `shape`. */
+/** The whole stage at a glance, computed by the core: min, max and mean over its finite values (NaN when none). */
+export interface StageSummary {
+  min: number;
+  max: number;
+  mean: number;
+  /** Values that are -inf (masked scores). */
+  negInf: number;
+  /** Values that are exactly 0 (masked or dropped weights). */
+  zeros: number;
+  count: number;
+}
+
 export interface Stage extends Tensor {
   id: string;
   title: string;
   formula: string;
   axes: string[];
+  summary: StageSummary;
 }
 
 export interface ForwardResult {

@@ -435,6 +435,14 @@ val forward_js(double handle, const val& x, bool training, double generator, boo
         o.set("title", s.title);
         o.set("formula", s.formula);
         o.set("axes", array_of_strings(s.axes));
+        val summary = val::object();
+        summary.set("min", s.summary.min);
+        summary.set("max", s.summary.max);
+        summary.set("mean", s.summary.mean);
+        summary.set("negInf", static_cast<double>(s.summary.neg_inf));
+        summary.set("zeros", static_cast<double>(s.summary.zeros));
+        summary.set("count", static_cast<double>(s.summary.count));
+        o.set("summary", summary);
         stages.call<void>("push", o);
       }
       out.set("trace", stages);

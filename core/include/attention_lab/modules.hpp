@@ -24,6 +24,7 @@ struct Stage {
   std::string formula;
   std::vector<std::string> axes;
   Tensor tensor;
+  TensorSummary summary;  // of the whole tensor, computed where it is made (pages need not scan 10^7 values)
 };
 
 /// How a parameter is initialised under torch.manual_seed: torch.rand, or uniform_(-bound, bound).

@@ -36,6 +36,14 @@ struct Tensor {
   int rank() const { return static_cast<int>(shape.size()); }
 };
 
+/// What a reader sees of a whole tensor at a glance: min, max and mean of its finite values (NaN when
+/// there are none), how many are -inf (masked scores) and how many are exactly 0 (masked weights).
+struct TensorSummary {
+  double min = 0.0, max = 0.0, mean = 0.0;
+  int64_t neg_inf = 0, zeros = 0, count = 0;
+};
+TensorSummary summarize(const Tensor& t);
+
 /// A tensor with its PyTorch name (`W_query.weight`, `heads.0.W_key.bias`, ...).
 struct NamedTensor {
   std::string name;

@@ -1,0 +1,53 @@
+// Tensors: the whole-tensor summary the trace carries for every stage.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "attention_lab/modules.hpp"
+#include "attention_lab/tensor.hpp"
+#include "attention_lab/validator.hpp"
+
+using namespace attention_lab;
+
+TEST_SUITE("tensor") {
+  TEST_CASE("a summary counts -inf and exact zeros and takes min, max and mean over the finite values") {
+    const float inf = std::numeric_limits<float>::infinity();
+    // finite: 2, -1, 0, 0, 5 -> min -1, max 5, mean 6 / 5 = 1.2; -inf twice; NaN and +inf are skipped
+    const Tensor t({2, 4}, {2.0f, -inf, -1.0f, 0.0f, std::nanf(""), 0.0f, -inf, 5.0f});
+    const TensorSummary s = summarize(t);
+    CHECK(s.min == -1.0);
+    CHECK(s.max == 5.0);
+    CHECK(s.mean == doctest::Approx(1.2));
+    CHECK(s.neg_inf == 2);
+    CHECK(s.zeros == 2);
+    CHECK(s.count == 8);
+    const TensorSummary none = summarize(Tensor({2}, {-inf, -inf}));
+    CHECK(std::isnan(none.min));
+    CHECK(std::isnan(none.mean));
+    CHECK(none.neg_inf == 2);
+  }
+
+  TEST_CASE("every traced stage carries the summary of its own tensor") {
+    TorchGenerator g(123);
+    const SlotMap slots = {{"d_in", SlotValue::integer(3)},      {"d_out", SlotValue::integer(2)},    {"context_length", SlotValue::integer(6)},
+                           {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}};
+    const AttentionModule m(validated_config("MultiHeadAttention", slots), g);
+    std::vector<Stage> trace;
+    ForwardOptions o;
+    o.trace = &trace;
+    m.forward(Tensor({1, 6, 3}, std::vector<float>(18, 0.5f)), o);
+    for (const auto& stage : trace) {
+      const TensorSummary want = summarize(stage.tensor);
+      CHECK_MESSAGE(stage.summary.count == stage.tensor.numel(), stage.id);
+      CHECK_MESSAGE(stage.summary.neg_inf == want.neg_inf, stage.id);
+      CHECK_MESSAGE(stage.summary.zeros == want.zeros, stage.id);
+      CHECK_MESSAGE(stage.summary.max == want.max, stage.id);
+    }
+    // the causal (6, 6) mask hides 15 keys per head: 2 heads -> 30 -inf in the masked scores, 30 zeros in the weights
+    for (const auto& stage : trace) {
+      if (stage.id == "attn_scores_masked") CHECK(stage.summary.neg_inf == 30);
+      if (stage.id == "attn_weights") CHECK(stage.summary.zeros == 30);
+    }
+  }
+}
