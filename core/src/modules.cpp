@@ -296,8 +296,9 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
   const auto emit = [&](StageId id, Tensor t) {
     if (!tracing || !stage_present(p, id)) return;
     StageText text = stage_text(p, id, T, options.training);
-    const TensorSummary summary = summarize(t);
-    options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), summary});
+    TensorSummary whole;
+    std::vector<TensorSummary> slices = summarize_slices(t, whole);
+    options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), whole, std::move(slices)});
   };
 
   try {

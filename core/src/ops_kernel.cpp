@@ -5,6 +5,8 @@
 // a[i, k], multiply by a vector of packed b, add). Mul then Add, never MulAdd: Highway's MulAdd is
 // fused natively but not in WASM, and the bits must be the same in both.
 #include <algorithm>
+#include <limits>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -197,6 +199,65 @@ float simd_exp_sum(float* x, int64_t n, float shift) {
   float sum = 0.0f;  // in index order, as the scalar softmax sums
   for (int64_t c = 0; c < n; ++c) sum += x[c];
   return sum;
+}
+
+ValueSummary summarize_values(const float* x, int64_t n) {
+  // f32x4 lanes with masks instead of branches (masked scores make the branches unpredictable); the
+  // sum goes through float lanes for 4096 values at a time, then into a double.
+  const D d;
+  const hn::RebindToSigned<D> di;
+  const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
+  const V neg_inf = hn::Neg(inf);
+  const V zero = hn::Zero(d);
+  V lo = inf, hi = neg_inf;
+  auto finite = hn::Zero(di), masked = hn::Zero(di), zeros = hn::Zero(di);  // per-lane counts (each mask lane is -1)
+  double sum = 0.0;
+  int64_t i = 0;
+  alignas(16) float lanes[4];
+  while (i + kLanes <= n) {
+    const int64_t end = std::min(n - (n - i) % kLanes, i + 4096);
+    V block = zero;
+    for (; i < end; i += kLanes) {
+      const V v = hn::LoadU(d, x + i);
+      const auto is_finite = hn::Eq(hn::Sub(v, v), zero);  // inf - inf and NaN - NaN are NaN
+      lo = hn::Min(lo, hn::IfThenElse(is_finite, v, inf));
+      hi = hn::Max(hi, hn::IfThenElse(is_finite, v, neg_inf));
+      block = hn::Add(block, hn::IfThenElseZero(is_finite, v));
+      finite = hn::Sub(finite, hn::BitCast(di, hn::VecFromMask(d, is_finite)));
+      masked = hn::Sub(masked, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, neg_inf))));
+      zeros = hn::Sub(zeros, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, zero))));
+    }
+    hn::Store(block, d, lanes);
+    for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+  }
+  ValueSummary s;
+  alignas(16) int32_t counts[3][4];
+  hn::Store(finite, di, counts[0]);
+  hn::Store(masked, di, counts[1]);
+  hn::Store(zeros, di, counts[2]);
+  for (int l = 0; l < kLanes; ++l) {
+    s.finite += counts[0][l];
+    s.neg_inf += counts[1][l];
+    s.zeros += counts[2][l];
+  }
+  hn::Store(lo, d, lanes);
+  float min = *std::min_element(lanes, lanes + kLanes);
+  hn::Store(hi, d, lanes);
+  float max = *std::max_element(lanes, lanes + kLanes);
+  for (; i < n; ++i) {  // the last few values
+    const float v = x[i];
+    if (v == -std::numeric_limits<float>::infinity()) ++s.neg_inf;
+    if (!std::isfinite(v)) continue;
+    min = std::min(min, v);
+    max = std::max(max, v);
+    sum += v;
+    ++s.finite;
+    s.zeros += v == 0.0f;
+  }
+  s.min = min;
+  s.max = max;
+  s.sum = sum;
+  return s;
 }
 
 }  // namespace attention_lab::ops

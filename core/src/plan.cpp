@@ -216,6 +216,8 @@ double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape,
       // What only the trace keeps (the rest is moved into it): the four (b, H, T, T) stages, the
       // (T, T) mask, and copies of the input, out_proj and the output.
       floats += 4 * b * heads * t * t + t * t + b * t * d_in + 2 * b * t * width;
+      // and each of its 13 stages' summaries: at most one per (b, head) slice, 12 floats' worth each
+      floats += 13 * b * heads * 12;
     }
   }
   return floats * 4.0;

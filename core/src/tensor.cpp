@@ -1,5 +1,7 @@
 #include "attention_lab/tensor.hpp"
 
+#include "attention_lab/ops.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -54,27 +56,43 @@ int64_t Tensor::size(int axis) const {
   return shape[static_cast<size_t>(a)];
 }
 
-TensorSummary summarize(const Tensor& t) {
-  TensorSummary s;
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0.0;
-  int64_t finite = 0;
-  for (const float v : t.data) {
-    if (v == -std::numeric_limits<float>::infinity()) {
-      ++s.neg_inf;
-    } else if (std::isfinite(v)) {
-      lo = std::min(lo, static_cast<double>(v));
-      hi = std::max(hi, static_cast<double>(v));
-      sum += v;  // in double: a stage has up to ~10^8 values
-      ++finite;
-      s.zeros += v == 0.0f;
-    }
-  }
+namespace {
+TensorSummary summary_of(float min, float max, double sum, int64_t finite, int64_t neg_inf, int64_t zeros, int64_t count) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  s.min = finite ? lo : nan;
-  s.max = finite ? hi : nan;
+  TensorSummary s;
+  s.min = finite ? min : nan;
+  s.max = finite ? max : nan;
   s.mean = finite ? sum / static_cast<double>(finite) : nan;
-  s.count = t.numel();
+  s.neg_inf = neg_inf;
+  s.zeros = zeros;
+  s.count = count;
   return s;
+}
+}  // namespace
+
+TensorSummary summarize(const Tensor& t) {
+  const ops::ValueSummary v = ops::summarize_values(t.data.data(), t.numel());
+  return summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, t.numel());
+}
+
+std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whole) {
+  const int64_t slice = t.rank() >= 2 ? t.shape[t.shape.size() - 1] * t.shape[t.shape.size() - 2] : t.numel();
+  std::vector<TensorSummary> out;
+  ops::ValueSummary all;
+  all.min = std::numeric_limits<float>::infinity();
+  all.max = -all.min;
+  for (int64_t offset = 0; slice > 0 && offset < t.numel(); offset += slice) {
+    const ops::ValueSummary v = ops::summarize_values(t.data.data() + offset, slice);
+    out.push_back(summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, slice));
+    all.min = std::min(all.min, v.min);
+    all.max = std::max(all.max, v.max);
+    all.sum += v.sum;
+    all.finite += v.finite;
+    all.neg_inf += v.neg_inf;
+    all.zeros += v.zeros;
+  }
+  whole = summary_of(all.min, all.max, all.sum, all.finite, all.neg_inf, all.zeros, t.numel());
+  return out;
 }
 
 }  // namespace attention_lab

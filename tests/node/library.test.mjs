@@ -175,6 +175,9 @@ test("trace stages carry ids, titles, formulas, named axes and the whole batch",
   assert.equal(byId.attn_weights.summary.zeros, 60);
   assert.equal(byId.attn_weights.summary.max, 1);  // query 0 sees only key 0
   assert.equal(byId.attn_weights.summary.count, 144);
+  // and one summary per (batch item, head) slice: 15 masked keys in each (6, 6) slice
+  assert.deepEqual(byId.attn_weights.sliceSummaries.map((x) => [x.zeros, x.count]), [[15, 36], [15, 36], [15, 36], [15, 36]]);
+  assert.equal(byId.output.sliceSummaries.length, 2);
   for (const s of trace) {
     const finite = Array.from(s.data).filter(Number.isFinite);
     assert.equal(s.summary.min, Math.min(...finite), s.id);

@@ -38,10 +38,14 @@ export async function renderTrace(nav, cards, stages, ctx, onProgress) {
   replace(cards);
   const total = stages.reduce((a, s) => a + s.data.length, 0);
   const chunked = total > 200_000;
+  // Large traces yield to the browser whenever a frame's worth of work (~12 ms) is done, so the page
+  // keeps painting and the progress bar moves, without waiting a frame for every small card.
+  let since = performance.now();
   for (let i = 0; i < stages.length; i++) {
-    if (chunked) {
+    if (chunked && performance.now() - since > 12) {
       onProgress?.(i + 1, stages.length);
       await nextPaint();
+      since = performance.now();
     }
     cards.append(stageCard(stages[i], ctx, stages));
   }
@@ -169,6 +173,12 @@ function exportRow(stage, card) {
       "aria-label": S.exportStageLabel(stage.id, label), dataset: { testid: `export-${fmt}`, format: fmt },
       on: { click: () => download(card, make[fmt](), `${stage.id}.${fmt}`) },
     }, label)));
+}
+
+/** The summary of the slice at `offset` (the core's, for traced stages), else computed here. */
+function sliceSummary(stage, offset, n) {
+  const fromCore = n > 0 ? stage.sliceSummaries?.[offset / n] : undefined;
+  return fromCore ?? summarize(stage.data, offset, offset + n);
 }
 
 /** The whole-tensor summary: the core's (every traced stage has one), else computed here (stages the page makes). */
@@ -333,7 +343,7 @@ function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   if (HEATMAP_STAGES.has(stage.id)) row.append(heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption));
   fig.append(row);
   if (truncRows || truncCols) {
-    const s = summarize(data, offset, offset + rows * cols);
+    const s = sliceSummary(stage, offset, rows * cols);
     fig.append(h("p", { class: "slice-note" },
       S.truncated(rows, cols, shownRows, shownCols), " ",
       S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")));
@@ -362,15 +372,10 @@ function color(t) {
   return RAMP_TABLE[Math.round(Math.min(1, Math.max(0, t)) * RAMP_LEVELS)];
 }
 
-function range(data, offset, n, stageId) {
-  let min = Infinity;
-  let max = -Infinity;
-  for (let i = offset; i < offset + n; i++) {
-    const v = data[i];
-    if (!Number.isFinite(v)) continue;
-    if (v < min) min = v;
-    if (v > max) max = v;
-  }
+/** The colour scale of a slice: its finite min and max (from its summary). */
+function range(summary, stageId) {
+  let min = Number.isNaN(summary.min) ? Infinity : summary.min;
+  let max = Number.isNaN(summary.max) ? -Infinity : summary.max;
   // Weights share one scale from 0 to at least 1, so heads (and dropout's 1/(1-p)) compare by colour.
   if (stageId === "attn_weights" || stageId === "attn_weights_dropout" || stageId === "mask" || stageId === "dropout_kept") {
     min = 0;
@@ -382,7 +387,7 @@ function range(data, offset, n, stageId) {
 
 function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const data = stage.data;
-  const [lo, hi] = range(data, offset, rows * cols, stage.id);
+  const [lo, hi] = range(sliceSummary(stage, offset, rows * cols), stage.id);
   // Long rows spread their weight thin (about 1/num_tokens each): a log scale keeps them visible.
   const weights = EXACT_ZERO_STAGES.has(stage.id);
   const logScale = weights && cols > GRID_LIMIT;

@@ -120,6 +120,8 @@ export interface Stage extends Tensor {
   formula: string;
   axes: string[];
   summary: StageSummary;
+  /** One summary per slice over the last two axes, in order (per batch item and head for (b, num_heads, T, T)). */
+  sliceSummaries: StageSummary[];
 }
 
 export interface ForwardResult {

@@ -415,6 +415,17 @@ val set_parameter_js(double handle, const std::string& name, const val& tensor) 
   });
 }
 
+val summary_to_js(const TensorSummary& s) {
+  val out = val::object();
+  out.set("min", s.min);
+  out.set("max", s.max);
+  out.set("mean", s.mean);
+  out.set("negInf", static_cast<double>(s.neg_inf));
+  out.set("zeros", static_cast<double>(s.zeros));
+  out.set("count", static_cast<double>(s.count));
+  return out;
+}
+
 val forward_js(double handle, const val& x, bool training, double generator, bool want_trace) {
   return guarded([&] {
     const AttentionModule& m = module_at(handle);
@@ -435,14 +446,10 @@ val forward_js(double handle, const val& x, bool training, double generator, boo
         o.set("title", s.title);
         o.set("formula", s.formula);
         o.set("axes", array_of_strings(s.axes));
-        val summary = val::object();
-        summary.set("min", s.summary.min);
-        summary.set("max", s.summary.max);
-        summary.set("mean", s.summary.mean);
-        summary.set("negInf", static_cast<double>(s.summary.neg_inf));
-        summary.set("zeros", static_cast<double>(s.summary.zeros));
-        summary.set("count", static_cast<double>(s.summary.count));
-        o.set("summary", summary);
+        o.set("summary", summary_to_js(s.summary));
+        val slices = val::array();
+        for (const auto& slice : s.slice_summaries) slices.call<void>("push", summary_to_js(slice));
+        o.set("sliceSummaries", slices);
         stages.call<void>("push", o);
       }
       out.set("trace", stages);
@@ -472,6 +479,7 @@ val dropout_js(double generator, const val& tensor, double p) {
     return out;
   });
 }
+
 
 val stage_diffs_to_js(const std::vector<StageDiff>& diffs) {
   val out = val::array();

@@ -25,6 +25,7 @@ struct Stage {
   std::vector<std::string> axes;
   Tensor tensor;
   TensorSummary summary;  // of the whole tensor, computed where it is made (pages need not scan 10^7 values)
+  std::vector<TensorSummary> slice_summaries;  // of each slice over the last two axes (each (b, head))
 };
 
 /// How a parameter is initialised under torch.manual_seed: torch.rand, or uniform_(-bound, bound).

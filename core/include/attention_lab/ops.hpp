@@ -76,6 +76,16 @@ void softmax_rows(float* x, int64_t rows, int64_t cols);
 /// runs when ATTENTION_LAB_SIMD_KERNEL is on.
 float simd_exp_sum(float* x, int64_t n, float shift);
 
+/// One pass over n values: min, max and sum of the finite ones (min +inf and max -inf when there are
+/// none), how many are finite, -inf, and exactly 0. f32x4 SIMD; the sum is accurate to float32
+/// rounding of 4096-value partial sums.
+struct ValueSummary {
+  float min = 0.0f, max = 0.0f;
+  double sum = 0.0;
+  int64_t finite = 0, neg_inf = 0, zeros = 0;
+};
+ValueSummary summarize_values(const float* x, int64_t n);
+
 /// The attention weights of one (T, T) slab, in place: each row divided by `scale_div` (sqrt(d_k)),
 /// then softmax_rows. With `causal`, row i uses only its first i + 1 entries (whatever the rest holds)
 /// and the rest becomes 0: the same bits as masking with -inf first (exp(-inf) is exactly 0 and adding

@@ -43,6 +43,9 @@ struct TensorSummary {
   int64_t neg_inf = 0, zeros = 0, count = 0;
 };
 TensorSummary summarize(const Tensor& t);
+/// The summary of each slice over the last two axes (one per (b, head) of a (b, H, T, T) stage; one in
+/// all for a rank-2 tensor), and in `whole` the summary of the tensor, in the same single pass.
+std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whole);
 
 /// A tensor with its PyTorch name (`W_query.weight`, `heads.0.W_key.bias`, ...).
 struct NamedTensor {
