@@ -47,9 +47,19 @@ export class Runner {
       this.pending = { id, resolve, reject };
       worker.postMessage({ id, ...job, x: { shape: job.x.shape, data: job.x.data } });
     });
-    // A big run leaves a big WASM heap behind in the worker: let it go.
-    if (bytes > 256 * 1048576) this.dropWorker();
+    // A big run leaves a big WASM heap behind in the worker: let it go, and start a fresh one for the
+    // next run (the reader usually runs again).
+    if (bytes > 256 * 1048576) {
+      this.dropWorker();
+      this.warm();
+    }
     return result;
+  }
+
+  /** Starts the worker and has it load the library ahead of a run that will need it. */
+  warm() {
+    if (this.worker || !this.workerUrl || typeof Worker !== "function") return;
+    this.ensureWorker().postMessage({ warm: true });
   }
 
   ensureWorker() {
