@@ -35,4 +35,26 @@ describe("delivery", () => {
     assert.ok(timing.mjs < 100_000, `the glue module holds no inlined binary (${timing.mjs} bytes)`);
     await finish(page);
   });
+
+  test("runs in the worker re-seed every time: a kept eval module and a fresh training one give the same bits run after run", async () => {
+    // 4 heads x 512^2 x 4 traced stages: over the 8 MiB a page runs on its own thread
+    const page = await openPage(lab, "?class=MultiHeadAttention&d_in=64&d_out=64&context_length=512&dropout=0.5&num_heads=4&seed=7&num_tokens=512&batch=1");
+    assert.match(await page.getByTestId("token-diagnostics").textContent(), /runs in the background/);
+    const outputs = await page.evaluate(async () => {
+      const el = document.querySelector("attention-lab");
+      const run = () => new Promise((resolve, reject) => {
+        el.addEventListener("run-complete", (e) => resolve(Array.from(e.detail.output.data.slice(0, 64))), { once: true });
+        el.addEventListener("run-error", (e) => reject(new Error(e.detail.message)), { once: true });
+        el.run();
+      });
+      const train = [await run(), await run()];
+      el.shadowRoot.querySelector("[data-testid=mode-eval]").click();
+      const evalRuns = [await run(), await run()];
+      return { train, evalRuns };
+    });
+    assert.deepEqual(outputs.train[1], outputs.train[0], "training with dropout: the same seed, the same mask");
+    assert.deepEqual(outputs.evalRuns[1], outputs.evalRuns[0], "eval: the kept module gives the same output");
+    assert.notDeepEqual(outputs.evalRuns[0], outputs.train[0], "dropout acted in training mode");
+    await finish(page);
+  });
 });
