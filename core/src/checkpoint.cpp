@@ -6,7 +6,7 @@
 #include <set>
 
 #include "attention_lab/ops.hpp"
-#include <sstream>
+#include "attention_lab/text.hpp"
 
 namespace attention_lab {
 
@@ -90,10 +90,8 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
     const std::string where = "'" + key + "' claims bytes " + std::to_string(e.begin) + " to " + std::to_string(e.end);
     if (e.begin > e.end || static_cast<double>(e.end - e.begin) != elements * static_cast<double>(dtype_size(e.dtype))) {
       // The byte count as a double: a shape such as (2**40, 2**40) needs more than 2**64 bytes.
-      std::ostringstream need;
-      need.precision(20);
-      need << elements * static_cast<double>(dtype_size(e.dtype));
-      throw AttentionError("checkpoint_bad_offsets", "", where + ", which does not fit " + e.dtype + " " + shape_text(e.shape) + " (" + need.str() + " bytes)",
+      const std::string need = format_g(elements * static_cast<double>(dtype_size(e.dtype)), 20);
+      throw AttentionError("checkpoint_bad_offsets", "", where + ", which does not fit " + e.dtype + " " + shape_text(e.shape) + " (" + need + " bytes)",
                            "The header lies about where the tensors are: the file is damaged.");
     }
     if (e.end > data_size) {

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <new>
-#include <sstream>
 
 #include "attention_lab/diagnostics.hpp"
 #include "attention_lab/ops.hpp"
+#include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
 
 namespace attention_lab {
@@ -221,12 +221,7 @@ void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
 
 namespace {
 
-std::string fmt(double v, int precision = 4) {
-  std::ostringstream os;
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
+std::string fmt(double v, int precision = 4) { return format_g(v, precision); }
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 #include "attention_lab/plan.hpp"
 
 #include "attention_lab/ops.hpp"
+#include "attention_lab/text.hpp"
 
 #include <cmath>
-#include <sstream>
 
 namespace attention_lab {
 
@@ -84,12 +84,7 @@ constexpr TextRow kStageTexts[] = {
     {StageId::Output, "", "Output: width {width} = {rule}", "output"},
 };
 
-std::string fmt(double v, int precision = 4) {
-  std::ostringstream os;
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
+std::string fmt(double v, int precision = 4) { return format_g(v, precision); }
 
 std::string fill(const std::string& text, const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string out;

@@ -1,8 +1,8 @@
 #include "attention_lab/schema.hpp"
+#include "attention_lab/text.hpp"
 
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
 
 namespace attention_lab {
 
@@ -18,18 +18,13 @@ std::string format_number(double v, bool as_float) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   if (!as_float && std::fabs(v) < 1e15 && v == std::floor(v)) {
-    std::ostringstream os;
-    os << static_cast<long long>(v);
-    return os.str();
+    return std::to_string(static_cast<long long>(v));
   }
   // Python's repr of a float: shortest text that round-trips; %.17g is long, so try widths.
   for (int precision = 1; precision <= 17; ++precision) {
-    std::ostringstream os;
-    os.precision(precision);
-    os << v;
+    std::string s = format_g(v, precision);
     // strtod, not std::stod: stod throws out_of_range on subnormals such as 1e-320.
-    if (std::strtod(os.str().c_str(), nullptr) == v) {
-      std::string s = os.str();
+    if (std::strtod(s.c_str(), nullptr) == v) {
       if (s.find_first_of(".e") == std::string::npos) s += ".0";
       return s;
     }
@@ -123,18 +118,15 @@ int64_t ModuleConfig::output_width() const {
 }
 
 std::string ModuleConfig::output_width_rule() const {
-  std::ostringstream os;
+  using std::to_string;
   switch (kind) {
     case ClassKind::MultiHeadAttentionWrapper:
-      os << "num_heads x d_out = " << num_heads << " x " << d_out << " = " << output_width();
-      break;
+      return "num_heads x d_out = " + to_string(num_heads) + " x " + to_string(d_out) + " = " + to_string(output_width());
     case ClassKind::MultiHeadAttention:
-      os << "d_out = " << d_out << ", shared by " << num_heads << (num_heads == 1 ? " head" : " heads") << " of " << head_dim();
-      break;
+      return "d_out = " + to_string(d_out) + ", shared by " + to_string(num_heads) + (num_heads == 1 ? " head" : " heads") + " of " + to_string(head_dim());
     default:
-      os << "d_out = " << d_out;
+      return "d_out = " + to_string(d_out);
   }
-  return os.str();
 }
 
 SlotMap ModuleConfig::slots() const {
@@ -154,20 +146,18 @@ SlotMap ModuleConfig::slots() const {
 std::string ModuleConfig::python_call() const {
   const ClassSpec& spec = class_spec(kind);
   const SlotMap values = slots();
-  std::ostringstream os;
-  os << spec.name << '(';
+  std::string out = spec.name + "(";
   bool first = true;
   for (const auto& slot : spec.slots) {
     const SlotValue& v = values.at(slot.name);
     if (slot.name == "qkv_bias") {
-      if (v.boolean) os << (first ? "" : ", ") << "qkv_bias=True";
+      if (v.boolean) out += std::string(first ? "" : ", ") + "qkv_bias=True";
       continue;
     }
-    os << (first ? "" : ", ") << v.python();
+    out += (first ? "" : ", ") + v.python();
     first = false;
   }
-  os << ')';
-  return os.str();
+  return out + ")";
 }
 
 }  // namespace attention_lab

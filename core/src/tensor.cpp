@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 namespace attention_lab {
 
@@ -27,12 +26,10 @@ int64_t numel_of(const Shape& shape) {
 }
 
 std::string shape_string(const Shape& shape) {
-  std::ostringstream os;
-  os << '(';
-  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
-  if (shape.size() == 1) os << ',';
-  os << ')';
-  return os.str();
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) out += ',';
+  return out + ")";
 }
 
 Tensor::Tensor(Shape s) : shape(std::move(s)), data(static_cast<size_t>(numel_of(shape)), 0.0f) {}

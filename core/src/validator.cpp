@@ -1,10 +1,10 @@
 #include "attention_lab/validator.hpp"
 #include "attention_lab/plan.hpp"
+#include "attention_lab/text.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "attention_lab/modules.hpp"
 
@@ -30,17 +30,6 @@ const Gpt2Preset* preset_for_width(int64_t width) {
   for (const auto& p : kGpt2Presets)
     if (p.width == width) return &p;
   return nullptr;
-}
-
-std::string with_commas(double v) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(0);
-  os << v;
-  std::string s = os.str();
-  const size_t start = (s[0] == '-') ? 1 : 0;
-  for (int i = static_cast<int>(s.size()) - 3; i > static_cast<int>(start); i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {

@@ -6,11 +6,24 @@
 
 #include "attention_lab/modules.hpp"
 #include "attention_lab/tensor.hpp"
+#include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
 
 using namespace attention_lab;
 
 TEST_SUITE("tensor") {
+  TEST_CASE("numbers as text: %g digits as streams print them, and thousands separators") {
+    CHECK(format_g(0.1, 4) == "0.1");
+    CHECK(format_g(1.0 / 0.9, 6) == "1.11111");  // dropout 0.1 keeps survivors x 1/(1-p)
+    CHECK(format_g(8.0, 6) == "8");
+    CHECK(format_g(1e-7, 4) == "1e-07");
+    CHECK(shape_string({2, 6, 3}) == "(2, 6, 3)");
+    CHECK(shape_string({4}) == "(4,)");
+    CHECK(with_commas(160000400000.0) == "160,000,400,000");
+    CHECK(with_commas(-1234.4) == "-1,234");
+    CHECK(with_commas(999.0) == "999");
+  }
+
   TEST_CASE("a summary counts -inf and exact zeros and takes min, max and mean over the finite values") {
     const float inf = std::numeric_limits<float>::infinity();
     // finite: 2, -1, 0, 0, 5 -> min -1, max 5, mean 6 / 5 = 1.2; -inf twice; NaN and +inf are skipped
