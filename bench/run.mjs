@@ -369,13 +369,20 @@ async function pageMetrics(browser) {
       if (b.runError) throw new Error(`the default page's first run failed: ${b.runError}`);
       firstOutput.push(b.firstRunComplete);
       if (i === 0) {
-        const files = (await Promise.all(bodies)).sort((x, y) => (y.bytes ?? 0) - (x.bytes ?? 0));
+        // Only what was requested before the first output: code the page loads later (lazy panels,
+        // the tokenizer) is not part of the first view.
+        const lateUrls = new Set(await page.evaluate((at) => performance.getEntriesByType("resource").filter((e) => e.startTime > at).map((e) => e.name), b.firstRunComplete));
+        const all = await Promise.all(bodies);
+        const isLate = (f) => lateUrls.has(server.url + f.url.replace(/^\//, ""));
+        const later = all.filter(isLate);
+        const files = all.filter((f) => !isLate(f)).sort((x, y) => (y.bytes ?? 0) - (x.bytes ?? 0));
         result.firstView = {
           rawBytes: files.reduce((n, f) => n + (f.bytes ?? 0), 0),
           gzipBytes: files.reduce((n, f) => n + (f.gzipBytes ?? 0), 0),
           files: files.length,
           biggest: files.slice(0, 8),
-          note: "every response body from navigation to load + the first run-complete (cache disabled), gzip level 9 per file",
+          loadedAfterFirstOutput: later.map((f) => f.url),
+          note: "every response body requested from navigation until the first run-complete (cache disabled), gzip level 9 per file; files requested later are listed apart",
         };
       }
       if (page.problems.length) result.problems = page.problems.slice(0, 5);
@@ -708,6 +715,7 @@ function printReport(r, unavailable) {
     if (p.firstView) {
       console.log(`  first view: ${(p.firstView.rawBytes / 1000).toFixed(0)} KB raw, ${(p.firstView.gzipBytes / 1000).toFixed(0)} KB gzip, ${p.firstView.files} files; biggest:`);
       for (const f of p.firstView.biggest.slice(0, 6)) console.log(`    ${pad((f.bytes / 1000).toFixed(1), 8)} KB  ${pad((f.gzipBytes / 1000).toFixed(1), 7)} KB gz  ${f.url}`);
+      if (p.firstView.loadedAfterFirstOutput?.length) console.log(`    loaded after the first output: ${p.firstView.loadedAfterFirstOutput.join(", ")}`);
     }
     if (p.firstOutputMs) console.log(`  time to first output: ${p.firstOutputMs.median.toFixed(0)} ms (samples ${p.firstOutputMs.samples.map((x) => x.toFixed(0)).join(", ")})`);
     if (p.editToRenderedMs) console.log(`  edit -> rendered trace: ${p.editToRenderedMs.median.toFixed(1)} ms (samples ${p.editToRenderedMs.samples.map((x) => x.toFixed(1)).join(", ")})`);
