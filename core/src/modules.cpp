@@ -317,13 +317,28 @@ Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) 
     // in PyTorch's order: the wrapper runs head after head (each a CausalAttention over the whole
     // batch); the others draw over (b, [H,] T, T) row-major.
     const bool causal = p.mask == MaskKind::Causal;
-    const Shape stage_shape = tracing ? head_shape(T, T) : Shape{0};  // the four (b, H, T, T) stages, kept only for the trace
-    Tensor scores(stage_shape), masked(stage_shape), weights(stage_shape), dropped(stage_shape);
+    // The four (b, H, T, T) stages, kept only for the trace. Slabs arrive in storage order except in
+    // the wrapper with b > 1, so each is appended to reserved memory (no 4 x zero-fill of the largest
+    // tensors of the run) and only an out-of-order slab makes its stage fill in zeros first.
+    const Shape stage_shape = head_shape(T, T);
+    const size_t stage_size = tracing ? static_cast<size_t>(numel_of(stage_shape)) : 0;
+    Tensor scores, masked, weights, dropped;
+    for (Tensor* t : {&scores, &masked, &weights, &dropped}) {
+      t->shape = stage_shape;
+      t->data.reserve(stage_size);
+    }
     Tensor context(head_shape(T, hd));  // (b, H, T, hd)
     std::vector<float> slab(static_cast<size_t>(T * T));  // (T, T)
     ops::PackedMatrix keys_t, values;
     const auto keep = [&](Tensor& stage, size_t offset, const float* s) {
-      if (tracing) std::copy(s, s + T * T, stage.data.begin() + static_cast<std::ptrdiff_t>(offset));
+      if (!tracing) return;
+      std::vector<float>& d = stage.data;
+      if (d.size() == offset) {
+        d.insert(d.end(), s, s + T * T);
+      } else {
+        d.resize(stage_size);
+        std::copy(s, s + T * T, d.begin() + static_cast<std::ptrdiff_t>(offset));
+      }
     };
     const auto attend = [&](int64_t bi, int64_t h) {
       const size_t slab_index = static_cast<size_t>(bi * H + h);
