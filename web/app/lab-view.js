@@ -707,7 +707,7 @@ export class LabView {
       items.push(h("div", { class: "diag diag-error", dataset: { code: "page_memory", testid: "diagnostic" } },
         h("p", { class: "diag-msg" }, S.memoryOver(mib(memory), mib(PAGE_BUDGET_BYTES)))));
     } else if (memory !== null && this.runner.usesWorker(memory)) {
-      this.runner.warm();  // start the worker and its WebAssembly now, so Run does not wait for them
+      this.runner.warm({ className: this.state.className, config: this.description.config });  // so Run does not wait for the worker
       items.push(h("div", { class: "diag diag-info", dataset: { code: "large_run", testid: "diagnostic" } }, h("p", { class: "diag-msg" }, S.memoryLarge(mib(memory)))));
     }
     items.push(...inputDiags.map((d) => this.diagBox(d, config)));

@@ -11,7 +11,19 @@ let kept = null;
 
 self.addEventListener("message", async (e) => {
   if (e.data.warm) {
-    await ready;  // the library is loaded; nothing to answer
+    // Load the library, then run one small traced forward of the kind to come: the browser compiles
+    // WebAssembly in a quick first tier and optimizes the code that runs hot, so the reader's first
+    // big run starts on optimized code. Nothing to answer.
+    const lab = await ready;
+    const { className, config } = e.data;
+    try {
+      const m = lab.create(className, { ...config, context_length: 64 });
+      const width = Number(config.d_in);
+      m.forward({ shape: [1, 64, width], data: lab.seededTokens(64, width, 1).data }, { training: false, trace: true });
+      m.dispose();
+    } catch {
+      // a setup the warm-up cannot shrink this way (another class): the library is loaded all the same
+    }
     return;
   }
   const { id, className, config, x, seed, training } = e.data;

@@ -51,15 +51,18 @@ export class Runner {
     // next run (the reader usually runs again).
     if (bytes > 256 * 1048576) {
       this.dropWorker();
-      this.warm();
+      this.warm({ className: job.className, config: fullConfig });
     }
     return result;
   }
 
-  /** Starts the worker and has it load the library ahead of a run that will need it. */
-  warm() {
+  /**
+   * Starts the worker ahead of a run that will need it: it loads the library and warms up on a small
+   * forward of `setup` ({className, config}, a valid config), if given.
+   */
+  warm(setup = null) {
     if (this.worker || !this.workerUrl || typeof Worker !== "function") return;
-    this.ensureWorker().postMessage({ warm: true });
+    this.ensureWorker().postMessage({ warm: true, ...(setup ?? {}) });
   }
 
   ensureWorker() {
