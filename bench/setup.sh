@@ -7,25 +7,16 @@
 # bench: the PyTorch rows then say "n/a" with the reason.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=../scripts/apt-install.sh
+source scripts/apt-install.sh
 
 missing=()
 dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed" || missing+=(python3-torch)
 dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || missing+=(libopenblas0-pthread)
 
-if ((${#missing[@]})); then
-  echo "bench setup: installing Debian packages: ${missing[*]}"
-  sudo_cmd=()
-  if [[ $(id -u) != 0 ]]; then
-    if command -v sudo >/dev/null; then sudo_cmd=(sudo); else
-      echo "bench setup: need root (or sudo) to run: apt-get install ${missing[*]} (the PyTorch rows will say n/a)" >&2
-      exit 0
-    fi
-  fi
-  if ! { "${sudo_cmd[@]}" apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }; then
-    echo "bench setup: apt-get install ${missing[*]} failed (the PyTorch rows will say n/a)" >&2
-    exit 0
-  fi
+if ((${#missing[@]})) && ! apt_install "bench setup" "${missing[@]}"; then
+  echo "bench setup: apt-get install ${missing[*]} failed (the PyTorch rows will say n/a)" >&2
+  exit 0
 fi
 
 # Which BLAS does libblas.so.3 resolve to? Debian picks one by update-alternatives; OpenBLAS's

@@ -8,6 +8,8 @@
 # tests/native/fuzz_regressions_test.cpp replays them. Exits non-zero when a target found anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=apt-install.sh
+source scripts/apt-install.sh
 
 seconds=${FUZZ_SECONDS:-600}
 read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_call_parser fuzz_validator fuzz_checkpoint_header}"
@@ -17,16 +19,7 @@ missing=()
 command -v clang++-14 >/dev/null || command -v clang++ >/dev/null || missing+=(clang-14)
 compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || missing+=(libclang-rt-14-dev)
 if ((${#missing[@]})); then
-  echo "fuzz: installing Debian packages: ${missing[*]}"
-  sudo_cmd=()
-  if [[ $(id -u) != 0 ]]; then
-    if command -v sudo >/dev/null; then sudo_cmd=(sudo); else
-      echo "fuzz: need root (or sudo) to run: apt-get install ${missing[*]}" >&2
-      exit 1
-    fi
-  fi
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install fuzz "${missing[@]}" || exit 1
 fi
 compiler=()
 command -v clang++ >/dev/null || compiler=(-DCMAKE_CXX_COMPILER=clang++-14)

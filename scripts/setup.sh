@@ -5,6 +5,8 @@
 # Safe to run again; it does nothing when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=apt-install.sh
+source scripts/apt-install.sh
 
 want_browser=0
 [[ "${1:-}" == "--browser" ]] && want_browser=1
@@ -24,16 +26,7 @@ if [[ $want_browser == 1 ]]; then
 fi
 
 if ((${#missing[@]})); then
-  echo "setup: installing Debian packages: ${missing[*]}"
-  sudo_cmd=()
-  if [[ $(id -u) != 0 ]]; then
-    if command -v sudo >/dev/null; then sudo_cmd=(sudo); else
-      echo "setup: need root (or sudo) to run: apt-get install ${missing[*]}" >&2
-      exit 1
-    fi
-  fi
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install setup "${missing[@]}" || exit 1
 fi
 
 # npm packages, pinned by package-lock.json; reinstalled when the lock file changes.
