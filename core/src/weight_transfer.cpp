@@ -1,5 +1,7 @@
 #include "attention_lab/weight_transfer.hpp"
 
+#include "attention_lab/validator.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -176,7 +178,10 @@ AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout la
     throw AttentionError("convert_unsupported", "", "expected a MultiHeadAttentionWrapper, got " + w.class_name(), "");
   }
   const int64_t H = w.num_heads, hd = w.d_out, d_in = w.d_in, total = H * hd;
-  AttentionModule fused(equivalent_config(w));
+  // The equivalent is checked like any setup (its out_proj can be far larger than the wrapper): a
+  // fused module over the memory budget is refused before anything is allocated.
+  const ModuleConfig target = equivalent_config(w);
+  AttentionModule fused(validated_config(target.class_name(), target.slots()));
   // Head h's row j lands in row h*hd + j (stacked) or j*H + h (interleaved: the mistake).
   const auto row = [&](int64_t h, int64_t j) { return layout == HeadLayout::Stacked ? h * hd + j : j * H + h; };
   for (const char* m : {"W_query", "W_key", "W_value"}) {
@@ -208,7 +213,8 @@ AttentionModule wrapper_from_fused(const AttentionModule& mha) {
     throw AttentionError("convert_unsupported", "", "expected a MultiHeadAttention, got " + c.class_name(), "");
   }
   const int64_t H = c.num_heads, hd = c.head_dim(), d_in = c.d_in;
-  AttentionModule wrapper(equivalent_config(c));
+  const ModuleConfig target = equivalent_config(c);
+  AttentionModule wrapper(validated_config(target.class_name(), target.slots()));
   for (const char* m : {"W_query", "W_key", "W_value"}) {
     const Tensor fw = *mha.parameter(std::string(m) + ".weight");  // (d_out, d_in)
     for (int64_t h = 0; h < H; ++h) {

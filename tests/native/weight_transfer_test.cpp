@@ -164,4 +164,18 @@ TEST_SUITE("weight_transfer") {
     CHECK(equivalent_config(m).python_call() == "MultiHeadAttentionWrapper(768, 64, 6, 0.0, 12)");
     CHECK_THROWS_AS(equivalent_config(validated_config("SelfAttention_v1", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}})), AttentionError);
   }
+
+  TEST_CASE("converting a wrapper whose fused equivalent is over the memory budget is refused before allocating") {
+    // wrapper(1, 4096, 8, 0.0, 8): 98,304 parameters; its fused equivalent has d_out = 32768 and an
+    // out_proj of 32768^2 floats (4.3 GB)
+    const SlotMap slots = {{"d_in", SlotValue::integer(1)},      {"d_out", SlotValue::integer(4096)},  {"context_length", SlotValue::integer(8)},
+                           {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(8)}};
+    const AttentionModule wrapper(validated_config("MultiHeadAttentionWrapper", slots));
+    try {
+      fused_from_wrapper(wrapper, HeadLayout::Stacked);
+      FAIL("the conversion should be refused");
+    } catch (const AttentionError& e) {
+      CHECK(e.code() == "too_large");
+    }
+  }
 }
