@@ -26,6 +26,17 @@ size_t dtype_size(const std::string& dtype) {
                        "Choose a .safetensors file (for GPT-2: model.safetensors from the Hugging Face gpt2 repository).");
 }
 
+/// Refuses the header at byte `at` (0-based within the header; the file byte is 8 + at), showing it.
+[[noreturn]] void bad_header_at(size_t at, const uint8_t* header, size_t length, const std::string& message) {
+  std::string shown = "end of the header";
+  if (at < length) {
+    const uint8_t c = header[at];
+    static const char* hex = "0123456789abcdef";
+    shown = std::string("0x") + hex[c >> 4] + hex[c & 15] + (c >= 0x20 && c < 0x7f ? std::string(" '") + static_cast<char>(c) + "'" : "");
+  }
+  bad_header(message + " (header byte " + std::to_string(at) + ", file byte " + std::to_string(8 + at) + ": " + shown + ")");
+}
+
 std::string shape_text(const Shape& s) { return shape_string(s); }
 
 }  // namespace
@@ -58,15 +69,43 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
   if (8 + static_cast<uint64_t>(length) > file_size) {
     throw AttentionError("checkpoint_truncated", "", "the header runs past the end of the file", "The file is cut off; download it again.");
   }
-  const json doc = json::parse(header, header + length, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) bad_header("its header is not valid JSON");
+  // The format: JSON that starts with '{', padded at the end with whitespace (space; the reference
+  // loader also takes tab, CR and LF) and nothing else. nlohmann's lexer stops at a NUL byte as at the
+  // end of input, so a NUL (and whatever follows it) is refused here, before the JSON parser sees it.
+  if (length == 0 || header[0] != '{') bad_header_at(0, header, length, "the header must start with '{'");
+  for (size_t i = 0; i < length; ++i)
+    if (header[i] == 0) bad_header_at(i, header, length, "the header holds a NUL byte; the format pads it with spaces only");
+  json doc;
+  try {
+    // Keys must be unique at every level: the parsed object keeps only the last of two equal keys, so
+    // duplicates are caught while parsing (one set of keys per open object).
+    std::vector<std::set<std::string>> open_objects;
+    const json::parser_callback_t unique_keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) {
+        open_objects.emplace_back();
+      } else if (event == json::parse_event_t::object_end) {
+        open_objects.pop_back();
+      } else if (event == json::parse_event_t::key && !open_objects.back().insert(parsed.get<std::string>()).second) {
+        const std::string key = parsed.get<std::string>();
+        throw AttentionError("checkpoint_duplicate_key", "", "the header lists '" + key + "' twice" + (open_objects.size() > 1 ? " inside one entry" : "") + "; a reader would keep only the last",
+                             "Keys are unique in a safetensors file: the file is damaged or was edited by hand; save the checkpoint again.");
+      }
+      return true;
+    };
+    doc = json::parse(header, header + length, unique_keys, /*allow_exceptions=*/true);
+  } catch (const json::parse_error& e) {
+    // e.byte counts from 1 and points just past the offending character.
+    bad_header_at(e.byte > 0 ? e.byte - 1 : 0, header, length, "its header is not valid JSON");
+  }
   if (!doc.is_object()) bad_header("its header is not a JSON object");
   const uint64_t data_size = file_size - 8 - length;
   for (const auto& [key, value] : doc.items()) {
     if (key == "__metadata__") {
       if (!value.is_object()) bad_header("__metadata__ is not an object");
-      for (const auto& [mk, mv] : value.items())
-        if (mv.is_string()) h.metadata[mk] = mv.get<std::string>();
+      for (const auto& [mk, mv] : value.items()) {
+        if (!mv.is_string()) bad_header("__metadata__ maps '" + mk + "' to " + std::string(mv.type_name()) + "; the format maps strings to strings");
+        h.metadata[mk] = mv.get<std::string>();
+      }
       continue;
     }
     if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets")) bad_header("entry '" + key + "' lacks dtype, shape or data_offsets");
@@ -101,16 +140,31 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
     }
     h.entries.push_back(std::move(e));
   }
-  // Tensors must not overlap (the format stores them back to back).
+  // Tensors lie back to back: sorted by offset, each starts where the one before ends, and the last
+  // ends where the data section does. An overlap or a hole (bytes no tensor owns, which could hide a
+  // second payload) is refused, as the reference loader does.
   std::vector<const SafetensorsEntry*> sorted;
-  for (const auto& e : h.entries)
-    if (e.end > e.begin) sorted.push_back(&e);
-  std::sort(sorted.begin(), sorted.end(), [](const SafetensorsEntry* a, const SafetensorsEntry* b) { return a->begin < b->begin; });
-  for (size_t i = 1; i < sorted.size(); ++i) {
-    if (sorted[i]->begin < sorted[i - 1]->end) {
-      throw AttentionError("checkpoint_bad_offsets", "", "'" + sorted[i]->key + "' overlaps '" + sorted[i - 1]->key + "' in the data section",
+  for (const auto& e : h.entries) sorted.push_back(&e);
+  std::sort(sorted.begin(), sorted.end(), [](const SafetensorsEntry* a, const SafetensorsEntry* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
+  uint64_t covered = 0;
+  const SafetensorsEntry* previous = nullptr;
+  for (const SafetensorsEntry* e : sorted) {
+    if (e->begin < covered) {
+      throw AttentionError("checkpoint_bad_offsets", "", "'" + e->key + "' overlaps '" + previous->key + "' in the data section (bytes " + std::to_string(e->begin) + " to " + std::to_string(std::min(covered, e->end)) + ")",
                            "The header lies about where the tensors are: the file is damaged.");
     }
+    if (e->begin > covered) {
+      throw AttentionError("checkpoint_bad_offsets", "", "bytes " + std::to_string(covered) + " to " + std::to_string(e->begin) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) + " to " +
+                               std::to_string(h.data_start() + e->begin) + ") belong to no tensor (before '" + e->key + "')",
+                           "The tensors of a safetensors file lie back to back with no gap: the file is damaged or carries hidden data.");
+    }
+    covered = e->end;
+    previous = e;
+  }
+  if (covered != data_size) {
+    throw AttentionError("checkpoint_bad_offsets", "", "bytes " + std::to_string(covered) + " to " + std::to_string(data_size) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) + " to " +
+                             std::to_string(file_size) + ") belong to no tensor" + (previous ? " (after '" + previous->key + "')" : ""),
+                         "The tensors of a safetensors file cover the data section to its end: the file is damaged or carries hidden data.");
   }
   return h;
 }

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "attention_lab/call_parser.hpp"
+#include <set>
+
 #include "attention_lab/checkpoint.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
@@ -235,6 +237,12 @@ inline void checkpoint_header(const uint8_t* data, size_t size) {
   }
   require(8 + n <= size, "the header runs past the file");
   for (const auto& e : h.entries) require(e.begin <= e.end && h.data_start() + e.end <= size, "an entry outside the file: " + e.key);
+  // An accepted header tiles the data section exactly: no overlap, no hole, nothing after the last tensor.
+  uint64_t total = 0;
+  for (const auto& e : h.entries) total += e.end - e.begin;
+  require(total == size - h.data_start(), "accepted tensors do not cover the data section exactly");
+  std::set<std::string> keys;
+  for (const auto& e : h.entries) require(keys.insert(e.key).second, "an accepted header with a duplicate key: " + e.key);
 
   // The block input (ln_1(wte[ids] + wpe[:T])) reads rows by token id: ids in and out of the vocabulary.
   for (const std::vector<int64_t>& ids : {std::vector<int64_t>{0, 1, 0}, std::vector<int64_t>{-1}, std::vector<int64_t>{int64_t{1} << 40}}) {

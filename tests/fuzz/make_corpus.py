@@ -148,6 +148,10 @@ for name in ["gpt2_d8_h4_prefix", "gpt2_d8_nobias", "gpt2_d8_nowpe_nomask"]:
     n = struct.unpack("<Q", raw[:8])[0]
     checkpoints[f"{name}_header_only"] = raw[: 8 + n]  # the real header; the data is cut off
 checkpoints["not_json"] = (FIXTURES / "not_json.safetensors").read_bytes()
+# the bad-file table (duplicate keys, NUL padding, holes in the data section, ...) and the whitespace-padded twin
+for name in json.loads((FIXTURES / "expected.json").read_text())["bad_files"]:
+    checkpoints["bad_" + name.removesuffix(".safetensors")] = (FIXTURES / name).read_bytes()
+checkpoints["whitespace_padded"] = (FIXTURES / "whitespace_padded.safetensors").read_bytes()
 for name, data in checkpoints.items():
     write("fuzz_checkpoint_header", name, data)
 

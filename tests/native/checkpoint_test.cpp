@@ -201,6 +201,56 @@ TEST_SUITE("checkpoint") {
     CHECK(code_of([&] { load_gpt2_attention(plan, short_bytes); }) == "checkpoint_truncated");
   }
 
+  TEST_CASE("the bad-file table: every file the format refuses is refused with its code, naming the key or byte position") {
+    const auto& table = expected().at("bad_files");
+    REQUIRE(table.size() >= 12);
+    for (const auto& [name, row] : table.items()) {
+      CAPTURE(name);
+      const auto file = read_file(name);
+      REQUIRE(!file.empty());
+      std::string code = "none", message;
+      try {
+        header_of(file);
+      } catch (const AttentionError& e) {
+        code = e.code();
+        message = e.what();
+      }
+      CHECK(code == row.at("code").get<std::string>());
+      for (const auto& m : row.at("mentions")) {
+        CAPTURE(message);
+        CHECK(message.find(m.get<std::string>()) != std::string::npos);
+      }
+    }
+  }
+
+  TEST_CASE("issue 9: a key given twice is refused even though a JSON reader would keep the last entry (all-zero q/k/v)") {
+    const auto file = read_file("duplicate_key.safetensors");
+    // What a lax reader does: the last entry wins, over zeros.
+    const uint64_t n = safetensors_header_length(file.data(), file.size(), file.size());
+    const auto lax = nlohmann::json::parse(file.begin() + 8, file.begin() + 8 + static_cast<std::ptrdiff_t>(n));
+    const auto offsets = lax.at("h.0.attn.c_attn.weight").at("data_offsets");
+    const uint64_t begin = 8 + n + offsets[0].get<uint64_t>(), end = 8 + n + offsets[1].get<uint64_t>();
+    CHECK(std::all_of(file.begin() + static_cast<std::ptrdiff_t>(begin), file.begin() + static_cast<std::ptrdiff_t>(end), [](uint8_t b) { return b == 0; }));
+    CHECK(code_of([&] { header_of(file); }) == "checkpoint_duplicate_key");
+  }
+
+  TEST_CASE("padding with tab, CR and LF is what the format's reference loader takes: that file loads exactly as its space-padded twin") {
+    const auto padded = read_file("whitespace_padded.safetensors");
+    const auto plain = read_file("gpt2_d4_h2.safetensors");
+    CheckpointOptions opts;
+    opts.num_heads = 2;
+    const SafetensorsHeader hp = header_of(padded), hs = header_of(plain);
+    const AttentionModule a = load(padded, plan_gpt2_attention(hp, opts), hp);
+    const AttentionModule b = load(plain, plan_gpt2_attention(hs, opts), hs);
+    for (const auto& p : b.parameters()) CHECK(a.parameter(p.name)->data == p.tensor.data);
+    // a NUL where the tab is, and the same file is refused
+    auto nul = padded;
+    const auto tab = std::find(nul.begin() + 8, nul.end(), '\t');
+    REQUIRE(tab != nul.end());
+    *tab = 0;
+    CHECK(code_of([&] { header_of(nul); }) == "checkpoint_bad_header");
+  }
+
   TEST_CASE("F16 and BF16 weights decode to float32") {
     SafetensorsEntry e{"w", "F16", {3}, 0, 6};
     const uint8_t half[6] = {0x00, 0x3C, 0x00, 0xC0, 0x01, 0x00};  // 1.0, -2.0, smallest subnormal 2^-24

@@ -124,3 +124,20 @@ test("checkpointInput: ln_1(wte[ids] + wpe[:T]) of a layer matches PyTorch, then
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [] }))).code, "input_empty");
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [1.5] }))).code, "checkpoint_token");
 });
+
+test("issue 9: the bad-file table: each file the format refuses (duplicate keys, NUL padding, holes, ...) is a coded AttentionError naming the key or byte", async () => {
+  assert.ok(Object.keys(expected.bad_files).length >= 12);
+  for (const [name, row] of Object.entries(expected.bad_files)) {
+    for (const source of [new Blob([bytes(name)]), bytes(name)]) {
+      const e = await rejection(lab.loadCheckpoint(source, row.options));
+      assert.equal(e.code, row.code, `${name}: ${e.message}`);
+      for (const m of row.mentions) assert.ok(e.message.includes(m), `${name}: '${m}' not in "${e.message}"`);
+    }
+  }
+  // checkpointInput reads the same header and refuses the same files
+  assert.equal((await rejection(lab.checkpointInput(bytes("duplicate_key.safetensors"), { tokenIds: [1, 2] }))).code, "checkpoint_duplicate_key");
+  // tab, CR and LF padding loads exactly as the space-padded file
+  const a = (await lab.loadCheckpoint(bytes("whitespace_padded.safetensors"), { num_heads: 2 })).module.parameters();
+  const b = (await lab.loadCheckpoint(bytes("gpt2_d4_h2.safetensors"), { num_heads: 2 })).module.parameters();
+  a.forEach((p, i) => assert.ok(sameBits(p.data, b[i].data), p.name));
+});

@@ -39,9 +39,15 @@ constexpr uint64_t kMaxSafetensorsHeader = 100ull * 1000 * 1000;
 /// fewer than 8 bytes exist or 8 + N exceeds file_size, "checkpoint_bad_header" when N is 0 or over the limit.
 uint64_t safetensors_header_length(const uint8_t* first8, size_t available, uint64_t file_size);
 
-/// Parses the JSON header (`header` holds exactly N bytes). Throws AttentionError:
-/// "checkpoint_bad_header" (not JSON, wrong fields, unknown dtype), "checkpoint_bad_offsets" (an entry
-/// whose offsets fall outside the data, overlap, or disagree with dtype x shape).
+/// Parses the JSON header (`header` holds exactly N bytes) as strictly as the safetensors format:
+/// JSON starting with '{', padded at the end only with space, tab, CR or LF; unique keys at every
+/// level; `__metadata__` (optional) maps strings to strings; tensors lie back to back and cover the data
+/// section exactly. Throws AttentionError:
+/// "checkpoint_bad_header" (not JSON, a NUL byte or other padding, wrong fields, unknown dtype; the
+/// message names the byte position), "checkpoint_duplicate_key" (a key given twice; names it),
+/// "checkpoint_bad_offsets" (offsets that disagree with dtype x shape, overlap, or leave bytes of the
+/// data section to no tensor; names the keys and byte range), "checkpoint_truncated" (data past the end
+/// of the file).
 SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length, uint64_t file_size);
 
 struct CheckpointOptions {
