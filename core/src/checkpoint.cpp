@@ -7,6 +7,7 @@
 
 #include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
+#include "attention_lab/validator.hpp"
 
 namespace attention_lab {
 
@@ -331,6 +332,33 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   c.dropout = options.into ? options.into->dropout : 0.0;
   c.num_heads = num_heads;
   c.qkv_bias = options.into ? options.into->qkv_bias : attn_b != nullptr;
+
+  // The module this file gives must pass every check `create` applies (a width over the memory budget,
+  // a context_length of 2**40 from a lying wpe.weight), and loading must fit the budget too: the raw
+  // bytes of the tensors read, their float32 values and the module, all held at once.
+  {
+    CheckOptions check;
+    check.memory_budget_bytes = options.memory_budget_bytes;
+    for (const Diagnostic& problem : check_config(c.class_name(), c.slots(), check)) {
+      if (problem.severity != Severity::Error) continue;
+      const std::string slot = problem.slots.empty() ? "" : problem.slots.front();
+      const std::string from = slot.empty() || report.sources.count(slot) == 0 ? "" : " (" + slot + " from " + report.sources.at(slot) + ")";
+      throw AttentionError(problem.code, slot, "this file gives " + c.python_call() + from + ": " + problem.message,
+                           problem.hint.empty() ? "Check the file: a real GPT-2 checkpoint gives a module that create() accepts." : problem.hint);
+    }
+    double read_bytes = 0, values = 0;
+    for (const SafetensorsEntry* e : {attn_w, attn_b, proj_w, proj_b}) {
+      if (e == nullptr) continue;
+      read_bytes += static_cast<double>(e->end - e->begin);
+      values += static_cast<double>(numel_of(e->shape));
+    }
+    const double need = estimate_bytes(c, std::nullopt) + read_bytes + 4.0 * values;
+    if (need > options.memory_budget_bytes) {
+      throw AttentionError("too_large", "d_out", "loading layer " + std::to_string(options.layer) + " (d = " + std::to_string(d) + ") needs about " + with_commas(need) + " bytes (" +
+                                                       with_commas(std::ceil(need / 1048576.0)) + " MiB), over the " + with_commas(options.memory_budget_bytes / 1048576.0) + " MiB budget",
+                           "This checkpoint is too wide for the page; GPT-2 XL (d = 1600) fits.");
+    }
+  }
 
   plan.needed.push_back(*attn_w);
   report.used.push_back(k_attn_w);

@@ -216,7 +216,7 @@ bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot) {
 
 }  // namespace
 
-double estimate_bytes(const ModuleConfig& c, const std::optional<Shape>& input_shape) { return plan_bytes(plan_forward(c), input_shape, true); }
+double estimate_bytes(const ModuleConfig& c, const std::optional<Shape>& input_shape, bool trace) { return plan_bytes(plan_forward(c), input_shape, trace); }
 
 void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagnostic>& out) {
   const bool batched = c.batched();

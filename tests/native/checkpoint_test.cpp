@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <tuple>
 
 #include "attention_lab/checkpoint.hpp"
 #include "attention_lab/validator.hpp"
@@ -56,6 +57,21 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   double m = 0;
   for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
   return m;
+}
+
+/// A header alone for tensors (key, dtype, shape) laid back to back, and the size the whole file would
+/// have: plan_gpt2_attention reads only the header, so a 0.8 GB file need not exist.
+SafetensorsHeader sparse_header(const std::vector<std::tuple<std::string, std::string, Shape>>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  uint64_t offset = 0;
+  for (const auto& [key, dtype, shape] : tensors) {
+    uint64_t bytes = dtype == "BF16" || dtype == "F16" ? 2 : 4;
+    for (int64_t d : shape) bytes *= static_cast<uint64_t>(d);
+    header[key] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  const std::string text = header.dump();
+  return parse_safetensors_header(reinterpret_cast<const uint8_t*>(text.data()), text.size(), 8 + text.size() + offset);
 }
 
 }  // namespace
@@ -249,6 +265,50 @@ TEST_SUITE("checkpoint") {
     REQUIRE(tab != nul.end());
     *tab = 0;
     CHECK(code_of([&] { header_of(nul); }) == "checkpoint_bad_header");
+  }
+
+  TEST_CASE("issue 9: loading checks what create checks, before any tensor is read: the memory budget and the derived config") {
+    // A sparse 0.8 GB BF16 file of width 10048: create refuses MultiHeadAttention(10048, 10048, ...).
+    const int64_t w = 10048;
+    const SafetensorsHeader wide = sparse_header({{"h.0.attn.c_attn.weight", "BF16", {w, 3 * w}}, {"h.0.attn.c_attn.bias", "BF16", {3 * w}},
+                                                  {"h.0.attn.c_proj.weight", "BF16", {w, w}}, {"h.0.attn.c_proj.bias", "BF16", {w}}, {"wpe.weight", "BF16", {1024, w}}});
+    CheckpointOptions opts;
+    opts.num_heads = 16;
+    CHECK(code_of([&] { plan_gpt2_attention(wide, opts); }) == "too_large");
+    ModuleConfig same;
+    same.kind = ClassKind::MultiHeadAttention;
+    same.d_in = same.d_out = w;
+    same.context_length = 1024;
+    same.num_heads = 16;
+    same.qkv_bias = true;
+    CHECK(has_error(check_config("MultiHeadAttention", same.slots())));
+    // GPT-2 XL's width loads within the default budget; a budget of 100 MiB refuses it, naming the bytes.
+    const int64_t xl = 1600;
+    const SafetensorsHeader xl_header = sparse_header({{"h.0.attn.c_attn.weight", "F32", {xl, 3 * xl}}, {"h.0.attn.c_attn.bias", "F32", {3 * xl}},
+                                                       {"h.0.attn.c_proj.weight", "F32", {xl, xl}}, {"h.0.attn.c_proj.bias", "F32", {xl}}, {"wpe.weight", "F32", {1024, xl}}});
+    CHECK(plan_gpt2_attention(xl_header, {}).config.num_heads == 25);
+    CheckpointOptions small;
+    small.memory_budget_bytes = 100.0 * 1048576;
+    try {
+      plan_gpt2_attention(xl_header, small);
+      FAIL("a 100 MiB budget should refuse GPT-2 XL's layer");
+    } catch (const AttentionError& e) {
+      CHECK(std::string(e.code()) == "too_large");
+      CHECK(std::string(e.what()).find("MiB") != std::string::npos);
+    }
+    // wpe.weight of shape [2**40, 0] would give context_length 1099511627776, which create refuses.
+    const SafetensorsHeader lying = sparse_header({{"h.0.attn.c_attn.weight", "F32", {4, 12}}, {"h.0.attn.c_attn.bias", "F32", {12}},
+                                                   {"h.0.attn.c_proj.weight", "F32", {4, 4}}, {"h.0.attn.c_proj.bias", "F32", {4}}, {"wpe.weight", "F32", {int64_t{1} << 40, 0}}});
+    CheckpointOptions two;
+    two.num_heads = 2;
+    try {
+      plan_gpt2_attention(lying, two);
+      FAIL("context_length 2**40 should be refused");
+    } catch (const AttentionError& e) {
+      CHECK(std::string(e.code()) == "too_large");
+      CHECK(e.slot() == "context_length");
+      CHECK(std::string(e.what()).find("wpe.weight rows (1099511627776)") != std::string::npos);
+    }
   }
 
   TEST_CASE("F16 and BF16 weights decode to float32") {

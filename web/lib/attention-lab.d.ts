@@ -45,10 +45,87 @@ export interface SlotSpec {
 export type SlotValue = number | boolean | string | null;
 export type Config = Partial<Record<SlotName, SlotValue>> & Record<string, SlotValue>;
 
+/**
+ * Every code an AttentionError or a Diagnostic carries, with what it means. Codes are stable; tests
+ * assert them (tests/node/facade-fuzz.test.mjs checks that every error thrown carries one of these).
+ */
+export type ErrorCode =
+  // slots and pasted calls (check, parseCall, create)
+  | "unknown_class" // no such class
+  | "unknown_slot" // a slot the class does not have (did-you-mean in the hint)
+  | "missing_slot" // a required slot is not given
+  | "duplicate_slot" // a slot given twice in a call
+  | "extra_positional" // more positional values than the class takes
+  | "positional_after_keyword" // Python's own syntax rule
+  | "syntax" // the call text is not a Python call
+  | "empty" // no call text
+  | "too_long" // call text over the length limit
+  | "not_a_literal" // a value that is not a Python literal
+  | "wrong_type" // e.g. a float where an int goes
+  | "dropout_range" // dropout outside [0, 1]
+  | "non_positive" // a size of 0 or less
+  | "heads_divisibility" // d_out not divisible by num_heads (fused MultiHeadAttention)
+  | "slots_swapped" // two values that look swapped (d_in/d_out, dropout/num_heads)
+  | "too_large" // over the memory budget, or beyond any model
+  | "input_rank" // input of the wrong rank for the class
+  | "input_width" // input's last axis is not d_in
+  | "input_empty" // no tokens
+  | "context_too_short" // more tokens than context_length
+  | "layer_count_as_heads" // warning: a layer count where a head count goes
+  | "wrapper_total_width" // warning: the wrapper's d_out is per head
+  | "one_head" // info: one head
+  | "bool_as_int" // warning: 0/1 for qkv_bias
+  | "square_weights" // info: d_in == d_out hides a missing transpose
+  | "dropout_eval" // warning: dropout has no effect in eval mode
+  | "dropout_all" // warning: dropout = 1.0 zeroes every attention weight in training mode
+  // tensors and parameters
+  | "tensor_shape" // not a {shape, data} tensor, or sizes that are not whole numbers
+  | "tensor_size" // data length does not fit the shape
+  | "tensor_axis" // an axis out of range
+  | "non_finite_input" // NaN or infinity in the input
+  | "non_finite_parameter" // NaN or infinity in a parameter (names it and the first index)
+  | "missing_parameter" // a parameter the class has was not given
+  | "unknown_parameter" // a name the class has no parameter (or buffer) for
+  | "parameter_shape" // a parameter of the wrong shape
+  | "mask_buffer" // a state_dict mask buffer that is not the causal mask of context_length
+  // generators
+  | "seed" // a seed that is not a whole number
+  | "generator" // a generator option not made by manualSeed
+  | "generator_missing" // dropout in training mode needs a generator
+  | "generator_state" // a generator state that cannot be restored
+  // copies, conversions, comparisons
+  | "copy_plan" // a copy plan entry that does not fit
+  | "copy_unsupported" // copyWeights between these classes is not supported
+  | "convert_layout" // layout not "stacked" or "interleaved"
+  | "convert_unsupported" // convert takes a wrapper or a fused MultiHeadAttention
+  | "compare_unsupported" // compare takes two modules
+  // checkpoints (loadCheckpoint, checkpointInput)
+  | "checkpoint_source" // not an ArrayBuffer, view or Blob, or a detached buffer
+  | "checkpoint_read" // the file could not be read
+  | "checkpoint_truncated" // the file is cut off
+  | "checkpoint_bad_header" // not a safetensors header (names the byte)
+  | "checkpoint_duplicate_key" // a key given twice in the header
+  | "checkpoint_bad_offsets" // offsets that overlap, leave a hole, or disagree with the shape
+  | "checkpoint_dtype" // weights that are not floating point
+  | "checkpoint_missing_key" // a key the layer needs is missing
+  | "checkpoint_layer" // no such layer, or a layer that is not a whole number
+  | "checkpoint_shape" // a tensor of the wrong shape for GPT-2
+  | "checkpoint_num_heads" // the head count is needed or does not divide d
+  | "checkpoint_context_length" // context_length cannot be found
+  | "checkpoint_config_mismatch" // `into` does not fit the file
+  | "checkpoint_token" // a token id outside the vocabulary
+  // arguments and lifetimes
+  | "unreadable_argument" // reading an argument threw (a getter, a Proxy trap)
+  | "bad_options" // an options argument that is not an object
+  | "disposed" // the module or generator was disposed
+  // failures (never expected; please report them)
+  | "out_of_memory" // the WebAssembly heap ran out
+  | "internal"; // a bug in attention-lab
+
 export interface Diagnostic {
   severity: "error" | "warning" | "info";
   /** Stable machine code, e.g. "heads_divisibility", "missing_slot", "input_width". */
-  code: string;
+  code: ErrorCode;
   /** The slots involved (may be empty for class-level or input problems). */
   slots: string[];
   message: string;
@@ -232,7 +309,7 @@ export interface CheckpointOptions {
 }
 
 export class AttentionError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly slot: string;
   readonly hint: string;
   readonly diagnostics: Diagnostic[];
@@ -291,8 +368,12 @@ export interface AttentionLab {
   sentenceTokens(words: string[], dIn: number, seed: number): Tensor;
   /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
-  /** Bytes the parameters plus a traced forward on inputShape need, and the budget the core refuses above. */
-  estimateBytes(className: ClassName, config: Config, inputShape?: number[]): { bytes: number; budget: number };
+  /**
+   * Bytes (of WASM heap) the parameters plus a forward on inputShape need at their peak, traced unless
+   * `trace: false`, and the budget the core refuses above. The estimate bounds the real peak: a forward
+   * grows `heapPeak()` by at most `bytes` (tests/node/memory-estimate.test.mjs measures it).
+   */
+  estimateBytes(className: ClassName, config: Config, inputShape?: number[], options?: { trace?: boolean }): { bytes: number; budget: number };
   /**
    * A module rebuilt from plain data (e.g. posted to a Web Worker): every parameter by PyTorch name.
    * Throws AttentionError: missing_parameter, unknown_parameter, parameter_shape, or the config's errors.
@@ -300,6 +381,12 @@ export interface AttentionLab {
   fromParameters(className: ClassName, config: Config, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
   /** Bytes of WASM heap in use (for leak checks). */
   heapInUse(): number;
+  /**
+   * The most WASM heap ever taken from memory so far, in bytes (allocator footprint, including
+   * fragmentation; it never shrinks). Its growth over one call is that call's real peak, which the
+   * memory estimate (`estimateBytes`) bounds.
+   */
+  heapPeak(): number;
   /** Modules and generators alive in WASM memory (released on dispose() or garbage collection). */
   handlesInUse(): number;
   /** The input shape a class takes: [b, numTokens, dIn] for the batched classes, [numTokens, dIn] for SelfAttention_v1/v2. */

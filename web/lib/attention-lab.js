@@ -24,74 +24,192 @@ export class AttentionError extends Error {
 
 const BATCHED = new Set(["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]);
 
+/** Whether err is this library's error (a thrown Proxy runs no trap here). */
+function isAttentionError(err) {
+  try {
+    return err instanceof AttentionError;
+  } catch {
+    return false;
+  }
+}
+
 function unwrap(result) {
   if (!result.ok) throw new AttentionError(result.error);
   return result;
 }
 
+/**
+ * Runs `read`, which may run user code (a getter, a Proxy trap, an iterator, a toString), and turns
+ * anything it throws into AttentionError "unreadable_argument" naming `what`. Used only here, before
+ * any call into WASM.
+ */
+function reading(what, read) {
+  try {
+    return read();
+  } catch (err) {
+    if (isAttentionError(err)) throw err;
+    let thrown = "a value was thrown";
+    try {
+      if (err instanceof Error && typeof err.name === "string") thrown = `${err.name.slice(0, 40)} thrown`;
+    } catch {
+      // a thrown Proxy: say nothing more of it
+    }
+    throw new AttentionError({
+      code: "unreadable_argument",
+      slot: what,
+      message: `${what} could not be read (${thrown} while reading it)`,
+      hint: "Pass plain values: numbers, strings, booleans, arrays, Float32Arrays and plain objects.",
+    });
+  }
+}
+
+/** A short text for a value, without running any user code (no toString). */
+function valueText(v) {
+  if (typeof v === "string") return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
+  if (typeof v === "bigint") return `${v}n`;
+  return typeof v === "object" ? "an object" : `a ${typeof v}`;
+}
+
+/** The primitive inside a String, Number or Boolean object (read from its internal slot: no user code, no Proxy trap); undefined otherwise. */
+function boxedValue(v) {
+  for (const valueOf of [String.prototype.valueOf, Number.prototype.valueOf, Boolean.prototype.valueOf]) {
+    try {
+      return valueOf.call(v);
+    } catch {
+      // not that kind of box
+    }
+  }
+  return undefined;
+}
+
+/** A string argument as a string: a string, a String object or a number/boolean; null when it is anything else. */
+function plainString(v) {
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
+  const boxed = v !== null && typeof v === "object" ? boxedValue(v) : undefined;
+  return typeof boxed === "string" ? boxed : null;
+}
+
+/**
+ * An options argument as a plain object of its own enumerable values (read once, here): undefined
+ * and null give {}; anything else that is not an object is AttentionError "bad_options".
+ */
+function readOptions(options, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== "object") {
+    throw new AttentionError({ code: "bad_options", slot: where, message: `the options of ${where} must be an object, got ${valueText(options)}`, hint: "Pass an object such as {training: false}, or nothing." });
+  }
+  return reading(`${where} options`, () => ({ ...options }));
+}
+
 /** A slot value as a plain value: numbers, strings, booleans, null stay; anything else becomes "<type>". */
 function plainValue(v) {
-  return v === null || v === undefined || typeof v === "number" || typeof v === "string" || typeof v === "boolean" ? v : `<${typeof v}>`;
+  if (v === null || v === undefined || typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
+  const boxed = typeof v === "object" ? boxedValue(v) : undefined;
+  return boxed !== undefined ? boxed : `<${typeof v}>`;
 }
 
 /** A config as a plain object of plain values (own enumerable keys, read once, here). */
 function plainConfig(config) {
   if (config === null || typeof config !== "object") return {};
-  const out = {};
-  // defineProperty: a key such as "__proto__" stays an own key that the core can name
-  for (const key of Object.keys(config)) Object.defineProperty(out, key, { value: plainValue(config[key]), enumerable: true, writable: true, configurable: true });
-  return out;
+  return reading("config", () => {
+    const out = {};
+    // defineProperty: a key such as "__proto__" stays an own key that the core can name
+    for (const key of Object.keys(config)) Object.defineProperty(out, key, { value: plainValue(config[key]), enumerable: true, writable: true, configurable: true });
+    return out;
+  });
 }
 
 /** A shape as a plain array: sizes that are not numbers become NaN, which the core refuses by name. */
-function plainShape(shape) {
-  return Array.from(shape, (d) => (typeof d === "number" ? d : NaN));
+function plainShape(shape, what = "shape") {
+  return reading(what, () => {
+    const length = Array.isArray(shape) ? shape.length : 0;
+    if (length > 64) return [NaN];
+    return Array.from({ length }, (_, i) => (typeof shape[i] === "number" ? shape[i] : NaN));
+  });
 }
 
 /** A copy plan {W_query: {copy, transpose}, ...} as plain data; an entry that is not an object stays as it is so the core names it. */
 function plainPlan(plan) {
   if (plan === null || typeof plan !== "object") return {};
-  const out = {};
-  for (const key of Object.keys(plan)) {
-    const e = plan[key];
-    out[key] = e !== null && typeof e === "object" ? { copy: e.copy === true, transpose: e.transpose === true } : plainValue(e);
-  }
-  return out;
+  return reading("plan", () => {
+    const out = {};
+    for (const key of Object.keys(plan)) {
+      const e = plan[key];
+      out[key] = e !== null && typeof e === "object" ? { copy: e.copy === true, transpose: e.transpose === true } : plainValue(e);
+    }
+    return out;
+  });
 }
 
-/** Copies a TensorLike into {shape: number[], data: Float32Array}; AttentionError on a bad tensor. */
-function toTensor(t, what = "x") {
-  if (t === null || typeof t !== "object" || !Array.isArray(t.shape) || t.data == null) {
-    throw new AttentionError({
-      code: "tensor_shape",
-      slot: what,
-      message: `${what} must be a tensor {shape, data}`,
-      hint: "For example {shape: [6, 3], data: new Float32Array(18)} (row-major).",
-    });
+// The typed arrays' own getters: a typed array with an own `length` (or `buffer`) property cannot lie to them.
+const TypedArray = Object.getPrototypeOf(Float32Array.prototype);
+const typedLength = Object.getOwnPropertyDescriptor(TypedArray, "length").get;
+const typedBuffer = Object.getOwnPropertyDescriptor(TypedArray, "buffer").get;
+const typedOffset = Object.getOwnPropertyDescriptor(TypedArray, "byteOffset").get;
+const typedName = Object.getOwnPropertyDescriptor(TypedArray, Symbol.toStringTag).get;
+const typedByteLength = Object.getOwnPropertyDescriptor(TypedArray, "byteLength").get;
+const bufferLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;
+
+/** Whether v is an ArrayBuffer (its internal slot, not its prototype: a Proxy runs no trap here). */
+function isArrayBuffer(v) {
+  try {
+    bufferLength.call(v);
+    return true;
+  } catch {
+    return false;
   }
-  const shape = plainShape(t.shape);
-  let data = t.data;
-  // Sizes before anything is copied: a data.length that does not fit the shape is refused at once.
+}
+
+function isTypedArray(v) {
+  try {
+    typedLength.call(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads a TensorLike into {shape: number[], data: Float32Array} (a fresh view or copy that nothing
+ * outside can change); AttentionError on a bad tensor. Sizes are checked before anything is copied.
+ */
+function toTensor(t, what = "x") {
+  if (t === null || typeof t !== "object") throw notATensor(what);
+  const { shape: rawShape, data: rawData } = reading(what, () => ({ shape: t.shape, data: t.data }));
+  if (!Array.isArray(rawShape) || rawData === null || rawData === undefined) throw notATensor(what);
+  const shape = plainShape(rawShape, `${what}.shape`);
   const numel = shape.reduce((n, d) => n * d, 1);
-  const length = typeof data.length === "number" ? data.length : NaN;
+  const typed = isTypedArray(rawData);
+  const length = typed ? typedLength.call(rawData) : Array.isArray(rawData) ? rawData.length : reading(`${what}.data`, () => (typeof rawData === "object" && typeof rawData.length === "number" ? rawData.length : NaN));
   if (!(length === numel)) {
     const valid = shape.every((d) => Number.isInteger(d) && d >= 0);
     throw new AttentionError({
       code: valid ? "tensor_size" : "tensor_shape",
       slot: what,
-      message: valid ? `${what} has shape (${shape.join(", ")}) (${numel} values) but data holds ${length}` : `${what}.shape is not a list of sizes`,
+      message: valid ? `${what} has shape (${shape.join(", ")}) (${numel} values) but data holds ${Number.isFinite(length) ? length : "no readable length"}` : `${what}.shape is not a list of sizes`,
       hint: valid ? "Give exactly as many values as the product of the shape, row-major." : "Sizes are whole numbers, 0 or more.",
     });
   }
-  if (!(data instanceof Float32Array) || Object.getPrototypeOf(data) !== Float32Array.prototype) {
-    try {
-      data = Float32Array.from(data);
-    } catch {
-      // e.g. {length: 2 ** 40}: a RangeError from the typed-array constructor, not the library's error
-      throw new AttentionError({ code: "tensor_size", slot: what, message: `${what}.data cannot be read as float32 values`, hint: "Give the values as a Float32Array or an array of numbers, row-major." });
-    }
+  let data;
+  if (typed && typedName.call(rawData) === "Float32Array") {
+    data = new Float32Array(typedBuffer.call(rawData), typedOffset.call(rawData), length);  // a view: no copy, no own properties
+  } else if (typed) {
+    data = reading(`${what}.data`, () => new Float32Array(rawData));  // BigInt64Array throws here
+  } else {
+    data = reading(`${what}.data`, () => Float32Array.from({ length }, (_, i) => rawData[i]));
   }
   return { shape, data };
+}
+
+function notATensor(what) {
+  return new AttentionError({
+    code: "tensor_shape",
+    slot: what,
+    message: `${what} must be a tensor {shape, data}`,
+    hint: "For example {shape: [6, 3], data: new Float32Array(18)} (row-major).",
+  });
 }
 
 function copyTensor(t) {
@@ -112,6 +230,10 @@ function disposedError(what) {
 class Generator {
   #core;
   #handle;
+  /** Whether v is a Generator of this library (a brand check: runs no user code, not even a Proxy trap). */
+  static is(v) {
+    return v !== null && typeof v === "object" && #handle in v;
+  }
   constructor(core, seed) {
     this.#core = core;
     this.seed = seed;
@@ -129,10 +251,12 @@ class Generator {
   }
   rand(shape) {
     if (!Array.isArray(shape)) throw new AttentionError({ code: "tensor_shape", slot: "shape", message: "shape must be an array of sizes", hint: "For example [6, 3]." });
-    return unwrap(this.#core.rand(this._handle, plainShape(shape))).tensor;
+    const plain = plainShape(shape);
+    return unwrap(this.#core.rand(this._handle, plain)).tensor;
   }
   dropout(tensor, p) {
-    return unwrap(this.#core.dropout(this._handle, toTensor(tensor, "tensor"), typeof p === "number" ? p : NaN)).tensor;
+    const t = toTensor(tensor, "tensor");
+    return unwrap(this.#core.dropout(this._handle, t, typeof p === "number" ? p : NaN)).tensor;
   }
   /** Frees the generator's WASM memory now (otherwise garbage collection does it). */
   dispose() {
@@ -146,6 +270,10 @@ class Generator {
 class AttentionModule {
   #core;
   #handle;
+  /** Whether v is a module of this library (a brand check: runs no user code, not even a Proxy trap). */
+  static is(v) {
+    return v !== null && typeof v === "object" && #handle in v;
+  }
   #generator;
   constructor(lab, info, generator) {
     this.#core = lab._core;
@@ -172,17 +300,25 @@ class AttentionModule {
   }
 
   setParameter(name, tensor) {
-    const t = toTensor(tensor, String(name));
-    unwrap(this.#core.setParameter(this._handle, String(name), t));
+    const key = plainString(name);
+    if (key === null) throw new AttentionError({ code: "unknown_parameter", slot: "", message: `a parameter name is a string, got ${valueText(name)}`, hint: "Use a PyTorch name such as 'W_query.weight' (see module.parameters())." });
+    const t = toTensor(tensor, key);
+    unwrap(this.#core.setParameter(this._handle, key, t));
   }
 
-  forward(x, { training = true, generator, trace = false } = {}) {
+  forward(x, options) {
+    const { training = true, generator, trace = false } = readOptions(options, "forward");
     // Only dropout in training draws; otherwise the generator is left alone (as in PyTorch).
     const draws = Boolean(training) && this.config.dropout > 0;
     const gen = draws ? generator ?? this.#generator : null;
+    if (gen !== null && !Generator.is(gen)) {
+      throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(gen)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
+    }
     const input = toTensor(x, "x");
     const r = unwrap(this.#core.forward(this._handle, input, Boolean(training), gen ? gen._handle : 0, Boolean(trace)));
-    return trace ? { output: r.output, trace: r.trace } : { output: r.output };
+    const out = trace ? { output: r.output, trace: r.trace } : { output: r.output };
+    if (r.warnings?.length) out.warnings = r.warnings;
+    return out;
   }
 
   /** Frees the module's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
@@ -203,28 +339,40 @@ class Lab {
   }
 
   slots(className) {
-    const spec = this._specs.get(className);
+    const spec = this._specs.get(plainString(className));
     if (!spec) {
-      throw new AttentionError({ code: "unknown_class", slot: "", message: `there is no class named '${className}'`, hint: `Use one of: ${this.classes.join(", ")}.` });
+      throw new AttentionError({ code: "unknown_class", slot: "", message: `there is no class named ${valueText(className)}`, hint: `Use one of: ${this.classes.join(", ")}.` });
     }
     return spec.slots.map((s) => ({ ...s }));
   }
 
   parseCall(text) {
-    if (typeof text !== "string") text = String(text ?? "");
+    text = plainString(text) ?? "";
     const r = this._core.parseCall(text);
     if (!r.ok) return { className: "", config: {}, slots: [], diagnostics: [{ severity: "error", code: r.error.code, slots: [], message: r.error.message, hint: r.error.hint, pytorch: "" }] };
     return { className: r.className, config: r.config, slots: r.slots, diagnostics: r.diagnostics };
   }
 
-  check(className, config, { inputShape, training } = {}) {
-    const r = this._core.check(String(className ?? ""), plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape) : null, typeof training === "boolean" ? training : null);
+  check(className, config, options) {
+    // Never throws: an argument that cannot be read is an error diagnostic like any other.
+    let r;
+    try {
+      const { inputShape, training } = readOptions(options, "check");
+      r = this._core.check(plainString(className) ?? "", plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape, "inputShape") : null, typeof training === "boolean" ? training : null);
+    } catch (err) {
+      r = { ok: false, error: err };
+    }
     if (!r.ok) return [{ severity: "error", code: r.error.code, slots: r.error.slot ? [r.error.slot] : [], message: r.error.message, hint: r.error.hint, pytorch: "" }];
     return r.diagnostics;
   }
 
   describe(className, config) {
-    const r = this._core.describe(String(className ?? ""), plainConfig(config));
+    let r;
+    try {
+      r = this._core.describe(plainString(className) ?? "", plainConfig(config));
+    } catch {
+      r = { ok: false };
+    }
     if (!r.ok) return { ok: false, diagnostics: this.check(className, config) };
     const { valid, ...rest } = r;
     return { ...rest, ok: valid };
@@ -232,27 +380,40 @@ class Lab {
 
   manualSeed(seed) {
     if (typeof seed !== "number" || !Number.isInteger(seed) || !Number.isSafeInteger(seed)) {
-      throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${String(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
+      throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
     }
     return new Generator(this._core, seed);
   }
 
-  create(className, config, { generator } = {}) {
-    const diagnostics = this.check(className, config);
+  create(className, config, options) {
+    const { generator } = readOptions(options, "create");
+    const name = plainString(className) ?? "";
+    const plain = plainConfig(config);
+    const diagnostics = this.check(name, plain);
     const error = firstError(diagnostics);
     if (error) {
       throw new AttentionError({ code: error.code, slot: error.slots[0] ?? "", message: error.message, hint: error.hint, diagnostics });
     }
-    const gen = generator ?? this.manualSeed(123);
-    const r = unwrap(this._core.create(String(className), plainConfig(config), gen._handle));
+    const gen = this.#generatorOf(generator);
+    const r = unwrap(this._core.create(name, plain, gen._handle));
     return new AttentionModule(this, r, gen);
   }
 
-  copyWeights(from, to, plan = {}, { tokens } = {}) {
-    if (!(from instanceof AttentionModule) || !(to instanceof AttentionModule)) {
+  /** The generator option: one from manualSeed, or a fresh manualSeed(123) when none is given. */
+  #generatorOf(generator) {
+    if (generator === undefined || generator === null) return this.manualSeed(123);
+    if (Generator.is(generator)) return generator;
+    throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(generator)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
+  }
+
+  copyWeights(from, to, plan = {}, options) {
+    const { tokens } = readOptions(options, "copyWeights");
+    if (!AttentionModule.is(from) || !AttentionModule.is(to)) {
       throw new AttentionError({ code: "copy_unsupported", slot: "", message: "copyWeights takes two modules made by lab.create", hint: "" });
     }
-    const r = unwrap(this._core.copyWeights(from._handle, to._handle, plainPlan(plan), tokens == null ? null : toTensor(tokens, "tokens")));
+    const plain = plainPlan(plan);
+    const x = tokens == null ? null : toTensor(tokens, "tokens");
+    const r = unwrap(this._core.copyWeights(from._handle, to._handle, plain, x));
     return r.report;
   }
 
@@ -260,24 +421,25 @@ class Lab {
    * Loads one GPT-2 layer's attention from a .safetensors file into MultiHeadAttention(d, d, n_ctx,
    * 0.0, n_head, qkv_bias=True), reading only the header and the four tensors it needs.
    */
-  async loadCheckpoint(source, { layer = 0, num_heads, context_length, into } = {}) {
+  async loadCheckpoint(source, options) {
+    const { layer = 0, num_heads, context_length, into } = readOptions(options, "loadCheckpoint");
     const reader = byteReader(source);
     const core = this._core;
     const first = await reader.read(0, Math.min(8, reader.size));
     const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
     const header = await reader.read(8, 8 + headerLength);
-    const options = { layer: plainValue(layer), num_heads: plainValue(num_heads), context_length: plainValue(context_length) };
+    const plain = { layer: plainValue(layer), num_heads: plainValue(num_heads), context_length: plainValue(context_length) };
     if (into != null) {
-      if (!(into instanceof AttentionModule)) {
+      if (!AttentionModule.is(into)) {
         throw new AttentionError({ code: "checkpoint_config_mismatch", slot: "", message: "`into` must be a module made by lab.create", hint: "" });
       }
-      options.into = { className: into.className, config: into.config };
+      plain.into = { className: into.className, config: into.config };
     }
-    const plan = unwrap(core.planCheckpoint(header, reader.size, options));
+    const plan = unwrap(core.planCheckpoint(header, reader.size, plain));
     const buffers = {};
     for (const { key, begin, end } of plan.needed) buffers[key] = await reader.read(begin, end);
     // all or nothing: `into` changes only after every check passed
-    const r = unwrap(core.loadCheckpoint(header, reader.size, options, buffers, into != null ? into._handle : 0));
+    const r = unwrap(core.loadCheckpoint(header, reader.size, plain, buffers, into != null ? into._handle : 0));
     if (into != null) return { module: into, report: r.report };
     return { module: new AttentionModule(this, r, this.manualSeed(123)), report: r.report };
   }
@@ -286,22 +448,24 @@ class Lab {
    * What GPT-2 layer `layer` sees for `tokenIds`: ln_1(wte[ids] + wpe[:T]) as (1, num_tokens, d),
    * reading one wte row per token, T wpe rows and ln_1 from the file.
    */
-  async checkpointInput(source, { tokenIds, layer = 0 } = {}) {
+  async checkpointInput(source, options) {
+    const { tokenIds, layer = 0 } = readOptions(options, "checkpointInput");
     const reader = byteReader(source);
+    const ids = reading("tokenIds", () => (tokenIds == null ? [] : typeof tokenIds === "object" && tokenIds.length <= 100000 ? Array.from(tokenIds, (id) => (typeof id === "number" ? id : -1)) : [NaN]));
+    const where = { layer: plainValue(layer) };  // one rule with loadCheckpoint's layer
     const core = this._core;
     const first = await reader.read(0, Math.min(8, reader.size));
     const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
     const header = await reader.read(8, 8 + headerLength);
-    const ids = Array.from(tokenIds ?? [], (id) => (typeof id === "number" ? id : -1));
-    const plan = unwrap(core.planBlockInput(header, reader.size, ids, layer));
+    const plan = unwrap(core.planBlockInput(header, reader.size, ids, where));
     const buffers = {};
     for (const { name, begin, end } of plan.reads) buffers[name] = await reader.read(begin, end);
-    return unwrap(core.blockInput(header, reader.size, ids, layer, buffers)).tensor;
+    return unwrap(core.blockInput(header, reader.size, ids, where, buffers)).tensor;
   }
 
   /** The equivalent multi-head config: wrapper d_out per head <-> fused d_out total. */
   equivalentConfig(className, config) {
-    const r = unwrap(this._core.equivalentConfig(String(className ?? ""), plainConfig(config)));
+    const r = unwrap(this._core.equivalentConfig(plainString(className) ?? "", plainConfig(config)));
     return { className: r.className, config: r.config, pythonCall: r.pythonCall };
   }
 
@@ -309,30 +473,34 @@ class Lab {
    * Wrapper -> equivalent fused MultiHeadAttention (heads stacked, out_proj = identity, zero bias) or
    * fused -> wrapper (head h = rows h*head_dim ...). layout "interleaved" builds the head-merge mistake.
    */
-  convert(module, { layout = "stacked" } = {}) {
-    if (!(module instanceof AttentionModule)) {
+  convert(module, options) {
+    const { layout = "stacked" } = readOptions(options, "convert");
+    if (!AttentionModule.is(module)) {
       throw new AttentionError({ code: "convert_unsupported", slot: "", message: "convert takes a module made by lab.create", hint: "" });
     }
-    const r = unwrap(this._core.convert(module._handle, String(layout)));
+    const r = unwrap(this._core.convert(module._handle, plainString(layout) ?? valueText(layout)));
     return { module: new AttentionModule(this, r, this.manualSeed(123)), code: r.code };
   }
 
   /** Runs both modules on x in eval mode and compares every stage they share (same id and shape). */
   compare(a, b, x) {
-    if (!(a instanceof AttentionModule) || !(b instanceof AttentionModule)) {
+    if (!AttentionModule.is(a) || !AttentionModule.is(b)) {
       throw new AttentionError({ code: "compare_unsupported", slot: "", message: "compare takes two modules made by lab.create", hint: "" });
     }
-    const r = unwrap(this._core.compare(a._handle, b._handle, toTensor(x, "x")));
+    const input = toTensor(x, "x");
+    const r = unwrap(this._core.compare(a._handle, b._handle, input));
     const worst = r.stages.reduce((m, s) => Math.max(m, s.maxAbsDiff), 0);
     return { stages: r.stages, maxAbsDiff: worst, agree: worst <= 1e-6 };
   }
 
   /**
-   * Bytes the module's parameters plus a traced forward on `inputShape` need (the same estimate the
-   * core checks before allocating), and the budget it checks against.
+   * Bytes the module's parameters plus a forward on `inputShape` need at their peak (traced unless
+   * `trace: false`): the same estimate the core checks before allocating, and the budget it checks
+   * against. It bounds the real peak of WASM heap (see heapPeak).
    */
-  estimateBytes(className, config, inputShape) {
-    const r = unwrap(this._core.estimateBytes(String(className ?? ""), plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape) : null));
+  estimateBytes(className, config, inputShape, options) {
+    const trace = readOptions(options, "estimateBytes").trace;
+    const r = unwrap(this._core.estimateBytes(plainString(className) ?? "", plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape, "inputShape") : null, trace === undefined ? true : Boolean(trace)));
     return { bytes: r.bytes, budget: r.budget };
   }
 
@@ -340,21 +508,27 @@ class Lab {
    * A module from plain data, e.g. `{className, config, parameters: m.parameters()}` sent to a Web
    * Worker: every parameter must be given with its PyTorch name and shape (AttentionError otherwise).
    */
-  fromParameters(className, config, parameters, { generator } = {}) {
-    const params = Array.from(parameters ?? [], (p) => {
+  fromParameters(className, config, parameters, options) {
+    const { generator } = readOptions(options, "fromParameters");
+    const list = reading("parameters", () => (parameters == null ? [] : typeof parameters === "object" && parameters.length <= 4096 ? Array.from(parameters) : null));
+    if (list === null) throw new AttentionError({ code: "unknown_parameter", slot: "", message: "parameters must be an array of {name, shape, data}", hint: "Pass module.parameters() or a state_dict's entries." });
+    const params = list.map((p) => {
+      const raw = p !== null && typeof p === "object" ? reading("parameters", () => p.name) : null;
+      const name = typeof raw === "string" || (raw !== null && typeof raw === "object") ? plainString(raw) : null;
       // A name that is not a string would reach embind's std::string and throw its own error type.
-      if (typeof p?.name !== "string") {
-        throw new AttentionError({ code: "unknown_parameter", slot: String(p?.name ?? ""), message: "every parameter needs its PyTorch name as a string", hint: "Pass the entries of module.parameters()." });
+      if (name === null) {
+        throw new AttentionError({ code: "unknown_parameter", slot: "", message: "every parameter needs its PyTorch name as a string", hint: "Pass the entries of module.parameters()." });
       }
-      return { name: p.name, ...toTensor(p, p.name) };
+      return { name, ...toTensor(p, name) };
     });
-    const r = unwrap(this._core.fromParameters(String(className ?? ""), plainConfig(config), params));
-    return new AttentionModule(this, r, generator ?? this.manualSeed(123));
+    const gen = this.#generatorOf(generator);
+    const r = unwrap(this._core.fromParameters(plainString(className) ?? "", plainConfig(config), params));
+    return new AttentionModule(this, r, gen);
   }
 
   /** The PyTorch lines of a v1/v2 copy plan (as report.code), without building the modules. */
   copyCode(fromClass, toClass, plan = {}) {
-    return unwrap(this._core.copyCode(String(fromClass ?? ""), String(toClass ?? ""), plainPlan(plan))).code;
+    return unwrap(this._core.copyCode(plainString(fromClass) ?? "", plainString(toClass) ?? "", plainPlan(plan))).code;
   }
 
   bookTokens() {
@@ -363,7 +537,8 @@ class Lab {
 
   sentenceTokens(words, dIn, seed) {
     if (!Array.isArray(words)) throw new AttentionError({ code: "tensor_shape", slot: "tokens", message: "words must be an array of strings", hint: 'For example "Your journey starts".split(/\\s+/).' });
-    return unwrap(this._core.sentenceTokens(words.map((w) => (typeof w === "string" ? w : String(w))), typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN)).tensor;
+    const plain = reading("words", () => Array.from({ length: Math.min(words.length, 100001) }, (_, i) => plainString(words[i]) ?? valueText(words[i])));
+    return unwrap(this._core.sentenceTokens(plain, typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN)).tensor;
   }
 
   seededTokens(numTokens, dIn, seed) {
@@ -374,6 +549,11 @@ class Lab {
     return this._core.heapInUse();
   }
 
+  /** The most WASM heap ever taken (bytes; it never shrinks): what the tab holds after the largest call. */
+  heapPeak() {
+    return this._core.heapPeak();
+  }
+
   /** How many modules and generators live in WASM memory now (released on dispose or collection). */
   handlesInUse() {
     return this._core.handlesInUse();
@@ -381,18 +561,33 @@ class Lab {
 
   /** Input shape a class expects for `numTokens` tokens and batch `b`. */
   inputShape(className, numTokens, dIn, b = 1) {
-    return BATCHED.has(className) ? [b, numTokens, dIn] : [numTokens, dIn];
+    return BATCHED.has(plainString(className)) ? [b, numTokens, dIn] : [numTokens, dIn];
   }
 }
 
 /** Random access to the bytes of an ArrayBuffer, a typed array, a Blob or a File (File.slice: never read whole). */
 function byteReader(source) {
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
-    const bytes = source instanceof ArrayBuffer ? new Uint8Array(source) : new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  if (isArrayBuffer(source) || ArrayBuffer.isView(source)) {
+    let bytes;
+    try {
+      bytes = isArrayBuffer(source) ? new Uint8Array(source) : isTypedArray(source) ? new Uint8Array(typedBuffer.call(source), typedOffset.call(source), typedByteLength.call(source)) : new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    } catch {
+      bytes = null;  // a detached buffer (transferred to a worker, or a resized one)
+    }
+    if (bytes === null) {
+      throw new AttentionError({ code: "checkpoint_source", slot: "", message: "the checkpoint's buffer is detached (it was transferred or freed)", hint: "Read the file again, or pass a copy of its bytes." });
+    }
     return { size: bytes.length, read: async (begin, end) => bytes.slice(begin, Math.min(end, bytes.length)) };
   }
-  if (typeof Blob !== "undefined" && source instanceof Blob) {
-    return { size: source.size, read: async (begin, end) => new Uint8Array(await source.slice(begin, end).arrayBuffer()) };
+  if (isBlob(source)) {
+    const read = async (begin, end) => {
+      try {
+        return new Uint8Array(await source.slice(begin, end).arrayBuffer());
+      } catch (err) {
+        throw new AttentionError({ code: "checkpoint_read", slot: "", message: `the file could not be read (${err?.name ?? "error"})`, hint: "The file may have been moved or changed since it was chosen; choose it again." });
+      }
+    };
+    return { size: source.size, read };
   }
   throw new AttentionError({
     code: "checkpoint_source",
@@ -400,6 +595,15 @@ function byteReader(source) {
     message: "a checkpoint must be an ArrayBuffer, a Blob or a File",
     hint: "Pass the File from a file picker or a drop event, or the ArrayBuffer of the file.",
   });
+}
+
+/** Whether v is a Blob or File (a throw from a Proxy trap or a getter means it is not). */
+function isBlob(v) {
+  try {
+    return typeof Blob !== "undefined" && v instanceof Blob && typeof v.size === "number";
+  } catch {
+    return false;
+  }
 }
 
 let labPromise;

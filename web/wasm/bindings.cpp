@@ -624,11 +624,17 @@ std::optional<int64_t> whole_option(const val& options, const char* key, double 
   return static_cast<int64_t>(x);
 }
 
+/// The layer of {layer}: one rule with loadCheckpoint's (a whole number from 0; 0.5 and "1" are refused).
+int64_t layer_from_js(const val& options) {
+  if (options.isNull() || options.isUndefined() || options.typeOf().as<std::string>() != "object") return 0;
+  return whole_option(options, "layer", 0, "checkpoint_layer").value_or(0);
+}
+
 /// {layer, num_heads, context_length, into: {className, config}} -> CheckpointOptions
 CheckpointOptions checkpoint_options_from_js(const val& options) {
   CheckpointOptions o;
   if (options.isNull() || options.isUndefined() || options.typeOf().as<std::string>() != "object") return o;
-  o.layer = whole_option(options, "layer", 0, "checkpoint_layer").value_or(0);
+  o.layer = layer_from_js(options);
   o.num_heads = whole_option(options, "num_heads", 1, "checkpoint_num_heads");
   o.context_length = whole_option(options, "context_length", 1, "checkpoint_context_length");
   const val into = options["into"];
@@ -737,11 +743,11 @@ std::vector<int64_t> ids_from_js(const val& ids) {
   return out;
 }
 
-val plan_block_input_js(const val& header_bytes, double file_size, const val& ids, double layer) {
+val plan_block_input_js(const val& header_bytes, double file_size, const val& ids, const val& options) {
   return guarded([&] {
     const SafetensorsHeader h = header_from_js(header_bytes, file_size);
     val reads = val::array();
-    for (const auto& r : plan_gpt2_block_input(h, ids_from_js(ids), static_cast<int64_t>(layer))) {
+    for (const auto& r : plan_gpt2_block_input(h, ids_from_js(ids), layer_from_js(options))) {
       val o = val::object();
       o.set("name", r.name);
       o.set("begin", static_cast<double>(h.data_start() + r.entry.begin));
@@ -754,11 +760,11 @@ val plan_block_input_js(const val& header_bytes, double file_size, const val& id
   });
 }
 
-val block_input_js(const val& header_bytes, double file_size, const val& ids, double layer, const val& buffers) {
+val block_input_js(const val& header_bytes, double file_size, const val& ids, const val& options, const val& buffers) {
   return guarded([&] {
     const SafetensorsHeader h = header_from_js(header_bytes, file_size);
     const std::vector<int64_t> token_ids = ids_from_js(ids);
-    const auto reads = plan_gpt2_block_input(h, token_ids, static_cast<int64_t>(layer));
+    const auto reads = plan_gpt2_block_input(h, token_ids, layer_from_js(options));
     std::map<std::string, std::vector<uint8_t>> bytes;
     for (const auto& r : reads) bytes[r.name] = bytes_from_js(buffers[r.name], r.name.c_str());
     val out = ok();
@@ -767,13 +773,13 @@ val block_input_js(const val& header_bytes, double file_size, const val& ids, do
   });
 }
 
-val estimate_bytes_js(const std::string& class_name, const val& config, const val& input_shape) {
+val estimate_bytes_js(const std::string& class_name, const val& config, const val& input_shape, bool trace) {
   return guarded([&] {
     const ModuleConfig c = validated_config(class_name, config_from_js(config));
     std::optional<Shape> shape;
     if (!input_shape.isNull() && !input_shape.isUndefined()) shape = shape_from_js(input_shape, "inputShape");
     val out = ok();
-    out.set("bytes", estimate_bytes(c, shape));
+    out.set("bytes", estimate_bytes(c, shape, trace));
     out.set("budget", kDefaultMemoryBudgetBytes);
     return out;
   });
@@ -784,6 +790,12 @@ val from_parameters_js(const std::string& class_name, const val& config, const v
 }
 
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
+
+}  // namespace
+extern "C" size_t malloc_max_footprint(void);  // dlmalloc: the most heap ever taken from WASM memory
+namespace {
+
+double heap_peak() { return static_cast<double>(malloc_max_footprint()); }
 
 }  // namespace
 
@@ -808,6 +820,7 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("bookTokens", &book_tokens_js);
   emscripten::function("seededTokens", &seeded_tokens_js);
   emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("heapPeak", &heap_peak);
   emscripten::function("estimateBytes", &estimate_bytes_js);
   emscripten::function("fromParameters", &from_parameters_js);
   emscripten::function("sentenceTokens", &sentence_tokens_js);

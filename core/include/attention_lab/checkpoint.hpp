@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attention_lab/modules.hpp"
+#include "attention_lab/validator.hpp"
 
 namespace attention_lab {
 
@@ -56,6 +57,9 @@ struct CheckpointOptions {
   std::optional<int64_t> context_length;
   /// Load into a module of this configuration instead of building one (must be MultiHeadAttention).
   std::optional<ModuleConfig> into;
+  /// Bytes the loaded module and the loading may take (the raw bytes read, their float32 values and
+  /// the module at once); a larger layer is refused before any tensor is read.
+  double memory_budget_bytes = kDefaultMemoryBudgetBytes;
 };
 
 struct IgnoredKey {
@@ -87,7 +91,9 @@ int64_t gpt2_preset_heads(int64_t width);
 /// Plans loading layer `options.layer`'s attention as MultiHeadAttention(d, d, n_ctx, 0.0, n_head,
 /// qkv_bias=True). Throws AttentionError: checkpoint_missing_key, checkpoint_layer (no such layer),
 /// checkpoint_shape (c_attn not (d, 3d) ...), checkpoint_num_heads (needed, or does not divide d),
-/// checkpoint_context_length (cannot be found), checkpoint_config_mismatch (`into` disagrees: width, head
+/// checkpoint_context_length (cannot be found), too_large (loading over the memory budget) or any code of
+/// check_config for the module the file gives (e.g. too_large for context_length 2**40 from wpe.weight's
+/// rows: the same rule as create), checkpoint_config_mismatch (`into` disagrees: width, head
 /// count, or qkv_bias=False while the file has q/k/v biases; the message names the keys).
 CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const CheckpointOptions& options);
 

@@ -42,6 +42,6 @@ ModuleConfig to_module_config(const std::string& class_name, const SlotMap& conf
 void check_input_shape(const ModuleConfig& config, const Shape& input_shape, std::vector<Diagnostic>& out);
 
 /// Bytes of float32 that the parameters, and a traced forward on `input_shape` (when given), need.
-double estimate_bytes(const ModuleConfig& config, const std::optional<Shape>& input_shape);
+double estimate_bytes(const ModuleConfig& config, const std::optional<Shape>& input_shape, bool trace = true);
 
 }  // namespace attention_lab

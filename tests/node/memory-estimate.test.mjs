@@ -1,0 +1,61 @@
+// Issue 9: the memory estimate is honest. Over random setups of every class (traced and not, eval
+// and training), the real peak of WASM heap a create + forward takes is measured in a fresh process
+// and compared with the core's estimate (the number it refuses runs by): estimate >= peak, and not
+// more than 1.5x it.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { loadAttentionLab } from "attention-lab";
+
+const lab = await loadAttentionLab();
+const child = fileURLToPath(new URL("./children/peak.mjs", import.meta.url));
+
+/** A small LCG so the setups are the same every run. */
+function random(seed) {
+  let s = seed >>> 0;
+  return (n) => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s % n;
+  };
+}
+
+function setups(count) {
+  const pick = random(2026);
+  const out = [];
+  while (out.length < count) {
+    const className = lab.classes[out.length % lab.classes.length];
+    const num_heads = 1 + pick(8);
+    const d_in = 8 + pick(200);
+    const d_out = className === "MultiHeadAttention" ? num_heads * (1 + pick(40)) : 1 + pick(160);
+    const T = 16 + pick(900);
+    const config = { d_in, d_out };
+    if (className !== "SelfAttention_v1" && className !== "SelfAttention_v2") Object.assign(config, { context_length: T + pick(64), dropout: pick(2) ? 0.1 : 0.0 });
+    if (className === "MultiHeadAttentionWrapper" || className === "MultiHeadAttention") config.num_heads = num_heads;
+    const inputShape = lab.inputShape(className, T, d_in, 1 + pick(2));
+    // Big enough that the allocator's fixed costs do not dominate; small enough for a quick test.
+    const bytes = lab.estimateBytes(className, config, inputShape).bytes;
+    if (bytes < 24 * 1048576 || bytes > 400 * 1048576) continue;
+    out.push({ className, config, inputShape, trace: pick(3) > 0, training: pick(2) === 1 });
+  }
+  return out;
+}
+
+test("the estimate bounds the real peak of WASM heap, within 1.5x, over 15 random setups of every class", (t) => {
+  const rows = [];
+  for (const job of setups(15)) {
+    const { estimate, peak } = JSON.parse(execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify(job)], { encoding: "utf8" }));
+    rows.push({ ...job, estimate, peak, ratio: estimate / peak });
+  }
+  const ratios = rows.map((r) => r.ratio);
+  t.diagnostic(`estimate / peak: ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)}`);
+  const seen = new Set(rows.map((r) => r.className));
+  assert.equal(seen.size, lab.classes.length, "every class was measured");
+  assert.ok(rows.some((r) => r.trace) && rows.some((r) => !r.trace));
+  for (const r of rows) {
+    const what = `${r.className}(${JSON.stringify(r.config)}) on (${r.inputShape}) trace=${r.trace}: estimate ${(r.estimate / 1048576).toFixed(1)} MiB, peak ${(r.peak / 1048576).toFixed(1)} MiB`;
+    assert.ok(r.peak > 0, what);
+    assert.ok(r.estimate >= r.peak, `under: ${what}`);
+    assert.ok(r.estimate <= 1.5 * r.peak, `over 1.5x: ${what}`);
+  }
+});
