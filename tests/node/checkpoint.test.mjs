@@ -141,3 +141,57 @@ test("issue 9: the bad-file table: each file the format refuses (duplicate keys,
   const b = (await lab.loadCheckpoint(bytes("gpt2_d4_h2.safetensors"), { num_heads: 2 })).module.parameters();
   a.forEach((p, i) => assert.ok(sameBits(p.data, b[i].data), p.name));
 });
+
+/** The bytes of a header alone for tensors [key, dtype, shape] laid back to back, and the data size they claim. */
+function headerFor(tensors) {
+  const header = {};
+  let offset = 0;
+  for (const [key, dtype, shape] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * (dtype === "F32" ? 4 : 2);
+    header[key] = { dtype, shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (json.length % 8)) % 8);
+  const head = Buffer.alloc(8 + json.length);
+  head.writeBigUInt64LE(BigInt(json.length), 0);
+  head.write(json, 8, "latin1");
+  return { head, dataBytes: offset };
+}
+
+test("issue 9: a sparse 0.8 GB BF16 checkpoint of width 10048 is refused (too_large) before any tensor is read; WASM heap stays small", async () => {
+  const { mkdtemp, open, rm } = await import("node:fs/promises");
+  const { openAsBlob } = await import("node:fs");
+  const os = await import("node:os");
+  const path = await import("node:path");
+  const w = 10048;
+  const { head, dataBytes } = headerFor([["h.0.attn.c_attn.weight", "BF16", [w, 3 * w]], ["h.0.attn.c_attn.bias", "BF16", [3 * w]], ["h.0.attn.c_proj.weight", "BF16", [w, w]], ["h.0.attn.c_proj.bias", "BF16", [w]], ["wpe.weight", "BF16", [1024, w]]]);
+  const dir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-sparse-"));
+  const file = path.join(dir, "wide.safetensors");
+  const fh = await open(file, "w");
+  await fh.write(head, 0, head.length, 0);
+  await fh.truncate(head.length + dataBytes); // sparse: nothing of the 0.8 GB is written
+  await fh.close();
+  try {
+    const blob = await openAsBlob(file);
+    assert.ok(blob.size > 800e6);
+    const before = lab.heapPeak();
+    const e = await rejection(lab.loadCheckpoint(blob, { num_heads: 16 }));
+    assert.equal(e.code, "too_large");
+    assert.match(e.message, /MiB/);
+    assert.ok(lab.heapPeak() - before < 16 * 1048576, `WASM heap grew by ${lab.heapPeak() - before} bytes`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("issue 9: wpe.weight of shape [2**40, 0] would give context_length 2**40: refused as create refuses it, naming where it came from", async () => {
+  const tensors = [["h.0.attn.c_attn.weight", "F32", [4, 12]], ["h.0.attn.c_attn.bias", "F32", [12]], ["h.0.attn.c_proj.weight", "F32", [4, 4]], ["h.0.attn.c_proj.bias", "F32", [4]], ["wpe.weight", "F32", [2 ** 40, 0]]];
+  const { head, dataBytes } = headerFor(tensors);
+  const file = Buffer.concat([head, Buffer.alloc(dataBytes)]);
+  const e = await rejection(lab.loadCheckpoint(file, { num_heads: 2 }));
+  assert.equal(e.code, "too_large");
+  assert.equal(e.slot, "context_length");
+  assert.match(e.message, /wpe\.weight rows \(1099511627776\)/);
+  assert.equal(lab.check("MultiHeadAttention", { d_in: 4, d_out: 4, context_length: 2 ** 40, dropout: 0, num_heads: 2, qkv_bias: true })[0].code, "too_large");
+});
