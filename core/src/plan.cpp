@@ -73,6 +73,8 @@ constexpr TextRow kStageTexts[] = {
      "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = {head_dim}: scores divided by {scale}"},
     {StageId::AttnWeightsDropout, "train", "Attention weights after dropout (p = {p})",
      "dropout(attn_weights): each weight zeroed with probability {p}, survivors x 1/(1-p) = {kept}; rows no longer sum to 1"},
+    {StageId::AttnWeightsDropout, "all", "Attention weights after dropout (p = 1: every weight dropped)",
+     "dropout(attn_weights) with p = 1: attn_weights x 0, every weight zero (PyTorch draws no random numbers for p = 1)"},
     {StageId::AttnWeightsDropout, "eval", "Attention weights after dropout (eval: dropout skipped)", "dropout(attn_weights) = attn_weights in eval mode"},
     {StageId::AttnWeightsDropout, "p0", "Attention weights after dropout (dropout = 0.0: nothing dropped)", "dropout(attn_weights) = attn_weights when p = 0"},
     {StageId::ContextVec, "", "Context vectors{per_head}", "context_vec = attn_weights @ values"},
@@ -109,7 +111,7 @@ const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
     case StageId::Values:
       return p.matmul_projection ? "matmul" : p.layout == HeadsIn::Modules ? "modules" : p.layout == HeadsIn::Fused ? "fused" : "single";
     case StageId::AttnScores: return p.layout == HeadsIn::Fused ? "fused" : p.batched ? "batched" : "unbatched";
-    case StageId::AttnWeightsDropout: return training && p.dropout > 0.0 ? "train" : !training ? "eval" : "p0";
+    case StageId::AttnWeightsDropout: return training && p.dropout >= 1.0 ? "all" : training && p.dropout > 0.0 ? "train" : !training ? "eval" : "p0";
     case StageId::HeadsConcat: return p.layout == HeadsIn::Modules ? "modules" : "fused";
     default: return "";
   }
@@ -154,7 +156,7 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       {"rule", c.output_width_rule()},
       {"scale", fmt(p.scale_div, 6)},
       {"p", fmt(p.dropout)},
-      {"kept", fmt(1.0f / static_cast<float>(1.0 - p.dropout), 6)},
+      {"kept", p.dropout < 1.0 ? fmt(1.0f / static_cast<float>(1.0 - p.dropout), 6) : std::string("inf")},
   };
   const bool projection = id == StageId::Queries || id == StageId::Keys || id == StageId::Values;
   if (projection) {

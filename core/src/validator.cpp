@@ -179,13 +179,13 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
         out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be a probability such as 0.1, got " + shown, "Type 0.0 for no dropout.", ""));
         return;
       }
-      if (!(v.number >= 0.0 && v.number < 1.0)) {
-        std::string hint = "dropout is a probability in [0, 1): 0.0 (off) to about 0.5.";
-        if (v.number == 1.0) hint = "p = 1 drops every attention weight and the output is all zeros; use 0.0 to 0.5.";
-        const std::string py = (v.number < 0 || v.number > 1 || std::isnan(v.number))
-                                   ? "ValueError: dropout probability has to be between 0 and 1, but got " + shown
-                                   : "";
-        out.push_back(make(Severity::Error, "dropout_range", {n}, "dropout must be in [0, 1), got " + shown, hint, py));
+      if (!(v.number >= 0.0 && v.number <= 1.0)) {
+        const std::string py = "ValueError: dropout probability has to be between 0 and 1, but got " + shown;
+        out.push_back(make(Severity::Error, "dropout_range", {n}, "dropout must be in [0, 1], got " + shown, "dropout is a probability: 0.0 (off) to about 0.5.", py));
+      } else if (v.number == 1.0) {
+        // PyTorch accepts p = 1: in training mode it multiplies by zero and draws no random numbers.
+        out.push_back(make(Severity::Warning, "dropout_all", {n}, "dropout = 1.0 drops every attention weight in training mode: the output then carries no attention (only out_proj's bias, or zeros)",
+                           "PyTorch accepts it and draws no random numbers for it; use 0.0 to about 0.5 to see attention, or run in eval mode.", ""));
       }
       return;
     }

@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
+#include "attention_lab/modules.hpp"
 #include "attention_lab/torch_generator.hpp"
+#include "attention_lab/validator.hpp"
 #include "fixtures.hpp"
 
 using namespace attention_lab;
@@ -39,6 +43,54 @@ TEST_SUITE("torch_generator") {
       ++checked;
     }
     CHECK(checked >= 4);
+  }
+
+  TEST_CASE("issue 9: dropout p = 1 is accepted as PyTorch accepts it: input x 0, and no random number drawn") {
+    // PyTorch 1.13 (checked with torch.get_rng_state before and after): nn.Dropout(1.0) in training
+    // mode returns input * 0 and leaves the generator where it was.
+    TorchGenerator g(123), fresh(123);
+    const Tensor x({2, 3}, {0.5f, -0.25f, 1.0f, 0.0f, 3.0f, -2.0f});
+    const Tensor y = g.dropout(x, 1.0);
+    for (size_t i = 0; i < y.data.size(); ++i) {
+      CHECK(y.data[i] == 0.0f);
+      CHECK(std::signbit(y.data[i]) == std::signbit(x.data[i]));  // x * 0: -0.0 for a negative x
+    }
+    CHECK(g.state() == fresh.state());
+    CHECK_THROWS(g.dropout(x, 1.0000001));
+
+    // The validator accepts dropout = 1.0 with a dropout_all warning (an error for 1.5).
+    const auto diagnostics = check_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
+                                                                 {"dropout", SlotValue::floating(1.0)}, {"num_heads", SlotValue::integer(2)}});
+    REQUIRE(diagnostics.size() == 1);
+    CHECK(diagnostics[0].code == "dropout_all");
+    CHECK(diagnostics[0].severity == Severity::Warning);
+
+    // MultiHeadAttention in training mode: every weight dropped, so the output is out_proj.bias on
+    // every row, and the generator is where create left it.
+    TorchGenerator init(123);
+    const AttentionModule m(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
+                                                                     {"dropout", SlotValue::floating(1.0)}, {"num_heads", SlotValue::integer(2)}}),
+                            init);
+    const std::vector<uint32_t> after_init = init.state();
+    Tensor tokens({1, 6, 3});
+    for (size_t i = 0; i < tokens.data.size(); ++i) tokens.data[i] = 0.1f * static_cast<float>(i);
+    std::vector<Stage> trace;
+    ForwardOptions opts;
+    opts.generator = &init;
+    opts.trace = &trace;
+    const Tensor out = m.forward(tokens, opts);
+    CHECK(init.state() == after_init);
+    const Tensor bias = *m.parameter("out_proj.bias");
+    for (int64_t t = 0; t < 6; ++t)
+      for (int64_t c = 0; c < 2; ++c) CHECK(out.data[static_cast<size_t>(t * 2 + c)] == bias.data[static_cast<size_t>(c)]);
+    bool seen = false;
+    for (const Stage& s : trace) {
+      if (s.id != "attn_weights_dropout") continue;
+      seen = true;
+      CHECK(std::all_of(s.tensor.data.begin(), s.tensor.data.end(), [](float v) { return v == 0.0f; }));
+      CHECK(s.title.find("p = 1") != std::string::npos);
+    }
+    CHECK(seen);
   }
 
   TEST_CASE("B5: survivors of dropout are scaled by 1/(1-p), not 1/p") {
@@ -100,9 +152,9 @@ TEST_SUITE("torch_generator") {
     CHECK_THROWS_AS(b.set_state(bad), AttentionError);
   }
 
-  TEST_CASE("dropout refuses p below 0 or from 1 up") {
+  TEST_CASE("dropout refuses p below 0 or above 1 (1 itself is PyTorch's: everything dropped)") {
     TorchGenerator g(1);
-    CHECK_THROWS_AS(g.dropout(Tensor({2}), 1.0), AttentionError);
+    CHECK_THROWS_AS(g.dropout(Tensor({2}), 1.5), AttentionError);
     CHECK_THROWS_AS(g.dropout(Tensor({2}), -0.1), AttentionError);
   }
 }

@@ -104,10 +104,11 @@ TEST_SUITE("validator") {
     CHECK(heads_hint);
   }
 
-  TEST_CASE("sizes must be positive, dropout a probability below 1, qkv_bias a bool") {
+  TEST_CASE("sizes must be positive, dropout a probability in [0, 1], qkv_bias a bool") {
     CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::integer(0)}, {"d_out", SlotValue::integer(2)}}), "non_positive") != nullptr);
     CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::integer(-3)}, {"d_out", SlotValue::integer(2)}}), "non_positive") != nullptr);
-    CHECK(find(check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.0)}}), "dropout_range") != nullptr);
+    CHECK(find(check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.5)}}), "dropout_range") != nullptr);
+    CHECK(find(check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.0)}}), "dropout_all") != nullptr);
     CHECK(find(check_config("SelfAttention_v2", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"qkv_bias", SlotValue::string("yes")}}), "wrong_type") != nullptr);
     CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::boolean_value(true)}, {"d_out", SlotValue::integer(2)}}), "wrong_type") != nullptr);
   }
