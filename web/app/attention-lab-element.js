@@ -22,6 +22,8 @@
 // @fires run-error      a run failed: detail {code, slot, message, hint}
 // @csspart lab, panel, presets, setup, facts, tokens, predict, run, trace, compare, checkpoint, code (each panel also has part "panel")
 // @csspart input, call-box, button, run-button, stage-card, output-card, heatmap, diagnostic, error, warning, info
+// Taken off the page, the element stops its run and its worker (nothing else holds it); put back, it
+// carries on with the same state.
 // Theme with CSS custom properties on the element: --al-accent, --al-bg, --al-panel, --al-ink, --al-muted, --al-line, --al-font.
 import { loadAttentionLab } from "../lib/attention-lab.js";
 import { h } from "./dom.js";
@@ -45,8 +47,13 @@ export class AttentionLabElement extends HTMLElement {
   }
 
   connectedCallback() {
-    if (this.shadowRoot) return;
-    this.boot();
+    if (!this.shadowRoot) this.boot();
+    else this.view?.resume(this.hasAttribute("url-state")); // re-inserted: carry on where it was
+  }
+
+  /** Removed from the page: the run in flight and the worker stop, so the widget and its memory can go. */
+  disconnectedCallback() {
+    this.view?.stop();
   }
 
   /** The attributes read as widget state (validated exactly like the URL). */
@@ -102,6 +109,7 @@ export class AttentionLabElement extends HTMLElement {
     });
     const call = !(urlState && location.search) && this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
     await this.view.start(problems, call);
+    if (!this.isConnected) this.view.stop(); // removed while it was starting
   }
 
   attributeChangedCallback(name, old, value) {

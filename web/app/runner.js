@@ -23,6 +23,7 @@ export class Runner {
     this.worker = null;
     this.pending = null;
     this.nextId = 1;
+    this.closed = false;
   }
 
   usesWorker(bytes) {
@@ -61,7 +62,7 @@ export class Runner {
    * forward of `setup` ({className, config}, a valid config), if given.
    */
   warm(setup = null) {
-    if (this.worker || !this.workerUrl || typeof Worker !== "function") return;
+    if (this.closed || this.worker || !this.workerUrl || typeof Worker !== "function") return;
     this.ensureWorker().postMessage({ warm: true, ...(setup ?? {}) });
   }
 
@@ -96,5 +97,20 @@ export class Runner {
     this.pending = null;
     this.dropWorker();
     p.reject({ code: "cancelled", slot: "", message: "cancelled", hint: "" });
+  }
+
+  /**
+   * The widget left the page: the run in flight is cancelled and the worker ends (its WebAssembly
+   * heap with it); nothing warms a new one until open().
+   */
+  close() {
+    this.closed = true;
+    this.cancel();
+    this.dropWorker();
+  }
+
+  /** Back on the page: the worker starts again when a run or a warm-up needs it. */
+  open() {
+    this.closed = false;
   }
 }
