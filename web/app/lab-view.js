@@ -620,7 +620,7 @@ export class LabView {
     if (s.parsed && s.parsed.className === s.className) {
       items = specs.map((spec) => s.parsed.slots.find((x) => x.name === spec.name && x.position === spec.position)
         ?? { name: spec.name, position: spec.position, value: null, source: "missing", text: "" });
-      items.push(...s.parsed.slots.filter((x) => x.position === 0));
+      for (const x of s.parsed.slots) if (x.position === 0) items.push(x); // a loop: a pasted call can hold any number
     } else {
       let gap = false;
       items = specs.map((spec) => {
@@ -734,7 +734,7 @@ export class LabView {
       this.runner.warm({ className: this.state.className, config: this.description.config });  // so Run does not wait for the worker
       items.push(h("div", { class: "diag diag-info", dataset: { code: "large_run", testid: "diagnostic" } }, h("p", { class: "diag-msg" }, S.memoryLarge(mib(memory)))));
     }
-    items.push(...inputDiags.map((d) => this.diagBox(d, config)));
+    for (const d of inputDiags) items.push(this.diagBox(d, config));
     replace($("token-diagnostics"), items);
     return block;
   }

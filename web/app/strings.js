@@ -355,6 +355,8 @@ export const S = {
   ckptIgnoredTitle: (n) => `Keys ignored (${n}), and why`,
   ckptIgnoredKey: "Key",
   ckptIgnoredReason: "Why it was not used",
+  ckptIgnoredMore: (n) => `… and ${n} more keys, not listed.`,
+  ckptInterrupted: "The widget was taken off the page while it read the file; choose Load (or Run) again.",
   ckptParamsCaption: "The loaded module’s parameters",
   ckptCode: "The same in PyTorch",
   ckptRunTitle: (layer) => `Run layer ${layer} on your tokens`,
