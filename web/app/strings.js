@@ -390,5 +390,6 @@ export const S = {
   codeNoRun: "# Fix the setup to see the code.",
 
   urlBadClass: (name) => `The link names an unknown class “${name}”; showing MultiHeadAttention instead.`,
+  urlStateTaken: "Another attention-lab on this page already keeps its state in the URL; this one does not.",
   urlBadValue: (key) => `The link’s value for ${key} was not usable and was ignored.`,
 };
