@@ -3,10 +3,12 @@
 // setting came from), one layer run on token ids or GPT-2 BPE text with its real ln_1 input, loading
 // into the current module, and the errors of broken files — with the rest of the page still working.
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ROOT, afterRun, finish, launchLab, openPage } from "./helpers.mjs";
+import { ROOT, afterRun, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
+import { layer0Checkpoint, layer0Shapes, safetensors } from "./safetensors.mjs";
 
 const DIR = path.join(ROOT, "tests", "fixtures", "checkpoints");
 const EXPECTED = JSON.parse(await readFile(path.join(DIR, "expected.json"), "utf8"));
@@ -15,37 +17,6 @@ const MHA_8 = "?class=MultiHeadAttention&d_in=8&d_out=8&context_length=16&dropou
 
 /** A table cell as a number (the page writes − for minus). */
 const cellNumber = (text) => Number(text.trim().replace("−", "-"));
-
-/**
- * A GPT-2-small-wide checkpoint made here (no fixture ships one: the real file is 548 MB): layer 0 of
- * d = 768 with every key an attention layer needs, a 16-token wte and a 32-row wpe; values from a
- * small LCG so the file is the same every run. Safetensors: u64 header length, JSON header, F32 data.
- */
-function layer0Checkpoint(d, extra = {}) {
-  const shapes = {
-    "h.0.attn.c_attn.bias": [3 * d], "h.0.attn.c_attn.weight": [d, 3 * d], "h.0.attn.c_proj.bias": [d],
-    "h.0.attn.c_proj.weight": [d, d], "h.0.ln_1.bias": [d], "h.0.ln_1.weight": [d], "wpe.weight": [32, d], "wte.weight": [16, d],
-    ...extra,
-  };
-  const header = { __metadata__: { format: "pt" } };
-  let offset = 0;
-  for (const [key, shape] of Object.entries(shapes)) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
-    header[key] = { dtype: "F32", shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += " ".repeat((8 - (json.length % 8)) % 8);
-  const buf = Buffer.alloc(8 + json.length + offset);
-  buf.writeBigUInt64LE(BigInt(json.length), 0);
-  buf.write(json, 8, "latin1");
-  let x = 12345;
-  for (let i = 8 + json.length; i < buf.length; i += 4) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    buf.writeFloatLE((x / 2147483648 - 0.5) * 0.1, i);
-  }
-  return buf;
-}
 
 /** Chooses `file` with the panel's file picker, after setting the layer and num_heads fields. */
 async function load(page, file, { layer = "0", heads = "" } = {}) {
@@ -324,6 +295,76 @@ describe("GPT-2 checkpoints", () => {
     await page.getByTestId("ckpt-load").click();
     assert.equal(await page.getByTestId("ckpt-heads").getAttribute("aria-invalid"), "true");
     assert.ok(await page.getByTestId("ckpt-heads-error").isVisible());
+    await finish(page);
+  });
+
+  test("a valid header with a million keys (~70 MB) loads in the worker: the page never stalls, the ignored list is capped", async () => {
+    // Layer 0 of width 4 plus 1,000,000 one-element tensors, back to back with no holes in the data.
+    const dir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-million-"));
+    const file = path.join(dir, "million.safetensors");
+    const bytes = safetensors(layer0Shapes(4), { extraKeys: 1_000_000, extraName: (i) => `x${i}` });
+    assert.ok(bytes.readBigUInt64LE(0) > 60_000_000n, "the header alone is over 60 MB");
+    await writeFile(file, bytes); // setInputFiles takes a buffer only up to 50 MB
+    try {
+      const page = await openPage(lab);
+      // A main-thread heartbeat: the longest gap between 20 ms timer ticks while the file loads and runs.
+      await page.evaluate(() => {
+        const beat = { last: performance.now(), worst: 0, ticks: 0, on: true };
+        const tick = () => {
+          const now = performance.now();
+          beat.worst = Math.max(beat.worst, now - beat.last);
+          beat.last = now;
+          beat.ticks += 1;
+          if (beat.on) setTimeout(tick, 20);
+        };
+        setTimeout(tick, 20);
+        window.heartbeat = beat;
+      });
+      await page.getByTestId("ckpt-heads").fill("2");
+      await page.getByTestId("ckpt-file").setInputFiles(file);
+      const summary = page.getByTestId("ckpt-summary");
+      await summary.waitFor({ timeout: 240_000 });
+      assert.match(await summary.textContent(), /Loaded layer 0 of million\.safetensors into MultiHeadAttention\(4, 4, 32, 0\.0, 2, qkv_bias=True\)/);
+      assert.equal(page.workers().length, 1, "the file was read in the page's worker");
+      // 1,000,000 extra keys plus ln_1 (2), wpe and wte are ignored; 200 are listed, the rest counted.
+      assert.match(await page.locator("details.ckpt-ignored summary").textContent(), /Keys ignored \(1,000,004\)/);
+      const rows = page.getByTestId("ckpt-ignored").locator("tbody tr");
+      assert.equal(await rows.count(), 200);
+      const listed = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.key));
+      assert.equal(new Set(listed).size, 200, "200 different keys");
+      assert.ok(listed.includes("h.0.ln_1.weight") && listed.filter((k) => /^x\d+$/.test(k)).length >= 190, listed.slice(0, 8).join(", "));
+      assert.equal(await page.getByTestId("ckpt-ignored-more").textContent(), "… and 999,804 more keys, not listed.");
+      await page.locator("details.ckpt-ignored summary").click(); // a list this long starts closed
+      assert.ok(await page.getByTestId("ckpt-ignored-more").isVisible());
+      await page.getByTestId("checkpoint-panel").screenshot({ path: path.join(await screenshotDir(), "checkpoint-million-keys.png") });
+      assert.deepEqual(await page.getByTestId("ckpt-used").locator("li").evaluateAll((lis) => lis.map((li) => li.dataset.key)), [
+        "h.0.attn.c_attn.weight", "h.0.attn.c_attn.bias", "h.0.attn.c_proj.weight", "h.0.attn.c_proj.bias",
+      ]);
+      // The layer's input parses the header again, also in the worker; the layer runs on it.
+      const cards = await runIds(page, "1, 2, 3");
+      assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 3, 4\)/);
+      const beat = await page.evaluate(() => { window.heartbeat.on = false; return window.heartbeat; });
+      assert.ok(beat.ticks > 50, `${beat.ticks} heartbeat ticks`);
+      assert.ok(beat.worst < 500, `the main thread stalled for ${beat.worst.toFixed(0)} ms`);
+      await finish(page);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("without Worker the panel loads on the main thread as before, with the same capped report", async () => {
+    const page = await openPage(lab, "", { init: () => { delete window.Worker; } });
+    await page.getByTestId("ckpt-heads").fill("2");
+    const buffer = safetensors(layer0Shapes(4), { extraKeys: 300, extraName: (i) => `extra.${i}` });
+    await page.getByTestId("ckpt-file").setInputFiles({ name: "extra.safetensors", mimeType: "application/octet-stream", buffer });
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.match(await page.getByTestId("ckpt-summary").textContent(), /MultiHeadAttention\(4, 4, 32, 0\.0, 2, qkv_bias=True\)/);
+    assert.match(await page.locator("details.ckpt-ignored summary").textContent(), /Keys ignored \(304\)/);
+    assert.equal(await page.getByTestId("ckpt-ignored").locator("tbody tr").count(), 200);
+    assert.equal(await page.getByTestId("ckpt-ignored-more").textContent(), "… and 104 more keys, not listed.");
+    const cards = await runIds(page, "4, 5");
+    assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 2, 4\)/);
+    assert.equal(page.workers().length, 0);
     await finish(page);
   });
 });

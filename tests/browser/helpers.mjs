@@ -56,12 +56,13 @@ export async function launchLab() {
 
 /**
  * Opens the page at `query` (e.g. "?class=...") and waits until every <attention-lab> on it is ready
- * (`path` picks another page, e.g. "embed.html").
+ * (`path` picks another page, e.g. "embed.html"; `init` is a script run before the page's own).
  * `page.problems` collects page errors, console errors and foreign requests.
  */
-export async function openPage(lab, query = "", { viewport, path = "" } = {}) {
+export async function openPage(lab, query = "", { viewport, path = "", init } = {}) {
   const page = await lab.context.newPage();
   if (viewport) await page.setViewportSize(viewport);
+  if (init) await page.addInitScript(init);
   const problems = [];
   page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
   page.on("console", (msg) => {

@@ -1,7 +1,23 @@
 // The whole state in the URL, slot names as keys; back and forward restore it.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { currentUrl, finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
+import path from "node:path";
+import { currentUrl, finish, launchLab, openPage, pasteCall, screenshotDir } from "./helpers.mjs";
+
+/** Adds <attention-lab id=... url-state> to the page and waits until it is ready. */
+async function addUrlStateWidget(page, id) {
+  await page.evaluate((id) => {
+    const el = document.createElement("attention-lab");
+    el.id = id;
+    el.setAttribute("url-state", "");
+    el.setAttribute("hidden", "compare checkpoint");
+    document.querySelector("main").append(el);
+  }, id);
+  await page.waitForFunction((id) => document.getElementById(id)?.dataset.ready, id);
+  return page.locator(`#${id}`);
+}
+
+const search = (page) => page.evaluate(() => location.search);
 
 describe("URL state", () => {
   let lab;
@@ -38,6 +54,49 @@ describe("URL state", () => {
     await page.goto(first.href);
     await page.waitForFunction(() => document.querySelector("attention-lab")?.dataset.ready);
     assert.match(await page.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(2, 6, 2\)/);
+    await finish(page);
+  });
+
+  test("two url-state widgets: the first keeps the URL, the second says it does not; removing the first frees it", async () => {
+    const page = await openPage(lab); // index.html: one <attention-lab url-state>
+    const first = page.locator("attention-lab").first();
+    await first.getByTestId("class-select").selectOption("CausalAttention");
+    assert.equal(new URLSearchParams(await search(page)).get("class"), "CausalAttention");
+
+    const second = await addUrlStateWidget(page, "second");
+    const notice = second.getByTestId("url-notice");
+    assert.ok(await notice.isVisible());
+    assert.equal(await notice.textContent(), "Another attention-lab on this page already keeps its state in the URL; this one does not.");
+    assert.equal(await first.getByTestId("url-notice").isVisible(), false);
+    // The second did not read the URL either: it starts on the default class, not the link's.
+    assert.equal(await second.getByTestId("class-select").inputValue(), "MultiHeadAttention");
+
+    // Typing in the second leaves the URL alone; typing in the first writes it.
+    const before = await search(page);
+    await second.getByTestId("seed").fill("77");
+    await second.getByTestId("class-select").selectOption("SelfAttention_v2");
+    await second.getByTestId("sentence").fill("only in the second");
+    assert.equal(await search(page), before);
+    await first.getByTestId("seed").fill("42");
+    const after = new URLSearchParams(await search(page));
+    assert.equal(after.get("seed"), "42");
+    assert.equal(after.get("class"), "CausalAttention");
+    assert.equal(await second.getByTestId("seed").inputValue(), "77", "the second keeps its own state");
+
+    await notice.evaluate((n) => n.scrollIntoView({ block: "center" })); // the end of the first widget, then the second
+    await page.screenshot({ path: path.join(await screenshotDir(), "url-state-two-widgets.png") });
+
+    // The owner leaves: a widget added later keeps the URL (and reads it); the second still does not.
+    await page.evaluate(() => document.querySelector("attention-lab:not([id])").remove());
+    const third = await addUrlStateWidget(page, "third");
+    assert.equal(await third.getByTestId("url-notice").isVisible(), false);
+    assert.equal(await third.getByTestId("class-select").inputValue(), "CausalAttention");
+    assert.equal(await third.getByTestId("seed").inputValue(), "42");
+    await third.getByTestId("seed").fill("5");
+    assert.equal(new URLSearchParams(await search(page)).get("seed"), "5");
+    assert.ok(await notice.isVisible());
+    await second.getByTestId("seed").fill("78");
+    assert.equal(new URLSearchParams(await search(page)).get("seed"), "5");
     await finish(page);
   });
 

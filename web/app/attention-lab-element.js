@@ -16,19 +16,22 @@
 // @attr locked          space-separated slot names (and class, seed, tokens, batch, mode) a reader cannot change
 // @attr hidden          space-separated panels not shown: presets setup facts tokens predict trace compare checkpoint code
 //                       (an empty hidden keeps its usual meaning: the whole element is hidden)
-// @attr url-state       keep the state in the page URL (slot names as keys); back/forward restore it
+// @attr url-state       keep the state in the page URL (slot names as keys); back/forward restore it. One
+//                       widget per page does: the first connected; any other shows a notice and does not
 // @attr autorun         "off" to wait for the Run button instead of running small setups at once
 // @fires run-complete   after every run: detail {className, config, pythonCall, training, outputShape, output, stages, durationMs}
 // @fires run-error      a run failed: detail {code, slot, message, hint}
 // @csspart lab, panel, presets, setup, facts, tokens, predict, run, trace, compare, checkpoint, code (each panel also has part "panel")
 // @csspart input, call-box, button, run-button, stage-card, output-card, heatmap, diagnostic, error, warning, info
+// Taken off the page, the element stops its run and its worker (nothing else holds it); put back, it
+// carries on with the same state.
 // Theme with CSS custom properties on the element: --al-accent, --al-bg, --al-panel, --al-ink, --al-muted, --al-line, --al-font.
 import { loadAttentionLab } from "../lib/attention-lab.js";
 import { h } from "./dom.js";
 import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabView } from "./lab-view.js";
-import { SLOT_NAMES, readState, readUrlState } from "./url-state.js";
+import { SLOT_NAMES, claimUrl, readState, readUrlState, releaseUrl } from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
 const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
@@ -45,8 +48,24 @@ export class AttentionLabElement extends HTMLElement {
   }
 
   connectedCallback() {
-    if (this.shadowRoot) return;
-    this.boot();
+    this.ownsUrl = this.hasAttribute("url-state") && claimUrl(this);
+    if (!this.shadowRoot) this.boot();
+    else if (this.view) { // re-inserted: carry on where it was
+      this.view.resume(this.ownsUrl);
+      this.showUrlNotice();
+    }
+  }
+
+  /** Removed from the page: the run in flight and the worker stop, so the widget and its memory can go. */
+  disconnectedCallback() {
+    releaseUrl(this);
+    this.ownsUrl = false;
+    this.view?.stop();
+  }
+
+  /** A url-state widget that another one on the page beat to the URL says so (it is not an error). */
+  showUrlNotice() {
+    this.shadowRoot.getElementById("url-notice").hidden = !this.hasAttribute("url-state") || this.ownsUrl;
   }
 
   /** The attributes read as widget state (validated exactly like the URL). */
@@ -84,7 +103,7 @@ export class AttentionLabElement extends HTMLElement {
     status.textContent = "";
     this.lab = lab;
     const fromAttrs = this.readAttributes(lab);
-    const urlState = this.hasAttribute("url-state");
+    const urlState = this.ownsUrl;
     let initial = fromAttrs.state;
     let problems = fromAttrs.problems;
     if (urlState && location.search) {
@@ -100,8 +119,10 @@ export class AttentionLabElement extends HTMLElement {
       autorun: this.getAttribute("autorun") !== "off",
       workerUrl: WORKER_URL,
     });
+    this.showUrlNotice();
     const call = !(urlState && location.search) && this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
     await this.view.start(problems, call);
+    if (!this.isConnected) this.view.stop(); // removed while it was starting
   }
 
   attributeChangedCallback(name, old, value) {

@@ -1,15 +1,18 @@
 // Real GPT-2 weights: one layer's attention from a .safetensors file the reader chooses (file picker or
 // drag and drop onto the panel), read with lab.loadCheckpoint (only the header and the slices it needs,
-// through File.slice: the page never reads the file whole), the loader's report (keys used, ignored
-// with reasons, missing, transposed, where each setting came from), then that layer run on the
-// reader's tokens (GPT-2 BPE via the vendored gpt-tokenizer, or token ids typed directly) with its
-// input from lab.checkpointInput, traced in eval mode and shown with the same stage cards as the page.
+// through File.slice: the page never reads the file whole) in the page's worker (checkpoint-load.js:
+// a header of a million keys never freezes the page), the loader's report (keys used, ignored with
+// reasons, a few hundred listed at most; missing, transposed, where each setting came from), then that
+// layer run on the reader's tokens (GPT-2 BPE via the vendored gpt-tokenizer, or token ids typed
+// directly) with its input from lab.checkpointInput (also in the worker), traced in eval mode and
+// shown with the same stage cards as the page.
 // Every error (AttentionError .code/.message/.hint) is shown in the panel; the rest of the page goes on.
 import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
-import { bytesText, shapeText } from "./format.js";
+import { bytesText, shapeText, thousands } from "./format.js";
 import { pyString } from "./python-code.js";
 import { renderTrace } from "./tensor-view.js";
+import { checkpointInput, loadCheckpoint } from "./checkpoint-load.js";
 
 /** Widths of the GPT-2 presets: their files hold GPT-2's 50,257-token vocabulary. */
 const GPT2_WIDTHS = new Set([768, 1024, 1280, 1600]);
@@ -163,26 +166,24 @@ export function setupCheckpointPanel(view) {
     runBox.hidden = true;
     replace(report);
     replace(status, h("p", { class: "muted" }, S.ckptReading(file.name)));
-    const counted = countingBlob(file);
     try {
-      let into;
-      if (currentTarget() === "current") {
-        const d = view.description;
-        if (view.state.className !== "MultiHeadAttention" || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
-        into = lab.create("MultiHeadAttention", view.currentConfig(), { generator: lab.manualSeed(view.seedValue() ?? 123) });
-      }
       const options = { layer: layer ?? 0 };
       if (numHeads !== undefined) options.num_heads = numHeads;
       if (context !== undefined) options.context_length = context;
-      if (into) options.into = into;
-      const { module, report: r } = await lab.loadCheckpoint(counted.blob, options);
+      if (currentTarget() === "current") {
+        const d = view.description;
+        if (view.state.className !== "MultiHeadAttention" || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
+        // Made where the file is read, from this setup and seed (the module comes back as data).
+        options.into = { className: "MultiHeadAttention", config: view.currentConfig(), seed: view.seedValue() ?? 123 };
+      }
+      const { module, report: r, bytesRead } = await loadCheckpoint(lab, view.runner, file, options);
       if (seq !== state.loadSeq) return;
       state.module = module;
       state.layer = layer ?? 0;
-      showReport(file, module, r, counted.read());
+      showReport(file, module, r, bytesRead);
     } catch (err) {
       if (seq !== state.loadSeq) return;
-      replace(status, errorBox(S.ckptLoadError, err, "ckpt-error"));
+      replace(status, errorBox(S.ckptLoadError, interrupted(err), "ckpt-error"));
     }
   }
 
@@ -191,9 +192,7 @@ export function setupCheckpointPanel(view) {
     replace(status, h("div", { class: "verdict agree", dataset: { testid: "ckpt-summary" } },
       h("p", {}, S.ckptLoaded(state.layer, file.name, call)),
       bytesRead === null ? null : h("p", { class: "verdict-why" }, S.ckptBytesRead(bytesText(bytesRead), bytesText(file.size)))));
-    const keys = [...r.used, ...r.ignored.map((x) => x.key), ...r.missing];
-    const layers = keys.map((k) => /(?:^|\.)h\.(\d+)\./.exec(k)).filter(Boolean).map((m) => Number(m[1]));
-    layerField.hintNode.textContent = layers.length ? `${S.ckptLayerHint} ${S.ckptLayerRange(Math.max(...layers))}` : S.ckptLayerHint;
+    layerField.hintNode.textContent = r.maxLayer >= 0 ? `${S.ckptLayerHint} ${S.ckptLayerRange(r.maxLayer)}` : S.ckptLayerHint;
     const transposed = new Set(r.transposed);
     const sourceKeys = [...Object.keys(S.ckptSourceNames), ...Object.keys(r.sources).filter((k) => !(k in S.ckptSourceNames))];
     replace(report,
@@ -209,12 +208,15 @@ export function setupCheckpointPanel(view) {
       r.missing.length
         ? h("ul", { class: "ckpt-keys", dataset: { testid: "ckpt-missing" } }, r.missing.map((k) => h("li", { dataset: { key: k } }, h("code", {}, k), " ", h("span", { class: "muted" }, S.ckptMissingNote))))
         : h("p", { class: "muted", dataset: { testid: "ckpt-missing" } }, S.ckptMissingNone),
-      h("details", { class: "ckpt-ignored", open: r.ignored.length <= IGNORED_OPEN },
-        h("summary", {}, S.ckptIgnoredTitle(r.ignored.length)),
+      h("details", { class: "ckpt-ignored", open: r.ignoredCount <= IGNORED_OPEN },
+        h("summary", {}, S.ckptIgnoredTitle(thousands(r.ignoredCount))),
         h("div", { class: "table-scroll" }, h("table", { class: "params", dataset: { testid: "ckpt-ignored" } },
-          h("caption", { class: "sr-only" }, S.ckptIgnoredTitle(r.ignored.length)),
+          h("caption", { class: "sr-only" }, S.ckptIgnoredTitle(thousands(r.ignoredCount))),
           h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.ckptIgnoredKey), h("th", { scope: "col" }, S.ckptIgnoredReason))),
-          h("tbody", {}, r.ignored.map((x) => h("tr", { dataset: { key: x.key } }, h("th", { scope: "row" }, h("code", {}, x.key)), h("td", {}, x.reason))))))),
+          h("tbody", {}, r.ignored.map((x) => h("tr", { dataset: { key: x.key } }, h("th", { scope: "row" }, h("code", {}, x.key)), h("td", {}, x.reason)))))),
+        r.ignoredCount > r.ignored.length
+          ? h("p", { class: "muted", dataset: { testid: "ckpt-ignored-more" } }, S.ckptIgnoredMore(thousands(r.ignoredCount - r.ignored.length)))
+          : null),
       h("div", { class: "table-scroll" }, h("table", { class: "params", dataset: { testid: "ckpt-params" } },
         h("caption", {}, S.ckptParamsCaption),
         h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.paramName), h("th", { scope: "col" }, S.paramShape))),
@@ -288,7 +290,7 @@ export function setupCheckpointPanel(view) {
     const seq = ++state.runSeq;
     runButton.disabled = true;
     try {
-      const x = await lab.checkpointInput(file, { tokenIds: t.ids, layer: state.layer }); // (1, num_tokens, d)
+      const x = await checkpointInput(lab, view.runner, file, { tokenIds: t.ids, layer: state.layer }); // (1, num_tokens, d)
       if (seq !== state.runSeq || module !== state.module) return;
       const { trace } = module.forward(x, { training: false, trace: true });
       const call = lab.describe("MultiHeadAttention", module.config).pythonCall ?? module.className;
@@ -317,7 +319,7 @@ export function setupCheckpointPanel(view) {
         replace(stageNav);
         replace(stageCards);
         traceStatus.textContent = "";
-        replace(runError, errorBox(S.ckptRunError, err, "ckpt-run-diag"));
+        replace(runError, errorBox(S.ckptRunError, interrupted(err), "ckpt-run-diag"));
       }
     } finally {
       runButton.disabled = false;
@@ -350,24 +352,9 @@ function errorBox(title, err, testid) {
     h("p", { class: "diag-pytorch" }, S.ckptErrorCode, h("code", {}, code)));
 }
 
-/**
- * The file as a Blob whose slices are counted, so the page can say how little it read. The library
- * reads through Blob.slice; a Blob made of a File refers to the file's bytes (nothing is read here).
- */
-function countingBlob(file) {
-  let bytes = 0;
-  try {
-    class CountedBlob extends Blob {
-      slice(start, end, type) {
-        const part = file.slice(start, end, type);
-        bytes += part.size;
-        return part;
-      }
-    }
-    return { blob: new CountedBlob([file]), read: () => bytes };
-  } catch {
-    return { blob: file, read: () => null };
-  }
+/** Work the worker dropped when the widget left the page says so (and what to do) instead of "cancelled". */
+function interrupted(err) {
+  return err?.code === "cancelled" ? { code: "cancelled", message: S.ckptInterrupted, hint: "" } : err;
 }
 
 /** The PyTorch lines of this load: the fused c_attn split into q, k, v, each transposed; c_proj into out_proj. */

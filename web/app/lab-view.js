@@ -10,6 +10,7 @@ import { PANELS } from "./template.js";
 import { renderTrace } from "./tensor-view.js";
 import { loadWhenNeeded } from "./lazy-panel.js";
 import { pythonCode } from "./python-code.js";
+import { consequence } from "./consequences.js";
 import { Runner, estimateBytes, PAGE_BUDGET_BYTES } from "./runner.js";
 
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
@@ -108,21 +109,44 @@ export class LabView {
     this.wire();
     let firstOutput;
     const idle = new Promise((resolve) => (firstOutput = resolve));
-    loadWhenNeeded(this.$("compare"), () => import("./compare-panel.js").then((m) => this.panelLoaded("compare", m.setupComparePanel(this))), idle);
-    loadWhenNeeded(this.$("checkpoint"), () => import("./checkpoint-panel.js").then((m) => this.panelLoaded("checkpoint", m.setupCheckpointPanel(this))), idle);
+    this.lazyPanels = [
+      loadWhenNeeded(this.$("compare"), () => import("./compare-panel.js").then((m) => this.panelLoaded("compare", m.setupComparePanel(this))), idle),
+      loadWhenNeeded(this.$("checkpoint"), () => import("./checkpoint-panel.js").then((m) => this.panelLoaded("checkpoint", m.setupCheckpointPanel(this))), idle),
+    ];
     this.syncControls();
     if (call) {
       this.$("call-box").value = call;
       this.onCallEdit(call, false);
     } else this.writeGeneratedCall();
     this.update();
-    if (this.urlState) {
-      history.replaceState(null, "", this.urlQuery());
-      window.addEventListener("popstate", () => this.restoreFromUrl());
-    }
+    this.keepUrl(this.urlState);
     if (this.autorun && !s.blocked && this.isQuick()) await this.run();
     firstOutput();
     this.host.dataset.ready = "true";
+  }
+
+  /** The element left the page: the run and the worker stop, and nothing outside the widget holds it. */
+  stop() {
+    this.runner.close();
+    for (const panel of this.lazyPanels ?? []) panel.stop();
+    this.keepUrl(false);
+  }
+
+  /** Back on the page after stop(): panels not loaded yet wait again; the worker starts when needed. */
+  resume(urlState) {
+    this.runner.open();
+    for (const panel of this.lazyPanels ?? []) panel.resume();
+    this.keepUrl(urlState);
+  }
+
+  /** Keeps this widget's state in the page URL, following back/forward (or stops doing so). */
+  keepUrl(on) {
+    this.urlState = on;
+    this.onPopState ??= () => this.restoreFromUrl();
+    window.removeEventListener("popstate", this.onPopState);
+    if (!on) return;
+    history.replaceState(null, "", this.urlQuery());
+    window.addEventListener("popstate", this.onPopState);
   }
 
   showNotices(problems) {
@@ -596,7 +620,7 @@ export class LabView {
     if (s.parsed && s.parsed.className === s.className) {
       items = specs.map((spec) => s.parsed.slots.find((x) => x.name === spec.name && x.position === spec.position)
         ?? { name: spec.name, position: spec.position, value: null, source: "missing", text: "" });
-      items.push(...s.parsed.slots.filter((x) => x.position === 0));
+      for (const x of s.parsed.slots) if (x.position === 0) items.push(x); // a loop: a pasted call can hold any number
     } else {
       let gap = false;
       items = specs.map((spec) => {
@@ -710,7 +734,7 @@ export class LabView {
       this.runner.warm({ className: this.state.className, config: this.description.config });  // so Run does not wait for the worker
       items.push(h("div", { class: "diag diag-info", dataset: { code: "large_run", testid: "diagnostic" } }, h("p", { class: "diag-msg" }, S.memoryLarge(mib(memory)))));
     }
-    items.push(...inputDiags.map((d) => this.diagBox(d, config)));
+    for (const d of inputDiags) items.push(this.diagBox(d, config));
     replace($("token-diagnostics"), items);
     return block;
   }
@@ -1099,34 +1123,4 @@ export function parsePrediction(text) {
   const parts = inner.split(",").map((p) => p.trim()).filter((p, i, all) => p !== "" || i < all.length - 1);
   if (!parts.length || parts.length > 4 || parts.some((p) => !/^\d{1,7}$/.test(p))) return null;
   return parts.map(Number);
-}
-
-/** What the current value of one slot leads to, in a sentence (empty when nothing to say). */
-function consequence(name, className, c, d, training, hideWidth) {
-  const C = S.consequences;
-  const wrapper = className === "MultiHeadAttentionWrapper";
-  const mha = className === "MultiHeadAttention";
-  switch (name) {
-    case "d_in":
-      return className === "SelfAttention_v1" ? C.dInV1(c.d_in, c.d_out) : C.dIn(c.d_in, c.d_out);
-    case "d_out":
-      if (hideWidth) return wrapper ? C.dOutHidden(c.d_out) : "";
-      if (wrapper) return C.dOutWrapper(c.num_heads, c.d_out, d.outputWidth);
-      if (mha) return C.dOutFused(c.num_heads, d.headDim, c.d_out);
-      return C.dOutSingle(c.d_out);
-    case "context_length":
-      return C.contextLength(c.context_length, bytesText(d.maskBytes ?? 0));
-    case "dropout":
-      if (!(c.dropout > 0)) return C.dropoutOff;
-      if (!training) return C.dropoutEval(c.dropout);
-      return C.dropoutTrain(c.dropout, c.dropout < 1 ? Number((1 / (1 - c.dropout)).toFixed(4)) : "∞");
-    case "num_heads":
-      if (mha) return C.numHeadsFused(c.d_out, c.num_heads, d.headDim);
-      if (wrapper) return C.numHeadsWrapper(c.num_heads, c.d_out);
-      return "";
-    case "qkv_bias":
-      return c.qkv_bias ? C.biasOn(c.d_out, wrapper) : C.biasOff;
-    default:
-      return "";
-  }
 }

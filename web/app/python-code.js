@@ -72,7 +72,7 @@ export function pythonCode(o) {
     `torch.manual_seed(${o.seed})`,
     `${v} = ${o.pythonCall}`,
   ];
-  L.push(...inputLines("inputs", { ...o, dIn: c.d_in }));
+  for (const line of inputLines("inputs", { ...o, dIn: c.d_in })) L.push(line);
   const n = o.words.length;
   let x = "inputs";
   if (o.batch) {
@@ -86,6 +86,6 @@ export function pythonCode(o) {
   const shape = o.outputShape ? `  # (${o.outputShape.join(", ")})` : "";
   L.push(`context_vecs = ${v}(${x})${shape}`);
   L.push("print(context_vecs.shape)");
-  if (o.extra) L.push(...o.extra.split("\n"));
+  if (o.extra) L.push(o.extra);
   return L.join("\n");
 }

@@ -1,7 +1,9 @@
 // A module Web Worker that runs large forward passes off the main thread with the same facade:
 // torch.manual_seed(seed), the constructor, then forward with tracing. The trace's Float32Arrays are
-// transferred back (no copy).
+// transferred back (no copy). Messages with a `kind` are the checkpoint panel's file work
+// (checkpoint-load.js), answered as {id, ok, ...result} or {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
+import { inputPlain, loadPlain } from "./checkpoint-load.js";
 
 const ready = loadAttentionLab();
 
@@ -9,7 +11,22 @@ const ready = loadAttentionLab();
 // generator (eval mode, or dropout 0): then a fresh seed would give the very same module.
 let kept = null;
 
+const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain };
+
+/** An error as plain data (an AttentionError's code, slot, message and hint). */
+const plainError = (err) => ({ code: err?.code ?? "error", slot: err?.slot ?? "", message: err?.message ?? String(err), hint: err?.hint ?? "" });
+
 self.addEventListener("message", async (e) => {
+  if (e.data.kind) {
+    const { id, kind, ...payload } = e.data;
+    try {
+      const { result, transfer } = await WORK[kind](await ready, payload);
+      self.postMessage({ id, ok: true, ...result }, transfer);
+    } catch (err) {
+      self.postMessage({ id, ok: false, error: plainError(err) });
+    }
+    return;
+  }
   if (e.data.warm) {
     // Load the library, then run one small traced forward of the kind to come: the browser compiles
     // WebAssembly in a quick first tier and optimizes the code that runs hot, so the reader's first
@@ -46,6 +63,6 @@ self.addEventListener("message", async (e) => {
     const buffers = new Set([r.output.data.buffer, ...r.trace.map((s) => s.data.buffer)]);
     self.postMessage({ id, ok: true, output: r.output, trace: r.trace }, [...buffers]);
   } catch (err) {
-    self.postMessage({ id, ok: false, error: { code: err?.code ?? "error", slot: err?.slot ?? "", message: err?.message ?? String(err), hint: err?.hint ?? "" } });
+    self.postMessage({ id, ok: false, error: plainError(err) });
   }
 });

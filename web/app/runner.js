@@ -1,6 +1,7 @@
 // Runs a traced forward pass: small ones at once on the main thread (book sizes take a few ms),
 // large ones in a module Web Worker (run-worker.js) so the page stays responsive; the trace comes
-// back as transferred Float32Arrays. The memory a run needs is estimated before it starts.
+// back as transferred Float32Arrays. The memory a run needs is estimated before it starts. The same
+// worker also reads GPT-2 checkpoints for the checkpoint panel (request(), checkpoint-load.js).
 import { S } from "./strings.js";
 
 /** Runs that need more than this run in the worker. */
@@ -22,11 +23,19 @@ export class Runner {
     this.workerUrl = workerUrl;
     this.worker = null;
     this.pending = null;
+    /** Other work in the worker, by id: {message, resolve, reject}. */
+    this.requests = new Map();
     this.nextId = 1;
+    this.closed = false;
+  }
+
+  /** True when this page can run work in a module Worker. */
+  get hasWorker() {
+    return Boolean(this.workerUrl) && typeof Worker === "function";
   }
 
   usesWorker(bytes) {
-    return Boolean(this.workerUrl) && typeof Worker === "function" && bytes > WORKER_BYTES;
+    return this.hasWorker && bytes > WORKER_BYTES;
   }
 
   get busy() {
@@ -61,14 +70,35 @@ export class Runner {
    * forward of `setup` ({className, config}, a valid config), if given.
    */
   warm(setup = null) {
-    if (this.worker || !this.workerUrl || typeof Worker !== "function") return;
+    if (this.closed || this.worker || !this.workerUrl || typeof Worker !== "function") return;
     this.ensureWorker().postMessage({ warm: true, ...(setup ?? {}) });
+  }
+
+  /**
+   * Sends other work to the worker ({kind, ...payload}; run-worker.js answers each kind). Resolves
+   * with the worker's answer, rejects with its {code, slot, message, hint}. Work in flight when the
+   * worker is dropped (a cancelled or very large run) is sent again to the next worker.
+   */
+  request(kind, payload) {
+    const id = this.nextId++;
+    const message = { id, kind, ...payload };
+    return new Promise((resolve, reject) => {
+      this.requests.set(id, { message, resolve, reject });
+      this.ensureWorker().postMessage(message);
+    });
   }
 
   ensureWorker() {
     if (this.worker) return this.worker;
     const worker = new Worker(this.workerUrl, { type: "module" });
     worker.addEventListener("message", (e) => {
+      const r = this.requests.get(e.data.id);
+      if (r) {
+        this.requests.delete(e.data.id);
+        if (e.data.ok) r.resolve(e.data);
+        else r.reject(e.data.error);
+        return;
+      }
       const p = this.pending;
       if (!p || e.data.id !== p.id) return;
       this.pending = null;
@@ -76,10 +106,12 @@ export class Runner {
       else p.reject(e.data.error);
     });
     worker.addEventListener("error", (e) => {
-      const p = this.pending;
+      const error = { code: "worker", slot: "", message: e.message || S.workerFailed, hint: "" };
+      const waiting = [this.pending, ...this.requests.values()];
       this.pending = null;
+      this.requests.clear();
       this.dropWorker();
-      p?.reject({ code: "worker", slot: "", message: e.message || S.workerFailed, hint: "" });
+      for (const w of waiting) w?.reject(error);
     });
     this.worker = worker;
     return worker;
@@ -88,6 +120,9 @@ export class Runner {
   dropWorker() {
     this.worker?.terminate();
     this.worker = null;
+    if (this.requests.size === 0 || this.closed) return;
+    const worker = this.ensureWorker();
+    for (const r of this.requests.values()) worker.postMessage(r.message);
   }
 
   cancel() {
@@ -96,5 +131,23 @@ export class Runner {
     this.pending = null;
     this.dropWorker();
     p.reject({ code: "cancelled", slot: "", message: "cancelled", hint: "" });
+  }
+
+  /**
+   * The widget left the page: the run in flight is cancelled and the worker ends (its WebAssembly
+   * heap with it); nothing warms a new one until open().
+   */
+  close() {
+    this.closed = true;
+    const waiting = [...this.requests.values()];
+    this.requests.clear();
+    this.cancel();
+    this.dropWorker();
+    for (const r of waiting) r.reject({ code: "cancelled", slot: "", message: "cancelled", hint: "" });
+  }
+
+  /** Back on the page: the worker starts again when a run or a warm-up needs it. */
+  open() {
+    this.closed = false;
   }
 }

@@ -355,6 +355,8 @@ export const S = {
   ckptIgnoredTitle: (n) => `Keys ignored (${n}), and why`,
   ckptIgnoredKey: "Key",
   ckptIgnoredReason: "Why it was not used",
+  ckptIgnoredMore: (n) => `… and ${n} more keys, not listed.`,
+  ckptInterrupted: "The widget was taken off the page while it read the file; choose Load (or Run) again.",
   ckptParamsCaption: "The loaded module’s parameters",
   ckptCode: "The same in PyTorch",
   ckptRunTitle: (layer) => `Run layer ${layer} on your tokens`,
@@ -388,5 +390,6 @@ export const S = {
   codeNoRun: "# Fix the setup to see the code.",
 
   urlBadClass: (name) => `The link names an unknown class “${name}”; showing MultiHeadAttention instead.`,
+  urlStateTaken: "Another attention-lab on this page already keeps its state in the URL; this one does not.",
   urlBadValue: (key) => `The link’s value for ${key} was not usable and was ignored.`,
 };

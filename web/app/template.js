@@ -14,6 +14,7 @@ export function buildSkeleton(name = "") {
   return h("div", { class: "lab", part: "lab", role: "region", "aria-label": name ? `${S.widgetLabel} (${name})` : S.widgetLabel },
     h("span", { id: "lab-name", hidden: true }, name ? `(${name})` : ""),
     h("p", { id: "status", class: "status", role: "status", "aria-live": "polite", dataset: tid("status") }),
+    h("p", { id: "url-notice", class: "status", role: "note", hidden: true, dataset: tid("url-notice") }, S.urlStateTaken),
 
     h("nav", { class: "presets", id: "presets", "aria-labelledby": "presets-heading lab-name", dataset: { panel: "presets" }, part: "panel presets" },
       h("h2", { id: "presets-heading", class: "inline-heading" }, S.presetsHeading),

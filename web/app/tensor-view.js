@@ -268,7 +268,8 @@ function tabs(idBase, axis, count, renderPanel, tabText) {
     list.append(b);
     panels.push(h("div", { role: "tabpanel", id: panelId, class: "tabpanel", "aria-labelledby": tabId }));
   }
-  wrap.append(list, ...panels);
+  wrap.append(list);
+  for (const panel of panels) wrap.append(panel);
   select(0, false);
   return wrap;
 }

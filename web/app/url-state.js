@@ -20,6 +20,21 @@ export const MAX_BATCH = 8;
 export const GRID_MAX = 16;
 const MAX_TEXT = 2000; // a pasted URL never makes an input absurdly long
 
+// One widget per page keeps its state in the URL: the first <attention-lab url-state> connected. Any
+// other behaves as if it had no url-state (and says so) until it is connected again with the URL free.
+let urlOwner = null;
+
+/** True when `widget` now keeps its state in the page URL: it did already, or no connected widget does. */
+export function claimUrl(widget) {
+  if (!urlOwner?.isConnected) urlOwner = widget;
+  return urlOwner === widget;
+}
+
+/** `widget` left the page: the next widget that asks may keep the URL. */
+export function releaseUrl(widget) {
+  if (urlOwner === widget) urlOwner = null;
+}
+
 /**
  * Reads key/value pairs (`get(key)` returns a string or null). Returns {state, problems}: state has
  * only the keys that were given and usable; problems lists keys whose values were unusable.

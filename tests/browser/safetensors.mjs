@@ -1,0 +1,47 @@
+// Safetensors files made in the test (no torch): u64 little-endian header length, the JSON header
+// (padded with spaces to 8 bytes), then the F32 data, every tensor's data_offsets back to back so the
+// data section has no holes. Values come from a small LCG so a file is the same every run.
+
+/** The keys layer 0 of a GPT-2 file of width d needs (with a 16-token wte and a 32-row wpe). */
+export function layer0Shapes(d) {
+  return {
+    "h.0.attn.c_attn.bias": [3 * d], "h.0.attn.c_attn.weight": [d, 3 * d], "h.0.attn.c_proj.bias": [d],
+    "h.0.attn.c_proj.weight": [d, d], "h.0.ln_1.bias": [d], "h.0.ln_1.weight": [d], "wpe.weight": [32, d], "wte.weight": [16, d],
+  };
+}
+
+/**
+ * A safetensors file of `shapes` ({key: shape}, in order) plus `extraKeys` one-element F32 tensors
+ * named by `extraName(i)`. The header is written with one join over an array of entries, so a
+ * million keys take a second, not minutes.
+ */
+export function safetensors(shapes, { extraKeys = 0, extraName = (i) => `extra.${i}` } = {}) {
+  const entries = ['"__metadata__":{"format":"pt"}'];
+  let offset = 0;
+  for (const [key, shape] of Object.entries(shapes)) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
+    entries.push(`${JSON.stringify(key)}:${JSON.stringify({ dtype: "F32", shape, data_offsets: [offset, offset + bytes] })}`);
+    offset += bytes;
+  }
+  for (let i = 0; i < extraKeys; i++) {
+    entries.push(`${JSON.stringify(extraName(i))}:{"dtype":"F32","shape":[1],"data_offsets":[${offset},${offset + 4}]}`);
+    offset += 4;
+  }
+  let json = `{${entries.join(",")}}`;
+  json += " ".repeat((8 - (json.length % 8)) % 8);
+  const headerBytes = Buffer.byteLength(json, "utf8");
+  const buf = Buffer.alloc(8 + headerBytes + offset);
+  buf.writeBigUInt64LE(BigInt(headerBytes), 0);
+  buf.write(json, 8, "utf8");
+  let x = 12345;
+  for (let i = 8 + headerBytes; i < buf.length; i += 4) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    buf.writeFloatLE((x / 2147483648 - 0.5) * 0.1, i);
+  }
+  return buf;
+}
+
+/** Layer 0 of width d with every key an attention layer needs, plus `extra` ({key: shape}). */
+export function layer0Checkpoint(d, extra = {}) {
+  return safetensors({ ...layer0Shapes(d), ...extra });
+}

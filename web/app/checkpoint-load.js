@@ -1,0 +1,92 @@
+// A GPT-2 checkpoint for the panel, read and parsed in the page's worker when there is one: a valid
+// header can hold a million keys (tens of megabytes of JSON), too much to parse on the main thread.
+// What crosses back is plain data: the module as {className, config, parameters} (rebuilt here with
+// lab.fromParameters) and the loader's report cut to what the panel shows. Without a Worker the same
+// steps run on the main thread. No DOM here: run-worker.js imports this module too.
+
+/** The ignored keys a report keeps (the panel lists them); the rest are only counted. */
+export const IGNORED_KEPT = 200;
+const LAYER_KEY = /(?:^|\.)h\.(\d+)\./;
+
+/**
+ * The loader's report with at most IGNORED_KEPT ignored keys, plus `ignoredCount` (all of them) and
+ * `maxLayer`, the highest layer number any key names (-1 for none). A loop, not Math.max(...keys):
+ * spreading a million arguments overflows the call stack.
+ */
+export function shortReport(r) {
+  let maxLayer = -1;
+  const see = (key) => {
+    const m = LAYER_KEY.exec(key);
+    if (m && Number(m[1]) > maxLayer) maxLayer = Number(m[1]);
+  };
+  for (const key of r.used) see(key);
+  for (const key of r.missing) see(key);
+  for (const x of r.ignored) see(x.key);
+  return {
+    used: r.used, missing: r.missing, transposed: r.transposed, sources: r.sources,
+    ignored: r.ignored.slice(0, IGNORED_KEPT), ignoredCount: r.ignored.length, maxLayer,
+  };
+}
+
+/**
+ * Loads one layer of `file` ({layer, num_heads?, context_length?, into?}; `into` is
+ * {className, config, seed}: the module to load into, made here as the page would make it).
+ * Resolves to {module, report (short), bytesRead}; rejects with the library's AttentionError, or
+ * its {code, slot, message, hint} when the worker did the work.
+ */
+export async function loadCheckpoint(lab, runner, file, options) {
+  if (!runner.hasWorker) {
+    const { module, report, bytesRead } = await loadHere(lab, file, options);
+    return { module, report: shortReport(report), bytesRead };
+  }
+  const r = await runner.request("loadCheckpoint", { file, options });
+  return { module: lab.fromParameters(r.className, r.config, r.parameters), report: r.report, bytesRead: r.bytesRead };
+}
+
+/** lab.checkpointInput (it parses the header again), in the worker when there is one. */
+export async function checkpointInput(lab, runner, file, options) {
+  if (!runner.hasWorker) return lab.checkpointInput(file, options);
+  return (await runner.request("checkpointInput", { file, options })).tensor;
+}
+
+/** In the worker: the load as plain data, and the buffers to transfer. */
+export async function loadPlain(lab, { file, options }) {
+  const { module, report, bytesRead } = await loadHere(lab, file, options);
+  const parameters = module.parameters();
+  const result = { className: module.className, config: { ...module.config }, parameters, report: shortReport(report), bytesRead };
+  module.dispose();
+  return { result, transfer: [...new Set(parameters.map((p) => p.data.buffer))] };
+}
+
+/** In the worker: the layer's input as plain data. */
+export async function inputPlain(lab, { file, options }) {
+  const tensor = await lab.checkpointInput(file, options);
+  return { result: { tensor }, transfer: [tensor.data.buffer] };
+}
+
+async function loadHere(lab, file, { into, ...options }) {
+  const counted = countingBlob(file);
+  if (into) options.into = lab.create(into.className, into.config, { generator: lab.manualSeed(into.seed) });
+  const { module, report } = await lab.loadCheckpoint(counted.blob, options);
+  return { module, report, bytesRead: counted.read() };
+}
+
+/**
+ * The file as a Blob whose slices are counted, so the page can say how little it read. The library
+ * reads through Blob.slice; a Blob made of a File refers to the file's bytes (nothing is read here).
+ */
+function countingBlob(file) {
+  let bytes = 0;
+  try {
+    class CountedBlob extends Blob {
+      slice(start, end, type) {
+        const part = file.slice(start, end, type);
+        bytes += part.size;
+        return part;
+      }
+    }
+    return { blob: new CountedBlob([file]), read: () => bytes };
+  } catch {
+    return { blob: file, read: () => null };
+  }
+}
