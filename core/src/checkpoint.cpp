@@ -470,6 +470,10 @@ AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<s
     const auto it = bytes.find(e.key);
     if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + e.key + " were not given", "");
     values[e.key] = decode_tensor(e, it->second.data(), it->second.size());
+    const std::vector<float>& v = values[e.key];
+    if (const std::string where = first_non_finite(v.data(), v.size(), e.shape); !where.empty()) {
+      throw AttentionError("non_finite_parameter", "", "the file's " + e.key + where + " (" + e.dtype + ")", e.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved. Save the checkpoint in float32 or bfloat16." : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
+    }
   }
   const std::string base = plan.prefix;
   const auto& attn_w = values.at(plan.needed[0].key);  // (d, 3d): x @ W, Conv1D layout

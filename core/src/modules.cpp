@@ -210,6 +210,9 @@ void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
     if (static_cast<int64_t>(value.data.size()) != numel_of(value.shape)) {
       throw AttentionError("tensor_size", name, "the data does not fit shape " + shape_string(value.shape), "");
     }
+    if (const std::string where = first_non_finite(value.data.data(), value.data.size(), value.shape); !where.empty()) {
+      throw AttentionError("non_finite_parameter", name, name + where + ": parameters must be finite numbers", "A NaN or infinity in a weight makes every output NaN; check where the values came from (an overflow when saving in float16?).");
+    }
     found.push_back({i, &value});
   }
   try {
@@ -267,6 +270,60 @@ void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what
 }
 
 Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
+  std::optional<TorchGenerator> start;  // the generator before the run, to rerun it traced
+  if (options.warnings != nullptr && options.generator != nullptr) start = *options.generator;
+  Tensor y = forward_pass(x, options);
+  if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) options.warnings->push_back(non_finite_warning(x, options, start));
+  return y;
+}
+
+Diagnostic AttentionModule::non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const {
+  Diagnostic d;
+  d.severity = Severity::Warning;
+  d.code = "non_finite_stage";
+  d.hint = "Finite inputs overflowed float32 (about 3.4e38) on the way: scale the tokens or the weights down.";
+  std::vector<Stage> local;
+  const std::vector<Stage>* trace = options.trace;
+  if (trace == nullptr) {
+    ForwardOptions again = options;
+    std::optional<TorchGenerator> generator = start;
+    again.generator = generator ? &*generator : nullptr;
+    again.trace = &local;
+    again.warnings = nullptr;
+    try {
+      forward_pass(x, again);
+      trace = &local;
+    } catch (const AttentionError&) {
+      d.message = "the output holds NaN or infinity although every input value is finite (tracing this run to find where is over the memory budget)";
+      return d;
+    }
+  }
+  for (const Stage& s : *trace) {
+    // The masked scores hold -inf where keys are hidden: only NaN and +inf count there.
+    const bool masked = s.id == "attn_scores_masked";
+    const std::vector<float>& v = s.tensor.data;
+    size_t i = 0;
+    while (i < v.size() && (std::isfinite(v[i]) || (masked && v[i] == -std::numeric_limits<float>::infinity()))) ++i;
+    if (i == v.size()) continue;
+    std::string where;
+    size_t rest = i;
+    std::vector<int64_t> index(s.tensor.shape.size());
+    for (size_t a = index.size(); a-- > 0;) {
+      const size_t size = static_cast<size_t>(std::max<int64_t>(s.tensor.shape[a], 1));
+      index[a] = static_cast<int64_t>(rest % size);
+      rest /= size;
+    }
+    // every axis but the last names the place: b, head, row
+    for (size_t a = 0; a + 1 < index.size(); ++a) where += (where.empty() ? "" : ", ") + (a < s.axes.size() ? s.axes[a] : "axis " + std::to_string(a)) + " " + std::to_string(index[a]);
+    d.slots = {s.id};
+    d.message = s.id + " is the first stage to turn non-finite from finite inputs: " + (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") + " at " + where + " (column " + std::to_string(index.empty() ? 0 : index.back()) + ")";
+    return d;
+  }
+  d.message = "the output holds NaN or infinity although every input value is finite";
+  return d;
+}
+
+Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& options) const {
   const ForwardPlan& p = plan_;
   const ModuleConfig& c = p.config;
   check_input(c, x, "x", options.memory_budget_bytes, options.trace != nullptr);
@@ -456,6 +513,48 @@ Tensor sentence_tokens(const std::vector<std::string>& words, int64_t d_in, uint
 Tensor seeded_tokens(int64_t num_tokens, int64_t d_in, uint64_t seed) {
   TorchGenerator g(seed);
   return g.rand({num_tokens, d_in});
+}
+
+AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<NamedTensor>& given, std::vector<std::string>* notes) {
+  // The buffers: which names the class registers a mask under.
+  std::vector<std::string> mask_names;
+  if (c.kind == ClassKind::CausalAttention || c.kind == ClassKind::MultiHeadAttention) mask_names.push_back("mask");
+  if (c.kind == ClassKind::MultiHeadAttentionWrapper)
+    for (int64_t h = 0; h < c.num_heads; ++h) mask_names.push_back("heads." + std::to_string(h) + ".mask");
+  std::vector<NamedTensor> parameters;
+  const int64_t n = c.context_length;
+  for (const NamedTensor& p : given) {
+    if (std::find(mask_names.begin(), mask_names.end(), p.name) == mask_names.end()) {
+      parameters.push_back(p);
+      continue;
+    }
+    const std::string expected = "torch.triu(torch.ones(" + std::to_string(n) + ", " + std::to_string(n) + "), diagonal=1)";
+    if (p.tensor.shape != Shape{n, n} || static_cast<int64_t>(p.tensor.data.size()) != n * n) {
+      throw AttentionError("mask_buffer", p.name, "the buffer " + p.name + " has shape " + shape_string(p.tensor.shape) + "; context_length = " + std::to_string(n) + " gives " + shape_string({n, n}),
+                           "Build the module with the context_length the state_dict was saved with.");
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float want = j > i ? 1.0f : 0.0f;
+        const float got = p.tensor.data[static_cast<size_t>(i * n + j)];
+        if (got != want) {
+          throw AttentionError("mask_buffer", p.name, p.name + "[" + std::to_string(i) + ", " + std::to_string(j) + "] is " + format_g(got, 6) + ", but the causal mask " + expected + " has " + format_g(want, 1) + " there",
+                               "This module hides other keys than the book's causal mask; attention-lab rebuilds the mask from context_length and cannot take another one.");
+        }
+      }
+    }
+    if (notes) notes->push_back(p.name + ": the causal mask buffer " + shape_string({n, n}) + ", checked equal to " + expected + " (a buffer, not a parameter; rebuilt from context_length)");
+  }
+  std::string missing;
+  for (const auto& spec : parameter_specs(c)) {
+    const bool found = std::any_of(parameters.begin(), parameters.end(), [&](const NamedTensor& p) { return p.name == spec.name; });
+    if (!found) missing += (missing.empty() ? "" : ", ") + spec.name;
+  }
+  if (!missing.empty())
+    throw AttentionError("missing_parameter", missing.substr(0, missing.find(',')), "no values given for " + missing, "Pass every entry of module.parameters() (or the whole state_dict).");
+  AttentionModule m(c);
+  m.set_parameters(parameters);
+  return m;
 }
 
 }  // namespace attention_lab

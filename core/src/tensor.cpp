@@ -92,4 +92,20 @@ std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whol
   return out;
 }
 
+std::string first_non_finite(const float* values, size_t n, const Shape& shape) {
+  size_t i = 0;
+  while (i < n && std::isfinite(values[i])) ++i;
+  if (i == n) return "";
+  std::vector<int64_t> index(shape.size(), 0);
+  size_t rest = i;
+  for (size_t a = shape.size(); a-- > 0;) {
+    const size_t size = static_cast<size_t>(std::max<int64_t>(shape[a], 1));
+    index[a] = static_cast<int64_t>(rest % size);
+    rest /= size;
+  }
+  std::string where = "[";
+  for (size_t a = 0; a < index.size(); ++a) where += (a ? ", " : "") + std::to_string(index[a]);
+  return where + "] is " + (std::isnan(values[i]) ? "nan" : values[i] > 0 ? "inf" : "-inf");
+}
+
 }  // namespace attention_lab

@@ -78,6 +78,7 @@ export type ErrorCode =
   | "square_weights" // info: d_in == d_out hides a missing transpose
   | "dropout_eval" // warning: dropout has no effect in eval mode
   | "dropout_all" // warning: dropout = 1.0 zeroes every attention weight in training mode
+  | "non_finite_stage" // forward warning: finite inputs gave NaN or infinity; names the first stage and where
   // tensors and parameters
   | "tensor_shape" // not a {shape, data} tensor, or sizes that are not whole numbers
   | "tensor_size" // data length does not fit the shape
@@ -205,6 +206,12 @@ export interface ForwardResult {
   output: Tensor;
   /** Present when `trace: true` was passed. */
   trace?: Stage[];
+  /**
+   * Present only when finite inputs gave an output with NaN or infinity: one "non_finite_stage"
+   * warning naming the first stage that turned non-finite (`slots[0]` is its stage id) and where in it
+   * (b, head, row). The core reruns the forward traced to find it when the output is not finite.
+   */
+  warnings?: Diagnostic[];
 }
 
 /** A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`. */
@@ -230,6 +237,8 @@ export interface AttentionModule {
   /** e.g. "num_heads x d_out = 2 x 1 = 2". */
   readonly outputWidthRule: string;
   readonly parameterCount: number;
+  /** What fromParameters checked besides the parameters (e.g. a state_dict's causal mask buffer); empty otherwise. */
+  readonly notes: readonly string[];
   /** Copies of every parameter, in PyTorch's named_parameters() order and names. */
   parameters(): Array<{ name: string; shape: number[]; data: Float32Array }>;
   /** Throws AttentionError ("unknown_parameter" | "parameter_shape") on a bad name or shape. */

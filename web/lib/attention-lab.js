@@ -286,6 +286,7 @@ class AttentionModule {
     this.outputWidth = info.outputWidth;
     this.outputWidthRule = info.outputWidthRule;
     this.parameterCount = info.parameterCount;
+    this.notes = Object.freeze([...(info.notes ?? [])]);
     Object.freeze(this);
   }
 

@@ -217,19 +217,9 @@ std::vector<NamedTensor> parameters_from_js(const val& params) {
 }
 
 /// A module from plain data (lab.fromParameters): every parameter must be given, by its PyTorch name.
-std::unique_ptr<AttentionModule> module_from_js(const std::string& class_name, const val& config, const val& params) {
+std::unique_ptr<AttentionModule> module_from_js(const std::string& class_name, const val& config, const val& params, std::vector<std::string>& notes) {
   const ModuleConfig c = validated_config(class_name, config_from_js(config));
-  const std::vector<NamedTensor> given = parameters_from_js(params);
-  std::string missing;
-  for (const auto& spec : parameter_specs(c)) {
-    const bool found = std::any_of(given.begin(), given.end(), [&](const NamedTensor& p) { return p.name == spec.name; });
-    if (!found) missing += (missing.empty() ? "" : ", ") + spec.name;
-  }
-  if (!missing.empty())
-    throw AttentionError("missing_parameter", missing.substr(0, missing.find(',')), "no values given for " + missing, "Pass every entry of module.parameters().");
-  auto m = std::make_unique<AttentionModule>(c);
-  m->set_parameters(given);
-  return m;
+  return std::make_unique<AttentionModule>(module_from_state_dict(c, parameters_from_js(params), &notes));
 }
 
 val parameters_to_js(const AttentionModule& m) {
@@ -435,9 +425,12 @@ val forward_js(double handle, const val& x, bool training, double generator, boo
     opts.training = training;
     opts.generator = generator != 0 ? &generator_at(generator) : nullptr;
     opts.trace = want_trace ? &trace : nullptr;
+    std::vector<Diagnostic> warnings;
+    opts.warnings = &warnings;
     const Tensor y = m.forward(input, opts);
     val out = ok();
     out.set("output", tensor_to_js(y));
+    if (!warnings.empty()) out.set("warnings", diagnostics_to_js(warnings));
     if (want_trace) {
       val stages = val::array();
       for (const auto& s : trace) {
@@ -786,7 +779,12 @@ val estimate_bytes_js(const std::string& class_name, const val& config, const va
 }
 
 val from_parameters_js(const std::string& class_name, const val& config, const val& params) {
-  return guarded([&] { return module_info_to_js(module_from_js(class_name, config, params)); });
+  return guarded([&] {
+    std::vector<std::string> notes;
+    val out = module_info_to_js(module_from_js(class_name, config, params, notes));
+    out.set("notes", array_of_strings(notes));
+    return out;
+  });
 }
 
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention_lab/ops.hpp"
+#include "attention_lab/diagnostics.hpp"
 #include "attention_lab/plan.hpp"
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
@@ -49,6 +50,11 @@ struct ForwardOptions {
   std::vector<Stage>* trace = nullptr;
   /// Bytes a traced forward may use (estimate_bytes); a larger run is refused before allocating.
   double memory_budget_bytes = kDefaultMemoryBudgetBytes;
+  /// When non-null, receives warnings about the run: "non_finite_stage" when finite inputs gave an
+  /// output with NaN or infinity, naming the first stage that turned non-finite and where in it
+  /// (its axes: b, head, row). Finding that stage reruns the forward traced (same generator state),
+  /// only when the output is non-finite and the traced run fits the memory budget.
+  std::vector<Diagnostic>* warnings = nullptr;
 };
 
 /// The checks forward makes on x before any work, in this order: tensor_size (data vs shape),
@@ -88,6 +94,9 @@ class AttentionModule {
   Tensor forward(const Tensor& x, const ForwardOptions& options = {}) const;
 
  private:
+  Tensor forward_pass(const Tensor& x, const ForwardOptions& options) const;
+  Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;
+
   /// The parameters as the forward reads them, prepared once (and again after set_parameter):
   /// q/k/v as one right-hand matrix (d_in, num_heads * head_dim) each (the wrapper's heads side by
   /// side, Linear weights transposed), their biases, and out_proj's transposed weight.
@@ -123,5 +132,13 @@ Tensor seeded_tokens(int64_t num_tokens, int64_t d_in, uint64_t seed);
 ///   table = torch.rand(len(vocab), d_in, generator=torch.Generator().manual_seed(seed))
 ///   x = table[[vocab.index(w) for w in words]]                      # (num_tokens, d_in)
 Tensor sentence_tokens(const std::vector<std::string>& words, int64_t d_in, uint64_t seed);
+
+/// A module from a PyTorch `state_dict()` or `parameters()`: every parameter by name (missing_parameter,
+/// unknown_parameter, parameter_shape, non_finite_parameter), plus the causal mask buffers the book's
+/// classes register (`mask` of CausalAttention and MultiHeadAttention, `heads.{h}.mask` of the
+/// wrapper), each checked against torch.triu(torch.ones(context_length, context_length), diagonal=1):
+/// one that differs (or has another shape) throws "mask_buffer" naming the first differing entry.
+/// `notes` (when given) receives a sentence per buffer checked.
+AttentionModule module_from_state_dict(const ModuleConfig& config, const std::vector<NamedTensor>& given, std::vector<std::string>* notes = nullptr);
 
 }  // namespace attention_lab

@@ -47,6 +47,10 @@ TensorSummary summarize(const Tensor& t);
 /// all for a rank-2 tensor), and in `whole` the summary of the tensor, in the same single pass.
 std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whole);
 
+/// Where the first NaN or infinity of `values` (n floats, row-major in `shape`) is, as "[1, 2]" and
+/// its value ("nan", "inf", "-inf"); "" when every value is finite.
+std::string first_non_finite(const float* values, size_t n, const Shape& shape);
+
 /// A tensor with its PyTorch name (`W_query.weight`, `heads.0.W_key.bias`, ...).
 struct NamedTensor {
   std::string name;
