@@ -11,7 +11,7 @@ import { collectGarbage, sameBits } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
 const dts = readFileSync(new URL("../../web/lib/attention-lab.d.ts", import.meta.url), "utf8");
-const union = dts.slice(dts.indexOf("export type ErrorCode ="), dts.indexOf(";", dts.indexOf("export type ErrorCode =")));
+const union = dts.slice(dts.indexOf("export type ErrorCode ="), dts.indexOf('| "internal";') + 20);
 const DOCUMENTED = new Set([...union.matchAll(/\| "([a-z0-9_]+)"/g)].map((m) => m[1]));
 const checkpoint = readFileSync(new URL("../fixtures/checkpoints/gpt2_d4_h2.safetensors", import.meta.url));
 
