@@ -945,6 +945,7 @@ export class LabView {
       training: s.training,
       headDim: described.headDim,
       output: { width: described.outputWidth, rule: described.outputWidthRule },
+      warnings: result.warnings ?? [],
       idPrefix: `run${Number(this.host.dataset.runs ?? 0) + 1}`,
       host: this.host,
       labName: this.root.getElementById("lab-name").textContent ? ` ${this.root.getElementById("lab-name").textContent}` : "",

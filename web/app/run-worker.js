@@ -61,7 +61,7 @@ self.addEventListener("message", async (e) => {
     }
     const r = module.forward(x, { training, generator: gen, trace: true });
     const buffers = new Set([r.output.data.buffer, ...r.trace.map((s) => s.data.buffer)]);
-    self.postMessage({ id, ok: true, output: r.output, trace: r.trace }, [...buffers]);
+    self.postMessage({ id, ok: true, output: r.output, trace: r.trace, warnings: r.warnings ?? [] }, [...buffers]);
   } catch (err) {
     self.postMessage({ id, ok: false, error: plainError(err) });
   }

@@ -102,7 +102,7 @@ export class Runner {
       const p = this.pending;
       if (!p || e.data.id !== p.id) return;
       this.pending = null;
-      if (e.data.ok) p.resolve({ output: e.data.output, trace: e.data.trace });
+      if (e.data.ok) p.resolve({ output: e.data.output, trace: e.data.trace, warnings: e.data.warnings ?? [] });
       else p.reject(e.data.error);
     });
     worker.addEventListener("error", (e) => {

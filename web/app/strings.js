@@ -221,6 +221,7 @@ export const S = {
   exportHeatmap: { png: "PNG", svg: "SVG" },
   exportHeatmapLabel: (name, fmt) => `Download the heatmap of ${name} as ${fmt}`,
   exportStageLabel: (id, fmt) => `Download ${id} as ${fmt}`,
+  nonFiniteStage: "Numbers went bad here:",
   stageWhy: {
     input: "The token embeddings the module reads: one row per token.",
     queries: "What each token is looking for.",

@@ -73,6 +73,10 @@ function stageCard(stage, ctx, stages) {
     h("h3", { id: headingId }, h("span", { class: "stage-id" }, stage.id), " ", stage.title),
     h("p", { class: "stage-formula" }, h("code", {}, stage.formula)),
     h("p", { class: "stage-shape", dataset: { testid: "stage-shape" } }, `${S.shapeLabel} `, h("code", {}, namedShape(stage.shape, stage.axes)))));
+  // The core's word when finite inputs turned non-finite: shown on the stage where it began.
+  for (const w of ctx.warnings ?? []) {
+    if (w.code === "non_finite_stage" && w.slots[0] === stage.id) card.append(h("p", { class: "stage-warning", role: "note", dataset: { testid: "stage-warning" } }, `${S.nonFiniteStage} ${w.message}. ${w.hint}`));
+  }
   const why = ctx.why?.[stage.id] ?? S.stageWhy[stage.id];
   if (why) card.append(h("p", { class: "stage-why" }, why));
   if (stage.id === "output" && ctx.output) {
