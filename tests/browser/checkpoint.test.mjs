@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ROOT, afterRun, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
-import { layer0Checkpoint, layer0Shapes, safetensors } from "./safetensors.mjs";
+import { layer0Checkpoint, layer0Shapes, safetensors } from "../safetensors.mjs";
 
 const DIR = path.join(ROOT, "tests", "fixtures", "checkpoints");
 const EXPECTED = JSON.parse(await readFile(path.join(DIR, "expected.json"), "utf8"));

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { tensor, maxAbsDiff, sameBits } from "./helpers.mjs";
+import { safetensorsHeader } from "../safetensors.mjs";
 
 const lab = await loadAttentionLab();
 const dir = new URL("../fixtures/checkpoints/", import.meta.url);
@@ -142,30 +143,13 @@ test("issue 9: the bad-file table: each file the format refuses (duplicate keys,
   a.forEach((p, i) => assert.ok(sameBits(p.data, b[i].data), p.name));
 });
 
-/** The bytes of a header alone for tensors [key, dtype, shape] laid back to back, and the data size they claim. */
-function headerFor(tensors) {
-  const header = {};
-  let offset = 0;
-  for (const [key, dtype, shape] of tensors) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * (dtype === "F32" ? 4 : 2);
-    header[key] = { dtype, shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += " ".repeat((8 - (json.length % 8)) % 8);
-  const head = Buffer.alloc(8 + json.length);
-  head.writeBigUInt64LE(BigInt(json.length), 0);
-  head.write(json, 8, "latin1");
-  return { head, dataBytes: offset };
-}
-
 test("issue 9: a sparse 0.8 GB BF16 checkpoint of width 10048 is refused (too_large) before any tensor is read; WASM heap stays small", async () => {
   const { mkdtemp, open, rm } = await import("node:fs/promises");
   const { openAsBlob } = await import("node:fs");
   const os = await import("node:os");
   const path = await import("node:path");
   const w = 10048;
-  const { head, dataBytes } = headerFor([["h.0.attn.c_attn.weight", "BF16", [w, 3 * w]], ["h.0.attn.c_attn.bias", "BF16", [3 * w]], ["h.0.attn.c_proj.weight", "BF16", [w, w]], ["h.0.attn.c_proj.bias", "BF16", [w]], ["wpe.weight", "BF16", [1024, w]]]);
+  const { head, dataBytes } = safetensorsHeader([["h.0.attn.c_attn.weight", "BF16", [w, 3 * w]], ["h.0.attn.c_attn.bias", "BF16", [3 * w]], ["h.0.attn.c_proj.weight", "BF16", [w, w]], ["h.0.attn.c_proj.bias", "BF16", [w]], ["wpe.weight", "BF16", [1024, w]]]);
   const dir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-sparse-"));
   const file = path.join(dir, "wide.safetensors");
   const fh = await open(file, "w");
@@ -187,7 +171,7 @@ test("issue 9: a sparse 0.8 GB BF16 checkpoint of width 10048 is refused (too_la
 
 test("issue 9: wpe.weight of shape [2**40, 0] would give context_length 2**40: refused as create refuses it, naming where it came from", async () => {
   const tensors = [["h.0.attn.c_attn.weight", "F32", [4, 12]], ["h.0.attn.c_attn.bias", "F32", [12]], ["h.0.attn.c_proj.weight", "F32", [4, 4]], ["h.0.attn.c_proj.bias", "F32", [4]], ["wpe.weight", "F32", [2 ** 40, 0]]];
-  const { head, dataBytes } = headerFor(tensors);
+  const { head, dataBytes } = safetensorsHeader(tensors);
   const file = Buffer.concat([head, Buffer.alloc(dataBytes)]);
   const e = await rejection(lab.loadCheckpoint(file, { num_heads: 2 }));
   assert.equal(e.code, "too_large");

@@ -7,21 +7,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
-import { collectGarbage, sameBits } from "./helpers.mjs";
+import { collectGarbage, random, sameBits } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
 const dts = readFileSync(new URL("../../web/lib/attention-lab.d.ts", import.meta.url), "utf8");
 const union = dts.slice(dts.indexOf("export type ErrorCode ="), dts.indexOf('| "internal";') + 20);
 const DOCUMENTED = new Set([...union.matchAll(/\| "([a-z0-9_]+)"/g)].map((m) => m[1]));
 const checkpoint = readFileSync(new URL("../fixtures/checkpoints/gpt2_d4_h2.safetensors", import.meta.url));
-
-function random(seed) {
-  let s = seed >>> 0;
-  return (n) => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s % n;
-  };
-}
 
 function detached() {
   const b = new ArrayBuffer(72);

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { sameBits } from "./helpers.mjs";
+import { safetensorsHeader } from "../safetensors.mjs";
 
 const lab = await loadAttentionLab();
 const MHA = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 };
@@ -40,19 +41,9 @@ test("non-finite parameters are refused (non_finite_parameter) naming the parame
 test("an F16 checkpoint whose overflow became inf is refused naming the file key and the first index", async () => {
   // a d = 4 layer: c_attn (4, 12), c_attn.bias, c_proj (4, 4), c_proj.bias, wpe (8, 4), all F16
   const shapes = { "h.0.attn.c_attn.weight": [4, 12], "h.0.attn.c_attn.bias": [12], "h.0.attn.c_proj.weight": [4, 4], "h.0.attn.c_proj.bias": [4], "wpe.weight": [8, 4] };
-  const header = {};
-  let offset = 0;
-  for (const [key, shape] of Object.entries(shapes)) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 2;
-    header[key] = { dtype: "F16", shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += " ".repeat((8 - (json.length % 8)) % 8);
-  const file = Buffer.alloc(8 + json.length + offset);
-  file.writeBigUInt64LE(BigInt(json.length), 0);
-  file.write(json, 8, "latin1");
-  const data = 8 + json.length;
+  const { head, dataBytes } = safetensorsHeader(Object.entries(shapes).map(([key, shape]) => [key, "F16", shape]));
+  const file = Buffer.concat([head, Buffer.alloc(dataBytes)]);
+  const data = head.length;
   for (let i = data; i < file.length; i += 2) file.writeUInt16LE(0x2e66, i); // 0.1 in float16
   file.writeUInt16LE(0x7c00, data + 2 * (12 + 5)); // c_attn.weight[1, 5] = inf
   const e = await lab.loadCheckpoint(file, { num_heads: 2 }).then(() => assert.fail("loaded"), (err) => err);

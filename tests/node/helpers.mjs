@@ -69,3 +69,12 @@ export async function collectGarbage() {
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
 }
+
+/** A small LCG: random(seed) gives pick(n), an integer in [0, n), the same sequence every run. */
+export function random(seed) {
+  let s = seed >>> 0;
+  return (n) => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s % n;
+  };
+}

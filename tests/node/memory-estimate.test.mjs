@@ -7,18 +7,10 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadAttentionLab } from "attention-lab";
+import { random } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
 const child = fileURLToPath(new URL("./children/peak.mjs", import.meta.url));
-
-/** A small LCG so the setups are the same every run. */
-function random(seed) {
-  let s = seed >>> 0;
-  return (n) => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s % n;
-  };
-}
 
 function setups(count) {
   const pick = random(2026);

@@ -1,6 +1,29 @@
-// Safetensors files made in the test (no torch): u64 little-endian header length, the JSON header
-// (padded with spaces to 8 bytes), then the F32 data, every tensor's data_offsets back to back so the
-// data section has no holes. Values come from a small LCG so a file is the same every run.
+// Safetensors files made in the tests (Node and browser suites; no torch): u64 little-endian header
+// length, the JSON header (padded with spaces to 8 bytes), then the data, every tensor's data_offsets
+// back to back so the data section has no holes. Values come from a small LCG so a file is the same
+// every run.
+
+const DTYPE_BYTES = { F32: 4, F16: 2, BF16: 2 };
+
+/**
+ * The header alone (length prefix included) for `tensors` ([key, dtype, shape] in order), and the
+ * size of the data section it claims: for sparse files, or to fill the data by hand.
+ */
+export function safetensorsHeader(tensors) {
+  const header = {};
+  let offset = 0;
+  for (const [key, dtype, shape] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype];
+    header[key] = { dtype, shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (json.length % 8)) % 8);
+  const head = Buffer.alloc(8 + Buffer.byteLength(json, "utf8"));
+  head.writeBigUInt64LE(BigInt(head.length - 8), 0);
+  head.write(json, 8, "utf8");
+  return { head, dataBytes: offset };
+}
 
 /** The keys layer 0 of a GPT-2 file of width d needs (with a 16-token wte and a 32-row wpe). */
 export function layer0Shapes(d) {
