@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <cstring>
 
 #include "attention_lab/modules.hpp"
@@ -268,5 +269,46 @@ TEST_SUITE("tokens") {
     CHECK(row(x, 3) == row(table, 0));
     CHECK(row(x, 4) == row(table, 3));
     CHECK(row(x, 1) != row(x, 2));
+  }
+  TEST_CASE("issue 9: a whole state_dict with its causal mask buffers loads; another mask, or a non-finite parameter, is refused by name") {
+    const auto code_of = [](const std::function<void()>& f) -> std::string {
+      try {
+        f();
+      } catch (const AttentionError& e) {
+        return e.code() + " " + e.slot() + ": " + e.what();
+      }
+      return "none";
+    };
+    const auto triu = [](int64_t n) {
+      Tensor t({n, n});
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) t.data[static_cast<size_t>(i * n + j)] = j > i ? 1.0f : 0.0f;
+      return t;
+    };
+    TorchGenerator gen(123);
+    const ModuleConfig wrapper = validated_config("MultiHeadAttentionWrapper", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
+                                                                                {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}});
+    const AttentionModule source(wrapper, gen);
+    std::vector<NamedTensor> state = source.parameters();
+    state.push_back({"heads.0.mask", triu(6)});
+    state.push_back({"heads.1.mask", triu(6)});
+    std::vector<std::string> notes;
+    const AttentionModule loaded = module_from_state_dict(wrapper, state, &notes);
+    CHECK(notes.size() == 2);
+    for (const auto& p : source.parameters()) CHECK(loaded.parameter(p.name)->data == p.tensor.data);
+    // a mask with one entry changed
+    std::vector<NamedTensor> wrong = state;
+    wrong.back().tensor.data[1 * 6 + 3] = 0.0f;
+    const std::string refused = code_of([&] { module_from_state_dict(wrapper, wrong); });
+    CHECK(refused.rfind("mask_buffer heads.1.mask", 0) == 0);
+    CHECK(refused.find("heads.1.mask[1, 3] is 0") != std::string::npos);
+    // a parameter holding NaN: named with its first index, and the module is left as it was
+    AttentionModule target(source);
+    Tensor w = *source.parameter("heads.0.W_query.weight");
+    w.data[4] = std::nanf("");
+    const std::string nan = code_of([&] { target.set_parameter("heads.0.W_query.weight", w); });
+    CHECK(nan.rfind("non_finite_parameter heads.0.W_query.weight", 0) == 0);
+    CHECK(nan.find("heads.0.W_query.weight[1, 1] is nan") != std::string::npos);
+    CHECK(target.parameter("heads.0.W_query.weight")->data == source.parameter("heads.0.W_query.weight")->data);
   }
 }

@@ -51,3 +51,16 @@ test("the estimate bounds the real peak of WASM heap, within 1.5x, over 15 rando
     assert.ok(r.estimate <= 1.5 * r.peak, `over 1.5x: ${what}`);
   }
 });
+
+test("the issue's case: traced MultiHeadAttention(8, 8, 10000, 0.0, 2) on (1, 6680, 8) is refused before allocating; on (1, 5000, 8) the estimate bounds the peak", () => {
+  const config = { d_in: 8, d_out: 8, context_length: 10000, dropout: 0.0, num_heads: 2 };
+  const m = lab.create("MultiHeadAttention", config);
+  const before = lab.heapPeak();
+  const x = { shape: [1, 6680, 8], data: lab.seededTokens(6680, 8, 1).data };
+  assert.throws(() => m.forward(x, { training: false, trace: true }), (e) => e.code === "too_large" && /MiB/.test(e.message));
+  assert.ok(lab.heapPeak() - before < 4 * 1048576, "nothing big was allocated");
+  const job = { className: "MultiHeadAttention", config, inputShape: [1, 5000, 8], trace: true, training: false };
+  const { estimate, peak } = JSON.parse(execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify(job)], { encoding: "utf8" }));
+  assert.ok(peak > 900 * 1048576, `peak ${peak}`);
+  assert.ok(estimate >= peak && estimate <= 1.5 * peak, `estimate ${estimate}, peak ${peak}`);
+});
