@@ -2,7 +2,7 @@
 // sizes, and diagnostics shown beside the slot they name without losing what the reader typed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { currentUrl, finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
+import { afterRun, currentUrl, finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
 
 const GPT2_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123";
 
@@ -174,6 +174,21 @@ describe("warnings", () => {
   after(async () => { await lab?.close(); });
 
   const codes = (page) => page.locator("[data-slot-diagnostics] [data-testid=diagnostic]").evaluateAll((ds) => ds.map((d) => d.dataset.code));
+
+  test("issue 9: dropout = 1.0 is accepted as PyTorch accepts it: a warning, and in training every attention weight is zero", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttention(3, 2, 6, 1.0, 2)");
+    const found = await codes(page);
+    assert.ok(found.includes("dropout_all"), found.join(" "));
+    assert.ok(!found.includes("dropout_range"), found.join(" "));
+    assert.equal(await page.getByTestId("run").isEnabled(), true, "a warning does not block");
+    await afterRun(page, () => page.getByTestId("run").click());
+    const stage = page.locator("[data-stage=attn_weights_dropout]");
+    assert.match(await stage.locator("h3").textContent(), /p = 1: every weight dropped/);
+    const cells = await stage.getByTestId("grid").first().locator("tbody td").allTextContents();
+    assert.ok(cells.length >= 36 && cells.every((c) => Number(c) === 0), cells.join(" "));
+    await finish(page);
+  });
 
   test("suspicious but legal setups are explained, and PyTorch's silence is said", async () => {
     const page = await openPage(lab);

@@ -21,7 +21,7 @@ export function consequence(name, className, c, d, training, hideWidth) {
     case "dropout":
       if (!(c.dropout > 0)) return C.dropoutOff;
       if (!training) return C.dropoutEval(c.dropout);
-      return C.dropoutTrain(c.dropout, c.dropout < 1 ? Number((1 / (1 - c.dropout)).toFixed(4)) : "∞");
+      return c.dropout >= 1 ? C.dropoutAll : C.dropoutTrain(c.dropout, Number((1 / (1 - c.dropout)).toFixed(4)));
     case "num_heads":
       if (mha) return C.numHeadsFused(c.d_out, c.num_heads, d.headDim);
       if (wrapper) return C.numHeadsWrapper(c.num_heads, c.d_out);

@@ -55,6 +55,7 @@ export const S = {
     contextLength: (n, bytes) => `a ${n} × ${n} mask buffer (${bytes}); at most ${n} tokens.`,
     dropoutOff: "no weight is dropped.",
     dropoutEval: (p) => `no effect in eval mode (in train mode each weight is zeroed with probability ${p}).`,
+    dropoutAll: "in train mode every weight is zeroed (p = 1): the output carries no attention, and PyTorch draws no random numbers for it.",
     dropoutTrain: (p, scale) => `in train mode each weight is zeroed with probability ${p}; survivors ×1/(1−p) = ${scale}.`,
     numHeadsFused: (dOut, h, headDim) => `head_dim = d_out / num_heads = ${dOut} / ${h} = ${headDim}.`,
     numHeadsWrapper: (h, dOut) => `${h} separate CausalAttention heads, each ${dOut} wide, concatenated on the last axis.`,
