@@ -4,6 +4,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_set>
 
 #include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
@@ -37,6 +38,33 @@ size_t dtype_size(const std::string& dtype) {
   }
   bad_header(message + " (header byte " + std::to_string(at) + ", file byte " + std::to_string(8 + at) + ": " + shown + ")");
 }
+
+/// nlohmann's DOM builder, refusing a key given twice in one object: the parsed object would keep only
+/// the last, so duplicates are caught while parsing (one set of keys per open object). A SAX handler,
+/// not json::parse's callback: that one rescans the parent object at every nested object's end, which
+/// is quadratic in the number of keys (a million-key header took minutes).
+class UniqueKeysParser : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  explicit UniqueKeysParser(json& root) : json_sax_dom_parser(root, /*allow_exceptions=*/true) {}
+  bool start_object(std::size_t elements) {
+    open_.emplace_back();
+    return json_sax_dom_parser::start_object(elements);
+  }
+  bool end_object() {
+    open_.pop_back();
+    return json_sax_dom_parser::end_object();
+  }
+  bool key(std::string& name) {
+    if (!open_.back().insert(name).second) {
+      throw AttentionError("checkpoint_duplicate_key", "", "the header lists '" + name + "' twice" + (open_.size() > 1 ? " inside one entry" : "") + "; a reader would keep only the last",
+                           "Keys are unique in a safetensors file: the file is damaged or was edited by hand; save the checkpoint again.");
+    }
+    return json_sax_dom_parser::key(name);
+  }
+
+ private:
+  std::vector<std::unordered_set<std::string>> open_;
+};
 
 std::string shape_text(const Shape& s) { return shape_string(s); }
 
@@ -78,22 +106,8 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
     if (header[i] == 0) bad_header_at(i, header, length, "the header holds a NUL byte; the format pads it with spaces only");
   json doc;
   try {
-    // Keys must be unique at every level: the parsed object keeps only the last of two equal keys, so
-    // duplicates are caught while parsing (one set of keys per open object).
-    std::vector<std::set<std::string>> open_objects;
-    const json::parser_callback_t unique_keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::object_start) {
-        open_objects.emplace_back();
-      } else if (event == json::parse_event_t::object_end) {
-        open_objects.pop_back();
-      } else if (event == json::parse_event_t::key && !open_objects.back().insert(parsed.get<std::string>()).second) {
-        const std::string key = parsed.get<std::string>();
-        throw AttentionError("checkpoint_duplicate_key", "", "the header lists '" + key + "' twice" + (open_objects.size() > 1 ? " inside one entry" : "") + "; a reader would keep only the last",
-                             "Keys are unique in a safetensors file: the file is damaged or was edited by hand; save the checkpoint again.");
-      }
-      return true;
-    };
-    doc = json::parse(header, header + length, unique_keys, /*allow_exceptions=*/true);
+    UniqueKeysParser sax(doc);
+    json::sax_parse(header, header + length, &sax);
   } catch (const json::parse_error& e) {
     // e.byte counts from 1 and points just past the offending character.
     bad_header_at(e.byte > 0 ? e.byte - 1 : 0, header, length, "its header is not valid JSON");

@@ -196,7 +196,10 @@ double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape,
   const double d_in = static_cast<double>(c.d_in), d_out = static_cast<double>(c.d_out);
   const double heads = static_cast<double>(p.query_heads), proj = static_cast<double>(p.proj_width);
   // The module: each weight once, prepared (packed) for the forward, and the biases.
-  const auto packed = [](double k, double n) { return static_cast<double>(ops::packed_floats(static_cast<int64_t>(k), static_cast<int64_t>(n))); };
+  // ops::packed_floats in double: the estimate is asked about sizes whose product overflows int64
+  // (it is what refuses them; found by fuzz_validator).
+  const double panel = static_cast<double>(ops::packed_floats(1, 1));
+  const auto packed = [panel](double k, double n) { return std::ceil(n / panel) * k * panel; };
   double floats = 3 * packed(d_in, proj) + (c.qkv_bias ? 3 * proj : 0);
   if (p.out_proj) floats += packed(d_out, d_out) + d_out;
   if (input_shape && !input_shape->empty()) {

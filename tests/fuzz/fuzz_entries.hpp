@@ -283,8 +283,8 @@ inline void checkpoint_header(const uint8_t* data, size_t size) {
     try {
       loaded.emplace(load_gpt2_attention(plan, bytes));
     } catch (const AttentionError& e) {
-      // The plan does not look at dtypes; every other problem must have been caught by then.
-      require(e.code() == "checkpoint_dtype", "load_gpt2_attention threw " + e.code() + " on a plan it made: " + e.what());
+      // The plan does not look at dtypes or values; every other problem must have been caught by then.
+      require(e.code() == "checkpoint_dtype" || e.code() == "non_finite_parameter", "load_gpt2_attention threw " + e.code() + " on a plan it made: " + e.what());
       continue;
     }
     const AttentionModule& m = *loaded;
