@@ -92,8 +92,41 @@ std::vector<ClassSpec> make_specs() {
 }
 }  // namespace
 
+/// The facts make_specs leaves out: input axes, how heads are made, presets.
+static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
+  const auto slots = [](const char* d_in, const char* d_out, const char* context, const char* heads) {
+    return std::vector<std::pair<std::string, std::string>>{{"d_in", d_in}, {"d_out", d_out}, {"context_length", context}, {"dropout", "0.0"}, {"num_heads", heads}, {"qkv_bias", "False"}};
+  };
+  const std::string gpt2_note =
+      "qkv_bias=False as in the book's exercise (2,360,064 parameters for GPT-2 small); GPT-2 itself has q/k/v biases (qkv_bias=True: 2,362,368)";
+  for (ClassSpec& s : specs) {
+    const bool batched = s.kind != ClassKind::SelfAttentionV1 && s.kind != ClassKind::SelfAttentionV2;
+    s.input_axes = batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"};
+    s.heads = s.kind == ClassKind::MultiHeadAttention ? HeadsKind::Fused : s.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsKind::Modules : HeadsKind::Single;
+    if (s.kind == ClassKind::MultiHeadAttention) {
+      s.presets = {{"bookToy", slots("3", "2", "6", "2"), "book", 2, "the book's example: two heads of head_dim 1 on the six 3-d tokens, batch 2"},
+                   {"gpt2Small", slots("768", "768", "1024", "12"), "sentence", 2, gpt2_note},
+                   {"gpt2Medium", slots("1024", "1024", "1024", "16"), "sentence", 2, gpt2_note},
+                   {"gpt2Large", slots("1280", "1280", "1024", "20"), "sentence", 2, gpt2_note},
+                   {"gpt2XL", slots("1600", "1600", "1024", "25"), "sentence", 2, gpt2_note}};
+    }
+    if (s.kind == ClassKind::MultiHeadAttentionWrapper)
+      s.presets = {{"exercise32", slots("3", "1", "6", "2"), "book", 2, "exercise 3.2: d_out = 1 per head, so two heads give an output 2 wide"}};
+  }
+  return specs;
+}
+
+const char* heads_kind_name(HeadsKind k) {
+  switch (k) {
+    case HeadsKind::Single: return "single";
+    case HeadsKind::Modules: return "modules";
+    case HeadsKind::Fused: return "fused";
+  }
+  return "";
+}
+
 const std::vector<ClassSpec>& class_specs() {
-  static const std::vector<ClassSpec> specs = make_specs();
+  static const std::vector<ClassSpec> specs = with_facts(make_specs());
   return specs;
 }
 

@@ -248,6 +248,7 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
                        "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
                        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + rows_text + "x" + std::to_string(width) + " and " +
                            (c.kind == ClassKind::SelfAttentionV1 ? std::to_string(c.d_in) + "x" + std::to_string(c.d_out) : std::to_string(c.d_in) + "x" + std::to_string(c.d_out)) + ")"));
+    out.back().fixes = {{"d_in", std::to_string(width)}};
   }
   if (batched && num_tokens > c.context_length) {
     out.push_back(make(Severity::Error, "context_too_short", {"context_length"},
@@ -256,6 +257,7 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
                        "Use at most " + std::to_string(c.context_length) + " tokens, or set context_length >= " + std::to_string(num_tokens) + ".",
                        "RuntimeError: The size of tensor a (" + std::to_string(num_tokens) + ") must match the size of tensor b (" + std::to_string(c.context_length) +
                            ") at non-singleton dimension " + (c.kind == ClassKind::MultiHeadAttention ? "3" : "2")));
+    out.back().fixes = {{"context_length", std::to_string(num_tokens)}};
   }
 }
 
@@ -334,6 +336,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                            SlotValue::integer(dropout->number).python() + ", or use keywords: dropout=" + heads->python() + ", num_heads=" +
                            SlotValue::integer(dropout->number).python() + ".",
                        "ValueError: dropout probability has to be between 0 and 1, but got " + dropout->python()));
+    out.back().fixes = {{"dropout", heads->python()}, {"num_heads", SlotValue::integer(dropout->number).python()}};
   }
 
   // Relations between slots are only checked once each slot involved is right on its own.
@@ -354,10 +357,14 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                std::to_string(p.heads) + " heads of head_dim 64 (" + std::to_string(p.heads) + " x 64 = " + std::to_string(p.width) + "). " + hint;
       }
     }
-    out.push_back(make(Severity::Error, "heads_divisibility", {"d_out", "num_heads"},
-                       "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) +
-                           " % " + std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
-                       hint, "AssertionError: d_out must be divisible by num_heads"));
+    Diagnostic d = make(Severity::Error, "heads_divisibility", {"d_out", "num_heads"},
+                        "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) +
+                            " % " + std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
+                        hint, "AssertionError: d_out must be divisible by num_heads");
+    for (int64_t h : valid_head_counts(d_out, num_heads)) d.fixes.push_back({"num_heads", std::to_string(h)});
+    if (lower_d > 0) d.fixes.push_back({"d_out", std::to_string(lower_d)});
+    d.fixes.push_back({"d_out", std::to_string(upper_d)});
+    out.push_back(std::move(d));
   }
   if (has_error(out)) return out;
 
@@ -392,6 +399,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                          "To match MultiHeadAttention(" + std::to_string(c.d_out) + ", " + std::to_string(c.d_out) + ", ..., " + std::to_string(c.num_heads) +
                              "), give the wrapper d_out = " + std::to_string(c.d_out / c.num_heads) + " per head.",
                          ""));
+      if (c.d_out % c.num_heads == 0) out.back().fixes = {{"d_out", std::to_string(c.d_out / c.num_heads)}};
     }
   }
   if ((c.kind == ClassKind::MultiHeadAttentionWrapper || c.kind == ClassKind::MultiHeadAttention)) {

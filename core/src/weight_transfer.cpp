@@ -103,7 +103,7 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
   for (size_t i = 0; i < a.data.size(); ++i) max_diff = std::max(max_diff, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
   report.max_abs_diff = max_diff;
   report.stages = compare_stages(from, to, report.tokens);
-  report.agree = max_diff <= 1e-6;
+  report.agree = max_diff <= kAgreementTolerance;
   if (!report.agree) {
     std::vector<std::string> suspects;
     for (const auto& r : report.matrices)

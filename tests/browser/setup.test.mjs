@@ -175,6 +175,31 @@ describe("warnings", () => {
 
   const codes = (page) => page.locator("[data-slot-diagnostics] [data-testid=diagnostic]").evaluateAll((ds) => ds.map((d) => d.dataset.code));
 
+  test("issue 10: the fixes offered come from the core and never point at a locked slot", async () => {
+    const page = await openPage(lab, "", { path: "embed.html" });
+    // #exercise locks d_out and num_heads: as MultiHeadAttention(3, 1, 6, 0.0, 2) every fix would be a locked slot
+    const exercise = page.locator("#exercise");
+    await exercise.getByTestId("class-select").selectOption("MultiHeadAttention");
+    const locked = exercise.locator("[data-slot-diagnostics] .diag-error[data-code=heads_divisibility]");
+    assert.equal(await locked.count(), 1);
+    assert.equal(await locked.getByTestId("fix").count(), 0);
+    // a widget that locks only num_heads is offered d_out values alone, as the core computed them
+    await page.evaluate(() => {
+      const el = document.createElement("attention-lab");
+      el.id = "onlyheads";
+      el.setAttribute("call", "MultiHeadAttention(768, 768, 1024, 0.0, 10)");
+      el.setAttribute("locked", "num_heads");
+      el.setAttribute("hidden", "presets compare checkpoint code");
+      document.body.append(el);
+    });
+    const widget = page.locator("#onlyheads");
+    const diag = widget.locator("[data-slot-diagnostics] .diag-error[data-code=heads_divisibility]");
+    await diag.waitFor();
+    const fixes = await diag.getByTestId("fix").evaluateAll((bs) => bs.map((b) => `${b.dataset.slot}=${b.dataset.value}`));
+    assert.deepEqual(fixes, ["d_out=760", "d_out=770"]);
+    await finish(page);
+  });
+
   test("issue 9: dropout = 1.0 is accepted as PyTorch accepts it: a warning, and in training every attention weight is zero", async () => {
     const page = await openPage(lab);
     await pasteCall(page, "MultiHeadAttention(3, 2, 6, 1.0, 2)");

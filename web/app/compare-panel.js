@@ -14,8 +14,6 @@ import { inputLines, tensorLiteral } from "./python-code.js";
 
 const MATRICES = ["W_query", "W_key", "W_value"];
 const FALLBACK = { d_in: 3, d_out: 2 };
-/** The library's agreement tolerance (agree is maxAbsDiff <= 1e-6). */
-const AGREE = 1e-6;
 const MULTI = new Set(["MultiHeadAttentionWrapper", "MultiHeadAttention"]);
 const VAR = { MultiHeadAttentionWrapper: "wrapper", MultiHeadAttention: "mha" };
 /** The book's seeds: torch.manual_seed(789) before SelfAttention_v2, 123 before SelfAttention_v1. */
@@ -259,7 +257,7 @@ export function setupComparePanel(view) {
       const side = h("div", { class: "compare-cols" },
         column(S.copyFromTitle(dir.from, SEEDS[dir.from]), callOf(dir.from, setup), from, from.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[dir.from]),
         column(S.copyToTitle(dir.to, SEEDS[dir.to]), callOf(dir.to, setup), to, to.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[dir.to]));
-      replace(copyResult, renderReport(report, code.slice(1), tokens.text, side, dir)); // without the code view's blank line
+      replace(copyResult, renderReport(report, code.slice(1), tokens.text, side, dir, lab.describe(dir.from).class.tolerance)); // without the code view's blank line
     } catch (err) {
       state.copyResult = null;
       replace(copyResult, errorBox(S.copyError, err));
@@ -322,7 +320,7 @@ function column(title, call, module, out, word, role = "") {
 
 function renderComparison(a, b, callA, callB, outA, outB, cmp, words, code) {
   const word = words?.[0] ?? "0";
-  const first = cmp.stages.find((st) => st.maxAbsDiff > AGREE);
+  const first = cmp.stages.find((st) => st.maxAbsDiff > cmp.tolerance);
   return [
     h("p", { class: `verdict ${cmp.agree ? "agree" : "disagree"}`, dataset: { testid: "compare-verdict", agree: String(cmp.agree) } },
       cmp.agree ? S.compareAgree : S.compareDisagree(first?.id ?? "output")),
@@ -332,7 +330,7 @@ function renderComparison(a, b, callA, callB, outA, outB, cmp, words, code) {
     h("div", { class: "table-scroll" }, h("table", { class: "copy-stages", dataset: { testid: "compare-stages" } },
       h("caption", {}, S.compareCaption),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.compareStage), h("th", { scope: "col" }, S.compareDiff))),
-      h("tbody", {}, cmp.stages.map((st) => h("tr", { class: st.maxAbsDiff > AGREE ? "differs" : "same", dataset: { compareStage: st.id, value: String(st.maxAbsDiff) } },
+      h("tbody", {}, cmp.stages.map((st) => h("tr", { class: st.maxAbsDiff > cmp.tolerance ? "differs" : "same", dataset: { compareStage: st.id, value: String(st.maxAbsDiff) } },
         h("th", { scope: "row" }, h("code", {}, st.id)), h("td", {}, sci(st.maxAbsDiff))))))),
     h("h3", {}, S.compareCode),
     h("pre", { class: "code", tabindex: "0" }, h("code", {}, code.trimEnd())),
@@ -378,7 +376,8 @@ function copyBlock(dir, setup, lines, tokenLines) {
   ];
 }
 
-function renderReport(report, lines, tokensText, side, dir) {
+/** `tolerance`: the core's agreement tolerance (lab.describe(className).class.tolerance). */
+function renderReport(report, lines, tokensText, side, dir, tolerance) {
   const bodies = report.matrices.map((m) => {
     const reversed = m.action === "shape_mismatch" && m.fromShape.length === 2 && m.toShape.length === 2
       && m.fromShape[0] === m.toShape[1] && m.fromShape[1] === m.toShape[0];
@@ -408,7 +407,7 @@ function renderReport(report, lines, tokensText, side, dir) {
   // A square matrix copied without .T: PyTorch raises nothing, only the outputs can tell.
   const square = report.matrices.filter((m) => m.action === "copied" && m.fromShape.length === 2 && m.fromShape[0] === m.fromShape[1]);
   if (square.length && !report.agree && report.maxAbsDiff !== null) {
-    const first = report.stages?.find((st) => st.maxAbsDiff > AGREE)?.id ?? "output";
+    const first = report.stages?.find((st) => st.maxAbsDiff > tolerance)?.id ?? "output";
     out.push(h("div", { class: "diag diag-warning square-note", dataset: { testid: "copy-square", value: String(report.maxAbsDiff) } },
       h("p", { class: "diag-msg" }, h("strong", {}, `${S.copySquareTitle}: `),
         S.copySquare(square.map((m) => m.name), square[0].fromShape[0], num(report.maxAbsDiff, 4), first))));
@@ -416,20 +415,20 @@ function renderReport(report, lines, tokensText, side, dir) {
   out.push(table, side);
   out.push(h("p", { class: "muted" }, tokensText));
   if (report.notes?.length) out.push(h("ul", { class: "notes" }, report.notes.map((note) => h("li", {}, note))));
-  if (report.stages?.length) out.push(stageTable(report.stages));
+  if (report.stages?.length) out.push(stageTable(report.stages, tolerance));
   out.push(h("h3", {}, S.copyPytorch), h("pre", { class: "code", tabindex: "0", dataset: { testid: "copy-pytorch" } }, h("code", {}, lines.join("\n"))));
   return out;
 }
 
-function stageTable(stages) {
-  const first = stages.find((st) => st.maxAbsDiff > AGREE);
+function stageTable(stages, tolerance) {
+  const first = stages.find((st) => st.maxAbsDiff > tolerance);
   return h("div", { class: "copy-stages-box", dataset: { testid: "copy-stages" } },
     h("p", { class: "copy-stages-title" }, first ? S.copyFirstDiff(first.id) : S.copyStagesCaption),
     h("table", { class: "copy-stages" },
       h("caption", { class: "sr-only" }, S.copyStagesShort),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyStage), h("th", { scope: "col" }, S.copyStageDiff))),
       h("tbody", {}, stages.map((st) =>
-        h("tr", { class: st.maxAbsDiff > AGREE ? "differs" : "same", dataset: { copyStage: st.id, value: String(st.maxAbsDiff) } },
+        h("tr", { class: st.maxAbsDiff > tolerance ? "differs" : "same", dataset: { copyStage: st.id, value: String(st.maxAbsDiff) } },
           h("th", { scope: "row" }, h("code", {}, st.id)),
           h("td", {}, sci(st.maxAbsDiff)))))));
 }

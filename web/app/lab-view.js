@@ -19,19 +19,10 @@ const MAX_TOKENS = 4096;
 /** Slot texts every widget starts from (switching class keeps every value with the same name). */
 const SLOT_START = { d_in: "3", d_out: "2", context_length: "6", dropout: "0.0", num_heads: "2", qkv_bias: "False" };
 
-const gpt2 = (key, d, heads) => ({
-  key, className: "MultiHeadAttention",
-  slots: { d_in: String(d), d_out: String(d), context_length: "1024", dropout: "0.0", num_heads: String(heads), qkv_bias: "False" },
-  source: "sentence", batch: 2,
-});
-export const PRESETS = [
-  { key: "bookToy", className: "MultiHeadAttention", slots: { d_in: "3", d_out: "2", context_length: "6", dropout: "0.0", num_heads: "2", qkv_bias: "False" }, source: "book", batch: 2 },
-  { key: "exercise32", className: "MultiHeadAttentionWrapper", slots: { d_in: "3", d_out: "1", context_length: "6", dropout: "0.0", num_heads: "2", qkv_bias: "False" }, source: "book", batch: 2 },
-  gpt2("gpt2Small", 768, 12),
-  gpt2("gpt2Medium", 1024, 16),
-  gpt2("gpt2Large", 1280, 20),
-  gpt2("gpt2XL", 1600, 25),
-];
+/** Every class's presets, as the core gives them (the page keeps no copy), with the class they set. */
+export function presetsOf(lab) {
+  return lab.classes.flatMap((className) => lab.describe(className).class.presets.map((p) => ({ ...p, className, source: p.tokens })));
+}
 
 /** Controls that `locked="..."` may name besides the slots. */
 export const LOCKABLE = ["class", "seed", "tokens", "batch", "mode"];
@@ -166,12 +157,12 @@ export class LabView {
 
   buildPresets() {
     const anyLock = this.locked.size > 0;
-    replace(this.$("preset-buttons"), PRESETS.map((p) =>
+    replace(this.$("preset-buttons"), presetsOf(this.lab).map((p) =>
       h("button", {
-        type: "button", class: "preset", title: S.presetTitles[p.key], part: "button",
+        type: "button", class: "preset", title: `${S.presetTitles[p.key] ?? p.key}: ${p.note}`, part: "button",
         disabled: anyLock, dataset: { preset: p.key, testid: `preset-${p.key}` },
         on: { click: () => this.applyPreset(p) },
-      }, S.presets[p.key])));
+      }, S.presets[p.key] ?? p.key)));
     if (anyLock) this.$("presets-hint").textContent = S.presetsLocked;
   }
 
@@ -518,7 +509,7 @@ export class LabView {
     }
 
     this.renderSlotDiagnostics(specs, configDiags, config);
-    replace($("call-diagnostics"), callDiags.map((d) => this.diagBox(d, config)));
+    replace($("call-diagnostics"), callDiags.map((d) => this.diagBox(d)));
     this.renderNamed(specs);
     $("keyword-call").textContent = this.keywordCall();
     this.renderFacts(description);
@@ -559,11 +550,11 @@ export class LabView {
       const names = d.slots.filter((x) => bySlot.has(x));
       // An error about a locked slot and an open one belongs beside the slot the reader can change.
       const home = names.find((x) => !this.locked.has(x)) ?? names[0];
-      bySlot.get(home).push(this.diagBox(d, config));
+      bySlot.get(home).push(this.diagBox(d));
       for (const other of names.filter((x) => x !== home)) pointers.get(other).push({ to: home, severity: d.severity });
     }
     const err = this.state.runError;
-    if (err && bySlot.has(err.slot)) bySlot.get(err.slot).push(this.diagBox({ severity: "error", code: err.code, slots: [], message: err.message, hint: err.hint, pytorch: "" }, config));
+    if (err && bySlot.has(err.slot)) bySlot.get(err.slot).push(this.diagBox({ severity: "error", code: err.code, slots: [], message: err.message, hint: err.hint, pytorch: "" }));
     for (const spec of specs) {
       const container = this.$(`slot-${spec.name}-diag`);
       const boxes = bySlot.get(spec.name);
@@ -577,7 +568,7 @@ export class LabView {
     }
   }
 
-  diagBox(d, config) {
+  diagBox(d) {
     const level = d.severity in S.diagLevels ? d.severity : "error";
     const pytorch = String(d.pytorch ?? "").trim();
     let torchLine = null;
@@ -587,24 +578,12 @@ export class LabView {
       h("p", { class: "diag-msg" }, h("strong", {}, `${S.diagLevels[level]}: `), d.message),
       d.hint ? h("p", { class: "diag-hint" }, d.hint) : null,
       torchLine,
-      this.suggestions(d, config));
+      this.suggestions(d));
   }
 
-  /** Buttons that apply a valid value, for the errors where the valid values are plain numbers. */
-  suggestions(d, config) {
-    if (d.code !== "heads_divisibility" || !positiveInt(config.d_out) || !positiveInt(config.num_heads)) return null;
-    const { d_out: dOut, num_heads: heads } = config;
-    const fixes = [];
-    if (!this.locked.has("num_heads")) {
-      const divisors = [];
-      for (let k = 1; k <= Math.min(dOut, 4096); k++) if (dOut % k === 0) divisors.push(k);
-      divisors.sort((a, b) => Math.abs(a - heads) - Math.abs(b - heads) || a - b);
-      for (const k of divisors.slice(0, 4).sort((a, b) => a - b)) fixes.push(["num_heads", k]);
-    }
-    if (!this.locked.has("d_out")) {
-      const lower = dOut - (dOut % heads);
-      for (const v of [lower, lower + heads]) if (v > 0) fixes.push(["d_out", v]);
-    }
+  /** Buttons that apply the values the core offers as fixes, leaving out slots the reader cannot change. */
+  suggestions(d) {
+    const fixes = (d.fixes ?? []).filter((f) => !this.locked.has(f.slot)).map((f) => [f.slot, f.value]);
     if (!fixes.length) return null;
     return h("p", { class: "diag-fixes" }, h("span", {}, `${S.tryValues} `),
       fixes.map(([slot, v]) => h("button", {
@@ -734,7 +713,7 @@ export class LabView {
       this.runner.warm({ className: this.state.className, config: this.description.config });  // so Run does not wait for the worker
       items.push(h("div", { class: "diag diag-info", dataset: { code: "large_run", testid: "diagnostic" } }, h("p", { class: "diag-msg" }, S.memoryLarge(mib(memory)))));
     }
-    for (const d of inputDiags) items.push(this.diagBox(d, config));
+    for (const d of inputDiags) items.push(this.diagBox(d));
     replace($("token-diagnostics"), items);
     return block;
   }

@@ -134,6 +134,8 @@ export interface Diagnostic {
   hint: string;
   /** What PyTorch itself raises for this setup, when it raises at all ("" when it runs silently). */
   pytorch: string;
+  /** Values that would fix it (slot text as typed), e.g. [{slot: "num_heads", value: "12"}]; empty when none is known. */
+  fixes: Array<{ slot: string; value: string }>;
 }
 
 export interface ParsedSlot {
@@ -177,6 +179,37 @@ export interface Description {
   parameterCount?: number;
   /** Bytes of the causal mask buffer (context_length^2 float32), 0 for classes without one. */
   maskBytes?: number;
+  /** What the core knows about the class, whatever the config (absent for an unknown class name). */
+  class?: ClassFacts;
+}
+
+/** A ready setup for a class: slot texts as typed, which tokens, batch size, and what to know about it. */
+export interface Preset {
+  /** Stable id, e.g. "gpt2Small". */
+  key: string;
+  /** Slot name -> text, e.g. {d_in: "768", ..., qkv_bias: "False"}. */
+  slots: Record<string, string>;
+  /** "book": the chapter's six 3-d tokens; "sentence": seeded embeddings of width d_in. */
+  tokens: "book" | "sentence";
+  batch: number;
+  /** E.g. why qkv_bias is False in the GPT-2 presets. */
+  note: string;
+}
+
+/** The core's facts about one class: the page and the widget read them and keep no copy. */
+export interface ClassFacts {
+  name: ClassName;
+  doc: string;
+  /** The book section, e.g. "section 3.6.2". */
+  source: string;
+  slots: SlotSpec[];
+  /** The axes of forward's input, e.g. ["b", "num_tokens", "d_in"] (row-major). */
+  inputAxes: string[];
+  /** How heads are made: one head, separate modules concatenated (the wrapper), or one fused projection split into heads. */
+  heads: "single" | "modules" | "fused";
+  presets: Preset[];
+  /** Stages agree when no value differs by more than this (1e-6). */
+  tolerance: number;
 }
 
 /** One stage of a forward pass. `axes` names each axis of `shape`. */
@@ -333,7 +366,7 @@ export interface AttentionLab {
    * num_tokens vs context_length, memory); with `training: false`, the dropout_eval warning.
    */
   check(className: string, config: Config, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
-  describe(className: string, config: Config): Description;
+  describe(className: string, config?: Config): Description;
   manualSeed(seed: number): Generator;
   /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
   create(className: ClassName, config: Config, options?: { generator?: Generator }): AttentionModule;
@@ -366,7 +399,7 @@ export interface AttentionLab {
    */
   convert(module: AttentionModule, options?: { layout?: "stacked" | "interleaved" }): { module: AttentionModule; code: string };
   /** Both modules on x in eval mode; every stage they share compared. agree: every maxAbsDiff <= 1e-6. */
-  compare(a: AttentionModule, b: AttentionModule, x: TensorLike): { stages: StageDiff[]; maxAbsDiff: number; agree: boolean };
+  compare(a: AttentionModule, b: AttentionModule, x: TensorLike): { stages: StageDiff[]; maxAbsDiff: number; agree: boolean; tolerance: number };
   /** The book's six 3-d embeddings of "Your journey starts with one step", shape (6, 3). */
   bookTokens(): Tensor;
   /**

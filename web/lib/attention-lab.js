@@ -22,8 +22,6 @@ export class AttentionError extends Error {
   }
 }
 
-const BATCHED = new Set(["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]);
-
 /** Whether err is this library's error (a thrown Proxy runs no trap here). */
 function isAttentionError(err) {
   try {
@@ -212,6 +210,14 @@ function notATensor(what) {
   });
 }
 
+function deepFreeze(v) {
+  if (v !== null && typeof v === "object") {
+    for (const key of Object.keys(v)) deepFreeze(v[key]);
+    Object.freeze(v);
+  }
+  return v;
+}
+
 function copyTensor(t) {
   return { shape: t.shape.slice(), data: t.data.slice() };
 }
@@ -334,9 +340,16 @@ class AttentionModule {
 class Lab {
   constructor(core) {
     this._core = core;
-    const specs = core.classes();
+    // What the core knows about each class (slots, input axes, heads, presets, tolerance): read once,
+    // frozen, and handed out as it is. The facade keeps no fact of its own about any class.
+    const specs = core.classes().map((s) => deepFreeze(s));
     this._specs = new Map(specs.map((s) => [s.name, s]));
     this.classes = Object.freeze(specs.map((s) => s.name));
+  }
+
+  /** The core's facts about a class (the same object describe returns as `.class`); undefined for an unknown name. */
+  #facts(className) {
+    return this._specs.get(plainString(className));
   }
 
   slots(className) {
@@ -374,9 +387,10 @@ class Lab {
     } catch {
       r = { ok: false };
     }
-    if (!r.ok) return { ok: false, diagnostics: this.check(className, config) };
+    const facts = this.#facts(className);
+    if (!r.ok) return { ok: false, diagnostics: this.check(className, config), ...(facts ? { class: facts } : {}) };
     const { valid, ...rest } = r;
-    return { ...rest, ok: valid };
+    return { ...rest, ok: valid, ...(facts ? { class: facts } : {}) };
   }
 
   manualSeed(seed) {
@@ -491,7 +505,7 @@ class Lab {
     const input = toTensor(x, "x");
     const r = unwrap(this._core.compare(a._handle, b._handle, input));
     const worst = r.stages.reduce((m, s) => Math.max(m, s.maxAbsDiff), 0);
-    return { stages: r.stages, maxAbsDiff: worst, agree: worst <= 1e-6 };
+    return { stages: r.stages, maxAbsDiff: worst, agree: worst <= this.#facts(a.className).tolerance, tolerance: this.#facts(a.className).tolerance };
   }
 
   /**
@@ -562,7 +576,7 @@ class Lab {
 
   /** Input shape a class expects for `numTokens` tokens and batch `b`. */
   inputShape(className, numTokens, dIn, b = 1) {
-    return BATCHED.has(plainString(className)) ? [b, numTokens, dIn] : [numTokens, dIn];
+    return this.#facts(className)?.inputAxes.length === 3 ? [b, numTokens, dIn] : [numTokens, dIn];
   }
 }
 

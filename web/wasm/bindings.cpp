@@ -134,6 +134,14 @@ val diagnostics_to_js(const std::vector<Diagnostic>& ds) {
     o.set("message", d.message);
     o.set("hint", d.hint);
     o.set("pytorch", d.pytorch);
+    val fixes = val::array();
+    for (const Fix& f : d.fixes) {
+      val fix = val::object();
+      fix.set("slot", f.slot);
+      fix.set("value", f.value);
+      fixes.call<void>("push", fix);
+    }
+    o.set("fixes", fixes);
     out.call<void>("push", o);
   }
   return out;
@@ -267,6 +275,22 @@ val classes() {
       slots.call<void>("push", o);
     }
     c.set("slots", slots);
+    c.set("inputAxes", array_of_strings(spec.input_axes));
+    c.set("heads", std::string(heads_kind_name(spec.heads)));
+    val presets = val::array();
+    for (const Preset& p : spec.presets) {
+      val o = val::object();
+      o.set("key", p.key);
+      val texts = val::object();
+      for (const auto& [slot, text] : p.slots) texts.set(slot, text);
+      o.set("slots", texts);
+      o.set("tokens", p.tokens);
+      o.set("batch", p.batch);
+      o.set("note", p.note);
+      presets.call<void>("push", o);
+    }
+    c.set("presets", presets);
+    c.set("tolerance", kAgreementTolerance);
     out.call<void>("push", c);
   }
   return out;

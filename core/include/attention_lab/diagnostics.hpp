@@ -7,6 +7,12 @@
 namespace attention_lab {
 
 enum class Severity { Error, Warning, Info };
+
+/// A value that would fix a diagnostic: set `slot` to `value` (the slot's text as typed, e.g. "12").
+struct Fix {
+  std::string slot;
+  std::string value;
+};
 const char* severity_name(Severity s);
 
 struct Diagnostic {
@@ -19,6 +25,9 @@ struct Diagnostic {
   std::string hint;
   /// What PyTorch itself raises for this setup ("" when it runs without complaint).
   std::string pytorch;
+  /// Values that would fix it, nearest first per slot (e.g. the head counts that divide d_out near
+  /// the one typed). A page offers them as buttons, leaving out slots the reader cannot change.
+  std::vector<Fix> fixes;
 };
 
 bool has_error(const std::vector<Diagnostic>& diagnostics);

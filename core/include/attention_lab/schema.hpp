@@ -47,6 +47,23 @@ struct SlotSpec {
   std::string doc;
 };
 
+/// How a class makes its heads: one head (SelfAttention_v1/v2, CausalAttention), a list of separate
+/// modules concatenated (the wrapper), or one projection split into heads (fused MultiHeadAttention).
+enum class HeadsKind { Single, Modules, Fused };
+const char* heads_kind_name(HeadsKind k);  // "single", "modules", "fused"
+
+/// A ready setup the page offers for a class: slot texts as typed, which tokens, and why it is so.
+struct Preset {
+  std::string key;    // stable id, e.g. "gpt2Small"; the page's strings table names it
+  std::vector<std::pair<std::string, std::string>> slots;  // slot name -> text, in call order
+  std::string tokens;  // "book" (the chapter's six 3-d tokens) or "sentence" (seeded embeddings of d_in)
+  int batch = 2;
+  std::string note;    // what to know about it (e.g. why qkv_bias is False)
+};
+
+/// Stages agree when no value differs by more than this (compare, weight copies; PyTorch fixtures).
+constexpr double kAgreementTolerance = 1e-6;
+
 struct ClassSpec {
   ClassKind kind;
   std::string name;
@@ -54,6 +71,10 @@ struct ClassSpec {
   std::string doc;
   /// Book section the class comes from.
   std::string source;
+  /// The axes of the input forward takes, e.g. {"b", "num_tokens", "d_in"} (row-major).
+  std::vector<std::string> input_axes = {};
+  HeadsKind heads = HeadsKind::Single;
+  std::vector<Preset> presets = {};
 };
 
 /// The five classes in the book's order.

@@ -1,0 +1,57 @@
+// Issue 10: the core is the only source of facts about a class; the facade hands them out as they are.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadAttentionLab } from "attention-lab";
+
+const lab = await loadAttentionLab();
+
+test("describe(className).class: input axes, how heads are made, presets and the tolerance, for every class", () => {
+  const facts = Object.fromEntries(lab.classes.map((name) => [name, lab.describe(name).class]));
+  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]);
+  assert.deepEqual(facts.SelfAttention_v1.inputAxes, ["num_tokens", "d_in"]);
+  assert.deepEqual(facts.CausalAttention.inputAxes, ["b", "num_tokens", "d_in"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", "fused"]);
+  for (const name of lab.classes) {
+    assert.equal(facts[name].name, name);
+    assert.equal(facts[name].tolerance, 1e-6);
+    assert.deepEqual(facts[name].slots, lab.slots(name));
+    assert.ok(Object.isFrozen(facts[name]) && Object.isFrozen(facts[name].presets), "the facts cannot be changed by a caller");
+    // inputShape follows the axes
+    assert.equal(lab.inputShape(name, 6, 3, 2).length, facts[name].inputAxes.length);
+    // every preset is a valid setup of its class
+    for (const p of facts[name].presets) {
+      const config = lab.parseCall(`${name}(${Object.values(p.slots).join(", ")})`).config;
+      assert.ok(lab.describe(name, config).ok, `${name} preset ${p.key}`);
+      assert.ok(p.note.length > 10);
+    }
+  }
+  assert.deepEqual(facts.MultiHeadAttention.presets.map((p) => p.key), ["bookToy", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL"]);
+  assert.deepEqual(facts.MultiHeadAttentionWrapper.presets.map((p) => p.key), ["exercise32"]);
+  const small = facts.MultiHeadAttention.presets.find((p) => p.key === "gpt2Small");
+  assert.deepEqual(small.slots, { d_in: "768", d_out: "768", context_length: "1024", dropout: "0.0", num_heads: "12", qkv_bias: "False" });
+  assert.match(small.note, /2,360,064.*qkv_bias=True: 2,362,368/);
+  // the counts the note gives are the core's own
+  assert.equal(lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }).parameterCount, 2360064);
+  assert.equal(lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12, qkv_bias: true }).parameterCount, 2362368);
+  // an unknown class has no facts, and says so
+  const unknown = lab.describe("Attention");
+  assert.equal(unknown.ok, false);
+  assert.equal(unknown.class, undefined);
+  assert.equal(unknown.diagnostics[0].code, "unknown_class");
+});
+
+test("diagnostics carry structured fixes: {slot, value} as the reader would type them", () => {
+  const fixesOf = (className, config, code, inputShape) => lab.check(className, config, { inputShape }).find((d) => d.code === code).fixes;
+  // d_out = 768 with 10 heads: the four head counts that divide 768 nearest 10 (ascending), then d_out for 10 heads
+  assert.deepEqual(fixesOf("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 10 }, "heads_divisibility"), [
+    { slot: "num_heads", value: "4" }, { slot: "num_heads", value: "6" }, { slot: "num_heads", value: "8" }, { slot: "num_heads", value: "12" },
+    { slot: "d_out", value: "760" }, { slot: "d_out", value: "770" },
+  ]);
+  assert.deepEqual(fixesOf("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 12, num_heads: 0.1 }, "slots_swapped"),
+    [{ slot: "dropout", value: "0.1" }, { slot: "num_heads", value: "12" }]);
+  assert.deepEqual(fixesOf("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }, "input_width", [2, 6, 4]), [{ slot: "d_in", value: "4" }]);
+  assert.deepEqual(fixesOf("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }, "context_too_short", [2, 9, 3]), [{ slot: "context_length", value: "9" }]);
+  assert.deepEqual(fixesOf("MultiHeadAttentionWrapper", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }, "wrapper_total_width"), [{ slot: "d_out", value: "64" }]);
+  // a diagnostic without a known fix has an empty list
+  assert.deepEqual(lab.check("MultiHeadAttention", { d_in: 3 }).find((d) => d.code === "missing_slot").fixes, []);
+});
