@@ -111,6 +111,9 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
   } catch (const json::parse_error& e) {
     // e.byte counts from 1 and points just past the offending character.
     bad_header_at(e.byte > 0 ? e.byte - 1 : 0, header, length, "its header is not valid JSON");
+  } catch (const json::out_of_range&) {
+    // e.g. 3e333: valid JSON syntax, but no double holds it (found by fuzz_checkpoint_header)
+    bad_header("its header holds a number too large for any size or offset");
   }
   if (!doc.is_object()) bad_header("its header is not a JSON object");
   const uint64_t data_size = file_size - 8 - length;
