@@ -104,14 +104,21 @@ static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
     s.input_axes = batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"};
     s.heads = s.kind == ClassKind::MultiHeadAttention ? HeadsKind::Fused : s.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsKind::Modules : HeadsKind::Single;
     if (s.kind == ClassKind::MultiHeadAttention) {
-      s.presets = {{"bookToy", slots("3", "2", "6", "2"), "book", 2, "the book's example: two heads of head_dim 1 on the six 3-d tokens, batch 2"},
-                   {"gpt2Small", slots("768", "768", "1024", "12"), "sentence", 2, gpt2_note},
-                   {"gpt2Medium", slots("1024", "1024", "1024", "16"), "sentence", 2, gpt2_note},
-                   {"gpt2Large", slots("1280", "1280", "1024", "20"), "sentence", 2, gpt2_note},
-                   {"gpt2XL", slots("1600", "1600", "1024", "25"), "sentence", 2, gpt2_note}};
+      s.presets = {{"bookToy", slots("3", "2", "6", "2"), "book", 2, "the book's example: two heads of head_dim 1 on the six 3-d tokens, batch 2", 0},
+                   {"gpt2Small", slots("768", "768", "1024", "12"), "sentence", 2, gpt2_note, 2},
+                   {"gpt2Medium", slots("1024", "1024", "1024", "16"), "sentence", 2, gpt2_note, 3},
+                   {"gpt2Large", slots("1280", "1280", "1024", "20"), "sentence", 2, gpt2_note, 4},
+                   {"gpt2XL", slots("1600", "1600", "1024", "25"), "sentence", 2, gpt2_note, 5}};
     }
     if (s.kind == ClassKind::MultiHeadAttentionWrapper)
-      s.presets = {{"exercise32", slots("3", "1", "6", "2"), "book", 2, "exercise 3.2: d_out = 1 per head, so two heads give an output 2 wide"}};
+      s.presets = {{"exercise32", slots("3", "1", "6", "2"), "book", 2, "exercise 3.2: d_out = 1 per head, so two heads give an output 2 wide", 1}};
+    switch (s.kind) {
+      case ClassKind::SelfAttentionV1: s.python_name = "sa_v1"; s.weights = "matrix"; s.copies_with = {"SelfAttention_v2"}; break;
+      case ClassKind::SelfAttentionV2: s.python_name = "sa_v2"; s.book_seed = 789; s.copies_with = {"SelfAttention_v1"}; break;
+      case ClassKind::CausalAttention: s.python_name = "ca"; break;
+      case ClassKind::MultiHeadAttentionWrapper: s.python_name = "wrapper"; s.converts_to = "MultiHeadAttention"; break;
+      case ClassKind::MultiHeadAttention: s.python_name = "mha"; s.converts_to = "MultiHeadAttentionWrapper"; s.loads_checkpoints = true; break;
+    }
   }
   return specs;
 }

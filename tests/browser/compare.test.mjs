@@ -63,7 +63,7 @@ describe("compare: copy weights (exercise 3.1)", () => {
 
   test("SelfAttention_v1 -> SelfAttention_v2 with every .T agrees too", async () => {
     const page = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=2");
-    await page.getByTestId("copy-dir-v1v2").check();
+    await page.getByTestId("copy-dir-sa_v1-sa_v2").check();
     assert.match(await page.getByTestId("copy-intro").textContent(), /^Builds SelfAttention_v1\(3, 2\) after torch\.manual_seed\(123\) and SelfAttention_v2\(3, 2\) after torch\.manual_seed\(789\)/);
     await page.getByTestId("copy-button").click();
     const verdict = page.getByTestId("copy-verdict");
@@ -117,7 +117,7 @@ describe("compare: copy weights (exercise 3.1)", () => {
       "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)",
       "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight)",
     ]);
-    await page.getByTestId("copy-dir-v1v2").check();
+    await page.getByTestId("copy-dir-sa_v1-sa_v2").check();
     assert.deepEqual(await lines(), [
       "# sa_v2.W_query.weight keeps its own initial values",
       "sa_v2.W_key.weight = torch.nn.Parameter(sa_v1.W_key.T)",

@@ -27,6 +27,19 @@ test("describe(className).class: input axes, how heads are made, presets and the
   }
   assert.deepEqual(facts.MultiHeadAttention.presets.map((p) => p.key), ["bookToy", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL"]);
   assert.deepEqual(facts.MultiHeadAttentionWrapper.presets.map((p) => p.key), ["exercise32"]);
+  // the order a page lists them in: the book's examples first, then the GPT-2 sizes
+  const all = lab.classes.flatMap((n) => facts[n].presets).sort((a, b) => a.order - b.order);
+  assert.deepEqual(all.map((p) => p.key), ["bookToy", "exercise32", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL"]);
+  // the other facts the page reads instead of naming classes
+  assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, 123, 123, 123]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", "linear", "linear", "linear", "linear"]);
+  assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);
+  assert.equal(facts.MultiHeadAttention.convertsTo, "MultiHeadAttentionWrapper");
+  assert.equal(facts.CausalAttention.convertsTo, "");
+  assert.deepEqual(lab.classes.filter((n) => facts[n].loadsCheckpoints), ["MultiHeadAttention"]);
+  // and they hold: copyWeights and equivalentConfig accept exactly those partners
+  assert.equal(lab.equivalentConfig("MultiHeadAttention", { d_in: 4, d_out: 4, context_length: 6, dropout: 0, num_heads: 2 }).className, facts.MultiHeadAttention.convertsTo);
   const small = facts.MultiHeadAttention.presets.find((p) => p.key === "gpt2Small");
   assert.deepEqual(small.slots, { d_in: "768", d_out: "768", context_length: "1024", dropout: "0.0", num_heads: "12", qkv_bias: "False" });
   assert.match(small.note, /2,360,064.*qkv_bias=True: 2,362,368/);

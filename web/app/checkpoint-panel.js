@@ -33,6 +33,8 @@ function loadTokenizer() {
 
 export function setupCheckpointPanel(view) {
   const { lab } = view;
+  /** The class a GPT-2 layer loads into: the core says which (MultiHeadAttention). */
+  const targetClass = lab.classes.find((name) => lab.describe(name).class.loadsCheckpoints);
   const $ = view.$;
   const section = $("checkpoint");
   const body = $("checkpoint-body");
@@ -172,9 +174,9 @@ export function setupCheckpointPanel(view) {
       if (context !== undefined) options.context_length = context;
       if (currentTarget() === "current") {
         const d = view.description;
-        if (view.state.className !== "MultiHeadAttention" || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
+        if (view.state.className !== targetClass || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
         // Made where the file is read, from this setup and seed (the module comes back as data).
-        options.into = { className: "MultiHeadAttention", config: view.currentConfig(), seed: view.seedValue() ?? 123 };
+        options.into = { className: targetClass, config: view.currentConfig(), seed: view.seedValue() ?? 123 };
       }
       const { module, report: r, bytesRead } = await loadCheckpoint(lab, view.runner, file, options);
       if (seq !== state.loadSeq) return;
@@ -188,7 +190,7 @@ export function setupCheckpointPanel(view) {
   }
 
   function showReport(file, module, r, bytesRead) {
-    const call = lab.describe("MultiHeadAttention", module.config).pythonCall ?? module.className;
+    const call = lab.describe(module.className, module.config).pythonCall ?? module.className;
     replace(status, h("div", { class: "verdict agree", dataset: { testid: "ckpt-summary" } },
       h("p", {}, S.ckptLoaded(state.layer, file.name, call)),
       bytesRead === null ? null : h("p", { class: "verdict-why" }, S.ckptBytesRead(bytesText(bytesRead), bytesText(file.size)))));
@@ -293,13 +295,14 @@ export function setupCheckpointPanel(view) {
       const x = await checkpointInput(lab, view.runner, file, { tokenIds: t.ids, layer: state.layer }); // (1, num_tokens, d)
       if (seq !== state.runSeq || module !== state.module) return;
       const { trace } = module.forward(x, { training: false, trace: true });
-      const call = lab.describe("MultiHeadAttention", module.config).pythonCall ?? module.className;
+      const call = lab.describe(module.className, module.config).pythonCall ?? module.className;
       state.runs += 1;
       traceStatus.textContent = S.ckptTraceFor(state.layer, call, t.ids.length, t.ids.length > 12 ? `${t.ids.slice(0, 12).join(", ")}, …` : t.ids.join(", "));
       const labName = $("lab-name").textContent;
       await renderTrace(stageNav, stageCards, trace, {
         words: t.words,
-        className: "MultiHeadAttention",
+        className: module.className,
+        heads: lab.describe(module.className).class.heads,
         config: module.config,
         dropout: 0,
         training: false,
@@ -327,7 +330,7 @@ export function setupCheckpointPanel(view) {
   }
 
   function refresh() {
-    const mha = view.state.className === "MultiHeadAttention" && view.description?.ok;
+    const mha = view.state.className === targetClass && view.description?.ok;
     const current = body.querySelector("#ckpt-target-current");
     current.disabled = !mha;
     if (!mha && current.checked) body.querySelector("#ckpt-target-new").checked = true;

@@ -14,23 +14,27 @@ import { inputLines, tensorLiteral } from "./python-code.js";
 
 const MATRICES = ["W_query", "W_key", "W_value"];
 const FALLBACK = { d_in: 3, d_out: 2 };
-const MULTI = new Set(["MultiHeadAttentionWrapper", "MultiHeadAttention"]);
-const VAR = { MultiHeadAttentionWrapper: "wrapper", MultiHeadAttention: "mha" };
-/** The book's seeds: torch.manual_seed(789) before SelfAttention_v2, 123 before SelfAttention_v1. */
-const SEEDS = { SelfAttention_v2: 789, SelfAttention_v1: 123 };
-/** Copy directions: which module gives its matrices, which takes them. */
-const DIRECTIONS = {
-  v2v1: { from: "SelfAttention_v2", to: "SelfAttention_v1" },
-  v1v2: { from: "SelfAttention_v1", to: "SelfAttention_v2" },
-};
-const PYVAR = { SelfAttention_v1: "sa_v1", SelfAttention_v2: "sa_v2" };
+/**
+ * Copy directions of exercise 3.1, from the core's facts: the classes whose matrices copy into each
+ * other (copiesWith), each way; the book's own direction (nn.Linear weights into plain matrices) first.
+ * Keys name the two modules as the book's code does ("sa_v2-sa_v1").
+ */
+function copyDirections(lab, facts) {
+  const pair = lab.classes.filter((name) => facts(name).copiesWith.length > 0);
+  const ways = pair.flatMap((from) => facts(from).copiesWith.map((to) => ({ from, to, book: facts(from).weights === "linear" && facts(to).weights === "matrix" })));
+  ways.sort((a, b) => Number(b.book) - Number(a.book));
+  return Object.fromEntries(ways.map((d) => [`${facts(d.from).pythonName}-${facts(d.to).pythonName}`, d]));
+}
 
 export function setupComparePanel(view) {
   const { lab, root } = view;
   const $ = view.$;
-  // Until the reader picks one, the mode follows the class: exercise 3.1 for the SelfAttention classes.
-  const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: "v2v1" };
-  const mode = () => state.mode ?? (view.state.className.startsWith("SelfAttention") ? "copy" : "convert");
+  /** What the core knows about a class (heads, python name, book seed, copy and convert partners). */
+  const facts = (className) => lab.describe(className).class;
+  const DIRECTIONS = copyDirections(lab, facts);
+  // Until the reader picks one, the mode follows the class: exercise 3.1 for the classes that copy.
+  const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };
+  const mode = () => state.mode ?? (facts(view.state.className)?.copiesWith.length ? "copy" : "convert");
   const body = $("compare-body");
 
   // ---- wrapper <-> fused ----
@@ -66,7 +70,7 @@ export function setupComparePanel(view) {
       h("input", {
         type: "radio", name: "copy-direction", value: key, id: `copy-dir-${key}`, checked: key === state.direction,
         dataset: { testid: `copy-dir-${key}` }, on: { change: () => { state.direction = key; planChanged(); } },
-      }), " ", h("span", {}, S.copyDirections[key]))));
+      }), " ", h("span", {}, S.copyDirection(DIRECTIONS[key].from, DIRECTIONS[key].to, DIRECTIONS[key].book)))));
   const copyIntro = h("p", { dataset: { testid: "copy-intro" } });
   const copySizes = h("p", { class: "muted" });
   const preview = h("code");
@@ -102,7 +106,7 @@ export function setupComparePanel(view) {
   function renderCopyIntro() {
     const dir = DIRECTIONS[state.direction];
     const setup = copySetup();
-    copyIntro.textContent = S.copyIntro(callOf(dir.from, setup), SEEDS[dir.from], callOf(dir.to, setup), SEEDS[dir.to]);
+    copyIntro.textContent = S.copyIntro(callOf(lab, dir.from, setup), facts(dir.from).bookSeed, callOf(lab, dir.to, setup), facts(dir.to).bookSeed);
     copySizes.textContent = copySizeValues() ? S.copySizesFromSlots : S.copySizesFallback;
     preview.textContent = planLines(lab, dir, currentPlan()).join("\n");
   }
@@ -166,7 +170,7 @@ export function setupComparePanel(view) {
     }
     if (body.firstChild !== convertBox && body.firstChild !== convertNote) replace(body, convertBox);
     let note = "";
-    if (!MULTI.has(s.className)) note = S.compareNeedsMulti;
+    if (!facts(s.className)?.convertsTo) note = S.compareNeedsMulti;
     else if (!d?.ok) note = S.compareNeedsValid;
     if (note) {
       convertNote.textContent = note;
@@ -176,7 +180,7 @@ export function setupComparePanel(view) {
     if (body.firstChild !== convertBox) replace(body, convertBox);
     const eq = lab.equivalentConfig(s.className, d.config);
     const c = d.config;
-    const rule = s.className === "MultiHeadAttentionWrapper"
+    const rule = facts(s.className).heads === "modules"
       ? S.converterRule.toFused(c.num_heads, c.d_out, eq.config.d_out)
       : S.converterRule.toWrapper(c.d_out, c.num_heads, eq.config.d_out);
     const canSwitch = !view.locked.size;
@@ -227,7 +231,7 @@ export function setupComparePanel(view) {
       const outA = a.forward(x, { training: false }).output;
       const outB = b.forward(x, { training: false }).output;
       const eq = lab.equivalentConfig(s.className, d.config);
-      state.result = { key: view.runKey(config), code: convertCode(s.className, converted.code, state.layout, eq.pythonCall) };
+      state.result = { key: view.runKey(config), code: convertCode(facts(s.className).pythonName, facts(eq.className).pythonName, converted.code, state.layout, eq.pythonCall) };
       replace(convertResult, renderComparison(a, b, d.pythonCall, eq.pythonCall, outA, outB, cmp, view.words(), converted.code));
     } catch (err) {
       state.result = null;
@@ -243,21 +247,20 @@ export function setupComparePanel(view) {
     const plan = currentPlan();
     const key = copyKey();
     try {
-      const make = (className) => lab.create(className, className === "SelfAttention_v2" ? setup : { d_in: setup.d_in, d_out: setup.d_out },
-        { generator: lab.manualSeed(SEEDS[className]) });
-      const modules = { SelfAttention_v2: make("SelfAttention_v2"), SelfAttention_v1: make("SelfAttention_v1") };
-      const from = modules[dir.from];
-      const to = modules[dir.to];
+      // each class takes the slots it has (qkv_bias only where there is one), after the book's seed
+      const make = (className) => lab.create(className, slotsOf(lab, className, setup), { generator: lab.manualSeed(facts(className).bookSeed) });
+      const from = make(dir.from);
+      const to = make(dir.to);
       const tokens = copyTokens(setup.d_in);
       const report = lab.copyWeights(from, to, plan, { tokens: tokens.tensor });
       const lines = report.code.trimEnd().split("\n");
-      const code = copyBlock(dir, setup, lines, tokens.lines);
+      const code = copyBlock(lab, dir, setup, lines, tokens.lines);
       state.copyResult = { key, code: code.join("\n") };
       const word = tokens.words?.[0] ?? "0";
       const side = h("div", { class: "compare-cols" },
-        column(S.copyFromTitle(dir.from, SEEDS[dir.from]), callOf(dir.from, setup), from, from.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[dir.from]),
-        column(S.copyToTitle(dir.to, SEEDS[dir.to]), callOf(dir.to, setup), to, to.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[dir.to]));
-      replace(copyResult, renderReport(report, code.slice(1), tokens.text, side, dir, lab.describe(dir.from).class.tolerance)); // without the code view's blank line
+        column(S.copyFromTitle(dir.from, facts(dir.from).bookSeed), callOf(lab, dir.from, setup), from, from.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[facts(dir.from).weights]),
+        column(S.copyToTitle(dir.to, facts(dir.to).bookSeed), callOf(lab, dir.to, setup), to, to.forward(tokens.tensor, { training: false }).output, word, S.copyRoles[facts(dir.to).weights]));
+      replace(copyResult, renderReport(lab, report, code.slice(1), tokens.text, side, dir)); // without the code view's blank line
     } catch (err) {
       state.copyResult = null;
       replace(copyResult, errorBox(S.copyError, err));
@@ -277,7 +280,7 @@ export function setupComparePanel(view) {
         if (!state.copyResult) return "";
         const setup = copySetup();
         const dir = DIRECTIONS[state.direction];
-        return copyBlock(dir, setup, planLines(lab, dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
+        return copyBlock(lab, dir, setup, planLines(lab, dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
       }
       if (!state.result || state.result.key !== view.runKey(view.currentConfig())) return "";
       return state.result.code;
@@ -291,9 +294,8 @@ function errorBox(title, err) {
     err?.hint ? h("p", { class: "diag-hint" }, err.hint) : null);
 }
 
-function convertCode(className, code, layout, otherCall) {
-  const a = VAR[className];
-  const b = VAR[className === "MultiHeadAttention" ? "MultiHeadAttentionWrapper" : "MultiHeadAttention"];
+/** The PyTorch lines of a conversion: `a` and `b` are the two modules' variable names (the core's pythonName). */
+function convertCode(a, b, code, layout, otherCall) {
   const lines = [
     "",
     `# Compare: ${otherCall} with the same weights${layout === "interleaved" ? " (interleaved on purpose: the head-merge mistake)" : ""}`,
@@ -346,9 +348,14 @@ function firstRow(out) {
 
 // ---- exercise 3.1 -----------------------------------------------------------------------------------
 
-/** `SelfAttention_v2(3, 2)` (with qkv_bias=True when the slots ask for it: only v2 has the slot). */
-function callOf(className, setup) {
-  const bias = className === "SelfAttention_v2" && setup.qkv_bias ? ", qkv_bias=True" : "";
+/** The slots of `setup` that the class has ({d_in, d_out} and qkv_bias where the class has the slot). */
+function slotsOf(lab, className, setup) {
+  return Object.fromEntries(lab.slots(className).filter((s) => s.name in setup).map((s) => [s.name, setup[s.name]]));
+}
+
+/** `SelfAttention_v2(3, 2)`, with qkv_bias=True when the slots ask for it and the class has the slot. */
+function callOf(lab, className, setup) {
+  const bias = slotsOf(lab, className, setup).qkv_bias ? ", qkv_bias=True" : "";
   return `${className}(${setup.d_in}, ${setup.d_out}${bias})`;
 }
 
@@ -358,26 +365,24 @@ function planLines(lab, dir, plan) {
 }
 
 /** The whole copy in PyTorch: both constructors after their seeds, the copy lines, the tokens, the check. */
-function copyBlock(dir, setup, lines, tokenLines) {
-  const a = PYVAR[dir.from];
-  const b = PYVAR[dir.to];
+function copyBlock(lab, dir, setup, lines, tokenLines) {
+  const facts = (className) => lab.describe(className).class;
+  const a = facts(dir.from).pythonName;
+  const b = facts(dir.to).pythonName;
+  // the book's order: the nn.Linear module first (seed 789), then the one with plain matrices (seed 123)
+  const order = [dir.from, dir.to].sort((x, y) => facts(y).bookSeed - facts(x).bookSeed);
   return [
     "",
-    dir.from === "SelfAttention_v2"
-      ? "# Exercise 3.1: SelfAttention_v2's weights into SelfAttention_v1"
-      : "# Exercise 3.1 backwards: SelfAttention_v1's matrices into SelfAttention_v2",
-    "torch.manual_seed(789)",
-    `sa_v2 = ${callOf("SelfAttention_v2", setup)}`,
-    "torch.manual_seed(123)",
-    `sa_v1 = ${callOf("SelfAttention_v1", setup)}`,
+    S.copyCodeTitle(dir.from, dir.to, dir.book),
+    ...order.flatMap((className) => [`torch.manual_seed(${facts(className).bookSeed})`, `${facts(className).pythonName} = ${callOf(lab, className, setup)}`]),
     ...lines,
     ...tokenLines,
     `print((${b}(tokens) - ${a}(tokens)).abs().max())  # the largest difference`,
   ];
 }
 
-/** `tolerance`: the core's agreement tolerance (lab.describe(className).class.tolerance). */
-function renderReport(report, lines, tokensText, side, dir, tolerance) {
+function renderReport(lab, report, lines, tokensText, side, dir) {
+  const tolerance = lab.describe(dir.from).class.tolerance;  // the core's agreement tolerance
   const bodies = report.matrices.map((m) => {
     const reversed = m.action === "shape_mismatch" && m.fromShape.length === 2 && m.toShape.length === 2
       && m.fromShape[0] === m.toShape[1] && m.fromShape[1] === m.toShape[0];
@@ -394,7 +399,7 @@ function renderReport(report, lines, tokensText, side, dir, tolerance) {
     h("table", { class: "copy-report", dataset: { testid: "copy-report" } },
       h("caption", { class: "sr-only" }, S.copyReportCaption),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyMatrix), h("th", { scope: "col" }, S.copyAction),
-        h("th", { scope: "col" }, S.copyShapes(PYVAR[dir.from], PYVAR[dir.to])))),
+        h("th", { scope: "col" }, S.copyShapes(lab.describe(dir.from).class.pythonName, lab.describe(dir.to).class.pythonName)))),
       bodies));
   const suspects = report.matrices.filter((m) => m.action !== "transposed").map((m) => m.name);
   const verdict = report.agree

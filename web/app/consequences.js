@@ -6,11 +6,12 @@ import { bytesText } from "./format.js";
 /** What the current value of one slot leads to, in a sentence (empty when nothing to say). */
 export function consequence(name, className, c, d, training, hideWidth) {
   const C = S.consequences;
-  const wrapper = className === "MultiHeadAttentionWrapper";
-  const mha = className === "MultiHeadAttention";
+  // how the class makes heads and stores weights: the core's facts (d.class)
+  const wrapper = d.class.heads === "modules";
+  const mha = d.class.heads === "fused";
   switch (name) {
     case "d_in":
-      return className === "SelfAttention_v1" ? C.dInV1(c.d_in, c.d_out) : C.dIn(c.d_in, c.d_out);
+      return d.class.weights === "matrix" ? C.dInV1(c.d_in, c.d_out) : C.dIn(c.d_in, c.d_out);
     case "d_out":
       if (hideWidth) return wrapper ? C.dOutHidden(c.d_out) : "";
       if (wrapper) return C.dOutWrapper(c.num_heads, c.d_out, d.outputWidth);

@@ -19,9 +19,10 @@ const MAX_TOKENS = 4096;
 /** Slot texts every widget starts from (switching class keeps every value with the same name). */
 const SLOT_START = { d_in: "3", d_out: "2", context_length: "6", dropout: "0.0", num_heads: "2", qkv_bias: "False" };
 
-/** Every class's presets, as the core gives them (the page keeps no copy), with the class they set. */
+/** Every class's presets, as the core gives them (the page keeps no copy), with the class they set, in the core's order. */
 export function presetsOf(lab) {
-  return lab.classes.flatMap((className) => lab.describe(className).class.presets.map((p) => ({ ...p, className, source: p.tokens })));
+  const all = lab.classes.flatMap((className) => lab.describe(className).class.presets.map((p) => ({ ...p, className, source: p.tokens })));
+  return all.sort((a, b) => a.order - b.order);
 }
 
 /** Controls that `locked="..."` may name besides the slots. */
@@ -824,9 +825,10 @@ export class LabView {
     const width = parsed[parsed.length - 1];
     const cfg = run.config;
     if (!held) {
-      if (run.className === "MultiHeadAttentionWrapper" && width === cfg.d_out && cfg.num_heads > 1) why.push(S.predictWhyWrapper);
-      else if (run.className === "MultiHeadAttention" && width === run.headDim && cfg.num_heads > 1) why.push(S.predictWhyHeadDim);
-      else if (run.className === "MultiHeadAttention" && width === cfg.d_out * cfg.num_heads && cfg.num_heads > 1) why.push(S.predictWhyFused);
+      const heads = this.lab.describe(run.className).class.heads;  // how the class makes heads: the core's fact
+      if (heads === "modules" && width === cfg.d_out && cfg.num_heads > 1) why.push(S.predictWhyWrapper);
+      else if (heads === "fused" && width === run.headDim && cfg.num_heads > 1) why.push(S.predictWhyHeadDim);
+      else if (heads === "fused" && width === cfg.d_out * cfg.num_heads && cfg.num_heads > 1) why.push(S.predictWhyFused);
       if (parsed.length > 1) {
         if (shape.length === 3 && parsed[0] !== shape[0]) why.push(S.predictWhyBatch(shape[0]));
         if (shape.length === 2 && parsed.length === 3) why.push(S.predictWhyNoBatch);
@@ -919,6 +921,7 @@ export class LabView {
     const ctx = {
       words: w,
       className: s.className,
+      heads: described.class.heads,
       config: described.config,
       dropout: described.config.dropout ?? 0,
       training: s.training,
@@ -1004,7 +1007,7 @@ export class LabView {
       if (s.source === "custom") tokens = s.custom.texts;
       else if (s.source === "book") tokens = gridTexts(this.lab.bookTokens());
       text = pythonCode({
-        className: s.className, pythonCall: d.pythonCall, config: d.config, seed: this.seedValue(), source: s.source,
+        className: s.className, pythonName: d.class.pythonName, pythonCall: d.pythonCall, config: d.config, seed: this.seedValue(), source: s.source,
         words: this.words(), tokens, sentenceTokens: typeof this.lab.sentenceTokens === "function",
         batch: this.singleSequence() ? 0 : s.batch, training: s.training, outputShape: this.inputShape(config) ? outputShape(this.inputShape(config), d.outputWidth) : null,
         extra: this.compare?.code() ?? "",

@@ -2,14 +2,6 @@
 // the forward pass and (when one is on screen) the comparison. Pure text, no DOM.
 import { f32Text } from "./format.js";
 
-const VAR = {
-  SelfAttention_v1: "sa_v1",
-  SelfAttention_v2: "sa_v2",
-  CausalAttention: "ca",
-  MultiHeadAttentionWrapper: "wrapper",
-  MultiHeadAttention: "mha",
-};
-
 /** `name = torch.tensor([...])` with one row per line and the token as a comment. */
 export function tensorLiteral(name, tensorOrTexts, words) {
   const rows = Array.isArray(tensorOrTexts)
@@ -59,11 +51,12 @@ export function inputLines(name, o) {
 }
 
 /**
- * @param o {className, pythonCall, config, seed, source, words, tokens (texts for book/custom), sentenceTokens,
- *           batch (0 for the unbatched classes), training, outputShape, extra}
+ * @param o {className, pythonName (the core's: "mha", ...), pythonCall, config, seed, source, words,
+ *           tokens (texts for book/custom), sentenceTokens, batch (0 for the unbatched classes), training,
+ *           outputShape, extra}
  */
 export function pythonCode(o) {
-  const v = VAR[o.className];
+  const v = o.pythonName;
   const c = o.config;
   const L = [
     "import torch",

@@ -223,6 +223,8 @@ export const S = {
   exportHeatmapLabel: (name, fmt) => `Download the heatmap of ${name} as ${fmt}`,
   exportStageLabel: (id, fmt) => `Download ${id} as ${fmt}`,
   nonFiniteStage: "Numbers went bad here:",
+  /** The class a widget starts on (with the book's toy sizes) when nothing else is given. */
+  defaultClass: "MultiHeadAttention",
   stageWhy: {
     input: "The token embeddings the module reads: one row per token.",
     queries: "What each token is looking for.",
@@ -269,10 +271,8 @@ export const S = {
   compareError: "The comparison failed",
 
   copyDirectionLegend: "Direction",
-  copyDirections: {
-    v2v1: "SelfAttention_v2 → SelfAttention_v1 (the book’s exercise)",
-    v1v2: "SelfAttention_v1 → SelfAttention_v2",
-  },
+  copyDirection: (from, to, book) => `${from} → ${to}${book ? " (the book’s exercise)" : ""}`,
+  copyCodeTitle: (from, to, book) => (book ? `# Exercise 3.1: ${from}'s weights into ${to}` : `# Exercise 3.1 backwards: ${from}'s matrices into ${to}`),
   copyIntro: (fromCall, fromSeed, toCall, toSeed) =>
     `Builds ${fromCall} after torch.manual_seed(${fromSeed}) and ${toCall} after torch.manual_seed(${toSeed}), copies the matrices you tick from the first into the second, then runs both on the same tokens.`,
   copySizesFromSlots: "d_in and d_out (and SelfAttention_v2’s qkv_bias) come from the slots above.",
@@ -282,9 +282,10 @@ export const S = {
   copyStale: "The direction, the boxes or the setup changed since this copy: press Copy and compare to update it.",
   copyFromTitle: (cls, seed) => `From: ${cls} (seed ${seed})`,
   copyToTitle: (cls, seed) => `To: ${cls} (seed ${seed}), after the copy`,
+  /** By how the class stores its weights (the core's `weights` fact). */
   copyRoles: {
-    SelfAttention_v1: "Matrices stored (d_in, d_out), used as x @ W.",
-    SelfAttention_v2: "nn.Linear weights stored (d_out, d_in), used as x @ W.T.",
+    matrix: "Matrices stored (d_in, d_out), used as x @ W.",
+    linear: "nn.Linear weights stored (d_out, d_in), used as x @ W.T.",
   },
   copyMatrix: "Matrix",
   copyCopy: "copy",

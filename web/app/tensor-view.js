@@ -94,8 +94,7 @@ function stageCard(stage, ctx, stages) {
 function scaleNote(ctx) {
   const dk = ctx.headDim;
   const scale = Number((1 / Math.sqrt(dk)).toFixed(4));
-  const source = ctx.className === "MultiHeadAttention" ? S.dkSources.mha(dk)
-    : ctx.className === "MultiHeadAttentionWrapper" ? S.dkSources.wrapper(dk) : S.dkSources.single(dk);
+  const source = ctx.heads === "fused" ? S.dkSources.mha(dk) : ctx.heads === "modules" ? S.dkSources.wrapper(dk) : S.dkSources.single(dk);
   return S.scaleNote(dk, scale, source);
 }
 
@@ -163,7 +162,7 @@ function concatMap(stage, ctx) {
     const to = from + per - 1;
     bar.append(h("li", { class: `head-${i % 8}`, dataset: { head: String(i) } }, per === 1 ? S.concatHeadOne(i, from) : S.concatHead(i, from, to)));
   }
-  const note = ctx.className === "MultiHeadAttention" ? S.concatNoteMha(heads, per) : S.concatNoteWrapper(per);
+  const note = ctx.heads === "fused" ? S.concatNoteMha(heads, per) : S.concatNoteWrapper(per);
   return h("div", { class: "concat" }, h("h4", {}, S.concatHeading), bar, h("p", { class: "muted" }, note));
 }
 

@@ -3,8 +3,10 @@
 //   ?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123
 // Every value read here is only ever used as input text (validated like typing), never as HTML.
 
+import { S } from "./strings.js";
+
 export const DEFAULTS = Object.freeze({
-  className: "MultiHeadAttention",
+  className: S.defaultClass,
   seed: "123",
   source: "book", // "book" | "sentence" | "random" | "custom"
   tokens: "Your journey starts with one step",

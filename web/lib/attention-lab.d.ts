@@ -194,6 +194,8 @@ export interface Preset {
   batch: number;
   /** E.g. why qkv_bias is False in the GPT-2 presets. */
   note: string;
+  /** Place among every class's presets as a page lists them (the book's examples first). */
+  order: number;
 }
 
 /** The core's facts about one class: the page and the widget read them and keep no copy. */
@@ -210,6 +212,18 @@ export interface ClassFacts {
   presets: Preset[];
   /** Stages agree when no value differs by more than this (1e-6). */
   tolerance: number;
+  /** The variable the book's listings give a module of this class: "sa_v1", "sa_v2", "ca", "wrapper", "mha". */
+  pythonName: string;
+  /** The seed the book calls torch.manual_seed with before building one (789 for SelfAttention_v2 in exercise 3.1, else 123). */
+  bookSeed: number;
+  /** "matrix": nn.Parameter (d_in, d_out) used as x @ W (SelfAttention_v1); "linear": nn.Linear, weight (d_out, d_in). */
+  weights: "matrix" | "linear";
+  /** Classes copyWeights takes this class's matrices to (exercise 3.1: v1 <-> v2). */
+  copiesWith: ClassName[];
+  /** The class convert / equivalentConfig turn this one into ("" when none). */
+  convertsTo: ClassName | "";
+  /** Whether loadCheckpoint loads a GPT-2 layer into this class (MultiHeadAttention). */
+  loadsCheckpoints: boolean;
 }
 
 /** One stage of a forward pass. `axes` names each axis of `shape`. */

@@ -287,10 +287,17 @@ val classes() {
       o.set("tokens", p.tokens);
       o.set("batch", p.batch);
       o.set("note", p.note);
+      o.set("order", p.order);
       presets.call<void>("push", o);
     }
     c.set("presets", presets);
     c.set("tolerance", kAgreementTolerance);
+    c.set("pythonName", spec.python_name);
+    c.set("bookSeed", static_cast<double>(spec.book_seed));
+    c.set("weights", spec.weights);
+    c.set("copiesWith", array_of_strings(spec.copies_with));
+    c.set("convertsTo", spec.converts_to);
+    c.set("loadsCheckpoints", spec.loads_checkpoints);
     out.call<void>("push", c);
   }
   return out;

@@ -59,6 +59,7 @@ struct Preset {
   std::string tokens;  // "book" (the chapter's six 3-d tokens) or "sentence" (seeded embeddings of d_in)
   int batch = 2;
   std::string note;    // what to know about it (e.g. why qkv_bias is False)
+  int order = 0;       // place among every class's presets, as a page lists them (the book's examples first)
 };
 
 /// Stages agree when no value differs by more than this (compare, weight copies; PyTorch fixtures).
@@ -75,6 +76,19 @@ struct ClassSpec {
   std::vector<std::string> input_axes = {};
   HeadsKind heads = HeadsKind::Single;
   std::vector<Preset> presets = {};
+  /// The variable the book's listings (and the page's PyTorch code) give a module: "sa_v1", "mha", ...
+  std::string python_name = "";
+  /// The seed the book calls torch.manual_seed with before building one (exercise 3.1: 789 for v2).
+  int64_t book_seed = 123;
+  /// How W_query/W_key/W_value are stored: "matrix" (nn.Parameter (d_in, d_out), x @ W) or "linear"
+  /// (nn.Linear, weight (d_out, d_in), x @ W.T + b).
+  std::string weights = "linear";
+  /// Classes copy_weights takes this class's matrices to (exercise 3.1: v1 <-> v2).
+  std::vector<std::string> copies_with = {};
+  /// The class equivalent_config converts to (wrapper <-> fused MultiHeadAttention), "" when none.
+  std::string converts_to = "";
+  /// Whether a GPT-2 checkpoint layer loads into this class (plan_gpt2_attention builds one).
+  bool loads_checkpoints = false;
 };
 
 /// The five classes in the book's order.
