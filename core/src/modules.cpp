@@ -48,9 +48,19 @@ std::vector<ParameterSpec> parameter_specs(const ModuleConfig& c) {
       for (int64_t h = 0; h < c.num_heads; ++h) add_qkv(specs, "heads." + std::to_string(h) + ".", c, c.d_out);
       break;
     case ClassKind::MultiHeadAttention:
+    case ClassKind::MultiHeadAttentionWithSWA:
       add_qkv(specs, "", c, c.d_out);
       add_linear(specs, "out_proj", c.d_out, c.d_out, true);
       break;
+    case ClassKind::GroupedQueryAttention: {
+      // Registered (so drawn under torch.manual_seed) in the book's order: key, value, query, out_proj.
+      const int64_t kv_width = c.num_kv_groups * c.head_dim();
+      add_linear(specs, "W_key", c.d_in, kv_width, c.qkv_bias);
+      add_linear(specs, "W_value", c.d_in, kv_width, c.qkv_bias);
+      add_linear(specs, "W_query", c.d_in, c.d_out, c.qkv_bias);
+      add_linear(specs, "out_proj", c.d_out, c.d_out, false);
+      break;
+    }
   }
   return specs;
 }
@@ -73,7 +83,7 @@ AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forwar
     for (int which = 0; which < 4; ++which) {
       if (which == 3 && !p.out_proj) continue;
       const int64_t k = which == 3 ? config.d_out : config.d_in;
-      const int64_t n = which == 3 ? config.d_out : p.proj_width;
+      const int64_t n = which == 3 ? config.d_out : which == 0 ? p.proj_width : p.kv_heads * p.head_dim;  // keys and values: kv_heads heads
       prepared_.weight[which] = ops::PackedMatrix{k, n, std::vector<float>(static_cast<size_t>(ops::packed_floats(k, n)), 0.0f)};  // zeros in any layout
       if (p.layout == HeadsIn::Modules && config.qkv_bias && which < 3) prepared_.bias[which].assign(static_cast<size_t>(n), 0.0f);
     }
@@ -357,16 +367,23 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     // Pass 1, project: x (b*T, d_in) @ W (d_in, H*hd) + bias -> (b, T, H*hd), then split the heads
     // into (b, H, T, hd) row-major: the fused view(b, T, H, hd).transpose(1, 2), or the wrapper's
     // head h taking columns h*d_out .. (h+1)*d_out-1 (the same index map).
-    Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(head_shape(T, hd)), Tensor(head_shape(T, hd))};  // (b, H, T, hd)
+    // Keys and values have KV heads (GroupedQueryAttention's num_kv_groups; else KV = H): query head
+    // h reads key/value head h / group_size, which is what repeat_interleave(group_size, dim=1) does.
+    const int64_t KV = p.kv_heads;
+    const int64_t group = p.group_size;
+    Shape kv_shape = head_shape(T, hd);
+    if (p.per_head_axes) kv_shape[1] = KV;
+    Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(kv_shape), Tensor(kv_shape)};  // (b, H, T, hd), (b, KV, T, hd) x 2
     {
       std::vector<float> proj(static_cast<size_t>(b * T * proj_width));  // (b*T, H*hd), freed after the projections
       for (int m = 0; m < 3; ++m) {
-        ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, H*hd)
+        const int64_t heads = m == 0 ? H : KV, width = heads * hd;
+        ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, heads*hd)
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
           for (int64_t t = 0; t < T; ++t)
-            for (int64_t h = 0; h < H; ++h)
-              std::copy_n(proj.data() + (bi * T + t) * proj_width + h * hd, hd, dst + ((bi * H + h) * T + t) * hd);
+            for (int64_t h = 0; h < heads; ++h)
+              std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * T + t) * hd);
       }
     }
 
@@ -397,22 +414,30 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
         std::copy(s, s + T * T, d.begin() + static_cast<std::ptrdiff_t>(offset));
       }
     };
+    // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask).
+    const int64_t window = p.window;
+    const auto hidden = [&](int64_t i, int64_t j) { return j > i || (window > 0 && i - j >= window); };
     const auto attend = [&](int64_t bi, int64_t h) {
       const size_t slab_index = static_cast<size_t>(bi * H + h);
+      const size_t kv_index = static_cast<size_t>(bi * KV + h / group);
       const float* q = qkv[0].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
-      const float* k = qkv[1].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
-      const float* v = qkv[2].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
+      const float* k = qkv[1].data.data() + kv_index * static_cast<size_t>(T * hd);  // (T, hd)
+      const float* v = qkv[2].data.data() + kv_index * static_cast<size_t>(T * hd);  // (T, hd)
       const size_t offset = slab_index * static_cast<size_t>(T * T);
       float* s = slab.data();
       // scores = q @ k^T (T, T); with a causal mask and no trace only the lower triangle is needed.
       ops::pack_b_into(keys_t, k, hd, T, true);  // reuses the buffer of the previous head
       ops::gemm(q, T, hd, keys_t, nullptr, s, causal && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
       keep(scores, offset, s);
-      if (causal && tracing) {  // the masked scores as the book writes them; the softmax below needs no -inf
+      if (causal && tracing) {  // the masked scores as the book writes them; the softmax below needs no -inf past the diagonal
         for (int64_t i = 0; i < T; ++i)
           for (int64_t j = i + 1; j < T; ++j) s[i * T + j] = -std::numeric_limits<float>::infinity();
-        keep(masked, offset, s);
       }
+      if (window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
+        for (int64_t i = window; i < T; ++i)
+          for (int64_t j = 0; j <= i - window; ++j) s[i * T + j] = -std::numeric_limits<float>::infinity();
+      }
+      if (causal && tracing) keep(masked, offset, s);
       ops::scaled_softmax_rows(s, T, T, p.scale_div, causal);  // softmax(scores / d_k**0.5); masked keys get weight 0
       keep(weights, offset, s);
       if (apply_dropout) options.generator->dropout(s, T * T, p.dropout);
@@ -437,7 +462,8 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       if (causal && tracing) {
         Tensor mask({T, T});  // (num_tokens, num_tokens), 1 where a key is masked
         for (int64_t i = 0; i < T; ++i)
-          for (int64_t j = i + 1; j < T; ++j) mask.data[static_cast<size_t>(i * T + j)] = 1.0f;
+          for (int64_t j = 0; j < T; ++j)
+            if (hidden(i, j)) mask.data[static_cast<size_t>(i * T + j)] = 1.0f;
         emit(StageId::Mask, std::move(mask));
       }
       emit(StageId::AttnScoresMasked, std::move(masked));

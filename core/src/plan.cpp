@@ -11,9 +11,10 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   ForwardPlan p;
   p.config = c;
   p.batched = c.batched();
-  p.layout = c.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsIn::Modules : c.kind == ClassKind::MultiHeadAttention ? HeadsIn::Fused : HeadsIn::Single;
+  p.layout = c.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsIn::Modules : c.fused_heads() ? HeadsIn::Fused : HeadsIn::Single;
   p.query_heads = p.layout == HeadsIn::Single ? 1 : c.num_heads;
-  p.kv_heads = p.query_heads;
+  p.kv_heads = p.layout == HeadsIn::Single ? 1 : c.kv_heads();
+  p.group_size = p.kv_heads > 0 ? p.query_heads / p.kv_heads : 1;
   p.per_head_axes = p.layout != HeadsIn::Single;
   p.head_dim = c.head_dim();
   p.head_dim_name = p.layout == HeadsIn::Fused ? "head_dim" : "d_out";
@@ -21,11 +22,14 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   p.output_width = c.output_width();
   p.scale_div = static_cast<float>(std::sqrt(static_cast<double>(p.head_dim)));
   p.mask = c.causal() ? MaskKind::Causal : MaskKind::None;
+  p.window = c.sliding_window_size;
+  p.mask_buffer = c.has_context_length();
   p.dropout_stage = c.has_dropout();
   p.dropout = c.dropout;
   p.dropout_heads_outer = p.layout == HeadsIn::Modules;
   p.matmul_projection = c.kind == ClassKind::SelfAttentionV1;
   p.out_proj = p.layout == HeadsIn::Fused;
+  p.out_proj_bias = p.out_proj && c.kind != ClassKind::GroupedQueryAttention;
   return p;
 }
 
@@ -63,12 +67,21 @@ constexpr TextRow kStageTexts[] = {
     {StageId::Queries, "single", "{Stage}{per_head}", "{stage} = {W}(x)  (x @ weight.T{bias})"},
     {StageId::Queries, "modules", "{Stage}{per_head}", "{stage}[:, h] = heads[h].{W}(x)  (x @ weight.T{bias})"},
     {StageId::Queries, "fused", "{Stage}{per_head}", "{stage} = ({W}(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
+    {StageId::Queries, "grouped", "{Stage} per key/value head ({kv_heads}, each shared by {group_size} query heads)",
+     "{stage} = ({W}(x)).view(b, num_tokens, num_kv_groups, head_dim).transpose(1, 2)  (x @ weight.T{bias}; weight is ({kv_width}, d_in))"},
     {StageId::AttnScores, "unbatched", "Attention scores{per_head}", "queries @ keys.T"},
     {StageId::AttnScores, "batched", "Attention scores{per_head}", "queries @ keys.transpose(1, 2)"},
     {StageId::AttnScores, "fused", "Attention scores{per_head}", "queries @ keys.transpose(2, 3)"},
-    {StageId::Mask, "", "Causal mask (top-left {num_tokens} x {num_tokens} of the {context_length} x {context_length} buffer)",
+    {StageId::AttnScores, "grouped", "Attention scores per query head (query head h uses key head h // {group_size})",
+     "queries @ keys.repeat_interleave({group_size}, dim=1).transpose(2, 3)"},
+    {StageId::Mask, "buffer", "Causal mask (top-left {num_tokens} x {num_tokens} of the {context_length} x {context_length} buffer)",
      "mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)[:num_tokens, :num_tokens]"},
+    {StageId::Mask, "tokens", "Causal mask for the {num_tokens} tokens given (no context_length: built each forward)",
+     "mask = q_positions.unsqueeze(-1) < k_positions.unsqueeze(0), positions = torch.arange(num_tokens)"},
+    {StageId::Mask, "window", "Sliding-window causal mask: each query sees itself and at most {window_before} keys before it (sliding_window_size = {window})",
+     "mask = (diff < 0) | (diff >= {window}), diff = q_positions.unsqueeze(-1) - k_positions.unsqueeze(0)"},
     {StageId::AttnScoresMasked, "", "Masked scores (future keys set to -inf)", "attn_scores.masked_fill_(mask.bool(), -torch.inf)"},
+    {StageId::AttnScoresMasked, "window", "Masked scores (future keys and keys {window} or more tokens back set to -inf)", "attn_scores.masked_fill_(mask, -torch.inf)"},
     {StageId::AttnWeights, "", "Attention weights{per_head} (each row sums to 1)",
      "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = {head_dim}: scores divided by {scale}"},
     {StageId::AttnWeightsDropout, "train", "Attention weights after dropout (p = {p})",
@@ -78,11 +91,13 @@ constexpr TextRow kStageTexts[] = {
     {StageId::AttnWeightsDropout, "eval", "Attention weights after dropout (eval: dropout skipped)", "dropout(attn_weights) = attn_weights in eval mode"},
     {StageId::AttnWeightsDropout, "p0", "Attention weights after dropout (dropout = 0.0: nothing dropped)", "dropout(attn_weights) = attn_weights when p = 0"},
     {StageId::ContextVec, "", "Context vectors{per_head}", "context_vec = attn_weights @ values"},
+    {StageId::ContextVec, "grouped", "Context vectors per query head", "context_vec = attn_weights @ values.repeat_interleave({group_size}, dim=1)"},
     {StageId::HeadsConcat, "modules", "Heads concatenated: width num_heads x d_out = {num_heads} x {head_dim} = {width}",
      "torch.cat([head(x) for head in heads], dim=-1): head h fills columns h*d_out to (h+1)*d_out-1"},
     {StageId::HeadsConcat, "fused", "Heads merged back to tokens: width d_out = {d_out}",
      "context_vec.transpose(1, 2).contiguous().view(b, num_tokens, d_out): (t, h, j) -> column h*head_dim + j"},
     {StageId::OutProj, "", "Output projection", "out_proj(context_vec) = context_vec @ out_proj.weight.T + out_proj.bias"},
+    {StageId::OutProj, "nobias", "Output projection (no bias)", "out_proj(context_vec) = context_vec @ out_proj.weight.T"},
     {StageId::Output, "", "Output: width {width} = {rule}", "output"},
 };
 
@@ -106,11 +121,17 @@ std::string fill(const std::string& text, const std::vector<std::pair<std::strin
 
 const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
   switch (id) {
-    case StageId::Queries:
     case StageId::Keys:
     case StageId::Values:
+      if (p.kv_projection_width_differs()) return "grouped";
+      [[fallthrough]];
+    case StageId::Queries:
       return p.matmul_projection ? "matmul" : p.layout == HeadsIn::Modules ? "modules" : p.layout == HeadsIn::Fused ? "fused" : "single";
-    case StageId::AttnScores: return p.layout == HeadsIn::Fused ? "fused" : p.batched ? "batched" : "unbatched";
+    case StageId::AttnScores: return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsIn::Fused ? "fused" : p.batched ? "batched" : "unbatched";
+    case StageId::Mask: return p.window > 0 ? "window" : p.mask_buffer ? "buffer" : "tokens";
+    case StageId::AttnScoresMasked: return p.window > 0 ? "window" : "";
+    case StageId::ContextVec: return p.kv_projection_width_differs() ? "grouped" : "";
+    case StageId::OutProj: return p.out_proj_bias ? "" : "nobias";
     case StageId::AttnWeightsDropout: return training && p.dropout >= 1.0 ? "all" : training && p.dropout > 0.0 ? "train" : !training ? "eval" : "p0";
     case StageId::HeadsConcat: return p.layout == HeadsIn::Modules ? "modules" : "fused";
     default: return "";
@@ -157,6 +178,11 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       {"scale", fmt(p.scale_div, 6)},
       {"p", fmt(p.dropout)},
       {"kept", p.dropout < 1.0 ? fmt(1.0f / static_cast<float>(1.0 - p.dropout), 6) : std::string("inf")},
+      {"kv_heads", std::to_string(p.kv_heads)},
+      {"group_size", std::to_string(p.group_size)},
+      {"kv_width", std::to_string(p.kv_heads * p.head_dim)},
+      {"window", std::to_string(p.window)},
+      {"window_before", std::to_string(p.window > 0 ? p.window - 1 : 0)},
   };
   const bool projection = id == StageId::Queries || id == StageId::Keys || id == StageId::Values;
   if (projection) {
@@ -175,9 +201,12 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
   }
   switch (id) {
     case StageId::Input: out.axes = p.batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"}; break;
-    case StageId::Queries:
     case StageId::Keys:
     case StageId::Values:
+      out.axes = head_axes(p, "num_tokens", p.head_dim_name);
+      if (p.kv_projection_width_differs()) out.axes[1] = "num_kv_groups";
+      break;
+    case StageId::Queries:
     case StageId::ContextVec: out.axes = head_axes(p, "num_tokens", p.head_dim_name); break;
     case StageId::Mask: out.axes = {"query", "key"}; break;
     case StageId::HeadsConcat:
@@ -200,8 +229,9 @@ double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape,
   // (it is what refuses them; found by fuzz_validator).
   const double panel = static_cast<double>(ops::packed_floats(1, 1));
   const auto packed = [panel](double k, double n) { return std::ceil(n / panel) * k * panel; };
-  double floats = 3 * packed(d_in, proj) + (c.qkv_bias ? 3 * proj : 0);
-  if (p.out_proj) floats += packed(d_out, d_out) + d_out;
+  const double kv_width = static_cast<double>(p.kv_heads * p.head_dim), kv_heads = static_cast<double>(p.kv_heads);
+  double floats = packed(d_in, proj) + 2 * packed(d_in, kv_width) + (c.qkv_bias ? proj + 2 * kv_width : 0);
+  if (p.out_proj) floats += packed(d_out, d_out) + (p.out_proj_bias ? d_out : 0);
   if (input_shape && !input_shape->empty()) {
     const Shape& s = *input_shape;
     const double b = s.size() == 3 ? static_cast<double>(s[0]) : 1.0;
@@ -211,13 +241,14 @@ double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape,
     // What the forward allocates: the input copy, q/k/v per head and the projection scratch, one
     // (T, T) slab with the packed keys and values of one head, the context per head, the merged
     // heads and the output.
-    floats += b * t * d_in + 3 * b * heads * t * hd + b * t * proj + t * t + packed(hd, t) + packed(t, hd) + b * heads * t * hd + b * t * proj + b * t * width;
+    floats += b * t * d_in + b * (heads + 2 * kv_heads) * t * hd + b * t * proj + t * t + packed(hd, t) + packed(t, hd) + b * heads * t * hd + b * t * proj + b * t * width;
     if (trace) {
       // What only the trace keeps (the rest is moved into it): the four (b, H, T, T) stages, the
       // (T, T) mask, and copies of the input, out_proj and the output.
       floats += 4 * b * heads * t * t + t * t + b * t * d_in + 2 * b * t * width;
-      // and each of its 13 stages' summaries: at most one per (b, head) slice, 12 floats' worth each
-      floats += 13 * b * heads * 12;
+      // and each of its 13 stages' summaries: at most one per (b, head) slice, 12 floats' worth each,
+      // and its texts (title, formula, axes and the fields that fill them: about 256 bytes a stage)
+      floats += 13 * b * heads * 12 + 13 * 64;
     }
   }
   return floats * 4.0;

@@ -50,6 +50,8 @@ const char* slot_type_name(SlotType t) {
     case SlotType::Int: return "int";
     case SlotType::Float: return "float";
     case SlotType::Bool: return "bool";
+    case SlotType::OptionalInt: return "int | None";
+    case SlotType::Dtype: return "torch.dtype | None";
   }
   return "";
 }
@@ -88,6 +90,23 @@ std::vector<ClassSpec> make_specs() {
         heads_slot("number of heads sharing d_out; d_out must be divisible by it"), bias_slot(6)},
        "Fused multi-head attention: one projection per q/k/v split into heads, merged, then out_proj.",
        "section 3.6.2"},
+      {ClassKind::GroupedQueryAttention, "GroupedQueryAttention",
+       {d_in_slot(), d_out_slot("TOTAL width of the queries and the output, split into num_heads heads of head_dim = d_out / num_heads"),
+        {"dropout", 3, SlotType::Float, std::nullopt, "probability of zeroing each attention weight in training (survivors scaled by 1/(1-p))"},
+        {"num_heads", 4, SlotType::Int, std::nullopt, "number of query heads; d_out must be divisible by it"},
+        {"num_kv_groups", 5, SlotType::Int, std::nullopt, "number of key/value heads, each shared by num_heads / num_kv_groups query heads (1: multi-query attention)"},
+        {"dtype", 6, SlotType::Dtype, SlotValue::none(), "parameter dtype: None (float32, PyTorch's default)"},
+        {"qkv_bias", 7, SlotType::Bool, SlotValue::boolean_value(false), "add a bias to the query, key and value projections"}},
+       "Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj without bias.",
+       "chapter 4 bonus, ch04/04_gqa"},
+      {ClassKind::MultiHeadAttentionWithSWA, "MultiHeadAttentionWithSWA",
+       {d_in_slot(), d_out_slot("TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads"),
+        {"dropout", 3, SlotType::Float, std::nullopt, "probability of zeroing each attention weight in training (survivors scaled by 1/(1-p))"},
+        {"num_heads", 4, SlotType::Int, std::nullopt, "number of heads sharing d_out; d_out must be divisible by it"},
+        {"qkv_bias", 5, SlotType::Bool, SlotValue::boolean_value(false), "add a bias to the query, key and value projections"},
+        {"sliding_window_size", 6, SlotType::OptionalInt, SlotValue::none(), "keys a query sees: itself and the sliding_window_size - 1 before it (None: every earlier key, plain causal)"}},
+       "The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length.",
+       "chapter 4 bonus, ch04/06_swa"},
   };
 }
 }  // namespace
@@ -102,7 +121,9 @@ static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
   for (ClassSpec& s : specs) {
     const bool batched = s.kind != ClassKind::SelfAttentionV1 && s.kind != ClassKind::SelfAttentionV2;
     s.input_axes = batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"};
-    s.heads = s.kind == ClassKind::MultiHeadAttention ? HeadsKind::Fused : s.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsKind::Modules : HeadsKind::Single;
+    ModuleConfig probe;
+    probe.kind = s.kind;
+    s.heads = probe.fused_heads() ? HeadsKind::Fused : s.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsKind::Modules : HeadsKind::Single;
     if (s.kind == ClassKind::MultiHeadAttention) {
       s.presets = {{"bookToy", slots("3", "2", "6", "2"), "book", 2, "the book's example: two heads of head_dim 1 on the six 3-d tokens, batch 2", 0},
                    {"gpt2Small", slots("768", "768", "1024", "12"), "sentence", 2, gpt2_note, 2},
@@ -118,6 +139,22 @@ static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
       case ClassKind::CausalAttention: s.python_name = "ca"; break;
       case ClassKind::MultiHeadAttentionWrapper: s.python_name = "wrapper"; s.converts_to = "MultiHeadAttention"; break;
       case ClassKind::MultiHeadAttention: s.python_name = "mha"; s.converts_to = "MultiHeadAttentionWrapper"; s.loads_checkpoints = true; break;
+      case ClassKind::GroupedQueryAttention:
+        s.python_name = "gqa";
+        s.presets = {{"gqaToy", {{"d_in", "3"}, {"d_out", "4"}, {"dropout", "0.0"}, {"num_heads", "4"}, {"num_kv_groups", "2"}}, "book", 2,
+                      "four query heads of head_dim 1 on the six 3-d tokens; two key/value heads, each shared by two query heads", 6},
+                     {"gqaSmall", {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "4"}}, "sentence", 2,
+                      "GPT-2 small's widths with 4 key/value heads, each shared by 3 query heads: a third of the key/value cache of MultiHeadAttention(768, ...)", 8},
+                     {"mqaSmall", {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "1"}}, "sentence", 2,
+                      "multi-query attention: one key/value head shared by all 12 query heads (num_kv_groups = 1)", 9}};
+        break;
+      case ClassKind::MultiHeadAttentionWithSWA:
+        s.python_name = "swa";
+        s.presets = {{"swaToy", {{"d_in", "3"}, {"d_out", "2"}, {"dropout", "0.0"}, {"num_heads", "2"}, {"sliding_window_size", "3"}}, "book", 2,
+                      "the book's toy sizes with a window of 3: each token sees itself and the two before it", 7},
+                     {"swaSmall", {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"sliding_window_size", "4"}}, "sentence", 2,
+                      "GPT-2 small's widths with a window of 4 keys (models such as Gemma 3 use windows of 1,024 in contexts of 128k)", 10}};
+        break;
     }
   }
   return specs;
@@ -150,7 +187,12 @@ const ClassSpec& class_spec(ClassKind kind) {
 }
 
 int64_t ModuleConfig::head_dim() const {
-  return kind == ClassKind::MultiHeadAttention && num_heads > 0 ? d_out / num_heads : d_out;
+  return fused_heads() && num_heads > 0 ? d_out / num_heads : d_out;
+}
+
+int64_t ModuleConfig::kv_heads() const {
+  if (kind == ClassKind::GroupedQueryAttention) return num_kv_groups;
+  return kind == ClassKind::MultiHeadAttentionWrapper || fused_heads() ? num_heads : 1;
 }
 
 int64_t ModuleConfig::output_width() const {
@@ -163,7 +205,11 @@ std::string ModuleConfig::output_width_rule() const {
     case ClassKind::MultiHeadAttentionWrapper:
       return "num_heads x d_out = " + to_string(num_heads) + " x " + to_string(d_out) + " = " + to_string(output_width());
     case ClassKind::MultiHeadAttention:
+    case ClassKind::MultiHeadAttentionWithSWA:
       return "d_out = " + to_string(d_out) + ", shared by " + to_string(num_heads) + (num_heads == 1 ? " head" : " heads") + " of " + to_string(head_dim());
+    case ClassKind::GroupedQueryAttention:
+      return "d_out = " + to_string(d_out) + ", shared by " + to_string(num_heads) + (num_heads == 1 ? " query head" : " query heads") + " of " + to_string(head_dim()) +
+             " (keys and values: " + to_string(num_kv_groups) + (num_kv_groups == 1 ? " head" : " heads") + " of " + to_string(head_dim()) + ")";
     default:
       return "d_out = " + to_string(d_out);
   }
@@ -171,30 +217,35 @@ std::string ModuleConfig::output_width_rule() const {
 
 SlotMap ModuleConfig::slots() const {
   SlotMap m;
-  m["d_in"] = SlotValue::integer(static_cast<double>(d_in));
-  m["d_out"] = SlotValue::integer(static_cast<double>(d_out));
-  if (kind != ClassKind::SelfAttentionV1) m["qkv_bias"] = SlotValue::boolean_value(qkv_bias);
-  if (batched()) {
-    m["context_length"] = SlotValue::integer(static_cast<double>(context_length));
-    m["dropout"] = SlotValue::floating(dropout);
+  for (const SlotSpec& slot : class_spec(kind).slots) {
+    const std::string& n = slot.name;
+    if (n == "d_in") m[n] = SlotValue::integer(static_cast<double>(d_in));
+    else if (n == "d_out") m[n] = SlotValue::integer(static_cast<double>(d_out));
+    else if (n == "context_length") m[n] = SlotValue::integer(static_cast<double>(context_length));
+    else if (n == "dropout") m[n] = SlotValue::floating(dropout);
+    else if (n == "num_heads") m[n] = SlotValue::integer(static_cast<double>(num_heads));
+    else if (n == "num_kv_groups") m[n] = SlotValue::integer(static_cast<double>(num_kv_groups));
+    else if (n == "qkv_bias") m[n] = SlotValue::boolean_value(qkv_bias);
+    else if (n == "dtype") m[n] = SlotValue::none();
+    else if (n == "sliding_window_size") m[n] = sliding_window_size > 0 ? SlotValue::integer(static_cast<double>(sliding_window_size)) : SlotValue::none();
   }
-  if (kind == ClassKind::MultiHeadAttentionWrapper || kind == ClassKind::MultiHeadAttention)
-    m["num_heads"] = SlotValue::integer(static_cast<double>(num_heads));
   return m;
 }
 
 std::string ModuleConfig::python_call() const {
+  // Required slots positionally; a slot with a default only when it differs, as a keyword.
   const ClassSpec& spec = class_spec(kind);
   const SlotMap values = slots();
   std::string out = spec.name + "(";
   bool first = true;
   for (const auto& slot : spec.slots) {
     const SlotValue& v = values.at(slot.name);
-    if (slot.name == "qkv_bias") {
-      if (v.boolean) out += std::string(first ? "" : ", ") + "qkv_bias=True";
-      continue;
+    if (slot.default_value) {
+      if (v.python() != slot.default_value->python()) out += std::string(first ? "" : ", ") + slot.name + "=" + v.python();
+      else continue;
+    } else {
+      out += (first ? "" : ", ") + v.python();
     }
-    out += (first ? "" : ", ") + v.python();
     first = false;
   }
   return out + ")";

@@ -110,6 +110,15 @@ constexpr int64_t kMaxWrapperHeads = 1024;
 void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diagnostic>& out) {
   const std::string& n = slot.name;
   const std::string shown = shortened(v.python());
+  // None is a value of its own for the optional slots (sliding_window_size=None: plain causal).
+  if ((slot.type == SlotType::OptionalInt || slot.type == SlotType::Dtype) && v.kind == SlotValue::Kind::None) return;
+  if (slot.type == SlotType::Dtype) {
+    // Numbers here are float32, as PyTorch's default dtype: torch.float32 (or torch.float) says so.
+    if (v.kind == SlotValue::Kind::Expression && (v.text == "torch.float32" || v.text == "torch.float")) return;
+    out.push_back(make(Severity::Error, "dtype", {n}, n + " = " + shown + " is not a dtype this lab computes in: every number here is float32",
+                       "Leave dtype out (None) or write torch.float32; the book passes torch.bfloat16 only to save memory on a GPU.", ""));
+    return;
+  }
   if (v.kind == SlotValue::Kind::Expression) {
     std::string hint = "Type the value itself (for example " + std::string(slot.type == SlotType::Bool ? "True" : "768") + ").";
     if (const std::string odd = first_non_ascii(v.text); !odd.empty())
@@ -123,6 +132,8 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
     return;
   }
   switch (slot.type) {
+    case SlotType::Dtype: return;  // handled above
+    case SlotType::OptionalInt:
     case SlotType::Int: {
       if (v.kind == SlotValue::Kind::Bool) {
         out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be an int, got " + shown + " (Python reads it as " + (v.boolean ? "1" : "0") + ")",
@@ -250,7 +261,7 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
                            (c.kind == ClassKind::SelfAttentionV1 ? std::to_string(c.d_in) + "x" + std::to_string(c.d_out) : std::to_string(c.d_in) + "x" + std::to_string(c.d_out)) + ")"));
     out.back().fixes = {{"d_in", std::to_string(width)}};
   }
-  if (batched && num_tokens > c.context_length) {
+  if (c.has_context_length() && num_tokens > c.context_length) {
     out.push_back(make(Severity::Error, "context_too_short", {"context_length"},
                        "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(c.context_length) +
                            ": the causal mask buffer is only " + std::to_string(c.context_length) + " x " + std::to_string(c.context_length),
@@ -328,7 +339,34 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   const SlotValue* heads = find_value(config, "num_heads");
   // dropout (slot 4) and num_heads (slot 5) swapped: an int >= 1 where the probability goes and a
   // probability where the head count goes.
-  if (dropout && heads && dropout->is_number() && heads->is_number() && dropout->number >= 1 && integral(dropout->number) &&
+  // The bonus classes have no context_length: MultiHeadAttention's order pasted into them puts
+  // context_length in the dropout slot, dropout in num_heads, num_heads in the next slot.
+  const bool no_context_slot = std::none_of(spec->slots.begin(), spec->slots.end(), [](const SlotSpec& s) { return s.name == "context_length"; }) &&
+                               std::any_of(spec->slots.begin(), spec->slots.end(), [](const SlotSpec& s) { return s.name == "num_heads"; });
+  const SlotSpec* after_heads = nullptr;
+  for (size_t i = 0; i + 1 < spec->slots.size(); ++i)
+    if (spec->slots[i].name == "num_heads") after_heads = &spec->slots[i + 1];
+  const SlotValue* next = after_heads ? find_value(config, after_heads->name) : nullptr;
+  const bool mha_order = no_context_slot && dropout && heads && next && dropout->is_number() && heads->is_number() && next->is_number() && dropout->number >= 1 &&
+                         integral(dropout->number) && heads->number >= 0 && heads->number < 1 && next->number >= 1 && integral(next->number);
+  if (mha_order) {
+    std::string call = spec->name + "(";
+    for (const char* name : {"d_in", "d_out"})
+      if (const SlotValue* v = find_value(config, name)) call += v->python() + ", ";
+    call += heads->python() + ", " + SlotValue::integer(next->number).python() + (after_heads->name == "num_kv_groups" ? ", num_kv_groups" : "") + ")";
+    Diagnostic d = make(Severity::Error, "mha_slot_order", {"dropout", "num_heads"},
+                        "slot 3 of " + spec->name + " is dropout; " + dropout->python() + ", " + heads->python() + ", " + next->python() +
+                            " looks like MultiHeadAttention's order (d_in, d_out, context_length, dropout, num_heads)",
+                        spec->name + " has no context_length (its causal mask is built for the tokens given): drop " + dropout->python() + " and write " + call + ".",
+                        "ZeroDivisionError: float modulo");
+    d.fixes = {{"dropout", heads->python()}, {"num_heads", SlotValue::integer(next->number).python()}};
+    // The per-slot errors of those three slots are this one mistake: say it once.
+    const std::vector<std::string> shifted = {"dropout", "num_heads", after_heads->name};
+    out.erase(std::remove_if(out.begin(), out.end(), [&](const Diagnostic& e) {
+                return e.slots.size() == 1 && std::find(shifted.begin(), shifted.end(), e.slots[0]) != shifted.end();
+              }), out.end());
+    out.push_back(std::move(d));
+  } else if (dropout && heads && dropout->is_number() && heads->is_number() && dropout->number >= 1 && integral(dropout->number) &&
       heads->number >= 0 && heads->number < 1) {
     out.push_back(make(Severity::Error, "slots_swapped", {"dropout", "num_heads"},
                        "dropout = " + dropout->python() + " and num_heads = " + heads->python() + " look swapped",
@@ -341,7 +379,9 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
 
   // Relations between slots are only checked once each slot involved is right on its own.
   const SlotValue* d_out_v = find_value(config, "d_out");
-  const bool heads_checkable = spec->kind == ClassKind::MultiHeadAttention && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
+  ModuleConfig kind_probe;
+  kind_probe.kind = spec->kind;
+  const bool heads_checkable = kind_probe.fused_heads() && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
   const int64_t d_out = heads_checkable ? static_cast<int64_t>(d_out_v->number) : 0;
   const int64_t num_heads = heads_checkable ? static_cast<int64_t>(heads->number) : 1;
 
@@ -365,6 +405,22 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     if (lower_d > 0) d.fixes.push_back({"d_out", std::to_string(lower_d)});
     d.fixes.push_back({"d_out", std::to_string(upper_d)});
     out.push_back(std::move(d));
+  }
+  // GroupedQueryAttention: query heads are shared out equally among the key/value groups.
+  const SlotValue* groups_v = find_value(config, "num_kv_groups");
+  if (spec->kind == ClassKind::GroupedQueryAttention && heads && groups_v && slot_ok(out, "num_heads") && slot_ok(out, "num_kv_groups")) {
+    const int64_t h = static_cast<int64_t>(heads->number), g = static_cast<int64_t>(groups_v->number);
+    if (h % g != 0) {
+      std::vector<int64_t> near = valid_head_counts(h, g);  // divisors of num_heads nearest g
+      Diagnostic d = make(Severity::Error, "kv_groups_divisibility", {"num_heads", "num_kv_groups"},
+                          "num_heads = " + std::to_string(h) + " is not divisible by num_kv_groups = " + std::to_string(g) + " (" + std::to_string(h) + " % " + std::to_string(g) +
+                              " = " + std::to_string(h % g) + "), so the query heads cannot share the key/value heads equally",
+                          "Key/value group counts that divide " + std::to_string(h) + " near " + std::to_string(g) + ": " + list_numbers(near) + " (1 is multi-query attention; " +
+                              std::to_string(h) + " is plain multi-head attention).",
+                          "AssertionError: num_heads must be divisible by num_kv_groups");
+      for (int64_t k : near) d.fixes.push_back({"num_kv_groups", std::to_string(k)});
+      out.push_back(std::move(d));
+    }
   }
   if (has_error(out)) return out;
 
@@ -402,7 +458,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
       if (c.d_out % c.num_heads == 0) out.back().fixes = {{"d_out", std::to_string(c.d_out / c.num_heads)}};
     }
   }
-  if ((c.kind == ClassKind::MultiHeadAttentionWrapper || c.kind == ClassKind::MultiHeadAttention)) {
+  if (c.kind == ClassKind::MultiHeadAttentionWrapper || c.fused_heads()) {
     for (const auto& p : kGpt2Presets) {
       if (p.width == c.d_out && p.layers == c.num_heads && p.layers != p.heads && c.kind == ClassKind::MultiHeadAttentionWrapper) {
         out.push_back(make(Severity::Warning, "layer_count_as_heads", {"num_heads"},
@@ -458,6 +514,8 @@ ModuleConfig to_module_config(const std::string& class_name, const SlotMap& conf
     else if (s.name == "dropout") c.dropout = v->number;
     else if (s.name == "num_heads") c.num_heads = static_cast<int64_t>(v->number);
     else if (s.name == "qkv_bias") c.qkv_bias = v->kind == SlotValue::Kind::Bool ? v->boolean : v->number != 0;
+    else if (s.name == "num_kv_groups") c.num_kv_groups = static_cast<int64_t>(v->number);
+    else if (s.name == "sliding_window_size") c.sliding_window_size = v->kind == SlotValue::Kind::None ? 0 : static_cast<int64_t>(v->number);
   }
   return c;
 }

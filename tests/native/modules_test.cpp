@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 #include <cstring>
 
 #include "attention_lab/modules.hpp"
@@ -42,7 +43,10 @@ Tensor stack_two(const Tensor& x) {
 TEST_SUITE("modules") {
   TEST_CASE("every fixture: initial parameters bit-identical to PyTorch, every stage within 1e-6") {
     const auto& cases = fixtures::all().at("cases");
-    CHECK(cases.size() >= 20);
+    CHECK(cases.size() >= 35);
+    std::set<std::string> classes;
+    for (const auto& c : cases) classes.insert(c.at("class").get<std::string>());
+    CHECK(classes.size() == class_specs().size());  // every class has fixtures
     for (const auto& c : cases) {
       const std::string name = c.at("name");
       CAPTURE(name);
@@ -71,6 +75,10 @@ TEST_SUITE("modules") {
         CHECK(max_abs_diff(trace[i].tensor, fixtures::tensor(stages[i])) <= 1e-6);  // float32, book sizes: 1e-6 absolute
       }
       CHECK(max_abs_diff(out, fixtures::tensor(c.at("output"))) <= 1e-6);
+      // The stream where the forward leaves it (dropout draws in PyTorch's order and number): the
+      // next torch.rand(4) is bit-identical.
+      const Tensor after = gen.rand({4});
+      CHECK(std::memcmp(after.data.data(), fixtures::tensor(c.at("rand_after")).data.data(), 4 * sizeof(float)) == 0);
     }
   }
 

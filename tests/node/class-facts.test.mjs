@@ -7,10 +7,19 @@ const lab = await loadAttentionLab();
 
 test("describe(className).class: input axes, how heads are made, presets and the tolerance, for every class", () => {
   const facts = Object.fromEntries(lab.classes.map((name) => [name, lab.describe(name).class]));
-  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]);
+  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"]);
   assert.deepEqual(facts.SelfAttention_v1.inputAxes, ["num_tokens", "d_in"]);
   assert.deepEqual(facts.CausalAttention.inputAxes, ["b", "num_tokens", "d_in"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", "fused"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", "fused", "fused", "fused"]);
+  assert.deepEqual(facts.GroupedQueryAttention.inputAxes, ["b", "num_tokens", "d_in"]);
+  assert.deepEqual(facts.GroupedQueryAttention.slots.map((s) => [s.name, s.type, s.default]), [
+    ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
+    ["num_kv_groups", "int", undefined], ["dtype", "torch.dtype | None", null], ["qkv_bias", "bool", false],
+  ]);
+  assert.deepEqual(facts.MultiHeadAttentionWithSWA.slots.map((s) => [s.name, s.type, s.default]), [
+    ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
+    ["qkv_bias", "bool", false], ["sliding_window_size", "int | None", null],
+  ]);
   for (const name of lab.classes) {
     assert.equal(facts[name].name, name);
     assert.equal(facts[name].tolerance, 1e-6);
@@ -20,7 +29,7 @@ test("describe(className).class: input axes, how heads are made, presets and the
     assert.equal(lab.inputShape(name, 6, 3, 2).length, facts[name].inputAxes.length);
     // every preset is a valid setup of its class
     for (const p of facts[name].presets) {
-      const config = lab.parseCall(`${name}(${Object.values(p.slots).join(", ")})`).config;
+      const config = lab.parseCall(`${name}(${Object.entries(p.slots).map(([k, v]) => `${k}=${v}`).join(", ")})`).config;
       assert.ok(lab.describe(name, config).ok, `${name} preset ${p.key}`);
       assert.ok(p.note.length > 10);
     }
@@ -29,11 +38,12 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.deepEqual(facts.MultiHeadAttentionWrapper.presets.map((p) => p.key), ["exercise32"]);
   // the order a page lists them in: the book's examples first, then the GPT-2 sizes
   const all = lab.classes.flatMap((n) => facts[n].presets).sort((a, b) => a.order - b.order);
-  assert.deepEqual(all.map((p) => p.key), ["bookToy", "exercise32", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL"]);
+  assert.deepEqual(all.map((p) => p.key), ["bookToy", "exercise32", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL", "gqaToy", "swaToy", "gqaSmall", "mqaSmall", "swaSmall"]);
+  assert.deepEqual(facts.GroupedQueryAttention.presets.find((p) => p.key === "mqaSmall").slots.num_kv_groups, "1", "multi-query attention is num_kv_groups = 1");
   // the other facts the page reads instead of naming classes
-  assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, 123, 123, 123]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", "linear", "linear", "linear", "linear"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha", "gqa", "swa"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, 123, 123, 123, 123, 123]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", "linear", "linear", "linear", "linear", "linear", "linear"]);
   assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);
   assert.equal(facts.MultiHeadAttention.convertsTo, "MultiHeadAttentionWrapper");
   assert.equal(facts.CausalAttention.convertsTo, "");

@@ -6,8 +6,8 @@ import { fixtures, tensor, maxAbsDiff, sameBits } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
 
-test("the fixtures cover at least 20 seeded configs of all five classes", () => {
-  assert.ok(fixtures.cases.length >= 20);
+test("the fixtures cover at least 35 seeded configs of every class (the chapter's five and the two bonus classes)", () => {
+  assert.ok(fixtures.cases.length >= 35);
   assert.deepEqual(new Set(fixtures.cases.map((c) => c.class)), new Set(lab.classes));
 });
 
@@ -29,6 +29,8 @@ for (const c of fixtures.cases) {
       assert.ok(diff <= 1e-6, `${s.id}: max abs diff ${diff} (float32, tolerance 1e-6)`);
     });
     assert.ok(maxAbsDiff(output, tensor(c.output)) <= 1e-6);
+    // the stream where the forward leaves it: the next torch.rand(4), bit for bit
+    assert.ok(sameBits(gen.rand([4]).data, tensor(c.rand_after).data), "torch.rand(4) after the forward");
   });
 }
 

@@ -17,13 +17,14 @@ function setups(count) {
   const out = [];
   while (out.length < count) {
     const className = lab.classes[out.length % lab.classes.length];
+    const facts = lab.describe(className).class;
     const num_heads = 1 + pick(8);
     const d_in = 8 + pick(200);
-    const d_out = className === "MultiHeadAttention" ? num_heads * (1 + pick(40)) : 1 + pick(160);
+    const d_out = facts.heads === "fused" ? num_heads * (1 + pick(40)) : 1 + pick(160);
     const T = 16 + pick(900);
-    const config = { d_in, d_out };
-    if (className !== "SelfAttention_v1" && className !== "SelfAttention_v2") Object.assign(config, { context_length: T + pick(64), dropout: pick(2) ? 0.1 : 0.0 });
-    if (className === "MultiHeadAttentionWrapper" || className === "MultiHeadAttention") config.num_heads = num_heads;
+    // every slot the class has, from its facts
+    const values = { d_in, d_out, context_length: T + pick(64), dropout: pick(2) ? 0.1 : 0.0, num_heads, num_kv_groups: [1, num_heads][pick(2)], sliding_window_size: pick(2) ? null : 1 + pick(T) };
+    const config = Object.fromEntries(facts.slots.filter((s) => s.name in values).map((s) => [s.name, values[s.name]]));
     const inputShape = lab.inputShape(className, T, d_in, 1 + pick(2));
     // Big enough that the allocator's fixed costs do not dominate; small enough for a quick test.
     const bytes = lab.estimateBytes(className, config, inputShape).bytes;
@@ -33,9 +34,9 @@ function setups(count) {
   return out;
 }
 
-test("the estimate bounds the real peak of WASM heap, within 1.5x, over 15 random setups of every class", (t) => {
+test("the estimate bounds the real peak of WASM heap, within 1.5x, over 21 random setups of every class", (t) => {
   const rows = [];
-  for (const job of setups(15)) {
+  for (const job of setups(21)) {
     const { estimate, peak } = JSON.parse(execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify(job)], { encoding: "utf8" }));
     rows.push({ ...job, estimate, peak, ratio: estimate / peak });
   }

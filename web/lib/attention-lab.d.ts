@@ -22,18 +22,22 @@ export type ClassName =
   | "SelfAttention_v2"
   | "CausalAttention"
   | "MultiHeadAttentionWrapper"
-  | "MultiHeadAttention";
+  | "MultiHeadAttention"
+  // the book's chapter 4 bonus material (ch04/04_gqa, ch04/06_swa), without the KV cache
+  | "GroupedQueryAttention"
+  | "MultiHeadAttentionWithSWA";
 
-export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias";
+export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias" | "num_kv_groups" | "dtype" | "sliding_window_size";
 
 /** A constructor slot of one class, in the order of the Python signature. */
 export interface SlotSpec {
   name: SlotName;
   /** 1-based position in the constructor call. */
   position: number;
-  type: "int" | "float" | "bool";
-  /** The Python default, or undefined when the slot is required. */
-  default: number | boolean | undefined;
+  /** "int | None": an int or None (sliding_window_size); "torch.dtype | None": None or torch.float32. */
+  type: "int" | "float" | "bool" | "int | None" | "torch.dtype | None";
+  /** The Python default (null for a default of None), or undefined when the slot is required. */
+  default: number | boolean | null | undefined;
   /** One line: what the slot means. */
   doc: string;
 }
@@ -64,7 +68,10 @@ export type ErrorCode =
   | "wrong_type" // e.g. a float where an int goes
   | "dropout_range" // dropout outside [0, 1]
   | "non_positive" // a size of 0 or less
-  | "heads_divisibility" // d_out not divisible by num_heads (fused MultiHeadAttention)
+  | "heads_divisibility" // d_out not divisible by num_heads (the fused classes)
+  | "kv_groups_divisibility" // GroupedQueryAttention: num_heads not divisible by num_kv_groups
+  | "mha_slot_order" // a bonus class given MultiHeadAttention's order (context_length where dropout goes)
+  | "dtype" // a dtype other than None or torch.float32
   | "slots_swapped" // two values that look swapped (d_in/d_out, dropout/num_heads)
   | "too_large" // over the memory budget, or beyond any model
   | "input_rank" // input of the wrong rank for the class
@@ -179,6 +186,14 @@ export interface Description {
   parameterCount?: number;
   /** Bytes of the causal mask buffer (context_length^2 float32), 0 for classes without one. */
   maskBytes?: number;
+  /** Key/value heads (GroupedQueryAttention: num_kv_groups; query head h reads key/value head floor(h / (num_heads / num_kv_groups))). */
+  keyValueHeads?: number;
+  /** float32 bytes a KV cache holds per token and layer: 2 x keyValueHeads x head_dim x 4. */
+  kvCacheBytesPerToken?: number;
+  /** The same for multi-head attention of this width (2 x d_out x 4): what grouping saves. */
+  kvCacheBytesPerTokenMha?: number;
+  /** MultiHeadAttentionWithSWA's window (null: plain causal or no window slot). */
+  slidingWindowSize?: number | null;
   /** What the core knows about the class, whatever the config (absent for an unknown class name). */
   class?: ClassFacts;
 }

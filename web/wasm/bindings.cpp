@@ -377,7 +377,13 @@ val describe_js(const std::string& class_name, const val& config) {
     }
     out.set("parameters", params);
     out.set("parameterCount", static_cast<double>(parameter_count(c)));
-    out.set("maskBytes", c.causal() ? static_cast<double>(c.context_length) * static_cast<double>(c.context_length) * 4.0 : 0.0);
+    // Key/value heads and what a KV cache of this module holds per token, against the multi-head
+    // attention of the same width (every query head with its own key/value head).
+    out.set("keyValueHeads", static_cast<double>(c.kv_heads()));
+    out.set("kvCacheBytesPerToken", c.kv_cache_bytes_per_token());
+    out.set("kvCacheBytesPerTokenMha", 2.0 * static_cast<double>(c.output_width()) * 4.0);
+    out.set("slidingWindowSize", c.sliding_window_size > 0 ? val(static_cast<double>(c.sliding_window_size)) : val::null());
+    out.set("maskBytes", c.has_context_length() ? static_cast<double>(c.context_length) * static_cast<double>(c.context_length) * 4.0 : 0.0);
     return out;
   });
 }

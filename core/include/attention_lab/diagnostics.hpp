@@ -27,7 +27,7 @@ struct Diagnostic {
   std::string pytorch;
   /// Values that would fix it, nearest first per slot (e.g. the head counts that divide d_out near
   /// the one typed). A page offers them as buttons, leaving out slots the reader cannot change.
-  std::vector<Fix> fixes;
+  std::vector<Fix> fixes = {};
 };
 
 bool has_error(const std::vector<Diagnostic>& diagnostics);

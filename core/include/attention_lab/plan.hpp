@@ -19,7 +19,7 @@ enum class MaskKind { None, Causal };
 enum class HeadsIn {
   Single,   // one head: SelfAttention_v1/v2, CausalAttention
   Modules,  // MultiHeadAttentionWrapper: num_heads separate CausalAttention modules, outputs concatenated
-  Fused,    // MultiHeadAttention: one projection of width d_out viewed as (num_heads, head_dim)
+  Fused,    // MultiHeadAttention and the bonus classes: one projection viewed as (heads, head_dim)
 };
 
 struct ForwardPlan {
@@ -27,20 +27,24 @@ struct ForwardPlan {
   bool batched = false;        // input (b, num_tokens, d_in); else (num_tokens, d_in)
   bool per_head_axes = false;  // stages carry a num_heads axis
   int64_t query_heads = 1;     // H
-  int64_t kv_heads = 1;        // key/value heads (= query_heads for the book's five classes)
+  int64_t kv_heads = 1;        // key/value heads (= query_heads, except GroupedQueryAttention's num_kv_groups)
+  int64_t group_size = 1;      // query heads per key/value head: query head h reads key/value head h / group_size
   int64_t head_dim = 0;        // d_k: width of one head's q/k/v
   std::string head_dim_name;   // "head_dim" (MHA) or "d_out"
   int64_t proj_width = 0;      // query_heads * head_dim: width of the q/k/v projections
   int64_t output_width = 0;
   float scale_div = 1.0f;      // keys.shape[-1]**0.5, cast to float by the division
   MaskKind mask = MaskKind::None;
-  int64_t window = 0;          // sliding window (0: none)
+  int64_t window = 0;          // sliding window (0: none): key j is hidden from query i when i - j >= window
+  bool mask_buffer = false;    // the mask is the top-left of a context_length buffer (else built for the tokens given)
   bool dropout_stage = false;  // the class has an nn.Dropout on the weights
   double dropout = 0.0;
   bool dropout_heads_outer = false;  // PyTorch's draw order: head after head (wrapper) or (b, H, T, T)
   bool matmul_projection = false;    // SelfAttention_v1: x @ W (W is (d_in, d_out)); else x @ W.T + b
   HeadsIn layout = HeadsIn::Single;
   bool out_proj = false;
+  bool out_proj_bias = false;  // GroupedQueryAttention's out_proj has none
+  bool kv_projection_width_differs() const { return kv_heads != query_heads; }
 };
 
 /// The plan of a validated config (validated_config / to_module_config).

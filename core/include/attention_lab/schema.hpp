@@ -1,4 +1,5 @@
-// The five attention classes of the book's chapter 3, their constructor slots, and typed configs.
+// The attention classes: the five of the book's chapter 3 and two of its chapter 4 bonus material
+// (GroupedQueryAttention, MultiHeadAttentionWithSWA), their constructor slots, and typed configs.
 #pragma once
 
 #include <map>
@@ -11,9 +12,11 @@
 
 namespace attention_lab {
 
-enum class ClassKind { SelfAttentionV1, SelfAttentionV2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention };
+enum class ClassKind { SelfAttentionV1, SelfAttentionV2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention, GroupedQueryAttention, MultiHeadAttentionWithSWA };
 
-enum class SlotType { Int, Float, Bool };
+/// Int, Float, Bool; OptionalInt: an int or None (sliding_window_size); Dtype: None or torch.float32
+/// (GroupedQueryAttention's dtype: numbers here are float32, PyTorch's default).
+enum class SlotType { Int, Float, Bool, OptionalInt, Dtype };
 
 /// A value as typed in a slot (from a parsed call, a form field or a JS object).
 struct SlotValue {
@@ -91,7 +94,7 @@ struct ClassSpec {
   bool loads_checkpoints = false;
 };
 
-/// The five classes in the book's order.
+/// The classes in the book's order: chapter 3's five, then the chapter 4 bonus classes.
 const std::vector<ClassSpec>& class_specs();
 /// nullptr when no class has that name. Accepts `nn.`/`torch.nn.` prefixes? No: exact names only.
 const ClassSpec* find_class(std::string_view name);
@@ -99,7 +102,9 @@ const ClassSpec& class_spec(ClassKind kind);
 const char* slot_type_name(SlotType t);
 
 /// A validated configuration (see validator.hpp). Fields a class does not have keep their defaults:
-/// `context_length` 0, `dropout` 0.0, `num_heads` 1.
+/// `context_length` 0 (the bonus classes have none: their mask is built for the tokens given),
+/// `dropout` 0.0, `num_heads` 1, `num_kv_groups` 0 (= one key/value head per query head),
+/// `sliding_window_size` 0 (None: plain causal).
 struct ModuleConfig {
   ClassKind kind = ClassKind::SelfAttentionV1;
   int64_t d_in = 0;
@@ -108,12 +113,22 @@ struct ModuleConfig {
   double dropout = 0.0;
   int64_t num_heads = 1;
   bool qkv_bias = false;
+  int64_t num_kv_groups = 0;
+  int64_t sliding_window_size = 0;
 
   const std::string& class_name() const { return class_spec(kind).name; }
   bool batched() const { return kind != ClassKind::SelfAttentionV1 && kind != ClassKind::SelfAttentionV2; }
   bool causal() const { return batched(); }
   bool has_dropout() const { return batched(); }
-  /// d_k of the 1/sqrt(d_k) scaling: d_out, or d_out / num_heads for MultiHeadAttention.
+  /// Whether the class has a context_length slot (a mask buffer built at construction).
+  bool has_context_length() const { return batched() && kind != ClassKind::GroupedQueryAttention && kind != ClassKind::MultiHeadAttentionWithSWA; }
+  /// One projection per q/k/v split into heads, merged, then out_proj (MHA and the bonus classes).
+  bool fused_heads() const { return kind == ClassKind::MultiHeadAttention || kind == ClassKind::GroupedQueryAttention || kind == ClassKind::MultiHeadAttentionWithSWA; }
+  /// Key/value heads: num_kv_groups for GroupedQueryAttention, else one per query head.
+  int64_t kv_heads() const;
+  /// Bytes a KV cache holds per token and layer in float32: keys and values, kv_heads() x head_dim each.
+  double kv_cache_bytes_per_token() const { return 2.0 * static_cast<double>(kv_heads()) * static_cast<double>(head_dim()) * 4.0; }
+  /// d_k of the 1/sqrt(d_k) scaling: d_out, or d_out / num_heads for the fused classes.
   int64_t head_dim() const;
   /// Last axis of the output: num_heads * d_out for the wrapper, else d_out.
   int64_t output_width() const;
