@@ -42,6 +42,7 @@ export function namedShape(shape, axes) {
 
 /** A value written the way Python prints it: True/False, 0.0 for floats, ints plain. */
 export function pyValue(value, type) {
+  if (value === null) return "None";
   if (typeof value === "boolean") return value ? "True" : "False";
   if (typeof value === "number") {
     if (type === "float" && Number.isFinite(value) && Number.isInteger(value)) return `${value}.0`;
@@ -62,6 +63,7 @@ export function slotValueFromText(text, type) {
   if (t === "") return undefined;
   if (t === "True" || t === "true") return true;
   if (t === "False" || t === "false") return false;
+  if (t === "None") return null;  // slots whose value may be None (a default of None)
   if (NUMBER_RE.test(t)) {
     // An int slot written like a float (3.0) stays text so the library can say PyTorch rejects it.
     if (type === "int" && /[.eE]/.test(t)) return t;
@@ -90,7 +92,8 @@ export function callText(className, specs, slotTexts) {
   for (const spec of specs) {
     if (spec.position > last) break;
     const raw = String(slotTexts[spec.name] ?? "").trim();
-    if (raw === "") {
+    // An empty slot, or one at its default, is left out; what follows it is then written by keyword.
+    if (raw === "" || (spec.default !== undefined && slotValueFromText(raw, spec.type) === spec.default)) {
       keywordMode = true;
       continue;
     }

@@ -167,6 +167,16 @@ export class LabView {
     if (anyLock) this.$("presets-hint").textContent = S.presetsLocked;
   }
 
+  /** Required slots the reader has no text for yet start from the class's first preset (the core's). */
+  startEmptySlots() {
+    const s = this.state;
+    const preset = this.lab.describe(s.className).class?.presets[0];
+    for (const spec of this.lab.slots(s.className)) {
+      const empty = String(s.slotTexts[spec.name] ?? "").trim() === "";
+      if (empty && spec.default === undefined && preset?.slots[spec.name] !== undefined) s.slotTexts[spec.name] = preset.slots[spec.name];
+    }
+  }
+
   /** Rebuilds the slot cards for the current class (only when the class changes). */
   buildSlots() {
     const specs = this.lab.slots(this.state.className);
@@ -211,6 +221,7 @@ export class LabView {
     const s = this.state;
     $("class-select").addEventListener("change", (e) => {
       s.className = e.target.value;
+      this.startEmptySlots();
       this.buildSlots();
       this.syncControls();
       this.writeGeneratedCall();
@@ -639,6 +650,10 @@ export class LabView {
     } else {
       $("fact-mask").textContent = d.maskBytes === 0 ? S.noMask : "—";
     }
+    // What a KV cache of this module holds per token, against multi-head attention of the same width.
+    $("fact-kv").textContent = d.kvCacheBytesPerToken != null
+      ? S.kvCache(d.keyValueHeads, d.headDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), d.kvCacheBytesPerTokenMha / d.kvCacheBytesPerToken)
+      : "—";
     const params = d.parameters ?? [];
     replace($("params-body"), params.map((p) =>
       h("tr", {}, h("th", { scope: "row" }, h("code", {}, p.name)), h("td", {}, shapeText(p.shape)), h("td", { class: "num" }, thousands(p.count)))));
@@ -922,6 +937,7 @@ export class LabView {
       words: w,
       className: s.className,
       heads: described.class.heads,
+      queryHeads: described.config.num_heads,
       config: described.config,
       dropout: described.config.dropout ?? 0,
       training: s.training,

@@ -15,6 +15,11 @@ export const S = {
     gpt2Medium: "GPT-2 medium",
     gpt2Large: "GPT-2 large",
     gpt2XL: "GPT-2 XL",
+    gqaToy: "GQA toy (4 heads, 2 groups)",
+    swaToy: "Sliding window toy (3)",
+    gqaSmall: "GQA 768 (4 groups)",
+    mqaSmall: "MQA 768 (1 group)",
+    swaSmall: "Sliding window 768 (4)",
   },
   presetTitles: {
     bookToy: "MultiHeadAttention(3, 2, 6, 0.0, 2) on the book’s six tokens",
@@ -23,6 +28,11 @@ export const S = {
     gpt2Medium: "1024 wide, 16 heads of 64, context 1024",
     gpt2Large: "1280 wide, 20 heads of 64, context 1024",
     gpt2XL: "1600 wide, 25 heads of 64, context 1024",
+    gqaToy: "GroupedQueryAttention(3, 4, 0.0, 4, 2) on the book’s six tokens",
+    swaToy: "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3) on the book’s six tokens",
+    gqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 4): 12 query heads, 4 key/value heads",
+    mqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 1): multi-query attention",
+    swaSmall: "MultiHeadAttentionWithSWA(768, 768, 0.0, 12, sliding_window_size=4)",
   },
   presetsHint: "A preset fills every slot and runs the forward pass. GPT-2 presets use the sentence with seeded embeddings of width d_in.",
   presetsLocked: "Presets are off: this exercise locks some slots.",
@@ -41,7 +51,7 @@ export const S = {
   slotWord: "slot ",
   slotDefault: (v) => `default ${v}`,
   slotRequired: "required",
-  slotTypes: { int: "int", float: "float", bool: "bool" },
+  slotTypes: { int: "int", float: "float", bool: "bool", "int | None": "int or None", "torch.dtype | None": "dtype or None" },
   slotLocked: "locked",
   slotLockedNote: "Locked by this exercise.",
   consequenceLabel: "So: ",
@@ -223,6 +233,12 @@ export const S = {
   exportHeatmapLabel: (name, fmt) => `Download the heatmap of ${name} as ${fmt}`,
   exportStageLabel: (id, fmt) => `Download ${id} as ${fmt}`,
   nonFiniteStage: "Numbers went bad here:",
+  kvCacheLabel: "Key/value cache per token",
+  kvCache: (heads, headDim, bytes, mhaBytes, ratio) => (ratio > 1
+    ? `${bytes} (${heads} key/value head${heads === 1 ? "" : "s"} of ${headDim}, keys and values), ${Number(ratio.toFixed(2))}× less than MultiHeadAttention of this width (${mhaBytes})`
+    : `${bytes} (keys and values, float32), per token and layer`),
+  groupMapHeading: (kv, q, size) => `${kv} key/value head${kv === 1 ? "" : "s"} for ${q} query heads: each shared by ${size}`,
+  groupMapItem: (g, from, to) => (from === to ? `k/v ${g} → query head ${from}` : `k/v ${g} → query heads ${from}–${to}`),
   /** The class a widget starts on (with the book's toy sizes) when nothing else is given. */
   defaultClass: "MultiHeadAttention",
   stageWhy: {

@@ -50,6 +50,7 @@ export function buildSkeleton(name = "") {
           fact(S.outputWidth, h("span", { id: "fact-width", class: "fact-big", dataset: tid("output-width") })),
           fact(S.outputWidthRule, h("code", { id: "fact-rule", dataset: tid("output-width-rule") })),
           fact(S.maskSize, h("span", { id: "fact-mask", dataset: tid("mask-bytes") })),
+          fact(S.kvCacheLabel, h("span", { id: "fact-kv", dataset: tid("kv-cache") })),
           fact(S.runMemory, h("span", { id: "fact-memory", dataset: tid("run-memory") }))),
         h("p", { id: "facts-unavailable", class: "muted", hidden: true }, S.factsUnavailable),
         h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": "params-caption lab-name" },

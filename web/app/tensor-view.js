@@ -98,9 +98,21 @@ function scaleNote(ctx) {
   return S.scaleNote(dk, scale, source);
 }
 
+/** Key/value head g serves query heads g*size .. (g+1)*size-1 (repeat_interleave order). */
+function groupMap(kvHeads, queryHeads) {
+  const size = Math.max(1, Math.floor(queryHeads / kvHeads));
+  const list = h("ol", { class: "concat-bar", dataset: { testid: "group-map" } });
+  for (let g = 0; g < kvHeads; g++) {
+    list.append(h("li", { class: `head-${g % 8}`, dataset: { group: String(g) } }, S.groupMapItem(g, g * size, (g + 1) * size - 1)));
+  }
+  return h("div", { class: "concat" }, h("h4", {}, S.groupMapHeading(kvHeads, queryHeads, size)), list);
+}
+
 function notes(stage, ctx, stages) {
   const out = [];
   if (stage.id === "mask") out.push(h("p", { class: "stage-note" }, S.maskNote));
+  // Fewer key/value heads than query heads (the stage's axes say so): which query heads share each one.
+  if (stage.id === "keys" && stage.axes[1] === "num_kv_groups") out.push(groupMap(stage.shape[1], ctx.queryHeads ?? stage.shape[1]));
   const nd = stage.shape.length;
   const slice = stage.shape[nd - 1] * stage.shape[nd - 2];
   // The first slice is counted here; whole-tensor counts come with the stage (summarized by the core).
