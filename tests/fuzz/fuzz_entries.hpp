@@ -159,10 +159,10 @@ inline SlotValue fuzz_slot_value(Reader& r, uint8_t kind) {
 inline void validator(const uint8_t* data, size_t size) {
   Reader r(data, size);
   static const char* classes[] = {"SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "",
-                                  "MultiheadAttention", "SelfAttention_v3"};
-  const std::string class_name = classes[r.byte() % 8];
+                                  "MultiheadAttention", "SelfAttention_v3", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"};
+  const std::string class_name = classes[r.byte() % 10];
   SlotMap config;
-  for (const char* name : {"d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias", "n_heads", "bias"}) {
+  for (const char* name : {"d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias", "n_heads", "bias", "num_kv_groups", "sliding_window_size", "dtype"}) {
     const uint8_t kind = r.byte();
     if (kind % 10 != 0) config[name] = fuzz_slot_value(r, kind);
   }
@@ -211,7 +211,7 @@ inline void validator(const uint8_t* data, size_t size) {
   TorchGenerator init(seed);
   const AttentionModule m(c, init);
   int64_t tokens = 1 + ((f >> 3) & 7);
-  if (c.batched()) tokens = std::min<int64_t>(tokens, c.context_length);
+  if (c.has_context_length()) tokens = std::min<int64_t>(tokens, c.context_length);  // the bonus classes take any number
   const Shape shape = c.batched() ? Shape{(f & 64) ? 2 : 1, tokens, c.d_in} : Shape{tokens, c.d_in};
   Tensor x = seeded_tokens(numel_of(shape) / c.d_in, c.d_in, seed);
   x.shape = shape;

@@ -33,14 +33,18 @@ calls = {
     "literals": "CausalAttention(-(3), 1e9, 0x10, float('nan'), True)",
     "nested": "SelfAttention_v1(((((3)))), ((2)))",
     "strings": "SelfAttention_v1('3', \"2\", d_in=None,)",
+    "gqa": "GroupedQueryAttention(768, 768, 0.0, 12, 4, dtype=torch.float32, qkv_bias=True)",
+    "gqa_mha_order": "GroupedQueryAttention(768, 768, 1024, 0.0, 12)",
+    "swa": "MultiHeadAttentionWithSWA(768, 768, 0.0, 12, sliding_window_size=None)",
 }
 for name, text in calls.items():
     write("fuzz_call_parser", name, text)
 
 
 # ---- fuzz_validator: class byte, (kind, value) per slot, options, forward byte, seed ----
-CLASSES = ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"]
-SLOTS = ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias", "n_heads", "bias"]
+CLASSES = ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "",
+           "MultiheadAttention", "SelfAttention_v3", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"]
+SLOTS = ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias", "n_heads", "bias", "num_kv_groups", "sliding_window_size", "dtype"]
 
 
 def slot(value):
@@ -83,9 +87,13 @@ validator = {
     "text_values": setup("CausalAttention", d_in="3.0", d_out="1e9", context_length="0x10", dropout="nan"),
     "aliases": setup("MultiHeadAttention", d_in=4, d_out=4, context_length=4, dropout=0.0, n_heads=2, bias=True),
     "bad_input_shape": setup("CausalAttention", shape=[2, 7, -3, 1], d_in=3, d_out=2, context_length=6, dropout=0.0),
+    "gqa_book": setup("GroupedQueryAttention", TRAIN | tokens(6) | 64, d_in=3, d_out=4, dropout=0.5, num_heads=4, num_kv_groups=2),
+    "gqa_mha_order": setup("GroupedQueryAttention", d_in=768, d_out=768, dropout=1024, num_heads=0.0, num_kv_groups=12),
+    "gqa_groups": setup("GroupedQueryAttention", d_in=8, d_out=8, dropout=0.0, num_heads=4, num_kv_groups=3, dtype="torch.bfloat16"),
+    "swa_window": setup("MultiHeadAttentionWithSWA", TRAIN | tokens(7) | 64, d_in=3, d_out=2, dropout=0.1, num_heads=2, sliding_window_size=2),
 }
 # Input sizes as int64 (options bit 5): 2**32 x 2**32 tokens of width 5.
-validator["huge_input_shape"] = (bytes([CLASSES.index("CausalAttention")]) + b"".join(slot(v) for v in [3, 2, 6, 0.0, None, None, None, None])
+validator["huge_input_shape"] = (bytes([CLASSES.index("CausalAttention")]) + b"".join(slot(v) for v in [3, 2, 6, 0.0, None, None, None, None, None, None, None])
                                  + bytes([1 | (3 << 2) | 32]) + struct.pack("<3q", 2**32, 2**32, 5) + b"\x00" + struct.pack("<I", 1))
 for name, data in validator.items():
     write("fuzz_validator", name, data)
