@@ -177,10 +177,24 @@ describe("warnings", () => {
 
   test("issue 10: the fixes offered come from the core and never point at a locked slot", async () => {
     const page = await openPage(lab, "", { path: "embed.html" });
-    // #exercise locks d_out and num_heads: as MultiHeadAttention(3, 1, 6, 0.0, 2) every fix would be a locked slot
-    const exercise = page.locator("#exercise");
+    // The README's exercise locks its class with d_out and num_heads: no class switch can lead to an
+    // error whose only fixes are locked slots.
+    assert.equal(await page.locator("#exercise").getByTestId("class-select").isDisabled(), true);
+    // Unlocked class, locked d_out and num_heads: as MultiHeadAttention(3, 1, 6, 0.0, 2) every fix would be a locked slot
+    await page.evaluate(() => {
+      const el = document.createElement("attention-lab");
+      el.id = "classfree";
+      const attrs = { "class-name": "MultiHeadAttentionWrapper", d_in: "3", d_out: "1", context_length: "6", dropout: "0.0", num_heads: "2" };
+      for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+      el.setAttribute("locked", "d_out num_heads");
+      el.setAttribute("hidden", "presets compare checkpoint code");
+      document.body.append(el);
+    });
+    const exercise = page.locator("#classfree");
+    await exercise.locator("[data-stage=output]").waitFor();  // started and ran
     await exercise.getByTestId("class-select").selectOption("MultiHeadAttention");
     const locked = exercise.locator("[data-slot-diagnostics] .diag-error[data-code=heads_divisibility]");
+    await locked.waitFor();
     assert.equal(await locked.count(), 1);
     assert.equal(await locked.getByTestId("fix").count(), 0);
     // a widget that locks only num_heads is offered d_out values alone, as the core computed them
