@@ -1,10 +1,11 @@
 // <attention-lab>: the whole lab as one custom element in Shadow DOM. One script tag and one element:
 //
 //   <script type="module" src="app/attention-lab-element.js"></script>
-//   <attention-lab class-name="MultiHeadAttentionWrapper" d_in="3" d_out="1" context_length="6"
-//                  dropout="0.0" num_heads="2" locked="d_out num_heads" hidden="compare code"></attention-lab>
+//   <attention-lab call="MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)" locked="class d_out num_heads"
+//                  hidden="compare code"></attention-lab>
 //
-// @attr class-name      the module class (SelfAttention_v1 ... MultiHeadAttention); default MultiHeadAttention
+// @attr class-name      the module class (any of lab.classes: the chapter's five and the two bonus
+//                       classes); default in the strings table (MultiHeadAttention)
 // @attr d_in, d_out, context_length, dropout, num_heads, qkv_bias   slot values, as Python literal text
 // @attr call            a whole Python call, read like the call box ("MultiHeadAttention(3, 2, 6, 0.0, 2)")
 // @attr seed            torch.manual_seed(seed) before the constructor (default 123)
