@@ -31,7 +31,8 @@ import { loadAttentionLab } from "../lib/attention-lab.js";
 import { h } from "./dom.js";
 import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
-import { LOCKABLE, LabView } from "./lab-view.js";
+import { LOCKABLE, LabApp } from "./lab-app.js";
+import { callPatch, currentConfig, partialPatch, slotsPatch } from "./lab-model.js";
 import { SLOT_NAMES, claimUrl, readState, readUrlState, releaseUrl } from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
@@ -112,7 +113,7 @@ export class AttentionLabElement extends HTMLElement {
       initial = { ...initial, ...fromUrl.state, slotTexts: { ...(initial.slotTexts ?? {}), ...(fromUrl.state.slotTexts ?? {}) } };
       problems = [...problems, ...fromUrl.problems];
     }
-    this.view = new LabView(root, this, lab, {
+    this.view = new LabApp(root, this, lab, {
       initial,
       locked: nameSet(this.getAttribute("locked"), [...SLOT_NAMES, ...LOCKABLE]),
       hidden: nameSet(this.getAttribute("hidden"), PANELS),
@@ -130,29 +131,19 @@ export class AttentionLabElement extends HTMLElement {
     const view = this.view;
     if (!view || old === value) return;
     if (name === "hidden") {
-      view.hidden = nameSet(value, PANELS);
-      for (const panel of PANELS) {
-        const node = this.shadowRoot.querySelector(`[data-panel=${panel}]`);
-        if (node) node.hidden = view.hidden.has(panel);
-      }
+      view.setHidden(nameSet(value, PANELS));
       return;
     }
     if (name === "locked") return; // read once: an exercise does not unlock itself
     if (name === "call") {
-      view.$("call-box").value = String(value ?? "").slice(0, 400);
-      view.onCallEdit(view.$("call-box").value);
+      view.setState(callPatch(this.lab, view.state, String(value ?? "").slice(0, 400), view.locked), { edit: true });
       return;
     }
     const { state } = readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab.classes);
-    for (const key of Object.keys(state)) {
-      if (key === "slotTexts") {
-        for (const [slot, text] of Object.entries(state.slotTexts)) if (!view.locked.has(slot)) view.state.slotTexts[slot] = text;
-      } else view.state[key] = state[key];
-    }
-    view.buildSlots();
-    view.syncControls();
-    view.writeGeneratedCall();
-    view.edited(true);
+    if (state.slotTexts) for (const slot of view.locked) delete state.slotTexts[slot];
+    const patch = partialPatch(view.state, state);
+    const next = { ...view.state, ...patch };
+    view.setState({ ...patch, ...slotsPatch(this.lab, next.className, next.slotTexts) }, { edit: true, discrete: true });
   }
 
   /** Runs the forward pass of the current setup (resolves when the trace is on screen). */
@@ -162,7 +153,7 @@ export class AttentionLabElement extends HTMLElement {
 
   /** The current setup: {className, config} as the library reads it. */
   get setup() {
-    return this.view ? { className: this.view.state.className, config: this.view.currentConfig() } : null;
+    return this.view ? { className: this.view.state.className, config: currentConfig(this.lab, this.view.state) } : null;
   }
 }
 

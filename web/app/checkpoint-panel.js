@@ -13,6 +13,7 @@ import { bytesText, shapeText, thousands } from "./format.js";
 import { pyString } from "./python-code.js";
 import { renderTrace } from "./tensor-view.js";
 import { checkpointInput, loadCheckpoint } from "./checkpoint-load.js";
+import { seedValue } from "./lab-model.js";
 
 /** Widths of the GPT-2 presets: their files hold GPT-2's 50,257-token vocabulary. */
 const GPT2_WIDTHS = new Set([768, 1024, 1280, 1600]);
@@ -31,11 +32,11 @@ function loadTokenizer() {
   return tokenizerPromise;
 }
 
-export function setupCheckpointPanel(view) {
-  const { lab } = view;
+export function setupCheckpointPanel(app) {
+  const { lab } = app;
   /** The class a GPT-2 layer loads into: the core says which (MultiHeadAttention). */
   const targetClass = lab.classes.find((name) => lab.describe(name).class.loadsCheckpoints);
-  const $ = view.$;
+  const $ = app.$;
   const section = $("checkpoint");
   const body = $("checkpoint-body");
   const state = { file: null, module: null, layer: 0, loadSeq: 0, runSeq: 0, runs: 0, pieces: null, tokenSeq: 0 };
@@ -173,12 +174,12 @@ export function setupCheckpointPanel(view) {
       if (numHeads !== undefined) options.num_heads = numHeads;
       if (context !== undefined) options.context_length = context;
       if (currentTarget() === "current") {
-        const d = view.description;
-        if (view.state.className !== targetClass || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
+        const d = app.derived.description;
+        if (app.state.className !== targetClass || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
         // Made where the file is read, from this setup and seed (the module comes back as data).
-        options.into = { className: targetClass, config: view.currentConfig(), seed: view.seedValue() ?? 123 };
+        options.into = { className: targetClass, config: app.derived.config, seed: seedValue(app.state) ?? 123 };
       }
-      const { module, report: r, bytesRead } = await loadCheckpoint(lab, view.runner, file, options);
+      const { module, report: r, bytesRead } = await loadCheckpoint(lab, app.runner, file, options);
       if (seq !== state.loadSeq) return;
       state.module = module;
       state.layer = layer ?? 0;
@@ -292,7 +293,7 @@ export function setupCheckpointPanel(view) {
     const seq = ++state.runSeq;
     runButton.disabled = true;
     try {
-      const x = await checkpointInput(lab, view.runner, file, { tokenIds: t.ids, layer: state.layer }); // (1, num_tokens, d)
+      const x = await checkpointInput(lab, app.runner, file, { tokenIds: t.ids, layer: state.layer }); // (1, num_tokens, d)
       if (seq !== state.runSeq || module !== state.module) return;
       const { trace } = module.forward(x, { training: false, trace: true });
       const call = lab.describe(module.className, module.config).pythonCall ?? module.className;
@@ -310,7 +311,7 @@ export function setupCheckpointPanel(view) {
         output: { width: module.outputWidth, rule: module.outputWidthRule },
         idPrefix: `ckpt${state.runs}`,
         anchorPrefix: "ckpt-",
-        host: view.host,
+        host: app.host,
         labelledBy: "ckpt-run-title lab-name",
         why: { input: S.ckptInputWhy(state.layer) },
         labName: ` ${S.ckptTraceName(state.layer)}${labName ? ` ${labName}` : ""}`,
@@ -330,16 +331,15 @@ export function setupCheckpointPanel(view) {
   }
 
   function refresh() {
-    const mha = view.state.className === targetClass && view.description?.ok;
+    const mha = app.state.className === targetClass && app.derived.description?.ok;
     const current = body.querySelector("#ckpt-target-current");
     current.disabled = !mha;
     if (!mha && current.checked) body.querySelector("#ckpt-target-new").checked = true;
-    targetNote.textContent = mha ? S.ckptTargetNote(view.description.pythonCall) : S.ckptTargetNeedsMha;
+    targetNote.textContent = mha ? S.ckptTargetNote(app.derived.description.pythonCall) : S.ckptTargetNeedsMha;
   }
 
   setKind("text", false);
-  refresh();
-  return { refresh };
+  return { render: refresh };
 }
 
 /** A token piece as a row/column label: trimmed, but a piece of spaces stays visible. */

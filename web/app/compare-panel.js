@@ -11,6 +11,7 @@ import { S } from "./strings.js";
 import { num, sci, shapeText } from "./format.js";
 import { estimateBytes } from "./runner.js";
 import { inputLines, tensorLiteral } from "./python-code.js";
+import { baseTokens, buildInput, seedValue, slotsPatch } from "./lab-model.js";
 
 const MATRICES = ["W_query", "W_key", "W_value"];
 const FALLBACK = { d_in: 3, d_out: 2 };
@@ -26,15 +27,14 @@ function copyDirections(lab, facts) {
   return Object.fromEntries(ways.map((d) => [`${facts(d.from).pythonName}-${facts(d.to).pythonName}`, d]));
 }
 
-export function setupComparePanel(view) {
-  const { lab, root } = view;
-  const $ = view.$;
+export function setupComparePanel(app) {
+  const { lab, root, $ } = app;
   /** What the core knows about a class (heads, python name, book seed, copy and convert partners). */
   const facts = (className) => lab.describe(className).class;
   const DIRECTIONS = copyDirections(lab, facts);
   // Until the reader picks one, the mode follows the class: exercise 3.1 for the classes that copy.
   const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };
-  const mode = () => state.mode ?? (facts(view.state.className)?.copiesWith.length ? "copy" : "convert");
+  const mode = () => state.mode ?? (facts(app.state.className)?.copiesWith.length ? "copy" : "convert");
   const body = $("compare-body");
 
   // ---- wrapper <-> fused ----
@@ -94,13 +94,13 @@ export function setupComparePanel(view) {
     return plan;
   };
   /** What a copy on screen was made from: stale once the direction, the boxes, the sizes or the tokens change. */
-  const copyKey = () => JSON.stringify([state.direction, currentPlan(), copySetup(), view.runKey(view.currentConfig())]);
+  const copyKey = () => JSON.stringify([state.direction, currentPlan(), copySetup(), app.derived.key]);
 
   function planChanged() {
     renderCopyIntro();
     copyStale.hidden = !(state.copyResult && state.copyResult.key !== copyKey());
     copyResult.classList.toggle("stale", !copyStale.hidden);
-    view.renderCode();
+    app.render();
   }
 
   function renderCopyIntro() {
@@ -112,31 +112,31 @@ export function setupComparePanel(view) {
   }
 
   for (const radio of root.querySelectorAll("input[name=compare-mode]")) {
-    radio.addEventListener("change", () => { state.mode = radio.value; refresh(); view.renderCode(); });
+    radio.addEventListener("change", () => { state.mode = radio.value; app.render(); });
   }
 
   const copySizeValues = () => {
-    const c = view.currentConfig();
+    const c = app.derived.config;
     const ok = (v) => Number.isInteger(v) && v > 0 && v <= 4096;
     return ok(c.d_in) && ok(c.d_out) ? { d_in: c.d_in, d_out: c.d_out } : null;
   };
   /** d_in, d_out (from the slots when they are valid sizes) and the v2 module's qkv_bias. */
-  const copySetup = () => ({ ...(copySizeValues() ?? FALLBACK), qkv_bias: view.currentConfig().qkv_bias === true });
+  const copySetup = () => ({ ...(copySizeValues() ?? FALLBACK), qkv_bias: app.derived.config.qkv_bias === true });
 
   /**
    * The tokens the copy is compared on: the page's current (num_tokens, d_in) tokens when they fit
    * d_in, else the book's six (d_in = 3) or six seeded ones. With the PyTorch lines that make them.
    */
   function copyTokens(dIn) {
-    const config = view.currentConfig();
-    if (copySizeValues() && view.inputShape(config) && view.seedValue() !== null) {
+    const config = app.derived.config;
+    if (copySizeValues() && app.derived.shape && seedValue(app.state) !== null) {
       try {
-        const base = view.baseTokens(dIn);
+        const base = baseTokens(lab, app.state, dIn);
         if (base.shape[1] === dIn && base.data.every(Number.isFinite)) {
-          const s = view.state;
-          const words = view.words();
+          const s = app.state;
+          const words = app.derived.words;
           const lines = inputLines("tokens", {
-            source: s.source, words, dIn, seed: view.seedValue(), sentenceTokens: typeof lab.sentenceTokens === "function",
+            source: s.source, words, dIn, seed: seedValue(app.state), sentenceTokens: typeof lab.sentenceTokens === "function",
             tokens: s.source === "custom" ? s.custom.texts : base,
           });
           return { tensor: base, words, lines, text: S.copyTokensCurrent(base.shape[0], dIn) };
@@ -159,8 +159,8 @@ export function setupComparePanel(view) {
 
   function refresh() {
     $(`compare-mode-${mode()}`).checked = true;
-    const s = view.state;
-    const d = view.description;
+    const s = app.state;
+    const d = app.derived.description;
     if (mode() === "copy") {
       renderCopyIntro();
       copyStale.hidden = !(state.copyResult && state.copyResult.key !== copyKey());
@@ -183,7 +183,7 @@ export function setupComparePanel(view) {
     const rule = facts(s.className).heads === "modules"
       ? S.converterRule.toFused(c.num_heads, c.d_out, eq.config.d_out)
       : S.converterRule.toWrapper(c.d_out, c.num_heads, eq.config.d_out);
-    const canSwitch = !view.locked.size;
+    const canSwitch = !app.locked.size;
     replace(converter,
       h("h3", {}, S.converterHeading),
       h("p", { class: "converter-calls" }, h("code", { dataset: { testid: "converter-a" } }, d.pythonCall), h("span", { class: "swap", "aria-hidden": "true" }, " ⇄ "),
@@ -193,52 +193,48 @@ export function setupComparePanel(view) {
         type: "button", class: "small", part: "button", dataset: { testid: "converter-use" },
         on: { click: () => switchTo(eq) },
       }, S.converterUse(eq.pythonCall)) : null);
-    const fresh = state.result && state.result.key === view.runKey(view.currentConfig());
+    const fresh = state.result && state.result.key === app.derived.key;
     convertResult.classList.toggle("stale", Boolean(state.result) && !fresh);
   }
 
   function switchTo(eq) {
-    const s = view.state;
-    s.className = eq.className;
+    const slotTexts = { ...app.state.slotTexts };
     for (const spec of lab.slots(eq.className)) {
       const v = eq.config[spec.name];
-      s.slotTexts[spec.name] = typeof v === "boolean" ? (v ? "True" : "False") : spec.type === "float" && Number.isInteger(v) ? `${v}.0` : String(v);
+      slotTexts[spec.name] = typeof v === "boolean" ? (v ? "True" : "False") : spec.type === "float" && Number.isInteger(v) ? `${v}.0` : String(v);
     }
-    view.buildSlots();
-    view.syncControls();
-    view.writeGeneratedCall();
-    view.edited(true);
+    app.setState(slotsPatch(lab, eq.className, slotTexts), { edit: true, discrete: true });
   }
 
   compareButton.addEventListener("click", () => {
-    const s = view.state;
-    const d = view.description;
-    if (!d?.ok || s.blocked) {
+    const s = app.state;
+    const d = app.derived.description;
+    if (!d?.ok || app.derived.blocked) {
       replace(convertResult, h("p", { class: "muted" }, S.compareNeedsValid));
       return;
     }
-    const config = view.currentConfig();
-    const x = view.buildInput(config);
+    const config = app.derived.config;
+    const x = buildInput(lab, app.state, config);
     if (estimateBytes(lab, s.className, d.config, x.shape) > 64 * 1048576) {
       replace(convertResult, h("p", { class: "muted" }, S.compareTooLarge));
       return;
     }
     try {
-      const a = lab.create(s.className, config, { generator: lab.manualSeed(view.seedValue()) });
+      const a = lab.create(s.className, config, { generator: lab.manualSeed(seedValue(app.state)) });
       const converted = lab.convert(a, { layout: state.layout });
       const b = converted.module;
       const cmp = lab.compare(a, b, x);
       const outA = a.forward(x, { training: false }).output;
       const outB = b.forward(x, { training: false }).output;
       const eq = lab.equivalentConfig(s.className, d.config);
-      state.result = { key: view.runKey(config), code: convertCode(facts(s.className).pythonName, facts(eq.className).pythonName, converted.code, state.layout, eq.pythonCall) };
-      replace(convertResult, renderComparison(a, b, d.pythonCall, eq.pythonCall, outA, outB, cmp, view.words(), converted.code));
+      state.result = { key: app.derived.key, code: convertCode(facts(s.className).pythonName, facts(eq.className).pythonName, converted.code, state.layout, eq.pythonCall) };
+      replace(convertResult, renderComparison(a, b, d.pythonCall, eq.pythonCall, outA, outB, cmp, app.derived.words, converted.code));
     } catch (err) {
       state.result = null;
       replace(convertResult, errorBox(S.compareError, err));
     }
     convertResult.classList.remove("stale");
-    view.renderCode();
+    app.render();
   });
 
   copyButton.addEventListener("click", () => {
@@ -267,12 +263,11 @@ export function setupComparePanel(view) {
     }
     copyStale.hidden = true;
     copyResult.classList.remove("stale");
-    view.renderCode();
+    app.render();
   });
 
-  refresh();
   return {
-    refresh,
+    render: refresh,
     /** The PyTorch lines of the comparison on screen ("" when none is, or it is stale). */
     code() {
       if (mode() === "copy") {
@@ -282,7 +277,7 @@ export function setupComparePanel(view) {
         const dir = DIRECTIONS[state.direction];
         return copyBlock(lab, dir, setup, planLines(lab, dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
       }
-      if (!state.result || state.result.key !== view.runKey(view.currentConfig())) return "";
+      if (!state.result || state.result.key !== app.derived.key) return "";
       return state.result.code;
     },
   };

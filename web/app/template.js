@@ -126,6 +126,9 @@ export function buildSkeleton(name = "") {
 
     h("section", { id: "trace", class: "panel", "aria-labelledby": "trace-heading lab-name", dataset: { panel: "trace" }, part: "panel trace" },
       h("h2", { id: "trace-heading" }, S.traceHeading),
+      h("div", { id: "stale-banner", class: "stale-banner", role: "status", hidden: true, dataset: tid("stale-banner") },
+        h("p", { id: "stale-text" }),
+        h("button", { type: "button", id: "stale-run", class: "primary small", dataset: tid("stale-run"), part: "button run-button" }, S.staleRun)),
       h("p", { id: "trace-status", class: "trace-status", dataset: tid("trace-status") }, S.traceEmpty),
       h("nav", { id: "stage-nav", class: "stage-nav", "aria-label": name ? `${S.stagesNav} (${name})` : S.stagesNav }),
       h("div", { id: "stage-cards", class: "stage-cards", dataset: tid("stage-cards") })),

@@ -1,0 +1,47 @@
+// The code panel: the PyTorch lines that reproduce what the widget shows (python-code.js writes them),
+// plus the lines other panels add (the comparison on screen), and a copy button.
+import { S } from "./strings.js";
+import { pythonCode } from "./python-code.js";
+import { gridTexts, seedValue, singleSequence } from "./lab-model.js";
+
+export function setupCodePanel(app) {
+  const { lab, $ } = app;
+  $("code-copy").addEventListener("click", copyCode);
+
+  async function copyCode() {
+    const text = $("code-view").textContent;
+    const status = $("code-copy-status");
+    try {
+      await navigator.clipboard.writeText(text);
+      status.textContent = S.codeCopied;
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents($("code-view"));
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      status.textContent = S.codeCopyFailed;
+    }
+  }
+
+  return {
+    render(d) {
+      const s = app.state;
+      const desc = d.description;
+      let text = S.codeNoRun;
+      if (desc.ok && !d.blocked) {
+        let tokens = null;
+        if (s.source === "custom") tokens = s.custom.texts;
+        else if (s.source === "book") tokens = gridTexts(lab.bookTokens());
+        text = pythonCode({
+          className: s.className, pythonName: desc.class.pythonName, pythonCall: desc.pythonCall, config: desc.config, seed: seedValue(s), source: s.source,
+          words: d.words, tokens, sentenceTokens: typeof lab.sentenceTokens === "function",
+          batch: singleSequence(lab, s.className) ? 0 : s.batch, training: s.training,
+          outputShape: d.shape ? [...d.shape.slice(0, -1), desc.outputWidth] : null,
+          extra: app.contributedCode(),
+        });
+      }
+      $("code-view").textContent = text;
+    },
+  };
+}

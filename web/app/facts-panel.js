@@ -1,0 +1,35 @@
+// The facts panel: what follows from the slots before anything runs (head_dim, output width and its
+// rule, the mask's size, the key/value cache per token, the run's memory, every parameter), all from
+// the library's describe() and estimate.
+import { h, replace } from "./dom.js";
+import { S } from "./strings.js";
+import { bytesText, shapeText, thousands } from "./format.js";
+
+export function setupFactsPanel(app) {
+  const { $ } = app;
+  return {
+    render({ description: d, hide, memory }) {
+      $("fact-headdim").textContent = d.headDim != null ? String(d.headDim) : "—";
+      $("fact-width").textContent = hide ? S.outputHidden : d.outputWidth != null ? String(d.outputWidth) : "—";
+      $("fact-width").classList.toggle("concealed", hide);
+      $("fact-rule").textContent = hide ? "…" : d.outputWidthRule || "—";
+      if (d.maskBytes) {
+        const n = Math.round(Math.sqrt(d.maskBytes / 4));
+        $("fact-mask").textContent = S.maskBytes(n, bytesText(d.maskBytes));
+      } else {
+        $("fact-mask").textContent = d.maskBytes === 0 ? S.noMask : "—";
+      }
+      // What a KV cache of this module holds per token, against multi-head attention of the same width.
+      $("fact-kv").textContent = d.kvCacheBytesPerToken != null
+        ? S.kvCache(d.keyValueHeads, d.headDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), d.kvCacheBytesPerTokenMha / d.kvCacheBytesPerToken)
+        : "—";
+      $("fact-memory").textContent = memory === null ? S.runMemoryUnknown : bytesText(memory);
+      const params = d.parameters ?? [];
+      replace($("params-body"), params.map((p) =>
+        h("tr", {}, h("th", { scope: "row" }, h("code", {}, p.name)), h("td", {}, shapeText(p.shape)), h("td", { class: "num" }, thousands(p.count)))));
+      $("param-total").textContent = d.parameterCount != null ? thousands(d.parameterCount) : "—";
+      $("facts-unavailable").hidden = Boolean(d.parameters);
+      $("params-table").closest(".table-scroll").hidden = !d.parameters;
+    },
+  };
+}

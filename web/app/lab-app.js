@@ -1,0 +1,220 @@
+// The widget's app: one state, one setState, one render path. One instance per <attention-lab>
+// element; everything it touches lives in that element's shadow root, and it reaches the engine only
+// through the library facade (handed in as `lab`).
+//
+// Each panel (setup, facts, tokens, predict, run, code, url; compare and checkpoint load later) is made
+// by its module from this app, and gets:
+//   app.state            the state (read it; never write it)
+//   app.derived          what follows from the state, computed once per render (derive() below)
+//   app.setState(patch, {edit, discrete})   the only way to change the state; one render follows
+//   app.lab, app.$, app.root, app.host, app.locked, app.runner, app.run()
+// and returns {render(derived)} (plus code() when it adds lines to the code view). Panels do not
+// touch each other's nodes or fields.
+import { finder } from "./dom.js";
+import { S } from "./strings.js";
+import { mib } from "./format.js";
+import { PANELS } from "./template.js";
+import { loadWhenNeeded } from "./lazy-panel.js";
+import { Runner, estimateBytes, PAGE_BUDGET_BYTES } from "./runner.js";
+import {
+  badCells, callPatch, currentConfig, initialState, inputShape, partialPatch, positiveInt, runKey, seedValue, slotsPatch, words,
+} from "./lab-model.js";
+import { setupSetupPanel } from "./setup-panel.js";
+import { setupFactsPanel } from "./facts-panel.js";
+import { setupTokensPanel } from "./tokens-panel.js";
+import { setupPredictPanel } from "./predict-panel.js";
+import { setupRunPanel } from "./run-panel.js";
+import { setupCodePanel } from "./code-panel.js";
+import { setupUrlPanel } from "./url-panel.js";
+
+/** Controls that `locked="..."` may name besides the slots. */
+export const LOCKABLE = ["class", "seed", "tokens", "batch", "mode"];
+
+/** A run whose estimate is under this starts by itself (on load, after an edit, back/forward). */
+const QUICK_BYTES = 64 * 1048576;
+
+export class LabApp {
+  /**
+   * @param root     the shadow root holding buildSkeleton()'s markup
+   * @param host     the <attention-lab> element (events and data-* status go on it)
+   * @param lab      the AttentionLab facade
+   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, autorun: boolean, workerUrl}
+   */
+  constructor(root, host, lab, options) {
+    this.root = root;
+    this.host = host;
+    this.lab = lab;
+    this.$ = finder(root);
+    this.locked = options.locked ?? new Set();
+    this.hidden = options.hidden ?? new Set();
+    this.autorun = options.autorun !== false;
+    this.urlOption = Boolean(options.urlState);
+    this.runner = new Runner(lab, options.workerUrl);
+    this.state = initialState();
+    Object.assign(this.state, partialPatch(this.state, options.initial ?? {}));
+    this.panels = [];
+    this.derived = null;
+  }
+
+  /** Changes the state and renders once. `edit`: a reader's edit (forget a run error, record the URL). */
+  setState(patch, { edit = false, discrete = false } = {}) {
+    Object.assign(this.state, patch);
+    if (edit) this.state.runError = null;
+    this.render();
+    if (edit) this.url?.record(discrete);
+  }
+
+  /** The one render path: derive, then every panel draws from the same derived view. */
+  render() {
+    if (!this.panels.length) return;
+    const t0 = performance.now();
+    this.derived = this.derive();
+    for (const panel of this.panels) panel.render(this.derived);
+    this.host.dataset.updateMs = (performance.now() - t0).toFixed(1);
+  }
+
+  run() {
+    return this.runPanel?.run();
+  }
+
+  /** A slot set by a button (a fix, a converter): the call box follows; a locked slot stays. */
+  setSlot(name, text) {
+    if (this.locked.has(name)) return;
+    const s = this.state;
+    this.setState(slotsPatch(this.lab, s.className, { ...s.slotTexts, [name]: text }), { edit: true, discrete: true });
+  }
+
+  /** Lines other panels add to the code view (the comparison on screen). */
+  contributedCode() {
+    return this.panels.map((p) => p.code?.() ?? "").join("");
+  }
+
+  setHidden(hidden) {
+    this.hidden = hidden;
+    for (const name of PANELS) {
+      const node = this.root.querySelector(`[data-panel=${name}]`);
+      if (node) node.hidden = hidden.has(name);
+    }
+  }
+
+  async start(problems = [], call = null) {
+    this.setHidden(this.hidden);
+    const s = this.state;
+    Object.assign(s, slotsPatch(this.lab, s.className, s.slotTexts));
+    this.runPanel = setupRunPanel(this);
+    this.url = setupUrlPanel(this, problems);
+    this.panels = [setupSetupPanel(this), setupFactsPanel(this), setupTokensPanel(this), setupPredictPanel(this), this.runPanel, setupCodePanel(this)];
+    let firstOutput;
+    const idle = new Promise((resolve) => (firstOutput = resolve));
+    const later = (name, load) => loadWhenNeeded(this.$(name), () => load().then((panel) => {
+      this.panels.push(panel);
+      this.render();
+      this.$(name).dataset.loaded = "true";
+    }), idle);
+    this.lazyPanels = [
+      later("compare", () => import("./compare-panel.js").then((m) => m.setupComparePanel(this))),
+      later("checkpoint", () => import("./checkpoint-panel.js").then((m) => m.setupCheckpointPanel(this))),
+    ];
+    this.setState(call ? callPatch(this.lab, s, call, this.locked) : {});
+    this.url.keep(this.urlOption);
+    if (this.autorun && !this.derived.blocked && this.derived.quick) await this.run();
+    firstOutput();
+    this.host.dataset.ready = "true";
+  }
+
+  /** The element left the page: the run and the worker stop, and nothing outside the widget holds it. */
+  stop() {
+    this.runner.close();
+    for (const panel of this.lazyPanels ?? []) panel.stop();
+    this.url?.keep(false);
+  }
+
+  /** Back on the page after stop(): panels not loaded yet wait again; the worker starts when needed. */
+  resume(urlState) {
+    this.runner.open();
+    for (const panel of this.lazyPanels ?? []) panel.resume();
+    this.url?.keep(urlState);
+  }
+
+  /** Everything the panels show that follows from the state: computed once per render. */
+  derive() {
+    const s = this.state;
+    const lab = this.lab;
+    const specs = lab.slots(s.className);
+    const slotNames = new Set(specs.map((x) => x.name));
+    const config = currentConfig(lab, s);
+    const description = lab.describe(s.className, config);
+
+    // Diagnostics: the call's own (syntax, unknown keywords), the configuration's, then the input's.
+    const seen = new Set();
+    const configDiags = [];
+    const callDiags = [];
+    const configSource = s.parsed && s.parsed.className === s.className
+      ? s.parsed.diagnostics
+      : [...(s.parsed?.diagnostics ?? []), ...(description.diagnostics ?? [])];
+    for (const d of configSource) {
+      if (seen.has(diagKey(d))) continue;
+      seen.add(diagKey(d));
+      ((d.slots ?? []).some((x) => slotNames.has(x)) ? configDiags : callDiags).push(d);
+    }
+    const shape = inputShape(lab, s, config);
+    const inputDiags = [];
+    for (const d of lab.check(s.className, config, shape ? { inputShape: shape, training: s.training } : { training: s.training })) {
+      if (seen.has(diagKey(d))) continue;
+      seen.add(diagKey(d));
+      ((d.slots ?? []).some((x) => slotNames.has(x)) && d.code !== "too_large" ? configDiags : inputDiags).push(d);
+    }
+    const memory = shape && description.ok ? estimateBytes(lab, s.className, description.config, shape) : null;
+    const tokens = this.tokenProblems(config, memory);
+
+    const errors = [...configDiags, ...callDiags].filter((d) => d.severity === "error").length;
+    let reason = "";
+    if (errors) reason = S.reasonErrors(errors);
+    else if (seedValue(s) === null) reason = S.reasonSeed;
+    else if (tokens.block) reason = tokens.block;
+    else if (inputDiags.some((d) => d.severity === "error")) reason = S.reasonInput;
+    const key = runKey(lab, s, config);
+    const stale = Boolean(s.lastRun) && key !== s.lastRun.key;
+    const revealed = Boolean(s.lastRun && !stale && s.lastRun.seq > s.quizFrom);
+    return {
+      specs, config, description, configDiags, callDiags, inputDiags, shape, memory, tokens, words: words(s),
+      blocked: Boolean(reason), reason, key, stale, revealed, hide: s.quiz && !revealed,
+      quick: Boolean(shape) && memory !== null && memory < QUICK_BYTES,
+    };
+  }
+
+  /** What keeps the tokens from running, as data the tokens panel draws: {block, problems}. */
+  tokenProblems(config, memory) {
+    const s = this.state;
+    const w = words(s);
+    const problems = [];
+    let block = "";
+    const problem = (reason, p) => {
+      block ||= reason;
+      problems.push({ severity: "error", ...p });
+    };
+    if (s.source === "book" && typeof config.d_in === "number" && config.d_in !== 3) {
+      problem(S.reasonBookDin, { code: "book_tokens_width", message: S.bookNeedsDin3(config.d_in), fix: this.locked.has("tokens") ? null : { source: "sentence" } });
+    }
+    if (s.source === "custom" && s.custom && typeof config.d_in === "number" && config.d_in !== s.custom.cols) {
+      problem(S.reasonCustomShape, {
+        code: "grid_width", message: S.customNeedsShape(s.custom.rows, s.custom.cols, config.d_in),
+        fix: { source: "sentence", tokens: (s.custom.words ?? []).join(" ") || s.tokens },
+      });
+    }
+    if (s.source === "sentence" && w.length === 0) block ||= S.reasonNoWords;
+    if (s.source === "random" && w === null) block ||= S.reasonCount;
+    const bad = badCells(s);
+    if (bad) problem(S.reasonGrid, { code: "grid_value", message: S.gridBad(bad) });
+    if (memory !== null && memory > PAGE_BUDGET_BYTES) {
+      problem(S.reasonMemory, { code: "page_memory", message: S.memoryOver(mib(memory), mib(PAGE_BUDGET_BYTES)) });
+    } else if (memory !== null && this.runner.usesWorker(memory)) {
+      problems.push({ severity: "info", code: "large_run", message: S.memoryLarge(mib(memory)) });
+    }
+    return { block, problems, contextLength: positiveInt(config.context_length) ? config.context_length : null };
+  }
+}
+
+function diagKey(d) {
+  return `${d.code}|${(d.slots ?? []).join(",")}|${d.message}`;
+}

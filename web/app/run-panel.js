@@ -1,0 +1,170 @@
+// The run panel and the trace: the Run button and why it is off, progress and cancel, the run's error,
+// and every stage card of the last run. After an edit the trace follows: a run the core estimates as
+// cheap starts by itself (after a short pause in typing); any other run leaves the cards marked stale,
+// with a banner and its own Run button at the top of the results.
+import { h, replace } from "./dom.js";
+import { S } from "./strings.js";
+import { renderTrace } from "./tensor-view.js";
+import { buildInput, seedValue, singleSequence, words } from "./lab-model.js";
+
+/** How long typing pauses before a cheap run of the new setup starts. */
+const RERUN_PAUSE_MS = 250;
+
+export function setupRunPanel(app) {
+  const { lab, $, host, runner } = app;
+  let timer = null;
+  $("run").addEventListener("click", () => app.run());
+  $("stale-run").addEventListener("click", () => app.run());
+  $("cancel").addEventListener("click", () => runner.cancel());
+
+  /** Shows a progress bar and the elapsed time once a run has taken 200 ms. */
+  function startProgress() {
+    const box = $("progress");
+    const t0 = performance.now();
+    let phase = null;
+    const tick = () => {
+      const elapsed = performance.now() - t0;
+      if (elapsed < 200) return;
+      box.hidden = false;
+      $("progress-text").textContent = phase ?? S.runningFor((elapsed / 1000).toFixed(1));
+      $("cancel").hidden = phase !== null || !runner.busy;
+    };
+    const interval = setInterval(tick, 100);
+    $("run").textContent = S.running;
+    return {
+      rendering: (i, n) => {
+        phase = S.rendering(i, n);
+        tick();
+      },
+      stop: () => {
+        clearInterval(interval);
+        box.hidden = true;
+        $("run").textContent = S.runButton;
+      },
+    };
+  }
+
+  /** Marks a finished run on the host element (data-runs counts them) for anyone waiting on it. */
+  function runFinished() {
+    host.dataset.runs = String(Number(host.dataset.runs ?? 0) + 1);
+  }
+
+  function statusText(s, w) {
+    const tokensText = s.source === "book" ? S.tokensBook(S.bookSentence)
+      : s.source === "sentence" ? S.tokensSentence(w.join(" "))
+        : s.source === "random" ? S.tokensRandom(w.length) : S.tokensCustom(w.length);
+    const batchText = singleSequence(lab, s.className) ? "" : S.batchSuffix(s.batch);
+    return [tokensText + batchText, s.training ? S.modeNames.train : S.modeNames.eval];
+  }
+
+  async function run() {
+    clearTimeout(timer);
+    const s = app.state;
+    const d = app.derived;
+    if (d.blocked || s.running) return;
+    const t0 = performance.now();
+    const { config, description: described, key } = d;
+    const call = s.call.trim() || described.pythonCall;
+    const { className, training } = s;
+    const w = words(s);
+    const status = S.traceFor(call, ...statusText(s, w));
+    app.setState({ running: true, runError: null });
+    let result;
+    const progress = startProgress();
+    try {
+      const x = buildInput(lab, s, config);
+      result = await runner.run({ className, config, x, seed: seedValue(s), training }, described.config);
+      host.dataset.computeMs = (performance.now() - t0).toFixed(1); // the forward (and, for big runs, the worker) alone
+    } catch (err) {
+      progress.stop();
+      let runError = null;
+      if (err?.code === "cancelled") $("trace-status").textContent = S.cancelled;
+      else {
+        runError = { code: err?.code ?? "error", slot: err?.slot ?? "", message: err?.message ?? String(err), hint: err?.hint ?? "" };
+        host.dispatchEvent(new CustomEvent("run-error", { bubbles: true, composed: true, detail: { ...runError } }));
+      }
+      runFinished();
+      app.setState({ running: false, runError });
+      return;
+    }
+    const seq = Number(host.dataset.runs ?? 0) + 1;
+    const lastRun = {
+      key, call, status, className, config: described.config, rule: described.outputWidthRule,
+      headDim: described.headDim, outputShape: result.output.shape, words: w, seq,
+    };
+    $("stage-cards").classList.remove("stale");
+    const labName = $("lab-name").textContent;
+    await renderTrace($("stage-nav"), $("stage-cards"), result.trace, {
+      words: w,
+      className,
+      heads: described.class.heads,
+      queryHeads: described.config.num_heads,
+      config: described.config,
+      dropout: described.config.dropout ?? 0,
+      training,
+      headDim: described.headDim,
+      output: { width: described.outputWidth, rule: described.outputWidthRule },
+      warnings: result.warnings ?? [],
+      idPrefix: `run${seq}`,
+      host,
+      labName: labName ? ` ${labName}` : "",
+    }, (i, n) => progress.rendering(i, n));
+    progress.stop();
+    host.dataset.runMs = (performance.now() - t0).toFixed(1);
+    runFinished();
+    app.setState({ running: false, lastRun });
+    host.dispatchEvent(new CustomEvent("run-complete", {
+      bubbles: true, composed: true,
+      detail: {
+        className, config: { ...described.config }, pythonCall: described.pythonCall, training,
+        outputShape: result.output.shape.slice(), output: result.output, stages: result.trace.map((st) => st.id),
+        durationMs: performance.now() - t0,
+      },
+    }));
+  }
+
+  /** A cheap run of a changed setup starts by itself, unless the reader is predicting (quiz) or autorun is off. */
+  function followEdits(d) {
+    clearTimeout(timer);
+    const s = app.state;
+    if (!d.stale || d.blocked || s.running || !d.quick || !app.autorun || s.quiz) return false;
+    timer = setTimeout(() => { if (app.derived.stale) run(); }, RERUN_PAUSE_MS);
+    return true;
+  }
+
+  function renderRunError(err) {
+    if (!err) return replace($("run-error"));
+    return replace($("run-error"), h("div", { class: "diag diag-error", part: "diagnostic error", dataset: { code: err.code, testid: "diagnostic" } },
+      h("p", { class: "diag-msg" }, h("strong", {}, `${S.runError}: `), err.message),
+      err.hint ? h("p", { class: "diag-hint" }, err.hint) : null,
+      err.slot ? h("p", { class: "diag-hint" }, S.seeSlot(err.slot)) : null));
+  }
+
+  return {
+    run,
+    render(d) {
+      const s = app.state;
+      $("run").disabled = d.blocked || s.running;
+      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : S.runReady;
+      $("run-reason").classList.toggle("blocked", d.blocked);
+      renderRunError(s.runError);
+      if (d.memory !== null && runner.usesWorker(d.memory) && !d.blocked) {
+        runner.warm({ className: s.className, config: d.description.config }); // so Run does not wait for the worker
+      }
+      const following = followEdits(d);
+      const stale = Boolean(s.lastRun) && d.stale;
+      if (s.lastRun) {
+        $("stage-cards").classList.toggle("stale", stale);
+        $("trace-status").textContent = stale ? S.traceStale(s.lastRun.call) : s.lastRun.status;
+        $("trace-status").classList.toggle("stale-note", stale);
+      }
+      // The banner: the cards are of an older setup, and this one will not run by itself.
+      const banner = $("stale-banner");
+      banner.hidden = !stale || following || s.running;
+      if (!banner.hidden) {
+        $("stale-text").textContent = d.blocked ? S.staleBlocked(d.reason) : S.staleBanner;
+        $("stale-run").disabled = d.blocked;
+      }
+    },
+  };
+}

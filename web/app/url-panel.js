@@ -1,0 +1,51 @@
+// The widget's state in the page URL (for the one widget that owns it, see url-state.js): typing
+// replaces the current history entry, a discrete change (or a pause) adds one, and back/forward
+// restores the setup and re-runs it when the run is cheap. Also the notices about unusable values.
+import { S } from "./strings.js";
+import { readUrlState, writeUrlState } from "./url-state.js";
+import { partialPatch, resetPatch, slotsPatch } from "./lab-model.js";
+
+export function setupUrlPanel(app, problems) {
+  const { lab, $ } = app;
+  let on = false;
+  let lastPush = 0;
+  const query = () => writeUrlState(app.state, lab.slots(app.state.className));
+
+  function showNotices(list) {
+    const notices = list.map((p) => (p.key === "class" ? S.urlBadClass(p.value) : S.urlBadValue(p.key)));
+    $("status").textContent = notices.join(" ");
+    $("status").classList.toggle("status-warning", notices.length > 0);
+  }
+
+  async function restore() {
+    const { state: fromUrl, problems: found } = readUrlState(location.search, lab.classes);
+    showNotices(found);
+    const start = { ...app.state, ...resetPatch() };
+    const patch = { ...resetPatch(), ...partialPatch(start, fromUrl) };
+    const s = { ...start, ...patch };
+    app.setState({ ...patch, ...slotsPatch(lab, s.className, s.slotTexts) });
+    if (app.state.lastRun && !app.derived.blocked && app.derived.quick) await app.run();
+  }
+
+  showNotices(problems);
+  return {
+    /** Keeps this widget's state in the page URL, following back/forward (or stops doing so). */
+    keep(keep) {
+      on = keep;
+      window.removeEventListener("popstate", restore);
+      if (!on) return;
+      history.replaceState(null, "", query());
+      window.addEventListener("popstate", restore);
+    },
+    /** Typing replaces the current history entry; a discrete change (or a pause) adds one. */
+    record(discrete) {
+      if (!on) return;
+      const q = query();
+      if (q === location.search) return;
+      const now = performance.now();
+      if (discrete || now - lastPush > 1500) history.pushState(null, "", q);
+      else history.replaceState(null, "", q);
+      lastPush = now;
+    },
+  };
+}
