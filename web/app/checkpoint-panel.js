@@ -8,12 +8,13 @@
 // shown with the same stage cards as the page.
 // Every error (AttentionError .code/.message/.hint) is shown in the panel; the rest of the page goes on.
 import { h, replace } from "./dom.js";
-import { S } from "./strings.js";
+import { S } from "./strings-panels.js";
 import { bytesText, shapeText, thousands } from "./format.js";
-import { pyString } from "./python-code.js";
 import { renderTrace } from "./tensor-view.js";
 import { checkpointInput, loadCheckpoint } from "./checkpoint-load.js";
 import { seedValue } from "./lab-model.js";
+import { loadCode, attnPrefix, runCode } from "./checkpoint-code.js";
+import { errorBox } from "./diagnostic-view.js";
 
 /** Widths of the GPT-2 presets: their files hold GPT-2's 50,257-token vocabulary. */
 const GPT2_WIDTHS = new Set([768, 1024, 1280, 1600]);
@@ -186,7 +187,7 @@ export function setupCheckpointPanel(app) {
       showReport(file, module, r, bytesRead);
     } catch (err) {
       if (seq !== state.loadSeq) return;
-      replace(status, errorBox(S.ckptLoadError, interrupted(err), "ckpt-error"));
+      replace(status, errorBox(S.ckptLoadError, interrupted(err), { testid: "ckpt-error", showCode: true }));
     }
   }
 
@@ -253,7 +254,7 @@ export function setupCheckpointPanel(app) {
     const t = await showPieces();
     if (!t) return null;
     if (!t.ids.length) {
-      replace(runError, errorBox(S.ckptRunError, { code: "no_tokens", message: S.ckptNoTokens }, "ckpt-run-diag"));
+      replace(runError, errorBox(S.ckptRunError, { code: "no_tokens", message: S.ckptNoTokens }, { testid: "ckpt-run-diag", showCode: true }));
       return null;
     }
     return t;
@@ -268,7 +269,7 @@ export function setupCheckpointPanel(app) {
       if (!tokenizerPromise) replace(pieces, h("p", { class: "muted" }, S.ckptTokenizing));
       enc = await loadTokenizer();
     } catch (err) {
-      if (seq === state.tokenSeq) replace(pieces, errorBox(S.ckptRunError, { code: "tokenizer", message: S.ckptTokenizerFailed(err?.message ?? String(err)) }, "ckpt-tokenizer-error"));
+      if (seq === state.tokenSeq) replace(pieces, errorBox(S.ckptRunError, { code: "tokenizer", message: S.ckptTokenizerFailed(err?.message ?? String(err)) }, { testid: "ckpt-tokenizer-error", showCode: true }));
       return null;
     }
     const ids = enc.encode(text);
@@ -323,7 +324,7 @@ export function setupCheckpointPanel(app) {
         replace(stageNav);
         replace(stageCards);
         traceStatus.textContent = "";
-        replace(runError, errorBox(S.ckptRunError, interrupted(err), "ckpt-run-diag"));
+        replace(runError, errorBox(S.ckptRunError, interrupted(err), { testid: "ckpt-run-diag", showCode: true }));
       }
     } finally {
       runButton.disabled = false;
@@ -347,63 +348,7 @@ function label(piece) {
   return piece.trim() || piece.replace(/ /g, "␣");
 }
 
-function errorBox(title, err, testid) {
-  const code = err?.code ?? "error";
-  return h("div", { class: "diag diag-error", part: "diagnostic error", dataset: { code, testid } },
-    h("p", { class: "diag-msg" }, h("strong", {}, `${title}: `), String(err?.message ?? err ?? S.ckptUnknownError)),
-    err?.hint ? h("p", { class: "diag-hint" }, err.hint) : null,
-    h("p", { class: "diag-pytorch" }, S.ckptErrorCode, h("code", {}, code)));
-}
-
 /** Work the worker dropped when the widget left the page says so (and what to do) instead of "cancelled". */
 function interrupted(err) {
   return err?.code === "cancelled" ? { code: "cancelled", message: S.ckptInterrupted, hint: "" } : err;
-}
-
-/** The PyTorch lines of this load: the fused c_attn split into q, k, v, each transposed; c_proj into out_proj. */
-function loadCode(fileName, module, r, call) {
-  const used = new Set(r.used);
-  const attn = attnPrefix(r);
-  const d = module.config.d_in;
-  const has = (suffix) => used.has(attn + suffix);
-  const L = [
-    "import torch",
-    "from safetensors.torch import load_file",
-    "",
-    `sd = load_file(${pyString(fileName)})`,
-    `p = ${pyString(attn)}`,
-    `d = ${d}`,
-    `mha = ${call}`,
-    `qw, kw, vw = sd[p + "c_attn.weight"].split(d, dim=1)  # Conv1D keeps (in, out) = (${d}, ${3 * d}): split the columns`,
-    "mha.W_query.weight = torch.nn.Parameter(qw.T)  # nn.Linear keeps (out, in)",
-    "mha.W_key.weight = torch.nn.Parameter(kw.T)",
-    "mha.W_value.weight = torch.nn.Parameter(vw.T)",
-  ];
-  if (has("c_attn.bias")) {
-    L.push('qb, kb, vb = sd[p + "c_attn.bias"].split(d)');
-    L.push("mha.W_query.bias = torch.nn.Parameter(qb)", "mha.W_key.bias = torch.nn.Parameter(kb)", "mha.W_value.bias = torch.nn.Parameter(vb)");
-  }
-  if (has("c_proj.weight")) L.push('mha.out_proj.weight = torch.nn.Parameter(sd[p + "c_proj.weight"].T)');
-  if (has("c_proj.bias")) L.push('mha.out_proj.bias = torch.nn.Parameter(sd[p + "c_proj.bias"])');
-  L.push("mha.eval()");
-  return L;
-}
-
-/** "transformer.h.1.attn." from the report's c_attn key. */
-function attnPrefix(r) {
-  return r.used.map((k) => /^(.*\.)c_attn\.weight$/.exec(k)?.[1]).find(Boolean) ?? "h.0.attn.";
-}
-
-/** The layer's input and forward in PyTorch: ln_1(wte[ids] + wpe[:num_tokens]), then the module. */
-function runCode(attn, ids, d) {
-  const block = attn.replace(/attn\.$/, ""); // "transformer.h.1."
-  const model = block.replace(/h\.\d+\.$/, ""); // "transformer."
-  const n = ids.length;
-  return [
-    "",
-    `ids = torch.tensor([[${ids.join(", ")}]])  # (1, ${n})`,
-    `x = sd[${pyString(`${model}wte.weight`)}][ids] + sd[${pyString(`${model}wpe.weight`)}][:${n}]  # (1, ${n}, ${d})`,
-    `x = torch.nn.functional.layer_norm(x, (d,), sd[${pyString(`${block}ln_1.weight`)}], sd[${pyString(`${block}ln_1.bias`)}], eps=1e-5)  # ln_1`,
-    `context_vecs = mha(x)  # (1, ${n}, ${d})`,
-  ];
 }

@@ -31,6 +31,19 @@ function suggestions(d, app) {
     }, S.fixTo(slot, value))));
 }
 
+/**
+ * An error thrown by a call (an AttentionError, or anything else), as an error box with a title.
+ * @param options  {testid, showCode: also print the error code, after: a node after the hint}
+ */
+export function errorBox(title, err, { testid = "diagnostic", showCode = false, after = null } = {}) {
+  const code = err?.code ?? "error";
+  return h("div", { class: "diag diag-error", part: "diagnostic error", dataset: { code, testid } },
+    h("p", { class: "diag-msg" }, h("strong", {}, `${title}: `), String(err?.message ?? err ?? S.unknownError)),
+    err?.hint ? h("p", { class: "diag-hint" }, err.hint) : null,
+    after,
+    showCode ? h("p", { class: "diag-pytorch" }, S.errorCode, h("code", {}, code)) : null);
+}
+
 /** Sets the aria-invalid state of a control. */
 export function setInvalid(node, invalid) {
   if (invalid) node.setAttribute("aria-invalid", "true");

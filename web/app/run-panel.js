@@ -5,6 +5,7 @@
 import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { renderTrace } from "./tensor-view.js";
+import { errorBox } from "./diagnostic-view.js";
 import { buildInput, seedValue, singleSequence, words } from "./lab-model.js";
 
 /** How long typing pauses before a cheap run of the new setup starts. */
@@ -134,10 +135,7 @@ export function setupRunPanel(app) {
 
   function renderRunError(err) {
     if (!err) return replace($("run-error"));
-    return replace($("run-error"), h("div", { class: "diag diag-error", part: "diagnostic error", dataset: { code: err.code, testid: "diagnostic" } },
-      h("p", { class: "diag-msg" }, h("strong", {}, `${S.runError}: `), err.message),
-      err.hint ? h("p", { class: "diag-hint" }, err.hint) : null,
-      err.slot ? h("p", { class: "diag-hint" }, S.seeSlot(err.slot)) : null));
+    return replace($("run-error"), errorBox(S.runError, err, { after: err.slot ? h("p", { class: "diag-hint" }, S.seeSlot(err.slot)) : null }));
   }
 
   return {

@@ -1,0 +1,281 @@
+// One 2-D slice of a traced stage: a table of its values (token words on token axes, row sums for the
+// weights, truncated past 16 a side with a summary) and, for the attention stages, a heatmap whose
+// colour scale is the stage's own, shared by every head and batch item (hover or arrow keys read a value).
+import { h, svg } from "./dom.js";
+import { S } from "./strings.js";
+import { num, shapeText, summarize } from "./format.js";
+import { canvasBlob, download, heatmapCanvas, heatmapSvg } from "./export.js";
+
+/** A 2-D slice larger than this on either side is shown truncated. */
+export const GRID_LIMIT = 16;
+/** How many leading rows/columns a truncated grid shows. */
+const GRID_SHOWN = 12;
+/** Above this many cells a heatmap is drawn on a canvas instead of SVG rectangles. */
+const SVG_CELL_LIMIT = 48 * 48;
+/** A canvas heatmap is at most this many pixels a side (larger slices are max-pooled). */
+const CANVAS_MAX = 512;
+
+export const HEATMAP_STAGES = new Set(["attn_scores", "attn_scores_masked", "attn_weights", "attn_weights_dropout", "mask", "dropout_kept"]);
+const ROW_SUM_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
+/** Stages where an exact 0 means something (masked after softmax, dropped by dropout). */
+const EXACT_ZERO_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
+
+/** The summary of the slice at `offset` (the core's, for traced stages), else computed here. */
+export function sliceSummary(stage, offset, n) {
+  const fromCore = n > 0 ? stage.sliceSummaries?.[offset / n] : undefined;
+  return fromCore ?? summarize(stage.data, offset, offset + n);
+}
+
+/** The whole-tensor summary: the core's (every traced stage has one), else computed here (stages the page makes). */
+export function stageSummary(stage) {
+  if (stage.summary) return stage.summary;
+  const s = summarize(stage.data);
+  let zeros = 0;
+  for (let i = 0; i < stage.data.length; i++) if (stage.data[i] === 0) zeros++;
+  return { ...s, zeros };
+}
+
+/** Axes whose index is a token position: labelled with the token's word. */
+const TOKEN_AXES = new Set(["num_tokens", "query", "key"]);
+
+function label(axis, i, words) {
+  if (TOKEN_AXES.has(axis) && words && i < words.length) return words[i];
+  return String(i);
+}
+
+function cellText(stage, v) {
+  if (stage.id === "mask") return v === 1 ? "1" : v === 0 ? "0" : num(v);
+  if (stage.id === "dropout_kept") return Number.isNaN(v) ? "—" : String(Number(v.toFixed(4)));
+  if (Number.isNaN(v) && stage.id === "dropout_kept") return "—";
+  if (v === 0 && EXACT_ZERO_STAGES.has(stage.id)) return "0";
+  return num(v);
+}
+
+export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
+  const fig = h("figure", { class: "slice" });
+  const headMatch = /^head (\d+)$/.exec(caption);
+  if (caption) fig.append(h("figcaption", { class: headMatch ? `head-${Number(headMatch[1]) % 8}` : null }, caption));
+  const data = stage.data;
+  const truncRows = rows > GRID_LIMIT;
+  const truncCols = cols > GRID_LIMIT;
+  const shownRows = truncRows ? GRID_SHOWN : rows;
+  const shownCols = truncCols ? GRID_SHOWN : cols;
+  const rowSums = ROW_SUM_STAGES.has(stage.id);
+  const concatHeads = stage.id === "heads_concat" ? ctx.config.num_heads ?? 1 : 0;
+
+  const table = h("table", { class: "grid", dataset: { testid: "grid" } });
+  table.append(h("caption", { class: "sr-only" }, `${stage.id} ${caption}`.trim()));
+  const corner = rowAxis === colAxis && TOKEN_AXES.has(rowAxis) ? S.cornerAttention : rowAxis ? `${rowAxis} ╲ ${colAxis}` : colAxis;
+  const headRow = h("tr", {}, h("th", { scope: "col", class: "corner" }, corner));
+  for (let c = 0; c < shownCols; c++) {
+    const th = h("th", { scope: "col" }, label(colAxis, c, ctx.words));
+    if (concatHeads) th.className = `head-${Math.floor(c / (cols / concatHeads)) % 8}`;
+    headRow.append(th);
+  }
+  if (truncCols) headRow.append(h("th", { scope: "col", class: "ellipsis" }, "…"));
+  if (rowSums) headRow.append(h("th", { scope: "col", class: "rowsum" }, S.rowSum));
+  table.append(h("thead", {}, headRow));
+  const body = h("tbody");
+  for (let r = 0; r < shownRows; r++) {
+    const tr = h("tr", {}, h("th", { scope: "row" }, label(rowAxis, r, ctx.words)));
+    const base = offset + r * cols;
+    for (let c = 0; c < shownCols; c++) {
+      const v = data[base + c];
+      const td = h("td", {}, cellText(stage, v));
+      if (v === -Infinity || Number.isNaN(v)) td.className = "masked";
+      else if (v === 0) td.className = "zero";
+      tr.append(td);
+    }
+    if (truncCols) tr.append(h("td", { class: "ellipsis" }, "…"));
+    if (rowSums) {
+      let sum = 0;
+      for (let c = 0; c < cols; c++) sum += data[base + c];
+      tr.append(h("td", { class: "rowsum", dataset: { testid: "rowsum" } }, num(sum)));
+    }
+    body.append(tr);
+  }
+  if (truncRows) {
+    const tr = h("tr", { class: "ellipsis" }, h("th", { scope: "row" }, "…"));
+    for (let c = 0; c < shownCols + (truncCols ? 1 : 0) + (rowSums ? 1 : 0); c++) tr.append(h("td", {}, "…"));
+    body.append(tr);
+  }
+  table.append(body);
+  const scroller = h("div", { class: "grid-scroll", tabindex: "0", role: "region", "aria-label": `${stage.title} ${caption}${ctx.labName ?? ""}`.trim() }, table);
+  const row = h("div", { class: "slice-row" }, scroller);
+  if (HEATMAP_STAGES.has(stage.id)) row.append(heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption));
+  fig.append(row);
+  if (truncRows || truncCols) {
+    const s = sliceSummary(stage, offset, rows * cols);
+    fig.append(h("p", { class: "slice-note" },
+      S.truncated(rows, cols, shownRows, shownCols), " ",
+      S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")));
+  }
+  return fig;
+}
+
+// ---- heatmaps -------------------------------------------------------------------------------------
+
+// Light to dark blue, 5 stops; weights near 0 are pale, near 1 dark.
+const RAMP = [[247, 250, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
+const MASKED_RGB = [214, 214, 214];
+
+function rampColor(t) {
+  const x = Math.min(1, Math.max(0, t)) * (RAMP.length - 1);
+  const i = Math.min(RAMP.length - 2, Math.floor(x));
+  const f = x - i;
+  return RAMP[i].map((a, k) => Math.round(a + (RAMP[i + 1][k] - a) * f));
+}
+
+/** The ramp at 1024 levels, made once: a 1024 x 1024 heatmap looks up colours instead of making 10^6 arrays. */
+const RAMP_LEVELS = 1023;
+const RAMP_TABLE = Array.from({ length: RAMP_LEVELS + 1 }, (_, i) => rampColor(i / RAMP_LEVELS));
+
+function color(t) {
+  return RAMP_TABLE[Math.round(Math.min(1, Math.max(0, t)) * RAMP_LEVELS)];
+}
+
+/**
+ * The colour scale of a stage's heatmaps: the stage's finite min and max (from its summary), so every
+ * head and batch item of the stage is coloured on one scale and compares by colour. Weights (and the
+ * mask, and dropout's kept mask) run from 0 to at least 1.
+ */
+export function heatmapRange(stage) {
+  const summary = stageSummary(stage);
+  let min = Number.isNaN(summary.min) ? Infinity : summary.min;
+  let max = Number.isNaN(summary.max) ? -Infinity : summary.max;
+  if (stage.id === "attn_weights" || stage.id === "attn_weights_dropout" || stage.id === "mask" || stage.id === "dropout_kept") {
+    min = 0;
+    max = Math.max(1, max);
+  }
+  if (!(max > min)) max = min + 1;
+  return [min, max];
+}
+
+function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
+  const data = stage.data;
+  const [lo, hi] = heatmapRange(stage);
+  // Long rows spread their weight thin (about 1/num_tokens each): a log scale keeps them visible.
+  const weights = EXACT_ZERO_STAGES.has(stage.id);
+  const logScale = weights && cols > GRID_LIMIT;
+  const LOG_LO = -4;
+  const rgbOf = (v) => {
+    if (!Number.isFinite(v) || (weights && v === 0)) return MASKED_RGB;
+    if (logScale) return color((Math.log10(Math.max(v, 1e-12)) - LOG_LO) / (Math.log10(hi) - LOG_LO));
+    return color((v - lo) / (hi - lo));
+  };
+  const name = `${stage.title} ${caption}`.trim();
+  const box = h("div", { class: "heatmap", part: "heatmap", dataset: { testid: "heatmap" } });
+  const readout = h("output", { class: "heatmap-readout" }, S.heatmapHover);
+  const describe = (r, c) => {
+    const v = data[offset + r * cols + c];
+    return `${label(rowAxis, r, ctx.words)} → ${label(colAxis, c, ctx.words)}: ${cellText(stage, v)}${v === -Infinity ? ` (${S.masked})` : ""}`;
+  };
+  // Keyboard: the picture is focusable; arrow keys move a cursor cell and the readout says its value.
+  let cursor = null;
+  const frame = h("div", { class: "heatmap-frame", tabindex: "0", role: "group", "aria-label": S.heatmapKeys(S.heatmapLabel(name)) });
+  const marker = h("div", { class: "heatmap-cursor", hidden: true });
+  const showCursor = () => {
+    const [r, c] = cursor;
+    readout.textContent = describe(r, c);
+    marker.hidden = false;
+    marker.style.left = `${(100 * c) / cols}%`;
+    marker.style.top = `${(100 * r) / rows}%`;
+    marker.style.width = `${100 / cols}%`;
+    marker.style.height = `${100 / rows}%`;
+  };
+  frame.addEventListener("keydown", (e) => {
+    const step = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowDown: [1, 0], ArrowUp: [-1, 0], Home: [0, -cols], End: [0, cols] }[e.key];
+    if (!step) return;
+    e.preventDefault();
+    const [r, c] = cursor ?? [0, 0];
+    cursor = cursor ? [Math.min(rows - 1, Math.max(0, r + step[0])), Math.min(cols - 1, Math.max(0, c + step[1]))] : [0, 0];
+    showCursor();
+  });
+  frame.addEventListener("blur", () => { marker.hidden = true; });
+
+  if (rows * cols <= SVG_CELL_LIMIT) {
+    const size = 24;
+    const pic = svg("svg", {
+      class: "heatmap-svg", viewBox: `0 0 ${cols * size} ${rows * size}`,
+      width: String(Math.min(cols * size, 288)), role: "img", "aria-label": S.heatmapLabel(name),
+    });
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        const v = data[offset + r * cols + c];
+        const rect = svg("rect", {
+          x: String(c * size), y: String(r * size), width: String(size), height: String(size),
+          fill: `rgb(${rgbOf(v).join(",")})`, class: v === -Infinity ? "masked" : "",
+        }, svg("title", {}, describe(r, c)));
+        rect.addEventListener("mouseenter", () => { readout.textContent = describe(r, c); });
+        pic.append(rect);
+      }
+    }
+    frame.append(pic, marker);
+  } else {
+    // Max-pool to at most CANVAS_MAX pixels a side so a 1024 x 1024 head draws in a few ms.
+    const px = Math.min(CANVAS_MAX, Math.max(rows, cols));
+    const pr = Math.min(rows, px);
+    const pc = Math.min(cols, px);
+    const canvas = h("canvas", { class: "heatmap-canvas", width: String(pc), height: String(pr), role: "img", "aria-label": S.heatmapLabel(name) });
+    const g = canvas.getContext("2d");
+    const img = g.createImageData(pc, pr);
+    for (let y = 0; y < pr; y++) {
+      const r0 = Math.floor((y * rows) / pr);
+      const r1 = Math.max(r0 + 1, Math.floor(((y + 1) * rows) / pr));
+      for (let x = 0; x < pc; x++) {
+        const c0 = Math.floor((x * cols) / pc);
+        const c1 = Math.max(c0 + 1, Math.floor(((x + 1) * cols) / pc));
+        let best = -Infinity;
+        for (let r = r0; r < r1; r++) {
+          const base = offset + r * cols;
+          for (let c = c0; c < c1; c++) {
+            const v = data[base + c];
+            if (v > best) best = v;
+          }
+        }
+        const rgb = rgbOf(best);
+        const i = (y * pc + x) * 4;
+        img.data[i] = rgb[0];
+        img.data[i + 1] = rgb[1];
+        img.data[i + 2] = rgb[2];
+        img.data[i + 3] = 255;
+      }
+    }
+    g.putImageData(img, 0, 0);
+    canvas.addEventListener("mousemove", (e) => {
+      const rect = canvas.getBoundingClientRect();
+      const c = Math.min(cols - 1, Math.floor(((e.clientX - rect.left) / rect.width) * cols));
+      const r = Math.min(rows - 1, Math.floor(((e.clientY - rect.top) / rect.height) * rows));
+      readout.textContent = describe(r, c);
+    });
+    frame.append(canvas, marker);
+    if (pr < rows || pc < cols) box.append(h("p", { class: "muted small-note" }, S.heatmapScaled(rows, cols, px)));
+  }
+  const cellOf = (r, c) => {
+    const v = data[offset + r * cols + c];
+    return [v, rgbOf(v)];
+  };
+  const file = `${stage.id}${caption ? `-${caption.replace(/\s+/g, "")}` : ""}`;
+  box.prepend(frame);
+  box.append(
+    h("div", { class: "heatmap-legend" },
+      h("span", {}, logScale ? "1e-4" : num(lo, 2)), h("span", { class: "legend-bar", "aria-hidden": "true" }), h("span", {}, num(hi, 2)),
+      logScale ? h("span", {}, S.logScale) : null, weights ? h("span", { class: "legend-masked" }, S.legendMasked) : null),
+    readout,
+    h("div", { class: "export-row" },
+      h("button", {
+        type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "PNG"), dataset: { testid: "export-png" },
+        on: { click: async () => download(box, await canvasBlob(heatmapCanvas(rows, cols, cellOf)), `${file}.png`) },
+      }, S.exportHeatmap.png),
+      h("button", {
+        type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "SVG"), dataset: { testid: "export-svg" },
+        on: {
+          click: () => {
+            const png = rows * cols > 96 * 96 ? heatmapCanvas(rows, cols, cellOf).toDataURL("image/png") : "";
+            download(box, heatmapSvg(rows, cols, cellOf, `${name} ${shapeText([rows, cols])}`, png), `${file}.svg`);
+          },
+        },
+      }, S.exportHeatmap.svg)));
+  return box;
+}
+
