@@ -116,8 +116,17 @@ static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
   const auto slots = [](const char* d_in, const char* d_out, const char* context, const char* heads) {
     return std::vector<std::pair<std::string, std::string>>{{"d_in", d_in}, {"d_out", d_out}, {"context_length", context}, {"dropout", "0.0"}, {"num_heads", heads}, {"qkv_bias", "False"}};
   };
-  const std::string gpt2_note =
-      "qkv_bias=False as in the book's exercise (2,360,064 parameters for GPT-2 small); GPT-2 itself has q/k/v biases (qkv_bias=True: 2,362,368)";
+  // W_query, W_key, W_value and out_proj (d x d each) plus out_proj's bias; qkv_bias adds 3 x d.
+  const auto thousands = [](long long n) {
+    std::string digits = std::to_string(n);
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+    return digits;
+  };
+  const auto gpt2_note = [&](long long d, const char* size) {
+    const std::string book = std::string(size) == "small" ? "as in the book's exercise" : "as in the book's exercise on GPT-2 small";
+    return "qkv_bias=False " + book + " (" + thousands(4 * d * d + d) + " parameters for GPT-2 " + size +
+           "); GPT-2 itself has q/k/v biases (qkv_bias=True: " + thousands(4 * d * d + 4 * d) + ")";
+  };
   for (ClassSpec& s : specs) {
     const bool batched = s.kind != ClassKind::SelfAttentionV1 && s.kind != ClassKind::SelfAttentionV2;
     s.input_axes = batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"};
@@ -126,10 +135,10 @@ static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
     s.heads = probe.fused_heads() ? HeadsKind::Fused : s.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsKind::Modules : HeadsKind::Single;
     if (s.kind == ClassKind::MultiHeadAttention) {
       s.presets = {{"bookToy", slots("3", "2", "6", "2"), "book", 2, "the book's example: two heads of head_dim 1 on the six 3-d tokens, batch 2", 0},
-                   {"gpt2Small", slots("768", "768", "1024", "12"), "sentence", 2, gpt2_note, 2},
-                   {"gpt2Medium", slots("1024", "1024", "1024", "16"), "sentence", 2, gpt2_note, 3},
-                   {"gpt2Large", slots("1280", "1280", "1024", "20"), "sentence", 2, gpt2_note, 4},
-                   {"gpt2XL", slots("1600", "1600", "1024", "25"), "sentence", 2, gpt2_note, 5}};
+                   {"gpt2Small", slots("768", "768", "1024", "12"), "sentence", 2, gpt2_note(768, "small"), 2},
+                   {"gpt2Medium", slots("1024", "1024", "1024", "16"), "sentence", 2, gpt2_note(1024, "medium"), 3},
+                   {"gpt2Large", slots("1280", "1280", "1024", "20"), "sentence", 2, gpt2_note(1280, "large"), 4},
+                   {"gpt2XL", slots("1600", "1600", "1024", "25"), "sentence", 2, gpt2_note(1600, "XL"), 5}};
     }
     if (s.kind == ClassKind::MultiHeadAttentionWrapper)
       s.presets = {{"exercise32", slots("3", "1", "6", "2"), "book", 2, "exercise 3.2: d_out = 1 per head, so two heads give an output 2 wide", 1}};

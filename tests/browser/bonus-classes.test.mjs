@@ -53,4 +53,35 @@ describe("bonus classes", () => {
     assert.equal(await page.getByTestId("run").isDisabled(), true);
     await finish(page);
   });
+
+  test("their own slots (num_kv_groups, sliding_window_size) travel in the URL, in attributes and in locked: the names are the core's", async () => {
+    const page = await openPage(lab, "?class=GroupedQueryAttention&d_in=3&d_out=4&dropout=0.0&num_heads=4&num_kv_groups=1");
+    assert.equal(await page.getByTestId("slot-num_kv_groups").inputValue(), "1");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "GroupedQueryAttention(3, 4, 0.0, 4, 1)");
+    await page.getByTestId("slot-num_kv_groups").fill("2");
+    await page.waitForFunction(() => location.search.includes("num_kv_groups=2"));
+    await page.evaluate(() => {
+      for (const [id, locked] of [["swa-locked", "sliding_window_size"], ["swa-open", ""]]) {
+        const el = document.createElement("attention-lab");
+        el.id = id;
+        const attrs = { "class-name": "MultiHeadAttentionWithSWA", d_in: "3", d_out: "2", dropout: "0.0", num_heads: "2", sliding_window_size: "2", locked };
+        for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+        el.setAttribute("hidden", "presets compare checkpoint code");
+        document.body.append(el);
+      }
+    });
+    for (const id of ["swa-locked", "swa-open"]) await page.locator(`#${id}[data-ready]`).waitFor();
+    const lockedSlot = page.locator("#swa-locked").getByTestId("slot-sliding_window_size");
+    assert.equal(await lockedSlot.inputValue(), "2");
+    assert.equal(await lockedSlot.getAttribute("data-locked"), "true");
+    assert.match(await page.locator("#swa-locked").locator("#call-hint").textContent(), /locks sliding_window_size/);
+    // an attribute set later reaches the slot, unless the slot is locked
+    await page.evaluate(() => {
+      for (const id of ["swa-locked", "swa-open"]) document.getElementById(id).setAttribute("sliding_window_size", "4");
+    });
+    await page.waitForFunction(() => document.getElementById("swa-open").shadowRoot.getElementById("slot-sliding_window_size").value === "4");
+    assert.equal(await page.locator("#swa-open").getByTestId("call-box").inputValue(), "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=4)");
+    assert.equal(await lockedSlot.inputValue(), "2");
+    await finish(page);
+  });
 });

@@ -44,7 +44,7 @@ describe("code view", () => {
     const page = await openPage(lab, "?class=SelfAttention_v2&d_in=4&d_out=2&seed=5&tokens=a%20b%20a");
     const code = await page.getByTestId("code-view").textContent();
     assert.match(code, /words = "a b a"\.split\(\)/);
-    assert.match(code, /inputs = torch\.rand\(len\(vocab\), 4, generator=torch\.Generator\(\)\.manual_seed\(5\)\)\[ids\]/);
+    assert.match(code, /\ng = torch\.Generator\(\)\.manual_seed\(5\)\ninputs = torch\.rand\(len\(vocab\), 4, generator=g\)\[ids\]/);
     assert.match(code, /context_vecs = sa_v2\(inputs\)/);
     await page.getByTestId("copy-button").click();
     await page.getByTestId("copy-verdict").waitFor();

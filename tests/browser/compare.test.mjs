@@ -129,7 +129,7 @@ describe("compare: copy weights (exercise 3.1)", () => {
     assert.match(await page.getByTestId("copy-result").textContent(), /current tokens \(3 × 4/);
     const code = await page.getByTestId("copy-pytorch").textContent();
     for (const line of await lines()) assert.ok(code.includes(`${line}\n`), line);
-    assert.match(code, /tokens = torch\.rand\(len\(vocab\), 4, generator=torch\.Generator\(\)\.manual_seed\(5\)\)\[ids\]/);
+    assert.match(code, /\ng = torch\.Generator\(\)\.manual_seed\(5\)\ntokens = torch\.rand\(len\(vocab\), 4, generator=g\)\[ids\]/);
     assert.match(code, /print\(\(sa_v2\(tokens\) - sa_v1\(tokens\)\)\.abs\(\)\.max\(\)\)/);
     assert.equal(await page.getByTestId("copy-stale").isVisible(), false);
     // Change a box: the result is marked stale, the preview and the code view follow at once.

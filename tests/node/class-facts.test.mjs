@@ -52,7 +52,13 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.equal(lab.equivalentConfig("MultiHeadAttention", { d_in: 4, d_out: 4, context_length: 6, dropout: 0, num_heads: 2 }).className, facts.MultiHeadAttention.convertsTo);
   const small = facts.MultiHeadAttention.presets.find((p) => p.key === "gpt2Small");
   assert.deepEqual(small.slots, { d_in: "768", d_out: "768", context_length: "1024", dropout: "0.0", num_heads: "12", qkv_bias: "False" });
-  assert.match(small.note, /2,360,064.*qkv_bias=True: 2,362,368/);
+  assert.match(small.note, /^qkv_bias=False as in the book's exercise \(2,360,064 parameters for GPT-2 small\); GPT-2 itself has q\/k\/v biases \(qkv_bias=True: 2,362,368\)$/);
+  // every GPT-2 size's note gives its own two counts, the ones describe() gives
+  const count = (slots, bias) => lab.describe("MultiHeadAttention", { ...Object.fromEntries(Object.entries(slots).map(([k, v]) => [k, Number(v)])), qkv_bias: bias }).parameterCount.toLocaleString("en-US");
+  for (const p of facts.MultiHeadAttention.presets.filter((x) => x.key.startsWith("gpt2"))) {
+    const { qkv_bias: _, ...slots } = p.slots;
+    assert.ok(p.note.includes(`(${count(slots, false)} parameters for GPT-2 `) && p.note.endsWith(`(qkv_bias=True: ${count(slots, true)})`), `${p.key}: ${p.note}`);
+  }
   // the counts the note gives are the core's own
   assert.equal(lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }).parameterCount, 2360064);
   assert.equal(lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12, qkv_bias: true }).parameterCount, 2362368);

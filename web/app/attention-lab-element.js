@@ -33,11 +33,10 @@ import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabApp } from "./lab-app.js";
 import { callPatch, currentConfig, partialPatch, slotsPatch } from "./lab-model.js";
-import { SLOT_NAMES, claimUrl, readState, readUrlState, releaseUrl } from "./url-state.js";
+import { STATE_ATTRS, claimUrl, readState, readUrlState, releaseUrl, slotNames } from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
 const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
-const STATE_ATTRS = ["class-name", ...SLOT_NAMES, "call", "seed", "tokens", "num_tokens", "source", "batch", "mode"];
 
 /** A space-separated attribute as a set, keeping only the names in `allowed`. */
 function nameSet(text, allowed) {
@@ -76,7 +75,7 @@ export class AttentionLabElement extends HTMLElement {
       const name = key === "class" ? "class-name" : key;
       return this.hasAttribute(name) ? this.getAttribute(name) : null;
     };
-    return readState(get, lab.classes);
+    return readState(get, lab);
   }
 
   async boot() {
@@ -109,19 +108,23 @@ export class AttentionLabElement extends HTMLElement {
     let initial = fromAttrs.state;
     let problems = fromAttrs.problems;
     if (urlState && location.search) {
-      const fromUrl = readUrlState(location.search, lab.classes);
+      const fromUrl = readUrlState(location.search, lab);
       initial = { ...initial, ...fromUrl.state, slotTexts: { ...(initial.slotTexts ?? {}), ...(fromUrl.state.slotTexts ?? {}) } };
       problems = [...problems, ...fromUrl.problems];
     }
     this.view = new LabApp(root, this, lab, {
       initial,
-      locked: nameSet(this.getAttribute("locked"), [...SLOT_NAMES, ...LOCKABLE]),
+      locked: nameSet(this.getAttribute("locked"), [...slotNames(lab), ...LOCKABLE]),
       hidden: nameSet(this.getAttribute("hidden"), PANELS),
       urlState,
       autorun: this.getAttribute("autorun") !== "off",
       workerUrl: WORKER_URL,
     });
     this.showUrlNotice();
+    // Slot attributes: their names are the core's, so they are watched once it has loaded.
+    new MutationObserver((records) => {
+      for (const r of records) this.attributeChangedCallback(r.attributeName, r.oldValue, this.getAttribute(r.attributeName));
+    }).observe(this, { attributes: true, attributeOldValue: true, attributeFilter: slotNames(lab) });
     const call = !(urlState && location.search) && this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
     await this.view.start(problems, call);
     if (!this.isConnected) this.view.stop(); // removed while it was starting
@@ -139,7 +142,7 @@ export class AttentionLabElement extends HTMLElement {
       view.setState(callPatch(this.lab, view.state, String(value ?? "").slice(0, 400), view.locked), { edit: true });
       return;
     }
-    const { state } = readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab.classes);
+    const { state } = readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab);
     if (state.slotTexts) for (const slot of view.locked) delete state.slotTexts[slot];
     const patch = partialPatch(view.state, state);
     const next = { ...view.state, ...patch };

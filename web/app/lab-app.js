@@ -15,6 +15,7 @@ import { S } from "./strings.js";
 import { mib } from "./format.js";
 import { PANELS } from "./template.js";
 import { loadWhenNeeded } from "./lazy-panel.js";
+import { watchScrollBoxes } from "./scroll-cue.js";
 import { Runner, estimateBytes, PAGE_BUDGET_BYTES } from "./runner.js";
 import {
   badCells, callPatch, currentConfig, initialState, inputShape, partialPatch, positiveInt, runKey, seedValue, slotsPatch, words,
@@ -99,6 +100,7 @@ export class LabApp {
 
   async start(problems = [], call = null) {
     this.setHidden(this.hidden);
+    watchScrollBoxes(this.root, S.scrollCue);
     const s = this.state;
     Object.assign(s, slotsPatch(this.lab, s.className, s.slotTexts));
     this.runPanel = setupRunPanel(this);

@@ -31,6 +31,7 @@ export function initialState() {
     training: DEFAULTS.training,
     call: "",
     parsed: null,
+    preset: null,
     prediction: "",
     quiz: false,
     quizFrom: -1,

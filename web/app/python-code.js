@@ -36,18 +36,20 @@ export function pyString(text) {
 export function inputLines(name, o) {
   const n = o.words.length;
   if (o.source === "book" || o.source === "custom") return tensorLiteral(name, o.tokens, o.words);
+  // The embeddings' own generator, apart from torch.manual_seed's (the module's weights and dropout).
+  const g = `g = torch.Generator().manual_seed(${o.seed})`;
   if (o.source === "sentence") {
     const L = [`words = ${pyString(o.words.join(" "))}.split()`];
     if (o.sentenceTokens) {
       L.push("vocab = list(dict.fromkeys(words))  # each distinct word once, in first-seen order");
       L.push("ids = torch.tensor([vocab.index(w) for w in words])");
-      L.push(`${name} = torch.rand(len(vocab), ${o.dIn}, generator=torch.Generator().manual_seed(${o.seed}))[ids]  # (${n}, ${o.dIn})`);
+      L.push(g, `${name} = torch.rand(len(vocab), ${o.dIn}, generator=g)[ids]  # (${n}, ${o.dIn})`);
     } else {
-      L.push(`${name} = torch.rand(len(words), ${o.dIn}, generator=torch.Generator().manual_seed(${o.seed}))  # (${n}, ${o.dIn})`);
+      L.push(g, `${name} = torch.rand(len(words), ${o.dIn}, generator=g)  # (${n}, ${o.dIn})`);
     }
     return L;
   }
-  return [`${name} = torch.rand(${n}, ${o.dIn}, generator=torch.Generator().manual_seed(${o.seed}))  # (${n}, ${o.dIn})`];
+  return [g, `${name} = torch.rand(${n}, ${o.dIn}, generator=g)  # (${n}, ${o.dIn})`];
 }
 
 /**

@@ -42,7 +42,7 @@ export function setupSetupPanel(app) {
     const s = app.state;
     app.setState({
       ...slotsPatch(lab, p.className, { ...s.slotTexts, ...p.slots }),
-      source: p.source, batch: p.batch, seed: DEFAULTS.seed, training: true,
+      source: p.source, batch: p.batch, seed: DEFAULTS.seed, training: true, preset: p,
     }, discrete);
     if (!app.derived.blocked) return app.run();
     return undefined;
@@ -162,10 +162,20 @@ export function setupSetupPanel(app) {
     }
   }
 
+  /** The preset's note, in view while the slots are still the preset's (what it sets, and why). */
+  function renderPresetNote(s) {
+    const p = s.preset;
+    const holds = p && p.className === s.className && Object.entries(p.slots).every(([name, text]) => String(s.slotTexts[name] ?? "").trim() === text);
+    const note = $("preset-note");
+    note.hidden = !holds;
+    note.textContent = holds ? S.presetNote(S.presets[p.key] ?? p.key, p.note) : "";
+  }
+
   return {
     render(d) {
       const s = app.state;
       const specs = d.specs;
+      renderPresetNote(s);
       if (builtFor !== s.className) {
         builtFor = s.className;
         buildSlots(specs);

@@ -2,6 +2,9 @@
 // translated. Plain strings are used as text; functions build sentences from numbers and names.
 // Nothing here is ever parsed as HTML: the widget sets these with textContent only.
 
+import { thousands as n } from "./format.js";
+
+// Counts in sentences carry thousands separators (n()); values shown as Python (shapes, slot = value) do not.
 export const S = {
   loading: "Loading the attention core…",
   loadFailed: (msg) => `The attention core could not be loaded: ${msg}`,
@@ -35,6 +38,7 @@ export const S = {
     swaSmall: "MultiHeadAttentionWithSWA(768, 768, 0.0, 12, sliding_window_size=4)",
   },
   presetsHint: "A preset fills every slot and runs the forward pass. GPT-2 presets use the sentence with seeded embeddings of width d_in.",
+  presetNote: (name, note) => `${name}: ${note}.`,
   presetsLocked: "Presets are off: this exercise locks some slots.",
 
   setupHeading: "1. Set up the module",
@@ -62,7 +66,7 @@ export const S = {
     dOutWrapper: (h, dOut, width) => `per head: each of the ${h} heads outputs ${dOut}, so the output is ${h} x ${dOut} = ${width} wide.`,
     dOutFused: (h, headDim, dOut) => `the total width, shared by ${h} heads of head_dim ${headDim}; out_proj is (${dOut}, ${dOut}).`,
     dOutSingle: (dOut) => `each context vector is ${dOut} wide, and d_k = ${dOut} in the scaling.`,
-    contextLength: (n, bytes) => `a ${n} × ${n} mask buffer (${bytes}); at most ${n} tokens.`,
+    contextLength: (ctx, bytes) => `a ${n(ctx)} × ${n(ctx)} mask buffer (${bytes}); at most ${n(ctx)} tokens.`,
     dropoutOff: "no weight is dropped.",
     dropoutEval: (p) => `no effect in eval mode (in train mode each weight is zeroed with probability ${p}).`,
     dropoutAll: "in train mode every weight is zeroed (p = 1): the output carries no attention, and PyTorch draws no random numbers for it.",
@@ -80,7 +84,7 @@ export const S = {
   outputWidthRule: "Rule",
   outputHidden: "hidden until you run (you chose to predict first)",
   maskSize: "Causal mask buffer",
-  maskBytes: (n, size) => `${n} × ${n} float32 = ${size}`,
+  maskBytes: (side, size) => `${n(side)} × ${n(side)} float32 = ${size}`,
   noMask: "none (this class does not mask)",
   runMemory: "A traced run needs about",
   runMemoryUnknown: "—",
@@ -107,14 +111,14 @@ export const S = {
   sentenceLabel: "Sentence (split on spaces; a repeated word reuses its embedding)",
   countLabel: "num_tokens",
   countHint: (ctx) => (ctx ? `at most context_length = ${ctx}` : "how many random tokens"),
-  fillContext: (n) => `Fill the context (${n} tokens)`,
+  fillContext: (count) => `Fill the context (${n(count)} tokens)`,
   bookSentence: "Your journey starts with one step",
   bookNeedsDin3: (dIn) =>
     `The book’s embeddings are 3 numbers wide, but d_in is ${dIn}. Use seeded embeddings, or set d_in to 3.`,
   customNeedsShape: (rows, cols, dIn) =>
     `Your grid is ${rows} × ${cols}, but d_in is ${dIn}. Start a new grid from the current tokens, or set d_in back to ${cols}.`,
   useSeeded: "Use seeded embeddings",
-  wordCount: (n) => `${n} token${n === 1 ? "" : "s"}`,
+  wordCount: (count) => `${n(count)} token${count === 1 ? "" : "s"}`,
   batchLabel: "Batch size b",
   batchOption: (b) => (b === 1 ? "1 sequence" : `${b} stacked copies`),
   batchNote: "b copies of the sequence, like the book’s torch.stack((inputs, inputs)).",
@@ -129,7 +133,7 @@ export const S = {
     "Dropout only acts in train mode with dropout > 0. The masks match PyTorch’s default CPU kernel; PyTorch builds that use MKL on Intel CPUs may draw a different dropout mask.",
   gridHeading: "Edit the embeddings",
   gridCaption: (n, d) => `Token embeddings x, shape (num_tokens=${n}, d_in=${d}): edit any number`,
-  gridTooLarge: (n, d) => `The grid is editable up to 16 tokens × 16 numbers; these tokens are ${n} × ${d}.`,
+  gridTooLarge: (rows, d) => `The grid is editable up to 16 tokens × 16 numbers; these tokens are ${n(rows)} × ${n(d)}.`,
   gridCell: (word, j) => `${word}, dimension ${j}`,
   gridBad: (n) => `${n} cell${n === 1 ? " is" : "s are"} not a number.`,
   reasonGrid: "a number in the embedding grid is not valid.",
@@ -175,13 +179,14 @@ export const S = {
   traceEmpty: "Press Run to trace the forward pass.",
   traceStale: (call) => `These results are for ${call}. The setup changed: press Run to update them.`,
   heatmapSharedScale: (lo, hi) => `Every heatmap of this stage uses one colour scale, from ${lo} to ${hi}, so heads and batch items compare by colour.`,
+  scrollCue: "Scroll sideways for more columns →",
   staleBanner: "The setup has changed since these results were made.",
   staleBlocked: (reason) => `The setup has changed since these results were made, and cannot run yet: ${reason}.`,
   staleRun: "Run the new setup",
   traceFor: (call, tokens, mode) => `${call} on ${tokens}, ${mode} mode.`,
   tokensBook: (sentence) => `“${sentence}” (book embeddings)`,
   tokensSentence: (sentence) => `“${sentence}” (seeded embeddings)`,
-  tokensRandom: (n) => `${n} random tokens`,
+  tokensRandom: (count) => `${n(count)} random tokens`,
   tokensCustom: (n) => `${n} tokens from the grid`,
   batchSuffix: (b) => `, batch ${b}`,
   modeNames: { train: "train", eval: "eval" },
@@ -190,12 +195,12 @@ export const S = {
   shapeLabel: "Shape",
   summaryLabel: (min, max, mean) => `min ${min} · max ${max} · mean ${mean}`,
   wholeTensor: "All values: ",
-  summaryMasked: (n) => ` · ${n} masked (−inf)`,
+  summaryMasked: (count) => ` · ${n(count)} masked (−inf)`,
   truncated: (rows, cols, shownRows, shownCols) =>
     `Showing ${shownRows} of ${rows} rows and ${shownCols} of ${cols} columns.`,
   rowSum: "row sum",
   rowSumsOne: "Every row sums to 1: softmax turns each row of scores into weights.",
-  exactZeros: (each, size, total) => `${each} of the ${size} weights in each query × key slice ${each === 1 ? "is" : "are"} exactly 0 (shown as 0, ${total} in all): the masked positions, because exp(−inf) = 0.`,
+  exactZeros: (each, size, total) => `${n(each)} of the ${n(size)} weights in each query × key slice ${each === 1 ? "is" : "are"} exactly 0 (shown as 0, ${n(total)} in all): the masked positions, because exp(−inf) = 0.`,
   scaleNote: (dk, scale, source) => `Scaled by 1/√d_k = 1/√${dk} = ${scale} before the softmax; d_k = ${source}.`,
   dkSources: {
     single: (d) => `keys.shape[-1] = d_out = ${d}`,
@@ -210,7 +215,7 @@ export const S = {
   keptHeading: (scale) => `Kept mask: each weight is multiplied by ${scale} (kept) or 0 (dropped)`,
   keptNote: (kept, total, p) => `${kept} of ${total} unmasked weights kept (${total ? Math.round((100 * kept) / total) : 0}%; expected ${Math.round(100 * (1 - p))}%). A masked weight is 0 either way (shown as —).`,
   maskNote: "1 marks a future position (key after query). Before softmax it becomes −inf; after softmax its weight is exactly 0.",
-  maskedCount: (each, size, total) => `${each} of the ${size} scores in each query × key slice set to −inf (${total} in all).`,
+  maskedCount: (each, size, total) => `${n(each)} of the ${n(size)} scores in each query × key slice set to −inf (${n(total)} in all).`,
   concatHeading: "Where each head lands",
   concatHead: (h, from, to) => `head ${h} → columns ${from}–${to}`,
   concatHeadOne: (h, col) => `head ${h} → column ${col}`,
@@ -219,7 +224,7 @@ export const S = {
   heatmapLabel: (title) => `Heatmap of ${title}`,
   heatmapHover: "Hover a cell, or focus the map and use the arrow keys, to read a value.",
   heatmapKeys: (title) => `${title}: use the arrow keys to read values`,
-  heatmapScaled: (rows, cols, px) => `${rows} × ${cols} values drawn on ${px} × ${px} pixels (each pixel shows the largest value it covers).`,
+  heatmapScaled: (rows, cols, px) => `${n(rows)} × ${n(cols)} values drawn on ${px} × ${px} pixels (each pixel shows the largest value it covers).`,
   logScale: "(log scale)",
   legendMasked: "grey: exactly 0",
   cornerAttention: "query ╲ key",

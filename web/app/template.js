@@ -19,6 +19,7 @@ export function buildSkeleton(name = "") {
     h("nav", { class: "presets", id: "presets", "aria-labelledby": "presets-heading lab-name", dataset: { panel: "presets" }, part: "panel presets" },
       h("h2", { id: "presets-heading", class: "inline-heading" }, S.presetsHeading),
       h("div", { id: "preset-buttons", class: "preset-buttons" }),
+      h("p", { id: "preset-note", class: "preset-note", role: "note", hidden: true, dataset: tid("preset-note") }),
       h("p", { id: "presets-hint", class: "muted" }, S.presetsHint)),
 
     h("div", { class: "setup-grid" },

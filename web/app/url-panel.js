@@ -18,7 +18,7 @@ export function setupUrlPanel(app, problems) {
   }
 
   async function restore() {
-    const { state: fromUrl, problems: found } = readUrlState(location.search, lab.classes);
+    const { state: fromUrl, problems: found } = readUrlState(location.search, lab);
     showNotices(found);
     const start = { ...app.state, ...resetPatch() };
     const patch = { ...resetPatch(), ...partialPatch(start, fromUrl) };

@@ -15,7 +15,13 @@ export const DEFAULTS = Object.freeze({
   training: true,
 });
 
-export const SLOT_NAMES = ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"];
+/** Every slot name of every class, in the core's order (the page keeps no list of its own). */
+export function slotNames(lab) {
+  return [...new Set(lab.classes.flatMap((name) => lab.slots(name).map((spec) => spec.name)))];
+}
+
+/** Element attributes that are not slot names (slot names come from the core, once it has loaded). */
+export const STATE_ATTRS = ["class-name", "call", "seed", "tokens", "num_tokens", "source", "batch", "mode"];
 export const SOURCES = ["book", "sentence", "random", "custom"];
 export const MAX_BATCH = 8;
 /** The editable grid's limits (also the most numbers a URL carries for it). */
@@ -40,8 +46,10 @@ export function releaseUrl(widget) {
 /**
  * Reads key/value pairs (`get(key)` returns a string or null). Returns {state, problems}: state has
  * only the keys that were given and usable; problems lists keys whose values were unusable.
+ * `lab` is the library facade: its classes and their slot names are the keys read.
  */
-export function readState(get, classes) {
+export function readState(get, lab) {
+  const classes = lab.classes;
   const state = {};
   const problems = [];
   const name = get("class");
@@ -50,7 +58,7 @@ export function readState(get, classes) {
     else problems.push({ key: "class", value: name.slice(0, 80) });
   }
   const slotTexts = {};
-  for (const slot of SLOT_NAMES) {
+  for (const slot of slotNames(lab)) {
     const v = get(slot);
     if (v !== null) slotTexts[slot] = v.slice(0, 40);
   }
@@ -98,9 +106,9 @@ export function readState(get, classes) {
 }
 
 /** Reads the query string of a URL. */
-export function readUrlState(search, classes) {
+export function readUrlState(search, lab) {
   const q = new URLSearchParams(search);
-  return readState((k) => (q.has(k) ? q.get(k) : null), classes);
+  return readState((k) => (q.has(k) ? q.get(k) : null), lab);
 }
 
 /**
