@@ -67,6 +67,11 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.equal(unknown.ok, false);
   assert.equal(unknown.class, undefined);
   assert.equal(unknown.diagnostics[0].code, "unknown_class");
+  // classFacts: the same frozen object, read without a call into the core
+  for (const name of lab.classes) assert.equal(lab.classFacts(name), facts[name]);
+  assert.ok(Object.isFrozen(lab.classFacts("MultiHeadAttention").presets[0].slots));
+  assert.equal(lab.classFacts("Attention"), undefined);
+  assert.equal(lab.classFacts(new String("CausalAttention")), facts.CausalAttention);
 });
 
 test("diagnostics carry structured fixes: {slot, value} as the reader would type them", () => {

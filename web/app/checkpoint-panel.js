@@ -36,7 +36,7 @@ function loadTokenizer() {
 export function setupCheckpointPanel(app) {
   const { lab } = app;
   /** The class a GPT-2 layer loads into: the core says which (MultiHeadAttention). */
-  const targetClass = lab.classes.find((name) => lab.describe(name).class.loadsCheckpoints);
+  const targetClass = lab.classes.find((name) => lab.classFacts(name).loadsCheckpoints);
   const $ = app.$;
   const section = $("checkpoint");
   const body = $("checkpoint-body");
@@ -304,7 +304,7 @@ export function setupCheckpointPanel(app) {
       await renderTrace(stageNav, stageCards, trace, {
         words: t.words,
         className: module.className,
-        heads: lab.describe(module.className).class.heads,
+        heads: lab.classFacts(module.className).heads,
         config: module.config,
         dropout: 0,
         training: false,

@@ -31,7 +31,7 @@ function copyDirections(lab, facts) {
 export function setupComparePanel(app) {
   const { lab, root, $ } = app;
   /** What the core knows about a class (heads, python name, book seed, copy and convert partners). */
-  const facts = (className) => lab.describe(className).class;
+  const facts = (className) => lab.classFacts(className);
   const DIRECTIONS = copyDirections(lab, facts);
   // Until the reader picks one, the mode follows the class: exercise 3.1 for the classes that copy.
   const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };

@@ -77,7 +77,7 @@ export function planLines(lab, dir, plan) {
 
 /** The whole copy in PyTorch: both constructors after their seeds, the copy lines, the tokens, the check. */
 export function copyBlock(lab, dir, setup, lines, tokenLines) {
-  const facts = (className) => lab.describe(className).class;
+  const facts = (className) => lab.classFacts(className);
   const a = facts(dir.from).pythonName;
   const b = facts(dir.to).pythonName;
   // the book's order: the nn.Linear module first (seed 789), then the one with plain matrices (seed 123)
@@ -93,7 +93,7 @@ export function copyBlock(lab, dir, setup, lines, tokenLines) {
 }
 
 export function renderReport(lab, report, lines, tokensText, side, dir) {
-  const tolerance = lab.describe(dir.from).class.tolerance;  // the core's agreement tolerance
+  const tolerance = lab.classFacts(dir.from).tolerance;  // the core's agreement tolerance
   const bodies = report.matrices.map((m) => {
     const reversed = m.action === "shape_mismatch" && m.fromShape.length === 2 && m.toShape.length === 2
       && m.fromShape[0] === m.toShape[1] && m.fromShape[1] === m.toShape[0];
@@ -110,7 +110,7 @@ export function renderReport(lab, report, lines, tokensText, side, dir) {
     h("table", { class: "copy-report", dataset: { testid: "copy-report" } },
       h("caption", { class: "sr-only" }, S.copyReportCaption),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.copyMatrix), h("th", { scope: "col" }, S.copyAction),
-        h("th", { scope: "col" }, S.copyShapes(lab.describe(dir.from).class.pythonName, lab.describe(dir.to).class.pythonName)))),
+        h("th", { scope: "col" }, S.copyShapes(lab.classFacts(dir.from).pythonName, lab.classFacts(dir.to).pythonName)))),
       bodies));
   const suspects = report.matrices.filter((m) => m.action !== "transposed").map((m) => m.name);
   const verdict = report.agree

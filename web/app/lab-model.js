@@ -75,7 +75,7 @@ export function slotsPatch(lab, className, slotTexts) {
 /** Required slots with no text yet start from the class's first preset (the core's). */
 export function withEmptySlotsFilled(lab, className, slotTexts) {
   const texts = { ...slotTexts };
-  const preset = lab.describe(className).class?.presets[0];
+  const preset = lab.classFacts(className)?.presets[0];
   for (const spec of lab.slots(className)) {
     const empty = String(texts[spec.name] ?? "").trim() === "";
     if (empty && spec.default === undefined && preset?.slots[spec.name] !== undefined) texts[spec.name] = preset.slots[spec.name];

@@ -21,7 +21,7 @@ export function setupPredictPanel(app) {
     const width = parsed[parsed.length - 1];
     const cfg = run.config;
     if (!held) {
-      const heads = lab.describe(run.className).class.heads; // how the class makes heads: the core's fact
+      const heads = lab.classFacts(run.className).heads; // how the class makes heads: the core's fact
       if (heads === "modules" && width === cfg.d_out && cfg.num_heads > 1) why.push(S.predictWhyWrapper);
       else if (heads === "fused" && width === run.headDim && cfg.num_heads > 1) why.push(S.predictWhyHeadDim);
       else if (heads === "fused" && width === cfg.d_out * cfg.num_heads && cfg.num_heads > 1) why.push(S.predictWhyFused);

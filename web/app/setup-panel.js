@@ -10,7 +10,7 @@ import { diagBox, setValue } from "./diagnostic-view.js";
 
 /** Every class's presets, as the core gives them (the page keeps no copy), with the class they set, in the core's order. */
 export function presetsOf(lab) {
-  const all = lab.classes.flatMap((className) => lab.describe(className).class.presets.map((p) => ({ ...p, className, source: p.tokens })));
+  const all = lab.classes.flatMap((className) => lab.classFacts(className).presets.map((p) => ({ ...p, className, source: p.tokens })));
   return all.sort((a, b) => a.order - b.order);
 }
 

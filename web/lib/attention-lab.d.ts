@@ -396,6 +396,12 @@ export interface AttentionLab {
    */
   check(className: string, config: Config, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
   describe(className: string, config?: Config): Description;
+  /**
+   * The core's facts about a class (slots, input axes, heads, presets, tolerance, python name, ...):
+   * the same frozen object as `describe(className, config).class`, read without a call into the core.
+   * Undefined for a name that is not in `classes`.
+   */
+  classFacts(className: string): ClassFacts | undefined;
   manualSeed(seed: number): Generator;
   /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
   create(className: ClassName, config: Config, options?: { generator?: Generator }): AttentionModule;

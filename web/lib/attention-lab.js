@@ -352,6 +352,11 @@ class Lab {
     return this._specs.get(plainString(className));
   }
 
+  /** The core's facts about a class, without a call into the core (see the .d.ts); undefined for an unknown name. */
+  classFacts(className) {
+    return this.#facts(className);
+  }
+
   slots(className) {
     const spec = this._specs.get(plainString(className));
     if (!spec) {

@@ -10,6 +10,7 @@ async function main(): Promise<void> {
   const diags: Diagnostic[] = lab.check(parsed.className, parsed.config, { inputShape: [1, 6, 768] });
   const d = lab.describe("MultiHeadAttention", parsed.config);
   const count: number | undefined = d.parameterCount;
+  const heads: "single" | "modules" | "fused" | undefined = lab.classFacts("GroupedQueryAttention")?.heads;
   const gen = lab.manualSeed(123);
   const r: Tensor = gen.rand([2, 3]);
   const dropped: Tensor = gen.dropout(r, 0.5);
