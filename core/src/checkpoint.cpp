@@ -520,8 +520,6 @@ AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<s
   return m;
 }
 
-namespace {
-/// The entry narrowed to rows [first, last) of its leading axis.
 SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last) {
   SafetensorsEntry out = e;
   const uint64_t row_bytes = (e.end - e.begin) / static_cast<uint64_t>(std::max<int64_t>(e.shape[0], 1));
@@ -530,7 +528,6 @@ SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last)
   out.shape[0] = last - first;
   return out;
 }
-}  // namespace
 
 std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer) {
   CheckpointOptions probe;

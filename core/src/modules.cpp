@@ -401,6 +401,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       t->shape = stage_shape;
       t->data.reserve(stage_size);
     }
+    if (options.attn_weights != nullptr) *options.attn_weights = Tensor(stage_shape);
     Tensor context(head_shape(T, hd));  // (b, H, T, hd)
     std::vector<float> slab(static_cast<size_t>(T * T));  // (T, T)
     ops::PackedMatrix keys_t, values;
@@ -440,6 +441,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       if (causal && tracing) keep(masked, offset, s);
       ops::scaled_softmax_rows(s, T, T, p.scale_div, causal);  // softmax(scores / d_k**0.5); masked keys get weight 0
       keep(weights, offset, s);
+      if (options.attn_weights != nullptr) std::copy(s, s + T * T, options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
       if (apply_dropout) options.generator->dropout(s, T * T, p.dropout);
       if (p.dropout_stage) keep(dropped, offset, s);
       // context = weights @ v (T, hd); a causal row i has zero weight past key i.

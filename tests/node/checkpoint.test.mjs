@@ -111,16 +111,20 @@ test("context_length from the option when the file has neither wpe nor a mask bu
   assert.match(report.sources.context_length, /option/);
 });
 
-test("checkpointInput: ln_1(wte[ids] + wpe[:T]) of a layer matches PyTorch, then runs through that layer", async () => {
+test("checkpointInput: layer 0's input ln_1(wte[ids] + wpe[:T]) matches PyTorch from a file of attention layers alone; a later layer needs the whole model", async () => {
   for (const c of expected.block_inputs) {
     const file = new Blob([bytes(c.file)]);
     const x = await lab.checkpointInput(file, { tokenIds: c.token_ids, layer: c.layer });
     assert.ok(maxAbsDiff(x, tensor(c.output)) <= 1e-6, c.file);
   }
   const raw = bytes("gpt2_d4_h2.safetensors");
-  const x = await lab.checkpointInput(raw, { tokenIds: [3, 1, 4], layer: 1 });
-  const { module } = await lab.loadCheckpoint(raw, { num_heads: 2, layer: 1 });
+  const x = await lab.checkpointInput(raw, { tokenIds: [3, 1, 4] });
+  const { module } = await lab.loadCheckpoint(raw, { num_heads: 2 });
   assert.deepEqual(module.forward(x, { training: false }).output.shape, [1, 3, 4]);
+  // layer 1's real input is what block 0 leaves: this file has no MLP, so it cannot say (tests/node/gpt2.test.mjs has whole models)
+  const e = await rejection(lab.checkpointInput(raw, { tokenIds: [3, 1, 4], layer: 1, num_heads: 2 }));
+  assert.equal(e.code, "checkpoint_missing_key");
+  assert.match(e.message, /h\.0\.ln_2\.weight, which the whole model needs/);
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [10] }))).code, "checkpoint_token");
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [] }))).code, "input_empty");
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [1.5] }))).code, "checkpoint_token");

@@ -8,12 +8,15 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { collectGarbage, random, sameBits } from "./helpers.mjs";
+import { gpt2File } from "../gpt2-files.mjs";
 
 const lab = await loadAttentionLab();
 const dts = readFileSync(new URL("../../web/lib/attention-lab.d.ts", import.meta.url), "utf8");
 const union = dts.slice(dts.indexOf("export type ErrorCode ="), dts.indexOf('| "internal";') + 20);
 const DOCUMENTED = new Set([...union.matchAll(/\| "([a-z0-9_]+)"/g)].map((m) => m[1]));
 const checkpoint = readFileSync(new URL("../fixtures/checkpoints/gpt2_d4_h2.safetensors", import.meta.url));
+// a whole GPT-2 of width 8, 1 block, 16 positions and 64 tokens (GPT-2's layout; quick to run)
+const wholeModel = gpt2File(lab, { seed: 5, n_embd: 8, n_layer: 1, n_ctx: 16, vocab_size: 64, dtype: "F16" });
 
 function detached() {
   const b = new ArrayBuffer(72);
@@ -54,6 +57,7 @@ const VALUES = [
   () => detached(), () => { const u = new Uint8Array(8); structuredClone(u.buffer, { transfer: [u.buffer] }); return u; }, () => checkpoint.buffer.slice(checkpoint.byteOffset, checkpoint.byteOffset + checkpoint.length),
   () => new Blob([checkpoint]), () => new Blob([new Uint8Array(40)]), () => [{ name: "W_query", shape: [2, 3], data: new Float32Array(6) }],
   () => lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }).parameters(), function named() {}, new Date(0), /re/,
+  () => wholeModel, () => new Blob([wholeModel]), [0, 63, 5], [64], { signal: AbortSignal.abort() }, { onProgress: trap }, { signal: hostileProxy },
 ];
 
 /** The public calls and how many arguments each takes. */
@@ -81,7 +85,21 @@ const CALLS = {
   parameters: (_a, m) => m.parameters(),
   rand: (a, _m, g) => g.rand(a[0]),
   dropout: (a, _m, g) => g.dropout(a[0], a[1]),
+  loadGPT2: async (a) => (await lab.loadGPT2(a[0], a[1])).dispose(),
+  gpt2Run: (a) => withModel((model) => model.run(a[0], a[1])),
+  gpt2AttentionInput: (a) => withModel((model) => model.attentionInput(a[0], a[1], a[2])),
+  gpt2Estimate: (a) => withModel((model) => model.estimateBytes(a[0])),
 };
+
+/** Runs `use` on a freshly opened whole model, then frees it. */
+async function withModel(use) {
+  const model = await lab.loadGPT2(wholeModel, { num_heads: 2 });
+  try {
+    return await use(model);
+  } finally {
+    model.dispose();
+  }
+}
 const NEVER_THROW = new Set(["parseCall", "check", "describe", "inputShape"]);
 
 async function fuzz(rounds, seed) {
@@ -129,7 +147,7 @@ test("20,000 calls with random argument kinds: every throw is an AttentionError 
   await collectGarbage();
   assert.ok(calls >= 20000);
   assert.ok(seen.size >= 15, `only ${seen.size} codes were seen: ${[...seen.keys()]}`);
-  for (const code of ["unreadable_argument", "bad_options", "tensor_size", "checkpoint_source", "disposed", "seed"]) assert.ok(seen.has(code), `never saw ${code}`);
+  for (const code of ["unreadable_argument", "bad_options", "tensor_size", "checkpoint_source", "disposed", "seed"]) assert.ok(seen.has(code), `never saw ${code}: ${JSON.stringify([...seen])}`);
   assert.equal(lab.handlesInUse(), handles, "every module and generator made by the calls was released");
   assert.ok(lab.heapInUse() <= heap + 64 * 1024, `heap in use grew from ${heap} to ${lab.heapInUse()} bytes`);
   const after = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }).forward(x).output;
@@ -191,5 +209,6 @@ test("issue 9, the named cases: each gives its AttentionError, and check never t
     assert.equal(await rejected(lab.checkpointInput(checkpoint, { tokenIds: [1, 2], layer })), "checkpoint_layer");
     assert.equal(await rejected(lab.loadCheckpoint(checkpoint, { num_heads: 2, layer })), "checkpoint_layer");
   }
-  assert.deepEqual((await lab.checkpointInput(checkpoint, { tokenIds: [1, 2], layer: 1 })).shape, [1, 2, 4]);
+  assert.deepEqual((await lab.checkpointInput(checkpoint, { tokenIds: [1, 2], layer: 0 })).shape, [1, 2, 4]);
+  assert.equal(await rejected(lab.checkpointInput(checkpoint, { tokenIds: [1, 2], layer: 1, num_heads: 2 })), "checkpoint_missing_key"); // layer 1 needs block 0's MLP
 });

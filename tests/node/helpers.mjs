@@ -75,6 +75,6 @@ export function random(seed) {
   let s = seed >>> 0;
   return (n) => {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s % n;
+    return Math.floor((s / 4294967296) * n); // the high bits: an LCG's low bits cycle (s % n left some calls never picked)
   };
 }

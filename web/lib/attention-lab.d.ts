@@ -125,7 +125,10 @@ export type ErrorCode =
   // arguments and lifetimes
   | "unreadable_argument" // reading an argument threw (a getter, a Proxy trap)
   | "bad_options" // an options argument that is not an object
-  | "disposed" // the module or generator was disposed
+  | "disposed" // the module, generator or GPT-2 model was disposed
+  | "busy" // a GPT-2 model is already running (one run at a time per model)
+  | "cancelled" // a GPT-2 run was cancelled through its signal
+  | "callback" // a GPT-2 run's onProgress callback threw (the run stopped)
   // failures (never expected; please report them)
   | "out_of_memory" // the WebAssembly heap ran out
   | "internal"; // a bug in attention-lab
@@ -386,6 +389,69 @@ export class AttentionError extends Error {
   readonly diagnostics: Diagnostic[];
 }
 
+/** What a GPT-2 file holds, from its header. */
+export interface GPT2Config {
+  /** Width of the residual stream (wte.weight's columns): 768 for GPT-2 small. */
+  n_embd: number;
+  n_head: number;
+  /** Transformer blocks h.0 .. h.{n_layer - 1}. */
+  n_layer: number;
+  /** Positions (wpe.weight's rows): the most tokens a run takes. */
+  n_ctx: number;
+  vocab_size: number;
+  /** The dtype of wte.weight. */
+  dtype: "F32" | "F16" | "BF16";
+  /** "small", "medium", "large" or "XL" when the shapes are GPT-2's own; "" otherwise. */
+  size: "small" | "medium" | "large" | "XL" | "";
+}
+
+export interface GPT2Progress {
+  step: "embedding" | "block" | "input" | "logits";
+  /** The block just run (step "block"), or whose input was made (step "input"). */
+  layer?: number;
+  done: number;
+  total: number;
+}
+
+export interface GPT2RunOptions {
+  /** Called after each step: the embedding, each block, the logits. */
+  onProgress?: (progress: GPT2Progress) => void;
+  /** Cancels between reads: the run rejects with AttentionError "cancelled". */
+  signal?: AbortSignal;
+}
+
+export interface GPT2Result {
+  layers: {
+    /** The residual stream entering the block, shape (1, num_tokens, n_embd). */
+    input: Tensor;
+    /** softmax(q k^T / sqrt(head_dim)) with the causal mask, shape (1, n_head, num_tokens, num_tokens). */
+    attnWeights: Tensor;
+  }[];
+  /** The logits at the last position, shape (vocab_size): ln_f(x)[-1] @ wte^T (the tied output head). */
+  lastLogits: Float32Array;
+  /** The 5 most likely next tokens by softmax of lastLogits, most likely first. */
+  nextTokens: { id: number; prob: number }[];
+}
+
+/**
+ * A GPT-2 file opened by loadGPT2. A run reads the tokens' wte rows and wpe[:T], then one block at a
+ * time (read, run, release), then ln_f and wte in chunks: its memory is one block plus the activations.
+ */
+export interface GPT2Model {
+  readonly config: Readonly<GPT2Config>;
+  /** Bytes of WebAssembly memory a run on numTokens tokens takes at its peak (checked before every run). */
+  estimateBytes(numTokens: number): number;
+  /**
+   * The whole forward in eval mode on GPT-2 BPE token ids. Rejects with AttentionError: checkpoint_token,
+   * input_empty, context_too_short, too_large, busy, cancelled, callback, checkpoint_read, non_finite_parameter, disposed.
+   */
+  run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions): Promise<GPT2Result>;
+  /** What block `layer`'s attention sees: ln_1 of the stream entering it, shape (1, num_tokens, n_embd). */
+  attentionInput(tokenIds: ArrayLike<number>, layer: number, options?: GPT2RunOptions): Promise<Tensor>;
+  /** Frees the model's WebAssembly memory now (otherwise garbage collection does it). */
+  dispose(): void;
+}
+
 export interface AttentionLab {
   readonly classes: ClassName[];
   slots(className: ClassName): SlotSpec[];
@@ -421,11 +487,23 @@ export interface AttentionLab {
    */
   loadCheckpoint(source: ArrayBuffer | ArrayBufferView | Blob, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
   /**
-   * The input a real GPT-2 layer's attention sees: ln_1(wte[tokenIds] + wpe[:T]), shape (1, num_tokens, d),
-   * reading only one wte row per token, T wpe rows and the layer's ln_1 (LayerNorm eps 1e-5).
-   * Rejects with AttentionError: checkpoint_missing_key, checkpoint_token, context_too_short, and the header errors.
+   * The input a real GPT-2 layer's attention sees, shape (1, num_tokens, d): ln_1 of the residual stream
+   * entering block `layer` (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only
+   * one wte row per token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a
+   * time), so the file must hold the whole model (`num_heads` for widths that are not GPT-2's).
+   * Rejects with AttentionError: checkpoint_missing_key, checkpoint_token, context_too_short,
+   * checkpoint_layer, checkpoint_num_heads, cancelled, and the header errors.
    */
-  checkpointInput(source: ArrayBuffer | ArrayBufferView | Blob, options: { tokenIds: number[]; layer?: number }): Promise<Tensor>;
+  checkpointInput(source: ArrayBuffer | ArrayBufferView | Blob, options: { tokenIds: number[]; layer?: number; num_heads?: number; signal?: AbortSignal }): Promise<Tensor>;
+  /**
+   * Opens a GPT-2 .safetensors file for the whole model (the book's chapter 4 GPTModel, the same as
+   * Hugging Face's GPT-2), reading only its header now; F32, F16 or BF16; keys with or without
+   * `transformer.`. GPT-2 small, medium, large and XL are recognised from their shapes; other widths
+   * need `num_heads` (or an `n_head` entry in the header's __metadata__).
+   * Rejects with AttentionError: checkpoint_source, checkpoint_read, the header errors,
+   * checkpoint_missing_key, checkpoint_shape, checkpoint_dtype, checkpoint_num_heads, checkpoint_layer.
+   */
+  loadGPT2(source: ArrayBuffer | ArrayBufferView | Blob, options?: { num_heads?: number }): Promise<GPT2Model>;
   /** Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads. */
   equivalentConfig(className: ClassName, config: Config): { className: ClassName; config: Record<SlotName, number | boolean>; pythonCall: string };
   /**

@@ -337,6 +337,144 @@ class AttentionModule {
   }
 }
 
+/** Token ids as a plain array (read once, here): a non-number becomes -1, which the core refuses by position. */
+function readTokenIds(tokenIds) {
+  return reading("tokenIds", () => (tokenIds == null ? [] : typeof tokenIds === "object" && tokenIds.length <= 100000 ? Array.from(tokenIds, (id) => (typeof id === "number" ? id : -1)) : [NaN]));
+}
+
+/** Throws AttentionError "cancelled" when `signal` (an AbortSignal, or anything else: ignored) has fired. */
+function checkSignal(signal) {
+  let aborted = false;
+  try {
+    aborted = signal != null && typeof signal === "object" && signal.aborted === true;
+  } catch {
+    aborted = false;
+  }
+  if (aborted) throw new AttentionError({ code: "cancelled", slot: "", message: "the run was cancelled", hint: "" });
+}
+
+/**
+ * A GPT-2 .safetensors file opened by lab.loadGPT2: its header is parsed once (in WASM), and each run
+ * reads only the byte ranges of the step it is on: the tokens' wte rows and wpe[:T], then one block at a
+ * time, then ln_f and wte in chunks for the logits at the last position.
+ */
+class GPT2Model {
+  #core;
+  #handle;
+  #reader;
+  #running = false;
+  constructor(core, opened, reader) {
+    this.#core = core;
+    this.#handle = opened.handle;
+    this.#reader = reader;
+    released.register(this, { release: core.gpt2Release, handle: opened.handle }, this);
+    this.config = Object.freeze({ ...opened.config });
+    Object.freeze(this);
+  }
+
+  get #live() {
+    if (this.#handle === 0) throw new AttentionError({ code: "disposed", slot: "model", message: "this GPT-2 model was disposed", hint: "Load the file again with lab.loadGPT2." });
+    return this.#handle;
+  }
+
+  /** Bytes of WebAssembly memory a run on `numTokens` tokens takes at its peak (the core's estimate, checked before every run). */
+  estimateBytes(numTokens) {
+    return unwrap(this.#core.gpt2Estimate(this.#live, typeof numTokens === "number" ? numTokens : NaN)).bytes;
+  }
+
+  /**
+   * Runs the whole model on `tokenIds` (GPT-2 BPE ids). Resolves to {layers: [{input, attnWeights}],
+   * lastLogits, nextTokens}: per layer the residual stream entering it, (1, num_tokens, n_embd), and its
+   * attention weights, (1, n_head, num_tokens, num_tokens); the logits at the last position
+   * (vocab_size); the 5 most likely next tokens {id, prob} by softmax. `onProgress({step, done, total})`
+   * is called after each step ("embedding", "block" with `layer`, "logits"); `signal` (AbortSignal)
+   * cancels between reads ("cancelled"). One run at a time per model ("busy").
+   */
+  run(tokenIds, options) {
+    const { onProgress, signal } = readOptions(options, "run");
+    return this.#steps(tokenIds, this.config.n_layer, { onProgress, signal, logits: true });
+  }
+
+  /**
+   * What layer `layer`'s attention really sees for `tokenIds`: ln_1 of the residual stream entering
+   * block `layer`, (1, num_tokens, n_embd), after the blocks before it ran (the input of
+   * loadCheckpoint's module for that layer). Same options as run.
+   */
+  async attentionInput(tokenIds, layer, options) {
+    const { onProgress, signal } = readOptions(options, "attentionInput");
+    const L = typeof layer === "number" ? layer : NaN;
+    if (!(Number.isInteger(L) && L >= 0 && L < this.config.n_layer)) {
+      throw new AttentionError({ code: "checkpoint_layer", slot: "layer", message: `layer must be a whole number from 0 to ${this.config.n_layer - 1}, got ${valueText(layer)}`, hint: "" });
+    }
+    return (await this.#steps(tokenIds, L, { onProgress, signal, inputOf: L })).input;
+  }
+
+  /** Embedding, blocks 0 .. upTo - 1, then the logits or the attention input of block `inputOf`. */
+  async #steps(tokenIds, upTo, { onProgress, signal, logits = false, inputOf = null }) {
+    const ids = readTokenIds(tokenIds);
+    if (this.#running) throw new AttentionError({ code: "busy", slot: "", message: "this model is already running", hint: "Wait for the run in progress, or cancel it through its signal." });
+    const handle = this.#live;
+    const core = this.#core;
+    const reader = this.#reader;
+    const progress = (p) => {
+      if (typeof onProgress !== "function") return;
+      try {
+        onProgress(p);
+      } catch {
+        throw new AttentionError({ code: "callback", slot: "onProgress", message: "the onProgress callback threw, so the run stopped", hint: "Catch errors inside the callback." });
+      }
+    };
+    const readAll = async (reads) => {
+      const buffers = {};
+      for (const { name, begin, end } of reads) {
+        checkSignal(signal);
+        buffers[name] = await reader.read(begin, end);
+      }
+      checkSignal(signal);
+      return buffers;
+    };
+    this.#running = true;
+    try {
+      const total = upTo + 2;
+      unwrap(core.gpt2Embed(handle, await readAll(unwrap(core.gpt2Start(handle, ids, 0)).reads)));
+      progress({ step: "embedding", done: 1, total });
+      const layers = [];
+      for (let layer = 0; layer < upTo; layer++) {
+        const buffers = await readAll(unwrap(core.gpt2BlockReads(handle, layer)).reads);
+        const r = unwrap(core.gpt2Block(handle, layer, buffers));
+        layers.push({ input: r.input, attnWeights: r.attnWeights });
+        progress({ step: "block", layer, done: layer + 2, total });
+      }
+      if (!logits) {
+        const input = unwrap(core.gpt2Input(handle, inputOf, await readAll(unwrap(core.gpt2InputReads(handle, inputOf)).reads))).tensor;
+        progress({ step: "input", layer: inputOf, done: total, total });
+        return { layers, input };
+      }
+      const { chunks } = unwrap(core.gpt2Final(handle, await readAll(unwrap(core.gpt2FinalReads(handle)).reads)));
+      for (const { name, begin, end } of chunks) {
+        checkSignal(signal);
+        const bytes = await reader.read(begin, end);
+        checkSignal(signal);
+        unwrap(core.gpt2Logits(handle, parseInt(name.slice(name.indexOf("[") + 1), 10), bytes));
+      }
+      const r = unwrap(core.gpt2Finish(handle, 5));
+      progress({ step: "logits", done: total, total });
+      return { layers, lastLogits: r.lastLogits, nextTokens: r.nextTokens };
+    } finally {
+      core.gpt2Stop(handle);
+      this.#running = false;
+    }
+  }
+
+  /** Frees the model's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
+  dispose() {
+    if (this.#handle === 0) return;
+    this.#core.gpt2Release(this.#handle);
+    released.unregister(this);
+    this.#handle = 0;
+  }
+}
+
 class Lab {
   constructor(core) {
     this._core = core;
@@ -465,19 +603,46 @@ class Lab {
   }
 
   /**
-   * What GPT-2 layer `layer` sees for `tokenIds`: ln_1(wte[ids] + wpe[:T]) as (1, num_tokens, d),
-   * reading one wte row per token, T wpe rows and ln_1 from the file.
+   * Opens a GPT-2 .safetensors file (an ArrayBuffer, a typed array, a Blob or a File) for the whole
+   * model, reading only its header now. `options.num_heads` for widths that are not GPT-2's (else the
+   * header's __metadata__ n_head, or GPT-2's own head counts). Resolves to a model with `config`
+   * ({n_embd, n_head, n_layer, n_ctx, vocab_size, dtype, size}) and `run(tokenIds, options)`.
+   */
+  async loadGPT2(source, options) {
+    const { num_heads } = readOptions(options, "loadGPT2");
+    const reader = byteReader(source);
+    const core = this._core;
+    const first = await reader.read(0, Math.min(8, reader.size));
+    const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
+    const header = await reader.read(8, 8 + headerLength);
+    return new GPT2Model(core, unwrap(core.gpt2Open(header, reader.size, { num_heads: plainValue(num_heads) })), reader);
+  }
+
+  /**
+   * What GPT-2 layer `layer`'s attention really sees for `tokenIds`, as (1, num_tokens, d): ln_1 of the
+   * residual stream entering block `layer`. Layer 0 reads one wte row per token, T wpe rows and ln_1
+   * (a file with only that layer's keys works); a later layer runs blocks 0 .. layer-1 first, one at a
+   * time, so the file must hold the whole model (options: num_heads for widths not GPT-2's, signal).
    */
   async checkpointInput(source, options) {
-    const { tokenIds, layer = 0 } = readOptions(options, "checkpointInput");
+    const { tokenIds, layer = 0, num_heads, signal } = readOptions(options, "checkpointInput");
     const reader = byteReader(source);
-    const ids = reading("tokenIds", () => (tokenIds == null ? [] : typeof tokenIds === "object" && tokenIds.length <= 100000 ? Array.from(tokenIds, (id) => (typeof id === "number" ? id : -1)) : [NaN]));
+    const ids = readTokenIds(tokenIds);
     const where = { layer: plainValue(layer) };  // one rule with loadCheckpoint's layer
     const core = this._core;
     const first = await reader.read(0, Math.min(8, reader.size));
     const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
     const header = await reader.read(8, 8 + headerLength);
     const plan = unwrap(core.planBlockInput(header, reader.size, ids, where));
+    if (where.layer > 0) {
+      // Layer L's real input needs blocks 0 .. L-1: the whole model's path (reads them one at a time).
+      const model = new GPT2Model(core, unwrap(core.gpt2Open(header, reader.size, { num_heads: plainValue(num_heads) })), reader);
+      try {
+        return await model.attentionInput(ids, where.layer, { signal });
+      } finally {
+        model.dispose();
+      }
+    }
     const buffers = {};
     for (const { name, begin, end } of plan.reads) buffers[name] = await reader.read(begin, end);
     return unwrap(core.blockInput(header, reader.size, ids, where, buffers)).tensor;
@@ -597,7 +762,8 @@ function byteReader(source) {
     if (bytes === null) {
       throw new AttentionError({ code: "checkpoint_source", slot: "", message: "the checkpoint's buffer is detached (it was transferred or freed)", hint: "Read the file again, or pass a copy of its bytes." });
     }
-    return { size: bytes.length, read: async (begin, end) => bytes.slice(begin, Math.min(end, bytes.length)) };
+    // a view, not a copy: every read goes straight into the core, which copies it once
+    return { size: bytes.length, read: async (begin, end) => bytes.subarray(begin, Math.min(end, bytes.length)) };
   }
   if (isBlob(source)) {
     const read = async (begin, end) => {

@@ -16,6 +16,7 @@
 
 #include "attention_lab/call_parser.hpp"
 #include "attention_lab/checkpoint.hpp"
+#include "attention_lab/gpt2.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
@@ -179,10 +180,18 @@ val ok() {
   return out;
 }
 
-/// What lives between calls: modules and generators by handle (0 is never a handle).
+/// A GPT-2 file opened by loadGPT2: its header parsed once, its shape, and the run in progress (if any).
+struct Gpt2File {
+  SafetensorsHeader header;
+  Gpt2Config config;
+  std::unique_ptr<Gpt2Run> run;
+};
+
+/// What lives between calls: modules, generators and GPT-2 files by handle (0 is never a handle).
 struct Registry {
   std::map<uint32_t, std::unique_ptr<AttentionModule>> modules;  // a tree: its memory follows what is live
   std::map<uint32_t, TorchGenerator> generators;
+  std::map<uint32_t, std::unique_ptr<Gpt2File>> gpt2;
   uint32_t next = 1;
   uint32_t add(std::unique_ptr<AttentionModule> m) {
     modules[next] = std::move(m);
@@ -417,7 +426,7 @@ val generator_state_js(double handle) {
 
 void release_generator_js(double handle) { registry().generators.erase(static_cast<uint32_t>(handle)); }
 void release_module_js(double handle) { registry().modules.erase(static_cast<uint32_t>(handle)); }
-double handles_in_use() { return static_cast<double>(registry().modules.size() + registry().generators.size()); }
+double handles_in_use() { return static_cast<double>(registry().modules.size() + registry().generators.size() + registry().gpt2.size()); }
 
 val create_js(const std::string& class_name, const val& config, double generator) {
   return guarded([&] {
@@ -639,7 +648,11 @@ val seeded_tokens_js(double num_tokens, double d_in, double seed) {
 
 std::vector<uint8_t> bytes_from_js(const val& v, const char* what) {
   if (v.isNull() || v.isUndefined() || v["length"].isUndefined()) throw AttentionError("checkpoint_truncated", "", std::string(what) + " could not be read", "");
-  return emscripten::convertJSArrayToNumberVector<uint8_t>(v);
+  if (!v.instanceof(val::global("Uint8Array"))) return emscripten::convertJSArrayToNumberVector<uint8_t>(v);
+  // One bulk copy into the heap (a wte chunk is megabytes; element by element it took seconds).
+  std::vector<uint8_t> out(v["length"].as<size_t>());
+  val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", v);
+  return out;
 }
 
 /// An optional whole-number option in [lowest, 2**31): nullopt when absent (undefined or null);
@@ -803,6 +816,188 @@ val block_input_js(const val& header_bytes, double file_size, const val& ids, co
   });
 }
 
+// ---- GPT-2: the whole model, one step per call (the facade reads each step's byte ranges) ----------
+
+Gpt2File& gpt2_at(double handle) {
+  const auto it = registry().gpt2.find(static_cast<uint32_t>(handle));
+  if (it == registry().gpt2.end()) throw AttentionError("disposed", "model", "this GPT-2 model was disposed", "Load the file again with lab.loadGPT2.");
+  return *it->second;
+}
+
+Gpt2Run& gpt2_run_at(double handle) {
+  Gpt2File& f = gpt2_at(handle);
+  if (!f.run) throw AttentionError("checkpoint_layer", "", "no run of this model is in progress", "");
+  return *f.run;
+}
+
+val reads_to_js(const SafetensorsHeader& h, const std::vector<ByteRead>& reads) {
+  val out = val::array();
+  for (const auto& r : reads) {
+    val o = val::object();
+    o.set("name", r.name);
+    o.set("begin", static_cast<double>(h.data_start() + r.entry.begin));
+    o.set("end", static_cast<double>(h.data_start() + r.entry.end));
+    out.call<void>("push", o);
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<uint8_t>> read_bytes(const std::vector<ByteRead>& reads, const val& buffers) {
+  std::map<std::string, std::vector<uint8_t>> bytes;
+  for (const auto& r : reads) bytes[r.name] = bytes_from_js(buffers[r.name], r.name.c_str());
+  return bytes;
+}
+
+val gpt2_open_js(const val& header_bytes, double file_size, const val& options) {
+  return guarded([&] {
+    auto f = std::make_unique<Gpt2File>();
+    f->header = header_from_js(header_bytes, file_size);
+    std::optional<int64_t> heads;
+    if (!options.isNull() && !options.isUndefined() && options.typeOf().as<std::string>() == "object") heads = whole_option(options, "num_heads", 1, "checkpoint_num_heads");
+    f->config = gpt2_config(f->header, heads);
+    const Gpt2Config& c = f->config;
+    val config = val::object();
+    config.set("n_embd", static_cast<double>(c.n_embd));
+    config.set("n_head", static_cast<double>(c.n_head));
+    config.set("n_layer", static_cast<double>(c.n_layer));
+    config.set("n_ctx", static_cast<double>(c.n_ctx));
+    config.set("vocab_size", static_cast<double>(c.vocab_size));
+    config.set("dtype", c.dtype);
+    config.set("size", c.size);
+    Registry& r = registry();
+    const uint32_t handle = r.next++;
+    r.gpt2[handle] = std::move(f);
+    val out = ok();
+    out.set("handle", static_cast<double>(handle));
+    out.set("config", config);
+    return out;
+  });
+}
+
+void gpt2_release_js(double handle) { registry().gpt2.erase(static_cast<uint32_t>(handle)); }
+
+val gpt2_estimate_js(double handle, double num_tokens) {
+  return guarded([&] {
+    val out = ok();
+    out.set("bytes", gpt2_run_bytes(gpt2_at(handle).config, static_cast<int64_t>(std::max(1.0, std::floor(num_tokens)))));
+    return out;
+  });
+}
+
+/// Starts a run (dropping any earlier one): the reads of the embedding step.
+val gpt2_start_js(double handle, const val& ids, double budget) {
+  return guarded([&] {
+    Gpt2File& f = gpt2_at(handle);
+    f.run.reset();
+    f.run = std::make_unique<Gpt2Run>(f.header, f.config, ids_from_js(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes);
+    val out = ok();
+    out.set("reads", reads_to_js(f.header, f.run->embedding_reads()));
+    return out;
+  });
+}
+
+void gpt2_stop_js(double handle) {
+  const auto it = registry().gpt2.find(static_cast<uint32_t>(handle));
+  if (it != registry().gpt2.end()) it->second->run.reset();
+}
+
+val gpt2_embed_js(double handle, const val& buffers) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    run.embed(read_bytes(run.embedding_reads(), buffers));
+    return ok();
+  });
+}
+
+val gpt2_block_reads_js(double handle, double layer) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    val out = ok();
+    out.set("reads", reads_to_js(gpt2_at(handle).header, run.block_reads(static_cast<int64_t>(layer))));
+    return out;
+  });
+}
+
+val gpt2_block_js(double handle, double layer, const val& buffers) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    const int64_t L = static_cast<int64_t>(layer);
+    Gpt2Run::Layer l = run.block(L, read_bytes(run.block_reads(L), buffers));
+    val out = ok();
+    out.set("input", tensor_to_js(l.input));
+    out.set("attnWeights", tensor_to_js(l.attn_weights));
+    return out;
+  });
+}
+
+val gpt2_input_reads_js(double handle, double layer) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    val out = ok();
+    out.set("reads", reads_to_js(gpt2_at(handle).header, run.attention_input_reads(static_cast<int64_t>(layer))));
+    return out;
+  });
+}
+
+val gpt2_input_js(double handle, double layer, const val& buffers) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    const int64_t L = static_cast<int64_t>(layer);
+    val out = ok();
+    out.set("tensor", tensor_to_js(run.attention_input(L, read_bytes(run.attention_input_reads(L), buffers))));
+    return out;
+  });
+}
+
+/// ln_f, then the reads of every logits chunk of wte.
+val gpt2_final_js(double handle, const val& buffers) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    run.final_norm(read_bytes(run.final_reads(), buffers));
+    std::vector<ByteRead> chunks;
+    for (int64_t begin = 0; begin < run.config().vocab_size; begin += kGpt2LogitsChunkRows) chunks.push_back(run.logits_read(begin));
+    val out = ok();
+    out.set("chunks", reads_to_js(gpt2_at(handle).header, chunks));
+    return out;
+  });
+}
+
+val gpt2_final_reads_js(double handle) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    val out = ok();
+    out.set("reads", reads_to_js(gpt2_at(handle).header, run.final_reads()));
+    return out;
+  });
+}
+
+val gpt2_logits_js(double handle, double begin, const val& bytes) {
+  return guarded([&] {
+    gpt2_run_at(handle).logits_rows(static_cast<int64_t>(begin), bytes_from_js(bytes, "a chunk of wte.weight"));
+    return ok();
+  });
+}
+
+/// The run's result at the last position; ends the run.
+val gpt2_finish_js(double handle, double k) {
+  return guarded([&] {
+    Gpt2Run& run = gpt2_run_at(handle);
+    const std::vector<float>& z = run.last_logits();
+    val next = val::array();
+    for (const auto& [id, p] : run.top_tokens(static_cast<int>(k))) {
+      val o = val::object();
+      o.set("id", static_cast<double>(id));
+      o.set("prob", p);
+      next.call<void>("push", o);
+    }
+    val out = ok();
+    out.set("lastLogits", val::global("Float32Array").new_(emscripten::typed_memory_view(z.size(), z.data())));
+    out.set("nextTokens", next);
+    gpt2_at(handle).run.reset();
+    return out;
+  });
+}
+
 val estimate_bytes_js(const std::string& class_name, const val& config, const val& input_shape, bool trace) {
   return guarded([&] {
     const ModuleConfig c = validated_config(class_name, config_from_js(config));
@@ -867,4 +1062,18 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("loadCheckpoint", &load_checkpoint_js);
   emscripten::function("planBlockInput", &plan_block_input_js);
   emscripten::function("blockInput", &block_input_js);
+  emscripten::function("gpt2Open", &gpt2_open_js);
+  emscripten::function("gpt2Release", &gpt2_release_js);
+  emscripten::function("gpt2Estimate", &gpt2_estimate_js);
+  emscripten::function("gpt2Start", &gpt2_start_js);
+  emscripten::function("gpt2Stop", &gpt2_stop_js);
+  emscripten::function("gpt2Embed", &gpt2_embed_js);
+  emscripten::function("gpt2BlockReads", &gpt2_block_reads_js);
+  emscripten::function("gpt2Block", &gpt2_block_js);
+  emscripten::function("gpt2InputReads", &gpt2_input_reads_js);
+  emscripten::function("gpt2Input", &gpt2_input_js);
+  emscripten::function("gpt2FinalReads", &gpt2_final_reads_js);
+  emscripten::function("gpt2Final", &gpt2_final_js);
+  emscripten::function("gpt2Logits", &gpt2_logits_js);
+  emscripten::function("gpt2Finish", &gpt2_finish_js);
 }

@@ -112,6 +112,9 @@ struct ByteRead {
   SafetensorsEntry entry;  // the entry, with shape and begin/end narrowed to the rows read (relative to the data section)
 };
 
+/// The entry narrowed to rows [first, last) of its leading axis (byte range and shape).
+SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last);
+
 /// What the real GPT-2 layer `layer` sees for `token_ids`: ln_1(wte[ids] + wpe[:T]), reading only
 /// the rows needed (one wte row per token, T wpe rows, ln_1's weight and bias).
 /// Throws AttentionError: checkpoint_missing_key (no wte/wpe/ln_1), checkpoint_token (an id past the

@@ -48,6 +48,10 @@ struct ForwardOptions {
   TorchGenerator* generator = nullptr;
   /// When non-null, receives every stage. Tracing never changes the output bits.
   std::vector<Stage>* trace = nullptr;
+  /// When non-null, receives only the attention weights, shape (b, H, T, T) (or the class's own
+  /// attn_weights shape), after softmax and before dropout: what a model run shows per layer without
+  /// the memory of a whole trace. Never changes the output bits.
+  Tensor* attn_weights = nullptr;
   /// Bytes a traced forward may use (estimate_bytes); a larger run is refused before allocating.
   double memory_budget_bytes = kDefaultMemoryBudgetBytes;
   /// When non-null, receives warnings about the run: "non_finite_stage" when finite inputs gave an

@@ -11,6 +11,12 @@ async function main(): Promise<void> {
   const d = lab.describe("MultiHeadAttention", parsed.config);
   const count: number | undefined = d.parameterCount;
   const heads: "single" | "modules" | "fused" | undefined = lab.classFacts("GroupedQueryAttention")?.heads;
+  const gpt2 = await lab.loadGPT2(new ArrayBuffer(8), { num_heads: 2 });
+  const run = await gpt2.run([464, 3139], { onProgress: (p) => p.done / p.total, signal: new AbortController().signal });
+  const firstWeights: Tensor = run.layers[0].attnWeights;
+  const next: number = run.nextTokens[0].id + run.lastLogits[0] + gpt2.config.n_layer + gpt2.estimateBytes(2);
+  const realInput: Tensor = await gpt2.attentionInput([464], 0);
+  gpt2.dispose();
   const gen = lab.manualSeed(123);
   const r: Tensor = gen.rand([2, 3]);
   const dropped: Tensor = gen.dropout(r, 0.5);

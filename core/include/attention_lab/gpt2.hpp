@@ -1,0 +1,112 @@
+// The whole GPT-2 forward of the book's chapter 4 (GPTModel; the same as Hugging Face's GPT-2), run on a
+// .safetensors file read by slices: only the wte rows of the tokens, wpe[:T], then one block at a time
+// (read it, run it, release it), then ln_f and the logits at the last position, through the tied wte a
+// chunk of rows at a time. Memory is bounded by one block plus the activations, whatever the depth.
+//
+//   x = wte[ids] + wpe[:T]
+//   per block L:  x = x + attn(ln_1(x));  x = x + mlp(ln_2(x)),  mlp = c_proj(gelu_tanh(c_fc(.)))
+//   logits = ln_f(x)[-1] @ wte^T
+//
+// LayerNorm eps 1e-5, GELU with the tanh approximation, dropout off (eval). The attention is the book's
+// MultiHeadAttention(d, d, n_ctx, 0.0, n_head, qkv_bias=True), loaded as load_gpt2_attention does
+// (c_attn split into q, k, v and transposed): the engine's one forward path. Conv1D weights are stored
+// (in, out). The caller reads the byte ranges each step names (ByteRead) and hands their bytes back.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention_lab/checkpoint.hpp"
+#include "attention_lab/modules.hpp"
+#include "attention_lab/ops.hpp"
+
+namespace attention_lab {
+
+/// What a GPT-2 file holds, from its header alone.
+struct Gpt2Config {
+  int64_t n_embd = 0;      // d: wte.weight's columns
+  int64_t n_head = 0;      // from the option, the header's __metadata__ "n_head", or GPT-2's sizes
+  int64_t n_layer = 0;     // blocks h.0 .. h.{n_layer - 1}
+  int64_t n_ctx = 0;       // wpe.weight's rows
+  int64_t vocab_size = 0;  // wte.weight's rows
+  std::string dtype;       // of wte.weight: F32, F16 or BF16
+  std::string prefix;      // "" or "transformer."
+  std::string size;        // "small", "medium", "large", "XL" when the shapes are GPT-2's own, else ""
+};
+
+/// Rows of wte read per logits step (about 12 MiB of float32 at width 768).
+constexpr int64_t kGpt2LogitsChunkRows = 4096;
+
+/// Reads the model's shape from the header. Throws AttentionError: checkpoint_missing_key (no wte, wpe,
+/// ln_f or a block's key; names it), checkpoint_shape (a tensor whose shape does not fit n_embd; names
+/// it and both shapes), checkpoint_dtype (a dtype other than F32, F16, BF16), checkpoint_num_heads (no
+/// head count known for this width, or one that does not divide it), checkpoint_layer (no blocks).
+Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> num_heads = std::nullopt);
+
+/// Bytes a run on `num_tokens` tokens takes at its peak: the biggest of the embedding step, one block
+/// (its raw bytes and float32 weights, packed for the kernel, plus the attention's forward and the MLP's
+/// activations) and a logits step, on top of what the run keeps (the residual stream, and each layer's
+/// input and attention weights until they are copied out).
+double gpt2_run_bytes(const Gpt2Config& config, int64_t num_tokens);
+
+/// One run of the model on token ids, step by step. Each step names its reads; the caller reads them
+/// (any order) and passes their bytes by ByteRead::name.
+class Gpt2Run {
+ public:
+  /// Throws AttentionError: input_empty (no tokens), checkpoint_token (an id outside the vocabulary),
+  /// context_too_short (more tokens than n_ctx), too_large (gpt2_run_bytes over memory_budget_bytes).
+  Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids,
+          double memory_budget_bytes = kDefaultMemoryBudgetBytes);
+
+  const Gpt2Config& config() const { return config_; }
+  int64_t num_tokens() const { return static_cast<int64_t>(ids_.size()); }
+
+  /// Step 1: wte rows of the tokens (one read per distinct id) and wpe[:T].
+  std::vector<ByteRead> embedding_reads() const;
+  void embed(const std::map<std::string, std::vector<uint8_t>>& bytes);
+
+  /// Step 2, per block: its 12 tensors.
+  std::vector<ByteRead> block_reads(int64_t layer) const;
+  struct Layer {
+    Tensor input;         // (1, num_tokens, n_embd): the residual stream entering the block
+    Tensor attn_weights;  // (1, n_head, num_tokens, num_tokens): softmax(q k^T / sqrt(head_dim)), masked
+  };
+  /// Runs block `layer` (the next one: 0, 1, ...) and releases its weights.
+  Layer block(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes);
+
+  /// What block `layer`'s attention sees: ln_1(x) of the residual stream entering it (after block
+  /// layer - 1 ran), (1, num_tokens, n_embd); its reads are ln_1's weight and bias.
+  std::vector<ByteRead> attention_input_reads(int64_t layer) const;
+  Tensor attention_input(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes) const;
+
+  /// Step 3: ln_f on the last position.
+  std::vector<ByteRead> final_reads() const;
+  void final_norm(const std::map<std::string, std::vector<uint8_t>>& bytes);
+
+  /// Step 4, per chunk of kGpt2LogitsChunkRows rows of wte: logits[begin:end] = wte[begin:end] @ x_last.
+  ByteRead logits_read(int64_t begin) const;
+  void logits_rows(int64_t begin, const std::vector<uint8_t>& bytes);
+
+  /// The logits at the last position (vocab_size), once every chunk is in.
+  const std::vector<float>& last_logits() const;
+  /// The k most likely next tokens by softmax of last_logits: (id, probability), most likely first.
+  std::vector<std::pair<int64_t, double>> top_tokens(int k) const;
+
+ private:
+  const SafetensorsEntry& entry(const std::string& key) const;
+  const SafetensorsHeader* header_;
+  Gpt2Config config_;
+  std::vector<int64_t> ids_;
+  Tensor x_;                       // (1, T, d) residual stream
+  std::vector<float> last_;        // ln_f(x)[-1], (d)
+  std::vector<float> logits_;      // (vocab_size)
+  std::vector<char> logits_done_;  // per chunk
+  int64_t next_layer_ = 0;
+  bool embedded_ = false, normed_ = false;
+};
+
+}  // namespace attention_lab

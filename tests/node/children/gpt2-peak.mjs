@@ -1,0 +1,16 @@
+// One measurement for tests/node/gpt2-memory.test.mjs, in a fresh process (the WASM heap's high-water
+// mark starts low): argv[2] is {path, numTokens, numHeads}. Opens the file as a Blob (read by slices,
+// never whole), runs the model, and prints {estimate, peak, heapAfter, nextTokens, layers, size}.
+import { openAsBlob } from "node:fs";
+import { loadAttentionLab } from "attention-lab";
+
+const job = JSON.parse(process.argv[2]);
+const lab = await loadAttentionLab();
+const model = await lab.loadGPT2(await openAsBlob(job.path), job.numHeads ? { num_heads: job.numHeads } : undefined);
+const ids = Array.from({ length: job.numTokens }, (_, i) => (i * 977) % model.config.vocab_size);
+const estimate = model.estimateBytes(ids.length);
+const before = lab.heapPeak();
+const r = await model.run(ids);
+const peak = lab.heapPeak() - before;
+model.dispose();
+console.log(JSON.stringify({ estimate, peak, size: model.config.size, layers: r.layers.length, nextTokens: r.nextTokens }));
