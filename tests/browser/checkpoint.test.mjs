@@ -86,7 +86,22 @@ describe("GPT-2 checkpoints", () => {
     assert.match(await page.getByTestId("ckpt-layer-hint").textContent(), /layers 0 to 1/);
     assert.match(await page.getByTestId("ckpt-code").textContent(), /qw, kw, vw = sd\[p \+ "c_attn\.weight"\]\.split\(d, dim=1\)/);
 
-    // Token ids (the file's vocabulary has 12 tokens) through layer 1: four heads of head_dim 2.
+    // Layer 1's real input is what block 0 leaves, and this file holds attention layers only: the
+    // run says so (tests/browser/gpt2.test.mjs runs later layers of a whole model).
+    await page.getByTestId("ckpt-kind-ids").check();
+    await page.getByTestId("ckpt-ids").fill("11, 0, 7");
+    await page.getByTestId("ckpt-run").click();
+    const missing = page.getByTestId("ckpt-run-diag");
+    await missing.waitFor();
+    assert.equal(await missing.getAttribute("data-code"), "checkpoint_missing_key");
+    assert.match(await missing.textContent(), /transformer\.h\.0\.ln_2\.weight, which the whole model needs/);
+    // The whole model cannot run on it either, and says why.
+    assert.match(await page.getByTestId("gpt2-error").textContent(), /which the whole model needs/);
+
+    // Token ids (the file's vocabulary has 12 tokens) through layer 0: four heads of head_dim 2.
+    await page.getByTestId("ckpt-layer").fill("0");
+    await page.getByTestId("ckpt-load").click();
+    await page.getByTestId("ckpt-summary").filter({ hasText: "Loaded layer 0" }).waitFor();
     let cards = await runIds(page, "11, 0, 7");
     const weights = cards.locator("[data-stage=attn_weights]");
     assert.match(await weights.getByTestId("stage-shape").textContent(), /\(b=1, num_heads=4, query=3, key=3\)/);
@@ -94,13 +109,10 @@ describe("GPT-2 checkpoints", () => {
     assert.equal(await weights.getByTestId("heatmap").count(), 4);
     for (const sum of await weights.getByTestId("rowsum").allTextContents()) assert.equal(sum, "1.0000");
     assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 3, 8\)/);
-    assert.match(await page.getByTestId("ckpt-trace-status").textContent(), /^Layer 1: MultiHeadAttention\(8, 8, 16, 0\.0, 4, qkv_bias=True\) on 3 tokens \[11, 0, 7\]/);
+    assert.match(await page.getByTestId("ckpt-trace-status").textContent(), /^Layer 0: MultiHeadAttention\(8, 8, 16, 0\.0, 4, qkv_bias=True\) on 3 tokens \[11, 0, 7\]/);
     assert.match(await page.getByTestId("ckpt-code").textContent(), /ids = torch\.tensor\(\[\[11, 0, 7\]\]\)/);
 
     // Layer 0's input stage is ln_1(wte[ids] + wpe[:3]) as PyTorch computed it (expected.json).
-    await page.getByTestId("ckpt-layer").fill("0");
-    await page.getByTestId("ckpt-load").click();
-    await page.getByTestId("ckpt-summary").filter({ hasText: "Loaded layer 0" }).waitFor();
     cards = await runIds(page, "11, 0, 7");
     const want = EXPECTED.block_inputs.find((b) => b.file === "gpt2_d8_h4_prefix.safetensors" && b.layer === 0);
     assert.deepEqual(want.token_ids, [11, 0, 7]);
@@ -112,9 +124,9 @@ describe("GPT-2 checkpoints", () => {
     await finish(page);
   });
 
-  test("a file dropped on the panel loads (bare keys, d=4) and layer 1's input matches PyTorch", async () => {
+  test("a file dropped on the panel loads (bare keys, d=4) and layer 0's input matches PyTorch", async () => {
     const page = await openPage(lab);
-    await page.getByTestId("ckpt-layer").fill("1");
+    await page.getByTestId("ckpt-layer").fill("0");
     await page.getByTestId("ckpt-heads").fill("2");
     const bytes = [...await readFile(fixture("gpt2_d4_h2.safetensors"))];
     const dataTransfer = await page.evaluateHandle((data) => {
@@ -129,11 +141,11 @@ describe("GPT-2 checkpoints", () => {
     assert.match(await page.getByTestId("ckpt-file-name").textContent(), /^gpt2_d4_h2\.safetensors — 3,672 bytes/);
     assert.doesNotMatch(await page.getByTestId("ckpt-drop").getAttribute("class"), /dragover/);
     assert.match(await page.getByTestId("ckpt-summary").textContent(), /MultiHeadAttention\(4, 4, 8, 0\.0, 2, qkv_bias=True\)/);
-    assert.equal(await page.getByTestId("ckpt-used").locator('li[data-key="h.1.attn.c_attn.weight"]').getAttribute("data-transposed"), "true");
+    assert.equal(await page.getByTestId("ckpt-used").locator('li[data-key="h.0.attn.c_attn.weight"]').getAttribute("data-transposed"), "true");
     assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=prefix] dd").textContent(), /without a prefix/);
     assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=context_length] dd").textContent(), /\(8\)/);
     const want = EXPECTED.block_inputs.find((b) => b.file === "gpt2_d4_h2.safetensors");
-    assert.equal(want.layer, 1);
+    assert.equal(want.layer, 0);
     const cards = await runIds(page, want.token_ids.join(", "));
     const shape = want.output.shape;
     const row = await firstRow(cards, "input");

@@ -103,7 +103,7 @@ describe("layout", () => {
       await checkLayout(page);
 
       await pasteCall(page, "MultiHeadAttention(8, 8, 16, 0.0, 4)");
-      await page.getByTestId("ckpt-layer").fill("1");
+      await page.getByTestId("ckpt-layer").fill("0"); // a file of attention layers only: layer 1's real input needs block 0 whole
       await page.getByTestId("ckpt-heads").fill("4");
       await page.getByTestId("ckpt-file").setInputFiles(path.join(ROOT, "tests", "fixtures", "checkpoints", "gpt2_d8_h4_prefix.safetensors"));
       await page.getByTestId("ckpt-summary").waitFor();

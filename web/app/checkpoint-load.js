@@ -49,6 +49,28 @@ export async function checkpointInput(lab, runner, file, options) {
   return (await runner.request("checkpointInput", { file, options })).tensor;
 }
 
+/**
+ * The whole model on token ids (lab.loadGPT2 + model.run), in the worker when there is one: resolves to
+ * {config, attnWeights: [per layer (1, n_head, T, T)], nextTokens}; progress per step through
+ * `onProgress`, cancelled through `signal`. Rejects with the library's AttentionError data.
+ */
+export async function runGPT2(lab, runner, file, { ids, numHeads, onProgress, signal }) {
+  if (!runner.hasWorker) return (await gpt2Plain(lab, { file, ids, numHeads }, { signal, progress: onProgress })).result;
+  return runner.request("runGPT2", { file, ids, numHeads }, { onProgress, signal });
+}
+
+/** In the worker (or here): the run as plain data, and the buffers to transfer. */
+export async function gpt2Plain(lab, { file, ids, numHeads }, { signal, progress }) {
+  const model = await lab.loadGPT2(file, numHeads ? { num_heads: numHeads } : undefined);
+  try {
+    const r = await model.run(ids, { signal, onProgress: progress });
+    const attnWeights = r.layers.map((l) => l.attnWeights);
+    return { result: { config: { ...model.config }, attnWeights, nextTokens: r.nextTokens }, transfer: attnWeights.map((t) => t.data.buffer) };
+  } finally {
+    model.dispose();
+  }
+}
+
 /** In the worker: the load as plain data, and the buffers to transfer. */
 export async function loadPlain(lab, { file, options }) {
   const { module, report, bytesRead } = await loadHere(lab, file, options);

@@ -15,6 +15,7 @@ import { checkpointInput, loadCheckpoint } from "./checkpoint-load.js";
 import { seedValue } from "./lab-model.js";
 import { loadCode, attnPrefix, runCode } from "./checkpoint-code.js";
 import { errorBox } from "./diagnostic-view.js";
+import { setupGpt2Section } from "./gpt2-panel.js";
 
 /** Widths of the GPT-2 presets: their files hold GPT-2's 50,257-token vocabulary. */
 const GPT2_WIDTHS = new Set([768, 1024, 1280, 1600]);
@@ -90,9 +91,19 @@ export function setupCheckpointPanel(app) {
   const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
   const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
+  // The whole model on the same tokens; its "trace this layer" loads that layer here and runs it.
+  const gpt2 = setupGpt2Section(app, {
+    async traceLayer(layer) {
+      layerField.input.value = String(layer);
+      await load();
+      if (state.module && state.layer === layer) await runLayer();
+      runTitle.scrollIntoView({ block: "start" });
+    },
+    runAgain: () => runWholeModel(),
+  });
   const runBox = h("div", { class: "ckpt-run", hidden: true, role: "group", "aria-labelledby": "ckpt-run-title", dataset: { testid: "ckpt-run-box" } },
-    runTitle, runIntro, kind,
-    h("div", { class: "ckpt-tokens" }, textBox, idsBox), pieces,
+    h("div", { class: "ckpt-tokens" }, kind, textBox, idsBox), pieces, gpt2.node,
+    runTitle, runIntro,
     h("div", { class: "run-row" }, runButton), runError, traceStatus, stageNav, stageCards);
 
   replace(body,
@@ -101,12 +112,14 @@ export function setupCheckpointPanel(app) {
     target, h("div", { class: "run-row" }, loadButton), status, report, runBox);
 
   // ---- wiring ----
-  const chooseFile = (file) => {
+  const chooseFile = async (file) => {
     if (!file) return;
     state.file = file;
     fileName.textContent = S.ckptFileName(file.name, bytesText(file.size));
     loadButton.disabled = false;
-    load();
+    gpt2.reset();
+    await load();
+    if (state.file === file && state.module) await runWholeModel();
   };
   fileInput.addEventListener("change", () => chooseFile(fileInput.files?.[0]));
   const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes("Files");
@@ -136,6 +149,15 @@ export function setupCheckpointPanel(app) {
   });
   idsInput.addEventListener("input", () => { idsError.hidden = true; idsInput.removeAttribute("aria-invalid"); });
   runButton.addEventListener("click", () => runLayer());
+
+  /** The whole model on the panel's tokens (a file of one attention layer says it cannot). */
+  async function runWholeModel() {
+    const t = await tokenIds();
+    if (!t) return;
+    const numHeads = readNumber(headsField, 1) ?? undefined;
+    const decode = currentKind() === "text" && tokenizerPromise ? (await loadTokenizer()).decode : null;
+    await gpt2.run({ file: state.file, tokens: t, numHeads: numHeads ?? undefined, decode: decode ? (id) => decode([id]) : null });
+  }
 
   /** Text or ids; the tokenizer (about 0.6 MB) loads only once text is to be tokenized. */
   function setKind(value, tokenize = true) {
@@ -294,7 +316,8 @@ export function setupCheckpointPanel(app) {
     const seq = ++state.runSeq;
     runButton.disabled = true;
     try {
-      const x = await checkpointInput(lab, app.runner, file, { tokenIds: t.ids, layer: state.layer }); // (1, num_tokens, d)
+      // (1, num_tokens, d): ln_1 of what the blocks before this layer leave (layer 0: of wte + wpe)
+      const x = await checkpointInput(lab, app.runner, file, { tokenIds: t.ids, layer: state.layer, num_heads: module.config.num_heads });
       if (seq !== state.runSeq || module !== state.module) return;
       const { trace } = module.forward(x, { training: false, trace: true });
       const call = lab.describe(module.className, module.config).pythonCall ?? module.className;

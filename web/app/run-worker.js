@@ -3,7 +3,7 @@
 // transferred back (no copy). Messages with a `kind` are the checkpoint panel's file work
 // (checkpoint-load.js), answered as {id, ok, ...result} or {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
-import { inputPlain, loadPlain } from "./checkpoint-load.js";
+import { gpt2Plain, inputPlain, loadPlain } from "./checkpoint-load.js";
 
 const ready = loadAttentionLab();
 
@@ -11,19 +11,30 @@ const ready = loadAttentionLab();
 // generator (eval mode, or dropout 0): then a fresh seed would give the very same module.
 let kept = null;
 
-const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain };
+const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, runGPT2: gpt2Plain };
+/** Work that can be cancelled, by request id. */
+const controllers = new Map();
 
 /** An error as plain data (an AttentionError's code, slot, message and hint). */
 const plainError = (err) => ({ code: err?.code ?? "error", slot: err?.slot ?? "", message: err?.message ?? String(err), hint: err?.hint ?? "" });
 
 self.addEventListener("message", async (e) => {
+  if (e.data.cancel) {
+    controllers.get(e.data.cancel)?.abort();
+    return;
+  }
   if (e.data.kind) {
     const { id, kind, ...payload } = e.data;
+    const controller = new AbortController();
+    controllers.set(id, controller);
     try {
-      const { result, transfer } = await WORK[kind](await ready, payload);
+      const progress = (p) => self.postMessage({ id, progress: p });
+      const { result, transfer } = await WORK[kind](await ready, payload, { signal: controller.signal, progress });
       self.postMessage({ id, ok: true, ...result }, transfer);
     } catch (err) {
       self.postMessage({ id, ok: false, error: plainError(err) });
+    } finally {
+      controllers.delete(id);
     }
     return;
   }

@@ -79,12 +79,14 @@ export class Runner {
    * with the worker's answer, rejects with its {code, slot, message, hint}. Work in flight when the
    * worker is dropped (a cancelled or very large run) is sent again to the next worker.
    */
-  request(kind, payload) {
+  request(kind, payload, { onProgress, signal } = {}) {
     const id = this.nextId++;
     const message = { id, kind, ...payload };
     return new Promise((resolve, reject) => {
-      this.requests.set(id, { message, resolve, reject });
+      this.requests.set(id, { message, resolve, reject, onProgress });
       this.ensureWorker().postMessage(message);
+      // Cancelling asks the worker to stop that work between its steps (it answers "cancelled").
+      signal?.addEventListener("abort", () => this.worker?.postMessage({ cancel: id }), { once: true });
     });
   }
 
@@ -93,6 +95,10 @@ export class Runner {
     const worker = new Worker(this.workerUrl, { type: "module" });
     worker.addEventListener("message", (e) => {
       const r = this.requests.get(e.data.id);
+      if (r && e.data.progress) {
+        r.onProgress?.(e.data.progress);
+        return;
+      }
       if (r) {
         this.requests.delete(e.data.id);
         if (e.data.ok) r.resolve(e.data);

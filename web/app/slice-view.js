@@ -117,7 +117,7 @@ export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, capt
 
 // Light to dark blue, 5 stops; weights near 0 are pale, near 1 dark.
 const RAMP = [[247, 250, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
-const MASKED_RGB = [214, 214, 214];
+export const MASKED_RGB = [214, 214, 214];
 
 function rampColor(t) {
   const x = Math.min(1, Math.max(0, t)) * (RAMP.length - 1);
@@ -130,7 +130,8 @@ function rampColor(t) {
 const RAMP_LEVELS = 1023;
 const RAMP_TABLE = Array.from({ length: RAMP_LEVELS + 1 }, (_, i) => rampColor(i / RAMP_LEVELS));
 
-function color(t) {
+/** The page's colour ramp at t in [0, 1], light to dark blue, as [r, g, b] (heatmaps, the GPT-2 grid). */
+export function color(t) {
   return RAMP_TABLE[Math.round(Math.min(1, Math.max(0, t)) * RAMP_LEVELS)];
 }
 

@@ -120,7 +120,9 @@ export const S = {
   ckptCode: "The same in PyTorch",
   ckptRunTitle: (layer) => `Run layer ${layer} on your tokens`,
   ckptRunIntro: (layer) =>
-    `The layer’s input is ln_1(wte[ids] + wpe[:num_tokens]) with layer ${layer}’s own ln_1, read from the file. For layer 0 that is exactly what GPT-2’s first attention sees; a later layer really sees the output of the blocks before it, which this page does not compute.`,
+    layer === 0
+      ? "The layer’s input is ln_1(wte[ids] + wpe[:num_tokens]), read from the file: exactly what GPT-2’s first attention sees."
+      : `The layer’s input is what blocks 0 to ${layer - 1} leave, through layer ${layer}’s ln_1: the page runs those blocks first, one at a time, so the file must hold the whole model.`,
   ckptKindLegend: "Tokens",
   ckptKindText: "Text, tokenized with GPT-2’s BPE (r50k_base)",
   ckptKindIds: "Token ids, comma-separated (for files with a small vocabulary)",
@@ -138,5 +140,30 @@ export const S = {
   ckptTraceFor: (layer, call, n, ids) => `Layer ${layer}: ${call} on ${n} token${n === 1 ? "" : "s"} [${ids}], eval mode.`,
   ckptStagesNav: "Stages of the loaded layer",
   ckptTraceName: (layer) => `(GPT-2 layer ${layer})`,
-  ckptInputWhy: (layer) => `ln_1(wte[ids] + wpe[:num_tokens]) with layer ${layer}’s ln_1: what its attention reads, one row per token.`,
+  ckptInputWhy: (layer) => (layer === 0
+    ? "ln_1(wte[ids] + wpe[:num_tokens]): what layer 0’s attention reads, one row per token."
+    : `ln_1 of the residual stream after blocks 0 to ${layer - 1}: what layer ${layer}’s attention really reads, one row per token.`),
+
+  gpt2Title: "The whole model on your tokens",
+  gpt2Intro: "Every block of the file runs in turn (read, run, released: one block in memory at a time), in a worker so the page stays responsive. Each small heatmap is one head’s attention pattern: row = query token, column = key token, darker = more weight.",
+  gpt2Run: "Run the whole model",
+  gpt2Reading: "Reading the file…",
+  gpt2Step: (step, layer, done, total) =>
+    step === "embedding" ? `Token and position embeddings (step ${done} of ${total})`
+      : step === "block" ? `Block ${layer} done (step ${done} of ${total})`
+        : `Next-token logits (step ${done} of ${total})`,
+  gpt2Error: "The whole model could not run",
+  gpt2Cancelled: "The run was cancelled.",
+  gpt2NextTitle: "The five most likely next tokens",
+  gpt2NextNote: "softmax of the logits at the last position (ln_f, then the tied wte): if these make sense, every block ran correctly.",
+  gpt2Prob: (p) => `${(100 * p).toFixed(p >= 0.001 ? 1 : 3)}%`,
+  gpt2GridCaption: (layers, heads, n) => `Attention patterns: ${layers} layers × ${heads} heads on ${n} tokens (pick one for its head view)`,
+  gpt2LayerHead: "layer ╲ head",
+  gpt2CellLabel: (layer, head) => `Layer ${layer}, head ${head}`,
+  gpt2HeadTitle: (layer, head) => `Layer ${layer}, head ${head}`,
+  gpt2HeadNote: "Each query token (left) to the keys it attends to (right): the thicker the line, the more weight. Weights under 1% are not drawn.",
+  gpt2HeadLabel: (layer, head) => `Head view of layer ${layer}, head ${head}`,
+  gpt2LineTitle: (query, key, w) => `${query} → ${key}: ${w.toFixed(3)}`,
+  gpt2HeadMore: (shown, n) => `The first ${shown} of ${n} tokens are drawn.`,
+  gpt2TraceLayer: (layer) => `Trace layer ${layer} below, with its real input`,
 };

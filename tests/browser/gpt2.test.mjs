@@ -1,0 +1,96 @@
+// Issue 11 on the page: a whole GPT-2 file chosen in the checkpoint panel runs every block in the
+// worker (progress per block), then shows every layer x head pattern, a head view, the five most likely
+// next tokens, and traces a picked layer with its real input. The file is tests/fixtures/gpt2's tiny
+// model (width 8, 2 heads, 2 layers, GPT-2's 50,257 tokens), rebuilt from its seed; every number is
+// checked against the book's GPTModel in PyTorch.
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { loadAttentionLab } from "../../web/lib/attention-lab.js";
+import { GPT2_FIXTURES, gpt2File } from "../gpt2-files.mjs";
+import { finish, launchLab, openPage, SCREENSHOT_DIR, screenshotDir } from "./helpers.mjs";
+
+const tiny = GPT2_FIXTURES.cases.find((c) => c.name === "tiny_f32");
+const cellNumber = (text) => Number(text.trim().replace("−", "-"));
+
+describe("the whole GPT-2 model on the page", () => {
+  let lab;
+  let dir;
+  let file;
+  before(async () => {
+    lab = await launchLab();
+    await screenshotDir();
+    dir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-gpt2-"));
+    file = path.join(dir, "tiny-gpt2.safetensors");
+    await writeFile(file, gpt2File(await loadAttentionLab(), tiny));
+  });
+  after(async () => {
+    await lab?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test("every layer x head pattern, the head view, the next tokens, then a layer traced with its real input", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
+    // choosing the file loads layer 0 and runs the whole model on the panel's tokens (ids, for a width that is not GPT-2's)
+    await page.getByTestId("ckpt-file").setInputFiles(file);
+    const section = page.getByTestId("gpt2-section");
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
+    assert.equal(await page.getByTestId("gpt2-cell").count(), tiny.n_layer * tiny.n_head);
+    // the reader's tokens: the run shows its progress block by block
+    await page.getByTestId("ckpt-ids").fill(tiny.token_ids.join(", "));
+    const steps = page.evaluate(() => new Promise((resolve) => {
+      const root = document.querySelector("attention-lab").shadowRoot;
+      const seen = new Set();
+      const watch = new MutationObserver(() => {
+        const text = root.getElementById("gpt2-progress-text")?.textContent;
+        if (text) seen.add(text);
+        if (root.querySelector("[data-testid=gpt2-section]").dataset.runs === "2") {
+          watch.disconnect();
+          resolve([...seen]);
+        }
+      });
+      watch.observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+    }));
+    await section.getByTestId("gpt2-run").click();
+    const seen = await steps;
+    assert.ok(seen.includes("Block 1 done (step 3 of 4)"), seen.join(" | "));
+
+    // the grid: 2 layers x 2 heads, one T x T picture each
+    const cells = page.getByTestId("gpt2-cell");
+    assert.equal(await cells.count(), tiny.n_layer * tiny.n_head);
+    const T = tiny.token_ids.length;
+    assert.deepEqual(await cells.first().locator("canvas").evaluate((c) => [c.width, c.height]), [T, T]);
+    // the five most likely next tokens, as PyTorch ranks them, with their probabilities
+    const next = page.getByTestId("gpt2-next").locator("li");
+    assert.deepEqual(await next.evaluateAll((lis) => lis.map((li) => Number(li.dataset.id))), tiny.next_tokens.map((t) => t.id));
+    assert.match(await next.first().textContent(), new RegExp(`${(100 * tiny.next_tokens[0].prob).toFixed(3)}%`));
+
+    // the head view of layer 1, head 1: one line per weight of at least 1%, as thick as the weight
+    await page.locator('[data-testid=gpt2-cell][data-layer="1"][data-head="1"]').click();
+    const view = page.getByTestId("gpt2-head-view");
+    assert.match(await view.locator("h4").textContent(), /^Layer 1, head 1$/);
+    const w = tiny.layers[1].attn_weights;
+    const want = [];
+    for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) if (w[(1 * T + i) * T + j] >= 0.01) want.push(`${i}-${j}`);
+    const lines = view.locator("line");
+    assert.deepEqual(await lines.evaluateAll((ls) => ls.map((l) => `${l.dataset.query}-${l.dataset.key}`)), want);
+    const width = Number(await lines.first().getAttribute("stroke-width"));
+    assert.ok(Math.abs(width - 6 * w[(1 * T + 0) * T + 0]) < 0.01, `stroke ${width}`);
+    await page.getByTestId("gpt2-section").screenshot({ path: `${SCREENSHOT_DIR}/gpt2-whole-model.png` });
+
+    // Trace layer 1 below: its input stage is ln_1 of what block 0 left, as PyTorch computed it
+    const runs = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
+    await view.getByTestId("gpt2-trace-layer").click();
+    await page.waitForFunction((n) => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]").dataset.runs ?? 0) > n, runs);
+    assert.match(await page.getByTestId("ckpt-trace-status").textContent(), /^Layer 1: MultiHeadAttention\(8, 8, 1024, 0\.0, 2, qkv_bias=True\) on 6 tokens/);
+    const row = (await page.getByTestId("ckpt-stage-cards").locator("[data-stage=input] table.grid tbody tr").first().locator("td").allTextContents()).map(cellNumber);
+    const x = tiny.layers[1].attention_input;
+    row.forEach((v, j) => assert.ok(Math.abs(v - x[j]) <= 6e-5, `input[0, 0, ${j}] = ${v}, PyTorch ${x[j]}`));
+    // and its attention weights are the grid's layer 1
+    assert.match(await page.getByTestId("ckpt-stage-cards").locator("[data-stage=input] .stage-why").textContent(), /after blocks 0 to 0/);
+    await finish(page);
+  });
+});

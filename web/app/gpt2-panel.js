@@ -1,0 +1,169 @@
+// The whole model on the reader's tokens, inside the checkpoint panel: lab.loadGPT2 + model.run in the
+// page's worker (checkpoint-load.js), a progress bar per block, then every layer x head attention
+// pattern as a small heatmap, a head view of the one picked (a line from each query to each key it
+// attends to, thicker for more weight), the five most likely next tokens, and a button that traces the
+// picked layer in the panel below with its real input (what the blocks before it produce).
+import { h, replace, svg } from "./dom.js";
+import { S } from "./strings-panels.js";
+import { runGPT2 } from "./checkpoint-load.js";
+import { errorBox } from "./diagnostic-view.js";
+import { color, MASKED_RGB } from "./slice-view.js";
+
+/** Tokens the head view draws at most (the grid shows every token). */
+const HEAD_VIEW_MAX = 48;
+
+/**
+ * @param app      the widget's app (lab, runner)
+ * @param actions  {traceLayer(layer): trace that layer in the checkpoint panel with its real input,
+ *                  runAgain(): run the model on the panel's current tokens (what the Run button does)}
+ */
+export function setupGpt2Section(app, { traceLayer, runAgain }) {
+  const state = { seq: 0, result: null, words: [], pick: { layer: 0, head: 0 }, controller: null };
+  const runButton = h("button", { type: "button", class: "primary", part: "button", dataset: { testid: "gpt2-run" } }, S.gpt2Run);
+  const cancelButton = h("button", { type: "button", class: "small", part: "button", hidden: true, dataset: { testid: "gpt2-cancel" } }, S.cancel);
+  const bar = h("progress", { max: "1", value: "0", "aria-labelledby": "gpt2-progress-text" });
+  const barText = h("span", { id: "gpt2-progress-text", role: "status" });
+  const progress = h("div", { class: "progress", hidden: true, dataset: { testid: "gpt2-progress" } }, bar, barText, cancelButton);
+  const error = h("div", { class: "diagnostics", "aria-live": "assertive", dataset: { testid: "gpt2-error" } });
+  const next = h("div", { class: "gpt2-next", dataset: { testid: "gpt2-next" } });
+  const grid = h("div", { class: "gpt2-grid", dataset: { testid: "gpt2-grid" } });
+  const headView = h("div", { class: "gpt2-head-view", dataset: { testid: "gpt2-head-view" } });
+  const node = h("section", { class: "gpt2", "aria-labelledby": "gpt2-title", dataset: { testid: "gpt2-section" } },
+    h("h3", { id: "gpt2-title" }, S.gpt2Title),
+    h("p", { class: "muted" }, S.gpt2Intro),
+    h("div", { class: "run-row" }, runButton), progress, error, next,
+    h("div", { class: "gpt2-views" }, grid, headView));
+  runButton.addEventListener("click", () => runAgain());
+  cancelButton.addEventListener("click", () => state.controller?.abort());
+
+  /** Runs the model: `tokens` {ids, words}, `file`, `numHeads` (undefined for GPT-2's own widths), `decode` (ids -> text) or null. */
+  async function run({ file, tokens, numHeads, decode }) {
+    state.controller?.abort();
+    const controller = new AbortController();
+    state.controller = controller;
+    const seq = ++state.seq;
+    replace(error);
+    progress.hidden = false;
+    cancelButton.hidden = false;
+    runButton.disabled = true;
+    bar.value = 0;
+    barText.textContent = S.gpt2Reading;
+    const t0 = performance.now();
+    try {
+      const r = await runGPT2(app.lab, app.runner, file, {
+        ids: tokens.ids, numHeads, signal: controller.signal,
+        onProgress: (p) => {
+          if (seq !== state.seq) return;
+          bar.max = p.total;
+          bar.value = p.done;
+          barText.textContent = S.gpt2Step(p.step, p.layer, p.done, p.total);
+        },
+      });
+      if (seq !== state.seq) return;
+      state.result = r;
+      state.words = tokens.words;
+      state.pick = { layer: Math.min(state.pick.layer, r.attnWeights.length - 1), head: Math.min(state.pick.head, r.config.n_head - 1) };
+      showNext(r.nextTokens, decode);
+      showGrid();
+      showHead();
+      node.dataset.runs = String(Number(node.dataset.runs ?? 0) + 1);
+      node.dataset.runMs = (performance.now() - t0).toFixed(0);
+    } catch (err) {
+      if (seq !== state.seq) return;
+      replace(error, errorBox(S.gpt2Error, err?.code === "cancelled" ? { code: "cancelled", message: S.gpt2Cancelled, hint: "" } : err, { testid: "gpt2-diag", showCode: true }));
+    } finally {
+      if (seq === state.seq) {
+        progress.hidden = true;
+        cancelButton.hidden = true;
+        runButton.disabled = false;
+      }
+    }
+  }
+
+  function showNext(tokens, decode) {
+    replace(next,
+      h("h4", {}, S.gpt2NextTitle),
+      h("ol", { class: "gpt2-next-list" }, tokens.map((t) => h("li", { dataset: { id: String(t.id) } },
+        h("code", { class: "piece" }, decode ? decode(t.id).replace(/ /g, "␣") : `#${t.id}`),
+        decode ? h("span", { class: "token-id" }, String(t.id)) : null,
+        h("span", { class: "gpt2-prob" }, S.gpt2Prob(t.prob))))),
+      h("p", { class: "muted" }, S.gpt2NextNote));
+  }
+
+  /** One small heatmap per layer x head: rows are layers, columns heads. */
+  function showGrid() {
+    const { attnWeights, config } = state.result;
+    const T = state.words.length;
+    const table = h("table", { class: "gpt2-patterns" },
+      h("caption", {}, S.gpt2GridCaption(config.n_layer, config.n_head, T)),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.gpt2LayerHead), Array.from({ length: config.n_head }, (_, head) => h("th", { scope: "col" }, String(head))))),
+      h("tbody", {}, attnWeights.map((w, layer) => h("tr", {}, h("th", { scope: "row" }, String(layer)),
+        Array.from({ length: config.n_head }, (_, head) => h("td", {}, h("button", {
+          type: "button", class: "gpt2-cell", "aria-label": S.gpt2CellLabel(layer, head), "aria-pressed": String(layer === state.pick.layer && head === state.pick.head),
+          dataset: { layer: String(layer), head: String(head), testid: "gpt2-cell" },
+          on: { click: () => { state.pick = { layer, head }; showGrid(); showHead(); } },
+        }, pattern(w.data, head, T))))))));
+    replace(grid, h("div", { class: "table-scroll" }, table));
+  }
+
+  /** The picked head: a line from each query (left) to each key it may see (right), as thick as the weight. */
+  function showHead() {
+    const { layer, head } = state.pick;
+    const w = state.result.attnWeights[layer].data;
+    const T = state.words.length;
+    const n = Math.min(T, HEAD_VIEW_MAX);
+    const row = 18;
+    const pic = svg("svg", { class: "gpt2-lines", viewBox: `0 0 320 ${n * row + 8}`, width: "320", role: "img", "aria-label": S.gpt2HeadLabel(layer, head) });
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j <= i; j++) {
+        const v = w[(head * T + i) * T + j];
+        if (v < 0.01) continue;
+        pic.append(svg("line", {
+          x1: "110", y1: String(i * row + 12), x2: "210", y2: String(j * row + 12), "stroke-width": (v * 6).toFixed(2), "stroke-opacity": (0.25 + 0.75 * v).toFixed(2),
+          class: "gpt2-line", dataset: { query: String(i), key: String(j) },
+        }, svg("title", {}, S.gpt2LineTitle(state.words[i], state.words[j], v))));
+      }
+      pic.append(svg("text", { x: "104", y: String(i * row + 16), "text-anchor": "end" }, state.words[i]));
+      pic.append(svg("text", { x: "216", y: String(i * row + 16) }, state.words[i]));
+    }
+    replace(headView,
+      h("h4", {}, S.gpt2HeadTitle(layer, head)),
+      h("p", { class: "muted" }, S.gpt2HeadNote),
+      pic,
+      T > n ? h("p", { class: "muted" }, S.gpt2HeadMore(n, T)) : null,
+      h("button", { type: "button", class: "small", part: "button", dataset: { testid: "gpt2-trace-layer" }, on: { click: () => traceLayer(layer) } }, S.gpt2TraceLayer(layer)));
+  }
+
+  return {
+    node,
+    run,
+    /** A new file (or none): nothing on screen belongs to it yet. */
+    reset() {
+      state.controller?.abort();
+      state.seq++;
+      state.result = null;
+      for (const n of [error, next, grid, headView]) replace(n);
+      progress.hidden = true;
+      runButton.disabled = false;
+    },
+  };
+}
+
+/** One head's (T, T) weights as a canvas of T x T pixels (scaled up by CSS). */
+function pattern(data, head, T) {
+  const canvas = h("canvas", { class: "gpt2-pattern", width: String(T), height: String(T), "aria-hidden": "true" });
+  const g = canvas.getContext("2d");
+  const img = g.createImageData(T, T);
+  for (let i = 0; i < T; i++) {
+    for (let j = 0; j < T; j++) {
+      const rgb = j > i ? MASKED_RGB : color(data[(head * T + i) * T + j]);
+      const k = (i * T + j) * 4;
+      img.data[k] = rgb[0];
+      img.data[k + 1] = rgb[1];
+      img.data[k + 2] = rgb[2];
+      img.data[k + 3] = 255;
+    }
+  }
+  g.putImageData(img, 0, 0);
+  return canvas;
+}
