@@ -13,23 +13,13 @@ import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { loadAttentionLab } from "../web/lib/attention-lab.js";
-import { safetensorsHeader } from "../tests/safetensors.mjs";
+import { gpt2Tensors, safetensorsHeader } from "../tests/safetensors.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const QUICK = process.env.BENCH_QUICK === "1";
 const ROUNDS = QUICK ? 1 : 3;
 const REPS = QUICK ? 1 : 3;
 const T = 64;
-
-function gpt2SmallTensors(d = 768, layers = 12) {
-  const tensors = [["wte.weight", "F32", [50257, d]], ["wpe.weight", "F32", [1024, d]]];
-  for (let L = 0; L < layers; L++) {
-    for (const [key, shape] of [["ln_1.weight", [d]], ["ln_1.bias", [d]], ["attn.c_attn.weight", [d, 3 * d]], ["attn.c_attn.bias", [3 * d]], ["attn.c_proj.weight", [d, d]], ["attn.c_proj.bias", [d]],
-      ["ln_2.weight", [d]], ["ln_2.bias", [d]], ["mlp.c_fc.weight", [d, 4 * d]], ["mlp.c_fc.bias", [4 * d]], ["mlp.c_proj.weight", [4 * d, d]], ["mlp.c_proj.bias", [d]]]) tensors.push([`h.${L}.${key}`, "F32", shape]);
-  }
-  tensors.push(["ln_f.weight", "F32", [d]], ["ln_f.bias", "F32", [d]]);
-  return tensors;
-}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -48,7 +38,7 @@ async function main() {
   const file = path.join(dir, "model.safetensors");
   const out = { tokens: T, rounds: ROUNDS };
   try {
-    const { head, dataBytes } = safetensorsHeader(gpt2SmallTensors());
+    const { head, dataBytes } = safetensorsHeader(gpt2Tensors());
     const fd = openSync(file, "w");
     writeSync(fd, head);
     ftruncateSync(fd, head.length + dataBytes);

@@ -25,6 +25,20 @@ export function safetensorsHeader(tensors) {
   return { head, dataBytes: offset };
 }
 
+/** A block's 12 tensors after "h.{L}.", with their shapes for width d (GPT-2's Conv1D weights are (in, out)). */
+export function gpt2BlockShapes(d) {
+  return [["ln_1.weight", [d]], ["ln_1.bias", [d]], ["attn.c_attn.weight", [d, 3 * d]], ["attn.c_attn.bias", [3 * d]], ["attn.c_proj.weight", [d, d]], ["attn.c_proj.bias", [d]],
+    ["ln_2.weight", [d]], ["ln_2.bias", [d]], ["mlp.c_fc.weight", [d, 4 * d]], ["mlp.c_fc.bias", [4 * d]], ["mlp.c_proj.weight", [4 * d, d]], ["mlp.c_proj.bias", [d]]];
+}
+
+/** A whole GPT-2's [key, "F32", shape] in Hugging Face's order (GPT-2 small by default), for safetensorsHeader. */
+export function gpt2Tensors({ d = 768, layers = 12, vocab = 50257, nCtx = 1024, block = gpt2BlockShapes } = {}) {
+  const tensors = [["wte.weight", "F32", [vocab, d]], ["wpe.weight", "F32", [nCtx, d]]];
+  for (let L = 0; L < layers; L++) for (const [key, shape] of block(d)) tensors.push([`h.${L}.${key}`, "F32", shape]);
+  tensors.push(["ln_f.weight", "F32", [d]], ["ln_f.bias", "F32", [d]]);
+  return tensors;
+}
+
 /** The keys layer 0 of a GPT-2 file of width d needs (with a 16-token wte and a 32-row wpe). */
 export function layer0Shapes(d) {
   return {

@@ -9,26 +9,15 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync, ftruncateSync } fr
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { safetensorsHeader } from "../safetensors.mjs";
+import { gpt2Tensors, safetensorsHeader } from "../safetensors.mjs";
 
 const child = fileURLToPath(new URL("./children/gpt2-peak.mjs", import.meta.url));
-
-/** GPT-2 small's keys and shapes, in the order of Hugging Face's model.safetensors. */
-function gpt2SmallTensors(d = 768, layers = 12) {
-  const tensors = [["wte.weight", "F32", [50257, d]], ["wpe.weight", "F32", [1024, d]]];
-  for (let L = 0; L < layers; L++) {
-    for (const [key, shape] of [["ln_1.weight", [d]], ["ln_1.bias", [d]], ["attn.c_attn.weight", [d, 3 * d]], ["attn.c_attn.bias", [3 * d]], ["attn.c_proj.weight", [d, d]], ["attn.c_proj.bias", [d]],
-      ["ln_2.weight", [d]], ["ln_2.bias", [d]], ["mlp.c_fc.weight", [d, 4 * d]], ["mlp.c_fc.bias", [4 * d]], ["mlp.c_proj.weight", [4 * d, d]], ["mlp.c_proj.bias", [d]]]) tensors.push([`h.${L}.${key}`, "F32", shape]);
-  }
-  tensors.push(["ln_f.weight", "F32", [d]], ["ln_f.bias", "F32", [d]]);
-  return tensors;
-}
 
 test("GPT-2 small at its real size (498 MB of weights) runs 20 and 1024 tokens within the estimate, and both stay under 400 MB", (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-gpt2-"));
   try {
     const file = path.join(dir, "model.safetensors");
-    const { head, dataBytes } = safetensorsHeader(gpt2SmallTensors());
+    const { head, dataBytes } = safetensorsHeader(gpt2Tensors());
     const fd = openSync(file, "w");
     writeSync(fd, head);
     ftruncateSync(fd, head.length + dataBytes); // sparse: zeros the disk does not hold

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab } from "attention-lab";
 import { GPT2_FIXTURES, gpt2File, sha256, f16Bits, bf16Bits } from "../gpt2-files.mjs";
-import { safetensorsHeader } from "../safetensors.mjs";
+import { gpt2BlockShapes, gpt2Tensors, safetensorsHeader } from "../safetensors.mjs";
 import { readFileSync } from "node:fs";
 
 const lab = await loadAttentionLab();
@@ -142,12 +142,8 @@ test("bad files and bad tokens: a coded error that names what is wrong", async (
   await assert.rejects(lab.loadGPT2(layerOnly, { num_heads: 2 }), (e) => e.code === "checkpoint_missing_key" && /h\.0\.ln_2\.weight/.test(e.message));
   await assert.rejects(lab.loadGPT2("model.safetensors"), { code: "checkpoint_source" });
   // a c_fc of the wrong shape is named with both shapes
-  const d = 8;
-  const tensors = [["wte.weight", "F32", [16, d]], ["wpe.weight", "F32", [8, d]]];
-  for (const [key, shape] of [["ln_1.weight", [d]], ["ln_1.bias", [d]], ["attn.c_attn.weight", [d, 3 * d]], ["attn.c_attn.bias", [3 * d]], ["attn.c_proj.weight", [d, d]], ["attn.c_proj.bias", [d]],
-    ["ln_2.weight", [d]], ["ln_2.bias", [d]], ["mlp.c_fc.weight", [d, 3 * d]], ["mlp.c_fc.bias", [4 * d]], ["mlp.c_proj.weight", [4 * d, d]], ["mlp.c_proj.bias", [d]]]) tensors.push([`h.0.${key}`, "F32", shape]);
-  tensors.push(["ln_f.weight", "F32", [d]], ["ln_f.bias", "F32", [d]]);
-  const { head, dataBytes } = safetensorsHeader(tensors);
+  const wrongFc = (d) => gpt2BlockShapes(d).map(([key, shape]) => [key, key === "mlp.c_fc.weight" ? [d, 3 * d] : shape]);
+  const { head, dataBytes } = safetensorsHeader(gpt2Tensors({ d: 8, layers: 1, vocab: 16, nCtx: 8, block: wrongFc }));
   const bad = Buffer.concat([head, Buffer.alloc(dataBytes)]);
   await assert.rejects(lab.loadGPT2(bad, { num_heads: 2 }), (e) => e.code === "checkpoint_shape" && /h\.0\.mlp\.c_fc\.weight is \(8, 24\) but the model needs \(8, 32\)/.test(e.message));
 });
@@ -174,13 +170,7 @@ class HeaderOnly extends Blob {
 test("GPT-2's four sizes are recognised from the shapes alone (header-only files)", async () => {
   const sizes = [["small", 768, 12, 12], ["medium", 1024, 24, 16], ["large", 1280, 36, 20], ["XL", 1600, 48, 25]];
   for (const [name, d, layers, heads] of sizes) {
-    const tensors = [["wte.weight", "F32", [50257, d]], ["wpe.weight", "F32", [1024, d]]];
-    for (let L = 0; L < layers; L++) {
-      for (const [key, shape] of [["ln_1.weight", [d]], ["ln_1.bias", [d]], ["attn.c_attn.weight", [d, 3 * d]], ["attn.c_attn.bias", [3 * d]], ["attn.c_proj.weight", [d, d]], ["attn.c_proj.bias", [d]],
-        ["ln_2.weight", [d]], ["ln_2.bias", [d]], ["mlp.c_fc.weight", [d, 4 * d]], ["mlp.c_fc.bias", [4 * d]], ["mlp.c_proj.weight", [4 * d, d]], ["mlp.c_proj.bias", [d]]]) tensors.push([`h.${L}.${key}`, "F32", shape]);
-    }
-    tensors.push(["ln_f.weight", "F32", [d]], ["ln_f.bias", "F32", [d]]);
-    const { head, dataBytes } = safetensorsHeader(tensors);
+    const { head, dataBytes } = safetensorsHeader(gpt2Tensors({ d, layers }));
     // a file of the real size whose data section is never read: only the header is, when it is opened
     const blob = new HeaderOnly(head, head.length + dataBytes);
     const model = await lab.loadGPT2(blob);
