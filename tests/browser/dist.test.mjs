@@ -1,0 +1,63 @@
+// Issue 12: dist/ (written by npm run build) is a static site. Served by a plain static file server
+// (sirv, no headers of ours) under a sub-path, as a static host would, the page and the embed example
+// load, run the book's setup, and ask for nothing outside dist/.
+import assert from "node:assert/strict";
+import http from "node:http";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import sirv from "sirv";
+import { chromium } from "playwright-core";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import { ROOT } from "./helpers.mjs";
+
+const DIST = path.join(ROOT, "dist");
+
+describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "index.html")) && "no dist/ (npm run build writes it)" }, () => {
+  let server;
+  let url;
+  let context;
+  let profile;
+  before(async () => {
+    const files = sirv(DIST, { extensions: ["html"] });
+    // the site lives under /course/attention/, as on a shared static host
+    server = http.createServer((req, res) => {
+      if (!req.url.startsWith("/course/attention/")) {
+        res.statusCode = 404;
+        res.end();
+        return;
+      }
+      req.url = req.url.slice("/course/attention".length);
+      files(req, res, () => { res.statusCode = 404; res.end(); });
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${server.address().port}/course/attention/`;
+    profile = await mkdtemp(path.join(os.tmpdir(), "attention-lab-dist-"));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+  });
+  after(async () => {
+    await context?.close();
+    await new Promise((resolve) => server?.close(resolve));
+    await rm(profile, { recursive: true, force: true });
+  });
+
+  for (const page of ["", "embed.html"]) {
+    test(`${page || "index.html"} loads and runs from dist/`, async () => {
+      const tab = await context.newPage();
+      const problems = [];
+      tab.on("pageerror", (e) => problems.push(e.message));
+      tab.on("response", (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
+      tab.on("request", (r) => { if (!r.url().startsWith(url) && !r.url().startsWith("data:") && !r.url().startsWith("blob:")) problems.push(`foreign ${r.url()}`); });
+      await tab.goto(url + page);
+      await tab.waitForFunction(() => [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.runs >= 1), null, { timeout: 60_000 });
+      const summary = await tab.locator("attention-lab").first().locator("[data-stage=output] [data-testid=output-summary]").textContent();
+      assert.match(summary, /\(2, 6, \d+\)/);
+      assert.deepEqual(problems, []);
+      await tab.close();
+    });
+  }
+});
