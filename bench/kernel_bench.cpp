@@ -120,8 +120,8 @@ extern "C" __attribute__((used, visibility("default"))) const char* kernel_bench
       {"scores 1024x64x1024 OutputLower", 1024, 64, 1024, ops::Triangle::OutputLower, true},
       {"context 1024x1024x64 ALower", 1024, 1024, 64, ops::Triangle::ALower, false},
   };
-  json = "{\"peakGflops\": " + fmt("%.3f", peak) + ", \"peakChainsGflops\": " + fmt("%.3f", peak_chains_gflops) +
-         ", \"peakSplitGflops\": " + fmt("%.3f", peak_split_gflops) + ", \"gemm\": [";
+  json = "{\"peakGflops\": " + fmt("%.3f", peak) + ", \"peakChainsGflops\": " + fmt("%.3f", peak_chains_gflops) + ", \"peakSplitGflops\": " + fmt("%.3f", peak_split_gflops) +
+         ", \"gemm\": [";
   bool first = true;
   for (const Shape& s : shapes) {
     auto a = random_values(s.m * s.k, 1);  // (m, k)
@@ -133,16 +133,28 @@ extern "C" __attribute__((used, visibility("default"))) const char* kernel_bench
     const float* bias_ptr = s.tri == ops::Triangle::None ? bias.data() : nullptr;
     std::vector<float> c(static_cast<size_t>(s.m * s.n));  // (m, n)
     const ops::PackedMatrix packed = ops::pack_b(b.data(), s.k, s.n, s.transpose_b);
-    const double kernel_s = best_seconds([&] { ops::gemm(a.data(), s.m, s.k, packed, bias_ptr, c.data(), s.tri); g_sink = c[0]; }, repeat, min_seconds);
-    const double pack_s = best_seconds([&] { const auto p = ops::pack_b(b.data(), s.k, s.n, s.transpose_b); g_sink = p.data[0]; }, repeat, min_seconds / 4);
+    const double kernel_s = best_seconds(
+        [&] {
+          ops::gemm(a.data(), s.m, s.k, packed, bias_ptr, c.data(), s.tri);
+          g_sink = c[0];
+        },
+        repeat, min_seconds);
+    const double pack_s = best_seconds(
+        [&] {
+          const auto p = ops::pack_b(b.data(), s.k, s.n, s.transpose_b);
+          g_sink = p.data[0];
+        },
+        repeat, min_seconds / 4);
 
     // Eigen computes the full product (it has no triangle option).
     Eigen::Map<const RowMatrix> A(a.data(), s.m, s.k);
     Eigen::Map<RowMatrix> C(c.data(), s.m, s.n);
     const double eigen_s = best_seconds(
         [&] {
-          if (s.transpose_b) C.noalias() = A * Eigen::Map<const RowMatrix>(b.data(), s.n, s.k).transpose();
-          else C.noalias() = A * Eigen::Map<const RowMatrix>(b.data(), s.k, s.n);
+          if (s.transpose_b)
+            C.noalias() = A * Eigen::Map<const RowMatrix>(b.data(), s.n, s.k).transpose();
+          else
+            C.noalias() = A * Eigen::Map<const RowMatrix>(b.data(), s.k, s.n);
           g_sink = c[0];
         },
         quick ? 1 : 3, min_seconds);
@@ -156,9 +168,8 @@ extern "C" __attribute__((used, visibility("default"))) const char* kernel_bench
     const double gflops = needed_flop / kernel_s * 1e-9;
     json += std::string(first ? "" : ", ") + "{\"shape\": \"" + s.name + "\", \"m\": " + std::to_string(s.m) + ", \"k\": " + std::to_string(s.k) +
             ", \"n\": " + std::to_string(s.n) + ", \"ms\": " + fmt("%.3f", kernel_s * 1e3) + ", \"gflops\": " + fmt("%.3f", gflops) +
-            ", \"percentOfPeak\": " + fmt("%.1f", 100.0 * gflops / peak) + ", \"packMs\": " + fmt("%.3f", pack_s * 1e3) +
-            ", \"eigenMs\": " + fmt("%.3f", eigen_s * 1e3) + ", \"eigenGflops\": " + fmt("%.3f", full_flop / eigen_s * 1e-9) +
-            ", \"speedupVsEigen\": " + fmt("%.2f", eigen_s / kernel_s) + "}";
+            ", \"percentOfPeak\": " + fmt("%.1f", 100.0 * gflops / peak) + ", \"packMs\": " + fmt("%.3f", pack_s * 1e3) + ", \"eigenMs\": " + fmt("%.3f", eigen_s * 1e3) +
+            ", \"eigenGflops\": " + fmt("%.3f", full_flop / eigen_s * 1e-9) + ", \"speedupVsEigen\": " + fmt("%.2f", eigen_s / kernel_s) + "}";
     first = false;
   }
   json += "]}";

@@ -134,8 +134,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < tokens.size(); ++i) {
       double checksum = 0.0;
       auto samples = bench.run(tokens[i], reps, checksum);
-      std::cout << (i ? ", " : "") << "{\"T\": " << tokens[i] << ", \"samples_ms\": " << json_samples(samples)
-                << ", \"median_ms\": " << median(samples) << ", \"checksum\": " << checksum << "}";
+      std::cout << (i ? ", " : "") << "{\"T\": " << tokens[i] << ", \"samples_ms\": " << json_samples(samples) << ", \"median_ms\": " << median(samples)
+                << ", \"checksum\": " << checksum << "}";
     }
     std::cout << "]}" << std::endl;
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attention-lab needs on Debian, only what is missing:
-#   apt: cmake, g++, Emscripten, Eigen, Highway, doctest, nlohmann-json (native tests), and with --browser Chromium;
+#   apt: cmake, g++, Emscripten, Eigen, Highway, doctest, nlohmann-json (native tests), clang-format (lint),
+#        and with --browser Chromium;
 #   npm: the pinned packages of package-lock.json.
 # Safe to run again; it does nothing when everything is there.
 set -euo pipefail
@@ -21,6 +22,8 @@ command -v make >/dev/null || missing+=(make)
 [[ -f /usr/include/hwy/highway.h ]] || missing+=(libhwy-dev)
 [[ -f /usr/include/doctest/doctest.h ]] || missing+=(doctest-dev)
 [[ -f /usr/include/nlohmann/json.hpp ]] || missing+=(nlohmann-json3-dev)
+# npm run lint (part of npm test) checks the C++ layout with Debian's clang-format (14).
+command -v clang-format >/dev/null || missing+=(clang-format)
 if [[ $want_browser == 1 ]]; then
   command -v chromium >/dev/null || missing+=(chromium)
 fi

@@ -18,9 +18,7 @@ struct Token {
   bool is_float = false;
 };
 
-Diagnostic syntax(std::string message, std::string hint) {
-  return {Severity::Error, "syntax", {}, std::move(message), std::move(hint), "SyntaxError: invalid syntax"};
-}
+Diagnostic syntax(std::string message, std::string hint) { return {Severity::Error, "syntax", {}, std::move(message), std::move(hint), "SyntaxError: invalid syntax"}; }
 
 /// Python's tokenizer refuses more than 200 open brackets ("too many nested parentheses").
 constexpr int kMaxNesting = 200;
@@ -70,7 +68,8 @@ std::vector<Token> tokenize(const std::string& s, std::vector<Diagnostic>& diags
       const size_t start = i++;
       while (i < s.size() && static_cast<unsigned char>(s[i]) != c && s[i] != '\n') ++i;
       if (i >= s.size() || s[i] != static_cast<char>(c)) {
-        diags.push_back(syntax("a string starting at column " + std::to_string(start + 1) + " is never closed", "Close the quote, or remove it: slots take numbers and True/False."));
+        diags.push_back(
+            syntax("a string starting at column " + std::to_string(start + 1) + " is never closed", "Close the quote, or remove it: slots take numbers and True/False."));
         return out;
       }
       ++i;
@@ -122,7 +121,9 @@ SlotValue read_value(const std::vector<Token>& toks, size_t& i, std::string& tex
     ++i;
   }
   text.clear();
-  for (size_t k = start; k < i; ++k) text += (k > start && toks[k].kind != Token::Kind::RParen && toks[k - 1].kind != Token::Kind::LParen && toks[k - 1].text != "-" && toks[k - 1].text != "+" ? " " : "") + toks[k].text;
+  for (size_t k = start; k < i; ++k)
+    text += (k > start && toks[k].kind != Token::Kind::RParen && toks[k - 1].kind != Token::Kind::LParen && toks[k - 1].text != "-" && toks[k - 1].text != "+" ? " " : "") +
+            toks[k].text;
   const size_t n = i - start;
   if (n == 0) return SlotValue::none();
   // Signs and redundant parentheses around a literal, as Python evaluates them: -(3) is -3, ((0.1)) is 0.1.
@@ -184,8 +185,12 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
   ParsedCall call;
   auto& diags = call.diagnostics;
   if (text.size() > max_length) {
-    diags.push_back({Severity::Error, "too_long", {}, "the call is " + std::to_string(text.size()) + " characters long",
-                     "Paste just the constructor call, e.g. MultiHeadAttention(768, 768, 1024, 0.0, 12).", ""});
+    diags.push_back({Severity::Error,
+                     "too_long",
+                     {},
+                     "the call is " + std::to_string(text.size()) + " characters long",
+                     "Paste just the constructor call, e.g. MultiHeadAttention(768, 768, 1024, 0.0, 12).",
+                     ""});
     return call;
   }
   const std::vector<Token> toks = tokenize(text, diags);
@@ -200,8 +205,8 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
   // An optional `name =` in front: `mha = MultiHeadAttention(...)`.
   if (toks[i].kind == Token::Kind::Name && toks[i + 1].kind == Token::Kind::Equals && toks[i + 2].kind == Token::Kind::Name) i += 2;
   if (toks[i].kind != Token::Kind::Name) {
-    diags.push_back(syntax("expected a class name at column " + std::to_string(toks[i].column) + ", found '" + toks[i].text + "'",
-                           "Start with the class, e.g. MultiHeadAttention(...)."));
+    diags.push_back(
+        syntax("expected a class name at column " + std::to_string(toks[i].column) + ", found '" + toks[i].text + "'", "Start with the class, e.g. MultiHeadAttention(...)."));
     return call;
   }
   call.class_name = strip_prefix(toks[i].text);
@@ -227,8 +232,12 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
       i += 2;
       seen_keyword = true;
     } else if (seen_keyword) {
-      diags.push_back({Severity::Error, "positional_after_keyword", {}, "a positional value follows a keyword argument at column " + std::to_string(arg.column),
-                       "Put positional values first, or name this one too.", "SyntaxError: positional argument follows keyword argument"});
+      diags.push_back({Severity::Error,
+                       "positional_after_keyword",
+                       {},
+                       "a positional value follows a keyword argument at column " + std::to_string(arg.column),
+                       "Put positional values first, or name this one too.",
+                       "SyntaxError: positional argument follows keyword argument"});
     }
     arg.value = read_value(toks, i, arg.text);
     if (arg.text.empty()) {
@@ -262,14 +271,20 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
         bound[positional] = &a;
         bound_source[positional] = "positional";
       } else {
-        diags.push_back({Severity::Error, "extra_positional", {}, call.class_name + " takes " + std::to_string(spec->slots.size()) + " slots but value " + std::to_string(positional + 1) + " (" + a.text + ") has no slot",
-                         call.class_name + "(" + [&] {
-                           std::string s;
-                           for (size_t k = 0; k < spec->slots.size(); ++k) s += (k ? ", " : "") + spec->slots[k].name;
-                           return s;
-                         }() + ")",
-                         "TypeError: __init__() takes from " + std::to_string(1 + std::count_if(spec->slots.begin(), spec->slots.end(), [](const SlotSpec& s) { return !s.default_value; })) +
-                             " to " + std::to_string(spec->slots.size() + 1) + " positional arguments but " + std::to_string(args.size() + 1) + " were given"});
+        diags.push_back({Severity::Error,
+                         "extra_positional",
+                         {},
+                         call.class_name + " takes " + std::to_string(spec->slots.size()) + " slots but value " + std::to_string(positional + 1) + " (" + a.text + ") has no slot",
+                         call.class_name + "(" +
+                             [&] {
+                               std::string s;
+                               for (size_t k = 0; k < spec->slots.size(); ++k) s += (k ? ", " : "") + spec->slots[k].name;
+                               return s;
+                             }() +
+                             ")",
+                         "TypeError: __init__() takes from " +
+                             std::to_string(1 + std::count_if(spec->slots.begin(), spec->slots.end(), [](const SlotSpec& s) { return !s.default_value; })) + " to " +
+                             std::to_string(spec->slots.size() + 1) + " positional arguments but " + std::to_string(args.size() + 1) + " were given"});
       }
       ++positional;
       continue;
@@ -282,7 +297,9 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
     }
     if (bound[k] != nullptr) {
       const bool by_position = bound_source[k] == "positional";
-      diags.push_back({Severity::Error, "duplicate_slot", {a.keyword},
+      diags.push_back({Severity::Error,
+                       "duplicate_slot",
+                       {a.keyword},
                        a.keyword + " is given twice: " + bound[k]->text + (by_position ? " (by position)" : "") + " and " + a.text,
                        "Keep one of them; the first, " + bound[k]->text + ", is used here.",
                        by_position ? "TypeError: __init__() got multiple values for argument '" + a.keyword + "'" : "SyntaxError: keyword argument repeated: " + a.keyword});

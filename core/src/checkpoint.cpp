@@ -17,8 +17,8 @@ namespace {
 using nlohmann::json;
 
 size_t dtype_size(const std::string& dtype) {
-  static const std::map<std::string, size_t> sizes = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4}, {"I16", 2},
-                                                      {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"U16", 2}, {"U32", 4}, {"U64", 8}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+  static const std::map<std::string, size_t> sizes = {{"F64", 8}, {"F32", 4},  {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},     {"I16", 2},    {"I8", 1},
+                                                      {"U8", 1},  {"BOOL", 1}, {"U16", 2}, {"U32", 4},  {"U64", 8}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
   const auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
@@ -56,7 +56,8 @@ class UniqueKeysParser : public nlohmann::detail::json_sax_dom_parser<json> {
   }
   bool key(std::string& name) {
     if (!open_.back().insert(name).second) {
-      throw AttentionError("checkpoint_duplicate_key", "", "the header lists '" + name + "' twice" + (open_.size() > 1 ? " inside one entry" : "") + "; a reader would keep only the last",
+      throw AttentionError("checkpoint_duplicate_key", "",
+                           "the header lists '" + name + "' twice" + (open_.size() > 1 ? " inside one entry" : "") + "; a reader would keep only the last",
                            "Keys are unique in a safetensors file: the file is damaged or was edited by hand; save the checkpoint again.");
     }
     return json_sax_dom_parser::key(name);
@@ -126,7 +127,8 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
       }
       continue;
     }
-    if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets")) bad_header("entry '" + key + "' lacks dtype, shape or data_offsets");
+    if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets"))
+      bad_header("entry '" + key + "' lacks dtype, shape or data_offsets");
     const json& dtype = value["dtype"];
     const json& shape = value["shape"];
     const json& offsets = value["data_offsets"];
@@ -168,20 +170,24 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
   const SafetensorsEntry* previous = nullptr;
   for (const SafetensorsEntry* e : sorted) {
     if (e->begin < covered) {
-      throw AttentionError("checkpoint_bad_offsets", "", "'" + e->key + "' overlaps '" + previous->key + "' in the data section (bytes " + std::to_string(e->begin) + " to " + std::to_string(std::min(covered, e->end)) + ")",
-                           "The header lies about where the tensors are: the file is damaged.");
+      throw AttentionError(
+          "checkpoint_bad_offsets", "",
+          "'" + e->key + "' overlaps '" + previous->key + "' in the data section (bytes " + std::to_string(e->begin) + " to " + std::to_string(std::min(covered, e->end)) + ")",
+          "The header lies about where the tensors are: the file is damaged.");
     }
     if (e->begin > covered) {
-      throw AttentionError("checkpoint_bad_offsets", "", "bytes " + std::to_string(covered) + " to " + std::to_string(e->begin) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) + " to " +
-                               std::to_string(h.data_start() + e->begin) + ") belong to no tensor (before '" + e->key + "')",
+      throw AttentionError("checkpoint_bad_offsets", "",
+                           "bytes " + std::to_string(covered) + " to " + std::to_string(e->begin) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) +
+                               " to " + std::to_string(h.data_start() + e->begin) + ") belong to no tensor (before '" + e->key + "')",
                            "The tensors of a safetensors file lie back to back with no gap: the file is damaged or carries hidden data.");
     }
     covered = e->end;
     previous = e;
   }
   if (covered != data_size) {
-    throw AttentionError("checkpoint_bad_offsets", "", "bytes " + std::to_string(covered) + " to " + std::to_string(data_size) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) + " to " +
-                             std::to_string(file_size) + ") belong to no tensor" + (previous ? " (after '" + previous->key + "')" : ""),
+    throw AttentionError("checkpoint_bad_offsets", "",
+                         "bytes " + std::to_string(covered) + " to " + std::to_string(data_size) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) +
+                             " to " + std::to_string(file_size) + ") belong to no tensor" + (previous ? " (after '" + previous->key + "')" : ""),
                          "The tensors of a safetensors file cover the data section to its end: the file is damaged or carries hidden data.");
   }
   return h;
@@ -189,11 +195,16 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
 
 int64_t gpt2_preset_heads(int64_t width) {
   switch (width) {
-    case 768: return 12;
-    case 1024: return 16;
-    case 1280: return 20;
-    case 1600: return 25;
-    default: return 0;
+    case 768:
+      return 12;
+    case 1024:
+      return 16;
+    case 1280:
+      return 20;
+    case 1600:
+      return 25;
+    default:
+      return 0;
   }
 }
 
@@ -244,7 +255,8 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
                          "Choose a GPT-2 checkpoint (Hugging Face names: h.{i}.attn.c_attn.weight, c_attn.bias, c_proj.weight, c_proj.bias).");
   }
   if (prefixes.size() > 1) {
-    throw AttentionError("checkpoint_bad_header", "", "the file mixes key prefixes ('" + *prefixes.begin() + "' and '" + *prefixes.rbegin() + "')", "Use a checkpoint of one model.");
+    throw AttentionError("checkpoint_bad_header", "", "the file mixes key prefixes ('" + *prefixes.begin() + "' and '" + *prefixes.rbegin() + "')",
+                         "Use a checkpoint of one model.");
   }
   plan.prefix = *prefixes.begin();
   report.sources["layers"] = "layers " + list_layers(layers) + " (" + std::to_string(layers.size()) + (layers.size() == 1 ? " layer)" : " layers)");
@@ -265,12 +277,14 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   if (attn_w == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + k_attn_w, "Choose a GPT-2 checkpoint.");
   for (const auto& [key, entry] : {std::pair{k_proj_w, proj_w}, std::pair{k_proj_b, proj_b}}) {
     if (entry == nullptr) {
-      throw AttentionError("checkpoint_missing_key", "", "the file has " + k_attn_w + " but no " + key, "The checkpoint is incomplete; every GPT-2 layer has c_proj.weight and c_proj.bias.");
+      throw AttentionError("checkpoint_missing_key", "", "the file has " + k_attn_w + " but no " + key,
+                           "The checkpoint is incomplete; every GPT-2 layer has c_proj.weight and c_proj.bias.");
     }
   }
   if (attn_w->shape.size() != 2 || attn_w->shape[1] != 3 * attn_w->shape[0] || attn_w->shape[0] <= 0) {
-    throw AttentionError("checkpoint_shape", "", k_attn_w + " has shape " + shape_text(attn_w->shape) + "; GPT-2's Conv1D layout is (d, 3d)",
-                         attn_w->shape.size() == 2 && attn_w->shape[0] == 3 * attn_w->shape[1] ? "The shape is exactly reversed: it looks transposed (a Linear layout, not Conv1D)." : "");
+    throw AttentionError(
+        "checkpoint_shape", "", k_attn_w + " has shape " + shape_text(attn_w->shape) + "; GPT-2's Conv1D layout is (d, 3d)",
+        attn_w->shape.size() == 2 && attn_w->shape[0] == 3 * attn_w->shape[1] ? "The shape is exactly reversed: it looks transposed (a Linear layout, not Conv1D)." : "");
   }
   const int64_t d = attn_w->shape[0];
   report.sources["d"] = k_attn_w + " " + shape_text(attn_w->shape) + ": d = " + std::to_string(d);
@@ -330,14 +344,16 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
     std::vector<std::string> problems;
     if (t.kind != ClassKind::MultiHeadAttention) problems.push_back("the target is " + t.class_name() + ", not MultiHeadAttention");
     if (t.d_in != d || t.d_out != d)
-      problems.push_back("the target has d_in = " + std::to_string(t.d_in) + ", d_out = " + std::to_string(t.d_out) + " but " + k_attn_w + " " + shape_text(attn_w->shape) + " gives d = " + std::to_string(d));
+      problems.push_back("the target has d_in = " + std::to_string(t.d_in) + ", d_out = " + std::to_string(t.d_out) + " but " + k_attn_w + " " + shape_text(attn_w->shape) +
+                         " gives d = " + std::to_string(d));
     if (attn_b != nullptr && !t.qkv_bias)
       problems.push_back("the file has q/k/v biases (" + k_attn_b + ", " + std::to_string(3 * d) + " values) but the target has qkv_bias=False: they would be dropped");
     if (!problems.empty()) {
       std::string message;
       for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
       throw AttentionError("checkpoint_config_mismatch", attn_b != nullptr && !t.qkv_bias ? "qkv_bias" : "d_out", message,
-                           attn_b != nullptr && !t.qkv_bias ? "GPT-2 needs MultiHeadAttention(..., qkv_bias=True)." : "Build the target as MultiHeadAttention(d, d, context_length, 0.0, num_heads, qkv_bias=True).");
+                           attn_b != nullptr && !t.qkv_bias ? "GPT-2 needs MultiHeadAttention(..., qkv_bias=True)."
+                                                            : "Build the target as MultiHeadAttention(d, d, context_length, 0.0, num_heads, qkv_bias=True).");
     }
   }
 
@@ -371,8 +387,9 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
     }
     const double need = estimate_bytes(c, std::nullopt) + read_bytes + 4.0 * values;
     if (need > options.memory_budget_bytes) {
-      throw AttentionError("too_large", "d_out", "loading layer " + std::to_string(options.layer) + " (d = " + std::to_string(d) + ") needs about " + with_commas(need) + " bytes (" +
-                                                       with_commas(std::ceil(need / 1048576.0)) + " MiB), over the " + with_commas(options.memory_budget_bytes / 1048576.0) + " MiB budget",
+      throw AttentionError("too_large", "d_out",
+                           "loading layer " + std::to_string(options.layer) + " (d = " + std::to_string(d) + ") needs about " + with_commas(need) + " bytes (" +
+                               with_commas(std::ceil(need / 1048576.0)) + " MiB), over the " + with_commas(options.memory_budget_bytes / 1048576.0) + " MiB budget",
                            "This checkpoint is too wide for the page; GPT-2 XL (d = 1600) fits.");
     }
   }
@@ -408,7 +425,8 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
     } else if (e.key.rfind(plan.prefix + "h.", 0) == 0) {
       const std::string rest = e.key.substr(plan.prefix.size() + 2);
       const std::string layer_text = rest.substr(0, rest.find('.'));
-      reason = layer_text == std::to_string(options.layer) ? "not part of attention (layer norm or MLP)" : "layer " + layer_text + " (loading layer " + std::to_string(options.layer) + ")";
+      reason = layer_text == std::to_string(options.layer) ? "not part of attention (layer norm or MLP)"
+                                                           : "layer " + layer_text + " (loading layer " + std::to_string(options.layer) + ")";
     } else {
       reason = "not part of attention";
     }
@@ -506,7 +524,9 @@ AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<s
     values[e.key] = decode_tensor(e, it->second.data(), it->second.size());
     const std::vector<float>& v = values[e.key];
     if (const std::string where = first_non_finite(v.data(), v.size(), e.shape); !where.empty()) {
-      throw AttentionError("non_finite_parameter", "", "the file's " + e.key + where + " (" + e.dtype + ")", e.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved. Save the checkpoint in float32 or bfloat16." : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
+      throw AttentionError("non_finite_parameter", "", "the file's " + e.key + where + " (" + e.dtype + ")",
+                           e.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved. Save the checkpoint in float32 or bfloat16."
+                                            : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
     }
   }
   const std::string base = plan.prefix;
@@ -552,7 +572,9 @@ std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, con
   const std::string prefix = plan_gpt2_attention(header, probe).prefix;
   const auto need = [&](const std::string& key) -> const SafetensorsEntry& {
     const SafetensorsEntry* e = header.find(key);
-    if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + key + ", needed to turn tokens into the layer's input", "Use a full GPT-2 checkpoint (with wte, wpe and ln_1).");
+    if (e == nullptr)
+      throw AttentionError("checkpoint_missing_key", "", "the file has no " + key + ", needed to turn tokens into the layer's input",
+                           "Use a full GPT-2 checkpoint (with wte, wpe and ln_1).");
     return *e;
   };
   const SafetensorsEntry& wte = need(prefix + "wte.weight");
@@ -561,11 +583,13 @@ std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, con
   const SafetensorsEntry& ln_w = need(ln + "weight");
   const SafetensorsEntry& ln_b = need(ln + "bias");
   if (wte.shape.size() != 2 || wpe.shape.size() != 2 || wte.shape[1] != wpe.shape[1] || ln_w.shape != Shape{wte.shape[1]} || ln_b.shape != Shape{wte.shape[1]})
-    throw AttentionError("checkpoint_shape", "", "wte " + shape_string(wte.shape) + ", wpe " + shape_string(wpe.shape) + " and ln_1 " + shape_string(ln_w.shape) + " do not fit together", "");
+    throw AttentionError("checkpoint_shape", "",
+                         "wte " + shape_string(wte.shape) + ", wpe " + shape_string(wpe.shape) + " and ln_1 " + shape_string(ln_w.shape) + " do not fit together", "");
   if (token_ids.empty()) throw AttentionError("input_empty", "tokens", "no tokens to embed", "Type at least one word.");
   const int64_t num_tokens = static_cast<int64_t>(token_ids.size());
   if (num_tokens > wpe.shape[0]) {
-    throw AttentionError("context_too_short", "context_length", "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(wpe.shape[0]) + " (wpe.weight rows)",
+    throw AttentionError("context_too_short", "context_length",
+                         "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(wpe.shape[0]) + " (wpe.weight rows)",
                          "Use at most " + std::to_string(wpe.shape[0]) + " tokens.");
   }
   std::vector<ByteRead> reads;

@@ -12,9 +12,8 @@ namespace {
 
 /// The 12 tensors of block L, after "h.L.", with their shapes for width d (Conv1D weights are (in, out)).
 std::vector<std::pair<std::string, Shape>> block_tensors(int64_t d) {
-  return {{"ln_1.weight", {d}},          {"ln_1.bias", {d}},          {"attn.c_attn.weight", {d, 3 * d}}, {"attn.c_attn.bias", {3 * d}},
-          {"attn.c_proj.weight", {d, d}}, {"attn.c_proj.bias", {d}},    {"ln_2.weight", {d}},              {"ln_2.bias", {d}},
-          {"mlp.c_fc.weight", {d, 4 * d}}, {"mlp.c_fc.bias", {4 * d}},  {"mlp.c_proj.weight", {4 * d, d}}, {"mlp.c_proj.bias", {d}}};
+  return {{"ln_1.weight", {d}}, {"ln_1.bias", {d}}, {"attn.c_attn.weight", {d, 3 * d}}, {"attn.c_attn.bias", {3 * d}}, {"attn.c_proj.weight", {d, d}},    {"attn.c_proj.bias", {d}},
+          {"ln_2.weight", {d}}, {"ln_2.bias", {d}}, {"mlp.c_fc.weight", {d, 4 * d}},    {"mlp.c_fc.bias", {4 * d}},    {"mlp.c_proj.weight", {4 * d, d}}, {"mlp.c_proj.bias", {d}}};
 }
 
 int64_t dtype_bytes(const std::string& dtype) { return dtype == "F32" ? 4 : 2; }
@@ -26,7 +25,8 @@ std::vector<float> decoded(const ByteRead& r, const std::vector<uint8_t>& raw) {
   std::vector<float> v = decode_tensor(r.entry, raw.data(), raw.size());
   if (const std::string where = first_non_finite(v.data(), v.size(), r.entry.shape); !where.empty()) {
     throw AttentionError("non_finite_parameter", "", "the file's " + r.name + where + " (" + r.entry.dtype + ")",
-                         r.entry.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved." : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
+                         r.entry.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved."
+                                                : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
   }
   return v;
 }
@@ -158,8 +158,8 @@ Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std:
   const double bytes = gpt2_run_bytes(config_, num_tokens());
   if (bytes > memory_budget_bytes) {
     throw AttentionError("too_large", "tokens",
-                         "running the model on " + std::to_string(num_tokens()) + " tokens needs about " + std::to_string(static_cast<long long>(bytes / 1048576.0)) + " MiB, over the " +
-                             std::to_string(static_cast<long long>(memory_budget_bytes / 1048576.0)) + " MiB this page allows",
+                         "running the model on " + std::to_string(num_tokens()) + " tokens needs about " + std::to_string(static_cast<long long>(bytes / 1048576.0)) +
+                             " MiB, over the " + std::to_string(static_cast<long long>(memory_budget_bytes / 1048576.0)) + " MiB this page allows",
                          "Use fewer tokens.");
   }
 }
@@ -211,7 +211,8 @@ std::vector<ByteRead> Gpt2Run::block_reads(int64_t layer) const {
 }
 
 Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes) {
-  if (!embedded_ || layer != next_layer_) throw AttentionError("checkpoint_layer", "layer", "block " + std::to_string(layer) + " runs after the embedding and every earlier block", "");
+  if (!embedded_ || layer != next_layer_)
+    throw AttentionError("checkpoint_layer", "layer", "block " + std::to_string(layer) + " runs after the embedding and every earlier block", "");
   const std::vector<ByteRead> reads = block_reads(layer);
   const int64_t T = num_tokens(), d = config_.n_embd;
   const auto value = [&](size_t i) { return values_of(reads[i], bytes); };
@@ -258,7 +259,8 @@ std::vector<ByteRead> Gpt2Run::attention_input_reads(int64_t layer) const {
 }
 
 Tensor Gpt2Run::attention_input(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes) const {
-  if (!embedded_ || layer != next_layer_) throw AttentionError("checkpoint_layer", "layer", "the input of layer " + std::to_string(layer) + " comes after the embedding and every earlier block", "");
+  if (!embedded_ || layer != next_layer_)
+    throw AttentionError("checkpoint_layer", "layer", "the input of layer " + std::to_string(layer) + " comes after the embedding and every earlier block", "");
   const std::vector<ByteRead> reads = attention_input_reads(layer);
   Tensor h = x_;
   ops::layer_norm_rows(h.data.data(), num_tokens(), config_.n_embd, values_of(reads[0], bytes).data(), values_of(reads[1], bytes).data(), 1e-5f);
@@ -281,7 +283,8 @@ void Gpt2Run::final_norm(const std::map<std::string, std::vector<uint8_t>>& byte
 
 ByteRead Gpt2Run::logits_read(int64_t begin) const {
   const int64_t end = std::min(begin + kGpt2LogitsChunkRows, config_.vocab_size);
-  if (begin < 0 || begin >= config_.vocab_size || begin % kGpt2LogitsChunkRows != 0) throw AttentionError("checkpoint_token", "", "no logits chunk starts at row " + std::to_string(begin), "");
+  if (begin < 0 || begin >= config_.vocab_size || begin % kGpt2LogitsChunkRows != 0)
+    throw AttentionError("checkpoint_token", "", "no logits chunk starts at row " + std::to_string(begin), "");
   return {"wte.weight[" + std::to_string(begin) + ":" + std::to_string(end) + "]", rows_of(entry("wte.weight"), begin, end)};
 }
 
@@ -313,8 +316,9 @@ std::vector<std::pair<int64_t, double>> Gpt2Run::top_tokens(int k) const {
   std::vector<int64_t> order(z.size());
   std::iota(order.begin(), order.end(), 0);
   const size_t n = std::min<size_t>(static_cast<size_t>(std::max(k, 0)), order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                    [&](int64_t a, int64_t b) { return z[static_cast<size_t>(a)] > z[static_cast<size_t>(b)] || (z[static_cast<size_t>(a)] == z[static_cast<size_t>(b)] && a < b); });
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), [&](int64_t a, int64_t b) {
+    return z[static_cast<size_t>(a)] > z[static_cast<size_t>(b)] || (z[static_cast<size_t>(a)] == z[static_cast<size_t>(b)] && a < b);
+  });
   std::vector<std::pair<int64_t, double>> out;
   for (size_t i = 0; i < n; ++i) out.emplace_back(order[i], std::exp(static_cast<double>(z[static_cast<size_t>(order[i])]) - top) / sum);
   return out;

@@ -83,7 +83,7 @@ AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forwar
     for (int which = 0; which < 4; ++which) {
       if (which == 3 && !p.out_proj) continue;
       const int64_t k = which == 3 ? config.d_out : config.d_in;
-      const int64_t n = which == 3 ? config.d_out : which == 0 ? p.proj_width : p.kv_heads * p.head_dim;  // keys and values: kv_heads heads
+      const int64_t n = which == 3 ? config.d_out : which == 0 ? p.proj_width : p.kv_heads * p.head_dim;                           // keys and values: kv_heads heads
       prepared_.weight[which] = ops::PackedMatrix{k, n, std::vector<float>(static_cast<size_t>(ops::packed_floats(k, n)), 0.0f)};  // zeros in any layout
       if (p.layout == HeadsIn::Modules && config.qkv_bias && which < 3) prepared_.bias[which].assign(static_cast<size_t>(n), 0.0f);
     }
@@ -168,8 +168,10 @@ void AttentionModule::store(const std::vector<std::pair<size_t, const Tensor*>>&
   }
   for (const auto& [i, v] : values) {
     const Home& home = home_[i];
-    if (home.which < 0) params_[i].tensor.data = v->data;
-    else if (home.bias) std::copy(v->data.begin(), v->data.end(), prepared_.bias[home.which].begin() + home.head * v->numel());
+    if (home.which < 0)
+      params_[i].tensor.data = v->data;
+    else if (home.bias)
+      std::copy(v->data.begin(), v->data.end(), prepared_.bias[home.which].begin() + home.head * v->numel());
   }
 }
 
@@ -221,7 +223,8 @@ void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
       throw AttentionError("tensor_size", name, "the data does not fit shape " + shape_string(value.shape), "");
     }
     if (const std::string where = first_non_finite(value.data.data(), value.data.size(), value.shape); !where.empty()) {
-      throw AttentionError("non_finite_parameter", name, name + where + ": parameters must be finite numbers", "A NaN or infinity in a weight makes every output NaN; check where the values came from (an overflow when saving in float16?).");
+      throw AttentionError("non_finite_parameter", name, name + where + ": parameters must be finite numbers",
+                           "A NaN or infinity in a weight makes every output NaN; check where the values came from (an overflow when saving in float16?).");
     }
     found.push_back({i, &value});
   }
@@ -258,8 +261,8 @@ void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what
   if (bytes > memory_budget_bytes) {
     if (!trace)
       throw AttentionError("too_large", what,
-                           "a forward pass of " + c.python_call() + " on " + shape_string(x.shape) + " needs about " + fmt(bytes / (1024.0 * 1024.0), 6) +
-                               " MiB, over the " + fmt(memory_budget_bytes / (1024.0 * 1024.0), 6) + " MiB budget",
+                           "a forward pass of " + c.python_call() + " on " + shape_string(x.shape) + " needs about " + fmt(bytes / (1024.0 * 1024.0), 6) + " MiB, over the " +
+                               fmt(memory_budget_bytes / (1024.0 * 1024.0), 6) + " MiB budget",
                            "Use fewer tokens or a smaller batch.");
     CheckOptions budget;
     budget.input_shape = x.shape;
@@ -272,8 +275,8 @@ void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what
     if (!std::isfinite(x.data[i])) {
       const int64_t width = x.shape.back();
       throw AttentionError("non_finite_input", what,
-                           "token " + std::to_string((static_cast<int64_t>(i) / width) % x.shape[x.shape.size() - 2]) + " has a non-finite value (" +
-                               fmt(x.data[i]) + ") at position " + std::to_string(static_cast<int64_t>(i) % width),
+                           "token " + std::to_string((static_cast<int64_t>(i) / width) % x.shape[x.shape.size() - 2]) + " has a non-finite value (" + fmt(x.data[i]) +
+                               ") at position " + std::to_string(static_cast<int64_t>(i) % width),
                            "Every embedding value must be a finite number; NaN or inf would spread through every stage.");
     }
   }
@@ -324,9 +327,14 @@ Diagnostic AttentionModule::non_finite_warning(const Tensor& x, const ForwardOpt
       rest /= size;
     }
     // every axis but the last names the place: b, head, row
-    for (size_t a = 0; a + 1 < index.size(); ++a) where += (where.empty() ? "" : ", ") + (a < s.axes.size() ? s.axes[a] : "axis " + std::to_string(a)) + " " + std::to_string(index[a]);
+    for (size_t a = 0; a + 1 < index.size(); ++a)
+      where += (where.empty() ? "" : ", ") + (a < s.axes.size() ? s.axes[a] : "axis " + std::to_string(a)) + " " + std::to_string(index[a]);
     d.slots = {s.id};
-    d.message = s.id + " is the first stage to turn non-finite from finite inputs: " + (std::isnan(v[i]) ? "nan" : v[i] > 0 ? "inf" : "-inf") + " at " + where + " (column " + std::to_string(index.empty() ? 0 : index.back()) + ")";
+    d.message = s.id + " is the first stage to turn non-finite from finite inputs: " +
+                (std::isnan(v[i]) ? "nan"
+                 : v[i] > 0       ? "inf"
+                                  : "-inf") +
+                " at " + where + " (column " + std::to_string(index.empty() ? 0 : index.back()) + ")";
     return d;
   }
   d.message = "the output holds NaN or infinity although every input value is finite";
@@ -382,8 +390,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
           for (int64_t t = 0; t < T; ++t)
-            for (int64_t h = 0; h < heads; ++h)
-              std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * T + t) * hd);
+            for (int64_t h = 0; h < heads; ++h) std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * T + t) * hd);
       }
     }
 
@@ -402,7 +409,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       t->data.reserve(stage_size);
     }
     if (options.attn_weights != nullptr) *options.attn_weights = Tensor(stage_shape);
-    Tensor context(head_shape(T, hd));  // (b, H, T, hd)
+    Tensor context(head_shape(T, hd));                    // (b, H, T, hd)
     std::vector<float> slab(static_cast<size_t>(T * T));  // (T, T)
     ops::PackedMatrix keys_t, values;
     const auto keep = [&](Tensor& stage, size_t offset, const float* s) {
@@ -422,8 +429,8 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       const size_t slab_index = static_cast<size_t>(bi * H + h);
       const size_t kv_index = static_cast<size_t>(bi * KV + h / group);
       const float* q = qkv[0].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
-      const float* k = qkv[1].data.data() + kv_index * static_cast<size_t>(T * hd);  // (T, hd)
-      const float* v = qkv[2].data.data() + kv_index * static_cast<size_t>(T * hd);  // (T, hd)
+      const float* k = qkv[1].data.data() + kv_index * static_cast<size_t>(T * hd);    // (T, hd)
+      const float* v = qkv[2].data.data() + kv_index * static_cast<size_t>(T * hd);    // (T, hd)
       const size_t offset = slab_index * static_cast<size_t>(T * T);
       float* s = slab.data();
       // scores = q @ k^T (T, T); with a causal mask and no trace only the lower triangle is needed.
@@ -489,8 +496,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     Tensor concat({b, T, proj_width});  // (b, num_tokens, num_heads * hd)
     for (int64_t bi = 0; bi < b; ++bi)
       for (int64_t h = 0; h < H; ++h)
-        for (int64_t t = 0; t < T; ++t)
-          std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, concat.data.data() + (bi * T + t) * proj_width + h * hd);
+        for (int64_t t = 0; t < T; ++t) std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, concat.data.data() + (bi * T + t) * proj_width + h * hd);
     if (!p.out_proj) {
       if (tracing) {
         emit_attention();
@@ -532,9 +538,8 @@ Tensor sentence_tokens(const std::vector<std::string>& words, int64_t d_in, uint
     if (it == vocab.end()) vocab.push_back(w);
   }
   const Tensor table = seeded_tokens(static_cast<int64_t>(vocab.size()), d_in, seed);  // (len(vocab), d_in)
-  Tensor x({static_cast<int64_t>(words.size()), d_in});                              // (num_tokens, d_in)
-  for (size_t t = 0; t < words.size(); ++t)
-    std::copy_n(table.data.begin() + index[t] * d_in, d_in, x.data.begin() + static_cast<std::ptrdiff_t>(t) * d_in);
+  Tensor x({static_cast<int64_t>(words.size()), d_in});                                // (num_tokens, d_in)
+  for (size_t t = 0; t < words.size(); ++t) std::copy_n(table.data.begin() + index[t] * d_in, d_in, x.data.begin() + static_cast<std::ptrdiff_t>(t) * d_in);
   return x;
 }
 
@@ -558,7 +563,8 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
     }
     const std::string expected = "torch.triu(torch.ones(" + std::to_string(n) + ", " + std::to_string(n) + "), diagonal=1)";
     if (p.tensor.shape != Shape{n, n} || static_cast<int64_t>(p.tensor.data.size()) != n * n) {
-      throw AttentionError("mask_buffer", p.name, "the buffer " + p.name + " has shape " + shape_string(p.tensor.shape) + "; context_length = " + std::to_string(n) + " gives " + shape_string({n, n}),
+      throw AttentionError("mask_buffer", p.name,
+                           "the buffer " + p.name + " has shape " + shape_string(p.tensor.shape) + "; context_length = " + std::to_string(n) + " gives " + shape_string({n, n}),
                            "Build the module with the context_length the state_dict was saved with.");
     }
     for (int64_t i = 0; i < n; ++i) {
@@ -566,12 +572,16 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
         const float want = j > i ? 1.0f : 0.0f;
         const float got = p.tensor.data[static_cast<size_t>(i * n + j)];
         if (got != want) {
-          throw AttentionError("mask_buffer", p.name, p.name + "[" + std::to_string(i) + ", " + std::to_string(j) + "] is " + format_g(got, 6) + ", but the causal mask " + expected + " has " + format_g(want, 1) + " there",
+          throw AttentionError("mask_buffer", p.name,
+                               p.name + "[" + std::to_string(i) + ", " + std::to_string(j) + "] is " + format_g(got, 6) + ", but the causal mask " + expected + " has " +
+                                   format_g(want, 1) + " there",
                                "This module hides other keys than the book's causal mask; attention-lab rebuilds the mask from context_length and cannot take another one.");
         }
       }
     }
-    if (notes) notes->push_back(p.name + ": the causal mask buffer " + shape_string({n, n}) + ", checked equal to " + expected + " (a buffer, not a parameter; rebuilt from context_length)");
+    if (notes)
+      notes->push_back(p.name + ": the causal mask buffer " + shape_string({n, n}) + ", checked equal to " + expected +
+                       " (a buffer, not a parameter; rebuilt from context_length)");
   }
   std::string missing;
   for (const auto& spec : parameter_specs(c)) {
@@ -579,7 +589,8 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
     if (!found) missing += (missing.empty() ? "" : ", ") + spec.name;
   }
   if (!missing.empty())
-    throw AttentionError("missing_parameter", missing.substr(0, missing.find(',')), "no values given for " + missing, "Pass every entry of module.parameters() (or the whole state_dict).");
+    throw AttentionError("missing_parameter", missing.substr(0, missing.find(',')), "no values given for " + missing,
+                         "Pass every entry of module.parameters() (or the whole state_dict).");
   AttentionModule m(c);
   m.set_parameters(parameters);
   return m;

@@ -20,9 +20,9 @@ void linear(const float* x, int64_t rows, int64_t in, const float* weight, const
 #if ATTENTION_LAB_SIMD_KERNEL
   gemm(x, rows, in, pack_b(weight, in, out, true), bias, y);  // (rows, out)
 #else
-  ConstMap X(x, rows, in);        // (rows, in)
-  ConstMap W(weight, out, in);    // (out, in)
-  Map Y(y, rows, out);            // (rows, out)
+  ConstMap X(x, rows, in);      // (rows, in)
+  ConstMap W(weight, out, in);  // (out, in)
+  Map Y(y, rows, out);          // (rows, out)
   Y.noalias() = X * W.transpose();
   if (bias != nullptr) Y.rowwise() += ConstVector(bias, out);
 #endif
@@ -57,7 +57,7 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
   for (int64_t j0 = 0; j0 < b.n; j0 += w) {
     const int64_t cols = std::min(w, b.n - j0);
     const Eigen::Map<const RowMatrix, 0, Stride> P(b.data.data() + j0 * k, k, cols, Stride(w));  // (k, cols) of panel j0 / w
-    Eigen::Map<RowMatrix, 0, Stride> C(c + j0, m, cols, Stride(ldc));                             // (m, cols)
+    Eigen::Map<RowMatrix, 0, Stride> C(c + j0, m, cols, Stride(ldc));                            // (m, cols)
     C.noalias() = A * P;
     if (bias != nullptr) C.rowwise() += ConstVector(bias + j0, cols);
   }

@@ -5,15 +5,15 @@
 // a[i, k], multiply by a vector of packed b, add). Mul then Add, never MulAdd: Highway's MulAdd is
 // fused natively but not in WASM, and the bits must be the same in both.
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "attention_lab/ops.hpp"
-#include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
 
 namespace attention_lab::ops {
 
@@ -40,19 +40,19 @@ using V = hn::Vec<D>;
 // allocates (TurboFan issues all loads of a k step first, so those broadcasts are live together); 5x8
 // and 6x8 spill accumulators and measured 72-81% of the f32x4 peak against ~100% for 4x8. The block
 // sizes barely matter here (256/64 to 768/32 within noise). The macros are only for tuning runs.
-constexpr int kRows = ATTENTION_LAB_GEMM_ROWS;                  // rows of the register tile
-constexpr int64_t kWidth = ATTENTION_LAB_GEMM_WIDTH;            // columns of the register tile = packed panel width
-constexpr int kLanes = static_cast<int>(hn::MaxLanes(D()));     // 4 (1 on HWY_SCALAR)
-constexpr int kVecs = static_cast<int>(kWidth) / kLanes;        // vectors across the register tile
-constexpr int64_t kKc = ATTENTION_LAB_GEMM_KC;                  // k block: one (kKc, kWidth) panel slice stays in L1
-constexpr int64_t kMc = ATTENTION_LAB_GEMM_MC;                  // row block: (kMc, kKc) of a stays in L2 across panels
+constexpr int kRows = ATTENTION_LAB_GEMM_ROWS;               // rows of the register tile
+constexpr int64_t kWidth = ATTENTION_LAB_GEMM_WIDTH;         // columns of the register tile = packed panel width
+constexpr int kLanes = static_cast<int>(hn::MaxLanes(D()));  // 4 (1 on HWY_SCALAR)
+constexpr int kVecs = static_cast<int>(kWidth) / kLanes;     // vectors across the register tile
+constexpr int64_t kKc = ATTENTION_LAB_GEMM_KC;               // k block: one (kKc, kWidth) panel slice stays in L1
+constexpr int64_t kMc = ATTENTION_LAB_GEMM_MC;               // row block: (kMc, kKc) of a stays in L2 across panels
 static_assert(kWidth % 4 == 0 && kVecs * kLanes == kWidth, "the tile width is a whole number of f32x4 vectors");
 
 /// c[0:R, 0:kWidth] (row stride ldc) = (accumulate ? c : 0) + a[0:R, 0:kc] @ panel[0:kc, :], term by
 /// term in k order, then + bias when bias is not null.
 template <int R>
-HWY_INLINE void tile(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT panel, int64_t kc, float* HWY_RESTRICT c, int64_t ldc,
-                     bool accumulate, const float* HWY_RESTRICT bias) {
+HWY_INLINE void tile(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT panel, int64_t kc, float* HWY_RESTRICT c, int64_t ldc, bool accumulate,
+                     const float* HWY_RESTRICT bias) {
   const D d;
   V acc[R][kVecs];
   for (int r = 0; r < R; ++r)
@@ -97,8 +97,7 @@ void edge_tile(const float* a, int64_t lda, const float* panel, int64_t kc, floa
 }
 
 template <int R>
-void dispatch_rows(int rows, const float* a, int64_t lda, const float* panel, int64_t kc, float* c, int64_t ldc, int64_t cols, bool accumulate,
-                   const float* bias) {
+void dispatch_rows(int rows, const float* a, int64_t lda, const float* panel, int64_t kc, float* c, int64_t ldc, int64_t cols, bool accumulate, const float* bias) {
   if constexpr (R > 1) {
     if (rows < R) {
       dispatch_rows<R - 1>(rows, a, lda, panel, kc, c, ldc, cols, accumulate, bias);

@@ -42,12 +42,18 @@ struct StageRow {
 
 // Trace order.
 constexpr StageRow kStageNames[] = {
-    {StageId::Input, "input"},           {StageId::Queries, "queries"},
-    {StageId::Keys, "keys"},             {StageId::Values, "values"},
-    {StageId::AttnScores, "attn_scores"}, {StageId::Mask, "mask"},
-    {StageId::AttnScoresMasked, "attn_scores_masked"}, {StageId::AttnWeights, "attn_weights"},
-    {StageId::AttnWeightsDropout, "attn_weights_dropout"}, {StageId::ContextVec, "context_vec"},
-    {StageId::HeadsConcat, "heads_concat"}, {StageId::OutProj, "out_proj"},
+    {StageId::Input, "input"},
+    {StageId::Queries, "queries"},
+    {StageId::Keys, "keys"},
+    {StageId::Values, "values"},
+    {StageId::AttnScores, "attn_scores"},
+    {StageId::Mask, "mask"},
+    {StageId::AttnScoresMasked, "attn_scores_masked"},
+    {StageId::AttnWeights, "attn_weights"},
+    {StageId::AttnWeightsDropout, "attn_weights_dropout"},
+    {StageId::ContextVec, "context_vec"},
+    {StageId::HeadsConcat, "heads_concat"},
+    {StageId::OutProj, "out_proj"},
     {StageId::Output, "output"},
 };
 
@@ -82,8 +88,7 @@ constexpr TextRow kStageTexts[] = {
      "mask = (diff < 0) | (diff >= {window}), diff = q_positions.unsqueeze(-1) - k_positions.unsqueeze(0)"},
     {StageId::AttnScoresMasked, "", "Masked scores (future keys set to -inf)", "attn_scores.masked_fill_(mask.bool(), -torch.inf)"},
     {StageId::AttnScoresMasked, "window", "Masked scores (future keys and keys {window} or more tokens back set to -inf)", "attn_scores.masked_fill_(mask, -torch.inf)"},
-    {StageId::AttnWeights, "", "Attention weights{per_head} (each row sums to 1)",
-     "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = {head_dim}: scores divided by {scale}"},
+    {StageId::AttnWeights, "", "Attention weights{per_head} (each row sums to 1)", "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = {head_dim}: scores divided by {scale}"},
     {StageId::AttnWeightsDropout, "train", "Attention weights after dropout (p = {p})",
      "dropout(attn_weights): each weight zeroed with probability {p}, survivors x 1/(1-p) = {kept}; rows no longer sum to 1"},
     {StageId::AttnWeightsDropout, "all", "Attention weights after dropout (p = 1: every weight dropped)",
@@ -127,14 +132,22 @@ const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
       [[fallthrough]];
     case StageId::Queries:
       return p.matmul_projection ? "matmul" : p.layout == HeadsIn::Modules ? "modules" : p.layout == HeadsIn::Fused ? "fused" : "single";
-    case StageId::AttnScores: return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsIn::Fused ? "fused" : p.batched ? "batched" : "unbatched";
-    case StageId::Mask: return p.window > 0 ? "window" : p.mask_buffer ? "buffer" : "tokens";
-    case StageId::AttnScoresMasked: return p.window > 0 ? "window" : "";
-    case StageId::ContextVec: return p.kv_projection_width_differs() ? "grouped" : "";
-    case StageId::OutProj: return p.out_proj_bias ? "" : "nobias";
-    case StageId::AttnWeightsDropout: return training && p.dropout >= 1.0 ? "all" : training && p.dropout > 0.0 ? "train" : !training ? "eval" : "p0";
-    case StageId::HeadsConcat: return p.layout == HeadsIn::Modules ? "modules" : "fused";
-    default: return "";
+    case StageId::AttnScores:
+      return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsIn::Fused ? "fused" : p.batched ? "batched" : "unbatched";
+    case StageId::Mask:
+      return p.window > 0 ? "window" : p.mask_buffer ? "buffer" : "tokens";
+    case StageId::AttnScoresMasked:
+      return p.window > 0 ? "window" : "";
+    case StageId::ContextVec:
+      return p.kv_projection_width_differs() ? "grouped" : "";
+    case StageId::OutProj:
+      return p.out_proj_bias ? "" : "nobias";
+    case StageId::AttnWeightsDropout:
+      return training && p.dropout >= 1.0 ? "all" : training && p.dropout > 0.0 ? "train" : !training ? "eval" : "p0";
+    case StageId::HeadsConcat:
+      return p.layout == HeadsIn::Modules ? "modules" : "fused";
+    default:
+      return "";
   }
 }
 
@@ -155,11 +168,16 @@ const char* stage_id_name(StageId id) {
 bool stage_present(const ForwardPlan& p, StageId id) {
   switch (id) {
     case StageId::Mask:
-    case StageId::AttnScoresMasked: return p.mask != MaskKind::None;
-    case StageId::AttnWeightsDropout: return p.dropout_stage;
-    case StageId::HeadsConcat: return p.layout != HeadsIn::Single;
-    case StageId::OutProj: return p.out_proj;
-    default: return true;
+    case StageId::AttnScoresMasked:
+      return p.mask != MaskKind::None;
+    case StageId::AttnWeightsDropout:
+      return p.dropout_stage;
+    case StageId::HeadsConcat:
+      return p.layout != HeadsIn::Single;
+    case StageId::OutProj:
+      return p.out_proj;
+    default:
+      return true;
   }
 }
 
@@ -200,22 +218,29 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
     out.formula = fill(row.formula, fields);
   }
   switch (id) {
-    case StageId::Input: out.axes = p.batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"}; break;
+    case StageId::Input:
+      out.axes = p.batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"};
+      break;
     case StageId::Keys:
     case StageId::Values:
       out.axes = head_axes(p, "num_tokens", p.head_dim_name);
       if (p.kv_projection_width_differs()) out.axes[1] = "num_kv_groups";
       break;
     case StageId::Queries:
-    case StageId::ContextVec: out.axes = head_axes(p, "num_tokens", p.head_dim_name); break;
-    case StageId::Mask: out.axes = {"query", "key"}; break;
+    case StageId::ContextVec:
+      out.axes = head_axes(p, "num_tokens", p.head_dim_name);
+      break;
+    case StageId::Mask:
+      out.axes = {"query", "key"};
+      break;
     case StageId::HeadsConcat:
     case StageId::OutProj:
     case StageId::Output:
       out.axes = {"b", "num_tokens", p.layout == HeadsIn::Modules ? "num_heads*d_out" : "d_out"};
       if (!p.batched) out.axes.erase(out.axes.begin());
       break;
-    default: out.axes = head_axes(p, "query", "key");
+    default:
+      out.axes = head_axes(p, "query", "key");
   }
   return out;
 }

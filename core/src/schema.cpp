@@ -35,23 +35,34 @@ std::string format_number(double v, bool as_float) {
 
 std::string SlotValue::python() const {
   switch (kind) {
-    case Kind::Int: return format_number(number, false);
-    case Kind::Float: return format_number(number, true);
-    case Kind::Bool: return boolean ? "True" : "False";
-    case Kind::None: return "None";
-    case Kind::String: return "'" + text + "'";
-    case Kind::Expression: return text;
+    case Kind::Int:
+      return format_number(number, false);
+    case Kind::Float:
+      return format_number(number, true);
+    case Kind::Bool:
+      return boolean ? "True" : "False";
+    case Kind::None:
+      return "None";
+    case Kind::String:
+      return "'" + text + "'";
+    case Kind::Expression:
+      return text;
   }
   return "";
 }
 
 const char* slot_type_name(SlotType t) {
   switch (t) {
-    case SlotType::Int: return "int";
-    case SlotType::Float: return "float";
-    case SlotType::Bool: return "bool";
-    case SlotType::OptionalInt: return "int | None";
-    case SlotType::Dtype: return "torch.dtype | None";
+    case SlotType::Int:
+      return "int";
+    case SlotType::Float:
+      return "float";
+    case SlotType::Bool:
+      return "bool";
+    case SlotType::OptionalInt:
+      return "int | None";
+    case SlotType::Dtype:
+      return "torch.dtype | None";
   }
   return "";
 }
@@ -68,43 +79,54 @@ SlotSpec bias_slot(int position) {
 
 std::vector<ClassSpec> make_specs() {
   return {
-      {ClassKind::SelfAttentionV1, "SelfAttention_v1",
+      {ClassKind::SelfAttentionV1,
+       "SelfAttention_v1",
        {d_in_slot(), d_out_slot("width of each query, key, value and output vector")},
        "Self-attention with trainable weight matrices W_query, W_key, W_value of shape (d_in, d_out), used as x @ W.",
        "section 3.4.1"},
-      {ClassKind::SelfAttentionV2, "SelfAttention_v2",
+      {ClassKind::SelfAttentionV2,
+       "SelfAttention_v2",
        {d_in_slot(), d_out_slot("width of each query, key, value and output vector"), bias_slot(3)},
        "Self-attention with nn.Linear projections (weight stored (d_out, d_in), used as x @ W.T + b).",
        "section 3.4.2"},
-      {ClassKind::CausalAttention, "CausalAttention",
+      {ClassKind::CausalAttention,
+       "CausalAttention",
        {d_in_slot(), d_out_slot("width of each query, key, value and output vector"), context_slot(), dropout_slot(), bias_slot(5)},
        "Self-attention that hides future tokens with a causal mask, plus dropout on the attention weights.",
        "section 3.5.3"},
-      {ClassKind::MultiHeadAttentionWrapper, "MultiHeadAttentionWrapper",
+      {ClassKind::MultiHeadAttentionWrapper,
+       "MultiHeadAttentionWrapper",
        {d_in_slot(), d_out_slot("width of EACH head's output; the module's output is num_heads x d_out wide"), context_slot(), dropout_slot(),
         heads_slot("number of independent CausalAttention heads, concatenated on the last axis"), bias_slot(6)},
        "num_heads CausalAttention modules run one after another; their outputs are concatenated.",
        "section 3.6.1"},
-      {ClassKind::MultiHeadAttention, "MultiHeadAttention",
+      {ClassKind::MultiHeadAttention,
+       "MultiHeadAttention",
        {d_in_slot(), d_out_slot("TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads"), context_slot(), dropout_slot(),
         heads_slot("number of heads sharing d_out; d_out must be divisible by it"), bias_slot(6)},
        "Fused multi-head attention: one projection per q/k/v split into heads, merged, then out_proj.",
        "section 3.6.2"},
-      {ClassKind::GroupedQueryAttention, "GroupedQueryAttention",
-       {d_in_slot(), d_out_slot("TOTAL width of the queries and the output, split into num_heads heads of head_dim = d_out / num_heads"),
+      {ClassKind::GroupedQueryAttention,
+       "GroupedQueryAttention",
+       {d_in_slot(),
+        d_out_slot("TOTAL width of the queries and the output, split into num_heads heads of head_dim = d_out / num_heads"),
         {"dropout", 3, SlotType::Float, std::nullopt, "probability of zeroing each attention weight in training (survivors scaled by 1/(1-p))"},
         {"num_heads", 4, SlotType::Int, std::nullopt, "number of query heads; d_out must be divisible by it"},
         {"num_kv_groups", 5, SlotType::Int, std::nullopt, "number of key/value heads, each shared by num_heads / num_kv_groups query heads (1: multi-query attention)"},
         {"dtype", 6, SlotType::Dtype, SlotValue::none(), "parameter dtype: None (float32, PyTorch's default)"},
         {"qkv_bias", 7, SlotType::Bool, SlotValue::boolean_value(false), "add a bias to the query, key and value projections"}},
-       "Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj without bias.",
+       "Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj without "
+       "bias.",
        "chapter 4 bonus, ch04/04_gqa"},
-      {ClassKind::MultiHeadAttentionWithSWA, "MultiHeadAttentionWithSWA",
-       {d_in_slot(), d_out_slot("TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads"),
+      {ClassKind::MultiHeadAttentionWithSWA,
+       "MultiHeadAttentionWithSWA",
+       {d_in_slot(),
+        d_out_slot("TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads"),
         {"dropout", 3, SlotType::Float, std::nullopt, "probability of zeroing each attention weight in training (survivors scaled by 1/(1-p))"},
         {"num_heads", 4, SlotType::Int, std::nullopt, "number of heads sharing d_out; d_out must be divisible by it"},
         {"qkv_bias", 5, SlotType::Bool, SlotValue::boolean_value(false), "add a bias to the query, key and value projections"},
-        {"sliding_window_size", 6, SlotType::OptionalInt, SlotValue::none(), "keys a query sees: itself and the sliding_window_size - 1 before it (None: every earlier key, plain causal)"}},
+        {"sliding_window_size", 6, SlotType::OptionalInt, SlotValue::none(),
+         "keys a query sees: itself and the sliding_window_size - 1 before it (None: every earlier key, plain causal)"}},
        "The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length.",
        "chapter 4 bonus, ch04/06_swa"},
   };
@@ -114,7 +136,8 @@ std::vector<ClassSpec> make_specs() {
 /// The facts make_specs leaves out: input axes, how heads are made, presets.
 static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
   const auto slots = [](const char* d_in, const char* d_out, const char* context, const char* heads) {
-    return std::vector<std::pair<std::string, std::string>>{{"d_in", d_in}, {"d_out", d_out}, {"context_length", context}, {"dropout", "0.0"}, {"num_heads", heads}, {"qkv_bias", "False"}};
+    return std::vector<std::pair<std::string, std::string>>{{"d_in", d_in},     {"d_out", d_out},     {"context_length", context},
+                                                            {"dropout", "0.0"}, {"num_heads", heads}, {"qkv_bias", "False"}};
   };
   // W_query, W_key, W_value and out_proj (d x d each) plus out_proj's bias; qkv_bias adds 3 x d.
   const auto thousands = [](long long n) {
@@ -143,26 +166,63 @@ static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
     if (s.kind == ClassKind::MultiHeadAttentionWrapper)
       s.presets = {{"exercise32", slots("3", "1", "6", "2"), "book", 2, "exercise 3.2: d_out = 1 per head, so two heads give an output 2 wide", 1}};
     switch (s.kind) {
-      case ClassKind::SelfAttentionV1: s.python_name = "sa_v1"; s.weights = "matrix"; s.copies_with = {"SelfAttention_v2"}; break;
-      case ClassKind::SelfAttentionV2: s.python_name = "sa_v2"; s.book_seed = 789; s.copies_with = {"SelfAttention_v1"}; break;
-      case ClassKind::CausalAttention: s.python_name = "ca"; break;
-      case ClassKind::MultiHeadAttentionWrapper: s.python_name = "wrapper"; s.converts_to = "MultiHeadAttention"; break;
-      case ClassKind::MultiHeadAttention: s.python_name = "mha"; s.converts_to = "MultiHeadAttentionWrapper"; s.loads_checkpoints = true; break;
+      case ClassKind::SelfAttentionV1:
+        s.python_name = "sa_v1";
+        s.weights = "matrix";
+        s.copies_with = {"SelfAttention_v2"};
+        break;
+      case ClassKind::SelfAttentionV2:
+        s.python_name = "sa_v2";
+        s.book_seed = 789;
+        s.copies_with = {"SelfAttention_v1"};
+        break;
+      case ClassKind::CausalAttention:
+        s.python_name = "ca";
+        break;
+      case ClassKind::MultiHeadAttentionWrapper:
+        s.python_name = "wrapper";
+        s.converts_to = "MultiHeadAttention";
+        break;
+      case ClassKind::MultiHeadAttention:
+        s.python_name = "mha";
+        s.converts_to = "MultiHeadAttentionWrapper";
+        s.loads_checkpoints = true;
+        break;
       case ClassKind::GroupedQueryAttention:
         s.python_name = "gqa";
-        s.presets = {{"gqaToy", {{"d_in", "3"}, {"d_out", "4"}, {"dropout", "0.0"}, {"num_heads", "4"}, {"num_kv_groups", "2"}}, "book", 2,
-                      "four query heads of head_dim 1 on the six 3-d tokens; two key/value heads, each shared by two query heads", 6},
-                     {"gqaSmall", {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "4"}}, "sentence", 2,
-                      "GPT-2 small's widths with 4 key/value heads, each shared by 3 query heads: a third of the key/value cache of MultiHeadAttention(768, ...)", 8},
-                     {"mqaSmall", {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "1"}}, "sentence", 2,
-                      "multi-query attention: one key/value head shared by all 12 query heads (num_kv_groups = 1)", 9}};
+        s.presets = {{"gqaToy",
+                      {{"d_in", "3"}, {"d_out", "4"}, {"dropout", "0.0"}, {"num_heads", "4"}, {"num_kv_groups", "2"}},
+                      "book",
+                      2,
+                      "four query heads of head_dim 1 on the six 3-d tokens; two key/value heads, each shared by two query heads",
+                      6},
+                     {"gqaSmall",
+                      {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "4"}},
+                      "sentence",
+                      2,
+                      "GPT-2 small's widths with 4 key/value heads, each shared by 3 query heads: a third of the key/value cache of MultiHeadAttention(768, ...)",
+                      8},
+                     {"mqaSmall",
+                      {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "1"}},
+                      "sentence",
+                      2,
+                      "multi-query attention: one key/value head shared by all 12 query heads (num_kv_groups = 1)",
+                      9}};
         break;
       case ClassKind::MultiHeadAttentionWithSWA:
         s.python_name = "swa";
-        s.presets = {{"swaToy", {{"d_in", "3"}, {"d_out", "2"}, {"dropout", "0.0"}, {"num_heads", "2"}, {"sliding_window_size", "3"}}, "book", 2,
-                      "the book's toy sizes with a window of 3: each token sees itself and the two before it", 7},
-                     {"swaSmall", {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"sliding_window_size", "4"}}, "sentence", 2,
-                      "GPT-2 small's widths with a window of 4 keys (models such as Gemma 3 use windows of 1,024 in contexts of 128k)", 10}};
+        s.presets = {{"swaToy",
+                      {{"d_in", "3"}, {"d_out", "2"}, {"dropout", "0.0"}, {"num_heads", "2"}, {"sliding_window_size", "3"}},
+                      "book",
+                      2,
+                      "the book's toy sizes with a window of 3: each token sees itself and the two before it",
+                      7},
+                     {"swaSmall",
+                      {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"sliding_window_size", "4"}},
+                      "sentence",
+                      2,
+                      "GPT-2 small's widths with a window of 4 keys (models such as Gemma 3 use windows of 1,024 in contexts of 128k)",
+                      10}};
         break;
     }
   }
@@ -171,9 +231,12 @@ static std::vector<ClassSpec> with_facts(std::vector<ClassSpec> specs) {
 
 const char* heads_kind_name(HeadsKind k) {
   switch (k) {
-    case HeadsKind::Single: return "single";
-    case HeadsKind::Modules: return "modules";
-    case HeadsKind::Fused: return "fused";
+    case HeadsKind::Single:
+      return "single";
+    case HeadsKind::Modules:
+      return "modules";
+    case HeadsKind::Fused:
+      return "fused";
   }
   return "";
 }
@@ -195,18 +258,14 @@ const ClassSpec& class_spec(ClassKind kind) {
   return class_specs().front();
 }
 
-int64_t ModuleConfig::head_dim() const {
-  return fused_heads() && num_heads > 0 ? d_out / num_heads : d_out;
-}
+int64_t ModuleConfig::head_dim() const { return fused_heads() && num_heads > 0 ? d_out / num_heads : d_out; }
 
 int64_t ModuleConfig::kv_heads() const {
   if (kind == ClassKind::GroupedQueryAttention) return num_kv_groups;
   return kind == ClassKind::MultiHeadAttentionWrapper || fused_heads() ? num_heads : 1;
 }
 
-int64_t ModuleConfig::output_width() const {
-  return kind == ClassKind::MultiHeadAttentionWrapper ? num_heads * d_out : d_out;
-}
+int64_t ModuleConfig::output_width() const { return kind == ClassKind::MultiHeadAttentionWrapper ? num_heads * d_out : d_out; }
 
 std::string ModuleConfig::output_width_rule() const {
   using std::to_string;
@@ -228,15 +287,24 @@ SlotMap ModuleConfig::slots() const {
   SlotMap m;
   for (const SlotSpec& slot : class_spec(kind).slots) {
     const std::string& n = slot.name;
-    if (n == "d_in") m[n] = SlotValue::integer(static_cast<double>(d_in));
-    else if (n == "d_out") m[n] = SlotValue::integer(static_cast<double>(d_out));
-    else if (n == "context_length") m[n] = SlotValue::integer(static_cast<double>(context_length));
-    else if (n == "dropout") m[n] = SlotValue::floating(dropout);
-    else if (n == "num_heads") m[n] = SlotValue::integer(static_cast<double>(num_heads));
-    else if (n == "num_kv_groups") m[n] = SlotValue::integer(static_cast<double>(num_kv_groups));
-    else if (n == "qkv_bias") m[n] = SlotValue::boolean_value(qkv_bias);
-    else if (n == "dtype") m[n] = SlotValue::none();
-    else if (n == "sliding_window_size") m[n] = sliding_window_size > 0 ? SlotValue::integer(static_cast<double>(sliding_window_size)) : SlotValue::none();
+    if (n == "d_in")
+      m[n] = SlotValue::integer(static_cast<double>(d_in));
+    else if (n == "d_out")
+      m[n] = SlotValue::integer(static_cast<double>(d_out));
+    else if (n == "context_length")
+      m[n] = SlotValue::integer(static_cast<double>(context_length));
+    else if (n == "dropout")
+      m[n] = SlotValue::floating(dropout);
+    else if (n == "num_heads")
+      m[n] = SlotValue::integer(static_cast<double>(num_heads));
+    else if (n == "num_kv_groups")
+      m[n] = SlotValue::integer(static_cast<double>(num_kv_groups));
+    else if (n == "qkv_bias")
+      m[n] = SlotValue::boolean_value(qkv_bias);
+    else if (n == "dtype")
+      m[n] = SlotValue::none();
+    else if (n == "sliding_window_size")
+      m[n] = sliding_window_size > 0 ? SlotValue::integer(static_cast<double>(sliding_window_size)) : SlotValue::none();
   }
   return m;
 }
@@ -250,8 +318,10 @@ std::string ModuleConfig::python_call() const {
   for (const auto& slot : spec.slots) {
     const SlotValue& v = values.at(slot.name);
     if (slot.default_value) {
-      if (v.python() != slot.default_value->python()) out += std::string(first ? "" : ", ") + slot.name + "=" + v.python();
-      else continue;
+      if (v.python() != slot.default_value->python())
+        out += std::string(first ? "" : ", ") + slot.name + "=" + v.python();
+      else
+        continue;
     } else {
       out += (first ? "" : ", ") + v.python();
     }

@@ -41,9 +41,7 @@ Tensor::Tensor(Shape s, std::vector<float> values) : shape(std::move(s)), data(s
     if (d < 0) throw AttentionError("tensor_shape", "", "shape " + shape_string(shape) + " has a negative size", "Every size must be 0 or more.");
   }
   if (numel_of(shape) != static_cast<int64_t>(data.size())) {
-    throw AttentionError("tensor_size", "",
-                         "shape " + shape_string(shape) + " holds " + std::to_string(numel_of(shape)) +
-                             " values but data has " + std::to_string(data.size()),
+    throw AttentionError("tensor_size", "", "shape " + shape_string(shape) + " holds " + std::to_string(numel_of(shape)) + " values but data has " + std::to_string(data.size()),
                          "Give exactly as many values as the product of the shape (row-major).");
   }
 }

@@ -76,7 +76,7 @@ void TorchGenerator::uniform(float* data, int64_t n, float from, float to) {
 
 void TorchGenerator::dropout(float* data, int64_t n, double p) {
   if (p == 0.0) return;  // PyTorch draws nothing for p == 0
-  if (p == 1.0) {  // nor for p == 1: input * 0 (so -0.0 stays -0.0, as in PyTorch's multiply)
+  if (p == 1.0) {        // nor for p == 1: input * 0 (so -0.0 stays -0.0, as in PyTorch's multiply)
     for (int64_t i = 0; i < n; ++i) data[i] = data[i] * 0.0f;
     return;
   }
@@ -91,8 +91,7 @@ void TorchGenerator::dropout(float* data, int64_t n, double p) {
 
 Tensor TorchGenerator::dropout(const Tensor& x, double p) {
   if (!(p >= 0.0 && p <= 1.0)) {
-    throw AttentionError("dropout_range", "p", "dropout probability must be in [0, 1], got " + std::to_string(p),
-                         "Use a value such as 0.1 or 0.5.");
+    throw AttentionError("dropout_range", "p", "dropout probability must be in [0, 1], got " + std::to_string(p), "Use a value such as 0.1 or 0.5.");
   }
   Tensor y = x;
   dropout(y.data.data(), y.numel(), p);

@@ -38,19 +38,31 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-Diagnostic make(Severity severity, std::string code, std::vector<std::string> slots, std::string message, std::string hint,
-                std::string pytorch = "") {
+Diagnostic make(Severity severity, std::string code, std::vector<std::string> slots, std::string message, std::string hint, std::string pytorch = "") {
   return {severity, std::move(code), std::move(slots), std::move(message), std::move(hint), std::move(pytorch)};
 }
 
 /// Names people bring from other code bases (GPT-2 configs, nn.MultiheadAttention, the book's GPT_CONFIG).
 std::string alias_for(const std::string& key) {
   static const std::pair<const char*, const char*> aliases[] = {
-      {"embed_dim", "d_out"},       {"emb_dim", "d_in"},          {"n_embd", "d_in"},          {"d_model", "d_in"},
-      {"n_head", "num_heads"},      {"n_heads", "num_heads"},     {"heads", "num_heads"},      {"nhead", "num_heads"},
-      {"context_len", "context_length"}, {"n_ctx", "context_length"}, {"block_size", "context_length"},
-      {"n_positions", "context_length"}, {"drop_rate", "dropout"}, {"attn_pdrop", "dropout"}, {"p", "dropout"},
-      {"dropout_rate", "dropout"},  {"bias", "qkv_bias"},        {"head_dim", "num_heads"},
+      {"embed_dim", "d_out"},
+      {"emb_dim", "d_in"},
+      {"n_embd", "d_in"},
+      {"d_model", "d_in"},
+      {"n_head", "num_heads"},
+      {"n_heads", "num_heads"},
+      {"heads", "num_heads"},
+      {"nhead", "num_heads"},
+      {"context_len", "context_length"},
+      {"n_ctx", "context_length"},
+      {"block_size", "context_length"},
+      {"n_positions", "context_length"},
+      {"drop_rate", "dropout"},
+      {"attn_pdrop", "dropout"},
+      {"p", "dropout"},
+      {"dropout_rate", "dropout"},
+      {"bias", "qkv_bias"},
+      {"head_dim", "num_heads"},
   };
   for (const auto& [from, to] : aliases)
     if (key == from) return to;
@@ -132,7 +144,8 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
     return;
   }
   switch (slot.type) {
-    case SlotType::Dtype: return;  // handled above
+    case SlotType::Dtype:
+      return;  // handled above
     case SlotType::OptionalInt:
     case SlotType::Int: {
       if (v.kind == SlotValue::Kind::Bool) {
@@ -164,8 +177,7 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
         return;
       }
       if (v.number > 2147483647.0) {
-        out.push_back(make(Severity::Error, "too_large", {n}, n + " = " + shown + " is far beyond any model (GPT-2 XL uses 1600)",
-                           "Use a size below 100,000.", ""));
+        out.push_back(make(Severity::Error, "too_large", {n}, n + " = " + shown + " is far beyond any model (GPT-2 XL uses 1600)", "Use a size below 100,000.", ""));
         return;
       }
       if (v.number <= 0) {
@@ -176,12 +188,11 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
       }
       if (n == "context_length" && v.number > kMaxContextLength) {
         const double mask_bytes = v.number * v.number * 4.0;
-        out.push_back(make(Severity::Error, "too_large", {n},
-                           "context_length = " + shown + " would make PyTorch register a " + shown + " x " + shown + " float32 causal mask at construction: " +
-                               with_commas(mask_bytes) + " bytes",
-                           "GPT-2 uses 1024. The largest context_length accepted is 1,048,576 (a 4 TiB mask already).",
-                           "RuntimeError: [enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: not enough memory: you tried to allocate " +
-                               with_commas(mask_bytes) + " bytes"));
+        out.push_back(make(
+            Severity::Error, "too_large", {n},
+            "context_length = " + shown + " would make PyTorch register a " + shown + " x " + shown + " float32 causal mask at construction: " + with_commas(mask_bytes) + " bytes",
+            "GPT-2 uses 1024. The largest context_length accepted is 1,048,576 (a 4 TiB mask already).",
+            "RuntimeError: [enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: not enough memory: you tried to allocate " + with_commas(mask_bytes) + " bytes"));
       }
       return;
     }
@@ -195,7 +206,8 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
         out.push_back(make(Severity::Error, "dropout_range", {n}, "dropout must be in [0, 1], got " + shown, "dropout is a probability: 0.0 (off) to about 0.5.", py));
       } else if (v.number == 1.0) {
         // PyTorch accepts p = 1: in training mode it multiplies by zero and draws no random numbers.
-        out.push_back(make(Severity::Warning, "dropout_all", {n}, "dropout = 1.0 drops every attention weight in training mode: the output then carries no attention (only out_proj's bias, or zeros)",
+        out.push_back(make(Severity::Warning, "dropout_all", {n},
+                           "dropout = 1.0 drops every attention weight in training mode: the output then carries no attention (only out_proj's bias, or zeros)",
                            "PyTorch accepts it and draws no random numbers for it; use 0.0 to about 0.5 to see attention, or run in eval mode.", ""));
       }
       return;
@@ -203,12 +215,11 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
     case SlotType::Bool: {
       if (v.kind == SlotValue::Kind::Bool) return;
       if (v.kind == SlotValue::Kind::Int && (v.number == 0 || v.number == 1)) {
-        out.push_back(make(Severity::Warning, "bool_as_int", {n}, n + " = " + shown + " is read as " + (v.number == 1 ? "True" : "False"),
-                           "Write True or False.", ""));
+        out.push_back(make(Severity::Warning, "bool_as_int", {n}, n + " = " + shown + " is read as " + (v.number == 1 ? "True" : "False"), "Write True or False.", ""));
         return;
       }
-      out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be True or False, got " + shown,
-                         "Python would treat any nonzero number as True; write True or False.", ""));
+      out.push_back(
+          make(Severity::Error, "wrong_type", {n}, n + " must be True or False, got " + shown, "Python would treat any nonzero number as True; write True or False.", ""));
       return;
     }
   }
@@ -235,9 +246,12 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
   const std::string expected = batched ? "(b, num_tokens, d_in)" : "(num_tokens, d_in)";
   if (s.size() != want) {
     std::string hint;
-    if (batched && s.size() == 2) hint = "Add a batch axis: x.unsqueeze(0) gives (1, " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + "), or stack copies with torch.stack((x, x)).";
-    else if (!batched && s.size() == 3) hint = c.class_name() + " has no batch axis: pass one sequence, x[0] of shape (" + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ").";
-    else hint = "Reshape the input to " + expected + ".";
+    if (batched && s.size() == 2)
+      hint = "Add a batch axis: x.unsqueeze(0) gives (1, " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + "), or stack copies with torch.stack((x, x)).";
+    else if (!batched && s.size() == 3)
+      hint = c.class_name() + " has no batch axis: pass one sequence, x[0] of shape (" + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ").";
+    else
+      hint = "Reshape the input to " + expected + ".";
     out.push_back(make(Severity::Error, "input_rank", {}, c.class_name() + " takes x of shape " + expected + ", got " + shape_string(s), hint,
                        batched ? "ValueError: not enough values to unpack (expected 3, got " + std::to_string(s.size()) + ")" : ""));
     return;
@@ -254,17 +268,19 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
     int64_t rows = 0;  // num_tokens x b as PyTorch flattens them; sizes from C++ callers may overflow it
     const std::string rows_text = __builtin_mul_overflow(num_tokens, batched ? s[0] : int64_t{1}, &rows) ? "more than 2**63" : std::to_string(rows);
     std::string hint = "Set d_in = " + std::to_string(width) + ", or give tokens of width " + std::to_string(c.d_in) + ".";
-    if (width == c.d_out && c.d_in != c.d_out) hint = "d_in and d_out look swapped: the tokens are " + std::to_string(width) + " wide, which is d_out. Try d_in = " + std::to_string(width) + ", d_out = " + std::to_string(c.d_in) + ".";
-    out.push_back(make(Severity::Error, "input_width", {"d_in"},
-                       "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
-                       "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + rows_text + "x" + std::to_string(width) + " and " +
-                           (c.kind == ClassKind::SelfAttentionV1 ? std::to_string(c.d_in) + "x" + std::to_string(c.d_out) : std::to_string(c.d_in) + "x" + std::to_string(c.d_out)) + ")"));
+    if (width == c.d_out && c.d_in != c.d_out)
+      hint = "d_in and d_out look swapped: the tokens are " + std::to_string(width) + " wide, which is d_out. Try d_in = " + std::to_string(width) +
+             ", d_out = " + std::to_string(c.d_in) + ".";
+    out.push_back(
+        make(Severity::Error, "input_width", {"d_in"}, "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
+             "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + rows_text + "x" + std::to_string(width) + " and " +
+                 (c.kind == ClassKind::SelfAttentionV1 ? std::to_string(c.d_in) + "x" + std::to_string(c.d_out) : std::to_string(c.d_in) + "x" + std::to_string(c.d_out)) + ")"));
     out.back().fixes = {{"d_in", std::to_string(width)}};
   }
   if (c.has_context_length() && num_tokens > c.context_length) {
     out.push_back(make(Severity::Error, "context_too_short", {"context_length"},
-                       "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(c.context_length) +
-                           ": the causal mask buffer is only " + std::to_string(c.context_length) + " x " + std::to_string(c.context_length),
+                       "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(c.context_length) + ": the causal mask buffer is only " +
+                           std::to_string(c.context_length) + " x " + std::to_string(c.context_length),
                        "Use at most " + std::to_string(c.context_length) + " tokens, or set context_length >= " + std::to_string(num_tokens) + ".",
                        "RuntimeError: The size of tensor a (" + std::to_string(num_tokens) + ") must match the size of tensor b (" + std::to_string(c.context_length) +
                            ") at non-singleton dimension " + (c.kind == ClassKind::MultiHeadAttention ? "3" : "2")));
@@ -280,7 +296,8 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     for (const auto& s : class_specs()) names.push_back(s.name);
     std::string hint = "The chapter's classes: " + join(names, ", ") + ".";
     if (class_name == "MultiheadAttention") {
-      hint = "torch.nn.MultiheadAttention is PyTorch's built-in (embed_dim, num_heads, ...); the book's class is MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads).";
+      hint =
+          "torch.nn.MultiheadAttention is PyTorch's built-in (embed_dim, num_heads, ...); the book's class is MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads).";
     } else if (const std::string guess = did_you_mean(class_name, names); !guess.empty()) {
       hint = "Did you mean " + guess + "? " + hint;
     }
@@ -362,17 +379,14 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     d.fixes = {{"dropout", heads->python()}, {"num_heads", SlotValue::integer(next->number).python()}};
     // The per-slot errors of those three slots are this one mistake: say it once.
     const std::vector<std::string> shifted = {"dropout", "num_heads", after_heads->name};
-    out.erase(std::remove_if(out.begin(), out.end(), [&](const Diagnostic& e) {
-                return e.slots.size() == 1 && std::find(shifted.begin(), shifted.end(), e.slots[0]) != shifted.end();
-              }), out.end());
+    out.erase(
+        std::remove_if(out.begin(), out.end(), [&](const Diagnostic& e) { return e.slots.size() == 1 && std::find(shifted.begin(), shifted.end(), e.slots[0]) != shifted.end(); }),
+        out.end());
     out.push_back(std::move(d));
-  } else if (dropout && heads && dropout->is_number() && heads->is_number() && dropout->number >= 1 && integral(dropout->number) &&
-      heads->number >= 0 && heads->number < 1) {
-    out.push_back(make(Severity::Error, "slots_swapped", {"dropout", "num_heads"},
-                       "dropout = " + dropout->python() + " and num_heads = " + heads->python() + " look swapped",
-                       "The order is (d_in, d_out, context_length, dropout, num_heads): write " + heads->python() + " before " +
-                           SlotValue::integer(dropout->number).python() + ", or use keywords: dropout=" + heads->python() + ", num_heads=" +
-                           SlotValue::integer(dropout->number).python() + ".",
+  } else if (dropout && heads && dropout->is_number() && heads->is_number() && dropout->number >= 1 && integral(dropout->number) && heads->number >= 0 && heads->number < 1) {
+    out.push_back(make(Severity::Error, "slots_swapped", {"dropout", "num_heads"}, "dropout = " + dropout->python() + " and num_heads = " + heads->python() + " look swapped",
+                       "The order is (d_in, d_out, context_length, dropout, num_heads): write " + heads->python() + " before " + SlotValue::integer(dropout->number).python() +
+                           ", or use keywords: dropout=" + heads->python() + ", num_heads=" + SlotValue::integer(dropout->number).python() + ".",
                        "ValueError: dropout probability has to be between 0 and 1, but got " + dropout->python()));
     out.back().fixes = {{"dropout", heads->python()}, {"num_heads", SlotValue::integer(dropout->number).python()}};
   }
@@ -387,19 +401,18 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
 
   if (heads_checkable && d_out % num_heads != 0) {
     const int64_t rem = d_out % num_heads;
-    std::string hint = "Head counts that divide " + std::to_string(d_out) + " near " + std::to_string(num_heads) + ": " +
-                       list_numbers(valid_head_counts(d_out, num_heads)) + ".";
+    std::string hint = "Head counts that divide " + std::to_string(d_out) + " near " + std::to_string(num_heads) + ": " + list_numbers(valid_head_counts(d_out, num_heads)) + ".";
     const int64_t lower_d = d_out - rem, upper_d = d_out - rem + num_heads;
     hint += " Or keep " + std::to_string(num_heads) + " heads with d_out = " + (lower_d > 0 ? std::to_string(lower_d) + " or " : "") + std::to_string(upper_d) + ".";
     for (const auto& p : kGpt2Presets) {
       if (p.width == d_out && p.layers == num_heads) {
-        hint = std::to_string(num_heads) + " is " + p.name + "'s number of layers (n_layer), not its head count: " + p.name + " has " +
-               std::to_string(p.heads) + " heads of head_dim 64 (" + std::to_string(p.heads) + " x 64 = " + std::to_string(p.width) + "). " + hint;
+        hint = std::to_string(num_heads) + " is " + p.name + "'s number of layers (n_layer), not its head count: " + p.name + " has " + std::to_string(p.heads) +
+               " heads of head_dim 64 (" + std::to_string(p.heads) + " x 64 = " + std::to_string(p.width) + "). " + hint;
       }
     }
     Diagnostic d = make(Severity::Error, "heads_divisibility", {"d_out", "num_heads"},
-                        "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) +
-                            " % " + std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
+                        "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) + " % " +
+                            std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
                         hint, "AssertionError: d_out must be divisible by num_heads");
     for (int64_t h : valid_head_counts(d_out, num_heads)) d.fixes.push_back({"num_heads", std::to_string(h)});
     if (lower_d > 0) d.fixes.push_back({"d_out", std::to_string(lower_d)});
@@ -472,13 +485,11 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     }
   }
   if (c.d_in == c.d_out) {
-    out.push_back(make(Severity::Info, "square_weights", {"d_in", "d_out"},
-                       "d_in == d_out: the weight matrices are square, so a copy that forgets .T still fits",
+    out.push_back(make(Severity::Info, "square_weights", {"d_in", "d_out"}, "d_in == d_out: the weight matrices are square, so a copy that forgets .T still fits",
                        "Compare outputs after a weight copy; shapes alone will not catch a missing transpose.", ""));
   }
   if (c.has_dropout() && c.dropout > 0 && options.training && !*options.training) {
-    out.push_back(make(Severity::Warning, "dropout_eval", {"dropout"},
-                       "dropout = " + SlotValue::floating(c.dropout).python() + " has no effect in eval mode: no weight is dropped",
+    out.push_back(make(Severity::Warning, "dropout_eval", {"dropout"}, "dropout = " + SlotValue::floating(c.dropout).python() + " has no effect in eval mode: no weight is dropped",
                        "Switch to training mode to see dropout act, or set dropout = 0.0.", ""));
   }
 
@@ -508,14 +519,22 @@ ModuleConfig to_module_config(const std::string& class_name, const SlotMap& conf
   for (const auto& s : spec->slots) {
     const SlotValue* v = get(s.name);
     if (v == nullptr) throw AttentionError("missing_slot", s.name, "slot '" + s.name + "' is missing", "");
-    if (s.name == "d_in") c.d_in = static_cast<int64_t>(v->number);
-    else if (s.name == "d_out") c.d_out = static_cast<int64_t>(v->number);
-    else if (s.name == "context_length") c.context_length = static_cast<int64_t>(v->number);
-    else if (s.name == "dropout") c.dropout = v->number;
-    else if (s.name == "num_heads") c.num_heads = static_cast<int64_t>(v->number);
-    else if (s.name == "qkv_bias") c.qkv_bias = v->kind == SlotValue::Kind::Bool ? v->boolean : v->number != 0;
-    else if (s.name == "num_kv_groups") c.num_kv_groups = static_cast<int64_t>(v->number);
-    else if (s.name == "sliding_window_size") c.sliding_window_size = v->kind == SlotValue::Kind::None ? 0 : static_cast<int64_t>(v->number);
+    if (s.name == "d_in")
+      c.d_in = static_cast<int64_t>(v->number);
+    else if (s.name == "d_out")
+      c.d_out = static_cast<int64_t>(v->number);
+    else if (s.name == "context_length")
+      c.context_length = static_cast<int64_t>(v->number);
+    else if (s.name == "dropout")
+      c.dropout = v->number;
+    else if (s.name == "num_heads")
+      c.num_heads = static_cast<int64_t>(v->number);
+    else if (s.name == "qkv_bias")
+      c.qkv_bias = v->kind == SlotValue::Kind::Bool ? v->boolean : v->number != 0;
+    else if (s.name == "num_kv_groups")
+      c.num_kv_groups = static_cast<int64_t>(v->number);
+    else if (s.name == "sliding_window_size")
+      c.sliding_window_size = v->kind == SlotValue::Kind::None ? 0 : static_cast<int64_t>(v->number);
   }
   return c;
 }

@@ -15,9 +15,7 @@ bool is_single_head(const AttentionModule& m) {
 }
 
 /// v1 keeps W as (d_in, d_out) and computes x @ W; v2's nn.Linear keeps (d_out, d_in) and computes x @ W.T.
-std::string weight_name(const AttentionModule& m, const std::string& matrix) {
-  return m.config().kind == ClassKind::SelfAttentionV1 ? matrix : matrix + ".weight";
-}
+std::string weight_name(const AttentionModule& m, const std::string& matrix) { return m.config().kind == ClassKind::SelfAttentionV1 ? matrix : matrix + ".weight"; }
 
 Tensor transposed(const Tensor& t) {
   Tensor out({t.shape[1], t.shape[0]});  // (cols, rows)
@@ -30,7 +28,8 @@ Tensor transposed(const Tensor& t) {
 
 CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan, const std::optional<Tensor>& tokens) {
   if (!is_single_head(from) || !is_single_head(to)) {
-    throw AttentionError("copy_unsupported", "", "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + from.config().class_name() + " -> " + to.config().class_name() + ")",
+    throw AttentionError("copy_unsupported", "",
+                         "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + from.config().class_name() + " -> " + to.config().class_name() + ")",
                          "Build both modules as SelfAttention_v1 or SelfAttention_v2.");
   }
   const char* matrices[] = {"W_query", "W_key", "W_value"};
@@ -190,8 +189,7 @@ AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout la
     for (int64_t h = 0; h < H; ++h) {
       const std::string head = "heads." + std::to_string(h) + "." + m;
       const Tensor hw = *wrapper.parameter(head + ".weight");  // (hd, d_in)
-      for (int64_t j = 0; j < hd; ++j)
-        std::copy_n(hw.data.begin() + j * d_in, d_in, weight.data.begin() + row(h, j) * d_in);
+      for (int64_t j = 0; j < hd; ++j) std::copy_n(hw.data.begin() + j * d_in, d_in, weight.data.begin() + row(h, j) * d_in);
       if (w.qkv_bias) {
         const Tensor hb = *wrapper.parameter(head + ".bias");
         for (int64_t j = 0; j < hd; ++j) bias.data[static_cast<size_t>(row(h, j))] = hb.data[static_cast<size_t>(j)];

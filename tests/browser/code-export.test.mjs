@@ -22,10 +22,10 @@ describe("code view", () => {
     const code = await page.getByTestId("code-view").textContent();
     assert.match(code, /^import torch\n/);
     assert.match(code, /\ntorch\.manual_seed\(123\)\nmha = MultiHeadAttention\(3, 2, 6, 0\.0, 2\)\n/);
-    assert.match(code, /\[\[0\.43, 0\.15, 0\.89\],  # Your\n/);
-    assert.match(code, /\n {3}\[0\.05, 0\.8, 0\.55\]\]  # step\n/);
-    assert.match(code, /batch = torch\.stack\(\(inputs, inputs\), dim=0\)  # \(2, 6, 3\)/);
-    assert.match(code, /context_vecs = mha\(batch\)  # \(2, 6, 2\)/);
+    assert.match(code, /\[\[0\.43, 0\.15, 0\.89\], {2}# Your\n/);
+    assert.match(code, /\n {3}\[0\.05, 0\.8, 0\.55\]\] {2}# step\n/);
+    assert.match(code, /batch = torch\.stack\(\(inputs, inputs\), dim=0\) {2}# \(2, 6, 3\)/);
+    assert.match(code, /context_vecs = mha\(batch\) {2}# \(2, 6, 2\)/);
     assertPython(code);
     // Eval mode and another seed show up at once.
     await page.getByTestId("mode-eval").check();

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "attention_lab/call_parser.hpp"
 #include <set>
+#include "attention_lab/call_parser.hpp"
 
 #include "attention_lab/checkpoint.hpp"
 #include "attention_lab/modules.hpp"
@@ -42,8 +42,7 @@ template <typename Entry>
 void run(Entry&& entry, const uint8_t* data, size_t size) {
   try {
     entry(data, size);
-  } catch (const AttentionError&) {
-  }
+  } catch (const AttentionError&) {}
 }
 
 /// Reads the fuzz bytes front to back; past the end every read is 0.
@@ -81,8 +80,8 @@ class Reader {
 };
 
 inline bool same_config(const ModuleConfig& a, const ModuleConfig& b) {
-  return a.kind == b.kind && a.d_in == b.d_in && a.d_out == b.d_out && a.context_length == b.context_length && a.dropout == b.dropout &&
-         a.num_heads == b.num_heads && a.qkv_bias == b.qkv_bias;
+  return a.kind == b.kind && a.d_in == b.d_in && a.d_out == b.d_out && a.context_length == b.context_length && a.dropout == b.dropout && a.num_heads == b.num_heads &&
+         a.qkv_bias == b.qkv_bias;
 }
 
 /// Forward on `x` with and without the trace: the same bits, the right shape, or an AttentionError
@@ -144,21 +143,30 @@ inline void call_parser(const uint8_t* data, size_t size) {
 
 inline SlotValue fuzz_slot_value(Reader& r, uint8_t kind) {
   switch (kind % 10) {
-    case 1: return SlotValue::integer(static_cast<int8_t>(r.byte()));
-    case 2: return SlotValue::integer(static_cast<int32_t>(r.bytes_le(4)));
-    case 3: return SlotValue::integer(r.raw_double());
-    case 4: return SlotValue::floating(r.raw_double());
-    case 5: return SlotValue::floating(r.byte() / 256.0);
-    case 6: return SlotValue::boolean_value(r.byte() & 1);
-    case 7: return SlotValue::none();
-    case 8: return SlotValue::string(r.text(r.byte() % 8));
-    default: return parse_literal(r.text(r.byte() % 16));
+    case 1:
+      return SlotValue::integer(static_cast<int8_t>(r.byte()));
+    case 2:
+      return SlotValue::integer(static_cast<int32_t>(r.bytes_le(4)));
+    case 3:
+      return SlotValue::integer(r.raw_double());
+    case 4:
+      return SlotValue::floating(r.raw_double());
+    case 5:
+      return SlotValue::floating(r.byte() / 256.0);
+    case 6:
+      return SlotValue::boolean_value(r.byte() & 1);
+    case 7:
+      return SlotValue::none();
+    case 8:
+      return SlotValue::string(r.text(r.byte() % 8));
+    default:
+      return parse_literal(r.text(r.byte() % 16));
   }
 }
 
 inline void validator(const uint8_t* data, size_t size) {
   Reader r(data, size);
-  static const char* classes[] = {"SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "",
+  static const char* classes[] = {"SelfAttention_v1",   "SelfAttention_v2", "CausalAttention",       "MultiHeadAttentionWrapper", "MultiHeadAttention", "",
                                   "MultiheadAttention", "SelfAttention_v3", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"};
   const std::string class_name = classes[r.byte() % 10];
   SlotMap config;
@@ -255,8 +263,7 @@ inline void checkpoint_header(const uint8_t* data, size_t size) {
       }
       const Tensor x = gpt2_block_input(reads, bytes, ids.size());
       require(x.shape.size() == 3 && x.shape[1] == static_cast<int64_t>(ids.size()), "block input of shape " + shape_string(x.shape));
-    } catch (const AttentionError&) {
-    }
+    } catch (const AttentionError&) {}
   }
 
   std::vector<CheckpointOptions> variants(4);
@@ -291,8 +298,9 @@ inline void checkpoint_header(const uint8_t* data, size_t size) {
     require(same_config(m.config(), plan.config), "the loaded module differs from the plan");
     if (m.config().d_in <= 32) {
       const Tensor x = seeded_tokens(2, m.config().d_in, 1);
-      forward_both_ways(m, Tensor({1, std::min<int64_t>(2, m.config().context_length), m.config().d_in},
-                                  std::vector<float>(x.data.begin(), x.data.begin() + std::min<int64_t>(2, m.config().context_length) * m.config().d_in)),
+      forward_both_ways(m,
+                        Tensor({1, std::min<int64_t>(2, m.config().context_length), m.config().d_in},
+                               std::vector<float>(x.data.begin(), x.data.begin() + std::min<int64_t>(2, m.config().context_length) * m.config().d_in)),
                         false, 1, {});
     }
   }

@@ -127,11 +127,13 @@ std::vector<uint8_t> file_of(const ojson& f) {
     return bytes;
   }
   std::string header;
-  if (f.contains("header_json")) header = f.at("header_json").dump();  // compact, like JSON.stringify
+  if (f.contains("header_json"))
+    header = f.at("header_json").dump();  // compact, like JSON.stringify
   else if (f.contains("header_base64")) {
     const auto b = base64(f.at("header_base64").get<std::string>());
     header.assign(b.begin(), b.end());
-  } else header = text_of(f.at("header"));
+  } else
+    header = text_of(f.at("header"));
   uint64_t length = header.size();
   if (f.contains("length_field")) {
     const ojson& n = f.at("length_field");
@@ -284,15 +286,16 @@ TEST_SUITE("bad inputs (tests/fixtures/bad_inputs.json)") {
     });
   }
 
-  TEST_CASE("bad safetensors files (truncated, lying length field, bad JSON, bad offsets) give their exact code and slot") {
-    check_kind("checkpoint", run_checkpoint);
-  }
+  TEST_CASE("bad safetensors files (truncated, lying length field, bad JSON, bad offsets) give their exact code and slot") { check_kind("checkpoint", run_checkpoint); }
 }
 
 TEST_SUITE("memory budget") {
   TEST_CASE("MultiHeadAttention(100000, 100000, 1024, 0.0, 10) is refused before allocating, naming the bytes it would need") {
-    const SlotMap config = {{"d_in", SlotValue::integer(100000)}, {"d_out", SlotValue::integer(100000)}, {"context_length", SlotValue::integer(1024)},
-                            {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(10)}};
+    const SlotMap config = {{"d_in", SlotValue::integer(100000)},
+                            {"d_out", SlotValue::integer(100000)},
+                            {"context_length", SlotValue::integer(1024)},
+                            {"dropout", SlotValue::floating(0.0)},
+                            {"num_heads", SlotValue::integer(10)}};
     try {
       validated_config("MultiHeadAttention", config);
       FAIL("not refused");
@@ -305,8 +308,10 @@ TEST_SUITE("memory budget") {
   }
 
   TEST_CASE("a forward whose trace is over the budget is refused before allocating (MHA(768, 768, 100000, 0.0, 12) on 20,000 tokens)") {
-    const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(768)}, {"d_out", SlotValue::integer(768)},
-                                                                   {"context_length", SlotValue::integer(100000)}, {"dropout", SlotValue::floating(0.0)},
+    const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(768)},
+                                                                   {"d_out", SlotValue::integer(768)},
+                                                                   {"context_length", SlotValue::integer(100000)},
+                                                                   {"dropout", SlotValue::floating(0.0)},
                                                                    {"num_heads", SlotValue::integer(12)}});
     CheckOptions with_input;
     with_input.input_shape = Shape{1, 20000, 768};
@@ -328,9 +333,10 @@ TEST_SUITE("memory budget") {
 
   TEST_CASE("the budget is an option: a tiny budget refuses even the book's example") {
     TorchGenerator g(123);
-    const AttentionModule m(validated_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)},
-                                                                 {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}),
-                            g);
+    const AttentionModule m(
+        validated_config("CausalAttention",
+                         {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}),
+        g);
     Tensor x({1, 6, 3});
     ForwardOptions options;
     options.memory_budget_bytes = 100;

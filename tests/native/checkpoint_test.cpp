@@ -148,8 +148,11 @@ TEST_SUITE("checkpoint") {
     const auto file = read_file("gpt2_d8_h4_prefix.safetensors");
     CheckpointOptions opts;
     opts.layer = 1;
-    opts.into = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(8)}, {"d_out", SlotValue::integer(8)}, {"context_length", SlotValue::integer(16)},
-                                                        {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(4)}});
+    opts.into = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(8)},
+                                                        {"d_out", SlotValue::integer(8)},
+                                                        {"context_length", SlotValue::integer(16)},
+                                                        {"dropout", SlotValue::floating(0.0)},
+                                                        {"num_heads", SlotValue::integer(4)}});
     try {
       plan_gpt2_attention(header_of(file), opts);
       FAIL("expected checkpoint_config_mismatch");
@@ -270,8 +273,11 @@ TEST_SUITE("checkpoint") {
   TEST_CASE("issue 9: loading checks what create checks, before any tensor is read: the memory budget and the derived config") {
     // A sparse 0.8 GB BF16 file of width 10048: create refuses MultiHeadAttention(10048, 10048, ...).
     const int64_t w = 10048;
-    const SafetensorsHeader wide = sparse_header({{"h.0.attn.c_attn.weight", "BF16", {w, 3 * w}}, {"h.0.attn.c_attn.bias", "BF16", {3 * w}},
-                                                  {"h.0.attn.c_proj.weight", "BF16", {w, w}}, {"h.0.attn.c_proj.bias", "BF16", {w}}, {"wpe.weight", "BF16", {1024, w}}});
+    const SafetensorsHeader wide = sparse_header({{"h.0.attn.c_attn.weight", "BF16", {w, 3 * w}},
+                                                  {"h.0.attn.c_attn.bias", "BF16", {3 * w}},
+                                                  {"h.0.attn.c_proj.weight", "BF16", {w, w}},
+                                                  {"h.0.attn.c_proj.bias", "BF16", {w}},
+                                                  {"wpe.weight", "BF16", {1024, w}}});
     CheckpointOptions opts;
     opts.num_heads = 16;
     CHECK(code_of([&] { plan_gpt2_attention(wide, opts); }) == "too_large");
@@ -284,8 +290,11 @@ TEST_SUITE("checkpoint") {
     CHECK(has_error(check_config("MultiHeadAttention", same.slots())));
     // GPT-2 XL's width loads within the default budget; a budget of 100 MiB refuses it, naming the bytes.
     const int64_t xl = 1600;
-    const SafetensorsHeader xl_header = sparse_header({{"h.0.attn.c_attn.weight", "F32", {xl, 3 * xl}}, {"h.0.attn.c_attn.bias", "F32", {3 * xl}},
-                                                       {"h.0.attn.c_proj.weight", "F32", {xl, xl}}, {"h.0.attn.c_proj.bias", "F32", {xl}}, {"wpe.weight", "F32", {1024, xl}}});
+    const SafetensorsHeader xl_header = sparse_header({{"h.0.attn.c_attn.weight", "F32", {xl, 3 * xl}},
+                                                       {"h.0.attn.c_attn.bias", "F32", {3 * xl}},
+                                                       {"h.0.attn.c_proj.weight", "F32", {xl, xl}},
+                                                       {"h.0.attn.c_proj.bias", "F32", {xl}},
+                                                       {"wpe.weight", "F32", {1024, xl}}});
     CHECK(plan_gpt2_attention(xl_header, {}).config.num_heads == 25);
     CheckpointOptions small;
     small.memory_budget_bytes = 100.0 * 1048576;
@@ -297,8 +306,11 @@ TEST_SUITE("checkpoint") {
       CHECK(std::string(e.what()).find("MiB") != std::string::npos);
     }
     // wpe.weight of shape [2**40, 0] would give context_length 1099511627776, which create refuses.
-    const SafetensorsHeader lying = sparse_header({{"h.0.attn.c_attn.weight", "F32", {4, 12}}, {"h.0.attn.c_attn.bias", "F32", {12}},
-                                                   {"h.0.attn.c_proj.weight", "F32", {4, 4}}, {"h.0.attn.c_proj.bias", "F32", {4}}, {"wpe.weight", "F32", {int64_t{1} << 40, 0}}});
+    const SafetensorsHeader lying = sparse_header({{"h.0.attn.c_attn.weight", "F32", {4, 12}},
+                                                   {"h.0.attn.c_attn.bias", "F32", {12}},
+                                                   {"h.0.attn.c_proj.weight", "F32", {4, 4}},
+                                                   {"h.0.attn.c_proj.bias", "F32", {4}},
+                                                   {"wpe.weight", "F32", {int64_t{1} << 40, 0}}});
     CheckpointOptions two;
     two.num_heads = 2;
     try {
@@ -348,7 +360,7 @@ TEST_SUITE("checkpoint") {
       CHECK(max_abs_diff(x, expected_x) <= 1e-6);
     }
     const auto file = read_file("gpt2_d4_h2.safetensors");
-    CHECK(code_of([&] { plan_gpt2_block_input(header_of(file), {10}, 0); }) == "checkpoint_token");  // vocab 10
+    CHECK(code_of([&] { plan_gpt2_block_input(header_of(file), {10}, 0); }) == "checkpoint_token");                         // vocab 10
     CHECK(code_of([&] { plan_gpt2_block_input(header_of(file), std::vector<int64_t>(9, 1), 0); }) == "context_too_short");  // 8 positions
     CHECK(code_of([&] { plan_gpt2_block_input(header_of(read_file("gpt2_d8_nowpe_nomask.safetensors")), {1}, 0); }) == "checkpoint_missing_key");
   }

@@ -38,10 +38,14 @@ inline attention_lab::Tensor tensor(const nlohmann::json& j) {
 inline attention_lab::SlotMap config(const nlohmann::json& j) {
   attention_lab::SlotMap m;
   for (const auto& [key, value] : j.items()) {
-    if (value.is_null()) m[key] = attention_lab::SlotValue::none();  // dtype=None, sliding_window_size=None
-    else if (value.is_boolean()) m[key] = attention_lab::SlotValue::boolean_value(value.get<bool>());
-    else if (key == "dropout") m[key] = attention_lab::SlotValue::floating(value.get<double>());
-    else m[key] = attention_lab::SlotValue::integer(value.get<double>());
+    if (value.is_null())
+      m[key] = attention_lab::SlotValue::none();  // dtype=None, sliding_window_size=None
+    else if (value.is_boolean())
+      m[key] = attention_lab::SlotValue::boolean_value(value.get<bool>());
+    else if (key == "dropout")
+      m[key] = attention_lab::SlotValue::floating(value.get<double>());
+    else
+      m[key] = attention_lab::SlotValue::integer(value.get<double>());
   }
   return m;
 }

@@ -1,9 +1,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <set>
-#include <cstring>
 
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
@@ -94,8 +94,11 @@ TEST_SUITE("modules") {
 
   TEST_CASE("book: torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, 2) on two stacked copies") {
     TorchGenerator gen(123);
-    const AttentionModule m(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
-                                                                    {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}}),
+    const AttentionModule m(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)},
+                                                                    {"d_out", SlotValue::integer(2)},
+                                                                    {"context_length", SlotValue::integer(6)},
+                                                                    {"dropout", SlotValue::floating(0.0)},
+                                                                    {"num_heads", SlotValue::integer(2)}}),
                             gen);
     ForwardOptions opts;
     opts.generator = &gen;
@@ -169,8 +172,11 @@ TEST_SUITE("modules") {
   }
 
   TEST_CASE("B2: the wrapper's width is num_heads x d_out, MHA's is d_out") {
-    const SlotMap base = {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
-                          {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}};
+    const SlotMap base = {{"d_in", SlotValue::integer(3)},
+                          {"d_out", SlotValue::integer(2)},
+                          {"context_length", SlotValue::integer(6)},
+                          {"dropout", SlotValue::floating(0.0)},
+                          {"num_heads", SlotValue::integer(2)}};
     TorchGenerator g(123);
     const AttentionModule wrapper(validated_config("MultiHeadAttentionWrapper", base), g);
     const AttentionModule mha(validated_config("MultiHeadAttention", base), g);
@@ -182,12 +188,18 @@ TEST_SUITE("modules") {
   }
 
   TEST_CASE("output width rules and parameter counts") {
-    const ModuleConfig ex32 = validated_config("MultiHeadAttentionWrapper", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(1)}, {"context_length", SlotValue::integer(6)},
-                                                                            {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}});
+    const ModuleConfig ex32 = validated_config("MultiHeadAttentionWrapper", {{"d_in", SlotValue::integer(3)},
+                                                                             {"d_out", SlotValue::integer(1)},
+                                                                             {"context_length", SlotValue::integer(6)},
+                                                                             {"dropout", SlotValue::floating(0.0)},
+                                                                             {"num_heads", SlotValue::integer(2)}});
     CHECK(ex32.output_width() == 2);
     CHECK(ex32.output_width_rule() == "num_heads x d_out = 2 x 1 = 2");
-    const ModuleConfig gpt2 = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(768)}, {"d_out", SlotValue::integer(768)}, {"context_length", SlotValue::integer(1024)},
-                                                                      {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(12)}});
+    const ModuleConfig gpt2 = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(768)},
+                                                                      {"d_out", SlotValue::integer(768)},
+                                                                      {"context_length", SlotValue::integer(1024)},
+                                                                      {"dropout", SlotValue::floating(0.0)},
+                                                                      {"num_heads", SlotValue::integer(12)}});
     CHECK(gpt2.head_dim() == 64);
     CHECK(gpt2.output_width() == 768);
     CHECK(parameter_count(gpt2) == 2360064);
@@ -196,8 +208,11 @@ TEST_SUITE("modules") {
   }
 
   TEST_CASE("B4: out_proj maps d_out to d_out even when d_in differs") {
-    const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
-                                                                   {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}});
+    const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)},
+                                                                   {"d_out", SlotValue::integer(2)},
+                                                                   {"context_length", SlotValue::integer(6)},
+                                                                   {"dropout", SlotValue::floating(0.0)},
+                                                                   {"num_heads", SlotValue::integer(2)}});
     const auto specs = parameter_specs(c);
     REQUIRE(specs.size() == 5);
     CHECK(specs[0].name == "W_query.weight");
@@ -211,9 +226,10 @@ TEST_SUITE("modules") {
 
   TEST_CASE("B25: 7 tokens into CausalAttention(3, 2, 6, 0.0) is refused with both numbers") {
     TorchGenerator g(123);
-    const AttentionModule m(validated_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
-                                                                 {"dropout", SlotValue::floating(0.0)}}),
-                            g);
+    const AttentionModule m(
+        validated_config("CausalAttention",
+                         {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}),
+        g);
     try {
       m.forward(Tensor({1, 7, 3}));
       FAIL("expected an AttentionError");
@@ -294,8 +310,11 @@ TEST_SUITE("tokens") {
       return t;
     };
     TorchGenerator gen(123);
-    const ModuleConfig wrapper = validated_config("MultiHeadAttentionWrapper", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
-                                                                                {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}});
+    const ModuleConfig wrapper = validated_config("MultiHeadAttentionWrapper", {{"d_in", SlotValue::integer(3)},
+                                                                                {"d_out", SlotValue::integer(2)},
+                                                                                {"context_length", SlotValue::integer(6)},
+                                                                                {"dropout", SlotValue::floating(0.0)},
+                                                                                {"num_heads", SlotValue::integer(2)}});
     const AttentionModule source(wrapper, gen);
     std::vector<NamedTensor> state = source.parameters();
     state.push_back({"heads.0.mask", triu(6)});

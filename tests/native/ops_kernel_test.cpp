@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -34,9 +34,7 @@ std::vector<float> reference(const std::vector<float>& a, const std::vector<floa
   return c;
 }
 
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y) { return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0; }
 
 std::vector<float> run_gemm(const std::vector<float>& a, const std::vector<float>& b, const float* bias, int64_t m, int64_t k, int64_t n, bool transpose_b,
                             ops::Triangle tri = ops::Triangle::None) {
@@ -87,7 +85,7 @@ TEST_SUITE("ops kernel") {
         const auto x = random_values(768, 8);        // (1, 768): num_tokens = 1
         const auto w = random_values(768 * 768, 9);  // (768, 768)
         CHECK(same_bits(run_gemm(x, w, bias_ptr, 1, 768, 768, transpose_b), reference(x, w, bias_ptr, 1, 768, 768, transpose_b)));
-        const auto q = random_values(70, 10);  // (70, 1): head_dim = 1
+        const auto q = random_values(70, 10);   // (70, 1): head_dim = 1
         const auto kt = random_values(70, 11);  // (70, 1) keys, used transposed
         CHECK(same_bits(run_gemm(q, kt, nullptr, 70, 1, 70, true), reference(q, kt, nullptr, 70, 1, 70, true)));
       }
@@ -100,9 +98,9 @@ TEST_SUITE("ops kernel") {
           CAPTURE(m);
           CAPTURE(k);
           CAPTURE(n);
-          const auto x = random_values(m * k, 20);     // (m, k)
-          const auto w = random_values(n * k, 21);     // (n, k): an nn.Linear weight
-          const auto bias = random_values(n, 22);      // (n)
+          const auto x = random_values(m * k, 20);                                                     // (m, k)
+          const auto w = random_values(n * k, 21);                                                     // (n, k): an nn.Linear weight
+          const auto bias = random_values(n, 22);                                                      // (n)
           std::vector<float> linear(static_cast<size_t>(m * n)), product(static_cast<size_t>(m * n));  // (m, n)
           ops::linear(x.data(), m, k, w.data(), bias.data(), n, linear.data());
           ops::matmul(x.data(), w.data(), m, k, n, true, product.data());
@@ -144,8 +142,8 @@ TEST_SUITE("ops kernel") {
         auto w = random_values(T * T, 40);  // (T, T) weights, zero above the diagonal as after a causal softmax
         for (int64_t i = 0; i < T; ++i)
           for (int64_t j = i + 1; j < T; ++j) w[static_cast<size_t>(i * T + j)] = 0.0f;
-        const auto v = random_values(T * n, 41);     // (T, n)
-        const auto bias = random_values(n, 42);      // (n)
+        const auto v = random_values(T * n, 41);  // (T, n)
+        const auto bias = random_values(n, 42);   // (n)
         for (const float* bias_ptr : {static_cast<const float*>(nullptr), bias.data()}) {
           const auto full = run_gemm(w, v, bias_ptr, T, T, n, false);
           const auto skipped = run_gemm(w, v, bias_ptr, T, T, n, false, ops::Triangle::ALower);
@@ -157,8 +155,8 @@ TEST_SUITE("ops kernel") {
 
   TEST_CASE("gemm reads and writes through row strides lda and ldc") {
     const int64_t m = 19, k = 37, n = 21, lda = 50, ldc = 30;
-    const auto big_a = random_values(m * lda, 50);  // (m, lda): a is its first k columns
-    const auto b = random_values(k * n, 51);        // (k, n)
+    const auto big_a = random_values(m * lda, 50);     // (m, lda): a is its first k columns
+    const auto b = random_values(k * n, 51);           // (k, n)
     std::vector<float> a(static_cast<size_t>(m * k));  // (m, k)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t kk = 0; kk < k; ++kk) a[static_cast<size_t>(i * k + kk)] = big_a[static_cast<size_t>(i * lda + kk)];
@@ -240,7 +238,7 @@ TEST_CASE("simd_exp_sum is within 2 ulp of std::exp, gives exactly 0 for -inf, a
     std::vector<float> x(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = -0.37f * static_cast<float>(i * i) + 1.5f;
     if (n > 2) x[1] = -std::numeric_limits<float>::infinity();  // a masked key
-    const float shift = 1.5f;  // the row max
+    const float shift = 1.5f;                                   // the row max
     std::vector<float> got = x;
     const float sum = ops::simd_exp_sum(got.data(), n, shift);
     float want_sum = 0.0f;

@@ -43,9 +43,9 @@ namespace {
 ModuleConfig config_of(const std::string& cls, const SlotMap& slots) { return validated_config(cls, slots); }
 
 SlotMap mha(int64_t d_in, int64_t d_out, int64_t ctx, double p, int64_t h, bool bias = false) {
-  return {{"d_in", SlotValue::integer(static_cast<double>(d_in))},        {"d_out", SlotValue::integer(static_cast<double>(d_out))},
+  return {{"d_in", SlotValue::integer(static_cast<double>(d_in))},          {"d_out", SlotValue::integer(static_cast<double>(d_out))},
           {"context_length", SlotValue::integer(static_cast<double>(ctx))}, {"dropout", SlotValue::floating(p)},
-          {"num_heads", SlotValue::integer(static_cast<double>(h))},      {"qkv_bias", SlotValue::boolean_value(bias)}};
+          {"num_heads", SlotValue::integer(static_cast<double>(h))},        {"qkv_bias", SlotValue::boolean_value(bias)}};
 }
 
 }  // namespace
@@ -90,8 +90,7 @@ TEST_SUITE("plan") {
     CHECK(stage_text(p, StageId::AttnWeightsDropout, 6, true).formula ==
           "dropout(attn_weights): each weight zeroed with probability 0.5, survivors x 1/(1-p) = 2; rows no longer sum to 1");
     CHECK(stage_text(p, StageId::AttnWeightsDropout, 6, false).title == "Attention weights after dropout (eval: dropout skipped)");
-    CHECK(stage_text(p, StageId::Queries, 6, true).formula ==
-          "queries = (W_query(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T)");
+    CHECK(stage_text(p, StageId::Queries, 6, true).formula == "queries = (W_query(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T)");
     // queries, keys and values share one row per variant, with their own names filled in
     const ForwardPlan v1 = plan_forward(config_of("SelfAttention_v1", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}}));
     CHECK(stage_text(v1, StageId::Keys, 6, true).formula == "keys = x @ W_key");

@@ -196,8 +196,7 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
       TorchGenerator init_a(s.seed), init_b(s.seed);
       const AttentionModule with_dropout(s.config, init_a);
       const AttentionModule without(off, init_b);
-      for (size_t p = 0; p < with_dropout.parameters().size(); ++p)
-        CHECK(same_bits(with_dropout.parameters()[p].tensor.data, without.parameters()[p].tensor.data));
+      for (size_t p = 0; p < with_dropout.parameters().size(); ++p) CHECK(same_bits(with_dropout.parameters()[p].tensor.data, without.parameters()[p].tensor.data));
       const Tensor x = random_input(rng, s.input_shape);
       TorchGenerator g(s.seed + 3);
       const std::vector<uint32_t> state = g.state();
@@ -253,8 +252,10 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
         }
       });
       for_each_entry(stage(trace, "attn_weights").tensor, [&](int64_t, int64_t i, int64_t j, float v) {
-        if (j > i) CHECK(same_bits({v}, {0.0f}));  // +0 exactly, not a tiny epsilon (B11)
-        else CHECK(std::isfinite(v));
+        if (j > i)
+          CHECK(same_bits({v}, {0.0f}));  // +0 exactly, not a tiny epsilon (B11)
+        else
+          CHECK(std::isfinite(v));
       });
       for_each_entry(dropped, [&](int64_t, int64_t i, int64_t j, float v) {
         if (j > i) CHECK(v == 0.0f);

@@ -67,8 +67,11 @@ TEST_SUITE("tensor") {
 
   TEST_CASE("every traced stage carries the summary of its own tensor") {
     TorchGenerator g(123);
-    const SlotMap slots = {{"d_in", SlotValue::integer(3)},      {"d_out", SlotValue::integer(2)},    {"context_length", SlotValue::integer(6)},
-                           {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}};
+    const SlotMap slots = {{"d_in", SlotValue::integer(3)},
+                           {"d_out", SlotValue::integer(2)},
+                           {"context_length", SlotValue::integer(6)},
+                           {"dropout", SlotValue::floating(0.0)},
+                           {"num_heads", SlotValue::integer(2)}};
     const AttentionModule m(validated_config("MultiHeadAttention", slots), g);
     std::vector<Stage> trace;
     ForwardOptions o;

@@ -13,9 +13,7 @@
 using namespace attention_lab;
 
 namespace {
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.shape == b.shape && std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
-}
+bool same_bits(const Tensor& a, const Tensor& b) { return a.shape == b.shape && std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0; }
 }  // namespace
 
 TEST_SUITE("torch_generator") {
@@ -59,8 +57,11 @@ TEST_SUITE("torch_generator") {
     CHECK_THROWS(g.dropout(x, 1.0000001));
 
     // The validator accepts dropout = 1.0 with a dropout_all warning (an error for 1.5).
-    const auto diagnostics = check_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
-                                                                 {"dropout", SlotValue::floating(1.0)}, {"num_heads", SlotValue::integer(2)}});
+    const auto diagnostics = check_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)},
+                                                                 {"d_out", SlotValue::integer(2)},
+                                                                 {"context_length", SlotValue::integer(6)},
+                                                                 {"dropout", SlotValue::floating(1.0)},
+                                                                 {"num_heads", SlotValue::integer(2)}});
     REQUIRE(diagnostics.size() == 1);
     CHECK(diagnostics[0].code == "dropout_all");
     CHECK(diagnostics[0].severity == Severity::Warning);
@@ -68,8 +69,11 @@ TEST_SUITE("torch_generator") {
     // MultiHeadAttention in training mode: every weight dropped, so the output is out_proj.bias on
     // every row, and the generator is where create left it.
     TorchGenerator init(123);
-    const AttentionModule m(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)},
-                                                                     {"dropout", SlotValue::floating(1.0)}, {"num_heads", SlotValue::integer(2)}}),
+    const AttentionModule m(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)},
+                                                                    {"d_out", SlotValue::integer(2)},
+                                                                    {"context_length", SlotValue::integer(6)},
+                                                                    {"dropout", SlotValue::floating(1.0)},
+                                                                    {"num_heads", SlotValue::integer(2)}}),
                             init);
     const std::vector<uint32_t> after_init = init.state();
     Tensor tokens({1, 6, 3});

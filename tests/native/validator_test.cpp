@@ -70,7 +70,9 @@ TEST_SUITE("validator") {
   TEST_CASE("CausalAttention(3, 2, 6, 0.0) on 7 tokens: num_tokens > context_length") {
     CheckOptions opts;
     opts.input_shape = Shape{1, 7, 3};
-    const auto ds = check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}, opts);
+    const auto ds =
+        check_config("CausalAttention",
+                     {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}, opts);
     const Diagnostic* d = find(ds, "context_too_short");
     REQUIRE(d != nullptr);
     CHECK(names_slot(*d, "context_length"));
@@ -87,13 +89,16 @@ TEST_SUITE("validator") {
   }
 
   TEST_CASE("missing, unknown (with did-you-mean) and wrongly typed slots, all at once") {
-    const auto ds = check_config("MultiHeadAttention", {{"d_in", SlotValue::floating(768.0)}, {"d_out", SlotValue::integer(768)}, {"contxt_length", SlotValue::integer(1024)},
-                                                        {"dropout", SlotValue::floating(1.5)}, {"n_heads", SlotValue::integer(12)}});
+    const auto ds = check_config("MultiHeadAttention", {{"d_in", SlotValue::floating(768.0)},
+                                                        {"d_out", SlotValue::integer(768)},
+                                                        {"contxt_length", SlotValue::integer(1024)},
+                                                        {"dropout", SlotValue::floating(1.5)},
+                                                        {"n_heads", SlotValue::integer(12)}});
     std::vector<std::string> codes;
     for (const auto& d : ds) codes.push_back(d.code);
     CHECK(std::count(codes.begin(), codes.end(), "unknown_slot") == 2);
     CHECK(std::count(codes.begin(), codes.end(), "missing_slot") == 2);  // context_length, num_heads
-    CHECK(find(ds, "wrong_type") != nullptr);                             // 768.0 in an int slot
+    CHECK(find(ds, "wrong_type") != nullptr);                            // 768.0 in an int slot
     CHECK(find(ds, "dropout_range") != nullptr);
     bool context_hint = false, heads_hint = false;
     for (const auto& d : ds) {
@@ -107,9 +112,14 @@ TEST_SUITE("validator") {
   TEST_CASE("sizes must be positive, dropout a probability in [0, 1], qkv_bias a bool") {
     CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::integer(0)}, {"d_out", SlotValue::integer(2)}}), "non_positive") != nullptr);
     CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::integer(-3)}, {"d_out", SlotValue::integer(2)}}), "non_positive") != nullptr);
-    CHECK(find(check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.5)}}), "dropout_range") != nullptr);
-    CHECK(find(check_config("CausalAttention", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.0)}}), "dropout_all") != nullptr);
-    CHECK(find(check_config("SelfAttention_v2", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"qkv_bias", SlotValue::string("yes")}}), "wrong_type") != nullptr);
+    CHECK(find(check_config("CausalAttention",
+                            {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.5)}}),
+               "dropout_range") != nullptr);
+    CHECK(find(check_config("CausalAttention",
+                            {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(1.0)}}),
+               "dropout_all") != nullptr);
+    CHECK(find(check_config("SelfAttention_v2", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}, {"qkv_bias", SlotValue::string("yes")}}), "wrong_type") !=
+          nullptr);
     CHECK(find(check_config("SelfAttention_v1", {{"d_in", SlotValue::boolean_value(true)}, {"d_out", SlotValue::integer(2)}}), "wrong_type") != nullptr);
   }
 

@@ -12,9 +12,7 @@ AttentionModule make(const char* cls, int64_t d_in, int64_t d_out, uint64_t seed
   TorchGenerator g(seed);
   return AttentionModule(validated_config(cls, {{"d_in", SlotValue::integer(static_cast<double>(d_in))}, {"d_out", SlotValue::integer(static_cast<double>(d_out))}}), g);
 }
-CopyPlan all(bool transpose) {
-  return {{"W_query", {true, transpose}}, {"W_key", {true, transpose}}, {"W_value", {true, transpose}}};
-}
+CopyPlan all(bool transpose) { return {{"W_query", {true, transpose}}, {"W_key", {true, transpose}}, {"W_value", {true, transpose}}}; }
 }  // namespace
 
 TEST_SUITE("weight_transfer") {
@@ -68,7 +66,10 @@ TEST_SUITE("weight_transfer") {
     CHECK(r.agree);
     CHECK(r.tokens.shape == Shape{6, 4});  // seeded tokens when d_in != 3
     TorchGenerator g(1);
-    AttentionModule causal(validated_config("CausalAttention", {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}), g);
+    AttentionModule causal(
+        validated_config("CausalAttention",
+                         {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)}}),
+        g);
     CHECK_THROWS_AS(copy_weights(v1, causal, all(true)), AttentionError);
     CHECK_THROWS_AS(copy_weights(v1, v2, {{"W_quer", {true, true}}}), AttentionError);
   }
@@ -76,8 +77,12 @@ TEST_SUITE("weight_transfer") {
 
 namespace {
 SlotMap multi(int64_t d_in, int64_t d_out, int64_t heads, bool bias = false) {
-  return {{"d_in", SlotValue::integer(static_cast<double>(d_in))}, {"d_out", SlotValue::integer(static_cast<double>(d_out))}, {"context_length", SlotValue::integer(6)},
-          {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(static_cast<double>(heads))}, {"qkv_bias", SlotValue::boolean_value(bias)}};
+  return {{"d_in", SlotValue::integer(static_cast<double>(d_in))},
+          {"d_out", SlotValue::integer(static_cast<double>(d_out))},
+          {"context_length", SlotValue::integer(6)},
+          {"dropout", SlotValue::floating(0.0)},
+          {"num_heads", SlotValue::integer(static_cast<double>(heads))},
+          {"qkv_bias", SlotValue::boolean_value(bias)}};
 }
 Tensor two_book_copies() {
   const Tensor x = book_tokens();
@@ -95,13 +100,14 @@ TEST_SUITE("weight_transfer") {
     CopyPlan plan = all(true);
     plan["W_key"].transpose = false;
     const CopyReport r = copy_weights(v2, v1, plan);
-    CHECK(r.code == "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\nsa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight)\n"
-                    "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)\n");
+    CHECK(r.code ==
+          "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\nsa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight)\n"
+          "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)\n");
     std::map<std::string, double> by_id;
     for (const auto& s : r.stages) by_id[s.id] = s.max_abs_diff;
-    CHECK(by_id.at("queries") == 0.0);   // W_query went over right
+    CHECK(by_id.at("queries") == 0.0);  // W_query went over right
     CHECK(by_id.at("values") == 0.0);
-    CHECK(by_id.at("keys") > 1e-3);      // the missing transpose shows up first here
+    CHECK(by_id.at("keys") > 1e-3);  // the missing transpose shows up first here
     CHECK(by_id.at("attn_scores") > 1e-3);
   }
 
@@ -117,8 +123,8 @@ TEST_SUITE("weight_transfer") {
       CAPTURE(s.id);
       CHECK(s.max_abs_diff <= 1e-6);
     }
-    CHECK(ids == std::vector<std::string>{"input", "queries", "keys", "values", "attn_scores", "mask", "attn_scores_masked", "attn_weights", "attn_weights_dropout",
-                                          "context_vec", "heads_concat", "output"});
+    CHECK(ids == std::vector<std::string>{"input", "queries", "keys", "values", "attn_scores", "mask", "attn_scores_masked", "attn_weights", "attn_weights_dropout", "context_vec",
+                                          "heads_concat", "output"});
   }
 
   TEST_CASE("with biases and three heads too, and back again: fused -> wrapper") {
@@ -168,8 +174,11 @@ TEST_SUITE("weight_transfer") {
   TEST_CASE("converting a wrapper whose fused equivalent is over the memory budget is refused before allocating") {
     // wrapper(1, 4096, 8, 0.0, 8): 98,304 parameters; its fused equivalent has d_out = 32768 and an
     // out_proj of 32768^2 floats (4.3 GB)
-    const SlotMap slots = {{"d_in", SlotValue::integer(1)},      {"d_out", SlotValue::integer(4096)},  {"context_length", SlotValue::integer(8)},
-                           {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(8)}};
+    const SlotMap slots = {{"d_in", SlotValue::integer(1)},
+                           {"d_out", SlotValue::integer(4096)},
+                           {"context_length", SlotValue::integer(8)},
+                           {"dropout", SlotValue::floating(0.0)},
+                           {"num_heads", SlotValue::integer(8)}};
     const AttentionModule wrapper(validated_config("MultiHeadAttentionWrapper", slots));
     try {
       fused_from_wrapper(wrapper, HeadLayout::Stacked);

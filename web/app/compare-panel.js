@@ -129,7 +129,6 @@ export function setupComparePanel(app) {
    * d_in, else the book's six (d_in = 3) or six seeded ones. With the PyTorch lines that make them.
    */
   function copyTokens(dIn) {
-    const config = app.derived.config;
     if (copySizeValues() && app.derived.shape && seedValue(app.state) !== null) {
       try {
         const base = baseTokens(lab, app.state, dIn);

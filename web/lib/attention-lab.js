@@ -800,7 +800,7 @@ let labPromise;
  * URL, so there it is read from disk and handed over as `wasmBinary`.
  */
 async function coreOptions() {
-  const isNode = typeof process === "object" && typeof process.versions?.node === "string" && typeof window === "undefined" && typeof self === "undefined";
+  const isNode = typeof globalThis.process === "object" && typeof globalThis.process.versions?.node === "string" && typeof window === "undefined" && typeof self === "undefined";
   if (!isNode) return {};
   const { readFile } = await import("node:fs/promises");
   return { wasmBinary: await readFile(new URL("./attention_core.wasm", import.meta.url)) };

@@ -110,11 +110,15 @@ SlotMap config_from_js(const val& config) {
 val slot_value_to_js(const SlotValue& v) {
   switch (v.kind) {
     case SlotValue::Kind::Int:
-    case SlotValue::Kind::Float: return val(v.number);
-    case SlotValue::Kind::Bool: return val(v.boolean);
-    case SlotValue::Kind::None: return val::null();
+    case SlotValue::Kind::Float:
+      return val(v.number);
+    case SlotValue::Kind::Bool:
+      return val(v.boolean);
+    case SlotValue::Kind::None:
+      return val::null();
     case SlotValue::Kind::String:
-    case SlotValue::Kind::Expression: return val(v.text);
+    case SlotValue::Kind::Expression:
+      return val(v.text);
   }
   return val::null();
 }
@@ -205,15 +209,13 @@ Registry& registry() {
 
 AttentionModule& module_at(double handle) {
   const auto it = registry().modules.find(static_cast<uint32_t>(handle));
-  if (it == registry().modules.end())
-    throw AttentionError("disposed", "module", "this module was disposed", "Create it again with lab.create (or keep it until you are done).");
+  if (it == registry().modules.end()) throw AttentionError("disposed", "module", "this module was disposed", "Create it again with lab.create (or keep it until you are done).");
   return *it->second;
 }
 
 TorchGenerator& generator_at(double handle) {
   const auto it = registry().generators.find(static_cast<uint32_t>(handle));
-  if (it == registry().generators.end())
-    throw AttentionError("disposed", "generator", "this generator was disposed", "Make a new one with lab.manualSeed(seed).");
+  if (it == registry().generators.end()) throw AttentionError("disposed", "generator", "this generator was disposed", "Make a new one with lab.manualSeed(seed).");
   return it->second;
 }
 
@@ -363,9 +365,8 @@ val describe_js(const std::string& class_name, const val& config) {
     SlotMap sized = slots;
     if (has_error(ds)) {
       // The sizes are still known when only the dropout slot is wrong: show them (ok stays false).
-      const bool only_dropout = std::all_of(ds.begin(), ds.end(), [](const Diagnostic& d) {
-        return d.severity != Severity::Error || (d.slots.size() == 1 && d.slots[0] == "dropout");
-      });
+      const bool only_dropout =
+          std::all_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity != Severity::Error || (d.slots.size() == 1 && d.slots[0] == "dropout"); });
       if (!only_dropout) return out;
       sized["dropout"] = SlotValue::floating(0.0);
       if (has_error(check_config(class_name, sized))) return out;
@@ -502,7 +503,8 @@ val rand_js(double generator, const val& shape) {
     TorchGenerator& g = generator_at(generator);
     const Shape s = shape_from_js(shape, "shape");
     int64_t numel = 0;
-    if (!checked_numel(s, numel) || static_cast<double>(numel) > 256.0 * 1024 * 1024) throw AttentionError("too_large", "shape", "rand of " + shape_string(s) + " is too large", "");
+    if (!checked_numel(s, numel) || static_cast<double>(numel) > 256.0 * 1024 * 1024)
+      throw AttentionError("too_large", "shape", "rand of " + shape_string(s) + " is too large", "");
     val out = ok();
     out.set("tensor", tensor_to_js(g.rand(s)));
     return out;
@@ -519,7 +521,6 @@ val dropout_js(double generator, const val& tensor, double p) {
   });
 }
 
-
 val stage_diffs_to_js(const std::vector<StageDiff>& diffs) {
   val out = val::array();
   for (const auto& d : diffs) {
@@ -530,7 +531,6 @@ val stage_diffs_to_js(const std::vector<StageDiff>& diffs) {
   }
   return out;
 }
-
 
 val equivalent_config_js(const std::string& class_name, const val& config) {
   return guarded([&] {
@@ -546,8 +546,7 @@ val equivalent_config_js(const std::string& class_name, const val& config) {
 val convert_js(double handle, const std::string& layout) {
   return guarded([&] {
     const AttentionModule& from = module_at(handle);
-    if (layout != "stacked" && layout != "interleaved")
-      throw AttentionError("convert_layout", "layout", "layout must be 'stacked' or 'interleaved', got '" + layout + "'", "");
+    if (layout != "stacked" && layout != "interleaved") throw AttentionError("convert_layout", "layout", "layout must be 'stacked' or 'interleaved', got '" + layout + "'", "");
     auto to = std::make_unique<AttentionModule>(from.config().kind == ClassKind::MultiHeadAttentionWrapper
                                                     ? fused_from_wrapper(from, layout == "stacked" ? HeadLayout::Stacked : HeadLayout::Interleaved)
                                                     : wrapper_from_fused(from));
@@ -638,7 +637,8 @@ val book_tokens_js() { return tensor_to_js(book_tokens()); }
 val seeded_tokens_js(double num_tokens, double d_in, double seed) {
   return guarded([&] {
     if (!(num_tokens >= 1 && d_in >= 1 && num_tokens == std::floor(num_tokens) && d_in == std::floor(d_in) && num_tokens * d_in <= 64.0 * 1024 * 1024))
-      throw AttentionError("tensor_shape", "d_in", "cannot make " + std::to_string(num_tokens) + " tokens of width " + std::to_string(d_in), "Use whole numbers: at least one token and d_in >= 1.");
+      throw AttentionError("tensor_shape", "d_in", "cannot make " + std::to_string(num_tokens) + " tokens of width " + std::to_string(d_in),
+                           "Use whole numbers: at least one token and d_in >= 1.");
     const uint64_t s = seed_from_js(seed);
     val out = ok();
     out.set("tensor", tensor_to_js(seeded_tokens(static_cast<int64_t>(num_tokens), static_cast<int64_t>(d_in), s)));
@@ -648,7 +648,7 @@ val seeded_tokens_js(double num_tokens, double d_in, double seed) {
 
 std::vector<uint8_t> bytes_from_js(const val& v, const char* what) {
   if (v.isNull() || v.isUndefined() || v["length"].isUndefined()) throw AttentionError("checkpoint_truncated", "", std::string(what) + " could not be read", "");
-  if (!v.instanceof(val::global("Uint8Array"))) return emscripten::convertJSArrayToNumberVector<uint8_t>(v);
+  if (!v.instanceof (val::global("Uint8Array"))) return emscripten::convertJSArrayToNumberVector<uint8_t>(v);
   // One bulk copy into the heap (a wte chunk is megabytes; element by element it took seconds).
   std::vector<uint8_t> out(v["length"].as<size_t>());
   val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", v);
@@ -662,8 +662,10 @@ std::optional<int64_t> whole_option(const val& options, const char* key, double 
   if (v.isUndefined() || v.isNull()) return std::nullopt;
   const double x = v.isNumber() ? v.as<double>() : std::nan("");
   if (!(x >= lowest && x == std::floor(x) && x < 2147483648.0))
-    throw AttentionError(code, key, std::string(key) + " must be a whole number from " + std::to_string(static_cast<int>(lowest)) + ", got " +
-                                        (v.isNumber() ? std::to_string(x) : "a " + v.typeOf().as<std::string>()), "");
+    throw AttentionError(code, key,
+                         std::string(key) + " must be a whole number from " + std::to_string(static_cast<int>(lowest)) + ", got " +
+                             (v.isNumber() ? std::to_string(x) : "a " + v.typeOf().as<std::string>()),
+                         "");
   return static_cast<int64_t>(x);
 }
 

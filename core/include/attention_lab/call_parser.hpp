@@ -18,9 +18,9 @@ struct ParsedSlot {
 };
 
 struct ParsedCall {
-  std::string class_name;  // "" when none could be read
-  SlotMap config;          // what was given (defaults not filled in)
-  std::vector<ParsedSlot> slots;  // every slot of the class left to right, then unknown keywords
+  std::string class_name;               // "" when none could be read
+  SlotMap config;                       // what was given (defaults not filled in)
+  std::vector<ParsedSlot> slots;        // every slot of the class left to right, then unknown keywords
   std::vector<Diagnostic> diagnostics;  // syntax and argument-binding problems, then check_config's
 };
 

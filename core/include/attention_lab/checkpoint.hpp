@@ -80,7 +80,7 @@ struct CheckpointReport {
 /// What to read and how the module will be built; made from the header alone.
 struct CheckpointPlan {
   ModuleConfig config;
-  std::string prefix;  // "" or "transformer."
+  std::string prefix;                    // "" or "transformer."
   std::vector<SafetensorsEntry> needed;  // c_attn.weight, c_attn.bias (when present), c_proj.weight, c_proj.bias
   CheckpointReport report;
 };
@@ -108,7 +108,7 @@ AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<s
 
 /// A byte range of the file to read (absolute offsets) and what it holds.
 struct ByteRead {
-  std::string name;  // "wte.weight[50256]", "wpe.weight[0:5]", "h.0.ln_1.weight", ...
+  std::string name;        // "wte.weight[50256]", "wpe.weight[0:5]", "h.0.ln_1.weight", ...
   SafetensorsEntry entry;  // the entry, with shape and begin/end narrowed to the rows read (relative to the data section)
 };
 

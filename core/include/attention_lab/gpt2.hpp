@@ -59,8 +59,7 @@ class Gpt2Run {
  public:
   /// Throws AttentionError: input_empty (no tokens), checkpoint_token (an id outside the vocabulary),
   /// context_too_short (more tokens than n_ctx), too_large (gpt2_run_bytes over memory_budget_bytes).
-  Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids,
-          double memory_budget_bytes = kDefaultMemoryBudgetBytes);
+  Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes = kDefaultMemoryBudgetBytes);
 
   const Gpt2Config& config() const { return config_; }
   int64_t num_tokens() const { return static_cast<int64_t>(ids_.size()); }

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attention_lab/ops.hpp"
 #include "attention_lab/diagnostics.hpp"
+#include "attention_lab/ops.hpp"
 #include "attention_lab/plan.hpp"
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
@@ -25,7 +25,7 @@ struct Stage {
   std::string formula;
   std::vector<std::string> axes;
   Tensor tensor;
-  TensorSummary summary;  // of the whole tensor, computed where it is made (pages need not scan 10^7 values)
+  TensorSummary summary;                       // of the whole tensor, computed where it is made (pages need not scan 10^7 values)
   std::vector<TensorSummary> slice_summaries;  // of each slice over the last two axes (each (b, head))
 };
 
@@ -65,8 +65,7 @@ struct ForwardOptions {
 /// input_rank, input_empty, input_width, context_too_short, too_large (the module plus a forward,
 /// traced when `trace`, over `memory_budget_bytes`: plan_bytes), non_finite_input. Throws
 /// AttentionError whose slot is `what` (input_width: "d_in", context_too_short: "context_length").
-void check_input(const ModuleConfig& config, const Tensor& x, const std::string& what = "x",
-                 double memory_budget_bytes = kDefaultMemoryBudgetBytes, bool trace = true);
+void check_input(const ModuleConfig& config, const Tensor& x, const std::string& what = "x", double memory_budget_bytes = kDefaultMemoryBudgetBytes, bool trace = true);
 
 class AttentionModule {
  public:
@@ -105,8 +104,8 @@ class AttentionModule {
   /// q/k/v as one right-hand matrix (d_in, num_heads * head_dim) each (the wrapper's heads side by
   /// side, Linear weights transposed), their biases, and out_proj's transposed weight.
   struct Prepared {
-    ops::PackedMatrix weight[4];  // W_query, W_key, W_value, out_proj
-    std::vector<float> bias[4];   // the wrapper's head biases side by side (n); else empty
+    ops::PackedMatrix weight[4];           // W_query, W_key, W_value, out_proj
+    std::vector<float> bias[4];            // the wrapper's head biases side by side (n); else empty
     int bias_param[4] = {-1, -1, -1, -1};  // else: the index in params_ of the bias, -1 when none
   };
   /// Where parameter i lives: in prepared_ (which 0-3, head for the wrapper, else -1) or in params_.

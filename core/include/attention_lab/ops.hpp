@@ -51,14 +51,12 @@ enum class Triangle {
 /// The f32x4 kernel itself (what gemm runs when ATTENTION_LAB_SIMD_KERNEL is on): c = a @ b (+ bias),
 /// b packed by pack_b. a (m, k) with row stride lda (0: k), c (m, b.n) with row stride ldc (0: b.n),
 /// bias (b.n) or nullptr. c must not alias a. b.k != k throws std::invalid_argument. No allocation.
-void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0,
-               int64_t ldc = 0);
+void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0, int64_t ldc = 0);
 
 /// c = a @ b (+ bias): the product every module forward uses. With ATTENTION_LAB_SIMD_KERNEL (the
 /// WebAssembly build) it is simd_gemm; otherwise Eigen on each packed panel, the reference (the
 /// triangle hint is then ignored: the full product is computed). Same arguments and errors as simd_gemm.
-void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0,
-          int64_t ldc = 0);
+void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0, int64_t ldc = 0);
 
 /// The inverse of pack_b: writes b back as (k, n) row-major, or (n, k) when transpose_b.
 void unpack_b(const PackedMatrix& packed, float* b, bool transpose_b);

@@ -33,7 +33,7 @@ struct ForwardPlan {
   std::string head_dim_name;   // "head_dim" (MHA) or "d_out"
   int64_t proj_width = 0;      // query_heads * head_dim: width of the q/k/v projections
   int64_t output_width = 0;
-  float scale_div = 1.0f;      // keys.shape[-1]**0.5, cast to float by the division
+  float scale_div = 1.0f;  // keys.shape[-1]**0.5, cast to float by the division
   MaskKind mask = MaskKind::None;
   int64_t window = 0;          // sliding window (0: none): key j is hidden from query i when i - j >= window
   bool mask_buffer = false;    // the mask is the top-left of a context_length buffer (else built for the tokens given)

@@ -57,12 +57,12 @@ const char* heads_kind_name(HeadsKind k);  // "single", "modules", "fused"
 
 /// A ready setup the page offers for a class: slot texts as typed, which tokens, and why it is so.
 struct Preset {
-  std::string key;    // stable id, e.g. "gpt2Small"; the page's strings table names it
+  std::string key;                                         // stable id, e.g. "gpt2Small"; the page's strings table names it
   std::vector<std::pair<std::string, std::string>> slots;  // slot name -> text, in call order
-  std::string tokens;  // "book" (the chapter's six 3-d tokens) or "sentence" (seeded embeddings of d_in)
+  std::string tokens;                                      // "book" (the chapter's six 3-d tokens) or "sentence" (seeded embeddings of d_in)
   int batch = 2;
-  std::string note;    // what to know about it (e.g. why qkv_bias is False)
-  int order = 0;       // place among every class's presets, as a page lists them (the book's examples first)
+  std::string note;  // what to know about it (e.g. why qkv_bias is False)
+  int order = 0;     // place among every class's presets, as a page lists them (the book's examples first)
 };
 
 /// Stages agree when no value differs by more than this (compare, weight copies; PyTorch fixtures).

@@ -28,8 +28,7 @@ struct CheckOptions {
 /// non_positive, heads_divisibility, slots_swapped, too_large, input_rank, input_width,
 /// input_empty, context_too_short (errors); layer_count_as_heads, wrapper_total_width, one_head,
 /// bool_as_int, square_weights, dropout_eval, dropout_all (dropout = 1.0: accepted as PyTorch does) (warnings/info).
-std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMap& config,
-                                     const CheckOptions& options = {});
+std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMap& config, const CheckOptions& options = {});
 
 /// check_config, then the typed config. Throws AttentionError with the first error's code, slot,
 /// message and hint when there is an error diagnostic.

@@ -50,8 +50,7 @@ struct CopyReport {
 /// seeded_tokens(6, d_in, 123). Both modules must be SelfAttention_v1 or SelfAttention_v2
 /// (AttentionError "copy_unsupported" otherwise). Unknown plan keys: AttentionError "copy_plan".
 /// Tokens that `from` cannot run are refused before anything is copied (check_input, slot "tokens").
-CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan,
-                        const std::optional<Tensor>& tokens = std::nullopt);
+CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan, const std::optional<Tensor>& tokens = std::nullopt);
 
 /// Runs both modules on `x` in eval mode with tracing and compares every stage they share (same id and
 /// shape). Throws AttentionError like forward when `x` does not fit one of them.

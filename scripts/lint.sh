@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# npm run lint (and the first step of npm test): ESLint over every JS module (eslint.config.mjs) and
+# clang-format 14 over every C++ file of the repository (.clang-format): both must be clean.
+# Fix with: npx eslint --fix .   and   clang-format -i <files>
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "== lint: ESLint"
+npx eslint --max-warnings 0 .
+echo "== lint: clang-format"
+mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' 2>/dev/null || find core web tests bench -name '*.[ch]pp')
+clang-format --dry-run --Werror --style=file "${files[@]}"
+echo "lint: clean (${#files[@]} C++ files)"
