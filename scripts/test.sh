@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
 bash scripts/lint.sh
+bash scripts/docs.sh
 bash scripts/build.sh
 echo "== native suite (doctest via CTest)"
 ctest --preset native

@@ -24,8 +24,8 @@ struct ParsedCall {
   std::vector<Diagnostic> diagnostics;  // syntax and argument-binding problems, then check_config's
 };
 
-/// Accepts `nn.`/`torch.nn.` prefixes, an optional `name =` in front, positional, keyword and mixed
-/// arguments, True/False/None, `0.`/`.0`/`1e-3`, signs, trailing commas, whitespace, newlines and
+/// Accepts "nn." and "torch.nn." prefixes, an optional "name =" in front, positional, keyword and mixed
+/// arguments, True/False/None, "0.", ".0" and "1e-3", signs, trailing commas, whitespace, newlines and
 /// `#` comments. Never throws; anything else is a diagnostic (syntax, unknown_class, extra_positional,
 /// duplicate_slot, positional_after_keyword, not_a_literal, ... plus every check_config code).
 /// Input longer than `max_length` characters is refused with code "too_long"; more than 200 nested

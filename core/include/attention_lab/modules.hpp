@@ -138,7 +138,7 @@ Tensor sentence_tokens(const std::vector<std::string>& words, int64_t d_in, uint
 
 /// A module from a PyTorch `state_dict()` or `parameters()`: every parameter by name (missing_parameter,
 /// unknown_parameter, parameter_shape, non_finite_parameter), plus the causal mask buffers the book's
-/// classes register (`mask` of CausalAttention and MultiHeadAttention, `heads.{h}.mask` of the
+/// classes register ("mask" of CausalAttention and MultiHeadAttention, "heads.{h}.mask" of the
 /// wrapper), each checked against torch.triu(torch.ones(context_length, context_length), diagonal=1):
 /// one that differs (or has another shape) throws "mask_buffer" naming the first differing entry.
 /// `notes` (when given) receives a sentence per buffer checked.
