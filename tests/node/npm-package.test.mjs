@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +23,10 @@ test("npm pack ships the library alone; installed into an empty folder it import
       "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
     ]);
     assert.ok(packed.size < 400_000, `${packed.size} bytes packed`);
+    // the version it carries is package.json's, and the changelog has a section for it
+    const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
+    assert.equal(packed.version, version);
+    assert.match(readFileSync(path.join(ROOT, "CHANGELOG.md"), "utf8"), new RegExp(`^## ${version.replace(/\./g, "\\.")} `, "m"));
     const app = path.join(dir, "app");
     execFileSync("mkdir", ["-p", app]);
     writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
