@@ -94,17 +94,16 @@ export function heatmapSvg(rows, cols, cell, title, pngDataUrl) {
   return new Blob([parts.join("\n")], { type: "image/svg+xml" });
 }
 
-/** A heatmap as a PNG: each cell a square of pixels (16 px up to 64 cells a side, 1 px above). */
-export function heatmapCanvas(rows, cols, cell) {
-  const size = Math.max(1, Math.min(16, Math.floor(1024 / Math.max(rows, cols))));
+/** A (rows, cols) canvas of one pixel per cell; rgbAt(r, c) gives its [r, g, b] (the GPT-2 grid draws these too). */
+export function pixelCanvas(rows, cols, rgbAt) {
   const canvas = document.createElement("canvas");
-  canvas.width = cols * size;
-  canvas.height = rows * size;
+  canvas.width = cols;
+  canvas.height = rows;
   const g = canvas.getContext("2d");
   const img = g.createImageData(cols, rows);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
-      const rgb = cell(r, c)[1];
+      const rgb = rgbAt(r, c);
       const i = (r * cols + c) * 4;
       img.data[i] = rgb[0];
       img.data[i + 1] = rgb[1];
@@ -112,14 +111,19 @@ export function heatmapCanvas(rows, cols, cell) {
       img.data[i + 3] = 255;
     }
   }
-  if (size === 1) {
-    g.putImageData(img, 0, 0);
-    return canvas;
-  }
-  const small = document.createElement("canvas");
-  small.width = cols;
-  small.height = rows;
-  small.getContext("2d").putImageData(img, 0, 0);
+  g.putImageData(img, 0, 0);
+  return canvas;
+}
+
+/** A heatmap as a PNG: each cell a square of pixels (16 px up to 64 cells a side, 1 px above). */
+export function heatmapCanvas(rows, cols, cell) {
+  const size = Math.max(1, Math.min(16, Math.floor(1024 / Math.max(rows, cols))));
+  const small = pixelCanvas(rows, cols, (r, c) => cell(r, c)[1]);
+  if (size === 1) return small;
+  const canvas = document.createElement("canvas");
+  canvas.width = cols * size;
+  canvas.height = rows * size;
+  const g = canvas.getContext("2d");
   g.imageSmoothingEnabled = false;
   g.drawImage(small, 0, 0, canvas.width, canvas.height);
   return canvas;

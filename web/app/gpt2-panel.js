@@ -8,6 +8,7 @@ import { S } from "./strings-panels.js";
 import { runGPT2 } from "./checkpoint-load.js";
 import { errorBox } from "./diagnostic-view.js";
 import { color, MASKED_RGB } from "./slice-view.js";
+import { pixelCanvas } from "./export.js";
 
 /** Tokens the head view draws at most (the grid shows every token). */
 const HEAD_VIEW_MAX = 48;
@@ -149,21 +150,10 @@ export function setupGpt2Section(app, { traceLayer, runAgain }) {
   };
 }
 
-/** One head's (T, T) weights as a canvas of T x T pixels (scaled up by CSS). */
+/** One head's (T, T) weights as a canvas of T x T pixels (scaled up by CSS); keys after the query are masked. */
 function pattern(data, head, T) {
-  const canvas = h("canvas", { class: "gpt2-pattern", width: String(T), height: String(T), "aria-hidden": "true" });
-  const g = canvas.getContext("2d");
-  const img = g.createImageData(T, T);
-  for (let i = 0; i < T; i++) {
-    for (let j = 0; j < T; j++) {
-      const rgb = j > i ? MASKED_RGB : color(data[(head * T + i) * T + j]);
-      const k = (i * T + j) * 4;
-      img.data[k] = rgb[0];
-      img.data[k + 1] = rgb[1];
-      img.data[k + 2] = rgb[2];
-      img.data[k + 3] = 255;
-    }
-  }
-  g.putImageData(img, 0, 0);
+  const canvas = pixelCanvas(T, T, (i, j) => (j > i ? MASKED_RGB : color(data[(head * T + i) * T + j])));
+  canvas.className = "gpt2-pattern";
+  canvas.setAttribute("aria-hidden", "true");
   return canvas;
 }

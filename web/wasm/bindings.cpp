@@ -844,6 +844,13 @@ val reads_to_js(const SafetensorsHeader& h, const std::vector<ByteRead>& reads) 
   return out;
 }
 
+/// {ok: true, reads}: the byte ranges (absolute offsets) the next step of a GPT-2 run needs.
+val reads_result(double handle, const std::vector<ByteRead>& reads) {
+  val out = ok();
+  out.set("reads", reads_to_js(gpt2_at(handle).header, reads));
+  return out;
+}
+
 std::map<std::string, std::vector<uint8_t>> read_bytes(const std::vector<ByteRead>& reads, const val& buffers) {
   std::map<std::string, std::vector<uint8_t>> bytes;
   for (const auto& r : reads) bytes[r.name] = bytes_from_js(buffers[r.name], r.name.c_str());
@@ -892,9 +899,7 @@ val gpt2_start_js(double handle, const val& ids, double budget) {
     Gpt2File& f = gpt2_at(handle);
     f.run.reset();
     f.run = std::make_unique<Gpt2Run>(f.header, f.config, ids_from_js(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes);
-    val out = ok();
-    out.set("reads", reads_to_js(f.header, f.run->embedding_reads()));
-    return out;
+    return reads_result(handle, f.run->embedding_reads());
   });
 }
 
@@ -912,12 +917,7 @@ val gpt2_embed_js(double handle, const val& buffers) {
 }
 
 val gpt2_block_reads_js(double handle, double layer) {
-  return guarded([&] {
-    Gpt2Run& run = gpt2_run_at(handle);
-    val out = ok();
-    out.set("reads", reads_to_js(gpt2_at(handle).header, run.block_reads(static_cast<int64_t>(layer))));
-    return out;
-  });
+  return guarded([&] { return reads_result(handle, gpt2_run_at(handle).block_reads(static_cast<int64_t>(layer))); });
 }
 
 val gpt2_block_js(double handle, double layer, const val& buffers) {
@@ -933,12 +933,7 @@ val gpt2_block_js(double handle, double layer, const val& buffers) {
 }
 
 val gpt2_input_reads_js(double handle, double layer) {
-  return guarded([&] {
-    Gpt2Run& run = gpt2_run_at(handle);
-    val out = ok();
-    out.set("reads", reads_to_js(gpt2_at(handle).header, run.attention_input_reads(static_cast<int64_t>(layer))));
-    return out;
-  });
+  return guarded([&] { return reads_result(handle, gpt2_run_at(handle).attention_input_reads(static_cast<int64_t>(layer))); });
 }
 
 val gpt2_input_js(double handle, double layer, const val& buffers) {
@@ -965,12 +960,7 @@ val gpt2_final_js(double handle, const val& buffers) {
 }
 
 val gpt2_final_reads_js(double handle) {
-  return guarded([&] {
-    Gpt2Run& run = gpt2_run_at(handle);
-    val out = ok();
-    out.set("reads", reads_to_js(gpt2_at(handle).header, run.final_reads()));
-    return out;
-  });
+  return guarded([&] { return reads_result(handle, gpt2_run_at(handle).final_reads()); });
 }
 
 val gpt2_logits_js(double handle, double begin, const val& bytes) {
