@@ -272,10 +272,9 @@ std::vector<ByteRead> Gpt2Run::final_reads() const { return {{config_.prefix + "
 void Gpt2Run::final_norm(const std::map<std::string, std::vector<uint8_t>>& bytes) {
   if (next_layer_ != config_.n_layer) throw AttentionError("checkpoint_layer", "layer", "ln_f runs after every block", "");
   const std::vector<ByteRead> reads = final_reads();
-  const int64_t T = num_tokens(), d = config_.n_embd;
-  last_.assign(x_.data.end() - d, x_.data.end());
+  const int64_t d = config_.n_embd;
+  last_.assign(x_.data.end() - d, x_.data.end());  // the last position only: the logits are wanted there
   ops::layer_norm_rows(last_.data(), 1, d, values_of(reads[0], bytes).data(), values_of(reads[1], bytes).data(), 1e-5f);
-  (void)T;
   normed_ = true;
   logits_.assign(static_cast<size_t>(config_.vocab_size), 0.0f);
   logits_done_.assign(static_cast<size_t>((config_.vocab_size + kGpt2LogitsChunkRows - 1) / kGpt2LogitsChunkRows), 0);

@@ -116,6 +116,8 @@ test("progress, cancelling through a signal, one run at a time, and dispose", as
   await assert.rejects(model.run(c.token_ids), { code: "busy" });
   await assert.rejects(cancelled, { code: "cancelled" });
   assert.deepEqual(seen, ["embedding", "block"]);
+  // a progress callback that throws stops the run with a coded error, and the model stays usable
+  await assert.rejects(model.run(c.token_ids, { onProgress: () => { throw new Error("mine"); } }), (e) => e.code === "callback" && e.slot === "onProgress");
   // the model is fine afterwards, and its result the same as ever
   const r = await model.run(c.token_ids);
   assert.deepEqual(r.nextTokens.map((t) => t.id), c.next_tokens.map((t) => t.id));

@@ -4,7 +4,7 @@ import { S } from "./strings.js";
 import { bytesText } from "./format.js";
 
 /** What the current value of one slot leads to, in a sentence (empty when nothing to say). */
-export function consequence(name, className, c, d, training, hideWidth) {
+export function consequence(name, c, d, training, hideWidth) {
   const C = S.consequences;
   // how the class makes heads and stores weights: the core's facts (d.class)
   const wrapper = d.class.heads === "modules";

@@ -155,7 +155,7 @@ export function setupSetupPanel(app) {
     const s = app.state;
     const desc = d.description;
     for (const spec of specs) {
-      const text = desc.ok ? consequence(spec.name, s.className, desc.config, desc, s.training, d.hide) : "";
+      const text = desc.ok ? consequence(spec.name, desc.config, desc, s.training, d.hide) : "";
       const node = $(`slot-${spec.name}-so`);
       node.textContent = text ? S.consequenceLabel + text : "";
       node.hidden = !text;
