@@ -28,8 +28,7 @@ namespace al = attention_lab;
 namespace {
 
 al::ModuleConfig gpt2_small() {
-  al::ModuleConfig c;
-  c.kind = al::ClassKind::MultiHeadAttention;
+  al::ModuleConfig c = al::ModuleConfig::of("MultiHeadAttention");
   c.d_in = 768;
   c.d_out = 768;
   c.context_length = 1024;

@@ -342,7 +342,7 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   if (options.into) {
     const ModuleConfig& t = *options.into;
     std::vector<std::string> problems;
-    if (t.kind != ClassKind::MultiHeadAttention) problems.push_back("the target is " + t.class_name() + ", not MultiHeadAttention");
+    if (!t.recipe().loads_checkpoints) problems.push_back("the target is " + t.class_name() + ", not " + checkpoint_class().name);
     if (t.d_in != d || t.d_out != d)
       problems.push_back("the target has d_in = " + std::to_string(t.d_in) + ", d_out = " + std::to_string(t.d_out) + " but " + k_attn_w + " " + shape_text(attn_w->shape) +
                          " gives d = " + std::to_string(d));
@@ -358,7 +358,7 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   }
 
   ModuleConfig& c = plan.config;
-  c.kind = ClassKind::MultiHeadAttention;
+  c.spec = &checkpoint_class();
   c.d_in = d;
   c.d_out = d;
   c.context_length = context_length;

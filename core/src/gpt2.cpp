@@ -49,7 +49,7 @@ void gelu_tanh(float* x, size_t n) {
 
 ModuleConfig attention_config(const Gpt2Config& c) {
   ModuleConfig m;
-  m.kind = ClassKind::MultiHeadAttention;
+  m.spec = &checkpoint_class();
   m.d_in = c.n_embd;
   m.d_out = c.n_embd;
   m.context_length = c.n_ctx;

@@ -15,53 +15,62 @@ namespace attention_lab {
 namespace {
 
 /// nn.Linear's kaiming_uniform_(a=sqrt(5)) bound, in double exactly as torch.nn.init computes it.
-float linear_weight_bound(int64_t fan_in) {
+float kaiming_bound(int64_t fan_in) {
   const double a = std::sqrt(5.0);
   const double gain = std::sqrt(2.0 / (1.0 + a * a));
   const double std_dev = gain / std::sqrt(static_cast<double>(fan_in));
   return static_cast<float>(std::sqrt(3.0) * std_dev);
 }
-float linear_bias_bound(int64_t fan_in) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in))); }
+float fan_in_bound(int64_t fan_in) { return fan_in > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in))) : 0.0f; }
 
-void add_linear(std::vector<ParameterSpec>& specs, const std::string& prefix, int64_t in, int64_t out, bool bias) {
-  specs.push_back({prefix + ".weight", {out, in}, ParameterSpec::Init::Uniform, linear_weight_bound(in)});
-  if (bias) specs.push_back({prefix + ".bias", {out}, ParameterSpec::Init::Uniform, linear_bias_bound(in)});
+/// torch.nn.init._calculate_fan_in_and_fan_out: (size(1) x receptive field, size(0) x receptive field).
+std::pair<int64_t, int64_t> fans(const Shape& s) {
+  if (s.size() < 2) return {s.empty() ? 0 : s[0], s.empty() ? 0 : s[0]};
+  int64_t receptive = 1;
+  for (size_t i = 2; i < s.size(); ++i) receptive *= s[i];
+  return {s[1] * receptive, s[0] * receptive};
 }
 
-void add_qkv(std::vector<ParameterSpec>& specs, const std::string& prefix, const ModuleConfig& c, int64_t out) {
-  for (const char* name : {"W_query", "W_key", "W_value"}) add_linear(specs, prefix + name, c.d_in, out, c.qkv_bias);
+bool present(const ParamRecipe& p, const ModuleConfig& c) { return p.presence == Presence::Always || c.qkv_bias; }
+
+Shape shape_of(const ParamRecipe& p, const ModuleConfig& c) {
+  switch (p.layout) {
+    case Layout::Vector:
+      return {c.size(p.rows)};
+    case Layout::Token:
+      return {1, 1, c.size(p.rows)};
+    default:
+      return {c.size(p.rows), c.size(p.cols)};
+  }
+}
+
+std::string head_prefix(const ModuleConfig& c, int64_t h) { return c.recipe().per_head_modules ? "heads." + std::to_string(h) + "." : ""; }
+int64_t module_count(const ModuleConfig& c) { return c.recipe().per_head_modules ? c.num_heads : 1; }
+
+int role_index(Role r) {
+  switch (r) {
+    case Role::Query:
+      return 0;
+    case Role::Key:
+      return 1;
+    case Role::Value:
+      return 2;
+    case Role::Out:
+      return 3;
+    case Role::Proj:
+      return 4;
+    default:
+      return -1;
+  }
 }
 
 }  // namespace
 
 std::vector<ParameterSpec> parameter_specs(const ModuleConfig& c) {
   std::vector<ParameterSpec> specs;
-  switch (c.kind) {
-    case ClassKind::SelfAttentionV1:
-      for (const char* name : {"W_query", "W_key", "W_value"}) specs.push_back({name, {c.d_in, c.d_out}, ParameterSpec::Init::Rand, 0.0f});
-      break;
-    case ClassKind::SelfAttentionV2:
-    case ClassKind::CausalAttention:
-      add_qkv(specs, "", c, c.d_out);
-      break;
-    case ClassKind::MultiHeadAttentionWrapper:
-      for (int64_t h = 0; h < c.num_heads; ++h) add_qkv(specs, "heads." + std::to_string(h) + ".", c, c.d_out);
-      break;
-    case ClassKind::MultiHeadAttention:
-    case ClassKind::MultiHeadAttentionWithSWA:
-      add_qkv(specs, "", c, c.d_out);
-      add_linear(specs, "out_proj", c.d_out, c.d_out, true);
-      break;
-    case ClassKind::GroupedQueryAttention: {
-      // Registered (so drawn under torch.manual_seed) in the book's order: key, value, query, out_proj.
-      const int64_t kv_width = c.num_kv_groups * c.head_dim();
-      add_linear(specs, "W_key", c.d_in, kv_width, c.qkv_bias);
-      add_linear(specs, "W_value", c.d_in, kv_width, c.qkv_bias);
-      add_linear(specs, "W_query", c.d_in, c.d_out, c.qkv_bias);
-      add_linear(specs, "out_proj", c.d_out, c.d_out, false);
-      break;
-    }
-  }
+  for (int64_t h = 0; h < module_count(c); ++h)
+    for (const ParamRecipe& p : c.recipe().params)
+      if (present(p, c)) specs.push_back({head_prefix(c, h) + p.name, shape_of(p, c), &p, c.recipe().per_head_modules ? h : -1});
   return specs;
 }
 
@@ -71,125 +80,182 @@ int64_t parameter_count(const ModuleConfig& config) {
   return n;
 }
 
-namespace {
-constexpr const char* kProjectionNames[4] = {"W_query", "W_key", "W_value", "out_proj"};
-}  // namespace
-
 AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forward(config)) {
   const ForwardPlan& p = plan_;
   try {
-    // Every weight lives once, prepared for the forward: q/k/v as one (d_in, num_heads * head_dim)
-    // right-hand matrix each (the wrapper's heads side by side), out_proj as its (d_out, d_out)^T.
-    for (int which = 0; which < 4; ++which) {
-      if (which == 3 && !p.out_proj) continue;
-      const int64_t k = which == 3 ? config.d_out : config.d_in;
-      const int64_t n = which == 3 ? config.d_out : which == 0 ? p.proj_width : p.kv_heads * p.head_dim;                           // keys and values: kv_heads heads
-      prepared_.weight[which] = ops::PackedMatrix{k, n, std::vector<float>(static_cast<size_t>(ops::packed_floats(k, n)), 0.0f)};  // zeros in any layout
-      if (p.layout == HeadsIn::Modules && config.qkv_bias && which < 3) prepared_.bias[which].assign(static_cast<size_t>(n), 0.0f);
-    }
-    for (auto& spec : parameter_specs(config)) {
+    // Each operator lives once, prepared for the forward: q/k/v as (d_in, heads * head_dim) right-hand
+    // matrices (the wrapper's heads side by side, packed rows split apart), out_proj and proj (d_out, d_out).
+    const int64_t k_of[kRoles] = {config.d_in, config.d_in, config.d_in, config.d_out, config.d_out};
+    const int64_t n_of[kRoles] = {p.proj_width, p.kv_heads * p.head_dim, p.kv_heads * p.head_dim, config.d_out, config.d_out};
+    bool used[kRoles] = {}, biased[kRoles] = {};
+    for (const auto& spec : parameter_specs(config)) {
+      const ParamRecipe& r = *spec.recipe;
       Home home;
-      for (int which = 0; which < 4; ++which)
-        if (spec.name.find(kProjectionNames[which]) != std::string::npos) home.which = which;
-      home.bias = spec.name.size() > 5 && spec.name.compare(spec.name.size() - 5, 5, ".bias") == 0;
-      if (p.layout == HeadsIn::Modules) home.head = std::stoll(spec.name.substr(6));  // "heads.<h>."
-      // Biases stay as they are, except the wrapper's, which sit side by side like its weights.
-      if (home.bias && p.layout != HeadsIn::Modules) home.which = -1;
-      if (home.bias && home.which < 0)
-        for (int which = 0; which < 4; ++which)
-          if (spec.name.find(kProjectionNames[which]) != std::string::npos) prepared_.bias_param[which] = static_cast<int>(params_.size());
-      params_.push_back({spec.name, home.which < 0 ? Tensor(spec.shape) : Tensor()});
+      home.layout = r.layout;
+      const int64_t rows = spec.shape[0];
+      const int64_t offset = spec.head >= 0 ? spec.head * rows : 0;  // the wrapper's head h: outputs h*d_out ..
+      if (r.role == Role::Qkv) {
+        const int64_t third = (r.layout == Layout::Vector ? spec.shape[0] : rows) / 3;
+        for (int m = 0; m < 3; ++m) home.pieces.push_back({m, m * third, third, 0});
+      } else if (r.role == Role::BiasK || r.role == Role::BiasV) {
+        home.pieces.push_back({r.role == Role::BiasK ? 0 : 1, 0, spec.shape.back(), 0});
+      } else if (r.layout == Layout::InOut) {
+        home.pieces.push_back({role_index(r.role), 0, spec.shape[1], 0});  // (in, out): columns are the outputs
+      } else {
+        home.pieces.push_back({role_index(r.role), 0, rows, offset});
+      }
+      for (const Piece& piece : home.pieces) {
+        if (r.layout == Layout::Token) continue;
+        (r.layout == Layout::Vector ? biased : used)[piece.role] = true;
+        if (r.layout == Layout::InOut) in_out_[piece.role] = true;
+      }
+      params_.push_back({spec.name, Tensor()});
       params_.back().tensor.shape = spec.shape;
       home_.push_back(home);
     }
+    for (int role = 0; role < kRoles; ++role) {
+      if (!used[role]) continue;
+      prepared_.weight[role] = ops::PackedMatrix{k_of[role], n_of[role], std::vector<float>(static_cast<size_t>(ops::packed_floats(k_of[role], n_of[role])), 0.0f)};  // zeros in any layout
+      if (biased[role]) prepared_.bias[role].assign(static_cast<size_t>(n_of[role]), 0.0f);
+    }
+    if (p.extra_kv)
+      for (auto& t : prepared_.token) t.assign(static_cast<size_t>(p.kv_heads * p.head_dim), 0.0f);
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "d_out", "not enough memory for the parameters of " + config.python_call(), "Use smaller sizes.");
   }
 }
 
 AttentionModule::AttentionModule(const ModuleConfig& config, TorchGenerator& generator) : AttentionModule(config) {
+  // Draws in the recipe's init order (module by module for the wrapper's heads); a step may fill a
+  // parameter a later step overwrites (MHAEinsum's randn, then kaiming_uniform_): its draws still count.
   const auto specs = parameter_specs(config);
   std::vector<NamedTensor> values;
-  for (const auto& spec : specs) {
-    Tensor t(spec.shape);
-    if (spec.init == ParameterSpec::Init::Rand) {
-      for (float& v : t.data) v = generator.random_float();
-    } else {
-      generator.uniform(t.data.data(), t.numel(), -spec.bound, spec.bound);
+  for (const auto& spec : specs) values.push_back({spec.name, Tensor(spec.shape)});
+  const auto find = [&](const std::string& name) -> NamedTensor* {
+    for (auto& v : values)
+      if (v.name == name) return &v;
+    return nullptr;
+  };
+  for (int64_t h = 0; h < module_count(config); ++h) {
+    for (const InitStep& step : config.recipe().init) {
+      NamedTensor* v = find(head_prefix(config, h) + step.param);
+      if (v == nullptr) continue;  // a bias the setup does not have
+      Tensor& t = v->tensor;
+      switch (step.init) {
+        case Init::Rand:
+          for (float& x : t.data) x = generator.random_float();
+          break;
+        case Init::Randn:
+          generator.normal(t.data.data(), t.numel(), 0.0, 1.0);
+          break;
+        case Init::KaimingUniform: {
+          const float bound = kaiming_bound(fans(t.shape).first);
+          generator.uniform(t.data.data(), t.numel(), -bound, bound);
+          break;
+        }
+        case Init::FanInUniform: {
+          const NamedTensor* of = find(head_prefix(config, h) + step.fan_of);
+          const float bound = fan_in_bound(of ? fans(of->tensor.shape).first : 0);
+          generator.uniform(t.data.data(), t.numel(), -bound, bound);
+          break;
+        }
+        case Init::XavierUniform: {
+          const auto [fan_in, fan_out] = fans(t.shape);
+          const float a = static_cast<float>(std::sqrt(3.0) * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)));
+          generator.uniform(t.data.data(), t.numel(), -a, a);
+          break;
+        }
+        case Init::XavierNormal: {
+          const auto [fan_in, fan_out] = fans(t.shape);
+          generator.normal(t.data.data(), t.numel(), 0.0, std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)));
+          break;
+        }
+        case Init::Zeros:
+          std::fill(t.data.begin(), t.data.end(), 0.0f);
+          break;
+      }
     }
-    values.push_back({spec.name, std::move(t)});
   }
   set_parameters(values);
 }
 
-Tensor AttentionModule::value(size_t i, std::vector<float> (&unpacked)[4]) const {
+Tensor AttentionModule::value(size_t i, std::vector<float> (&unpacked)[kRoles]) const {
   const Home& home = home_[i];
   const Shape& shape = params_[i].tensor.shape;
-  if (home.which < 0) return params_[i].tensor;
-  if (home.bias) {  // the wrapper's head biases
-    const std::vector<float>& all = prepared_.bias[home.which];
-    const int64_t n = shape[0];
-    return Tensor(shape, std::vector<float>(all.begin() + home.head * n, all.begin() + (home.head + 1) * n));
+  Tensor out(shape);
+  if (home.layout == Layout::Token) {
+    out.data = prepared_.token[home.pieces[0].role];
+    return out;
   }
-  const ops::PackedMatrix& packed = prepared_.weight[home.which];
-  std::vector<float>& all = unpacked[home.which];  // B as stored: (k, n) for v1, else Linear weights (n, k)
-  if (all.empty()) {
-    all.resize(static_cast<size_t>(packed.k * packed.n));
-    ops::unpack_b(packed, all.data(), !plan_.matmul_projection);
+  const int64_t cols = home.layout == Layout::Vector ? 1 : shape[1];
+  for (const Piece& piece : home.pieces) {
+    if (home.layout == Layout::Vector) {
+      const std::vector<float>& b = prepared_.bias[piece.role];
+      std::copy_n(b.begin() + piece.offset, piece.rows, out.data.begin() + piece.row);
+      continue;
+    }
+    const ops::PackedMatrix& packed = prepared_.weight[piece.role];
+    std::vector<float>& all = unpacked[piece.role];  // as stored: (k, n) for (in, out) weights, else (n, k)
+    if (all.empty()) {
+      all.resize(static_cast<size_t>(packed.k * packed.n));
+      ops::unpack_b(packed, all.data(), !in_out_[piece.role]);
+    }
+    if (home.layout == Layout::InOut) return Tensor(shape, all);
+    std::copy_n(all.begin() + piece.offset * cols, piece.rows * cols, out.data.begin() + piece.row * cols);
   }
-  if (home.head < 0) return Tensor(shape, all);
-  const int64_t size = shape[0] * shape[1];  // wrapper head h: rows h*d_out .. (h+1)*d_out-1
-  return Tensor(shape, std::vector<float>(all.begin() + home.head * size, all.begin() + (home.head + 1) * size));
+  return out;
 }
 
 void AttentionModule::store(const std::vector<std::pair<size_t, const Tensor*>>& values) {
-  for (int which = 0; which < 4; ++which) {
-    // The weights of this prepared matrix among the values: packed once, whatever their number.
-    std::vector<std::pair<size_t, const Tensor*>> weights;
-    for (const auto& [i, v] : values)
-      if (home_[i].which == which && !home_[i].bias) weights.push_back({i, v});
-    if (weights.empty()) continue;
-    ops::PackedMatrix& packed = prepared_.weight[which];
-    const int64_t k = packed.k, n = packed.n;
-    if (plan_.matmul_projection) {
-      packed = ops::pack_b(weights.back().second->data.data(), k, n, false);
-    } else if (home_[weights.back().first].head < 0) {
-      packed = ops::pack_b(weights.back().second->data.data(), k, n, true);
-    } else {
-      std::vector<float> all(static_cast<size_t>(k * n));  // (num_heads * d_out, d_in)
-      std::vector<bool> given(static_cast<size_t>(plan_.query_heads), false);
-      for (const auto& [i, v] : weights) given[static_cast<size_t>(home_[i].head)] = true;
-      // Heads not among the values keep what they had.
-      if (std::find(given.begin(), given.end(), false) != given.end()) ops::unpack_b(packed, all.data(), true);
-      for (const auto& [i, v] : weights) std::copy(v->data.begin(), v->data.end(), all.begin() + home_[i].head * v->numel());
-      packed = ops::PackedMatrix();  // free before packing again: one copy at a time
-      packed = ops::pack_b(all.data(), k, n, true);
+  for (int role = 0; role < kRoles; ++role) {
+    // The weights of this operator among the values: packed once, whatever their number.
+    std::vector<std::pair<const Piece*, const Tensor*>> pieces;
+    bool in_out = false;
+    for (const auto& [i, v] : values) {
+      const Home& home = home_[i];
+      if (home.layout != Layout::OutIn && home.layout != Layout::InOut) continue;
+      for (const Piece& piece : home.pieces)
+        if (piece.role == role) {
+          pieces.push_back({&piece, v});
+          in_out = home.layout == Layout::InOut;
+        }
     }
+    if (pieces.empty()) continue;
+    ops::PackedMatrix& packed = prepared_.weight[role];
+    const int64_t k = packed.k, n = packed.n;
+    std::vector<bool> given(static_cast<size_t>(n), false);  // outputs among the values (a name may come twice)
+    for (const auto& [piece, v] : pieces) std::fill_n(given.begin() + piece->offset, piece->rows, true);
+    const bool covered = std::find(given.begin(), given.end(), false) == given.end();
+    if (in_out) {
+      packed = ops::pack_b(pieces.back().second->data.data(), k, n, false);
+      continue;
+    }
+    std::vector<float> all(static_cast<size_t>(k * n));  // (n, k): nn.Linear's layout
+    // Outputs not among the values keep what they had.
+    if (!covered) ops::unpack_b(packed, all.data(), true);
+    for (const auto& [piece, v] : pieces) std::copy_n(v->data.begin() + piece->row * k, piece->rows * k, all.begin() + piece->offset * k);
+    packed = ops::PackedMatrix();  // free before packing again: one copy at a time
+    packed = ops::pack_b(all.data(), k, n, true);
   }
   for (const auto& [i, v] : values) {
     const Home& home = home_[i];
-    if (home.which < 0)
-      params_[i].tensor.data = v->data;
-    else if (home.bias)
-      std::copy(v->data.begin(), v->data.end(), prepared_.bias[home.which].begin() + home.head * v->numel());
+    if (home.layout == Layout::Token) prepared_.token[home.pieces[0].role] = v->data;
+    if (home.layout != Layout::Vector) continue;
+    for (const Piece& piece : home.pieces) std::copy_n(v->data.begin() + piece.row, piece.rows, prepared_.bias[piece.role].begin() + piece.offset);
   }
 }
 
-const float* AttentionModule::bias(int which) const {
-  if (!prepared_.bias[which].empty()) return prepared_.bias[which].data();
-  const int i = prepared_.bias_param[which];
-  return i < 0 ? nullptr : params_[static_cast<size_t>(i)].tensor.data.data();
-}
+const float* AttentionModule::bias(int role) const { return prepared_.bias[role].empty() ? nullptr : prepared_.bias[role].data(); }
 
 std::vector<NamedTensor> AttentionModule::parameters() const {
-  std::vector<float> unpacked[4];  // each prepared matrix unpacked once, whatever the number of heads
+  std::vector<float> unpacked[kRoles];  // each prepared matrix unpacked once, whatever the number of heads
   std::vector<NamedTensor> out;
   for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, value(i, unpacked)});
   return out;
 }
 
 std::optional<Tensor> AttentionModule::parameter(const std::string& name) const {
-  std::vector<float> unpacked[4];
+  std::vector<float> unpacked[kRoles];
   for (size_t i = 0; i < params_.size(); ++i)
     if (params_[i].name == name) return value(i, unpacked);
   return std::nullopt;
@@ -379,81 +445,94 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     // h reads key/value head h / group_size, which is what repeat_interleave(group_size, dim=1) does.
     const int64_t KV = p.kv_heads;
     const int64_t group = p.group_size;
-    Shape kv_shape = head_shape(T, hd);
+    // Keys and values may have appended tokens (nn.MultiheadAttention's bias_k/bias_v): Tk >= T.
+    const int64_t Tk = p.num_keys(T);
+    Shape kv_shape = head_shape(Tk, hd);
     if (p.per_head_axes) kv_shape[1] = KV;
-    Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(kv_shape), Tensor(kv_shape)};  // (b, H, T, hd), (b, KV, T, hd) x 2
+    Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(kv_shape), Tensor(kv_shape)};  // (b, H, T, hd), (b, KV, Tk, hd) x 2
     {
       std::vector<float> proj(static_cast<size_t>(b * T * proj_width));  // (b*T, H*hd), freed after the projections
       for (int m = 0; m < 3; ++m) {
-        const int64_t heads = m == 0 ? H : KV, width = heads * hd;
+        const int64_t heads = m == 0 ? H : KV, width = heads * hd, rows = m == 0 ? T : Tk;
         ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, heads*hd)
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
-          for (int64_t t = 0; t < T; ++t)
-            for (int64_t h = 0; h < heads; ++h) std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * T + t) * hd);
+          for (int64_t h = 0; h < heads; ++h) {
+            for (int64_t t = 0; t < T; ++t) std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + t) * hd);
+            // the appended token: head h's slice of bias_k / bias_v, after the tokens given
+            if (m > 0 && p.extra_kv) std::copy_n(prepared_.token[m - 1].data() + h * hd, hd, dst + ((bi * heads + h) * rows + T) * hd);
+          }
       }
     }
 
     // Passes 2-6 per (batch item, head) slab: scores, mask, softmax, dropout, context. Dropout draws
     // in PyTorch's order: the wrapper runs head after head (each a CausalAttention over the whole
     // batch); the others draw over (b, [H,] T, T) row-major.
-    const bool causal = p.mask == MaskKind::Causal;
-    // The four (b, H, T, T) stages, kept only for the trace. Slabs arrive in storage order except in
+    const bool masked = p.mask != MaskKind::None;
+    const bool lower = p.lower_triangle();  // plain causal, keys = tokens: only the lower triangle counts
+    // The four (b, H, T, Tk) stages, kept only for the trace. Slabs arrive in storage order except in
     // the wrapper with b > 1, so each is appended to reserved memory (no 4 x zero-fill of the largest
     // tensors of the run) and only an out-of-order slab makes its stage fill in zeros first.
-    const Shape stage_shape = head_shape(T, T);
+    const Shape stage_shape = head_shape(T, Tk);
     const size_t stage_size = tracing ? static_cast<size_t>(numel_of(stage_shape)) : 0;
-    Tensor scores, masked, weights, dropped;
-    for (Tensor* t : {&scores, &masked, &weights, &dropped}) {
+    Tensor scores, masked_scores, weights, dropped;
+    for (Tensor* t : {&scores, &masked_scores, &weights, &dropped}) {
       t->shape = stage_shape;
       t->data.reserve(stage_size);
     }
     if (options.attn_weights != nullptr) *options.attn_weights = Tensor(stage_shape);
     Tensor context(head_shape(T, hd));                    // (b, H, T, hd)
-    std::vector<float> slab(static_cast<size_t>(T * T));  // (T, T)
+    std::vector<float> slab(static_cast<size_t>(T * Tk));  // (T, Tk)
     ops::PackedMatrix keys_t, values;
     const auto keep = [&](Tensor& stage, size_t offset, const float* s) {
       if (!tracing) return;
       std::vector<float>& d = stage.data;
       if (d.size() == offset) {
-        d.insert(d.end(), s, s + T * T);
+        d.insert(d.end(), s, s + T * Tk);
       } else {
         d.resize(stage_size);
-        std::copy(s, s + T * T, d.begin() + static_cast<std::ptrdiff_t>(offset));
+        std::copy(s, s + T * Tk, d.begin() + static_cast<std::ptrdiff_t>(offset));
       }
     };
-    // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask).
+    // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask);
+    // appended keys (j >= T) are seen by every query; the inverted mask hides j <= i instead.
     const int64_t window = p.window;
-    const auto hidden = [&](int64_t i, int64_t j) { return j > i || (window > 0 && i - j >= window); };
+    const auto hidden = [&](int64_t i, int64_t j) {
+      if (j >= T) return false;
+      if (p.mask == MaskKind::Inverted) return j <= i;
+      return j > i || (window > 0 && i - j >= window);
+    };
     const auto attend = [&](int64_t bi, int64_t h) {
       const size_t slab_index = static_cast<size_t>(bi * H + h);
       const size_t kv_index = static_cast<size_t>(bi * KV + h / group);
       const float* q = qkv[0].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
-      const float* k = qkv[1].data.data() + kv_index * static_cast<size_t>(T * hd);    // (T, hd)
-      const float* v = qkv[2].data.data() + kv_index * static_cast<size_t>(T * hd);    // (T, hd)
-      const size_t offset = slab_index * static_cast<size_t>(T * T);
+      const float* k = qkv[1].data.data() + kv_index * static_cast<size_t>(Tk * hd);   // (Tk, hd)
+      const float* v = qkv[2].data.data() + kv_index * static_cast<size_t>(Tk * hd);   // (Tk, hd)
+      const size_t offset = slab_index * static_cast<size_t>(T * Tk);
       float* s = slab.data();
-      // scores = q @ k^T (T, T); with a causal mask and no trace only the lower triangle is needed.
-      ops::pack_b_into(keys_t, k, hd, T, true);  // reuses the buffer of the previous head
-      ops::gemm(q, T, hd, keys_t, nullptr, s, causal && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
+      constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+      // scores = q @ k^T (T, Tk); with a plain causal mask and no trace only the lower triangle is needed.
+      ops::pack_b_into(keys_t, k, hd, Tk, true);  // reuses the buffer of the previous head
+      ops::gemm(q, T, hd, keys_t, nullptr, s, lower && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
       keep(scores, offset, s);
-      if (causal && tracing) {  // the masked scores as the book writes them; the softmax below needs no -inf past the diagonal
+      if (masked && (tracing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
         for (int64_t i = 0; i < T; ++i)
-          for (int64_t j = i + 1; j < T; ++j) s[i * T + j] = -std::numeric_limits<float>::infinity();
-      }
-      if (window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
+          for (int64_t j = 0; j < T; ++j)
+            if (hidden(i, j)) s[i * Tk + j] = kNegInf;
+      } else if (window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
         for (int64_t i = window; i < T; ++i)
-          for (int64_t j = 0; j <= i - window; ++j) s[i * T + j] = -std::numeric_limits<float>::infinity();
+          for (int64_t j = 0; j <= i - window; ++j) s[i * Tk + j] = kNegInf;
       }
-      if (causal && tracing) keep(masked, offset, s);
-      ops::scaled_softmax_rows(s, T, T, p.scale_div, causal);  // softmax(scores / d_k**0.5); masked keys get weight 0
+      if (masked && tracing) keep(masked_scores, offset, s);
+      // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
+      ops::scaled_softmax_rows(s, T, Tk, p.scale_div, lower);
       keep(weights, offset, s);
-      if (options.attn_weights != nullptr) std::copy(s, s + T * T, options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
-      if (apply_dropout) options.generator->dropout(s, T * T, p.dropout);
+      if (options.attn_weights != nullptr) std::copy(s, s + T * Tk, options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
+      if (apply_dropout) options.generator->dropout(s, T * Tk, p.dropout);
       if (p.dropout_stage) keep(dropped, offset, s);
       // context = weights @ v (T, hd); a causal row i has zero weight past key i.
-      ops::pack_b_into(values, v, T, hd, false);
-      ops::gemm(s, T, T, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), causal ? ops::Triangle::ALower : ops::Triangle::None);
+      ops::pack_b_into(values, v, Tk, hd, false);
+      ops::gemm(s, T, Tk, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), lower ? ops::Triangle::ALower : ops::Triangle::None);
     };
     if (p.dropout_heads_outer) {
       for (int64_t h = 0; h < H; ++h)
@@ -468,21 +547,21 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       emit(StageId::Keys, std::move(qkv[1]));
       emit(StageId::Values, std::move(qkv[2]));
       emit(StageId::AttnScores, std::move(scores));
-      if (causal && tracing) {
-        Tensor mask({T, T});  // (num_tokens, num_tokens), 1 where a key is masked
+      if (masked && tracing) {
+        Tensor mask({T, Tk});  // (num_tokens, keys), 1 where a key is masked
         for (int64_t i = 0; i < T; ++i)
-          for (int64_t j = 0; j < T; ++j)
-            if (hidden(i, j)) mask.data[static_cast<size_t>(i * T + j)] = 1.0f;
+          for (int64_t j = 0; j < Tk; ++j)
+            if (hidden(i, j)) mask.data[static_cast<size_t>(i * Tk + j)] = 1.0f;
         emit(StageId::Mask, std::move(mask));
       }
-      emit(StageId::AttnScoresMasked, std::move(masked));
+      emit(StageId::AttnScoresMasked, std::move(masked_scores));
       emit(StageId::AttnWeights, std::move(weights));
       emit(StageId::AttnWeightsDropout, std::move(dropped));
     };
 
     // Pass 7, merge: (b, H, T, hd) -> (b, T, H*hd), column h*hd + j (the wrapper's torch.cat, the
     // fused transpose(1, 2).contiguous().view). Single-head classes: the context is the output.
-    if (p.layout == HeadsIn::Single) {
+    if (p.layout == HeadsRule::Single) {
       context.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
       if (tracing) {
         emit_attention();
@@ -507,17 +586,24 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       return concat;
     }
 
-    // Pass 8, out_proj: (b*T, d_out) @ out_proj.weight^T + out_proj.bias.
+    // Pass 8, out_proj: (b*T, d_out) @ out_proj.weight^T + out_proj.bias; then a second projection
+    // when the class has one (MHAPyTorchClass: proj after nn.MultiheadAttention's own out_proj).
     Tensor output({b, T, c.d_out});  // (b, num_tokens, d_out)
     ops::gemm(concat.data.data(), b * T, c.d_out, prepared_.weight[3], bias(3), output.data.data());
+    Tensor projected;
+    if (p.proj) {
+      projected = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
+      ops::gemm(output.data.data(), b * T, c.d_out, prepared_.weight[4], bias(4), projected.data.data());
+    }
     if (tracing) {
       emit_attention();
       emit(StageId::ContextVec, std::move(context));
       emit(StageId::HeadsConcat, std::move(concat));
       emit(StageId::OutProj, output);
-      emit(StageId::Output, output);
+      if (p.proj) emit(StageId::Proj, projected);
+      emit(StageId::Output, p.proj ? projected : output);
     }
-    return output;
+    return p.proj ? projected : output;
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + c.python_call() + " on " + shape_string(x.shape),
                          "Use fewer tokens, a smaller batch, or turn the trace off.");
@@ -551,9 +637,8 @@ Tensor seeded_tokens(int64_t num_tokens, int64_t d_in, uint64_t seed) {
 AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<NamedTensor>& given, std::vector<std::string>* notes) {
   // The buffers: which names the class registers a mask under.
   std::vector<std::string> mask_names;
-  if (c.kind == ClassKind::CausalAttention || c.kind == ClassKind::MultiHeadAttention) mask_names.push_back("mask");
-  if (c.kind == ClassKind::MultiHeadAttentionWrapper)
-    for (int64_t h = 0; h < c.num_heads; ++h) mask_names.push_back("heads." + std::to_string(h) + ".mask");
+  if (c.recipe().mask_buffer_bytes > 0)
+    for (int64_t h = 0; h < module_count(c); ++h) mask_names.push_back(head_prefix(c, h) + "mask");
   std::vector<NamedTensor> parameters;
   const int64_t n = c.context_length;
   for (const NamedTensor& p : given) {

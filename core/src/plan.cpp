@@ -7,29 +7,50 @@
 
 namespace attention_lab {
 
+namespace {
+/// The PyTorch name of the module a role's weight belongs to ("out_proj", "proj", "multihead_attn.out_proj").
+std::string module_of(const ClassSpec& r, Role role) {
+  for (const auto& p : r.params) {
+    if (p.role != role || p.layout != Layout::OutIn) continue;
+    const size_t dot = p.name.rfind(".weight");
+    return dot == std::string::npos ? p.name : p.name.substr(0, dot);
+  }
+  return "";
+}
+bool has_param(const ModuleConfig& c, Role role, Layout layout) {
+  for (const auto& p : c.recipe().params)
+    if (p.role == role && p.layout == layout && (p.presence == Presence::Always || c.qkv_bias)) return true;
+  return false;
+}
+}  // namespace
+
 ForwardPlan plan_forward(const ModuleConfig& c) {
+  const ClassSpec& r = c.recipe();
   ForwardPlan p;
   p.config = c;
-  p.batched = c.batched();
-  p.layout = c.kind == ClassKind::MultiHeadAttentionWrapper ? HeadsIn::Modules : c.fused_heads() ? HeadsIn::Fused : HeadsIn::Single;
-  p.query_heads = p.layout == HeadsIn::Single ? 1 : c.num_heads;
-  p.kv_heads = p.layout == HeadsIn::Single ? 1 : c.kv_heads();
+  p.batched = r.batched;
+  p.layout = r.heads;
+  p.query_heads = p.layout == HeadsRule::Single ? 1 : c.num_heads;
+  p.kv_heads = p.layout == HeadsRule::Single ? 1 : c.kv_heads();
   p.group_size = p.kv_heads > 0 ? p.query_heads / p.kv_heads : 1;
-  p.per_head_axes = p.layout != HeadsIn::Single;
+  p.per_head_axes = p.layout != HeadsRule::Single;
   p.head_dim = c.head_dim();
-  p.head_dim_name = p.layout == HeadsIn::Fused ? "head_dim" : "d_out";
+  p.head_dim_name = p.layout == HeadsRule::Split ? "head_dim" : "d_out";
   p.proj_width = p.query_heads * p.head_dim;
   p.output_width = c.output_width();
   p.scale_div = static_cast<float>(std::sqrt(static_cast<double>(p.head_dim)));
-  p.mask = c.causal() ? MaskKind::Causal : MaskKind::None;
+  p.mask = r.mask == MaskRule::None ? MaskKind::None : r.mask == MaskRule::InvertedBuffer ? MaskKind::Inverted : MaskKind::Causal;
   p.window = c.sliding_window_size;
-  p.mask_buffer = c.has_context_length();
-  p.dropout_stage = c.has_dropout();
+  p.mask_buffer = r.mask == MaskRule::CausalBuffer || r.mask == MaskRule::InvertedBuffer;
+  p.dropout_stage = r.dropout == DropoutRule::Weights;
   p.dropout = c.dropout;
-  p.dropout_heads_outer = p.layout == HeadsIn::Modules;
-  p.matmul_projection = c.kind == ClassKind::SelfAttentionV1;
-  p.out_proj = p.layout == HeadsIn::Fused;
-  p.out_proj_bias = p.out_proj && c.kind != ClassKind::GroupedQueryAttention;
+  p.dropout_heads_outer = p.layout == HeadsRule::Modules;
+  for (const auto& param : r.params)
+    if (param.role == Role::Query || param.role == Role::Qkv) p.matmul_projection = param.layout == Layout::InOut;
+  p.out_proj = has_param(c, Role::Out, Layout::OutIn);
+  p.out_proj_bias = has_param(c, Role::Out, Layout::Vector);
+  p.proj = has_param(c, Role::Proj, Layout::OutIn);
+  p.extra_kv = c.extra_kv_tokens();
   return p;
 }
 
@@ -54,6 +75,7 @@ constexpr StageRow kStageNames[] = {
     {StageId::ContextVec, "context_vec"},
     {StageId::HeadsConcat, "heads_concat"},
     {StageId::OutProj, "out_proj"},
+    {StageId::Proj, "proj"},
     {StageId::Output, "output"},
 };
 
@@ -75,11 +97,29 @@ constexpr TextRow kStageTexts[] = {
     {StageId::Queries, "fused", "{Stage}{per_head}", "{stage} = ({W}(x)).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ weight.T{bias})"},
     {StageId::Queries, "grouped", "{Stage} per key/value head ({kv_heads}, each shared by {group_size} query heads)",
      "{stage} = ({W}(x)).view(b, num_tokens, num_kv_groups, head_dim).transpose(1, 2)  (x @ weight.T{bias}; weight is ({kv_width}, d_in))"},
+    {StageId::Queries, "packed", "{Stage}{per_head}",
+     "{stage} = qkv(x).view(b, num_tokens, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4)[{index}]  (rows {rows} of qkv.weight{bias}){extra}"},
+    {StageId::Queries, "in_proj", "{Stage}{per_head}",
+     "{stage} = in_proj(x) split into 3, viewed as (b, num_heads, num_tokens, head_dim)  (rows {rows} of multihead_attn.in_proj_weight{bias}){extra}"},
+    {StageId::Queries, "einsum", "{Stage}{per_head}",
+     "{stage} = torch.einsum(\"bnd,di->bni\", x, {W}){einsum_bias}.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ {W}, no transpose)"},
     {StageId::AttnScores, "unbatched", "Attention scores{per_head}", "queries @ keys.T"},
     {StageId::AttnScores, "batched", "Attention scores{per_head}", "queries @ keys.transpose(1, 2)"},
     {StageId::AttnScores, "fused", "Attention scores{per_head}", "queries @ keys.transpose(2, 3)"},
     {StageId::AttnScores, "grouped", "Attention scores per query head (query head h uses key head h // {group_size})",
      "queries @ keys.repeat_interleave({group_size}, dim=1).transpose(2, 3)"},
+    {StageId::AttnScores, "sdpa", "Attention scores{per_head}", "queries @ keys.transpose(-2, -1), inside scaled_dot_product_attention (shown before its 1/sqrt(head_dim) scaling)"},
+    {StageId::AttnScores, "flex", "Attention scores{per_head}", "queries @ keys.transpose(-2, -1), inside flex_attention (shown before its 1/sqrt(head_dim) scaling)"},
+    {StageId::AttnScores, "nn_mha", "Attention scores{per_head}",
+     "queries @ keys.transpose(-2, -1), inside nn.MultiheadAttention (shown before its 1/sqrt(head_dim) scaling){extra_key}"},
+    {StageId::Mask, "inverted", "Inverted mask: the buffer triu(ones, diagonal=1).bool() passed to scaled_dot_product_attention, where True means \"attend\"",
+     "attn_mask = self.mask[:num_tokens, :num_tokens]: True above the diagonal takes part, so 1 here marks every key at or before the query (hidden)"},
+    {StageId::Mask, "is_causal", "Causal mask for the {num_tokens} tokens given (is_causal=True: built by scaled_dot_product_attention; context_length is not read)",
+     "attn_mask = torch.ones(num_tokens, num_tokens, dtype=torch.bool).tril()  (True = takes part)"},
+    {StageId::Mask, "flex", "Causal block mask (create_block_mask(causal, ..., context_length, context_length), cut to the {num_tokens} tokens)",
+     "causal(b, h, q_idx, kv_idx) = q_idx >= kv_idx"},
+    {StageId::Mask, "bool_buffer", "Causal mask (top-left {num_tokens} x {num_tokens} of the {context_length} x {context_length} bool buffer){extra_mask}",
+     "attn_mask = self.mask[:num_tokens, :num_tokens]  (True = masked in nn.MultiheadAttention)"},
     {StageId::Mask, "buffer", "Causal mask (top-left {num_tokens} x {num_tokens} of the {context_length} x {context_length} buffer)",
      "mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)[:num_tokens, :num_tokens]"},
     {StageId::Mask, "tokens", "Causal mask for the {num_tokens} tokens given (no context_length: built each forward)",
@@ -88,6 +128,10 @@ constexpr TextRow kStageTexts[] = {
      "mask = (diff < 0) | (diff >= {window}), diff = q_positions.unsqueeze(-1) - k_positions.unsqueeze(0)"},
     {StageId::AttnScoresMasked, "", "Masked scores (future keys set to -inf)", "attn_scores.masked_fill_(mask.bool(), -torch.inf)"},
     {StageId::AttnScoresMasked, "window", "Masked scores (future keys and keys {window} or more tokens back set to -inf)", "attn_scores.masked_fill_(mask, -torch.inf)"},
+    {StageId::AttnScoresMasked, "inverted", "Masked scores (the inverted mask: keys at or before each query set to -inf)",
+     "attn_scores + attn_mask, where the mask adds -inf wherever it is False (on and below the diagonal)"},
+    {StageId::AttnWeights, "sdpa", "Attention weights{per_head} (each row sums to 1; a row with every key hidden is NaN)",
+     "softmax((queries / {scale}) @ keys.T + mask, dim=-1): PyTorch scales the queries by 1/sqrt(head_dim), head_dim = {head_dim}"},
     {StageId::AttnWeights, "", "Attention weights{per_head} (each row sums to 1)", "torch.softmax(attn_scores / d_k**0.5, dim=-1), d_k = {head_dim}: scores divided by {scale}"},
     {StageId::AttnWeightsDropout, "train", "Attention weights after dropout (p = {p})",
      "dropout(attn_weights): each weight zeroed with probability {p}, survivors x 1/(1-p) = {kept}; rows no longer sum to 1"},
@@ -101,8 +145,9 @@ constexpr TextRow kStageTexts[] = {
      "torch.cat([head(x) for head in heads], dim=-1): head h fills columns h*d_out to (h+1)*d_out-1"},
     {StageId::HeadsConcat, "fused", "Heads merged back to tokens: width d_out = {d_out}",
      "context_vec.transpose(1, 2).contiguous().view(b, num_tokens, d_out): (t, h, j) -> column h*head_dim + j"},
-    {StageId::OutProj, "", "Output projection", "out_proj(context_vec) = context_vec @ out_proj.weight.T + out_proj.bias"},
-    {StageId::OutProj, "nobias", "Output projection (no bias)", "out_proj(context_vec) = context_vec @ out_proj.weight.T"},
+    {StageId::OutProj, "", "Output projection ({out})", "{out}(context_vec) = context_vec @ {out}.weight.T + {out}.bias"},
+    {StageId::OutProj, "nobias", "Output projection ({out}, no bias)", "{out}(context_vec) = context_vec @ {out}.weight.T"},
+    {StageId::Proj, "", "The class's own projection after nn.MultiheadAttention (proj)", "proj(attn_output) = attn_output @ proj.weight.T + proj.bias"},
     {StageId::Output, "", "Output: width {width} = {rule}", "output"},
 };
 
@@ -125,19 +170,29 @@ std::string fill(const std::string& text, const std::vector<std::pair<std::strin
 }
 
 const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
+  const ClassSpec& r = p.config.recipe();
   switch (id) {
     case StageId::Keys:
     case StageId::Values:
       if (p.kv_projection_width_differs()) return "grouped";
       [[fallthrough]];
     case StageId::Queries:
-      return p.matmul_projection ? "matmul" : p.layout == HeadsIn::Modules ? "modules" : p.layout == HeadsIn::Fused ? "fused" : "single";
+      if (!r.qkv_text.empty()) return r.qkv_text.c_str();
+      return p.matmul_projection ? "matmul" : p.layout == HeadsRule::Modules ? "modules" : p.layout == HeadsRule::Split ? "fused" : "single";
     case StageId::AttnScores:
-      return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsIn::Fused ? "fused" : p.batched ? "batched" : "unbatched";
+      if (!r.attention_text.empty()) return r.attention_text == "sdpa" ? "sdpa" : r.attention_text == "flex" ? "flex" : "nn_mha";
+      return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsRule::Split ? "fused" : p.batched ? "batched" : "unbatched";
     case StageId::Mask:
+      if (p.mask == MaskKind::Inverted) return "inverted";
+      if (r.attention_text == "flex") return "flex";
+      if (r.mask_buffer_bytes == 1) return "bool_buffer";
+      if (r.attention_text == "sdpa") return "is_causal";
       return p.window > 0 ? "window" : p.mask_buffer ? "buffer" : "tokens";
     case StageId::AttnScoresMasked:
+      if (p.mask == MaskKind::Inverted) return "inverted";
       return p.window > 0 ? "window" : "";
+    case StageId::AttnWeights:
+      return r.scale_queries ? "sdpa" : "";
     case StageId::ContextVec:
       return p.kv_projection_width_differs() ? "grouped" : "";
     case StageId::OutProj:
@@ -145,7 +200,7 @@ const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
     case StageId::AttnWeightsDropout:
       return training && p.dropout >= 1.0 ? "all" : training && p.dropout > 0.0 ? "train" : !training ? "eval" : "p0";
     case StageId::HeadsConcat:
-      return p.layout == HeadsIn::Modules ? "modules" : "fused";
+      return p.layout == HeadsRule::Modules ? "modules" : "fused";
     default:
       return "";
   }
@@ -173,9 +228,11 @@ bool stage_present(const ForwardPlan& p, StageId id) {
     case StageId::AttnWeightsDropout:
       return p.dropout_stage;
     case StageId::HeadsConcat:
-      return p.layout != HeadsIn::Single;
+      return p.layout != HeadsRule::Single;
     case StageId::OutProj:
       return p.out_proj;
+    case StageId::Proj:
+      return p.proj;
     default:
       return true;
   }
@@ -201,6 +258,9 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       {"kv_width", std::to_string(p.kv_heads * p.head_dim)},
       {"window", std::to_string(p.window)},
       {"window_before", std::to_string(p.window > 0 ? p.window - 1 : 0)},
+      {"out", module_of(c.recipe(), Role::Out)},
+      {"extra_key", p.extra_kv ? "; the last key is multihead_attn.bias_k, which every query sees" : ""},
+      {"extra_mask", p.extra_kv ? ", padded with one column every query sees (bias_k's key)" : ""},
   };
   const bool projection = id == StageId::Queries || id == StageId::Keys || id == StageId::Values;
   if (projection) {
@@ -208,6 +268,10 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
     fields.push_back({"Stage", m == 0 ? "Queries" : m == 1 ? "Keys" : "Values"});
     fields.push_back({"stage", stage_id_name(id)});
     fields.push_back({"W", m == 0 ? "W_query" : m == 1 ? "W_key" : "W_value"});
+    fields.push_back({"index", std::to_string(m)});
+    fields.push_back({"einsum_bias", c.qkv_bias ? std::string(" + bias_") + "qkv"[m] : ""});
+    fields.push_back({"rows", std::to_string(m * c.d_out) + ":" + std::to_string((m + 1) * c.d_out)});
+    fields.push_back({"extra", p.extra_kv && m > 0 ? std::string(", then multihead_attn.bias_") + (m == 1 ? "k" : "v") + " appended as one more token" : ""});
   }
   const StageId row_id = projection ? StageId::Queries : id;
   const std::string variant = variant_of(p, id, training);
@@ -223,7 +287,7 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       break;
     case StageId::Keys:
     case StageId::Values:
-      out.axes = head_axes(p, "num_tokens", p.head_dim_name);
+      out.axes = head_axes(p, p.extra_kv ? "key" : "num_tokens", p.head_dim_name);
       if (p.kv_projection_width_differs()) out.axes[1] = "num_kv_groups";
       break;
     case StageId::Queries:
@@ -235,8 +299,9 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       break;
     case StageId::HeadsConcat:
     case StageId::OutProj:
+    case StageId::Proj:
     case StageId::Output:
-      out.axes = {"b", "num_tokens", p.layout == HeadsIn::Modules ? "num_heads*d_out" : "d_out"};
+      out.axes = {"b", "num_tokens", p.layout == HeadsRule::Modules ? "num_heads*d_out" : "d_out"};
       if (!p.batched) out.axes.erase(out.axes.begin());
       break;
     default:
@@ -257,23 +322,27 @@ double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape,
   const double kv_width = static_cast<double>(p.kv_heads * p.head_dim), kv_heads = static_cast<double>(p.kv_heads);
   double floats = packed(d_in, proj) + 2 * packed(d_in, kv_width) + (c.qkv_bias ? proj + 2 * kv_width : 0);
   if (p.out_proj) floats += packed(d_out, d_out) + (p.out_proj_bias ? d_out : 0);
+  if (p.proj) floats += packed(d_out, d_out) + d_out;
+  floats += 2.0 * static_cast<double>(p.extra_kv) * kv_width;  // bias_k, bias_v
   if (input_shape && !input_shape->empty()) {
     const Shape& s = *input_shape;
     const double b = s.size() == 3 ? static_cast<double>(s[0]) : 1.0;
     const double t = static_cast<double>(s.size() >= 2 ? s[s.size() - 2] : 1);
+    const double tk = t + static_cast<double>(p.extra_kv);  // keys: the tokens and any appended ones
     const double width = static_cast<double>(p.output_width);
     const double hd = static_cast<double>(p.head_dim);
     // What the forward allocates: the input copy, q/k/v per head and the projection scratch, one
-    // (T, T) slab with the packed keys and values of one head, the context per head, the merged
-    // heads and the output.
-    floats += b * t * d_in + b * (heads + 2 * kv_heads) * t * hd + b * t * proj + t * t + packed(hd, t) + packed(t, hd) + b * heads * t * hd + b * t * proj + b * t * width;
+    // (T, Tk) slab with the packed keys and values of one head, the context per head, the merged
+    // heads and the output (and the second projection's output).
+    floats += b * t * d_in + b * heads * t * hd + 2 * b * kv_heads * tk * hd + b * t * proj + t * tk + packed(hd, tk) + packed(tk, hd) + b * heads * t * hd + b * t * proj +
+              b * t * width * (p.proj ? 2 : 1);
     if (trace) {
-      // What only the trace keeps (the rest is moved into it): the four (b, H, T, T) stages, the
-      // (T, T) mask, and copies of the input, out_proj and the output.
-      floats += 4 * b * heads * t * t + t * t + b * t * d_in + 2 * b * t * width;
-      // and each of its 13 stages' summaries: at most one per (b, head) slice, 12 floats' worth each,
+      // What only the trace keeps (the rest is moved into it): the four (b, H, T, Tk) stages, the
+      // (T, Tk) mask, and copies of the input, out_proj, proj and the output.
+      floats += 4 * b * heads * t * tk + t * tk + b * t * d_in + (p.proj ? 3 : 2) * b * t * width;
+      // and each of its 14 stages' summaries: at most one per (b, head) slice, 12 floats' worth each,
       // and its texts (title, formula, axes and the fields that fill them: about 256 bytes a stage)
-      floats += 13 * b * heads * 12 + 13 * 64;
+      floats += 14 * b * heads * 12 + 14 * 64;
     }
   }
   return floats * 4.0;

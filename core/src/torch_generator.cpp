@@ -1,5 +1,7 @@
 #include "attention_lab/torch_generator.hpp"
 
+#include <cmath>
+
 namespace attention_lab {
 
 void Mt19937::seed_with(uint32_t seed) {
@@ -43,7 +45,49 @@ void Mt19937::set_words(const std::vector<uint32_t>& words) {
 
 TorchGenerator::TorchGenerator(uint64_t seed) { manual_seed(seed); }
 
-void TorchGenerator::manual_seed(uint64_t seed) { engine_.seed_with(static_cast<uint32_t>(seed & 0xFFFFFFFFULL)); }
+void TorchGenerator::manual_seed(uint64_t seed) {
+  engine_.seed_with(static_cast<uint32_t>(seed & 0xFFFFFFFFULL));
+  has_normal_cache_ = false;
+}
+
+double TorchGenerator::normal_double() {
+  if (has_normal_cache_) {
+    has_normal_cache_ = false;
+    return normal_cache_;
+  }
+  const double u1 = random_double();
+  const double u2 = random_double();
+  const double r = std::sqrt(-2.0 * std::log(1.0 - u2));
+  const double theta = 2.0 * M_PI * u1;
+  normal_cache_ = r * std::sin(theta);
+  has_normal_cache_ = true;
+  return r * std::cos(theta);
+}
+
+void TorchGenerator::normal(float* data, int64_t n, double mean, double std) {
+  if (n < 16) {
+    for (int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(normal_double() * std + mean);
+    return;
+  }
+  // normal_fill: uniform floats, then each block of 16 (j, j + 8) turned into a Box-Muller pair.
+  const auto fill16 = [&](float* d) {
+    for (int j = 0; j < 8; ++j) {
+      const float u1 = 1.0f - d[j];
+      const float u2 = d[j + 8];
+      const float radius = std::sqrt(-2.0f * std::log(u1));
+      const float theta = 2.0f * static_cast<float>(M_PI) * u2;
+      d[j] = radius * std::cos(theta) * static_cast<float>(std) + static_cast<float>(mean);
+      d[j + 8] = radius * std::sin(theta) * static_cast<float>(std) + static_cast<float>(mean);
+    }
+  };
+  for (int64_t i = 0; i < n; ++i) data[i] = random_float();
+  for (int64_t i = 0; i + 16 <= n; i += 16) fill16(data + i);
+  if (n % 16 != 0) {
+    float* last = data + n - 16;
+    for (int j = 0; j < 16; ++j) last[j] = random_float();
+    fill16(last);
+  }
+}
 
 double TorchGenerator::random_double() {
   // PyTorch's random64(): the first draw is the high word.

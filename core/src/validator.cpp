@@ -230,6 +230,13 @@ const SlotValue* find_value(const SlotMap& config, const std::string& name) {
   return it == config.end() ? nullptr : &it->second;
 }
 
+/// The 1-based position of a slot, or 0 when the class has none.
+int slot_position(const ClassSpec& spec, const std::string& slot) {
+  for (const auto& s : spec.slots)
+    if (s.name == slot) return s.position;
+  return 0;
+}
+
 bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot) {
   for (const auto& d : diags)
     if (d.severity == Severity::Error && std::find(d.slots.begin(), d.slots.end(), slot) != d.slots.end()) return false;
@@ -274,7 +281,7 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
     out.push_back(
         make(Severity::Error, "input_width", {"d_in"}, "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
              "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + rows_text + "x" + std::to_string(width) + " and " +
-                 (c.kind == ClassKind::SelfAttentionV1 ? std::to_string(c.d_in) + "x" + std::to_string(c.d_out) : std::to_string(c.d_in) + "x" + std::to_string(c.d_out)) + ")"));
+                 std::to_string(c.d_in) + "x" + std::to_string(c.d_out) + ")"));
     out.back().fixes = {{"d_in", std::to_string(width)}};
   }
   if (c.has_context_length() && num_tokens > c.context_length) {
@@ -283,7 +290,7 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
                            std::to_string(c.context_length) + " x " + std::to_string(c.context_length),
                        "Use at most " + std::to_string(c.context_length) + " tokens, or set context_length >= " + std::to_string(num_tokens) + ".",
                        "RuntimeError: The size of tensor a (" + std::to_string(num_tokens) + ") must match the size of tensor b (" + std::to_string(c.context_length) +
-                           ") at non-singleton dimension " + (c.kind == ClassKind::MultiHeadAttention ? "3" : "2")));
+                           ") at non-singleton dimension " + (c.fused_heads() ? "3" : "2")));
     out.back().fixes = {{"context_length", std::to_string(num_tokens)}};
   }
 }
@@ -383,6 +390,27 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
         std::remove_if(out.begin(), out.end(), [&](const Diagnostic& e) { return e.slots.size() == 1 && std::find(shifted.begin(), shifted.end(), e.slots[0]) != shifted.end(); }),
         out.end());
     out.push_back(std::move(d));
+  } else if (const SlotValue* context = find_value(config, "context_length");
+             context && dropout && heads && slot_position(*spec, "num_heads") < slot_position(*spec, "context_length") && heads->is_number() && context->is_number() &&
+             dropout->is_number() && integral(heads->number) && heads->number >= 1 && context->number >= 0 && context->number < 1 && integral(dropout->number) &&
+             dropout->number >= 1) {
+    // The bonus order (d_in, d_out, num_heads, context_length, dropout) given MultiHeadAttention's
+    // (d_in, d_out, context_length, dropout, num_heads): num_heads gets the context, and so on.
+    const std::string n = SlotValue::integer(dropout->number).python(), ctx = SlotValue::integer(heads->number).python(), p = context->python();
+    std::string call = spec->name + "(";
+    for (const char* name : {"d_in", "d_out"})
+      if (const SlotValue* v = find_value(config, name)) call += v->python() + ", ";
+    call += n + ", " + ctx + ", " + p + ")";
+    Diagnostic d = make(Severity::Error, "mha_slot_order", {"num_heads", "context_length", "dropout"},
+                        "slots 3-5 of " + spec->name + " are (num_heads, context_length, dropout); " + heads->python() + ", " + context->python() + ", " + dropout->python() +
+                            " looks like MultiHeadAttention's order (context_length, dropout, num_heads)",
+                        "Write " + call + ", or use keywords.", "ValueError: dropout probability has to be between 0 and 1, but got " + dropout->python());
+    d.fixes = {{"num_heads", n}, {"context_length", ctx}, {"dropout", p}};
+    const std::vector<std::string> shifted = {"dropout", "num_heads", "context_length"};
+    out.erase(
+        std::remove_if(out.begin(), out.end(), [&](const Diagnostic& e) { return e.slots.size() == 1 && std::find(shifted.begin(), shifted.end(), e.slots[0]) != shifted.end(); }),
+        out.end());
+    out.push_back(std::move(d));
   } else if (dropout && heads && dropout->is_number() && heads->is_number() && dropout->number >= 1 && integral(dropout->number) && heads->number >= 0 && heads->number < 1) {
     out.push_back(make(Severity::Error, "slots_swapped", {"dropout", "num_heads"}, "dropout = " + dropout->python() + " and num_heads = " + heads->python() + " look swapped",
                        "The order is (d_in, d_out, context_length, dropout, num_heads): write " + heads->python() + " before " + SlotValue::integer(dropout->number).python() +
@@ -393,9 +421,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
 
   // Relations between slots are only checked once each slot involved is right on its own.
   const SlotValue* d_out_v = find_value(config, "d_out");
-  ModuleConfig kind_probe;
-  kind_probe.kind = spec->kind;
-  const bool heads_checkable = kind_probe.fused_heads() && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
+  const bool heads_checkable = spec->heads == HeadsRule::Split && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
   const int64_t d_out = heads_checkable ? static_cast<int64_t>(d_out_v->number) : 0;
   const int64_t num_heads = heads_checkable ? static_cast<int64_t>(heads->number) : 1;
 
@@ -413,7 +439,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     Diagnostic d = make(Severity::Error, "heads_divisibility", {"d_out", "num_heads"},
                         "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) + " % " +
                             std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
-                        hint, "AssertionError: d_out must be divisible by num_heads");
+                        hint, spec->heads_assert);
     for (int64_t h : valid_head_counts(d_out, num_heads)) d.fixes.push_back({"num_heads", std::to_string(h)});
     if (lower_d > 0) d.fixes.push_back({"d_out", std::to_string(lower_d)});
     d.fixes.push_back({"d_out", std::to_string(upper_d)});
@@ -421,7 +447,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   }
   // GroupedQueryAttention: query heads are shared out equally among the key/value groups.
   const SlotValue* groups_v = find_value(config, "num_kv_groups");
-  if (spec->kind == ClassKind::GroupedQueryAttention && heads && groups_v && slot_ok(out, "num_heads") && slot_ok(out, "num_kv_groups")) {
+  if (spec->has_slot("num_kv_groups") && heads && groups_v && slot_ok(out, "num_heads") && slot_ok(out, "num_kv_groups")) {
     const int64_t h = static_cast<int64_t>(heads->number), g = static_cast<int64_t>(groups_v->number);
     if (h % g != 0) {
       std::vector<int64_t> near = valid_head_counts(h, g);  // divisors of num_heads nearest g
@@ -435,13 +461,28 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
       out.push_back(std::move(d));
     }
   }
+  // Classes whose forward only works when x's width is d_out (a view to x's width, an einsum over it,
+  // nn.MultiheadAttention's embed_dim): PyTorch builds them, then fails on the first forward.
+  const SlotValue* d_in_v = find_value(config, "d_in");
+  if (!spec->needs_square.empty() && d_in_v && d_out_v && slot_ok(out, "d_in") && slot_ok(out, "d_out") && d_in_v->number != d_out_v->number) {
+    const std::string d_in = d_in_v->python(), d_out_text = d_out_v->python();
+    std::string error = spec->needs_square;
+    const std::pair<const char*, std::string> fields[] = {{"{d_in}", d_in}, {"{d_out}", d_out_text}, {"{b}", "b"}, {"{num_tokens}", "num_tokens"}, {"{size}", "b * num_tokens * " + d_out_text}};
+    for (const auto& [key, value] : fields)
+      for (size_t at = error.find(key); at != std::string::npos; at = error.find(key, at + value.size())) error.replace(at, std::string(key).size(), value);
+    Diagnostic d = make(Severity::Error, "d_in_d_out_differ", {"d_in", "d_out"},
+                        spec->name + " needs d_in == d_out (got d_in = " + d_in + ", d_out = " + d_out_text + "): its forward works on x's own width",
+                        "Set d_out = " + d_in + " (or d_in = " + d_out_text + "); classes such as MHAPyTorchScaledDotProduct or MultiHeadAttention take any d_in.", error);
+    d.fixes = {{"d_out", d_in}, {"d_in", d_out_text}};
+    out.push_back(std::move(d));
+  }
   if (has_error(out)) return out;
 
   const ModuleConfig c = to_module_config(class_name, config);
 
   // The wrapper builds one CausalAttention per head (3 or 6 parameter tensors each): millions of tiny
   // heads fit the byte budget yet would flood every parameter table and trace.
-  if (c.kind == ClassKind::MultiHeadAttentionWrapper && c.num_heads > kMaxWrapperHeads) {
+  if (spec->per_head_modules && c.num_heads > kMaxWrapperHeads) {
     out.push_back(make(Severity::Error, "too_large", {"num_heads"},
                        "num_heads = " + std::to_string(c.num_heads) + " would build " + with_commas(static_cast<double>(c.num_heads)) +
                            " separate CausalAttention heads; at most " + std::to_string(kMaxWrapperHeads) + " are accepted",
@@ -460,7 +501,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                        "Use smaller sizes: GPT-2 small is d_in = d_out = 768; use fewer tokens for long inputs.", ""));
   }
 
-  if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
+  if (spec->width == WidthRule::HeadsTimesDOut) {
     if (const Gpt2Preset* p = preset_for_width(c.d_out); p && (c.num_heads == p->heads || c.num_heads == p->layers)) {
       out.push_back(make(Severity::Warning, "wrapper_total_width", {"d_out", "num_heads"},
                          "d_out is per head in MultiHeadAttentionWrapper: the output is " + std::to_string(c.num_heads) + " x " + std::to_string(c.d_out) + " = " +
@@ -471,9 +512,9 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
       if (c.d_out % c.num_heads == 0) out.back().fixes = {{"d_out", std::to_string(c.d_out / c.num_heads)}};
     }
   }
-  if (c.kind == ClassKind::MultiHeadAttentionWrapper || c.fused_heads()) {
+  if (spec->heads != HeadsRule::Single) {
     for (const auto& p : kGpt2Presets) {
-      if (p.width == c.d_out && p.layers == c.num_heads && p.layers != p.heads && c.kind == ClassKind::MultiHeadAttentionWrapper) {
+      if (p.width == c.d_out && p.layers == c.num_heads && p.layers != p.heads && spec->width == WidthRule::HeadsTimesDOut) {
         out.push_back(make(Severity::Warning, "layer_count_as_heads", {"num_heads"},
                            std::to_string(c.num_heads) + " is " + p.name + "'s number of layers, not its head count (" + std::to_string(p.heads) + ")",
                            "Use num_heads = " + std::to_string(p.heads) + ".", ""));
@@ -487,6 +528,18 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   if (c.d_in == c.d_out) {
     out.push_back(make(Severity::Info, "square_weights", {"d_in", "d_out"}, "d_in == d_out: the weight matrices are square, so a copy that forgets .T still fits",
                        "Compare outputs after a weight copy; shapes alone will not catch a missing transpose.", ""));
+  }
+  if (spec->dropout == DropoutRule::Ignored && c.dropout > 0) {
+    out.push_back(make(Severity::Warning, "dropout_ignored", {"dropout"},
+                       "dropout = " + SlotValue::floating(c.dropout).python() + " is stored but never used: " + spec->name + "'s forward applies no dropout",
+                       "FlexAttention has no dropout; set dropout = 0.0, or pick a class that drops attention weights in training.", ""));
+    out.back().fixes = {{"dropout", "0.0"}};
+  }
+  if (spec->mask == MaskRule::InvertedBuffer) {
+    out.push_back(make(Severity::Warning, "inverted_mask", {},
+                       spec->name + " passes triu(ones, diagonal=1).bool() as attn_mask, where True means \"attend\": each query sees only later tokens, and the last "
+                       "query none, so its row of attention weights is NaN",
+                       "The fix: pass the mask inverted (attn_mask=~self.mask[:num_tokens, :num_tokens]) or is_causal=True, as MHAPyTorchScaledDotProduct does.", ""));
   }
   if (c.has_dropout() && c.dropout > 0 && options.training && !*options.training) {
     out.push_back(make(Severity::Warning, "dropout_eval", {"dropout"}, "dropout = " + SlotValue::floating(c.dropout).python() + " has no effect in eval mode: no weight is dropped",
@@ -508,7 +561,7 @@ ModuleConfig to_module_config(const std::string& class_name, const SlotMap& conf
   const ClassSpec* spec = find_class(class_name);
   if (spec == nullptr) throw AttentionError("unknown_class", "", "there is no class named '" + class_name + "'", "");
   ModuleConfig c;
-  c.kind = spec->kind;
+  c.spec = spec;
   const auto get = [&](const std::string& name) -> const SlotValue* {
     const SlotValue* v = find_value(config, name);
     if (v) return v;
@@ -535,6 +588,8 @@ ModuleConfig to_module_config(const std::string& class_name, const SlotMap& conf
       c.num_kv_groups = static_cast<int64_t>(v->number);
     else if (s.name == "sliding_window_size")
       c.sliding_window_size = v->kind == SlotValue::Kind::None ? 0 : static_cast<int64_t>(v->number);
+    else if (s.name == "need_weights")
+      c.need_weights = v->kind == SlotValue::Kind::Bool ? v->boolean : v->number != 0;
   }
   return c;
 }

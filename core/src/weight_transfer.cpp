@@ -9,13 +9,23 @@ namespace attention_lab {
 
 namespace {
 
-bool is_single_head(const AttentionModule& m) {
-  const ClassKind k = m.config().kind;
-  return k == ClassKind::SelfAttentionV1 || k == ClassKind::SelfAttentionV2;
+/// The classes exercise 3.1 copies between (the recipe's copies_with: SelfAttention_v1 <-> v2).
+bool is_single_head(const ClassSpec& r) { return r.heads == HeadsRule::Single && !r.copies_with.empty(); }
+bool is_single_head(const AttentionModule& m) { return is_single_head(m.config().recipe()); }
+/// Whether the class keeps W as (d_in, d_out) and computes x @ W (v1), not nn.Linear's (d_out, d_in) and x @ W.T (v2).
+bool in_out(const ClassSpec& r) {
+  for (const auto& p : r.params)
+    if (p.role == Role::Query) return p.layout == Layout::InOut;
+  return false;
 }
-
-/// v1 keeps W as (d_in, d_out) and computes x @ W; v2's nn.Linear keeps (d_out, d_in) and computes x @ W.T.
-std::string weight_name(const AttentionModule& m, const std::string& matrix) { return m.config().kind == ClassKind::SelfAttentionV1 ? matrix : matrix + ".weight"; }
+/// "W_query" (v1) or "W_query.weight" (v2): the recipe's name for the matrix.
+std::string weight_name(const ClassSpec& r, const std::string& matrix) { return in_out(r) ? matrix : matrix + ".weight"; }
+std::string weight_name(const AttentionModule& m, const std::string& matrix) { return weight_name(m.config().recipe(), matrix); }
+bool has_qkv_bias(const AttentionModule& m) {
+  for (const auto& p : m.config().recipe().params)
+    if (p.role == Role::Query && p.layout == Layout::Vector) return m.config().qkv_bias;
+  return false;
+}
 
 Tensor transposed(const Tensor& t) {
   Tensor out({t.shape[1], t.shape[0]});  // (cols, rows)
@@ -41,7 +51,7 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
   }
   // All or nothing: tokens that cannot run are refused before `to` changes.
   if (tokens) check_input(from.config(), *tokens, "tokens");
-  const bool layouts_differ = from.config().kind != to.config().kind;
+  const bool layouts_differ = in_out(from.config().recipe()) != in_out(to.config().recipe());
   CopyReport report;
   for (const char* matrix : matrices) {
     MatrixReport r;
@@ -52,7 +62,6 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
     r.to_shape = dst.shape;
     const auto it = plan.find(matrix);
     const CopyPlanEntry entry = it == plan.end() ? CopyPlanEntry{} : it->second;
-    const std::string src_expr = (from.config().kind == ClassKind::SelfAttentionV1 ? "sa_v1." : "sa_v2.") + weight_name(from, matrix);
     if (!entry.copy) {
       r.action = "not_copied";
       r.hint = std::string(matrix) + " keeps its own initial values, so the outputs will differ.";
@@ -78,13 +87,13 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
     report.matrices.push_back(r);
   }
 
-  const bool from_bias = from.config().kind == ClassKind::SelfAttentionV2 && from.config().qkv_bias;
-  const bool to_bias = to.config().kind == ClassKind::SelfAttentionV2 && to.config().qkv_bias;
+  const bool from_bias = has_qkv_bias(from);
+  const bool to_bias = has_qkv_bias(to);
   if (from_bias && !to_bias) report.notes.push_back("The source has q/k/v biases (qkv_bias=True) that the target cannot hold, so the outputs cannot agree.");
   if (to_bias && !from_bias) report.notes.push_back("The target's q/k/v biases keep their own initial values; set qkv_bias=False or copy them too.");
   if (to_bias && from_bias) report.notes.push_back("The q/k/v biases are not part of this copy; the target keeps its own.");
 
-  report.code = copy_code(from.config().kind, to.config().kind, plan);
+  report.code = copy_code(from.config().recipe(), to.config().recipe(), plan);
   report.tokens = tokens ? *tokens : (from.config().d_in == 3 ? book_tokens() : seeded_tokens(6, from.config().d_in, 123));
   if (from.config().d_in != to.config().d_in) {
     report.notes.push_back("The two modules take different d_in (" + std::to_string(from.config().d_in) + " vs " + std::to_string(to.config().d_in) + "), so no tokens fit both.");
@@ -140,30 +149,33 @@ std::vector<StageDiff> compare_stages(const AttentionModule& a, const AttentionM
   return out;
 }
 
-std::string copy_code(ClassKind from, ClassKind to, const CopyPlan& plan) {
-  const bool same = from == to;
-  const std::string src = same ? "src" : from == ClassKind::SelfAttentionV1 ? "sa_v1" : "sa_v2";
-  const std::string dst = same ? "dst" : to == ClassKind::SelfAttentionV1 ? "sa_v1" : "sa_v2";
+std::string copy_code(const ClassSpec& from, const ClassSpec& to, const CopyPlan& plan) {
+  if (!is_single_head(from) || !is_single_head(to))
+    throw AttentionError("copy_unsupported", "", "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + from.name + " -> " + to.name + ")", "");
+  const bool same = &from == &to;
+  const std::string src = same ? "src" : from.python_name;
+  const std::string dst = same ? "dst" : to.python_name;
   std::string code;
   for (const char* m : {"W_query", "W_key", "W_value"}) {
     const auto it = plan.find(m);
-    const std::string target = dst + "." + m + (to == ClassKind::SelfAttentionV1 ? "" : ".weight");
+    const std::string target = dst + "." + weight_name(to, m);
     if (it == plan.end() || !it->second.copy) {
       code += "# " + target + " keeps its own initial values\n";
       continue;
     }
-    code += target + " = torch.nn.Parameter(" + src + "." + m + (from == ClassKind::SelfAttentionV1 ? "" : ".weight") + (it->second.transpose ? ".T" : "") + ")\n";
+    code += target + " = torch.nn.Parameter(" + src + "." + weight_name(from, m) + (it->second.transpose ? ".T" : "") + ")\n";
   }
   return code;
 }
 
 ModuleConfig equivalent_config(const ModuleConfig& c) {
   ModuleConfig out = c;
-  if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
-    out.kind = ClassKind::MultiHeadAttention;
+  const ClassSpec* to = find_class(c.recipe().converts_to);
+  if (to != nullptr && c.recipe().heads == HeadsRule::Modules) {
+    out.spec = to;
     out.d_out = c.num_heads * c.d_out;
-  } else if (c.kind == ClassKind::MultiHeadAttention) {
-    out.kind = ClassKind::MultiHeadAttentionWrapper;
+  } else if (to != nullptr && c.recipe().heads == HeadsRule::Split) {
+    out.spec = to;
     out.d_out = c.head_dim();
   } else {
     throw AttentionError("convert_unsupported", "", c.class_name() + " has no multi-head equivalent", "Convert between MultiHeadAttentionWrapper and MultiHeadAttention.");
@@ -173,7 +185,7 @@ ModuleConfig equivalent_config(const ModuleConfig& c) {
 
 AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout layout) {
   const ModuleConfig& w = wrapper.config();
-  if (w.kind != ClassKind::MultiHeadAttentionWrapper) {
+  if (w.recipe().heads != HeadsRule::Modules || w.recipe().converts_to.empty()) {
     throw AttentionError("convert_unsupported", "", "expected a MultiHeadAttentionWrapper, got " + w.class_name(), "");
   }
   const int64_t H = w.num_heads, hd = w.d_out, d_in = w.d_in, total = H * hd;
@@ -207,7 +219,7 @@ AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout la
 
 AttentionModule wrapper_from_fused(const AttentionModule& mha) {
   const ModuleConfig& c = mha.config();
-  if (c.kind != ClassKind::MultiHeadAttention) {
+  if (c.recipe().heads != HeadsRule::Split || c.recipe().converts_to.empty()) {
     throw AttentionError("convert_unsupported", "", "expected a MultiHeadAttention, got " + c.class_name(), "");
   }
   const int64_t H = c.num_heads, hd = c.head_dim(), d_in = c.d_in;
@@ -233,7 +245,7 @@ std::string conversion_code(const AttentionModule& from) {
   const ModuleConfig& c = from.config();
   const ModuleConfig to = equivalent_config(c);
   std::string code;
-  if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
+  if (c.recipe().heads == HeadsRule::Modules) {
     code += "mha = " + to.python_call() + "\n";
     for (const char* m : {"W_query", "W_key", "W_value"}) {
       code += "mha." + std::string(m) + ".weight = torch.nn.Parameter(torch.cat([h." + m + ".weight for h in wrapper.heads], dim=0))\n";

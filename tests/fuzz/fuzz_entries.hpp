@@ -80,7 +80,7 @@ class Reader {
 };
 
 inline bool same_config(const ModuleConfig& a, const ModuleConfig& b) {
-  return a.kind == b.kind && a.d_in == b.d_in && a.d_out == b.d_out && a.context_length == b.context_length && a.dropout == b.dropout && a.num_heads == b.num_heads &&
+  return a.spec == b.spec && a.d_in == b.d_in && a.d_out == b.d_out && a.context_length == b.context_length && a.dropout == b.dropout && a.num_heads == b.num_heads &&
          a.qkv_bias == b.qkv_bias;
 }
 
@@ -271,7 +271,7 @@ inline void checkpoint_header(const uint8_t* data, size_t size) {
   variants[2].num_heads = 4;
   variants[2].layer = 1;
   variants[2].context_length = 16;
-  variants[3].into = ModuleConfig{ClassKind::MultiHeadAttention, 4, 4, 8, 0.0, 2, true};
+  variants[3].into = ModuleConfig{&checkpoint_class(), 4, 4, 8, 0.0, 2, true};
   for (const auto& options : variants) {
     CheckpointPlan plan;
     try {

@@ -281,8 +281,7 @@ TEST_SUITE("checkpoint") {
     CheckpointOptions opts;
     opts.num_heads = 16;
     CHECK(code_of([&] { plan_gpt2_attention(wide, opts); }) == "too_large");
-    ModuleConfig same;
-    same.kind = ClassKind::MultiHeadAttention;
+    ModuleConfig same = ModuleConfig::of("MultiHeadAttention");
     same.d_in = same.d_out = w;
     same.context_length = 1024;
     same.num_heads = 16;

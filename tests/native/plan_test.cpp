@@ -59,7 +59,7 @@ TEST_SUITE("plan") {
     CHECK(v1.query_heads == 1);
 
     const ForwardPlan wrapper = plan_forward(config_of("MultiHeadAttentionWrapper", mha(3, 2, 6, 0.5, 3)));
-    CHECK(wrapper.layout == HeadsIn::Modules);
+    CHECK(wrapper.layout == HeadsRule::Modules);
     CHECK(wrapper.query_heads == 3);
     CHECK(wrapper.kv_heads == 3);
     CHECK(wrapper.head_dim == 2);        // d_out is per head
@@ -69,7 +69,7 @@ TEST_SUITE("plan") {
     CHECK_FALSE(wrapper.out_proj);
 
     const ForwardPlan fused = plan_forward(config_of("MultiHeadAttention", mha(768, 768, 1024, 0.0, 12)));
-    CHECK(fused.layout == HeadsIn::Fused);
+    CHECK(fused.layout == HeadsRule::Split);
     CHECK(fused.head_dim == 64);
     CHECK(fused.proj_width == 768);
     CHECK(fused.output_width == 768);

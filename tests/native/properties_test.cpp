@@ -30,18 +30,17 @@ struct Setup {
 /// A random small valid configuration and an input shape that fits it.
 Setup draw(std::mt19937& rng, Only only = Only::Any, int64_t min_tokens = 1, int64_t min_batch = 1) {
   const auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  static const ClassKind all[] = {ClassKind::SelfAttentionV1, ClassKind::SelfAttentionV2, ClassKind::CausalAttention, ClassKind::MultiHeadAttentionWrapper,
-                                  ClassKind::MultiHeadAttention};
+  static const char* const all[] = {"SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention"};
   const int first = only == Only::Any ? 0 : 2;  // the batched classes are the causal ones
   Setup s;
   ModuleConfig& c = s.config;
-  c.kind = all[pick(first, 4)];
+  c = ModuleConfig::of(all[pick(first, 4)]);
   c.d_in = pick(1, 6);
   c.qkv_bias = pick(0, 1) == 1;
-  if (c.kind == ClassKind::MultiHeadAttention) {
+  if (c.recipe().heads == HeadsRule::Split) {
     c.num_heads = pick(1, 3);
     c.d_out = c.num_heads * pick(1, 3);  // head_dim 1..3
-  } else if (c.kind == ClassKind::MultiHeadAttentionWrapper) {
+  } else if (c.recipe().heads == HeadsRule::Modules) {
     c.num_heads = pick(1, 3);
     c.d_out = pick(1, 4);
   } else {

@@ -29,15 +29,16 @@ struct Stage {
   std::vector<TensorSummary> slice_summaries;  // of each slice over the last two axes (each (b, head))
 };
 
-/// How a parameter is initialised under torch.manual_seed: torch.rand, or uniform_(-bound, bound).
+/// One parameter of a configuration: its PyTorch name and shape, and the recipe entry it comes from.
 struct ParameterSpec {
-  std::string name;  // PyTorch name: "W_query" (v1), "W_query.weight", "heads.0.W_key.bias", "out_proj.bias"
+  std::string name;  // PyTorch name: "W_query" (v1), "W_query.weight", "heads.0.W_key.bias", "qkv.weight"
   Shape shape;
-  enum class Init { Rand, Uniform } init = Init::Uniform;
-  float bound = 0.0f;
+  const ParamRecipe* recipe = nullptr;
+  int64_t head = -1;  // the wrapper's head h ("heads.{h}."), else -1
 };
 
-/// Every parameter of a configuration in PyTorch's construction order (= named_parameters() order).
+/// Every parameter of a configuration in PyTorch's registration order (= named_parameters() order),
+/// read off the class's recipe.
 std::vector<ParameterSpec> parameter_specs(const ModuleConfig& config);
 int64_t parameter_count(const ModuleConfig& config);
 
@@ -100,28 +101,34 @@ class AttentionModule {
   Tensor forward_pass(const Tensor& x, const ForwardOptions& options) const;
   Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;
 
-  /// The parameters as the forward reads them, prepared once (and again after set_parameter):
-  /// q/k/v as one right-hand matrix (d_in, num_heads * head_dim) each (the wrapper's heads side by
-  /// side, Linear weights transposed), their biases, and out_proj's transposed weight.
+  /// The operators the forward reads, each prepared once (and again after set_parameter), whatever
+  /// parameters they come from: queries, keys, values, out_proj and a second projection as
+  /// right-hand matrices (k, n) with their biases, and appended key/value tokens.
+  static constexpr int kRoles = 5;  // Role::Query, Key, Value, Out, Proj
   struct Prepared {
-    ops::PackedMatrix weight[4];           // W_query, W_key, W_value, out_proj
-    std::vector<float> bias[4];            // the wrapper's head biases side by side (n); else empty
-    int bias_param[4] = {-1, -1, -1, -1};  // else: the index in params_ of the bias, -1 when none
+    ops::PackedMatrix weight[kRoles];
+    std::vector<float> bias[kRoles];  // (n); empty when the operator has no bias
+    std::vector<float> token[2];      // bias_k, bias_v: (kv_heads * head_dim); empty when none
   };
-  /// Where parameter i lives: in prepared_ (which 0-3, head for the wrapper, else -1) or in params_.
+  /// Rows [row, row + rows) of a parameter hold outputs [offset, offset + rows) of operator `role`.
+  struct Piece {
+    int role;
+    int64_t row, rows, offset;
+  };
+  /// Where parameter i lives: the pieces of the operators it makes up.
   struct Home {
-    int which = -1;  // -1: params_[i] holds the values
-    int64_t head = -1;
-    bool bias = false;
+    Layout layout = Layout::OutIn;
+    std::vector<Piece> pieces;
   };
   /// Parameter i's values; `unpacked` caches each prepared matrix unpacked (one call's scratch).
-  Tensor value(size_t i, std::vector<float> (&unpacked)[4]) const;
+  Tensor value(size_t i, std::vector<float> (&unpacked)[kRoles]) const;
   void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
-  const float* bias(int which) const;
+  const float* bias(int role) const;
 
   ForwardPlan plan_;
-  std::vector<NamedTensor> params_;  // names and shapes; values only where home_[i].which < 0
+  std::vector<NamedTensor> params_;  // names and shapes (values live in prepared_)
   std::vector<Home> home_;
+  bool in_out_[kRoles] = {};  // the operator's weights are stored (in, out): x @ W
   Prepared prepared_;
 };
 

@@ -13,14 +13,7 @@
 
 namespace attention_lab {
 
-enum class MaskKind { None, Causal };
-
-/// How q/k/v are made from x and how the heads sit in the parameters.
-enum class HeadsIn {
-  Single,   // one head: SelfAttention_v1/v2, CausalAttention
-  Modules,  // MultiHeadAttentionWrapper: num_heads separate CausalAttention modules, outputs concatenated
-  Fused,    // MultiHeadAttention and the bonus classes: one projection viewed as (heads, head_dim)
-};
+enum class MaskKind { None, Causal, Inverted };
 
 struct ForwardPlan {
   ModuleConfig config;
@@ -30,28 +23,34 @@ struct ForwardPlan {
   int64_t kv_heads = 1;        // key/value heads (= query_heads, except GroupedQueryAttention's num_kv_groups)
   int64_t group_size = 1;      // query heads per key/value head: query head h reads key/value head h / group_size
   int64_t head_dim = 0;        // d_k: width of one head's q/k/v
-  std::string head_dim_name;   // "head_dim" (MHA) or "d_out"
+  std::string head_dim_name;   // "head_dim" (split heads) or "d_out"
   int64_t proj_width = 0;      // query_heads * head_dim: width of the q/k/v projections
   int64_t output_width = 0;
   float scale_div = 1.0f;  // keys.shape[-1]**0.5, cast to float by the division
   MaskKind mask = MaskKind::None;
   int64_t window = 0;          // sliding window (0: none): key j is hidden from query i when i - j >= window
   bool mask_buffer = false;    // the mask is the top-left of a context_length buffer (else built for the tokens given)
-  bool dropout_stage = false;  // the class has an nn.Dropout on the weights
+  bool dropout_stage = false;  // the class has dropout on the weights
   double dropout = 0.0;
   bool dropout_heads_outer = false;  // PyTorch's draw order: head after head (wrapper) or (b, H, T, T)
-  bool matmul_projection = false;    // SelfAttention_v1: x @ W (W is (d_in, d_out)); else x @ W.T + b
-  HeadsIn layout = HeadsIn::Single;
-  bool out_proj = false;
-  bool out_proj_bias = false;  // GroupedQueryAttention's out_proj has none
+  bool matmul_projection = false;    // q/k/v weights stored (in, out), used as x @ W (SelfAttention_v1, MHAEinsum)
+  HeadsRule layout = HeadsRule::Single;
+  bool out_proj = false;       // an output projection after the merge (role Out)
+  bool out_proj_bias = false;  // GroupedQueryAttention's out_proj has none; nn.MultiheadAttention's only with qkv_bias
+  bool proj = false;           // a second projection after out_proj (role Proj: MHAPyTorchClass's proj)
+  int64_t extra_kv = 0;        // key/value tokens appended after the projections (nn.MultiheadAttention's bias_k/bias_v)
   bool kv_projection_width_differs() const { return kv_heads != query_heads; }
+  /// Keys for `num_tokens` queries: the tokens plus the appended ones.
+  int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
+  /// The causal fast path (only the lower triangle of each (T, T) score slab) applies.
+  bool lower_triangle() const { return mask == MaskKind::Causal && extra_kv == 0; }
 };
 
 /// The plan of a validated config (validated_config / to_module_config).
 ForwardPlan plan_forward(const ModuleConfig& config);
 
 /// Stage ids in trace order; a forward emits those its plan has (stage_present).
-enum class StageId { Input, Queries, Keys, Values, AttnScores, Mask, AttnScoresMasked, AttnWeights, AttnWeightsDropout, ContextVec, HeadsConcat, OutProj, Output };
+enum class StageId { Input, Queries, Keys, Values, AttnScores, Mask, AttnScoresMasked, AttnWeights, AttnWeightsDropout, ContextVec, HeadsConcat, OutProj, Proj, Output };
 
 /// "attn_weights", ...: the stable id the trace carries.
 const char* stage_id_name(StageId id);

@@ -1,5 +1,5 @@
-// The attention classes: the five of the book's chapter 3 and two of its chapter 4 bonus material
-// (GroupedQueryAttention, MultiHeadAttentionWithSWA), their constructor slots, and typed configs.
+// The attention classes as recipes (data): the five of the book's chapter 3, its bonus ways to write
+// multi-head attention, and two of its chapter 4 bonus classes; their slots and typed configs.
 #pragma once
 
 #include <map>
@@ -11,8 +11,6 @@
 #include "attention_lab/tensor.hpp"
 
 namespace attention_lab {
-
-enum class ClassKind { SelfAttentionV1, SelfAttentionV2, CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention, GroupedQueryAttention, MultiHeadAttentionWithSWA };
 
 /// Int, Float, Bool; OptionalInt: an int or None (sliding_window_size); Dtype: None or torch.float32
 /// (GroupedQueryAttention's dtype: numbers here are float32, PyTorch's default).
@@ -51,9 +49,10 @@ struct SlotSpec {
 };
 
 /// How a class makes its heads: one head (SelfAttention_v1/v2, CausalAttention), a list of separate
-/// modules concatenated (the wrapper), or one projection split into heads (fused MultiHeadAttention).
-enum class HeadsKind { Single, Modules, Fused };
-const char* heads_kind_name(HeadsKind k);  // "single", "modules", "fused"
+/// modules concatenated (the wrapper), or projections split into heads (MultiHeadAttention and every
+/// class built like it). One spelling in every layer: the plan, the recipe and the facade's `heads`.
+enum class HeadsRule { Single, Modules, Split };
+const char* heads_rule_name(HeadsRule k);  // "single", "modules", "split"
 
 /// A ready setup the page offers for a class: slot texts as typed, which tokens, and why it is so.
 struct Preset {
@@ -68,45 +67,139 @@ struct Preset {
 /// Stages agree when no value differs by more than this (compare, weight copies; PyTorch fixtures).
 constexpr double kAgreementTolerance = 1e-6;
 
+// ---- The recipe: what a class is, as data -------------------------------------------------------
+
+/// A size a parameter's shape is made of, from the slots.
+enum class Dim { One, DIn, DOut, KvWidth /* num_kv_groups x head_dim */, ThreeDOut /* 3 x d_out */ };
+
+/// What a parameter feeds in the forward. `Qkv` is a packed matrix whose rows are the queries', then
+/// the keys', then the values' (nn.Linear(d_in, 3 * d_out), nn.MultiheadAttention's in_proj).
+enum class Role { Query, Key, Value, Qkv, Out, Proj, BiasK, BiasV };
+
+/// How a parameter is stored: (out, in) used as x @ W.T (nn.Linear), (in, out) used as x @ W
+/// (nn.Parameter used with @ or einsum "bnd,di->bni"), a vector (a bias), or one extra key/value
+/// token (1, 1, E) appended to the keys or values (nn.MultiheadAttention's add_bias_kv).
+enum class Layout { OutIn, InOut, Vector, Token };
+
+/// When a parameter exists.
+enum class Presence { Always, WithQkvBias };
+
+/// How construction fills a parameter (torch.nn.init under torch.manual_seed), in draw order:
+/// Rand (torch.rand), Randn (torch.randn: draws consumed; a later step overwrites the values),
+/// KaimingUniform (kaiming_uniform_(a=sqrt 5): nn.Linear's weight, bound from fan_in), FanInUniform
+/// (uniform_(-1/sqrt(fan), 1/sqrt(fan)), fan = fan_in of `fan_of`: nn.Linear's bias),
+/// XavierUniform, XavierNormal (fans from the shape as torch's _calculate_fan_in_and_fan_out),
+/// Zeros (no draws).
+enum class Init { Rand, Randn, KaimingUniform, FanInUniform, XavierUniform, XavierNormal, Zeros };
+
+struct ParamRecipe {
+  std::string name;  // PyTorch's name; the wrapper's per-head names get "heads.{h}." in front
+  Role role;
+  Layout layout;
+  Dim rows;  // shape (rows, cols) for OutIn/InOut, (rows) for Vector, (1, 1, rows) for Token
+  Dim cols = Dim::One;
+  Presence presence = Presence::Always;
+};
+struct InitStep {
+  std::string param;
+  Init init;
+  std::string fan_of = "";  // FanInUniform: the weight whose fan_in gives the bound
+};
+
+/// The attention mask: none; the book's causal buffer triu(ones(context_length, context_length), 1)
+/// cut to the tokens; causal built for the tokens given (with sliding_window_size when the class has
+/// it); the buffer passed where PyTorch reads True as "attend" (a reproduced bug: each query sees only
+/// later keys, and the last query none: NaN).
+enum class MaskRule { None, CausalBuffer, CausalTokens, InvertedBuffer };
+/// Dropout on the attention weights: none, nn.Dropout / the dropout_p of PyTorch's attention
+/// functions, or a dropout slot the forward never uses (FlexAttention has no dropout).
+enum class DropoutRule { None, Weights, Ignored };
+/// The output's last axis: d_out, or num_heads x d_out (the wrapper).
+enum class WidthRule { DOut, HeadsTimesDOut };
+
+/// Where a class lives in the book's repository.
+struct BookHome {
+  std::string chapter;  // "3", "4 (bonus)"
+  std::string folder;   // "ch03/01_main-chapter-code", "ch03/02_bonus_efficient-multihead-attention"
+  std::string file;     // "ch03.ipynb", "mha-implementations.ipynb"
+  std::string section;  // "section 3.6.2", "" for bonus material
+};
+
+/// A copy partner: modules of class `from` copy into this class with copy_weights (no plan: the
+/// book's map, role by role).
+struct CopyPartner {
+  std::string from;
+  std::string note;  // why the two agree or not after the copy, in one sentence
+};
+
+/// One attention class, all of it as data: slots, parameters and their initialisation, how the
+/// forward makes heads and masks, the output width, buffers, its book home and its copy partners.
+/// plan_forward, parameter_specs, the validator's structural rules, the stage table, the estimate
+/// and every fact the page shows read this; nothing else switches on a class.
 struct ClassSpec {
-  ClassKind kind;
   std::string name;
   std::vector<SlotSpec> slots;
   std::string doc;
-  /// Book section the class comes from.
-  std::string source;
-  /// The axes of the input forward takes, e.g. {"b", "num_tokens", "d_in"} (row-major).
-  std::vector<std::string> input_axes = {};
-  HeadsKind heads = HeadsKind::Single;
-  std::vector<Preset> presets = {};
+  BookHome book;
   /// The variable the book's listings (and the page's PyTorch code) give a module: "sa_v1", "mha", ...
-  std::string python_name = "";
+  std::string python_name;
   /// The seed the book calls torch.manual_seed with before building one (exercise 3.1: 789 for v2).
   int64_t book_seed = 123;
-  /// How W_query/W_key/W_value are stored: "matrix" (nn.Parameter (d_in, d_out), x @ W) or "linear"
-  /// (nn.Linear, weight (d_out, d_in), x @ W.T + b).
-  std::string weights = "linear";
+  std::vector<ParamRecipe> params;  // registration order (= named_parameters() order)
+  std::vector<InitStep> init;       // draw order
+  bool per_head_modules = false;    // params repeat per head under "heads.{h}." (nn.ModuleList of heads)
+  HeadsRule heads = HeadsRule::Single;
+  MaskRule mask = MaskRule::None;
+  DropoutRule dropout = DropoutRule::None;
+  WidthRule width = WidthRule::DOut;
+  /// The input has a batch axis (b, num_tokens, d_in); else (num_tokens, d_in).
+  bool batched = true;
+  /// The forward reads context_length, so num_tokens > context_length fails in PyTorch.
+  bool context_limit = false;
+  /// Bytes per element of the registered mask buffer (4: float triu, 1: .bool()); 0: no buffer.
+  int mask_buffer_bytes = 0;
+  /// PyTorch refuses d_in != d_out (a view to x's width, an einsum over it, nn.MultiheadAttention's
+  /// embed_dim): the error it raises; empty when any d_in works.
+  std::string needs_square;
+  /// The assertion PyTorch raises when d_out % num_heads != 0 (Split heads).
+  std::string heads_assert = "AssertionError: d_out must be divisible by num_heads";
+  /// 1/sqrt(head_dim) applied to the queries before q @ k^T (nn.MultiheadAttention and PyTorch's
+  /// scaled_dot_product_attention math) instead of to the scores (the book's classes).
+  bool scale_queries = false;
+  /// Stage-text variant names this class uses (e.g. "packed" for its q/k/v, "sdpa" for its weights).
+  std::string qkv_text = "";
+  std::string attention_text = "";
+  std::vector<Preset> presets = {};
   /// Classes copy_weights takes this class's matrices to (exercise 3.1: v1 <-> v2).
   std::vector<std::string> copies_with = {};
   /// The class equivalent_config converts to (wrapper <-> fused MultiHeadAttention), "" when none.
   std::string converts_to = "";
+  /// Classes whose modules copy into this one with the book's map (copy_into).
+  std::vector<CopyPartner> copies_from = {};
   /// Whether a GPT-2 checkpoint layer loads into this class (plan_gpt2_attention builds one).
   bool loads_checkpoints = false;
+  /// The axes of the input forward takes, e.g. {"b", "num_tokens", "d_in"} (row-major).
+  std::vector<std::string> input_axes() const;
+  bool has_slot(std::string_view slot) const;
+  /// Book section or folder in one phrase: "section 3.6.2", "chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention".
+  std::string source() const;
 };
 
-/// The classes in the book's order: chapter 3's five, then the chapter 4 bonus classes.
+/// The classes in the book's order: chapter 3's five, its bonus ways to write multi-head attention,
+/// then the chapter 4 bonus classes. The one recipe table (recipes.cpp).
 const std::vector<ClassSpec>& class_specs();
-/// nullptr when no class has that name. Accepts `nn.`/`torch.nn.` prefixes? No: exact names only.
+/// nullptr when no class has that name (exact names only).
 const ClassSpec* find_class(std::string_view name);
-const ClassSpec& class_spec(ClassKind kind);
+/// The class whose recipe says it loads GPT-2 checkpoint layers (MultiHeadAttention).
+const ClassSpec& checkpoint_class();
 const char* slot_type_name(SlotType t);
 
 /// A validated configuration (see validator.hpp). Fields a class does not have keep their defaults:
 /// `context_length` 0 (the bonus classes have none: their mask is built for the tokens given),
 /// `dropout` 0.0, `num_heads` 1, `num_kv_groups` 0 (= one key/value head per query head),
-/// `sliding_window_size` 0 (None: plain causal).
+/// `sliding_window_size` 0 (None: plain causal), `need_weights` true.
 struct ModuleConfig {
-  ClassKind kind = ClassKind::SelfAttentionV1;
+  const ClassSpec* spec = &class_specs().front();
   int64_t d_in = 0;
   int64_t d_out = 0;
   int64_t context_length = 0;
@@ -115,25 +208,35 @@ struct ModuleConfig {
   bool qkv_bias = false;
   int64_t num_kv_groups = 0;
   int64_t sliding_window_size = 0;
+  bool need_weights = true;
 
-  const std::string& class_name() const { return class_spec(kind).name; }
-  bool batched() const { return kind != ClassKind::SelfAttentionV1 && kind != ClassKind::SelfAttentionV2; }
-  bool causal() const { return batched(); }
-  bool has_dropout() const { return batched(); }
-  /// Whether the class has a context_length slot (a mask buffer built at construction).
-  bool has_context_length() const { return batched() && kind != ClassKind::GroupedQueryAttention && kind != ClassKind::MultiHeadAttentionWithSWA; }
-  /// One projection per q/k/v split into heads, merged, then out_proj (MHA and the bonus classes).
-  bool fused_heads() const { return kind == ClassKind::MultiHeadAttention || kind == ClassKind::GroupedQueryAttention || kind == ClassKind::MultiHeadAttentionWithSWA; }
+  /// A config of the named class with every size 0 (throws AttentionError "unknown_class").
+  static ModuleConfig of(std::string_view class_name);
+  const ClassSpec& recipe() const { return *spec; }
+  const std::string& class_name() const { return spec->name; }
+  bool batched() const { return spec->batched; }
+  bool causal() const { return spec->mask != MaskRule::None; }
+  /// Whether dropout acts on the attention weights (a dropout slot the forward ignores does not).
+  bool has_dropout() const { return spec->dropout == DropoutRule::Weights; }
+  /// Whether num_tokens is limited by context_length.
+  bool has_context_length() const { return spec->context_limit; }
+  /// Bytes of the registered mask buffer (context_length^2 elements), 0 when the class has none.
+  double mask_buffer_bytes() const { return static_cast<double>(context_length) * static_cast<double>(context_length) * spec->mask_buffer_bytes; }
+  bool fused_heads() const { return spec->heads == HeadsRule::Split; }
   /// Key/value heads: num_kv_groups for GroupedQueryAttention, else one per query head.
   int64_t kv_heads() const;
+  /// Key/value tokens the class adds to the tokens given (nn.MultiheadAttention's add_bias_kv: 1).
+  int64_t extra_kv_tokens() const;
   /// Bytes a KV cache holds per token and layer in float32: keys and values, kv_heads() x head_dim each.
   double kv_cache_bytes_per_token() const { return 2.0 * static_cast<double>(kv_heads()) * static_cast<double>(head_dim()) * 4.0; }
-  /// d_k of the 1/sqrt(d_k) scaling: d_out, or d_out / num_heads for the fused classes.
+  /// d_k of the 1/sqrt(d_k) scaling: d_out, or d_out / num_heads for the split classes.
   int64_t head_dim() const;
   /// Last axis of the output: num_heads * d_out for the wrapper, else d_out.
   int64_t output_width() const;
   /// The sentence that derives the width, e.g. "num_heads x d_out = 2 x 1 = 2".
   std::string output_width_rule() const;
+  /// The size a Dim names for this config.
+  int64_t size(Dim d) const;
   /// The slots of this class with their values (Python call order).
   SlotMap slots() const;
   /// `MultiHeadAttention(768, 768, 1024, 0.0, 12)`: positional form, trailing defaults omitted.

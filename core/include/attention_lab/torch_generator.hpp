@@ -52,6 +52,13 @@ class TorchGenerator {
   Tensor rand(const Shape& shape);
   /// `t.uniform_(from, to)` on n floats; bounds are cast to float first (one rounding, FMA-free form).
   void uniform(float* data, int64_t n, float from, float to);
+  /// `t.normal_(mean, std)` (and `torch.randn`, xavier_normal_) on n floats, consuming draws as
+  /// PyTorch's CPU kernel does: n < 16, one double Box-Muller pair per two values with the second
+  /// cached for the next normal draw (manual_seed clears the cache); n >= 16, n rand floats turned in
+  /// blocks of 16 by float Box-Muller, and 16 fresh floats for the last block when n % 16 != 0.
+  /// Values are bit-exact for n < 16; for n >= 16 PyTorch's AVX2 kernels use their own log/sin/cos,
+  /// so only the draws consumed are exact there (what construction needs when a later init overwrites).
+  void normal(float* data, int64_t n, double mean, double std);
   /// `nn.Dropout(p)` in training mode, in place on n floats: keep iff u < 1 - p (u a 53-bit draw),
   /// survivors times 1/(1-p) in float32. p == 0 draws nothing. Requires 0 <= p < 1.
   void dropout(float* data, int64_t n, double p);
@@ -64,7 +71,10 @@ class TorchGenerator {
   void set_state(const std::vector<uint32_t>& words) { engine_.set_words(words); }
 
  private:
+  double normal_double();
   Mt19937 engine_;
+  bool has_normal_cache_ = false;  // the second value of the last double Box-Muller pair
+  double normal_cache_ = 0.0;
 };
 
 }  // namespace attention_lab

@@ -58,7 +58,8 @@ std::vector<StageDiff> compare_stages(const AttentionModule& a, const AttentionM
 
 /// The PyTorch lines for a v1/v2 copy plan, variables named sa_v1 / sa_v2 (or src / dst when both
 /// modules are the same class).
-std::string copy_code(ClassKind from, ClassKind to, const CopyPlan& plan);
+/// Throws AttentionError "copy_unsupported" unless both classes copy with each other (copies_with).
+std::string copy_code(const ClassSpec& from, const ClassSpec& to, const CopyPlan& plan);
 
 /// How a fused module stacks the wrapper's heads. `Stacked` is right: head h owns rows
 /// h*d_out .. (h+1)*d_out - 1 of each fused projection. `Interleaved` (row j*num_heads + h) is the
