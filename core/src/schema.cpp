@@ -79,6 +79,32 @@ const char* heads_rule_name(HeadsRule k) {
   return "";
 }
 
+const char* mask_rule_name(MaskRule m) {
+  switch (m) {
+    case MaskRule::None:
+      return "none";
+    case MaskRule::CausalBuffer:
+      return "causal_buffer";
+    case MaskRule::CausalTokens:
+      return "causal_tokens";
+    case MaskRule::InvertedBuffer:
+      return "inverted_buffer";
+  }
+  return "";
+}
+
+const char* dropout_rule_name(DropoutRule d) {
+  switch (d) {
+    case DropoutRule::None:
+      return "none";
+    case DropoutRule::Weights:
+      return "weights";
+    case DropoutRule::Ignored:
+      return "ignored";
+  }
+  return "";
+}
+
 std::vector<std::string> ClassSpec::input_axes() const {
   return batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"};
 }

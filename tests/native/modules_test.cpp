@@ -15,11 +15,16 @@ namespace {
 
 ModuleConfig config_of(const nlohmann::json& c) { return validated_config(c.at("class").get<std::string>(), fixtures::config(c.at("config"))); }
 
-/// Max |a - b| where -inf must meet -inf exactly; NaN anywhere counts as a mismatch (returns inf).
+/// Max |a - b| where -inf must meet -inf and NaN must meet NaN exactly (PyTorch's NaN rows, as in the
+/// inverted-mask class); a NaN on one side only counts as a mismatch (returns inf).
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   if (a.shape != b.shape) return INFINITY;
   double m = 0.0;
   for (size_t i = 0; i < a.data.size(); ++i) {
+    if (std::isnan(a.data[i]) || std::isnan(b.data[i])) {
+      if (std::isnan(a.data[i]) != std::isnan(b.data[i])) return INFINITY;
+      continue;
+    }
     if (std::isinf(a.data[i]) || std::isinf(b.data[i])) {
       if (a.data[i] != b.data[i]) return INFINITY;
       continue;
@@ -58,7 +63,14 @@ TEST_SUITE("modules") {
         const Tensor expected = fixtures::tensor(expected_params[i]);
         CHECK(m.parameters()[i].name == expected_params[i].at("name").get<std::string>());
         CHECK(m.parameters()[i].tensor.shape == expected.shape);
-        CHECK(std::memcmp(m.parameters()[i].tensor.data.data(), expected.data.data(), expected.data.size() * sizeof(float)) == 0);
+        // normal_ on 16 or more values (nn.MultiheadAttention's bias_k/bias_v when d_out >= 16) runs
+        // PyTorch's vectorised Box-Muller, whose log/sin/cos differ by CPU kernel (AVX2 vs default:
+        // up to 2.2e-7 measured): those values within 3e-7, everything else bit for bit.
+        const bool platform_normal = expected.shape.size() == 3 && expected.numel() >= 16;
+        if (platform_normal)
+          CHECK(max_abs_diff(m.parameters()[i].tensor, expected) <= 3e-7);
+        else
+          CHECK(std::memcmp(m.parameters()[i].tensor.data.data(), expected.data.data(), expected.data.size() * sizeof(float)) == 0);
       }
       std::vector<Stage> trace;
       ForwardOptions opts;

@@ -274,7 +274,13 @@ val classes() {
     val c = val::object();
     c.set("name", spec.name);
     c.set("doc", spec.doc);
-    c.set("source", spec.source);
+    c.set("source", spec.source());
+    val book = val::object();
+    book.set("chapter", spec.book.chapter);
+    book.set("folder", spec.book.folder);
+    book.set("file", spec.book.file);
+    book.set("section", spec.book.section);
+    c.set("book", book);
     val slots = val::array();
     for (const auto& s : spec.slots) {
       val o = val::object();
@@ -286,8 +292,13 @@ val classes() {
       slots.call<void>("push", o);
     }
     c.set("slots", slots);
-    c.set("inputAxes", array_of_strings(spec.input_axes));
-    c.set("heads", std::string(heads_kind_name(spec.heads)));
+    c.set("inputAxes", array_of_strings(spec.input_axes()));
+    c.set("heads", std::string(heads_rule_name(spec.heads)));
+    c.set("mask", std::string(mask_rule_name(spec.mask)));
+    c.set("maskBuffer", spec.mask_buffer_bytes > 0);
+    c.set("contextLimit", spec.context_limit);
+    c.set("dropoutRule", std::string(dropout_rule_name(spec.dropout)));
+    c.set("needsSquare", !spec.needs_square.empty());
     val presets = val::array();
     for (const Preset& p : spec.presets) {
       val o = val::object();
@@ -305,7 +316,15 @@ val classes() {
     c.set("tolerance", kAgreementTolerance);
     c.set("pythonName", spec.python_name);
     c.set("bookSeed", static_cast<double>(spec.book_seed));
-    c.set("weights", spec.weights);
+    c.set("weights", spec.params.front().layout == Layout::InOut ? "matrix" : "linear");
+    val from = val::array();
+    for (const CopyPartner& p : spec.copies_from) {
+      val o = val::object();
+      o.set("from", p.from);
+      o.set("note", p.note);
+      from.call<void>("push", o);
+    }
+    c.set("copiesFrom", from);
     c.set("copiesWith", array_of_strings(spec.copies_with));
     c.set("convertsTo", spec.converts_to);
     c.set("loadsCheckpoints", spec.loads_checkpoints);
@@ -393,7 +412,7 @@ val describe_js(const std::string& class_name, const val& config) {
     out.set("kvCacheBytesPerToken", c.kv_cache_bytes_per_token());
     out.set("kvCacheBytesPerTokenMha", 2.0 * static_cast<double>(c.output_width()) * 4.0);
     out.set("slidingWindowSize", c.sliding_window_size > 0 ? val(static_cast<double>(c.sliding_window_size)) : val::null());
-    out.set("maskBytes", c.has_context_length() ? static_cast<double>(c.context_length) * static_cast<double>(c.context_length) * 4.0 : 0.0);
+    out.set("maskBytes", c.mask_buffer_bytes());
     return out;
   });
 }
@@ -547,7 +566,7 @@ val convert_js(double handle, const std::string& layout) {
   return guarded([&] {
     const AttentionModule& from = module_at(handle);
     if (layout != "stacked" && layout != "interleaved") throw AttentionError("convert_layout", "layout", "layout must be 'stacked' or 'interleaved', got '" + layout + "'", "");
-    auto to = std::make_unique<AttentionModule>(from.config().kind == ClassKind::MultiHeadAttentionWrapper
+    auto to = std::make_unique<AttentionModule>(from.config().recipe().heads == HeadsRule::Modules
                                                     ? fused_from_wrapper(from, layout == "stacked" ? HeadLayout::Stacked : HeadLayout::Interleaved)
                                                     : wrapper_from_fused(from));
     const std::string code = conversion_code(from);
@@ -588,12 +607,11 @@ val copy_code_js(const std::string& from_class, const std::string& to_class, con
   return guarded([&] {
     const auto single_head = [](const std::string& name) {
       const ClassSpec* spec = find_class(name);
-      if (spec == nullptr || (spec->kind != ClassKind::SelfAttentionV1 && spec->kind != ClassKind::SelfAttentionV2))
-        throw AttentionError("copy_unsupported", "", "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + name + ")", "");
-      return spec->kind;
+      if (spec == nullptr) throw AttentionError("copy_unsupported", "", "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + name + ")", "");
+      return spec;
     };
     val out = ok();
-    out.set("code", copy_code(single_head(from_class), single_head(to_class), plan_from_js(plan_js)));
+    out.set("code", copy_code(*single_head(from_class), *single_head(to_class), plan_from_js(plan_js)));
     return out;
   });
 }

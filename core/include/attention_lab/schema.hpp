@@ -114,6 +114,8 @@ enum class MaskRule { None, CausalBuffer, CausalTokens, InvertedBuffer };
 /// Dropout on the attention weights: none, nn.Dropout / the dropout_p of PyTorch's attention
 /// functions, or a dropout slot the forward never uses (FlexAttention has no dropout).
 enum class DropoutRule { None, Weights, Ignored };
+const char* mask_rule_name(MaskRule m);        // "none", "causal_buffer", "causal_tokens", "inverted_buffer"
+const char* dropout_rule_name(DropoutRule d);  // "none", "weights", "ignored"
 /// The output's last axis: d_out, or num_heads x d_out (the wrapper).
 enum class WidthRule { DOut, HeadsTimesDOut };
 
