@@ -35,7 +35,7 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   p.group_size = p.kv_heads > 0 ? p.query_heads / p.kv_heads : 1;
   p.per_head_axes = p.layout != HeadsRule::Single;
   p.head_dim = c.head_dim();
-  p.head_dim_name = p.layout == HeadsRule::Split ? "head_dim" : "d_out";
+  p.head_dim_name = p.layout == HeadsRule::Fused ? "head_dim" : "d_out";
   p.proj_width = p.query_heads * p.head_dim;
   p.output_width = c.output_width();
   p.scale_div = static_cast<float>(std::sqrt(static_cast<double>(p.head_dim)));
@@ -145,8 +145,8 @@ constexpr TextRow kStageTexts[] = {
      "torch.cat([head(x) for head in heads], dim=-1): head h fills columns h*d_out to (h+1)*d_out-1"},
     {StageId::HeadsConcat, "fused", "Heads merged back to tokens: width d_out = {d_out}",
      "context_vec.transpose(1, 2).contiguous().view(b, num_tokens, d_out): (t, h, j) -> column h*head_dim + j"},
-    {StageId::OutProj, "", "Output projection ({out})", "{out}(context_vec) = context_vec @ {out}.weight.T + {out}.bias"},
-    {StageId::OutProj, "nobias", "Output projection ({out}, no bias)", "{out}(context_vec) = context_vec @ {out}.weight.T"},
+    {StageId::OutProj, "", "Output projection{out_named}", "{out}(context_vec) = context_vec @ {out}.weight.T + {out}.bias"},
+    {StageId::OutProj, "nobias", "Output projection ({out_comma}no bias)", "{out}(context_vec) = context_vec @ {out}.weight.T"},
     {StageId::Proj, "", "The class's own projection after nn.MultiheadAttention (proj)", "proj(attn_output) = attn_output @ proj.weight.T + proj.bias"},
     {StageId::Output, "", "Output: width {width} = {rule}", "output"},
 };
@@ -178,10 +178,10 @@ const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
       [[fallthrough]];
     case StageId::Queries:
       if (!r.qkv_text.empty()) return r.qkv_text.c_str();
-      return p.matmul_projection ? "matmul" : p.layout == HeadsRule::Modules ? "modules" : p.layout == HeadsRule::Split ? "fused" : "single";
+      return p.matmul_projection ? "matmul" : p.layout == HeadsRule::Modules ? "modules" : p.layout == HeadsRule::Fused ? "fused" : "single";
     case StageId::AttnScores:
       if (!r.attention_text.empty()) return r.attention_text == "sdpa" ? "sdpa" : r.attention_text == "flex" ? "flex" : "nn_mha";
-      return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsRule::Split ? "fused" : p.batched ? "batched" : "unbatched";
+      return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsRule::Fused ? "fused" : p.batched ? "batched" : "unbatched";
     case StageId::Mask:
       if (p.mask == MaskKind::Inverted) return "inverted";
       if (r.attention_text == "flex") return "flex";
@@ -259,6 +259,8 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       {"window", std::to_string(p.window)},
       {"window_before", std::to_string(p.window > 0 ? p.window - 1 : 0)},
       {"out", module_of(c.recipe(), Role::Out)},
+      {"out_named", module_of(c.recipe(), Role::Out) == "out_proj" ? "" : " (" + module_of(c.recipe(), Role::Out) + ")"},
+      {"out_comma", module_of(c.recipe(), Role::Out) == "out_proj" ? "" : module_of(c.recipe(), Role::Out) + ", "},
       {"extra_key", p.extra_kv ? "; the last key is multihead_attn.bias_k, which every query sees" : ""},
       {"extra_mask", p.extra_kv ? ", padded with one column every query sees (bias_k's key)" : ""},
   };
@@ -311,6 +313,9 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
 }
 
 double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {
+  // The inverted mask's output always holds NaN (its last query sees no key), so a forward asked for
+  // warnings reruns itself traced to name the first non-finite stage: count the trace.
+  if (p.mask == MaskKind::Inverted) trace = true;
   const ModuleConfig& c = p.config;
   const double d_in = static_cast<double>(c.d_in), d_out = static_cast<double>(c.d_out);
   const double heads = static_cast<double>(p.query_heads), proj = static_cast<double>(p.proj_width);

@@ -220,7 +220,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "Fused multi-head attention: one projection per q/k/v split into heads, merged, then out_proj.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.6.2"};
   s.python_name = "mha";
-  s.heads = HeadsRule::Split;
+  s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
   s.dropout = DropoutRule::Weights;
   s.context_limit = true;
@@ -243,7 +243,7 @@ std::vector<ClassSpec> make_recipes() {
     b.doc = doc;
     b.book = {"3 (bonus)", kBonus, "mha-implementations.ipynb", ""};
     b.python_name = python_name;
-    b.heads = HeadsRule::Split;
+    b.heads = HeadsRule::Fused;
     b.dropout = DropoutRule::Weights;
     b.heads_assert = "AssertionError: d_out is indivisible by num_heads";
     b.qkv_text = "packed";
@@ -269,7 +269,7 @@ std::vector<ClassSpec> make_recipes() {
           "must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj.";
   s.book = {"3 (bonus)", kBonus, "mha-implementations.ipynb", ""};
   s.python_name = "mha_einsum";
-  s.heads = HeadsRule::Split;
+  s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
   s.dropout = DropoutRule::Weights;
   s.context_limit = true;
@@ -326,7 +326,7 @@ std::vector<ClassSpec> make_recipes() {
           "every query sees.";
   s.book = {"3 (bonus)", kBonus, "mha-implementations.ipynb", ""};
   s.python_name = "mha_pytorch_class";
-  s.heads = HeadsRule::Split;
+  s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
   s.mask_buffer_bytes = 1;
   s.context_limit = true;
@@ -366,7 +366,7 @@ std::vector<ClassSpec> make_recipes() {
           "without bias.";
   s.book = {"4 (bonus)", "ch04/04_gqa", "gpt_with_kv_gqa.py", ""};
   s.python_name = "gqa";
-  s.heads = HeadsRule::Split;
+  s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Weights;
   s.presets = {{"gqaToy",
@@ -401,7 +401,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length.";
   s.book = {"4 (bonus)", "ch04/06_swa", "gpt_with_kv_swa.py", ""};
   s.python_name = "swa";
-  s.heads = HeadsRule::Split;
+  s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Weights;
   s.presets = {{"swaToy",

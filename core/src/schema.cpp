@@ -73,8 +73,8 @@ const char* heads_rule_name(HeadsRule k) {
       return "single";
     case HeadsRule::Modules:
       return "modules";
-    case HeadsRule::Split:
-      return "split";
+    case HeadsRule::Fused:
+      return "fused";
   }
   return "";
 }
@@ -175,7 +175,7 @@ int64_t ModuleConfig::output_width() const { return spec->width == WidthRule::He
 std::string ModuleConfig::output_width_rule() const {
   using std::to_string;
   if (spec->width == WidthRule::HeadsTimesDOut) return "num_heads x d_out = " + to_string(num_heads) + " x " + to_string(d_out) + " = " + to_string(output_width());
-  if (spec->heads != HeadsRule::Split) return "d_out = " + to_string(d_out);
+  if (spec->heads != HeadsRule::Fused) return "d_out = " + to_string(d_out);
   const int64_t kv = kv_heads();
   if (kv != num_heads)
     return "d_out = " + to_string(d_out) + ", shared by " + to_string(num_heads) + (num_heads == 1 ? " query head" : " query heads") + " of " + to_string(head_dim()) +

@@ -421,7 +421,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
 
   // Relations between slots are only checked once each slot involved is right on its own.
   const SlotValue* d_out_v = find_value(config, "d_out");
-  const bool heads_checkable = spec->heads == HeadsRule::Split && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
+  const bool heads_checkable = spec->heads == HeadsRule::Fused && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
   const int64_t d_out = heads_checkable ? static_cast<int64_t>(d_out_v->number) : 0;
   const int64_t num_heads = heads_checkable ? static_cast<int64_t>(heads->number) : 1;
 

@@ -174,7 +174,7 @@ ModuleConfig equivalent_config(const ModuleConfig& c) {
   if (to != nullptr && c.recipe().heads == HeadsRule::Modules) {
     out.spec = to;
     out.d_out = c.num_heads * c.d_out;
-  } else if (to != nullptr && c.recipe().heads == HeadsRule::Split) {
+  } else if (to != nullptr && c.recipe().heads == HeadsRule::Fused) {
     out.spec = to;
     out.d_out = c.head_dim();
   } else {
@@ -219,7 +219,7 @@ AttentionModule fused_from_wrapper(const AttentionModule& wrapper, HeadLayout la
 
 AttentionModule wrapper_from_fused(const AttentionModule& mha) {
   const ModuleConfig& c = mha.config();
-  if (c.recipe().heads != HeadsRule::Split || c.recipe().converts_to.empty()) {
+  if (c.recipe().heads != HeadsRule::Fused || c.recipe().converts_to.empty()) {
     throw AttentionError("convert_unsupported", "", "expected a MultiHeadAttention, got " + c.class_name(), "");
   }
   const int64_t H = c.num_heads, hd = c.head_dim(), d_in = c.d_in;

@@ -69,7 +69,7 @@ TEST_SUITE("plan") {
     CHECK_FALSE(wrapper.out_proj);
 
     const ForwardPlan fused = plan_forward(config_of("MultiHeadAttention", mha(768, 768, 1024, 0.0, 12)));
-    CHECK(fused.layout == HeadsRule::Split);
+    CHECK(fused.layout == HeadsRule::Fused);
     CHECK(fused.head_dim == 64);
     CHECK(fused.proj_width == 768);
     CHECK(fused.output_width == 768);

@@ -37,7 +37,7 @@ Setup draw(std::mt19937& rng, Only only = Only::Any, int64_t min_tokens = 1, int
   c = ModuleConfig::of(all[pick(first, 4)]);
   c.d_in = pick(1, 6);
   c.qkv_bias = pick(0, 1) == 1;
-  if (c.recipe().heads == HeadsRule::Split) {
+  if (c.recipe().heads == HeadsRule::Fused) {
     c.num_heads = pick(1, 3);
     c.d_out = c.num_heads * pick(1, 3);  // head_dim 1..3
   } else if (c.recipe().heads == HeadsRule::Modules) {

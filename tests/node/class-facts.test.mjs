@@ -7,10 +7,10 @@ const lab = await loadAttentionLab();
 
 test("describe(className).class: input axes, how heads are made, presets and the tolerance, for every class", () => {
   const facts = Object.fromEntries(lab.classes.map((name) => [name, lab.describe(name).class]));
-  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"]);
+  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"]);
   assert.deepEqual(facts.SelfAttention_v1.inputAxes, ["num_tokens", "d_in"]);
   assert.deepEqual(facts.CausalAttention.inputAxes, ["b", "num_tokens", "d_in"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", "fused", "fused", "fused"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", ...Array(10).fill("fused")]);
   assert.deepEqual(facts.GroupedQueryAttention.inputAxes, ["b", "num_tokens", "d_in"]);
   assert.deepEqual(facts.GroupedQueryAttention.slots.map((s) => [s.name, s.type, s.default]), [
     ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
@@ -38,12 +38,25 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.deepEqual(facts.MultiHeadAttentionWrapper.presets.map((p) => p.key), ["exercise32"]);
   // the order a page lists them in: the book's examples first, then the GPT-2 sizes
   const all = lab.classes.flatMap((n) => facts[n].presets).sort((a, b) => a.order - b.order);
-  assert.deepEqual(all.map((p) => p.key), ["bookToy", "exercise32", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL", "gqaToy", "swaToy", "gqaSmall", "mqaSmall", "swaSmall"]);
+  assert.deepEqual(all.map((p) => p.key), ["bookToy", "exercise32", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL", "gqaToy", "swaToy", "gqaSmall", "mqaSmall", "swaSmall",
+    "combinedQkvSmall", "einsumSmall", "sdpaSmall", "sdpaNoFlashSmall", "flexSmall", "nnMhaSmall", "pkgMhaSmall"]);
   assert.deepEqual(facts.GroupedQueryAttention.presets.find((p) => p.key === "mqaSmall").slots.num_kv_groups, "1", "multi-query attention is num_kv_groups = 1");
   // the other facts the page reads instead of naming classes
-  assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha", "gqa", "swa"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, 123, 123, 123, 123, 123]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", "linear", "linear", "linear", "linear", "linear", "linear"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha", "mha_combined_qkv", "mha_einsum", "mha_pytorch_scaled",
+    "mha_pytorch_sdpa_no_flash", "mha_pytorch_flex", "mha_pytorch_class", "pytorch_mha", "gqa", "swa"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, ...Array(12).fill(123)]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(7).fill("linear")]);
+  // where each lives in the book's repository
+  assert.deepEqual(facts.MultiHeadAttention.book, { chapter: "3", folder: "ch03/01_main-chapter-code", file: "ch03.ipynb", section: "section 3.6.2" });
+  assert.deepEqual(facts.GroupedQueryAttention.book, { chapter: "4 (bonus)", folder: "ch04/04_gqa", file: "gpt_with_kv_gqa.py", section: "" });
+  assert.deepEqual(facts.PyTorchMultiHeadAttention.book, { chapter: "3 (bonus)", folder: "pkg/llms_from_scratch", file: "ch03.py", section: "" });
+  for (const n of lab.classes.slice(5, 11)) assert.equal(facts[n].book.folder, "ch03/02_bonus_efficient-multihead-attention", n);
+  // masks and dropout as rules, not class names
+  assert.deepEqual(lab.classes.map((n) => facts[n].mask), ["none", "none", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_tokens",
+    "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens"]);
+  assert.equal(facts.MHAPyTorchFlexAttention.dropoutRule, "ignored");
+  assert.deepEqual(lab.classes.filter((n) => facts[n].needsSquare), ["MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchClass"]);
+  assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(7).fill("MultiHeadAttention"));
   assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);
   assert.equal(facts.MultiHeadAttention.convertsTo, "MultiHeadAttentionWrapper");
   assert.equal(facts.CausalAttention.convertsTo, "");

@@ -19,7 +19,11 @@ for (const c of fixtures.cases) {
     assert.deepEqual(params.map((p) => p.name), c.parameters.map((p) => p.name));
     c.parameters.forEach((p, i) => {
       assert.deepEqual(params[i].shape, p.shape);
-      assert.ok(sameBits(params[i].data, tensor(p).data), `${p.name} bits`);
+      // normal_ on 16 or more values (nn.MultiheadAttention's bias_k/bias_v for d_out >= 16) is
+      // PyTorch's vectorised Box-Muller, whose log/sin/cos differ by CPU kernel (AVX2 vs default: up
+      // to 2.2e-7 measured): those within 3e-7, every other parameter bit for bit.
+      if (p.shape.length === 3 && p.data.length >= 16) assert.ok(maxAbsDiff(params[i], tensor(p)) <= 3e-7, `${p.name} within 3e-7`);
+      else assert.ok(sameBits(params[i].data, tensor(p).data), `${p.name} bits`);
     });
     const { output, trace } = m.forward(tensor(c.input), { training: c.training, trace: true });
     assert.deepEqual(trace.map((s) => s.id), c.stages.map((s) => s.id));

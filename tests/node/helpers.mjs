@@ -22,7 +22,8 @@ export function namedCase(name) {
   return c;
 }
 
-/** max |a - b|; -inf must meet -inf exactly; a NaN or a shape mismatch gives Infinity. */
+/** max |a - b|; -inf must meet -inf and NaN must meet NaN exactly (PyTorch's NaN rows, as in the
+ * inverted-mask class); a NaN on one side only, or a shape mismatch, gives Infinity. */
 export function maxAbsDiff(a, b) {
   if (a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i])) return Infinity;
   let m = 0;
@@ -30,7 +31,7 @@ export function maxAbsDiff(a, b) {
     const x = a.data[i];
     const y = b.data[i];
     if (!Number.isFinite(x) || !Number.isFinite(y)) {
-      if (x !== y) return Infinity;
+      if (x !== y && !(Number.isNaN(x) && Number.isNaN(y))) return Infinity;
       continue;
     }
     m = Math.max(m, Math.abs(x - y));

@@ -19,11 +19,11 @@ function setups(count) {
     const className = lab.classes[out.length % lab.classes.length];
     const facts = lab.describe(className).class;
     const num_heads = 1 + pick(8);
-    const d_in = 8 + pick(200);
     const d_out = facts.heads === "fused" ? num_heads * (1 + pick(40)) : 1 + pick(160);
+    const d_in = facts.needsSquare ? d_out : 8 + pick(200);  // classes whose forward works on x's own width
     const T = 16 + pick(900);
     // every slot the class has, from its facts
-    const values = { d_in, d_out, context_length: T + pick(64), dropout: pick(2) ? 0.1 : 0.0, num_heads, num_kv_groups: [1, num_heads][pick(2)], sliding_window_size: pick(2) ? null : 1 + pick(T) };
+    const values = { d_in, d_out, context_length: T + pick(64), dropout: pick(2) ? 0.1 : 0.0, num_heads, num_kv_groups: [1, num_heads][pick(2)], sliding_window_size: pick(2) ? null : 1 + pick(T), qkv_bias: pick(2) === 1 };
     const config = Object.fromEntries(facts.slots.filter((s) => s.name in values).map((s) => [s.name, values[s.name]]));
     const inputShape = lab.inputShape(className, T, d_in, 1 + pick(2));
     // Big enough that the allocator's fixed costs do not dominate; small enough for a quick test.

@@ -51,8 +51,8 @@ struct SlotSpec {
 /// How a class makes its heads: one head (SelfAttention_v1/v2, CausalAttention), a list of separate
 /// modules concatenated (the wrapper), or projections split into heads (MultiHeadAttention and every
 /// class built like it). One spelling in every layer: the plan, the recipe and the facade's `heads`.
-enum class HeadsRule { Single, Modules, Split };
-const char* heads_rule_name(HeadsRule k);  // "single", "modules", "split"
+enum class HeadsRule { Single, Modules, Fused };
+const char* heads_rule_name(HeadsRule k);  // "single", "modules", "fused"
 
 /// A ready setup the page offers for a class: slot texts as typed, which tokens, and why it is so.
 struct Preset {
@@ -224,7 +224,7 @@ struct ModuleConfig {
   bool has_context_length() const { return spec->context_limit; }
   /// Bytes of the registered mask buffer (context_length^2 elements), 0 when the class has none.
   double mask_buffer_bytes() const { return static_cast<double>(context_length) * static_cast<double>(context_length) * spec->mask_buffer_bytes; }
-  bool fused_heads() const { return spec->heads == HeadsRule::Split; }
+  bool fused_heads() const { return spec->heads == HeadsRule::Fused; }
   /// Key/value heads: num_kv_groups for GroupedQueryAttention, else one per query head.
   int64_t kv_heads() const;
   /// Key/value tokens the class adds to the tokens given (nn.MultiheadAttention's add_bias_kv: 1).
