@@ -241,7 +241,7 @@ std::vector<ClassSpec> make_recipes() {
     b.name = name;
     b.slots = packed_slots(context);
     b.doc = doc;
-    b.book = {"3 (bonus)", kBonus, "mha-implementations.ipynb", ""};
+    b.book = {"3", kBonus, "mha-implementations.ipynb", ""};
     b.python_name = python_name;
     b.heads = HeadsRule::Fused;
     b.dropout = DropoutRule::Weights;
@@ -267,7 +267,7 @@ std::vector<ClassSpec> make_recipes() {
   s.slots = {d_in_slot(), d_out_slot(kTotal), context_slot(3), dropout_slot(4), heads_slot(5, kShared), bias_slot(6)};
   s.doc = "Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in) parameters used as x @ W (einsum \"bnd,di->bni\"), so d_in "
           "must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj.";
-  s.book = {"3 (bonus)", kBonus, "mha-implementations.ipynb", ""};
+  s.book = {"3", kBonus, "mha-implementations.ipynb", ""};
   s.python_name = "mha_einsum";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
@@ -324,7 +324,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "PyTorch's own nn.MultiheadAttention(embed_dim=d_out, num_heads, dropout, bias=qkv_bias, add_bias_kv=qkv_bias, batch_first=True) with a boolean causal "
           "mask, then proj = nn.Linear(d_out, d_out). embed_dim is d_out, so d_in must equal d_out; qkv_bias also adds bias_k/bias_v, one extra key/value token "
           "every query sees.";
-  s.book = {"3 (bonus)", kBonus, "mha-implementations.ipynb", ""};
+  s.book = {"3", kBonus, "mha-implementations.ipynb", ""};
   s.python_name = "mha_pytorch_class";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
@@ -345,7 +345,7 @@ std::vector<ClassSpec> make_recipes() {
   s = bonus("PyTorchMultiHeadAttention",
             "The packed projection with scaled_dot_product_attention(is_causal=True), as packaged in llms_from_scratch (ch03.py); no context_length at all.",
             "pytorch_mha", false);
-  s.book = {"3 (bonus)", "pkg/llms_from_scratch", "ch03.py", ""};
+  s.book = {"3", "pkg/llms_from_scratch", "ch03.py", ""};
   s.mask = MaskRule::CausalTokens;
   s.scale_queries = true;
   s.attention_text = "sdpa";
@@ -364,7 +364,7 @@ std::vector<ClassSpec> make_recipes() {
              bias_slot(7, "add a bias to the query, key and value projections")};
   s.doc = "Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj "
           "without bias.";
-  s.book = {"4 (bonus)", "ch04/04_gqa", "gpt_with_kv_gqa.py", ""};
+  s.book = {"4", "ch04/04_gqa", "gpt_with_kv_gqa.py", ""};
   s.python_name = "gqa";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;
@@ -399,7 +399,7 @@ std::vector<ClassSpec> make_recipes() {
              {"sliding_window_size", 6, SlotType::OptionalInt, SlotValue::none(),
               "keys a query sees: itself and the sliding_window_size - 1 before it (None: every earlier key, plain causal)"}};
   s.doc = "The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length.";
-  s.book = {"4 (bonus)", "ch04/06_swa", "gpt_with_kv_swa.py", ""};
+  s.book = {"4", "ch04/06_swa", "gpt_with_kv_swa.py", ""};
   s.python_name = "swa";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;

@@ -117,7 +117,7 @@ bool ClassSpec::has_slot(std::string_view slot) const {
 
 std::string ClassSpec::source() const {
   if (!book.section.empty()) return book.section;
-  return "chapter " + book.chapter + ", " + book.folder + (book.file.empty() ? "" : "/" + book.file);
+  return "chapter " + book.chapter + " bonus, " + book.folder + (book.file.empty() ? "" : "/" + book.file);
 }
 
 const ClassSpec* find_class(std::string_view name) {

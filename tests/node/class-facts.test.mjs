@@ -48,13 +48,14 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(7).fill("linear")]);
   // where each lives in the book's repository
   assert.deepEqual(facts.MultiHeadAttention.book, { chapter: "3", folder: "ch03/01_main-chapter-code", file: "ch03.ipynb", section: "section 3.6.2" });
-  assert.deepEqual(facts.GroupedQueryAttention.book, { chapter: "4 (bonus)", folder: "ch04/04_gqa", file: "gpt_with_kv_gqa.py", section: "" });
-  assert.deepEqual(facts.PyTorchMultiHeadAttention.book, { chapter: "3 (bonus)", folder: "pkg/llms_from_scratch", file: "ch03.py", section: "" });
+  assert.deepEqual(facts.GroupedQueryAttention.book, { chapter: "4", folder: "ch04/04_gqa", file: "gpt_with_kv_gqa.py", section: "" });
+  assert.deepEqual(facts.PyTorchMultiHeadAttention.book, { chapter: "3", folder: "pkg/llms_from_scratch", file: "ch03.py", section: "" });
   for (const n of lab.classes.slice(5, 11)) assert.equal(facts[n].book.folder, "ch03/02_bonus_efficient-multihead-attention", n);
   // masks and dropout as rules, not class names
   assert.deepEqual(lab.classes.map((n) => facts[n].mask), ["none", "none", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_tokens",
     "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens"]);
   assert.equal(facts.MHAPyTorchFlexAttention.dropoutRule, "ignored");
+  assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", ""]);
   assert.deepEqual(lab.classes.filter((n) => facts[n].needsSquare), ["MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchClass"]);
   assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(7).fill("MultiHeadAttention"));
   assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);

@@ -13,12 +13,10 @@ export function setupFactsPanel(app) {
       $("fact-width").textContent = hide ? S.outputHidden : d.outputWidth != null ? String(d.outputWidth) : "—";
       $("fact-width").classList.toggle("concealed", hide);
       $("fact-rule").textContent = hide ? "…" : d.outputWidthRule || "—";
-      if (d.maskBytes) {
-        const n = Math.round(Math.sqrt(d.maskBytes / 4));
-        $("fact-mask").textContent = S.maskBytes(n, bytesText(d.maskBytes));
-      } else {
-        $("fact-mask").textContent = d.maskBytes === 0 ? S.noMask : "—";
-      }
+      // The mask by the core's rule for the class: a buffer (its dtype and size), built per forward, or none.
+      const mask = d.class && S.maskFact[d.class.mask];
+      $("fact-mask").textContent = !mask || d.maskBytes == null ? "—"
+        : mask(d.class.maskBufferDtype ? d.config.context_length : d.slidingWindowSize, d.class.maskBufferDtype, bytesText(d.maskBytes));
       // What a KV cache of this module holds per token, against multi-head attention of the same width.
       $("fact-kv").textContent = d.kvCacheBytesPerToken != null
         ? S.kvCache(d.keyValueHeads, d.headDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), d.kvCacheBytesPerTokenMha / d.kvCacheBytesPerToken)

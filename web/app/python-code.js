@@ -52,8 +52,15 @@ export function inputLines(name, o) {
   return [g, `${name} = torch.rand(${n}, ${o.dIn}, generator=g)  # (${n}, ${o.dIn})`];
 }
 
+/** Where a class lives in the book's repository, from the core's facts (describe(...).class.book). */
+export function bookHome(book) {
+  const where = `${book.folder}/${book.file}`;
+  if (book.section) return `the book's chapter ${book.chapter} class, ${book.section} (${where})`;
+  return `from the book's chapter ${book.chapter} bonus material (${where})`;
+}
+
 /**
- * @param o {className, pythonName (the core's: "mha", ...), pythonCall, config, seed, source, words,
+ * @param o {className, book (the core's: {chapter, folder, file, section}), pythonName (the core's: "mha", ...), pythonCall, config, seed, source, words,
  *           tokens (texts for book/custom), sentenceTokens, batch (0 for the unbatched classes), training,
  *           outputShape, extra}
  */
@@ -62,7 +69,7 @@ export function pythonCode(o) {
   const c = o.config;
   const L = [
     "import torch",
-    `# ${o.className} is the book's chapter 3 class (ch03.py).`,
+    `# ${o.className}: ${bookHome(o.book)}.`,
     "",
     `torch.manual_seed(${o.seed})`,
     `${v} = ${o.pythonCall}`,

@@ -63,16 +63,26 @@ export const S = {
     dInV1: (dIn, dOut) => `each token is ${dIn} numbers wide; W_query is (d_in, d_out) = (${dIn}, ${dOut}), used as x @ W_query.`,
     dIn: (dIn, dOut) => `each token is ${dIn} numbers wide; W_query.weight is (d_out, d_in) = (${dOut}, ${dIn}), used as x @ W.T.`,
     dOutHidden: (dOut) => `each head’s queries, keys and values are ${dOut} wide.`,
-    dOutWrapper: (h, dOut, width) => `per head: each of the ${h} heads outputs ${dOut}, so the output is ${h} x ${dOut} = ${width} wide.`,
-    dOutFused: (h, headDim, dOut) => `the total width, shared by ${h} heads of head_dim ${headDim}; out_proj is (${dOut}, ${dOut}).`,
-    dOutSingle: (dOut) => `each context vector is ${dOut} wide, and d_k = ${dOut} in the scaling.`,
-    contextLength: (ctx, bytes) => `a ${n(ctx)} × ${n(ctx)} mask buffer (${bytes}); at most ${n(ctx)} tokens.`,
+    // keyed by how the class makes its heads (the core's describe(...).class.heads)
+    dOut: {
+      single: ({ dOut }) => `each context vector is ${dOut} wide, and d_k = ${dOut} in the scaling.`,
+      modules: ({ h, dOut, width }) => `per head: each of the ${h} heads outputs ${dOut}, so the output is ${h} x ${dOut} = ${width} wide.`,
+      fused: ({ h, headDim, dOut, square }) => `the total width, shared by ${h} heads of head_dim ${headDim}; the output projection is (${dOut}, ${dOut})${square ? "; this class needs d_in = d_out" : ""}.`,
+    },
+    numHeads: {
+      single: () => "",
+      modules: ({ h, dOut }) => `${h} separate CausalAttention heads, each ${dOut} wide, concatenated on the last axis.`,
+      fused: ({ h, headDim, dOut }) => `head_dim = d_out / num_heads = ${dOut} / ${h} = ${headDim}.`,
+    },
+    // keyed by the mask buffer's dtype ("" when the class has none) and whether the forward reads context_length
+    contextLength: ({ ctx, bytes, dtype, limit }) => dtype ? `a ${n(ctx)} × ${n(ctx)} ${dtype} mask buffer (${bytes}); at most ${n(ctx)} tokens.`
+      : limit ? `a ${n(ctx)} × ${n(ctx)} causal block mask; at most ${n(ctx)} tokens.`
+        : `stored, but the forward never reads it: more than ${n(ctx)} tokens still run.`,
     dropoutOff: "no weight is dropped.",
+    dropoutIgnored: "stored, but this class’s forward applies no dropout (FlexAttention has none).",
     dropoutEval: (p) => `no effect in eval mode (in train mode each weight is zeroed with probability ${p}).`,
     dropoutAll: "in train mode every weight is zeroed (p = 1): the output carries no attention, and PyTorch draws no random numbers for it.",
     dropoutTrain: (p, scale) => `in train mode each weight is zeroed with probability ${p}; survivors ×1/(1−p) = ${scale}.`,
-    numHeadsFused: (dOut, h, headDim) => `head_dim = d_out / num_heads = ${dOut} / ${h} = ${headDim}.`,
-    numHeadsWrapper: (h, dOut) => `${h} separate CausalAttention heads, each ${dOut} wide, concatenated on the last axis.`,
     biasOn: (dOut, perHead) => `query, key and value each add a bias of ${dOut}${perHead ? " per head" : ""}.`,
     biasOff: "query, key and value are plain matrix products (no bias).",
   },
@@ -83,9 +93,14 @@ export const S = {
   outputWidth: "Output width",
   outputWidthRule: "Rule",
   outputHidden: "hidden until you run (you chose to predict first)",
-  maskSize: "Causal mask buffer",
-  maskBytes: (side, size) => `${n(side)} × ${n(side)} float32 = ${size}`,
-  noMask: "none (this class does not mask)",
+  maskSize: "Mask",
+  // The mask fact by the core's mask rule (describe(...).class.mask) and buffer dtype.
+  maskFact: {
+    none: () => "none (this class does not mask)",
+    causal_buffer: (side, dtype, size) => `causal: a ${n(side)} × ${n(side)} ${dtype} buffer = ${size}`,
+    causal_tokens: (window) => window ? `sliding window of ${n(window)} keys, built for the tokens given (no buffer)` : "causal, built for the tokens given (no buffer)",
+    inverted_buffer: (side, dtype, size) => `a ${n(side)} × ${n(side)} ${dtype} buffer = ${size}, passed where True means “attend”: inverted, each query sees only later keys`,
+  },
   runMemory: "A traced run needs about",
   runMemoryUnknown: "—",
   paramsCaption: "Parameters (PyTorch named_parameters() order)",

@@ -295,7 +295,7 @@ val classes() {
     c.set("inputAxes", array_of_strings(spec.input_axes()));
     c.set("heads", std::string(heads_rule_name(spec.heads)));
     c.set("mask", std::string(mask_rule_name(spec.mask)));
-    c.set("maskBuffer", spec.mask_buffer_bytes > 0);
+    c.set("maskBufferDtype", std::string(spec.mask_buffer_dtype()));
     c.set("contextLimit", spec.context_limit);
     c.set("dropoutRule", std::string(dropout_rule_name(spec.dropout)));
     c.set("needsSquare", !spec.needs_square.empty());

@@ -121,10 +121,10 @@ enum class WidthRule { DOut, HeadsTimesDOut };
 
 /// Where a class lives in the book's repository.
 struct BookHome {
-  std::string chapter;  // "3", "4 (bonus)"
+  std::string chapter;  // "3", "4"
   std::string folder;   // "ch03/01_main-chapter-code", "ch03/02_bonus_efficient-multihead-attention"
   std::string file;     // "ch03.ipynb", "mha-implementations.ipynb"
-  std::string section;  // "section 3.6.2", "" for bonus material
+  std::string section;  // "section 3.6.2"; "" for the chapter's bonus material
 };
 
 /// A copy partner: modules of class `from` copy into this class with copy_weights (no plan: the
@@ -183,6 +183,8 @@ struct ClassSpec {
   /// The axes of the input forward takes, e.g. {"b", "num_tokens", "d_in"} (row-major).
   std::vector<std::string> input_axes() const;
   bool has_slot(std::string_view slot) const;
+  /// The registered mask buffer's dtype: "float32" (triu(ones)), "bool" (.bool()), "" without one.
+  const char* mask_buffer_dtype() const { return mask_buffer_bytes == 4 ? "float32" : mask_buffer_bytes == 1 ? "bool" : ""; }
   /// Book section or folder in one phrase: "section 3.6.2", "chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention".
   std::string source() const;
 };
