@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attention_lab/text.hpp"
+
 namespace attention_lab {
 
 namespace {
@@ -36,11 +38,180 @@ Tensor transposed(const Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+/// The weight of operator `role` in a config, "" when it has none.
+std::string source_of_config(const ModuleConfig& c, Role role) {
+  for (const auto& spec : parameter_specs(c))
+    if (spec.recipe->role == role && spec.recipe->layout != Layout::Vector) return spec.name;
+  return "";
+}
+
+const CopyPartner* partner(const AttentionModule& from, const AttentionModule& to) {
+  for (const CopyPartner& p : to.config().recipe().copies_from)
+    if (p.from == from.config().class_name()) return &p;
+  return nullptr;
+}
+
+/// The source parameter of operator `role` in `m` (its weight or bias), "" when it has none.
+std::string source_of(const AttentionModule& m, Role role, Layout layout) {
+  for (const auto& spec : parameter_specs(m.config()))
+    if (spec.recipe->role == role && (layout == Layout::Vector) == (spec.recipe->layout == Layout::Vector)) return spec.name;
+  return "";
+}
+
+/// The output projections of a recipe in forward order (Out, then Proj when it has one).
+std::vector<Role> output_roles(const ModuleConfig& c) {
+  std::vector<Role> roles;
+  for (Role r : {Role::Out, Role::Proj})
+    if (!source_of_config(c, r).empty()) roles.push_back(r);
+  return roles;
+}
+
+}  // namespace
+
+/// The book's map from `from` into a class that lists it in copies_from, role by role: q/k/v into
+/// q/k/v (packed rows where the target packs them, transposed where it keeps (in, out)), the source's
+/// output projection into the target's last one, and the identity (zero bias) into any output
+/// projection before it; bias_k/bias_v and biases the source lacks stay as built.
+static CopyReport copy_into(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan, const std::optional<Tensor>& tokens) {
+  const ModuleConfig& fc = from.config();
+  const ModuleConfig& tc = to.config();
+  const std::vector<ParameterSpec> targets = parameter_specs(tc);
+  for (const auto& [key, entry] : plan)
+    if (std::none_of(targets.begin(), targets.end(), [&key](const ParameterSpec& t) { return t.name == key; }))
+      throw AttentionError("copy_plan", key, "the copy plan names '" + key + "', which is not a parameter of " + tc.class_name(), "Name the target's parameters, e.g. " + targets.front().name + ".");
+  if (fc.d_in != tc.d_in || fc.output_width() != tc.output_width() || fc.num_heads != tc.num_heads)
+    throw AttentionError("copy_unsupported", "d_out",
+                         "the two modules differ in size (" + fc.python_call() + " -> " + tc.python_call() + ")",
+                         "Build the target with the same d_in, d_out and num_heads as the source.");
+  if (tokens) check_input(fc, *tokens, "tokens");
+  const std::vector<Role> outs = output_roles(tc);
+  CopyReport report;
+  std::vector<NamedTensor> values;
+  const std::string src = fc.recipe().python_name, dst = tc.recipe().python_name;
+  std::string code;
+  const auto param_expr = [](const std::string& module, const std::string& name) {
+    // nn.Module attribute access: heads.0.x -> heads[0].x is not needed here (no per-head modules)
+    return module + "." + name;
+  };
+  for (const ParameterSpec& t : targets) {
+    const ParamRecipe& r = *t.recipe;
+    MatrixReport m;
+    m.name = t.name;
+    m.to_shape = t.shape;
+    const auto it = plan.find(t.name);
+    const bool skip = it != plan.end() && !it->second.copy;
+    const bool bias = r.layout == Layout::Vector;
+    std::vector<Role> roles;
+    if (r.role == Role::Qkv) roles = {Role::Query, Role::Key, Role::Value};
+    else if (r.role == Role::Out || r.role == Role::Proj) roles = {r.role};
+    else if (r.role == Role::Query || r.role == Role::Key || r.role == Role::Value) roles = {r.role};
+    const bool identity = !roles.empty() && (roles[0] == Role::Out || roles[0] == Role::Proj) && roles[0] != outs.back();
+    if (roles.empty() || skip) {
+      m.action = skip ? "not_copied" : "kept";
+      m.hint = skip ? t.name + " keeps its own initial values, so the outputs will differ." : t.name + " has no counterpart in " + fc.class_name() + ": it keeps its own values.";
+      code += "# " + param_expr(dst, t.name) + (skip ? " keeps its own initial values\n" : " has no counterpart: kept as built\n");
+      report.matrices.push_back(m);
+      continue;
+    }
+    // The source operators, as nn.Linear keeps them: weights (out, in), biases (out).
+    Tensor value;
+    if (identity) {
+      const int64_t n = tc.d_out;
+      value = bias ? Tensor({n}) : Tensor({n, n});
+      if (!bias)
+        for (int64_t i = 0; i < n; ++i) value.data[static_cast<size_t>(i * n + i)] = 1.0f;
+      m.action = "identity";
+      code += param_expr(dst, t.name) + " = torch.nn.Parameter(" + (bias ? "torch.zeros(" : "torch.eye(") + std::to_string(n) + "))\n";
+    } else {
+      std::vector<std::string> parts;
+      for (Role role : roles) {
+        const Role source_role = role == Role::Proj || role == Role::Out ? Role::Out : role;  // the source's one output projection
+        const std::string name = bias ? source_of(from, source_role, Layout::Vector) : source_of_config(fc, source_role);
+        if (!name.empty()) m.sources.push_back(name);
+        parts.push_back(name);
+      }
+      if (bias && std::any_of(parts.begin(), parts.end(), [](const std::string& n) { return n.empty(); })) {
+        m.action = "kept";
+        m.sources.clear();
+        m.hint = fc.class_name() + " has no bias here (qkv_bias=False): " + t.name + " keeps its own values.";
+        code += "# " + param_expr(dst, t.name) + ": the source has no bias, kept as built\n";
+        report.matrices.push_back(m);
+        continue;
+      }
+      std::vector<Tensor> pieces;
+      for (const std::string& name : parts) pieces.push_back(*from.parameter(name));
+      int64_t rows = 0;
+      for (const Tensor& p : pieces) rows += p.shape[0];
+      value = bias ? Tensor({rows}) : Tensor({rows, pieces[0].shape[1]});
+      int64_t at = 0;
+      for (const Tensor& p : pieces) {
+        std::copy(p.data.begin(), p.data.end(), value.data.begin() + at);
+        at += static_cast<int64_t>(p.data.size());
+      }
+      m.from_shape = value.shape;
+      std::string expr;
+      for (size_t i = 0; i < parts.size(); ++i) expr += (i ? ", " : "") + param_expr(src, parts[i]);
+      if (parts.size() > 1) expr = "torch.cat([" + expr + "])";
+      const bool wants_transpose = !bias && r.layout == Layout::InOut;  // x @ W takes (in, out); nn.Linear keeps (out, in)
+      const bool transpose = wants_transpose && !(it != plan.end() && !it->second.transpose);
+      if (transpose) {
+        value = transposed(value);
+        expr += ".T";
+      }
+      m.action = parts.size() > 1 ? "packed" : transpose ? "transposed" : wants_transpose ? "untransposed" : "copied";
+      if (m.action == "untransposed") m.hint = "Copied without .T: " + t.name + " is used as x @ W, so it lands transposed and the outputs will differ.";
+      code += param_expr(dst, t.name) + " = torch.nn.Parameter(" + expr + ")\n";
+    }
+    if (value.shape != t.shape) {
+      m.action = "shape_mismatch";
+      m.hint = "Cannot copy " + shape_string(value.shape) + " into " + shape_string(t.shape) + ".";
+      report.matrices.push_back(m);
+      continue;
+    }
+    values.push_back({t.name, std::move(value)});
+    report.matrices.push_back(m);
+  }
+  to.set_parameters(values);
+  report.notes.push_back(partner(from, to)->note);
+  report.code = code;
+  const Tensor x = tokens ? *tokens : (fc.d_in == 3 ? book_tokens() : seeded_tokens(6, fc.d_in, 123));
+  report.tokens = x.shape.size() == 2 && fc.batched() ? Tensor({2, x.shape[0], x.shape[1]}) : x;
+  if (report.tokens.data.size() != x.data.size()) {
+    std::copy(x.data.begin(), x.data.end(), report.tokens.data.begin());
+    std::copy(x.data.begin(), x.data.end(), report.tokens.data.begin() + static_cast<std::ptrdiff_t>(x.data.size()));
+  }
+  ForwardOptions eval;
+  eval.training = false;
+  const Tensor a = from.forward(report.tokens, eval);
+  const Tensor b = to.forward(report.tokens, eval);
+  double max_diff = 0.0;
+  bool nan = false;
+  for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(a.data[i]) - b.data[i]);
+    if (!(d == d)) nan = true;
+    else max_diff = std::max(max_diff, d);
+  }
+  report.max_abs_diff = nan ? INFINITY : max_diff;
+  report.stages = compare_stages(from, to, report.tokens);
+  report.agree = !nan && a.shape == b.shape && max_diff <= kAgreementTolerance;
+  if (!report.agree)
+    for (const StageDiff& d : report.stages)
+      if (!(d.max_abs_diff <= kAgreementTolerance)) {
+        report.notes.push_back("The first stage that disagrees: " + d.id + " (max abs difference " + format_g(d.max_abs_diff, 3) + ").");
+        break;
+      }
+  return report;
+}
+
 CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan, const std::optional<Tensor>& tokens) {
+  if (partner(from, to) != nullptr) return copy_into(from, to, plan, tokens);
   if (!is_single_head(from) || !is_single_head(to)) {
     throw AttentionError("copy_unsupported", "",
-                         "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + from.config().class_name() + " -> " + to.config().class_name() + ")",
-                         "Build both modules as SelfAttention_v1 or SelfAttention_v2.");
+                         "weight copy works between SelfAttention_v1 and SelfAttention_v2, and from MultiHeadAttention into its chapter 3 bonus rewrites (got " +
+                             from.config().class_name() + " -> " + to.config().class_name() + ")",
+                         "Build both modules as SelfAttention_v1 or SelfAttention_v2, or copy a MultiHeadAttention into e.g. MultiHeadAttentionCombinedQKV.");
   }
   const char* matrices[] = {"W_query", "W_key", "W_value"};
   for (const auto& entry : plan) {

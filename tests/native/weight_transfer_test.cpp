@@ -5,12 +5,22 @@
 
 #include <map>
 
+#include "fixtures.hpp"
+
 using namespace attention_lab;
 
 namespace {
 AttentionModule make(const char* cls, int64_t d_in, int64_t d_out, uint64_t seed) {
   TorchGenerator g(seed);
   return AttentionModule(validated_config(cls, {{"d_in", SlotValue::integer(static_cast<double>(d_in))}, {"d_out", SlotValue::integer(static_cast<double>(d_out))}}), g);
+}
+std::string code_of_copy_plan_error(const AttentionModule& from, AttentionModule& to) {
+  try {
+    copy_weights(from, to, {{"W_nope", {true, true}}});
+  } catch (const AttentionError& e) {
+    return e.code();
+  }
+  return "";
 }
 CopyPlan all(bool transpose) { return {{"W_query", {true, transpose}}, {"W_key", {true, transpose}}, {"W_value", {true, transpose}}}; }
 }  // namespace
@@ -186,5 +196,67 @@ TEST_SUITE("weight_transfer") {
     } catch (const AttentionError& e) {
       CHECK(e.code() == "too_large");
     }
+  }
+
+  TEST_CASE("the book's map from MultiHeadAttention into each chapter 3 bonus class: every target parameter with its sources and action, agreeing as in PyTorch") {
+    const auto& copies = fixtures::all().at("copies");
+    REQUIRE(copies.size() == 14);
+    for (const auto& c : copies) {
+      const std::string target = c.at("target");
+      const bool bias = c.at("qkv_bias");
+      CAPTURE(target);
+      CAPTURE(bias);
+      const ModuleConfig tc = validated_config(target, fixtures::config(c.at("target_config")));
+      const int64_t d = tc.d_in;
+      TorchGenerator g(123), h(456);
+      const AttentionModule mha(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(static_cast<double>(d))},
+                                                                         {"d_out", SlotValue::integer(static_cast<double>(d))},
+                                                                         {"context_length", SlotValue::integer(6)},
+                                                                         {"dropout", SlotValue::floating(0.0)},
+                                                                         {"num_heads", SlotValue::integer(2)},
+                                                                         {"qkv_bias", SlotValue::boolean_value(bias)}}),
+                                g);
+      AttentionModule to(tc, h);
+      const CopyReport r = copy_weights(mha, to, {});
+      const auto& map = c.at("map");
+      REQUIRE(r.matrices.size() == map.size());
+      for (size_t i = 0; i < map.size(); ++i) {
+        CHECK(r.matrices[i].name == map[i].at("target_param").get<std::string>());
+        const std::string want = map[i].at("action");
+        CHECK(r.matrices[i].action == want);
+        if (want != "identity" && want != "kept") CHECK(r.matrices[i].sources == map[i].at("source").get<std::vector<std::string>>());
+      }
+      CHECK(r.agree == c.at("agree").get<bool>());
+      REQUIRE(r.max_abs_diff);
+      if (c.at("agree").get<bool>()) CHECK(*r.max_abs_diff <= 1e-6);
+      if (c.at("nan").get<bool>()) CHECK(std::isinf(*r.max_abs_diff));
+      if (!r.agree) CHECK(r.notes.back().rfind("The first stage that disagrees: ", 0) == 0);
+    }
+  }
+
+  TEST_CASE("a plan that skips MHAEinsum's key transpose copies it as x @ W.T's matrix: the keys are the first stage to disagree") {
+    TorchGenerator g(123), h(456);
+    const SlotMap slots = {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(4)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)},
+                           {"num_heads", SlotValue::integer(2)}};
+    const AttentionModule mha(validated_config("MultiHeadAttention", slots), g);
+    AttentionModule einsum(validated_config("MHAEinsum", slots), h);
+    const CopyReport r = copy_weights(mha, einsum, {{"W_key", {true, false}}});
+    CHECK(r.matrices[1].name == "W_key");
+    CHECK(r.matrices[1].action == "untransposed");
+    CHECK_FALSE(r.agree);
+    std::string first;
+    for (const auto& s : r.stages)
+      if (first.empty() && s.max_abs_diff > 1e-6) first = s.id;
+    CHECK(first == "keys");
+    CHECK(r.code.find("mha_einsum.W_key = torch.nn.Parameter(mha.W_key.weight)\n") != std::string::npos);
+    CHECK(r.code.find("mha_einsum.W_query = torch.nn.Parameter(mha.W_query.weight.T)\n") != std::string::npos);
+    // skipping a whole block keeps the target's own values
+    AttentionModule again(validated_config("MHAEinsum", slots), h);
+    const CopyReport skip = copy_weights(mha, again, {{"out_proj.weight", {false, false}}});
+    CHECK(skip.matrices[3].action == "not_copied");
+    for (const auto& s : skip.stages)
+      if (s.id == "heads_concat") CHECK(s.max_abs_diff <= 1e-6);
+      else if (s.id == "out_proj") CHECK(s.max_abs_diff > 1e-6);
+    CHECK(code_of_copy_plan_error(mha, again) == "copy_plan");
   }
 }

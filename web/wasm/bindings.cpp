@@ -631,6 +631,7 @@ val copy_weights_js(double from_handle, double to_handle, const val& plan_js, co
       val o = val::object();
       o.set("name", m.name);
       o.set("action", m.action);
+      o.set("sources", array_of_strings(m.sources));
       o.set("fromShape", shape_to_js(m.from_shape));
       o.set("toShape", shape_to_js(m.to_shape));
       o.set("hint", m.hint);

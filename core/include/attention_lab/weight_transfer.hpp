@@ -18,8 +18,13 @@ struct CopyPlanEntry {
 using CopyPlan = std::map<std::string, CopyPlanEntry>;
 
 struct MatrixReport {
-  std::string name;    // W_query | W_key | W_value
-  std::string action;  // copied | transposed | not_copied | shape_mismatch
+  std::string name;    // the target parameter: W_query | W_key | W_value (exercise 3.1), qkv.weight, proj.bias, ...
+  /// copied | transposed | not_copied | shape_mismatch; with the book's map into a bonus class also
+  /// packed (rows stacked), identity (an operator the source does not have: I, or a zero bias), kept
+  /// (the target keeps its own: bias_k/bias_v, a bias the source lacks) and untransposed (a plan
+  /// skipped the transpose the map needs).
+  std::string action;
+  std::vector<std::string> sources;  // the source parameters it is made from (none for identity and kept)
   Shape from_shape;
   Shape to_shape;
   std::string hint;
@@ -46,9 +51,13 @@ struct CopyReport {
 
 /// Copies the matrices of `from` into `to` following `plan`, as the book's
 /// `sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)`, then compares the two modules'
-/// outputs on `tokens` (num_tokens, d_in); without tokens: the book's six when d_in is 3, else
-/// seeded_tokens(6, d_in, 123). Both modules must be SelfAttention_v1 or SelfAttention_v2
-/// (AttentionError "copy_unsupported" otherwise). Unknown plan keys: AttentionError "copy_plan".
+/// outputs on `tokens` ((num_tokens, d_in), or (b, num_tokens, d_in) for batched classes); without
+/// tokens: the book's six when d_in is 3, else seeded_tokens(6, d_in, 123) (batched: two copies).
+/// The pairs: SelfAttention_v1 <-> v2 (copies_with; plan keys W_query, W_key, W_value), and a class
+/// whose recipe lists `from`'s class in copies_from (the chapter's MultiHeadAttention into each
+/// chapter 3 bonus class, with the book's map role by role; plan keys are target parameter names,
+/// {copy: false} keeps the target's own values, {transpose: false} skips a transpose the map needs).
+/// Other pairs: AttentionError "copy_unsupported". Unknown plan keys: AttentionError "copy_plan".
 /// Tokens that `from` cannot run are refused before anything is copied (check_input, slot "tokens").
 CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const CopyPlan& plan, const std::optional<Tensor>& tokens = std::nullopt);
 
