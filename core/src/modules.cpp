@@ -115,7 +115,8 @@ AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forwar
     }
     for (int role = 0; role < kRoles; ++role) {
       if (!used[role]) continue;
-      prepared_.weight[role] = ops::PackedMatrix{k_of[role], n_of[role], std::vector<float>(static_cast<size_t>(ops::packed_floats(k_of[role], n_of[role])), 0.0f)};  // zeros in any layout
+      prepared_.weight[role] =
+          ops::PackedMatrix{k_of[role], n_of[role], std::vector<float>(static_cast<size_t>(ops::packed_floats(k_of[role], n_of[role])), 0.0f)};  // zeros in any layout
       if (biased[role]) prepared_.bias[role].assign(static_cast<size_t>(n_of[role]), 0.0f);
     }
     if (p.extra_kv)
@@ -481,7 +482,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       t->data.reserve(stage_size);
     }
     if (options.attn_weights != nullptr) *options.attn_weights = Tensor(stage_shape);
-    Tensor context(head_shape(T, hd));                    // (b, H, T, hd)
+    Tensor context(head_shape(T, hd));                     // (b, H, T, hd)
     std::vector<float> slab(static_cast<size_t>(T * Tk));  // (T, Tk)
     ops::PackedMatrix keys_t, values;
     const auto keep = [&](Tensor& stage, size_t offset, const float* s) {

@@ -142,8 +142,8 @@ std::string thousands(long long n) {
 // W_query, W_key, W_value and out_proj (d x d each) plus out_proj's bias; qkv_bias adds 3 x d.
 std::string gpt2_note(long long d, const std::string& size) {
   const std::string book = size == "small" ? "as in the book's exercise" : "as in the book's exercise on GPT-2 small";
-  return "qkv_bias=False " + book + " (" + thousands(4 * d * d + d) + " parameters for GPT-2 " + size + "); GPT-2 itself has q/k/v biases (qkv_bias=True: " +
-         thousands(4 * d * d + 4 * d) + ")";
+  return "qkv_bias=False " + book + " (" + thousands(4 * d * d + d) + " parameters for GPT-2 " + size +
+         "); GPT-2 itself has q/k/v biases (qkv_bias=True: " + thousands(4 * d * d + 4 * d) + ")";
 }
 std::vector<std::pair<std::string, std::string>> mha_slots(const char* d_in, const char* d_out, const char* context, const char* heads) {
   return {{"d_in", d_in}, {"d_out", d_out}, {"context_length", context}, {"dropout", "0.0"}, {"num_heads", heads}, {"qkv_bias", "False"}};
@@ -198,8 +198,8 @@ std::vector<ClassSpec> make_recipes() {
 
   s = {};
   s.name = "MultiHeadAttentionWrapper";
-  s.slots = {d_in_slot(), d_out_slot("width of EACH head's output; the module's output is num_heads x d_out wide"), context_slot(3), dropout_slot(4),
-             heads_slot(5, "number of independent CausalAttention heads, concatenated on the last axis"), bias_slot(6)};
+  s.slots = {d_in_slot(),     d_out_slot("width of EACH head's output; the module's output is num_heads x d_out wide"),    context_slot(3),
+             dropout_slot(4), heads_slot(5, "number of independent CausalAttention heads, concatenated on the last axis"), bias_slot(6)};
   s.doc = "num_heads CausalAttention modules run one after another; their outputs are concatenated.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.6.1"};
   s.python_name = "wrapper";
@@ -247,7 +247,7 @@ std::vector<ClassSpec> make_recipes() {
     b.dropout = DropoutRule::Weights;
     b.heads_assert = "AssertionError: d_out is indivisible by num_heads";
     b.qkv_text = "packed";
-    b.copies_from = {{"MultiHeadAttention", "qkv.weight = torch.cat([W_query.weight, W_key.weight, W_value.weight]) (rows stacked, no transpose), proj = out_proj"}};
+    b.copies_from = {{"MultiHeadAttention", "qkv.weight = torch.cat([W_query.weight, W_key.weight, W_value.weight]) (rows stacked, no transpose), proj = out_proj."}};
     return b;
   };
 
@@ -265,8 +265,9 @@ std::vector<ClassSpec> make_recipes() {
   s = {};
   s.name = "MHAEinsum";
   s.slots = {d_in_slot(), d_out_slot(kTotal), context_slot(3), dropout_slot(4), heads_slot(5, kShared), bias_slot(6)};
-  s.doc = "Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in) parameters used as x @ W (einsum \"bnd,di->bni\"), so d_in "
-          "must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj.";
+  s.doc =
+      "Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in) parameters used as x @ W (einsum \"bnd,di->bni\"), so d_in "
+      "must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj.";
   s.book = {"3", kBonus, "mha-implementations.ipynb", ""};
   s.python_name = "mha_einsum";
   s.heads = HeadsRule::Fused;
@@ -274,10 +275,11 @@ std::vector<ClassSpec> make_recipes() {
   s.dropout = DropoutRule::Weights;
   s.context_limit = true;
   s.mask_buffer_bytes = 4;
-  s.needs_square = "RuntimeError: einsum(): operands do not broadcast with remapped shapes (original->remapped): [{b}, {num_tokens}, {d_in}]->[{b}, {num_tokens}, 1, {d_in}] "
-                   "[{d_out}, {d_in}]->[1, 1, {d_in}, {d_out}]";
+  s.needs_square =
+      "RuntimeError: einsum(): operands do not broadcast with remapped shapes (original->remapped): [{b}, {num_tokens}, {d_in}]->[{b}, {num_tokens}, 1, {d_in}] "
+      "[{d_out}, {d_in}]->[1, 1, {d_in}, {d_out}]";
   s.qkv_text = "einsum";
-  s.copies_from = {{"MultiHeadAttention", "W_query = W_query.weight.T (einsum uses x @ W, nn.Linear x @ W.T), bias_q = W_query.bias, out_proj copied"}};
+  s.copies_from = {{"MultiHeadAttention", "W_query = W_query.weight.T (einsum uses x @ W, nn.Linear x @ W.T), bias_q = W_query.bias, out_proj copied."}};
   s.presets = {{"einsumSmall", mha_slots("768", "768", "1024", "12"), "sentence", 2, "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 12}};
   r.push_back(with(s, einsum_params()));
 
@@ -300,7 +302,7 @@ std::vector<ClassSpec> make_recipes() {
   s.context_limit = true;
   s.scale_queries = true;
   s.attention_text = "sdpa";
-  s.copies_from = {{"MultiHeadAttention", "the copy is right, but the inverted mask hides every earlier key: the outputs cannot agree (and the last token's row is NaN)"}};
+  s.copies_from = {{"MultiHeadAttention", "the copy is right, but the inverted mask hides every earlier key: the outputs cannot agree (and the last token's row is NaN)."}};
   s.presets = {bonus_gpt2("sdpaNoFlashSmall", true, 14, "a reproduced bug: the boolean mask means \"attend\" here, so it is inverted; watch the last row turn NaN")};
   r.push_back(with(s, packed_params()));
 
@@ -321,9 +323,10 @@ std::vector<ClassSpec> make_recipes() {
   s.slots = packed_slots(true);
   s.slots.push_back({"need_weights", 7, SlotType::Bool, SlotValue::boolean_value(true),
                      "return the head-averaged attention weights too (False lets nn.MultiheadAttention use scaled_dot_product_attention)"});
-  s.doc = "PyTorch's own nn.MultiheadAttention(embed_dim=d_out, num_heads, dropout, bias=qkv_bias, add_bias_kv=qkv_bias, batch_first=True) with a boolean causal "
-          "mask, then proj = nn.Linear(d_out, d_out). embed_dim is d_out, so d_in must equal d_out; qkv_bias also adds bias_k/bias_v, one extra key/value token "
-          "every query sees.";
+  s.doc =
+      "PyTorch's own nn.MultiheadAttention(embed_dim=d_out, num_heads, dropout, bias=qkv_bias, add_bias_kv=qkv_bias, batch_first=True) with a boolean causal "
+      "mask, then proj = nn.Linear(d_out, d_out). embed_dim is d_out, so d_in must equal d_out; qkv_bias also adds bias_k/bias_v, one extra key/value token "
+      "every query sees.";
   s.book = {"3", kBonus, "mha-implementations.ipynb", ""};
   s.python_name = "mha_pytorch_class";
   s.heads = HeadsRule::Fused;
@@ -338,13 +341,12 @@ std::vector<ClassSpec> make_recipes() {
   s.attention_text = "nn_mha";
   s.copies_from = {{"MultiHeadAttention",
                     "in_proj_weight = torch.cat([W_query.weight, W_key.weight, W_value.weight]), the inner out_proj the identity, proj = out_proj; with qkv_bias the "
-                    "extra bias_k/bias_v token makes them disagree"}};
+                    "extra bias_k/bias_v token makes them disagree."}};
   s.presets = {bonus_gpt2("nnMhaSmall", true, 16, "GPT-2 small's attention through torch.nn.MultiheadAttention (embed_dim = d_out), then the class's own proj")};
   r.push_back(with(s, nn_mha_params()));
 
   s = bonus("PyTorchMultiHeadAttention",
-            "The packed projection with scaled_dot_product_attention(is_causal=True), as packaged in llms_from_scratch (ch03.py); no context_length at all.",
-            "pytorch_mha", false);
+            "The packed projection with scaled_dot_product_attention(is_causal=True), as packaged in llms_from_scratch (ch03.py); no context_length at all.", "pytorch_mha", false);
   s.book = {"3", "pkg/llms_from_scratch", "ch03.py", ""};
   s.mask = MaskRule::CausalTokens;
   s.scale_queries = true;
@@ -362,8 +364,9 @@ std::vector<ClassSpec> make_recipes() {
              {"num_kv_groups", 5, SlotType::Int, std::nullopt, "number of key/value heads, each shared by num_heads / num_kv_groups query heads (1: multi-query attention)"},
              {"dtype", 6, SlotType::Dtype, SlotValue::none(), "parameter dtype: None (float32, PyTorch's default)"},
              bias_slot(7, "add a bias to the query, key and value projections")};
-  s.doc = "Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj "
-          "without bias.";
+  s.doc =
+      "Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj "
+      "without bias.";
   s.book = {"4", "ch04/04_gqa", "gpt_with_kv_gqa.py", ""};
   s.python_name = "gqa";
   s.heads = HeadsRule::Fused;

@@ -105,9 +105,7 @@ const char* dropout_rule_name(DropoutRule d) {
   return "";
 }
 
-std::vector<std::string> ClassSpec::input_axes() const {
-  return batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"};
-}
+std::vector<std::string> ClassSpec::input_axes() const { return batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"}; }
 
 bool ClassSpec::has_slot(std::string_view slot) const {
   for (const auto& s : slots)

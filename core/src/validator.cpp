@@ -278,10 +278,9 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
     if (width == c.d_out && c.d_in != c.d_out)
       hint = "d_in and d_out look swapped: the tokens are " + std::to_string(width) + " wide, which is d_out. Try d_in = " + std::to_string(width) +
              ", d_out = " + std::to_string(c.d_in) + ".";
-    out.push_back(
-        make(Severity::Error, "input_width", {"d_in"}, "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
-             "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + rows_text + "x" + std::to_string(width) + " and " +
-                 std::to_string(c.d_in) + "x" + std::to_string(c.d_out) + ")"));
+    out.push_back(make(Severity::Error, "input_width", {"d_in"}, "the tokens are " + std::to_string(width) + " wide but d_in = " + std::to_string(c.d_in), hint,
+                       "RuntimeError: mat1 and mat2 shapes cannot be multiplied (" + rows_text + "x" + std::to_string(width) + " and " + std::to_string(c.d_in) + "x" +
+                           std::to_string(c.d_out) + ")"));
     out.back().fixes = {{"d_in", std::to_string(width)}};
   }
   if (c.has_context_length() && num_tokens > c.context_length) {
@@ -390,10 +389,10 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
         std::remove_if(out.begin(), out.end(), [&](const Diagnostic& e) { return e.slots.size() == 1 && std::find(shifted.begin(), shifted.end(), e.slots[0]) != shifted.end(); }),
         out.end());
     out.push_back(std::move(d));
-  } else if (const SlotValue* context = find_value(config, "context_length");
-             context && dropout && heads && slot_position(*spec, "num_heads") < slot_position(*spec, "context_length") && heads->is_number() && context->is_number() &&
-             dropout->is_number() && integral(heads->number) && heads->number >= 1 && context->number >= 0 && context->number < 1 && integral(dropout->number) &&
-             dropout->number >= 1) {
+  } else if (const SlotValue* context = find_value(config, "context_length"); context && dropout && heads &&
+                                                                              slot_position(*spec, "num_heads") < slot_position(*spec, "context_length") && heads->is_number() &&
+                                                                              context->is_number() && dropout->is_number() && integral(heads->number) && heads->number >= 1 &&
+                                                                              context->number >= 0 && context->number < 1 && integral(dropout->number) && dropout->number >= 1) {
     // The bonus order (d_in, d_out, num_heads, context_length, dropout) given MultiHeadAttention's
     // (d_in, d_out, context_length, dropout, num_heads): num_heads gets the context, and so on.
     const std::string n = SlotValue::integer(dropout->number).python(), ctx = SlotValue::integer(heads->number).python(), p = context->python();
@@ -467,7 +466,8 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   if (!spec->needs_square.empty() && d_in_v && d_out_v && slot_ok(out, "d_in") && slot_ok(out, "d_out") && d_in_v->number != d_out_v->number) {
     const std::string d_in = d_in_v->python(), d_out_text = d_out_v->python();
     std::string error = spec->needs_square;
-    const std::pair<const char*, std::string> fields[] = {{"{d_in}", d_in}, {"{d_out}", d_out_text}, {"{b}", "b"}, {"{num_tokens}", "num_tokens"}, {"{size}", "b * num_tokens * " + d_out_text}};
+    const std::pair<const char*, std::string> fields[] = {
+        {"{d_in}", d_in}, {"{d_out}", d_out_text}, {"{b}", "b"}, {"{num_tokens}", "num_tokens"}, {"{size}", "b * num_tokens * " + d_out_text}};
     for (const auto& [key, value] : fields)
       for (size_t at = error.find(key); at != std::string::npos; at = error.find(key, at + value.size())) error.replace(at, std::string(key).size(), value);
     Diagnostic d = make(Severity::Error, "d_in_d_out_differ", {"d_in", "d_out"},
@@ -538,7 +538,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   if (spec->mask == MaskRule::InvertedBuffer) {
     out.push_back(make(Severity::Warning, "inverted_mask", {},
                        spec->name + " passes triu(ones, diagonal=1).bool() as attn_mask, where True means \"attend\": each query sees only later tokens, and the last "
-                       "query none, so its row of attention weights is NaN",
+                                    "query none, so its row of attention weights is NaN",
                        "The fix: pass the mask inverted (attn_mask=~self.mask[:num_tokens, :num_tokens]) or is_causal=True, as MHAPyTorchScaledDotProduct does.", ""));
   }
   if (c.has_dropout() && c.dropout > 0 && options.training && !*options.training) {

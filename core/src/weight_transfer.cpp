@@ -78,12 +78,14 @@ static CopyReport copy_into(const AttentionModule& from, AttentionModule& to, co
   const ModuleConfig& fc = from.config();
   const ModuleConfig& tc = to.config();
   const std::vector<ParameterSpec> targets = parameter_specs(tc);
-  for (const auto& [key, entry] : plan)
+  for (const auto& entry : plan) {
+    const std::string& key = entry.first;  // (clang 14 cannot capture a structured binding)
     if (std::none_of(targets.begin(), targets.end(), [&key](const ParameterSpec& t) { return t.name == key; }))
-      throw AttentionError("copy_plan", key, "the copy plan names '" + key + "', which is not a parameter of " + tc.class_name(), "Name the target's parameters, e.g. " + targets.front().name + ".");
+      throw AttentionError("copy_plan", key, "the copy plan names '" + key + "', which is not a parameter of " + tc.class_name(),
+                           "Name the target's parameters, e.g. " + targets.front().name + ".");
+  }
   if (fc.d_in != tc.d_in || fc.output_width() != tc.output_width() || fc.num_heads != tc.num_heads)
-    throw AttentionError("copy_unsupported", "d_out",
-                         "the two modules differ in size (" + fc.python_call() + " -> " + tc.python_call() + ")",
+    throw AttentionError("copy_unsupported", "d_out", "the two modules differ in size (" + fc.python_call() + " -> " + tc.python_call() + ")",
                          "Build the target with the same d_in, d_out and num_heads as the source.");
   if (tokens) check_input(fc, *tokens, "tokens");
   const std::vector<Role> outs = output_roles(tc);
@@ -104,9 +106,12 @@ static CopyReport copy_into(const AttentionModule& from, AttentionModule& to, co
     const bool skip = it != plan.end() && !it->second.copy;
     const bool bias = r.layout == Layout::Vector;
     std::vector<Role> roles;
-    if (r.role == Role::Qkv) roles = {Role::Query, Role::Key, Role::Value};
-    else if (r.role == Role::Out || r.role == Role::Proj) roles = {r.role};
-    else if (r.role == Role::Query || r.role == Role::Key || r.role == Role::Value) roles = {r.role};
+    if (r.role == Role::Qkv)
+      roles = {Role::Query, Role::Key, Role::Value};
+    else if (r.role == Role::Out || r.role == Role::Proj)
+      roles = {r.role};
+    else if (r.role == Role::Query || r.role == Role::Key || r.role == Role::Value)
+      roles = {r.role};
     const bool identity = !roles.empty() && (roles[0] == Role::Out || roles[0] == Role::Proj) && roles[0] != outs.back();
     if (roles.empty() || skip) {
       m.action = skip ? "not_copied" : "kept";
@@ -190,8 +195,10 @@ static CopyReport copy_into(const AttentionModule& from, AttentionModule& to, co
   bool nan = false;
   for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) {
     const double d = std::fabs(static_cast<double>(a.data[i]) - b.data[i]);
-    if (!(d == d)) nan = true;
-    else max_diff = std::max(max_diff, d);
+    if (!(d == d))
+      nan = true;
+    else
+      max_diff = std::max(max_diff, d);
   }
   report.max_abs_diff = nan ? INFINITY : max_diff;
   report.stages = compare_stages(from, to, report.tokens);

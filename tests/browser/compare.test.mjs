@@ -3,7 +3,7 @@
 // with the same weights.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { finish, launchLab, openPage } from "./helpers.mjs";
+import { finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
 
 describe("compare: copy weights (exercise 3.1)", () => {
   let lab;
@@ -192,6 +192,39 @@ describe("compare: wrapper and fused MultiHeadAttention", () => {
     assert.equal(await verdict.getAttribute("data-agree"), "false");
     assert.match(await verdict.textContent(), /first difference appears at/);
     assert.ok(await page.getByTestId("compare-stages").locator("tr.differs").count() > 0);
+    await finish(page);
+  });
+});
+
+describe("compare: the same MultiHeadAttention, eight ways", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("after the book's weight map five rewrites agree; the inverted mask and the extra bias_k token do not, and say why", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttention&d_in=4&d_out=4&context_length=6&dropout=0&num_heads=2&qkv_bias=True");
+    await page.getByTestId("compare-mode-ways").check();
+    assert.match(await page.getByTestId("ways-intro").textContent(), /writes MultiHeadAttention 8 ways/);
+    await page.getByTestId("ways-run").click();
+    const rows = page.getByTestId("ways-table").locator("tbody tr");
+    await rows.first().waitFor();
+    const agree = await rows.evaluateAll((trs) => trs.map((tr) => [tr.dataset.target, tr.dataset.agree]));
+    assert.deepEqual(agree, [
+      ["MultiHeadAttentionCombinedQKV", "true"], ["MHAEinsum", "true"], ["MHAPyTorchScaledDotProduct", "true"], ["MHAPyTorchSDPAWithoutFlash", "false"],
+      ["MHAPyTorchFlexAttention", "true"], ["MHAPyTorchClass", "false"], ["PyTorchMultiHeadAttention", "true"],
+    ]);
+    assert.match(await page.getByTestId("ways-verdict").textContent(), /^5 of 7 rewrites agree with MultiHeadAttention\(4, 4, 6, 0\.0, 2, qkv_bias=True\)/);
+    assert.match(await rows.nth(3).textContent(), /NaN.*inverted mask/);
+    assert.match(await rows.nth(5).textContent(), /extra bias_k\/bias_v token.*The first stage that disagrees: context_vec/);
+    await page.getByTestId("compare-panel").screenshot({ path: `${await screenshotDir()}/compare-eight-ways.png` });
+    // with the book's 3 -> 2 sizes the rewrites that view to x's width cannot be built, and say so
+    const book = await openPage(lab, "?class=MultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0&num_heads=2");
+    await book.getByTestId("compare-mode-ways").check();
+    await book.getByTestId("ways-run").click();
+    const refused = book.getByTestId("ways-table").locator("tr[data-target=MHAEinsum]");
+    await refused.waitFor();
+    assert.match(await refused.textContent(), /cannot be built.*needs d_in == d_out/);
+    await finish(book);
     await finish(page);
   });
 });

@@ -210,11 +210,11 @@ TEST_SUITE("weight_transfer") {
       const int64_t d = tc.d_in;
       TorchGenerator g(123), h(456);
       const AttentionModule mha(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(static_cast<double>(d))},
-                                                                         {"d_out", SlotValue::integer(static_cast<double>(d))},
-                                                                         {"context_length", SlotValue::integer(6)},
-                                                                         {"dropout", SlotValue::floating(0.0)},
-                                                                         {"num_heads", SlotValue::integer(2)},
-                                                                         {"qkv_bias", SlotValue::boolean_value(bias)}}),
+                                                                        {"d_out", SlotValue::integer(static_cast<double>(d))},
+                                                                        {"context_length", SlotValue::integer(6)},
+                                                                        {"dropout", SlotValue::floating(0.0)},
+                                                                        {"num_heads", SlotValue::integer(2)},
+                                                                        {"qkv_bias", SlotValue::boolean_value(bias)}}),
                                 g);
       AttentionModule to(tc, h);
       const CopyReport r = copy_weights(mha, to, {});
@@ -236,7 +236,10 @@ TEST_SUITE("weight_transfer") {
 
   TEST_CASE("a plan that skips MHAEinsum's key transpose copies it as x @ W.T's matrix: the keys are the first stage to disagree") {
     TorchGenerator g(123), h(456);
-    const SlotMap slots = {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(4)}, {"context_length", SlotValue::integer(6)}, {"dropout", SlotValue::floating(0.0)},
+    const SlotMap slots = {{"d_in", SlotValue::integer(4)},
+                           {"d_out", SlotValue::integer(4)},
+                           {"context_length", SlotValue::integer(6)},
+                           {"dropout", SlotValue::floating(0.0)},
                            {"num_heads", SlotValue::integer(2)}};
     const AttentionModule mha(validated_config("MultiHeadAttention", slots), g);
     AttentionModule einsum(validated_config("MHAEinsum", slots), h);
@@ -255,8 +258,10 @@ TEST_SUITE("weight_transfer") {
     const CopyReport skip = copy_weights(mha, again, {{"out_proj.weight", {false, false}}});
     CHECK(skip.matrices[3].action == "not_copied");
     for (const auto& s : skip.stages)
-      if (s.id == "heads_concat") CHECK(s.max_abs_diff <= 1e-6);
-      else if (s.id == "out_proj") CHECK(s.max_abs_diff > 1e-6);
+      if (s.id == "heads_concat")
+        CHECK(s.max_abs_diff <= 1e-6);
+      else if (s.id == "out_proj")
+        CHECK(s.max_abs_diff > 1e-6);
     CHECK(code_of_copy_plan_error(mha, again) == "copy_plan");
   }
 }

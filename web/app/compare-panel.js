@@ -5,7 +5,9 @@
 //  - exercise 3.1 both ways: SelfAttention_v2 (seed 789) -> SelfAttention_v1 (seed 123), or back,
 //    copying the matrices the reader ticks, each transposed or not; the PyTorch lines follow the boxes,
 //    and the report says per matrix what happened, per stage where the outputs part, and in words
-//    when a square matrix (d_in == d_out) was copied without .T (PyTorch accepts that silently).
+//    when a square matrix (d_in == d_out) was copied without .T (PyTorch accepts that silently);
+//  - the same MultiHeadAttention, eight ways: its chapter 3 bonus rewrites after the book's weight
+//    map, which agree and why the others do not (compare-ways.js).
 import { h, replace } from "./dom.js";
 import { S } from "./strings-panels.js";
 import { estimateBytes } from "./runner.js";
@@ -13,6 +15,7 @@ import { inputLines, tensorLiteral } from "./python-code.js";
 import { convertCode, column, renderComparison, slotsOf, callOf, planLines, copyBlock, renderReport } from "./compare-report.js";
 import { baseTokens, buildInput, seedValue, slotsPatch } from "./lab-model.js";
 import { errorBox } from "./diagnostic-view.js";
+import { setupWays } from "./compare-ways.js";
 
 const MATRICES = ["W_query", "W_key", "W_value"];
 const FALLBACK = { d_in: 3, d_out: 2 };
@@ -35,7 +38,8 @@ export function setupComparePanel(app) {
   const DIRECTIONS = copyDirections(lab, facts);
   // Until the reader picks one, the mode follows the class: exercise 3.1 for the classes that copy.
   const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };
-  const mode = () => state.mode ?? (facts(app.state.className)?.copiesWith.length ? "copy" : "convert");
+  const ways = setupWays(app);
+  const mode = () => state.mode ?? (facts(app.state.className)?.copiesWith.length ? "copy" : facts(app.state.className)?.copiesFrom.length ? "ways" : "convert");
   const body = $("compare-body");
 
   // ---- wrapper <-> fused ----
@@ -161,6 +165,11 @@ export function setupComparePanel(app) {
     $(`compare-mode-${mode()}`).checked = true;
     const s = app.state;
     const d = app.derived.description;
+    if (mode() === "ways") {
+      ways.refresh();
+      if (body.firstChild !== ways.box) replace(body, ways.box);
+      return;
+    }
     if (mode() === "copy") {
       renderCopyIntro();
       copyStale.hidden = !(state.copyResult && state.copyResult.key !== copyKey());
@@ -180,9 +189,7 @@ export function setupComparePanel(app) {
     if (body.firstChild !== convertBox) replace(body, convertBox);
     const eq = lab.equivalentConfig(s.className, d.config);
     const c = d.config;
-    const rule = facts(s.className).heads === "modules"
-      ? S.converterRule.toFused(c.num_heads, c.d_out, eq.config.d_out)
-      : S.converterRule.toWrapper(c.d_out, c.num_heads, eq.config.d_out);
+    const rule = S.converterRule[facts(s.className).heads]({ h: c.num_heads, d_out: c.d_out, to: eq.config.d_out });
     const canSwitch = !app.locked.size;
     replace(converter,
       h("h3", {}, S.converterHeading),
@@ -270,7 +277,12 @@ export function setupComparePanel(app) {
     render: refresh,
     /** The PyTorch lines of the comparison on screen ("" when none is, or it is stale). */
     code() {
-      if (mode() === "copy") {
+      if (mode() === "ways") {
+      ways.refresh();
+      if (body.firstChild !== ways.box) replace(body, ways.box);
+      return;
+    }
+    if (mode() === "copy") {
         // Once a copy has run, the code view follows the boxes (the lines of the copy they describe).
         if (!state.copyResult) return "";
         const setup = copySetup();

@@ -7,7 +7,7 @@ import { shapeText } from "./format.js";
 import { setInvalid, setValue } from "./diagnostic-view.js";
 
 export function setupPredictPanel(app) {
-  const { lab, $ } = app;
+  const { $ } = app;
   $("prediction").addEventListener("input", (e) => app.setState({ prediction: e.target.value }));
   $("quiz").addEventListener("change", (e) => {
     // hidden until the next run
@@ -21,10 +21,11 @@ export function setupPredictPanel(app) {
     const width = parsed[parsed.length - 1];
     const cfg = run.config;
     if (!held) {
-      const heads = lab.classFacts(run.className).heads; // how the class makes heads: the core's fact
-      if (heads === "modules" && width === cfg.d_out && cfg.num_heads > 1) why.push(S.predictWhyWrapper);
-      else if (heads === "fused" && width === run.headDim && cfg.num_heads > 1) why.push(S.predictWhyHeadDim);
-      else if (heads === "fused" && width === cfg.d_out * cfg.num_heads && cfg.num_heads > 1) why.push(S.predictWhyFused);
+      // which mix-up the guess shows, from the numbers the core gave (the output width, head_dim)
+      const out = shape[shape.length - 1];
+      if (cfg.num_heads > 1 && width === cfg.d_out && out === cfg.num_heads * cfg.d_out) why.push(S.predictWhyPerHead);
+      else if (cfg.num_heads > 1 && width === run.headDim && out === cfg.d_out && run.headDim !== cfg.d_out) why.push(S.predictWhyHeadDim);
+      else if (cfg.num_heads > 1 && width === cfg.d_out * cfg.num_heads && out === cfg.d_out) why.push(S.predictWhyShared);
       if (parsed.length > 1) {
         if (shape.length === 3 && parsed[0] !== shape[0]) why.push(S.predictWhyBatch(shape[0]));
         if (shape.length === 2 && parsed.length === 3) why.push(S.predictWhyNoBatch);

@@ -21,7 +21,15 @@ export function setupSetupPanel(app) {
   let builtFor = null;
 
   const select = $("class-select");
-  replace(select, lab.classes.map((name) => h("option", { value: name }, name)));
+  // One group per folder of the book's repository, in the core's order (the chapter, its bonus
+  // material, the chapter 4 bonus classes): the reader sees where each class comes from.
+  const groups = [];
+  for (const name of lab.classes) {
+    const { book } = lab.classFacts(name);
+    const group = groups.find((g) => g.book.folder === book.folder) ?? groups[groups.push({ book, names: [] }) - 1];
+    group.names.push(name);
+  }
+  replace(select, groups.map((g) => h("optgroup", { label: S.classGroup(g.book) }, ...g.names.map((name) => h("option", { value: name }, name)))));
   select.disabled = locked.has("class");
   select.addEventListener("change", () => {
     const className = select.value;

@@ -43,6 +43,7 @@ export const S = {
 
   setupHeading: "1. Set up the module",
   classLabel: "Class",
+  classGroup: (book) => `Chapter ${book.chapter}${book.section ? "" : " bonus"}: ${book.folder}`,
   callLabel: "Call (paste one, or edit the slots below)",
   callHint: "Positional values fill the slots left to right; keywords like dropout=0.1 fill a slot by name. nn. prefixes, True/False, 0. and .0, trailing commas and # comments are fine.",
   callLocked: (names) => `The call box is read-only: this exercise locks ${names}. Edit the other slots below.`,
@@ -161,9 +162,9 @@ export const S = {
   predictHeld: (shape) => `Your prediction held: the output is ${shape}.`,
   predictMissed: (pred, shape) => `Your prediction ${pred} did not hold: the output is ${shape}.`,
   predictWhyWidth: (rule) => `Width: ${rule}.`,
-  predictWhyWrapper: "In MultiHeadAttentionWrapper d_out is per head, so the heads’ outputs are concatenated to num_heads x d_out.",
-  predictWhyHeadDim: "That is head_dim, the width of one head; MultiHeadAttention merges the heads back to d_out.",
-  predictWhyFused: "In MultiHeadAttention d_out is the total width: the heads share it.",
+  predictWhyPerHead: "Here d_out is per head, so the heads’ outputs are concatenated to num_heads x d_out.",
+  predictWhyHeadDim: "That is head_dim, the width of one head; the heads are merged back to d_out.",
+  predictWhyShared: "Here d_out is the total width: the heads share it.",
   predictWhyBatch: (b) => `The first axis is the batch: ${b} stacked cop${b === 1 ? "y" : "ies"} of the sequence.`,
   predictWhyNoBatch: "SelfAttention_v1 and _v2 take one sequence, so there is no batch axis.",
   predictWhyTokens: (n) => `One row per token: num_tokens = ${n}.`,
@@ -219,8 +220,8 @@ export const S = {
   scaleNote: (dk, scale, source) => `Scaled by 1/√d_k = 1/√${dk} = ${scale} before the softmax; d_k = ${source}.`,
   dkSources: {
     single: (d) => `keys.shape[-1] = d_out = ${d}`,
-    mha: (d) => `keys.shape[-1] = head_dim = d_out / num_heads = ${d}`,
-    wrapper: (d) => `keys.shape[-1] = the head’s d_out = ${d}`,
+    fused: (d) => `keys.shape[-1] = head_dim = d_out / num_heads = ${d}`,
+    modules: (d) => `keys.shape[-1] = the head’s d_out = ${d}`,
   },
   rowSumsDropout: (p, scale) =>
     `Dropout (p = ${p}) zeroed some weights and scaled the survivors by 1/(1−p) = ${scale}, so rows no longer sum to 1; they do on average.`,
@@ -230,12 +231,17 @@ export const S = {
   keptHeading: (scale) => `Kept mask: each weight is multiplied by ${scale} (kept) or 0 (dropped)`,
   keptNote: (kept, total, p) => `${kept} of ${total} unmasked weights kept (${total ? Math.round((100 * kept) / total) : 0}%; expected ${Math.round(100 * (1 - p))}%). A masked weight is 0 either way (shown as —).`,
   maskNote: "1 marks a future position (key after query). Before softmax it becomes −inf; after softmax its weight is exactly 0.",
+  maskNoteInverted: "1 marks a hidden key, and here that is every key at or before the query: the mask is inverted. A boolean attn_mask means “attend” in scaled_dot_product_attention but “hide” in nn.MultiheadAttention and masked_fill; the fix is ~mask or is_causal=True.",
+  rowSumsNaN: (rows, n) => `${rows} of the ${n} rows ${rows === 1 ? "is" : "are"} NaN: that query sees no key at all (every score −inf), and softmax of a row of −inf is 0/0. Every later stage inherits the NaN.`,
   maskedCount: (each, size, total) => `${n(each)} of the ${n(size)} scores in each query × key slice set to −inf (${n(total)} in all).`,
   concatHeading: "Where each head lands",
   concatHead: (h, from, to) => `head ${h} → columns ${from}–${to}`,
   concatHeadOne: (h, col) => `head ${h} → column ${col}`,
-  concatNoteMha: (h, hd) => `context_vec.transpose(1, 2) puts the heads next to each other; .view(b, num_tokens, d_out) lays head h in columns h·${hd} … h·${hd}+${hd - 1}.`,
-  concatNoteWrapper: (d) => `torch.cat([head(x) for head in self.heads], dim=-1): each head adds ${d} column${d === 1 ? "" : "s"}.`,
+  // keyed by how the class makes its heads (describe(...).class.heads)
+  concatNote: {
+    fused: (h, hd) => `context_vec.transpose(1, 2) puts the heads next to each other; .view(b, num_tokens, d_out) lays head h in columns h·${hd} … h·${hd}+${hd - 1}.`,
+    modules: (h, d) => `torch.cat([head(x) for head in self.heads], dim=-1): each head adds ${d} column${d === 1 ? "" : "s"}.`,
+  },
   heatmapLabel: (title) => `Heatmap of ${title}`,
   heatmapHover: "Hover a cell, or focus the map and use the arrow keys, to read a value.",
   heatmapKeys: (title) => `${title}: use the arrow keys to read values`,
@@ -283,6 +289,7 @@ export const S = {
   compareLegend: "What to compare",
   compareConvert: "MultiHeadAttentionWrapper ↔ MultiHeadAttention (same weights)",
   compareCopy: "SelfAttention_v2 ⇄ SelfAttention_v1: copy the weights (exercise 3.1)",
+  compareWays: "The same MultiHeadAttention, eight ways (the chapter 3 bonus rewrites)",
 
   ckptHeading: "7. Real GPT-2 weights",
   ckptIntro:

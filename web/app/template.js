@@ -139,7 +139,8 @@ export function buildSkeleton(name = "") {
       h("fieldset", { class: "radio-group compare-mode" },
         h("legend", {}, S.compareLegend),
         radio("compare-mode", "convert", S.compareConvert),
-        radio("compare-mode", "copy", S.compareCopy)),
+        radio("compare-mode", "copy", S.compareCopy),
+        radio("compare-mode", "ways", S.compareWays)),
       h("div", { id: "compare-body", class: "compare-body" })),
 
     h("section", { id: "checkpoint", class: "panel", "aria-labelledby": "checkpoint-heading lab-name", dataset: { panel: "checkpoint", testid: "checkpoint-panel" }, part: "panel checkpoint" },

@@ -87,7 +87,7 @@ function stageCard(stage, ctx, stages) {
 function scaleNote(ctx) {
   const dk = ctx.headDim;
   const scale = Number((1 / Math.sqrt(dk)).toFixed(4));
-  const source = ctx.heads === "fused" ? S.dkSources.mha(dk) : ctx.heads === "modules" ? S.dkSources.wrapper(dk) : S.dkSources.single(dk);
+  const source = S.dkSources[ctx.heads](dk);
   return S.scaleNote(dk, scale, source);
 }
 
@@ -103,7 +103,8 @@ function groupMap(kvHeads, queryHeads) {
 
 function notes(stage, ctx, stages) {
   const out = [];
-  if (stage.id === "mask") out.push(h("p", { class: "stage-note" }, S.maskNote));
+  // A mask that hides a query's own key (the diagonal) is inverted: it says so, from the values.
+  if (stage.id === "mask") out.push(h("p", { class: "stage-note", dataset: { testid: "mask-note" } }, stage.data[0] === 1 ? S.maskNoteInverted : S.maskNote));
   // Fewer key/value heads than query heads (the stage's axes say so): which query heads share each one.
   if (stage.id === "keys" && stage.axes[1] === "num_kv_groups") out.push(groupMap(stage.shape[1], ctx.queryHeads ?? stage.shape[1]));
   const nd = stage.shape.length;
@@ -118,7 +119,11 @@ function notes(stage, ctx, stages) {
     out.push(h("p", { class: "stage-note" }, S.maskedCount(countInSlice(-Infinity), slice, stageSummary(stage).negInf)));
   }
   if (stage.id === "attn_weights") {
-    out.push(h("p", { class: "stage-note" }, S.rowSumsOne));
+    // rows of the first slice that hold NaN: a query whose every key is masked (softmax of all −inf)
+    const cols = stage.shape[nd - 1];
+    let nanRows = 0;
+    for (let r = 0; r < stage.shape[nd - 2]; r++) if (Number.isNaN(stage.data[r * cols])) nanRows++;
+    out.push(h("p", { class: nanRows ? "stage-note warn" : "stage-note", dataset: { testid: "row-sums" } }, nanRows ? S.rowSumsNaN(nanRows, stage.shape[nd - 2]) : S.rowSumsOne));
     if (stages.some((s) => s.id === "mask")) {
       out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(countInSlice(0), slice, stageSummary(stage).zeros)));
     }
@@ -167,7 +172,7 @@ function concatMap(stage, ctx) {
     const to = from + per - 1;
     bar.append(h("li", { class: `head-${i % 8}`, dataset: { head: String(i) } }, per === 1 ? S.concatHeadOne(i, from) : S.concatHead(i, from, to)));
   }
-  const note = ctx.heads === "fused" ? S.concatNoteMha(heads, per) : S.concatNoteWrapper(per);
+  const note = S.concatNote[ctx.heads](heads, per);
   return h("div", { class: "concat" }, h("h4", {}, S.concatHeading), bar, h("p", { class: "muted" }, note));
 }
 

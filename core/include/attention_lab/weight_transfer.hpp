@@ -18,7 +18,7 @@ struct CopyPlanEntry {
 using CopyPlan = std::map<std::string, CopyPlanEntry>;
 
 struct MatrixReport {
-  std::string name;    // the target parameter: W_query | W_key | W_value (exercise 3.1), qkv.weight, proj.bias, ...
+  std::string name;  // the target parameter: W_query | W_key | W_value (exercise 3.1), qkv.weight, proj.bias, ...
   /// copied | transposed | not_copied | shape_mismatch; with the book's map into a bonus class also
   /// packed (rows stacked), identity (an operator the source does not have: I, or a zero bias), kept
   /// (the target keeps its own: bias_k/bias_v, a bias the source lacks) and untransposed (a plan

@@ -1,0 +1,70 @@
+// The facts panel, the code panel and the stage notes for every class, read off the page: the mask
+// fact follows the recipe's mask rule (a buffer, built per forward, inverted, none), the code names
+// where the class lives in the book's repository, and the mask stage's title says the class's rule.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { afterRun, finish, launchLab, openPage, pasteCall, SCREENSHOT_DIR } from "./helpers.mjs";
+
+// One small valid call per class (its own slot order), the mask fact and the mask stage's title it must show.
+const CASES = [
+  ["SelfAttention_v1(3, 2)", /^none \(this class does not mask\)$/, null, /chapter 3 class, section 3\.4\.1 \(ch03\/01_main-chapter-code\/ch03\.ipynb\)/],
+  ["SelfAttention_v2(3, 2)", /^none/, null, /section 3\.4\.2/],
+  ["CausalAttention(3, 2, 6, 0.0)", /^causal: a 6 × 6 float32 buffer = 144 bytes$/, /top-left 6 x 6 of the 6 x 6 buffer/, /section 3\.5\.3/],
+  ["MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2)", /^causal: a 6 × 6 float32 buffer/, /top-left 6 x 6 of the 6 x 6 buffer/, /section 3\.6\.1/],
+  ["MultiHeadAttention(3, 2, 6, 0.0, 2)", /^causal: a 6 × 6 float32 buffer/, /top-left 6 x 6 of the 6 x 6 buffer/, /section 3\.6\.2/],
+  ["MultiHeadAttentionCombinedQKV(4, 4, 2, 6)", /^causal: a 6 × 6 float32 buffer/, /top-left 6 x 6 of the 6 x 6 buffer/, /chapter 3 bonus material \(ch03\/02_bonus_efficient-multihead-attention\/mha-implementations\.ipynb\)/],
+  ["MHAEinsum(4, 4, 6, 0.0, 2)", /^causal: a 6 × 6 float32 buffer/, /top-left 6 x 6/, /mha-implementations\.ipynb/],
+  ["MHAPyTorchScaledDotProduct(4, 4, 2, 6)", /^causal, built for the tokens given \(no buffer\)$/, /is_causal=True: built by scaled_dot_product_attention/, /mha-implementations\.ipynb/],
+  ["MHAPyTorchSDPAWithoutFlash(4, 4, 2, 6)", /^a 6 × 6 bool buffer = 36 bytes, passed where True means “attend”: inverted/, /Inverted mask/, /mha-implementations\.ipynb/],
+  ["MHAPyTorchFlexAttention(4, 4, 2, 6)", /^causal, built for the tokens given/, /Causal block mask/, /mha-implementations\.ipynb/],
+  ["MHAPyTorchClass(4, 4, 2, 6)", /^causal: a 6 × 6 bool buffer = 36 bytes$/, /of the 6 x 6 bool buffer/, /mha-implementations\.ipynb/],
+  ["PyTorchMultiHeadAttention(4, 4, 2)", /^causal, built for the tokens given/, /is_causal=True/, /chapter 3 bonus material \(pkg\/llms_from_scratch\/ch03\.py\)/],
+  ["GroupedQueryAttention(3, 4, 0.0, 4, 2)", /^causal, built for the tokens given/, /Causal mask for the 6 tokens given/, /chapter 4 bonus material \(ch04\/04_gqa\/gpt_with_kv_gqa\.py\)/],
+  ["MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3)", /^sliding window of 3 keys, built for the tokens given/, /Sliding-window causal mask/, /ch04\/06_swa\/gpt_with_kv_swa\.py/],
+];
+
+describe("facts, code and stage notes for every class", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("every class of lab.classes has a case here", async () => {
+    const page = await openPage(lab);
+    const names = await page.locator("#class-select option").evaluateAll((os) => os.map((o) => o.value));
+    assert.deepEqual(names, CASES.map(([call]) => call.slice(0, call.indexOf("("))));
+    // grouped by the folder of the book's repository
+    const groups = await page.locator("#class-select optgroup").evaluateAll((gs) => gs.map((g) => g.label));
+    assert.deepEqual(groups, ["Chapter 3: ch03/01_main-chapter-code", "Chapter 3 bonus: ch03/02_bonus_efficient-multihead-attention", "Chapter 3 bonus: pkg/llms_from_scratch",
+      "Chapter 4 bonus: ch04/04_gqa", "Chapter 4 bonus: ch04/06_swa"]);
+    await finish(page);
+  });
+
+  for (const [call, maskFact, maskTitle, home] of CASES) {
+    test(`${call}: the mask fact, the code panel's class home and the mask stage`, async () => {
+      const page = await openPage(lab);
+      await pasteCall(page, call);
+      await page.getByTestId("source-sentence").check();  // seeded embeddings of width d_in: every class runs
+      assert.match((await page.getByTestId("mask-bytes").textContent()).trim(), maskFact);
+      await afterRun(page, () => page.getByTestId("run").click());
+      const code = await page.locator("#code-view").textContent();
+      const className = call.slice(0, call.indexOf("("));
+      assert.match(code.split("\n")[1], new RegExp(`^# ${className}: `));
+      assert.match(code.split("\n")[1], home);
+      const mask = page.locator("[data-stage=mask]");
+      if (maskTitle) {
+        assert.match(await mask.locator("h3").textContent(), maskTitle);
+        if (className !== "MHAPyTorchSDPAWithoutFlash") assert.match(await mask.getByTestId("mask-note").textContent(), /^1 marks a future position/);
+      }
+      else assert.equal(await mask.count(), 0);
+      if (className === "MHAPyTorchSDPAWithoutFlash") {
+        // the pitfall, stage by stage: the inverted mask, then the last query's NaN row and its warning
+        assert.match(await mask.getByTestId("mask-note").textContent(), /every key at or before the query: the mask is inverted/);
+        assert.match(await page.locator("[data-stage=attn_weights]").getByTestId("row-sums").textContent(), /^1 of the 6 rows is NaN/);
+        assert.equal(await page.locator(".diag[data-code=inverted_mask]").count() > 0, true);
+        await page.getByTestId("facts").screenshot({ path: `${SCREENSHOT_DIR}/facts-inverted-mask.png` });
+        await mask.screenshot({ path: `${SCREENSHOT_DIR}/inverted-mask-stage.png` });
+      }
+      await finish(page);
+    });
+  }
+});
