@@ -23,11 +23,20 @@ export type ClassName =
   | "CausalAttention"
   | "MultiHeadAttentionWrapper"
   | "MultiHeadAttention"
+  // the book's chapter 3 bonus material: the same multi-head attention written other ways
+  // (ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb, pkg/llms_from_scratch/ch03.py)
+  | "MultiHeadAttentionCombinedQKV"
+  | "MHAEinsum"
+  | "MHAPyTorchScaledDotProduct"
+  | "MHAPyTorchSDPAWithoutFlash"
+  | "MHAPyTorchFlexAttention"
+  | "MHAPyTorchClass"
+  | "PyTorchMultiHeadAttention"
   // the book's chapter 4 bonus material (ch04/04_gqa, ch04/06_swa), without the KV cache
   | "GroupedQueryAttention"
   | "MultiHeadAttentionWithSWA";
 
-export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias" | "num_kv_groups" | "dtype" | "sliding_window_size";
+export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias" | "num_kv_groups" | "dtype" | "sliding_window_size" | "need_weights";
 
 /** A constructor slot of one class, in the order of the Python signature. */
 export interface SlotSpec {
@@ -70,7 +79,8 @@ export type ErrorCode =
   | "non_positive" // a size of 0 or less
   | "heads_divisibility" // d_out not divisible by num_heads (the fused classes)
   | "kv_groups_divisibility" // GroupedQueryAttention: num_heads not divisible by num_kv_groups
-  | "mha_slot_order" // a bonus class given MultiHeadAttention's order (context_length where dropout goes)
+  | "mha_slot_order" // a bonus class given MultiHeadAttention's order (context_length where dropout goes, or num_heads where context_length goes)
+  | "d_in_d_out_differ" // a class whose forward works on x's own width (a view, an einsum, nn.MultiheadAttention's embed_dim) given d_in != d_out
   | "dtype" // a dtype other than None or torch.float32
   | "slots_swapped" // two values that look swapped (d_in/d_out, dropout/num_heads)
   | "too_large" // over the memory budget, or beyond any model
@@ -85,6 +95,8 @@ export type ErrorCode =
   | "square_weights" // info: d_in == d_out hides a missing transpose
   | "dropout_eval" // warning: dropout has no effect in eval mode
   | "dropout_all" // warning: dropout = 1.0 zeroes every attention weight in training mode
+  | "dropout_ignored" // warning: the class stores dropout but its forward applies none (FlexAttention)
+  | "inverted_mask" // warning: a boolean mask passed where True means "attend", so each query sees only later keys (NaN rows)
   | "non_finite_stage" // forward warning: finite inputs gave NaN or infinity; names the first stage and where
   // tensors and parameters
   | "tensor_shape" // not a {shape, data} tensor, or sizes that are not whole numbers
@@ -187,7 +199,7 @@ export interface Description {
   outputWidthRule?: string;
   parameters?: ParameterInfo[];
   parameterCount?: number;
-  /** Bytes of the causal mask buffer (context_length^2 float32), 0 for classes without one. */
+  /** Bytes of the registered mask buffer (context_length^2 elements of maskBufferDtype), 0 for classes without one. */
   maskBytes?: number;
   /** Key/value heads (GroupedQueryAttention: num_kv_groups; query head h reads key/value head floor(h / (num_heads / num_kv_groups))). */
   keyValueHeads?: number;
@@ -220,13 +232,28 @@ export interface Preset {
 export interface ClassFacts {
   name: ClassName;
   doc: string;
-  /** The book section, e.g. "section 3.6.2". */
+  /** The book section, e.g. "section 3.6.2", or the bonus folder and file. */
   source: string;
+  /** Where the class lives in the book's repository; section is "" for bonus material. */
+  book: { chapter: string; folder: string; file: string; section: string };
   slots: SlotSpec[];
   /** The axes of forward's input, e.g. ["b", "num_tokens", "d_in"] (row-major). */
   inputAxes: string[];
   /** How heads are made: one head, separate modules concatenated (the wrapper), or one fused projection split into heads. */
   heads: "single" | "modules" | "fused";
+  /** The mask: none, the causal buffer cut to the tokens, causal built for the tokens given (with
+   * sliding_window_size when the class has it), or a buffer passed inverted (a reproduced bug: NaN rows). */
+  mask: "none" | "causal_buffer" | "causal_tokens" | "inverted_buffer";
+  /** The registered mask buffer's dtype ("" when the class registers none). */
+  maskBufferDtype: "float32" | "bool" | "";
+  /** Whether the forward reads context_length, so that num_tokens > context_length is refused. */
+  contextLimit: boolean;
+  /** Dropout on the attention weights, none, or a dropout slot the forward ignores (FlexAttention). */
+  dropoutRule: "none" | "weights" | "ignored";
+  /** Whether PyTorch's forward needs d_in == d_out (a view to x's width, an einsum, nn.MultiheadAttention's embed_dim). */
+  needsSquare: boolean;
+  /** Classes whose modules copyWeights copies into this one with the book's map, with a sentence on the outcome. */
+  copiesFrom: { from: ClassName; note: string }[];
   presets: Preset[];
   /** Stages agree when no value differs by more than this (1e-6). */
   tolerance: number;
@@ -234,7 +261,7 @@ export interface ClassFacts {
   pythonName: string;
   /** The seed the book calls torch.manual_seed with before building one (789 for SelfAttention_v2 in exercise 3.1, else 123). */
   bookSeed: number;
-  /** "matrix": nn.Parameter (d_in, d_out) used as x @ W (SelfAttention_v1); "linear": nn.Linear, weight (d_out, d_in). */
+  /** "matrix": nn.Parameter used as x @ W (SelfAttention_v1, MHAEinsum); "linear": nn.Linear, weight (d_out, d_in). */
   weights: "matrix" | "linear";
   /** Classes copyWeights takes this class's matrices to (exercise 3.1: v1 <-> v2). */
   copiesWith: ClassName[];
@@ -328,11 +355,23 @@ export interface CopyPlanEntry {
   copy: boolean;
   transpose: boolean;
 }
-export type CopyPlan = Partial<Record<"W_query" | "W_key" | "W_value", CopyPlanEntry>>;
+/**
+ * Keys: "W_query", "W_key", "W_value" between SelfAttention_v1 and _v2 (exercise 3.1); the target's
+ * parameter names ("qkv.weight", "W_key", "proj.bias", ...) for MultiHeadAttention into a chapter 3
+ * bonus class, where a missing key follows the book's map, {copy: false} keeps the target's own
+ * values and {transpose: false} skips a transpose the map needs.
+ */
+export type CopyPlan = Partial<Record<string, CopyPlanEntry>>;
 
 export interface CopyMatrixReport {
-  name: "W_query" | "W_key" | "W_value";
-  action: "copied" | "transposed" | "not_copied" | "shape_mismatch";
+  /** The target parameter. */
+  name: string;
+  /** packed: rows stacked from several sources (qkv = cat(W_query, W_key, W_value)); identity: an
+   * operator the source lacks (an inner out_proj: I, or a zero bias); kept: the target keeps its own
+   * (bias_k/bias_v, a bias the source lacks); untransposed: a plan skipped the transpose the map needs. */
+  action: "copied" | "transposed" | "not_copied" | "shape_mismatch" | "packed" | "identity" | "kept" | "untransposed";
+  /** The source parameters it is made from (empty for identity and kept). */
+  sources: string[];
   fromShape: number[];
   toShape: number[];
   hint: string;
