@@ -190,6 +190,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "Self-attention that hides future tokens with a causal mask, plus dropout on the attention weights.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.5.3"};
   s.python_name = "ca";
+  s.context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 2";
   s.mask = MaskRule::CausalBuffer;
   s.dropout = DropoutRule::Weights;
   s.context_limit = true;
@@ -203,6 +204,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "num_heads CausalAttention modules run one after another; their outputs are concatenated.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.6.1"};
   s.python_name = "wrapper";
+  s.context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 2";
   s.per_head_modules = true;
   s.heads = HeadsRule::Modules;
   s.width = WidthRule::HeadsTimesDOut;
@@ -259,6 +261,7 @@ std::vector<ClassSpec> make_recipes() {
   s.mask_buffer_bytes = 4;
   s.context_limit = true;
   s.needs_square = "RuntimeError: shape '[{b}, {num_tokens}, {d_in}]' is invalid for input of size {size}";
+  s.context_error = "RuntimeError: The size of tensor a ({context_length}) must match the size of tensor b ({num_tokens}) at non-singleton dimension 3";
   s.presets = {bonus_gpt2("combinedQkvSmall", true, 11, "GPT-2 small's attention with one packed qkv projection (768 -> 2,304); note the order: num_heads before context_length")};
   r.push_back(with(s, packed_params()));
 
@@ -275,9 +278,8 @@ std::vector<ClassSpec> make_recipes() {
   s.dropout = DropoutRule::Weights;
   s.context_limit = true;
   s.mask_buffer_bytes = 4;
-  s.needs_square =
-      "RuntimeError: einsum(): operands do not broadcast with remapped shapes (original->remapped): [{b}, {num_tokens}, {d_in}]->[{b}, {num_tokens}, 1, {d_in}] "
-      "[{d_out}, {d_in}]->[1, 1, {d_in}, {d_out}]";
+  s.needs_square = "RuntimeError: einsum(): subscript d has size {d_out} for operand 1 which does not broadcast with previously seen size {d_in}";
+  s.context_error = "RuntimeError: The size of tensor a ({context_length}) must match the size of tensor b ({num_tokens}) at non-singleton dimension 3";
   s.qkv_text = "einsum";
   s.copies_from = {{"MultiHeadAttention", "W_query = W_query.weight.T (einsum uses x @ W, nn.Linear x @ W.T), bias_q = W_query.bias, out_proj copied."}};
   s.presets = {{"einsumSmall", mha_slots("768", "768", "1024", "12"), "sentence", 2, "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 12}};
@@ -298,6 +300,7 @@ std::vector<ClassSpec> make_recipes() {
             "mask is inverted (the book repository's issue #1061): each query sees only later tokens and the last one none (NaN).",
             "mha_pytorch_sdpa_no_flash", true);
   s.mask = MaskRule::InvertedBuffer;
+  s.context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 3";
   s.mask_buffer_bytes = 1;
   s.context_limit = true;
   s.scale_queries = true;
@@ -312,6 +315,7 @@ std::vector<ClassSpec> make_recipes() {
             "mha_pytorch_flex", true);
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Ignored;
+  s.context_error = "ValueError: block_mask was created for block_mask.shape=(1, 1, {context_length}, {context_length}) but got q_len={num_tokens} and kv_len={num_tokens}";
   s.context_limit = true;
   s.scale_queries = true;
   s.attention_text = "flex";
@@ -336,6 +340,7 @@ std::vector<ClassSpec> make_recipes() {
   s.dropout = DropoutRule::Weights;
   s.scale_queries = true;
   s.needs_square = "AssertionError: was expecting embedding dimension of {d_out}, but got {d_in}";
+  s.context_error = "RuntimeError: The shape of the 2D attn_mask is torch.Size([{context_length}, {context_length}]), but should be ({num_tokens}, {num_tokens}).";
   s.heads_assert = "AssertionError: embed_dim must be divisible by num_heads";
   s.qkv_text = "in_proj";
   s.attention_text = "nn_mha";

@@ -230,6 +230,13 @@ const SlotValue* find_value(const SlotMap& config, const std::string& name) {
   return it == config.end() ? nullptr : &it->second;
 }
 
+/// `text` with each {field} replaced (PyTorch's error texts in the recipes).
+std::string filled(std::string text, const std::vector<std::pair<std::string, std::string>>& fields) {
+  for (const auto& [key, value] : fields)
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) text.replace(at, key.size(), value);
+  return text;
+}
+
 /// The 1-based position of a slot, or 0 when the class has none.
 int slot_position(const ClassSpec& spec, const std::string& slot) {
   for (const auto& s : spec.slots)
@@ -288,8 +295,7 @@ void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagno
                        "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(c.context_length) + ": the causal mask buffer is only " +
                            std::to_string(c.context_length) + " x " + std::to_string(c.context_length),
                        "Use at most " + std::to_string(c.context_length) + " tokens, or set context_length >= " + std::to_string(num_tokens) + ".",
-                       "RuntimeError: The size of tensor a (" + std::to_string(num_tokens) + ") must match the size of tensor b (" + std::to_string(c.context_length) +
-                           ") at non-singleton dimension " + (c.fused_heads() ? "3" : "2")));
+                       filled(c.recipe().context_error, {{"{num_tokens}", std::to_string(num_tokens)}, {"{context_length}", std::to_string(c.context_length)}})));
     out.back().fixes = {{"context_length", std::to_string(num_tokens)}};
   }
 }
@@ -465,11 +471,11 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   const SlotValue* d_in_v = find_value(config, "d_in");
   if (!spec->needs_square.empty() && d_in_v && d_out_v && slot_ok(out, "d_in") && slot_ok(out, "d_out") && d_in_v->number != d_out_v->number) {
     const std::string d_in = d_in_v->python(), d_out_text = d_out_v->python();
-    std::string error = spec->needs_square;
-    const std::pair<const char*, std::string> fields[] = {
-        {"{d_in}", d_in}, {"{d_out}", d_out_text}, {"{b}", "b"}, {"{num_tokens}", "num_tokens"}, {"{size}", "b * num_tokens * " + d_out_text}};
-    for (const auto& [key, value] : fields)
-      for (size_t at = error.find(key); at != std::string::npos; at = error.find(key, at + value.size())) error.replace(at, std::string(key).size(), value);
+    // With the input's shape known, PyTorch's message with its numbers; else with the axes' names.
+    const Shape* x = options.input_shape && options.input_shape->size() == 3 ? &*options.input_shape : nullptr;
+    const std::string b = x ? std::to_string((*x)[0]) : "b", t = x ? std::to_string((*x)[1]) : "num_tokens";
+    const std::string size = x ? std::to_string((*x)[0] * (*x)[1] * static_cast<int64_t>(d_out_v->number)) : "b * num_tokens * " + d_out_text;
+    const std::string error = filled(spec->needs_square, {{"{d_in}", d_in}, {"{d_out}", d_out_text}, {"{b}", b}, {"{num_tokens}", t}, {"{size}", size}});
     Diagnostic d = make(Severity::Error, "d_in_d_out_differ", {"d_in", "d_out"},
                         spec->name + " needs d_in == d_out (got d_in = " + d_in + ", d_out = " + d_out_text + "): its forward works on x's own width",
                         "Set d_out = " + d_in + " (or d_in = " + d_out_text + "); classes such as MHAPyTorchScaledDotProduct or MultiHeadAttention take any d_in.", error);

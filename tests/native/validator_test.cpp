@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
+#include "fixtures.hpp"
 
 using namespace attention_lab;
 
@@ -148,5 +150,74 @@ TEST_SUITE("validator") {
     CHECK(contains(d->message, "12 x 768 = 9216"));
     CHECK(contains(d->hint, "d_out = 64"));
     CHECK(find(check_config("MultiHeadAttention", mha(4, 4, 4, SlotValue::floating(0.0), SlotValue::integer(1))), "one_head") != nullptr);
+  }
+
+  TEST_CASE("PyTorch's accept/refuse line for the chapter 3 bonus classes: what it refuses is an error carrying PyTorch's own message, what it runs is clean") {
+    const auto& doc = fixtures::all();
+    REQUIRE(doc.at("refusals").size() == 8);
+    for (const auto& r : doc.at("refusals")) {
+      const std::string cls = r.at("class");
+      const Shape shape = r.at("input_shape").get<Shape>();
+      CAPTURE(cls);
+      CAPTURE(shape_string(shape));
+      CheckOptions o;
+      o.input_shape = shape;
+      const auto ds = check_config(cls, fixtures::config(r.at("config")), o);
+      const auto error = std::find_if(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; });
+      REQUIRE(error != ds.end());
+      const bool width = shape.back() != r.at("config").at("d_out").get<int64_t>();
+      CHECK(error->code == (width ? "d_in_d_out_differ" : "context_too_short"));
+      // PyTorch's own words (the Flex entry is a torch 1.13 stand-in: its text is ours, its error type PyTorch's)
+      const std::string said = r.at("error").get<std::string>() + ": " + r.at("message").get<std::string>();
+      if (r.contains("stand_in"))
+        CHECK(error->pytorch.rfind(r.at("error").get<std::string>() + ": block_mask was created for block_mask.shape=(1, 1, 6, 6) but got q_len=8 and kv_len=8", 0) == 0);
+      else
+        CHECK(error->pytorch == said);
+      CHECK_FALSE(error->fixes.empty());
+    }
+    for (const auto& a : doc.at("accepts")) {
+      CheckOptions o;
+      o.input_shape = a.at("input_shape").get<Shape>();
+      const auto ds = check_config(a.at("class"), fixtures::config(a.at("config")), o);
+      CHECK(std::none_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; }));
+      // and the forward runs past context_length like PyTorch's, to the same output shape
+      TorchGenerator g(123);
+      const AttentionModule m(validated_config(a.at("class"), fixtures::config(a.at("config"))), g);
+      CHECK(m.forward(Tensor(*o.input_shape)).shape == a.at("output_shape").get<Shape>());
+    }
+  }
+
+  TEST_CASE("the slot-order trap: MultiHeadAttention's order pasted into MultiHeadAttentionCombinedQKV is one mha_slot_order with the fixes") {
+    const SlotMap pasted = {{"d_in", SlotValue::integer(768)},
+                            {"d_out", SlotValue::integer(768)},
+                            {"num_heads", SlotValue::integer(1024)},
+                            {"context_length", SlotValue::floating(0.0)},
+                            {"dropout", SlotValue::integer(12)}};
+    const auto ds = check_config("MultiHeadAttentionCombinedQKV", pasted);
+    REQUIRE(ds.size() == 1);
+    CHECK(ds[0].code == "mha_slot_order");
+    CHECK(ds[0].slots == std::vector<std::string>{"num_heads", "context_length", "dropout"});
+    CHECK(contains(ds[0].hint, "MultiHeadAttentionCombinedQKV(768, 768, 12, 1024, 0.0)"));
+    REQUIRE(ds[0].fixes.size() == 3);
+    SlotMap fixed = pasted;
+    for (const auto& f : ds[0].fixes) fixed[f.slot] = f.slot == "dropout" ? SlotValue::floating(std::stod(f.value)) : SlotValue::integer(std::stod(f.value));
+    CHECK(std::none_of(check_config("MultiHeadAttentionCombinedQKV", fixed).begin(), check_config("MultiHeadAttentionCombinedQKV", fixed).end(),
+                       [](const Diagnostic& d) { return d.severity == Severity::Error; }));
+  }
+
+  TEST_CASE("the recipes' warnings: FlexAttention ignores dropout, the inverted mask is named with its fix") {
+    const auto flex = check_config("MHAPyTorchFlexAttention", {{"d_in", SlotValue::integer(4)},
+                                                               {"d_out", SlotValue::integer(4)},
+                                                               {"num_heads", SlotValue::integer(2)},
+                                                               {"context_length", SlotValue::integer(6)},
+                                                               {"dropout", SlotValue::floating(0.1)}});
+    REQUIRE(find(flex, "dropout_ignored"));
+    CHECK(find(flex, "dropout_ignored")->severity == Severity::Warning);
+    CHECK(find(flex, "dropout_ignored")->fixes.front().value == "0.0");
+    const auto inverted =
+        check_config("MHAPyTorchSDPAWithoutFlash",
+                     {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(4)}, {"num_heads", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}});
+    REQUIRE(find(inverted, "inverted_mask"));
+    CHECK(contains(find(inverted, "inverted_mask")->hint, "is_causal=True"));
   }
 }

@@ -163,7 +163,10 @@ struct ClassSpec {
   /// PyTorch refuses d_in != d_out (a view to x's width, an einsum over it, nn.MultiheadAttention's
   /// embed_dim): the error it raises; empty when any d_in works.
   std::string needs_square;
-  /// The assertion PyTorch raises when d_out % num_heads != 0 (Split heads).
+  /// The error PyTorch raises for num_tokens > context_length (context_limit), with {num_tokens} and
+  /// {context_length} to fill in.
+  std::string context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 3";
+  /// The assertion PyTorch raises when d_out % num_heads != 0 (fused heads).
   std::string heads_assert = "AssertionError: d_out must be divisible by num_heads";
   /// 1/sqrt(head_dim) applied to the queries before q @ k^T (nn.MultiheadAttention and PyTorch's
   /// scaled_dot_product_attention math) instead of to the scores (the book's classes).
