@@ -542,69 +542,45 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       for (int64_t bi = 0; bi < b; ++bi)
         for (int64_t h = 0; h < H; ++h) attend(bi, h);
     }
-    const auto emit_attention = [&]() {
-      emit(StageId::Input, x);
-      emit(StageId::Queries, std::move(qkv[0]));
-      emit(StageId::Keys, std::move(qkv[1]));
-      emit(StageId::Values, std::move(qkv[2]));
-      emit(StageId::AttnScores, std::move(scores));
-      if (masked && tracing) {
-        Tensor mask({T, Tk});  // (num_tokens, keys), 1 where a key is masked
-        for (int64_t i = 0; i < T; ++i)
-          for (int64_t j = 0; j < Tk; ++j)
-            if (hidden(i, j)) mask.data[static_cast<size_t>(i * Tk + j)] = 1.0f;
-        emit(StageId::Mask, std::move(mask));
-      }
-      emit(StageId::AttnScoresMasked, std::move(masked_scores));
-      emit(StageId::AttnWeights, std::move(weights));
-      emit(StageId::AttnWeightsDropout, std::move(dropped));
-    };
-
     // Pass 7, merge: (b, H, T, hd) -> (b, T, H*hd), column h*hd + j (the wrapper's torch.cat, the
     // fused transpose(1, 2).contiguous().view). Single-head classes: the context is the output.
-    if (p.layout == HeadsRule::Single) {
-      context.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
-      if (tracing) {
-        emit_attention();
-        context.shape = head_shape(T, hd);
-        emit(StageId::ContextVec, context);
-        context.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
-        emit(StageId::Output, context);
-      }
-      return context;
+    Tensor concat, out_proj, projected;
+    if (p.layout != HeadsRule::Single) {
+      concat = Tensor({b, T, proj_width});  // (b, num_tokens, num_heads * hd)
+      for (int64_t bi = 0; bi < b; ++bi)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t t = 0; t < T; ++t) std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, concat.data.data() + (bi * T + t) * proj_width + h * hd);
     }
-    Tensor concat({b, T, proj_width});  // (b, num_tokens, num_heads * hd)
-    for (int64_t bi = 0; bi < b; ++bi)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t t = 0; t < T; ++t) std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, concat.data.data() + (bi * T + t) * proj_width + h * hd);
-    if (!p.out_proj) {
-      if (tracing) {
-        emit_attention();
-        emit(StageId::ContextVec, std::move(context));
-        emit(StageId::HeadsConcat, concat);
-        emit(StageId::Output, concat);
-      }
-      return concat;
-    }
-
     // Pass 8, out_proj: (b*T, d_out) @ out_proj.weight^T + out_proj.bias; then a second projection
     // when the class has one (MHAPyTorchClass: proj after nn.MultiheadAttention's own out_proj).
-    Tensor output({b, T, c.d_out});  // (b, num_tokens, d_out)
-    ops::gemm(concat.data.data(), b * T, c.d_out, prepared_.weight[3], bias(3), output.data.data());
-    Tensor projected;
+    if (p.out_proj) {
+      out_proj = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
+      ops::gemm(concat.data.data(), b * T, c.d_out, prepared_.weight[3], bias(3), out_proj.data.data());
+    }
     if (p.proj) {
       projected = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
-      ops::gemm(output.data.data(), b * T, c.d_out, prepared_.weight[4], bias(4), projected.data.data());
+      ops::gemm(out_proj.data.data(), b * T, c.d_out, prepared_.weight[4], bias(4), projected.data.data());
     }
-    if (tracing) {
-      emit_attention();
-      emit(StageId::ContextVec, std::move(context));
-      emit(StageId::HeadsConcat, std::move(concat));
-      emit(StageId::OutProj, output);
-      if (p.proj) emit(StageId::Proj, projected);
-      emit(StageId::Output, p.proj ? projected : output);
+    // The last pass's tensor is the output; the trace keeps its own copy of it.
+    Tensor* last = p.proj ? &projected : p.out_proj ? &out_proj : p.layout != HeadsRule::Single ? &concat : &context;
+    Tensor output = tracing ? *last : std::move(*last);
+    if (p.layout == HeadsRule::Single) output.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
+    if (!tracing) return output;
+
+    // The trace: one walk over the stage table in trace order, each stage's tensor from the passes
+    // above (moved: the forward is done with them).
+    Tensor mask;
+    if (masked) {
+      mask = Tensor({T, Tk});  // (num_tokens, keys), 1 where a key is masked
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < Tk; ++j)
+          if (hidden(i, j)) mask.data[static_cast<size_t>(i * Tk + j)] = 1.0f;
     }
-    return p.proj ? projected : output;
+    Tensor input = x, output_stage = output;  // the trace's own copies
+    Tensor* const activations[] = {&input, &qkv[0], &qkv[1], &qkv[2], &scores, &mask, &masked_scores, &weights, &dropped, &context, &concat, &out_proj, &projected, &output_stage};
+    static_assert(sizeof(activations) / sizeof(activations[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
+    for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) emit(static_cast<StageId>(id), std::move(*activations[id]));
+    return output;
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + c.python_call() + " on " + shape_string(x.shape),
                          "Use fewer tokens, a smaller batch, or turn the trace off.");
