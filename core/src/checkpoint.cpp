@@ -1,4 +1,5 @@
 #include "attention_lab/checkpoint.hpp"
+#include "attention_lab/gpt2_sizes.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -194,18 +195,8 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length,
 }
 
 int64_t gpt2_preset_heads(int64_t width) {
-  switch (width) {
-    case 768:
-      return 12;
-    case 1024:
-      return 16;
-    case 1280:
-      return 20;
-    case 1600:
-      return 25;
-    default:
-      return 0;
-  }
+  const Gpt2Size* size = gpt2_size_of_width(width);
+  return size ? size->n_head : 0;
 }
 
 namespace {
@@ -390,7 +381,7 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
       throw AttentionError("too_large", "d_out",
                            "loading layer " + std::to_string(options.layer) + " (d = " + std::to_string(d) + ") needs about " + with_commas(need) + " bytes (" +
                                with_commas(std::ceil(need / 1048576.0)) + " MiB), over the " + with_commas(options.memory_budget_bytes / 1048576.0) + " MiB budget",
-                           "This checkpoint is too wide for the page; GPT-2 XL (d = 1600) fits.");
+                           "This checkpoint is too wide for the page; GPT-2 XL (d = " + std::to_string(std::end(kGpt2Sizes)[-1].n_embd) + ") fits.");
     }
   }
 

@@ -1,4 +1,5 @@
 #include "attention_lab/gpt2.hpp"
+#include "attention_lab/gpt2_sizes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +8,16 @@
 #include "attention_lab/plan.hpp"
 
 namespace attention_lab {
+
+namespace {
+/// The GPT-2 widths as a sentence ("a, b, c or d"), from the one size table.
+std::string gpt2_widths() {
+  std::string out;
+  const size_t n = std::size(kGpt2Sizes);
+  for (size_t i = 0; i < n; ++i) out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::to_string(kGpt2Sizes[i].n_embd);
+  return out;
+}
+}  // namespace
 
 namespace {
 
@@ -104,15 +115,12 @@ Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> n
   }
   if (c.n_head < 1 || d % c.n_head != 0) {
     throw AttentionError("checkpoint_num_heads", "num_heads",
-                         c.n_head < 1 ? "the head count of width " + std::to_string(d) + " is not GPT-2's (768, 1024, 1280 or 1600) and the file does not say it"
+                         c.n_head < 1 ? "the head count of width " + std::to_string(d) + " is not GPT-2's (" + gpt2_widths() + ") and the file does not say it"
                                       : "num_heads " + std::to_string(c.n_head) + " does not divide n_embd " + std::to_string(d),
                          "Give num_heads (for example {num_heads: 12}).");
   }
-  const bool gpt2_shape = c.vocab_size == 50257 && c.n_ctx == 1024;
-  const std::pair<int64_t, int64_t> sizes[] = {{768, 12}, {1024, 24}, {1280, 36}, {1600, 48}};
-  const char* names[] = {"small", "medium", "large", "XL"};
-  for (int i = 0; i < 4; ++i)
-    if (gpt2_shape && d == sizes[i].first && c.n_layer == sizes[i].second && c.n_head == gpt2_preset_heads(d)) c.size = names[i];
+  const bool gpt2_shape = c.vocab_size == kGpt2Vocab && c.n_ctx == kGpt2Context;
+  if (const Gpt2Size* size = gpt2_size_of_width(d); gpt2_shape && size && c.n_layer == size->n_layer && c.n_head == size->n_head) c.size = size->name;
   return c;
 }
 

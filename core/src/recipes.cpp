@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include <cctype>
+
+#include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/schema.hpp"
 
 namespace attention_lab {
@@ -149,9 +152,10 @@ std::vector<std::pair<std::string, std::string>> mha_slots(const char* d_in, con
   return {{"d_in", d_in}, {"d_out", d_out}, {"context_length", context}, {"dropout", "0.0"}, {"num_heads", heads}, {"qkv_bias", "False"}};
 }
 /// GPT-2 small's attention in a bonus class's own slot order.
+const std::string kSmallWidth = std::to_string(kGpt2Sizes[0].n_embd), kSmallHeads = std::to_string(kGpt2Sizes[0].n_head);
 Preset bonus_gpt2(const std::string& key, bool context, int order, const std::string& note) {
-  std::vector<std::pair<std::string, std::string>> slots = {{"d_in", "768"}, {"d_out", "768"}, {"num_heads", "12"}};
-  if (context) slots.push_back({"context_length", "1024"});
+  std::vector<std::pair<std::string, std::string>> slots = {{"d_in", kSmallWidth}, {"d_out", kSmallWidth}, {"num_heads", kSmallHeads}};
+  if (context) slots.push_back({"context_length", std::to_string(kGpt2Context)});
   slots.push_back({"dropout", "0.0"});
   return {key, slots, "sentence", 2, note, order};
 }
@@ -229,11 +233,14 @@ std::vector<ClassSpec> make_recipes() {
   s.mask_buffer_bytes = 4;
   s.converts_to = "MultiHeadAttentionWrapper";
   s.loads_checkpoints = true;
-  s.presets = {{"bookToy", mha_slots("3", "2", "6", "2"), "book", 2, "the book's example: two heads of head_dim 1 on the six 3-d tokens, batch 2", 0},
-               {"gpt2Small", mha_slots("768", "768", "1024", "12"), "sentence", 2, gpt2_note(768, "small"), 2},
-               {"gpt2Medium", mha_slots("1024", "1024", "1024", "16"), "sentence", 2, gpt2_note(1024, "medium"), 3},
-               {"gpt2Large", mha_slots("1280", "1280", "1024", "20"), "sentence", 2, gpt2_note(1280, "large"), 4},
-               {"gpt2XL", mha_slots("1600", "1600", "1024", "25"), "sentence", 2, gpt2_note(1600, "XL"), 5}};
+  s.presets = {{"bookToy", mha_slots("3", "2", "6", "2"), "book", 2, "the book's example: two heads of head_dim 1 on the six 3-d tokens, batch 2", 0}};
+  for (const Gpt2Size& g : kGpt2Sizes) {  // gpt2Small, gpt2Medium, gpt2Large, gpt2XL
+    std::string key = std::string("gpt2") + g.name;
+    key[4] = static_cast<char>(std::toupper(static_cast<unsigned char>(key[4])));
+    const std::string d = std::to_string(g.n_embd);
+    s.presets.push_back({key, mha_slots(d.c_str(), d.c_str(), std::to_string(kGpt2Context).c_str(), std::to_string(g.n_head).c_str()), "sentence", 2, gpt2_note(g.n_embd, g.name),
+                         static_cast<int>(s.presets.size()) + 1});
+  }
   const ClassSpec mha = with(s, linear_params(true));
   r.push_back(mha);
 
@@ -282,7 +289,8 @@ std::vector<ClassSpec> make_recipes() {
   s.context_error = "RuntimeError: The size of tensor a ({context_length}) must match the size of tensor b ({num_tokens}) at non-singleton dimension 3";
   s.qkv_text = "einsum";
   s.copies_from = {{"MultiHeadAttention", "W_query = W_query.weight.T (einsum uses x @ W, nn.Linear x @ W.T), bias_q = W_query.bias, out_proj copied."}};
-  s.presets = {{"einsumSmall", mha_slots("768", "768", "1024", "12"), "sentence", 2, "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 12}};
+  s.presets = {{"einsumSmall", mha_slots(kSmallWidth.c_str(), kSmallWidth.c_str(), std::to_string(kGpt2Context).c_str(), kSmallHeads.c_str()), "sentence", 2,
+                "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 12}};
   r.push_back(with(s, einsum_params()));
 
   s = bonus("MHAPyTorchScaledDotProduct",
@@ -384,13 +392,13 @@ std::vector<ClassSpec> make_recipes() {
                 "four query heads of head_dim 1 on the six 3-d tokens; two key/value heads, each shared by two query heads",
                 6},
                {"gqaSmall",
-                {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "4"}},
+                {{"d_in", kSmallWidth}, {"d_out", kSmallWidth}, {"dropout", "0.0"}, {"num_heads", kSmallHeads}, {"num_kv_groups", "4"}},
                 "sentence",
                 2,
                 "GPT-2 small's widths with 4 key/value heads, each shared by 3 query heads: a third of the key/value cache of MultiHeadAttention(768, ...)",
                 8},
                {"mqaSmall",
-                {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"num_kv_groups", "1"}},
+                {{"d_in", kSmallWidth}, {"d_out", kSmallWidth}, {"dropout", "0.0"}, {"num_heads", kSmallHeads}, {"num_kv_groups", "1"}},
                 "sentence",
                 2,
                 "multi-query attention: one key/value head shared by all 12 query heads (num_kv_groups = 1)",
@@ -419,7 +427,7 @@ std::vector<ClassSpec> make_recipes() {
                 "the book's toy sizes with a window of 3: each token sees itself and the two before it",
                 7},
                {"swaSmall",
-                {{"d_in", "768"}, {"d_out", "768"}, {"dropout", "0.0"}, {"num_heads", "12"}, {"sliding_window_size", "4"}},
+                {{"d_in", kSmallWidth}, {"d_out", kSmallWidth}, {"dropout", "0.0"}, {"num_heads", kSmallHeads}, {"sliding_window_size", "4"}},
                 "sentence",
                 2,
                 "GPT-2 small's widths with a window of 4 keys (models such as Gemma 3 use windows of 1,024 in contexts of 128k)",

@@ -6,31 +6,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/modules.hpp"
 
 namespace attention_lab {
 
 namespace {
-
-struct Gpt2Preset {
-  const char* name;
-  int64_t width;
-  int64_t heads;
-  int64_t layers;
-};
-// GPT-2 sizes (n_embd, n_head, n_layer); head_dim is 64 in all four.
-constexpr Gpt2Preset kGpt2Presets[] = {
-    {"GPT-2 small", 768, 12, 12},
-    {"GPT-2 medium", 1024, 16, 24},
-    {"GPT-2 large", 1280, 20, 36},
-    {"GPT-2 XL", 1600, 25, 48},
-};
-
-const Gpt2Preset* preset_for_width(int64_t width) {
-  for (const auto& p : kGpt2Presets)
-    if (p.width == width) return &p;
-  return nullptr;
-}
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
@@ -177,7 +158,9 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
         return;
       }
       if (v.number > 2147483647.0) {
-        out.push_back(make(Severity::Error, "too_large", {n}, n + " = " + shown + " is far beyond any model (GPT-2 XL uses 1600)", "Use a size below 100,000.", ""));
+        out.push_back(make(Severity::Error, "too_large", {n},
+                           n + " = " + shown + " is far beyond any model (GPT-2 XL uses " + std::to_string(std::end(kGpt2Sizes)[-1].n_embd) + ")", "Use a size below 100,000.",
+                           ""));
         return;
       }
       if (v.number <= 0) {
@@ -435,10 +418,11 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     std::string hint = "Head counts that divide " + std::to_string(d_out) + " near " + std::to_string(num_heads) + ": " + list_numbers(valid_head_counts(d_out, num_heads)) + ".";
     const int64_t lower_d = d_out - rem, upper_d = d_out - rem + num_heads;
     hint += " Or keep " + std::to_string(num_heads) + " heads with d_out = " + (lower_d > 0 ? std::to_string(lower_d) + " or " : "") + std::to_string(upper_d) + ".";
-    for (const auto& p : kGpt2Presets) {
-      if (p.width == d_out && p.layers == num_heads) {
-        hint = std::to_string(num_heads) + " is " + p.name + "'s number of layers (n_layer), not its head count: " + p.name + " has " + std::to_string(p.heads) +
-               " heads of head_dim 64 (" + std::to_string(p.heads) + " x 64 = " + std::to_string(p.width) + "). " + hint;
+    for (const auto& p : kGpt2Sizes) {
+      if (p.n_embd == d_out && p.n_layer == num_heads) {
+        const std::string name = std::string("GPT-2 ") + p.name;
+        hint = std::to_string(num_heads) + " is " + name + "'s number of layers (n_layer), not its head count: " + name + " has " + std::to_string(p.n_head) +
+               " heads of head_dim 64 (" + std::to_string(p.n_head) + " x 64 = " + std::to_string(p.n_embd) + "). " + hint;
       }
     }
     Diagnostic d = make(Severity::Error, "heads_divisibility", {"d_out", "num_heads"},
@@ -508,7 +492,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   }
 
   if (spec->width == WidthRule::HeadsTimesDOut) {
-    if (const Gpt2Preset* p = preset_for_width(c.d_out); p && (c.num_heads == p->heads || c.num_heads == p->layers)) {
+    if (const Gpt2Size* p = gpt2_size_of_width(c.d_out); p && (c.num_heads == p->n_head || c.num_heads == p->n_layer)) {
       out.push_back(make(Severity::Warning, "wrapper_total_width", {"d_out", "num_heads"},
                          "d_out is per head in MultiHeadAttentionWrapper: the output is " + std::to_string(c.num_heads) + " x " + std::to_string(c.d_out) + " = " +
                              std::to_string(c.output_width()) + " wide, not " + std::to_string(c.d_out),
@@ -519,11 +503,11 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     }
   }
   if (spec->heads != HeadsRule::Single) {
-    for (const auto& p : kGpt2Presets) {
-      if (p.width == c.d_out && p.layers == c.num_heads && p.layers != p.heads && spec->width == WidthRule::HeadsTimesDOut) {
+    for (const auto& p : kGpt2Sizes) {
+      if (p.n_embd == c.d_out && p.n_layer == c.num_heads && p.n_layer != p.n_head && spec->width == WidthRule::HeadsTimesDOut) {
         out.push_back(make(Severity::Warning, "layer_count_as_heads", {"num_heads"},
-                           std::to_string(c.num_heads) + " is " + p.name + "'s number of layers, not its head count (" + std::to_string(p.heads) + ")",
-                           "Use num_heads = " + std::to_string(p.heads) + ".", ""));
+                           std::to_string(c.num_heads) + " is GPT-2 " + p.name + "'s number of layers, not its head count (" + std::to_string(p.n_head) + ")",
+                           "Use num_heads = " + std::to_string(p.n_head) + ".", ""));
       }
     }
     if (c.num_heads == 1) {

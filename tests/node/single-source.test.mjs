@@ -1,4 +1,4 @@
-// Issue 10: the core is the only source of facts about a class. No JS module of the page, the widget
+// The core is the only source of facts about a class. No JS module of the page, the widget
 // or the library names an attention class in its code (comments aside) except the strings table:
 // class-specific behaviour comes from what the core returns (lab.describe(name).class, diagnostics).
 import { test } from "node:test";
@@ -37,4 +37,40 @@ test("no JS module under web/ names an attention class outside the strings table
   // the scan would see one: the strings table does name them
   const strings = codeOf(readFileSync(new URL("app/strings.js", web), "utf8"));
   assert.ok(lab.classes.some((name) => strings.includes(name)));
+});
+
+test("no JS module under web/ branches on how a class makes its heads: sentences are keyed by the core's facts, choices come from its numbers", () => {
+  const offenders = [];
+  for (const dir of ["app", "lib"]) {
+    for (const name of readdirSync(new URL(`${dir}/`, web))) {
+      if (!name.endsWith(".js")) continue;
+      const code = codeOf(readFileSync(new URL(`${dir}/${name}`, web), "utf8"));
+      // a comparison with a heads kind ("single", "modules", "fused"), in either order
+      const hits = code.match(/(===|!==|==|!=)\s*["'`](single|modules|fused)["'`]|["'`](single|modules|fused)["'`]\s*(===|!==|==|!=)/g);
+      if (hits) offenders.push(`${dir}/${name}: ${hits.join(" ")}`);
+    }
+  }
+  assert.deepEqual(offenders, []);
+});
+
+test("the GPT-2 size table has one home, core/include/attention_lab/gpt2_sizes.hpp; the facade hands it out as lab.gpt2Sizes", () => {
+  const root = new URL("../../", import.meta.url);
+  const files = [];
+  const walk = (rel) => {
+    for (const entry of readdirSync(new URL(rel, root), { withFileTypes: true })) {
+      const path = `${rel}${entry.name}`;
+      if (entry.isDirectory()) { if (entry.name !== "vendor") walk(`${path}/`); continue; }
+      if (/\.(cpp|hpp|js)$/.test(entry.name) && !entry.name.startsWith("attention_core")) files.push(path);
+    }
+  };
+  for (const dir of ["core/", "web/app/", "web/lib/", "web/wasm/"]) walk(dir);
+  assert.ok(files.length > 40);
+  // The two widths only the size table lists (768 and 1024 stand for much else): a file naming both is a copy of it.
+  const copies = files.filter((f) => { const code = readFileSync(new URL(f, root), "utf8"); return /\b1280\b/.test(code) && /\b1600\b/.test(code); });
+  assert.deepEqual(copies, ["core/include/attention_lab/gpt2_sizes.hpp"]);
+  assert.deepEqual(lab.gpt2Sizes.map((g) => [g.name, g.n_embd, g.n_head, g.n_layer]), [["small", 768, 12, 12], ["medium", 1024, 16, 24], ["large", 1280, 20, 36], ["XL", 1600, 25, 48]]);
+  assert.ok(Object.isFrozen(lab.gpt2Sizes) && Object.isFrozen(lab.gpt2Sizes[0]));
+  // the presets and the checkpoint loader read it: GPT-2 XL's preset is its row
+  const xl = lab.classFacts("MultiHeadAttention").presets.find((p) => p.key === "gpt2XL");
+  assert.deepEqual([xl.slots.d_in, xl.slots.num_heads], ["1600", "25"]);
 });

@@ -18,7 +18,6 @@ import { errorBox } from "./diagnostic-view.js";
 import { setupGpt2Section } from "./gpt2-panel.js";
 
 /** Widths of the GPT-2 presets: their files hold GPT-2's 50,257-token vocabulary. */
-const GPT2_WIDTHS = new Set([768, 1024, 1280, 1600]);
 /** Token chips shown at most (the run takes them all). */
 const CHIPS_MAX = 64;
 /** The ignored-keys table starts open up to this many rows (a full GPT-2 file has ~150). */
@@ -59,7 +58,7 @@ export function setupCheckpointPanel(app) {
     return { input, hintNode, error, node: h("div", { class: "field" }, h("label", { for: id }, label), input, hintNode, error) };
   };
   const layerField = field("ckpt-layer", S.ckptLayerLabel, S.ckptLayerHint, "0");
-  const headsField = field("ckpt-heads", S.ckptHeadsLabel, S.ckptHeadsHint);
+  const headsField = field("ckpt-heads", S.ckptHeadsLabel, S.ckptHeadsHint(lab.gpt2Sizes));
   const contextField = field("ckpt-context", S.ckptContextLabel, S.ckptContextHint);
   const targetRadio = (value, text) => h("label", { for: `ckpt-target-${value}` },
     h("input", { type: "radio", name: "ckpt-target", value, id: `ckpt-target-${value}`, checked: value === "new", dataset: { testid: `ckpt-target-${value}` } }),
@@ -260,7 +259,7 @@ export function setupCheckpointPanel(app) {
     replace(stageCards);
     traceStatus.textContent = "";
     runBox.hidden = false;
-    setKind(GPT2_WIDTHS.has(module.config.d_in) ? "text" : "ids");
+    setKind(lab.gpt2Sizes.some((g) => g.n_embd === module.config.d_in) ? "text" : "ids");
   }
 
   /** Token ids for the run (null after showing why there are none). */

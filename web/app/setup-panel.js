@@ -9,6 +9,12 @@ import { callPatch, keywordCall, slotsPatch, withEmptySlotsFilled } from "./lab-
 import { diagBox, setValue } from "./diagnostic-view.js";
 
 /** Every class's presets, as the core gives them (the page keeps no copy), with the class they set, in the core's order. */
+/** A preset's title: the strings table's text, or its function of the preset's slots. */
+function presetTitle(p) {
+  const t = S.presetTitles[p.key];
+  return typeof t === "function" ? t(p.slots) : t ?? p.key;
+}
+
 export function presetsOf(lab) {
   const all = lab.classes.flatMap((className) => lab.classFacts(className).presets.map((p) => ({ ...p, className, source: p.tokens })));
   return all.sort((a, b) => a.order - b.order);
@@ -40,7 +46,7 @@ export function setupSetupPanel(app) {
   const anyLock = locked.size > 0;
   replace($("preset-buttons"), presetsOf(lab).map((p) =>
     h("button", {
-      type: "button", class: "preset", title: `${S.presetTitles[p.key] ?? p.key}: ${p.note}`, part: "button",
+      type: "button", class: "preset", title: `${presetTitle(p)}: ${p.note}`, part: "button",
       disabled: anyLock, dataset: { preset: p.key, testid: `preset-${p.key}` },
       on: { click: () => applyPreset(p) },
     }, S.presets[p.key] ?? p.key)));

@@ -100,7 +100,7 @@ export const S = {
   ckptLayerHint: "0 is the first transformer block.",
   ckptLayerRange: (last) => `This file has layers 0 to ${last}.`,
   ckptHeadsLabel: "num_heads (optional)",
-  ckptHeadsHint: "Leave empty for a GPT-2 width: 768 → 12, 1024 → 16, 1280 → 20, 1600 → 25. The file does not store it.",
+  ckptHeadsHint: (sizes) => `Leave empty for a GPT-2 width: ${sizes.map((g) => `${g.n_embd} → ${g.n_head}`).join(", ")}. The file does not store it.`,
   ckptContextLabel: "context_length (optional)",
   ckptContextHint: "Only needed when the file has neither wpe.weight nor a mask buffer to give it.",
   ckptFieldBad: "Use a whole number (0 or more for the layer, 1 or more otherwise), or leave it empty.",

@@ -5,6 +5,16 @@
 import { thousands as n } from "./format.js";
 
 // Counts in sentences carry thousands separators (n()); values shown as Python (shapes, slot = value) do not.
+/** A GPT-2 preset's title from its slot texts: "768 wide, 12 heads of 64, context 1024". */
+function gpt2Title(slots) {
+  return `${slots.d_out} wide, ${slots.num_heads} heads of ${Number(slots.d_out) / Number(slots.num_heads)}, context ${slots.context_length}`;
+}
+
+/** A preset's title as the call it makes: "MHAEinsum(768, 768, 1024, 0.0, 12)". */
+function callTitle(className) {
+  return (slots) => `${className}(${Object.values(slots).join(", ")})`;
+}
+
 export const S = {
   loading: "Loading the attention core…",
   loadFailed: (msg) => `The attention core could not be loaded: ${msg}`,
@@ -23,19 +33,35 @@ export const S = {
     gqaSmall: "GQA 768 (4 groups)",
     mqaSmall: "MQA 768 (1 group)",
     swaSmall: "Sliding window 768 (4)",
+    combinedQkvSmall: "Packed qkv (768)",
+    einsumSmall: "Einsum (768)",
+    sdpaSmall: "scaled_dot_product_attention (768)",
+    sdpaNoFlashSmall: "SDPA, inverted mask (a bug)",
+    flexSmall: "FlexAttention (768)",
+    nnMhaSmall: "nn.MultiheadAttention (768)",
+    pkgMhaSmall: "llms_from_scratch’s MHA (768)",
   },
   presetTitles: {
     bookToy: "MultiHeadAttention(3, 2, 6, 0.0, 2) on the book’s six tokens",
     exercise32: "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2): two heads whose outputs are 1 wide each",
-    gpt2Small: "768 wide, 12 heads of 64, context 1024",
-    gpt2Medium: "1024 wide, 16 heads of 64, context 1024",
-    gpt2Large: "1280 wide, 20 heads of 64, context 1024",
-    gpt2XL: "1600 wide, 25 heads of 64, context 1024",
+    // the GPT-2 sizes' titles from their presets' slots (the core's one size table)
+    gpt2Small: gpt2Title,
+    gpt2Medium: gpt2Title,
+    gpt2Large: gpt2Title,
+    gpt2XL: gpt2Title,
     gqaToy: "GroupedQueryAttention(3, 4, 0.0, 4, 2) on the book’s six tokens",
     swaToy: "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3) on the book’s six tokens",
     gqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 4): 12 query heads, 4 key/value heads",
     mqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 1): multi-query attention",
     swaSmall: "MultiHeadAttentionWithSWA(768, 768, 0.0, 12, sliding_window_size=4)",
+    // the chapter 3 bonus rewrites: the call the preset makes
+    combinedQkvSmall: callTitle("MultiHeadAttentionCombinedQKV"),
+    einsumSmall: callTitle("MHAEinsum"),
+    sdpaSmall: callTitle("MHAPyTorchScaledDotProduct"),
+    sdpaNoFlashSmall: callTitle("MHAPyTorchSDPAWithoutFlash"),
+    flexSmall: callTitle("MHAPyTorchFlexAttention"),
+    nnMhaSmall: callTitle("MHAPyTorchClass"),
+    pkgMhaSmall: callTitle("PyTorchMultiHeadAttention"),
   },
   presetsHint: "A preset fills every slot and runs the forward pass. GPT-2 presets use the sentence with seeded embeddings of width d_in.",
   presetNote: (name, note) => `${name}: ${note}.`,

@@ -493,6 +493,8 @@ export interface GPT2Model {
 
 export interface AttentionLab {
   readonly classes: ClassName[];
+  /** The four GPT-2 sizes from the core's one table, smallest first (head_dim 64 in all four). */
+  readonly gpt2Sizes: ReadonlyArray<{ name: "small" | "medium" | "large" | "XL"; n_embd: number; n_head: number; n_layer: number }>;
   slots(className: ClassName): SlotSpec[];
   parseCall(text: string): ParsedCall;
   /**

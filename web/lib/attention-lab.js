@@ -483,6 +483,8 @@ class Lab {
     const specs = core.classes().map((s) => deepFreeze(s));
     this._specs = new Map(specs.map((s) => [s.name, s]));
     this.classes = Object.freeze(specs.map((s) => s.name));
+    /** The four GPT-2 sizes, from the core's one table: [{name, n_embd, n_head, n_layer}]. */
+    this.gpt2Sizes = deepFreeze(core.gpt2Sizes());
   }
 
   /** The core's facts about a class (the same object describe returns as `.class`); undefined for an unknown name. */

@@ -17,6 +17,7 @@
 #include "attention_lab/call_parser.hpp"
 #include "attention_lab/checkpoint.hpp"
 #include "attention_lab/gpt2.hpp"
+#include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
@@ -267,6 +268,20 @@ val module_info_to_js(std::unique_ptr<AttentionModule> module) {
 }
 
 // ---- exported functions ----
+
+/// The GPT-2 sizes (gpt2_sizes.hpp): [{name, n_embd, n_head, n_layer}], smallest first.
+val gpt2_sizes() {
+  val out = val::array();
+  for (const Gpt2Size& s : kGpt2Sizes) {
+    val o = val::object();
+    o.set("name", std::string(s.name));
+    o.set("n_embd", static_cast<double>(s.n_embd));
+    o.set("n_head", static_cast<double>(s.n_head));
+    o.set("n_layer", static_cast<double>(s.n_layer));
+    out.call<void>("push", o);
+  }
+  return out;
+}
 
 val classes() {
   val out = val::array();
@@ -1042,6 +1057,7 @@ double heap_peak() { return static_cast<double>(malloc_max_footprint()); }
 
 EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("classes", &classes);
+  emscripten::function("gpt2Sizes", &gpt2_sizes);
   emscripten::function("parseCall", &parse_call_js);
   emscripten::function("check", &check_js);
   emscripten::function("describe", &describe_js);

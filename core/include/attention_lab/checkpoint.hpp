@@ -85,7 +85,7 @@ struct CheckpointPlan {
   CheckpointReport report;
 };
 
-/// GPT-2 head counts by width (n_embd -> n_head): 768 -> 12, 1024 -> 16, 1280 -> 20, 1600 -> 25; 0 otherwise.
+/// GPT-2 head count of a width (n_embd -> n_head, from kGpt2Sizes in gpt2_sizes.hpp); 0 when no GPT-2 is that wide.
 int64_t gpt2_preset_heads(int64_t width);
 
 /// Plans loading layer `options.layer`'s attention as MultiHeadAttention(d, d, n_ctx, 0.0, n_head,
