@@ -402,6 +402,21 @@ Diagnostic AttentionModule::non_finite_warning(const Tensor& x, const ForwardOpt
                  : v[i] > 0       ? "inf"
                                   : "-inf") +
                 " at " + where + " (column " + std::to_string(index.empty() ? 0 : index.back()) + ")";
+    // NaN weights whose row of masked scores is all -inf: the mask hid every key of that query
+    // (softmax of a row of -inf is 0/0), not an overflow.
+    if (s.id == "attn_weights") {
+      for (const Stage& m : *trace) {
+        if (m.id != "attn_scores_masked" || m.tensor.shape != s.tensor.shape) continue;
+        const size_t cols = static_cast<size_t>(s.tensor.shape.back()), row = i - i % cols;
+        if (std::all_of(m.tensor.data.begin() + static_cast<std::ptrdiff_t>(row), m.tensor.data.begin() + static_cast<std::ptrdiff_t>(row + cols),
+                        [](float x) { return x == -std::numeric_limits<float>::infinity(); })) {
+          d.message += ": the mask hides every key of this query, and softmax of a row of -inf is NaN";
+          d.hint =
+              "A mask must leave each query at least one key. A boolean mask passed where True means \"attend\" (scaled_dot_product_attention) hides the "
+              "diagonal: pass ~mask, or is_causal=True.";
+        }
+      }
+    }
     return d;
   }
   d.message = "the output holds NaN or infinity although every input value is finite";

@@ -350,4 +350,25 @@ TEST_SUITE("tokens") {
     CHECK(nan.find("heads.0.W_query.weight[1, 1] is nan") != std::string::npos);
     CHECK(target.parameter("heads.0.W_query.weight")->data == source.parameter("heads.0.W_query.weight")->data);
   }
+
+  TEST_CASE("the inverted mask's NaN row: the warning names attn_weights and the mask that hid every key, not an overflow") {
+    TorchGenerator g(123);
+    const AttentionModule m(
+        validated_config("MHAPyTorchSDPAWithoutFlash",
+                         {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(4)}, {"num_heads", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}}),
+        g);
+    std::vector<Diagnostic> warnings;
+    ForwardOptions eval;
+    eval.training = false;
+    eval.warnings = &warnings;
+    Tensor x = seeded_tokens(6, 4, 1);
+    x.shape = {1, 6, 4};  // (b, num_tokens, d_in)
+    const Tensor y = m.forward(x, eval);
+    for (int64_t t = 0; t < 6; ++t) CHECK(std::isnan(y.data[static_cast<size_t>(t * 4)]) == (t == 5));  // only the last token sees no key
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].code == "non_finite_stage");
+    CHECK(warnings[0].slots == std::vector<std::string>{"attn_weights"});
+    CHECK(warnings[0].message.find("the mask hides every key of this query") != std::string::npos);
+    CHECK(warnings[0].hint.find("is_causal=True") != std::string::npos);
+  }
 }
