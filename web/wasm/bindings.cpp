@@ -51,7 +51,8 @@ Shape shape_from_js(const val& v, const char* what) {
   if (!v.isArray()) throw AttentionError("tensor_shape", what, std::string(what) + ".shape must be an array of sizes", "For example {shape: [6, 3], data}.");
   Shape shape;
   const unsigned n = v["length"].as<unsigned>();
-  if (n > 8) throw AttentionError("tensor_shape", what, std::string(what) + " has " + std::to_string(n) + " axes", "Tensors here have at most 4 axes.");
+  if (n > kMaxTensorAxes)
+    throw AttentionError("tensor_shape", what, std::string(what) + " has " + std::to_string(n) + " axes", "Tensors here have at most " + std::to_string(kMaxTensorAxes) + " axes.");
   for (unsigned i = 0; i < n; ++i) {
     const val d = v[i];
     const double x = d.isNumber() ? d.as<double>() : -1.0;

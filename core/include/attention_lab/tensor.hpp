@@ -57,6 +57,9 @@ struct NamedTensor {
   Tensor tensor;
 };
 
+/// The most axes a tensor crossing the library boundary may have (the trace's have at most 4).
+inline constexpr unsigned kMaxTensorAxes = 8;
+
 /// Runtime misuse of the library (a bad tensor, an unknown parameter name, a config with errors).
 /// `code` is stable and machine-readable; `slot` names the constructor slot or argument involved
 /// ("" when none); `hint` says how to fix it.
