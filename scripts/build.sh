@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 # Emscripten 3.1.6's optimizer needs Debian's acorn for optimized links.
 export NODE_PATH=/usr/share/nodejs
 
+# The .d.ts ErrorCode union from the one list of codes (core/include/attention_lab/error_codes.hpp).
+node scripts/error-codes.mjs
+
 # The page's vendored browser files (GPT-2 tokenizer) from the pinned npm packages.
 node scripts/vendor.mjs
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# npm run lint (and the first step of npm test): ESLint over every JS module (eslint.config.mjs) and
-# clang-format 14 over every C++ file of the repository (.clang-format): both must be clean.
-# Fix with: npx eslint --fix .   and   clang-format -i <files>
+# npm run lint (and the first step of npm test): ESLint over every JS module (eslint.config.mjs),
+# clang-format 14 over every C++ file of the repository (.clang-format), and the .d.ts ErrorCode union
+# against core/include/attention_lab/error_codes.hpp: all must be clean.
+# Fix with: npx eslint --fix .   and   clang-format -i <files>   and   node scripts/error-codes.mjs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== lint: ESLint"
@@ -9,4 +10,6 @@ npx eslint --max-warnings 0 .
 echo "== lint: clang-format"
 mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' 2>/dev/null || find core web tests bench -name '*.[ch]pp')
 clang-format --dry-run --Werror --style=file "${files[@]}"
+echo "== lint: error codes"
+node scripts/error-codes.mjs --check
 echo "lint: clean (${#files[@]} C++ files)"

@@ -58,92 +58,191 @@ export interface SlotSpec {
 export type SlotValue = number | boolean | string | null;
 export type Config = Partial<Record<SlotName, SlotValue>> & Record<string, SlotValue>;
 
+// BEGIN generated from core/include/attention_lab/error_codes.hpp by scripts/error-codes.mjs
 /**
  * Every code an AttentionError or a Diagnostic carries, with what it means. Codes are stable; tests
  * assert them (tests/node/facade-fuzz.test.mjs checks that every error thrown carries one of these).
+ * The list lives in core/include/attention_lab/error_codes.hpp (kErrorCodes): add a code there, then run
+ * `node scripts/error-codes.mjs`, which writes this union.
  */
 export type ErrorCode =
   // slots and pasted calls (check, parseCall, create)
-  | "unknown_class" // no such class
-  | "unknown_slot" // a slot the class does not have (did-you-mean in the hint)
-  | "missing_slot" // a required slot is not given
-  | "duplicate_slot" // a slot given twice in a call
-  | "extra_positional" // more positional values than the class takes
-  | "positional_after_keyword" // Python's own syntax rule
-  | "syntax" // the call text is not a Python call
-  | "empty" // no call text
-  | "too_long" // call text over the length limit
-  | "not_a_literal" // a value that is not a Python literal
-  | "wrong_type" // e.g. a float where an int goes
-  | "dropout_range" // dropout outside [0, 1]
-  | "non_positive" // a size of 0 or less
-  | "heads_divisibility" // d_out not divisible by num_heads (the fused classes)
-  | "kv_groups_divisibility" // GroupedQueryAttention: num_heads not divisible by num_kv_groups
-  | "mha_slot_order" // a bonus class given MultiHeadAttention's order (context_length where dropout goes, or num_heads where context_length goes)
-  | "d_in_d_out_differ" // a class whose forward works on x's own width (a view, an einsum, nn.MultiheadAttention's embed_dim) given d_in != d_out
-  | "dtype" // a dtype other than None or torch.float32
-  | "slots_swapped" // two values that look swapped (d_in/d_out, dropout/num_heads)
-  | "too_large" // over the memory budget, or beyond any model
-  | "input_rank" // input of the wrong rank for the class
-  | "input_width" // input's last axis is not d_in
-  | "input_empty" // no tokens
-  | "context_too_short" // more tokens than context_length
-  | "layer_count_as_heads" // warning: a layer count where a head count goes
-  | "wrapper_total_width" // warning: the wrapper's d_out is per head
-  | "one_head" // info: one head
-  | "bool_as_int" // warning: 0/1 for qkv_bias
-  | "square_weights" // info: d_in == d_out hides a missing transpose
-  | "dropout_eval" // warning: dropout has no effect in eval mode
-  | "dropout_all" // warning: dropout = 1.0 zeroes every attention weight in training mode
-  | "dropout_ignored" // warning: the class stores dropout but its forward applies none (FlexAttention)
-  | "inverted_mask" // warning: a boolean mask passed where True means "attend", so each query sees only later keys (NaN rows)
-  | "non_finite_stage" // forward warning: finite inputs gave NaN or infinity; names the first stage and where
+  /** no such class */
+  | "unknown_class"
+  /** a slot the class does not have (did-you-mean in the hint) */
+  | "unknown_slot"
+  /** a required slot is not given */
+  | "missing_slot"
+  /** a slot given twice in a call */
+  | "duplicate_slot"
+  /** more positional values than the class takes */
+  | "extra_positional"
+  /** Python's own syntax rule */
+  | "positional_after_keyword"
+  /** the call text is not a Python call */
+  | "syntax"
+  /** no call text */
+  | "empty"
+  /** call text over the length limit */
+  | "too_long"
+  /** a value that is not a Python literal */
+  | "not_a_literal"
+  /** e.g. a float where an int goes */
+  | "wrong_type"
+  /** dropout outside [0, 1] */
+  | "dropout_range"
+  /** a size of 0 or less */
+  | "non_positive"
+  /** d_out not divisible by num_heads (the fused classes) */
+  | "heads_divisibility"
+  /** GroupedQueryAttention: num_heads not divisible by num_kv_groups */
+  | "kv_groups_divisibility"
+  /** a bonus class given MultiHeadAttention's order (context_length where dropout goes, or num_heads where context_length goes) */
+  | "mha_slot_order"
+  /** a class whose forward works on x's own width (a view, an einsum, nn.MultiheadAttention's embed_dim) given d_in != d_out */
+  | "d_in_d_out_differ"
+  /** a dtype other than None or torch.float32 */
+  | "dtype"
+  /** two values that look swapped (d_in/d_out, dropout/num_heads) */
+  | "slots_swapped"
+  /** over the memory budget, or beyond any model */
+  | "too_large"
+  /** input of the wrong rank for the class */
+  | "input_rank"
+  /** input's last axis is not d_in */
+  | "input_width"
+  /** no tokens */
+  | "input_empty"
+  /** more tokens than context_length */
+  | "context_too_short"
+  /** warning: a layer count where a head count goes */
+  | "layer_count_as_heads"
+  /** warning: the wrapper's d_out is per head */
+  | "wrapper_total_width"
+  /** info: one head */
+  | "one_head"
+  /** warning: 0/1 for qkv_bias */
+  | "bool_as_int"
+  /** info: d_in == d_out hides a missing transpose */
+  | "square_weights"
+  /** warning: dropout has no effect in eval mode */
+  | "dropout_eval"
+  /** warning: dropout = 1.0 zeroes every attention weight in training mode */
+  | "dropout_all"
+  /** warning: the class stores dropout but its forward applies none (FlexAttention) */
+  | "dropout_ignored"
+  /** warning: a boolean mask passed where True means "attend", so each query sees only later keys (NaN rows) */
+  | "inverted_mask"
+  /** forward warning: finite inputs gave NaN or infinity; names the first stage and where */
+  | "non_finite_stage"
   // tensors and parameters
-  | "tensor_shape" // not a {shape, data} tensor, or sizes that are not whole numbers
-  | "tensor_size" // data length does not fit the shape
-  | "tensor_axis" // an axis out of range
-  | "non_finite_input" // NaN or infinity in the input
-  | "non_finite_parameter" // NaN or infinity in a parameter (names it and the first index)
-  | "missing_parameter" // a parameter the class has was not given
-  | "unknown_parameter" // a name the class has no parameter (or buffer) for
-  | "parameter_shape" // a parameter of the wrong shape
-  | "mask_buffer" // a state_dict mask buffer that is not the causal mask of context_length
+  /** not a {shape, data} tensor, or sizes that are not whole numbers */
+  | "tensor_shape"
+  /** data length does not fit the shape */
+  | "tensor_size"
+  /** an axis out of range */
+  | "tensor_axis"
+  /** NaN or infinity in the input */
+  | "non_finite_input"
+  /** NaN or infinity in a parameter (names it and the first index) */
+  | "non_finite_parameter"
+  /** a parameter the class has was not given */
+  | "missing_parameter"
+  /** a name the class has no parameter (or buffer) for */
+  | "unknown_parameter"
+  /** a parameter of the wrong shape */
+  | "parameter_shape"
+  /** a state_dict mask buffer that is not the causal mask of context_length */
+  | "mask_buffer"
   // generators
-  | "seed" // a seed that is not a whole number
-  | "generator" // a generator option not made by manualSeed
-  | "generator_missing" // dropout in training mode needs a generator
-  | "generator_state" // a generator state that cannot be restored
+  /** a seed that is not a whole number */
+  | "seed"
+  /** a generator option not made by manualSeed */
+  | "generator"
+  /** dropout in training mode needs a generator */
+  | "generator_missing"
+  /** a generator state that cannot be restored */
+  | "generator_state"
   // copies, conversions, comparisons
-  | "copy_plan" // a copy plan entry that does not fit
-  | "copy_unsupported" // copyWeights between these classes is not supported
-  | "convert_layout" // layout not "stacked" or "interleaved"
-  | "convert_unsupported" // convert takes a wrapper or a fused MultiHeadAttention
-  | "compare_unsupported" // compare takes two modules
+  /** a copy plan entry that does not fit */
+  | "copy_plan"
+  /** copyWeights between these classes is not supported */
+  | "copy_unsupported"
+  /** layout not "stacked" or "interleaved" */
+  | "convert_layout"
+  /** convert takes a wrapper or a fused MultiHeadAttention */
+  | "convert_unsupported"
+  /** compare takes two modules */
+  | "compare_unsupported"
   // checkpoints (loadCheckpoint, checkpointInput)
-  | "checkpoint_source" // not an ArrayBuffer, view or Blob, or a detached buffer
-  | "checkpoint_read" // the file could not be read
-  | "checkpoint_truncated" // the file is cut off
-  | "checkpoint_bad_header" // not a safetensors header (names the byte)
-  | "checkpoint_duplicate_key" // a key given twice in the header
-  | "checkpoint_bad_offsets" // offsets that overlap, leave a hole, or disagree with the shape
-  | "checkpoint_dtype" // weights that are not floating point
-  | "checkpoint_missing_key" // a key the layer needs is missing
-  | "checkpoint_layer" // no such layer, or a layer that is not a whole number
-  | "checkpoint_shape" // a tensor of the wrong shape for GPT-2
-  | "checkpoint_num_heads" // the head count is needed or does not divide d
-  | "checkpoint_context_length" // context_length cannot be found
-  | "checkpoint_config_mismatch" // `into` does not fit the file
-  | "checkpoint_token" // a token id outside the vocabulary
+  /** not an ArrayBuffer, view or Blob, or a detached buffer */
+  | "checkpoint_source"
+  /** the file could not be read */
+  | "checkpoint_read"
+  /** the file is cut off */
+  | "checkpoint_truncated"
+  /** not a safetensors header (names the byte) */
+  | "checkpoint_bad_header"
+  /** a key given twice in the header */
+  | "checkpoint_duplicate_key"
+  /** offsets that overlap, leave a hole, or disagree with the shape */
+  | "checkpoint_bad_offsets"
+  /** weights that are not floating point */
+  | "checkpoint_dtype"
+  /** a key the layer needs is missing */
+  | "checkpoint_missing_key"
+  /** no such layer, or a layer that is not a whole number */
+  | "checkpoint_layer"
+  /** a tensor of the wrong shape for GPT-2 */
+  | "checkpoint_shape"
+  /** the head count is needed or does not divide d */
+  | "checkpoint_num_heads"
+  /** context_length cannot be found */
+  | "checkpoint_context_length"
+  /** `into` does not fit the file */
+  | "checkpoint_config_mismatch"
+  /** a token id outside the vocabulary */
+  | "checkpoint_token"
   // arguments and lifetimes
-  | "unreadable_argument" // reading an argument threw (a getter, a Proxy trap)
-  | "bad_options" // an options argument that is not an object
-  | "disposed" // the module, generator or GPT-2 model was disposed
-  | "busy" // a GPT-2 model is already running (one run at a time per model)
-  | "cancelled" // a GPT-2 run was cancelled through its signal
-  | "callback" // a GPT-2 run's onProgress callback threw (the run stopped)
+  /** reading an argument threw (a getter, a Proxy trap) */
+  | "unreadable_argument"
+  /** an options argument that is not an object */
+  | "bad_options"
+  /** the module, generator or GPT-2 model was disposed */
+  | "disposed"
+  /** a GPT-2 model is already running (one run at a time per model) */
+  | "busy"
+  /** a GPT-2 run was cancelled through its signal */
+  | "cancelled"
+  /** a GPT-2 run's onProgress callback threw (the run stopped) */
+  | "callback"
   // failures (never expected; please report them)
-  | "out_of_memory" // the WebAssembly heap ran out
-  | "internal"; // a bug in attention-lab
+  /** the WebAssembly heap ran out */
+  | "out_of_memory"
+  /** a bug in attention-lab */
+  | "internal"
+  // the page's own codes (web/app; the library never raises them)
+  /** the book's embeddings (3 numbers wide) chosen while d_in is not 3 */
+  | "book_tokens_width"
+  /** a typed token grid whose column count is not d_in */
+  | "grid_width"
+  /** a cell of the typed token grid that is not a number */
+  | "grid_value"
+  /** a run over the page's memory budget (the page does not start it) */
+  | "page_memory"
+  /** info: a run big enough to go to the background worker */
+  | "large_run"
+  /** the background worker failed (it could not load, or crashed) */
+  | "worker"
+  /** loading a checkpoint into the current module without a valid MultiHeadAttention in the setup */
+  | "checkpoint_target"
+  /** a checkpoint run given no token */
+  | "no_tokens"
+  /** GPT-2's tokenizer could not be loaded */
+  | "tokenizer"
+  /** something thrown without a code (the page's fallback) */
+  | "error";
+// END generated
 
 export interface Diagnostic {
   severity: "error" | "warning" | "info";

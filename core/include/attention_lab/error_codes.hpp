@@ -1,0 +1,135 @@
+// Every code an AttentionError or a Diagnostic carries, in one table with its group and meaning.
+// scripts/error-codes.mjs writes the ErrorCode union of web/lib/attention-lab.d.ts from this table
+// (npm run lint fails when the .d.ts is out of date); tests/native/error_codes_test.cpp checks that
+// every code the core mints is here, tests/node/error-codes.test.mjs the bindings, facade and page.
+#pragma once
+
+#include <string_view>
+
+namespace attention_lab {
+
+/// One stable machine code: its group (an id of kErrorCodeGroups) and what it means, in one line.
+struct ErrorCodeInfo {
+  const char* code;
+  const char* group;
+  const char* meaning;
+};
+
+/// A group of codes: its id (ErrorCodeInfo::group) and the title the .d.ts union shows above it.
+struct ErrorCodeGroup {
+  const char* id;
+  const char* title;
+};
+
+// clang-format off
+/// The groups, in the order of kErrorCodes.
+inline constexpr ErrorCodeGroup kErrorCodeGroups[] = {
+    {"calls", "slots and pasted calls (check, parseCall, create)"},
+    {"tensors", "tensors and parameters"},
+    {"generators", "generators"},
+    {"copies", "copies, conversions, comparisons"},
+    {"checkpoints", "checkpoints (loadCheckpoint, checkpointInput)"},
+    {"arguments", "arguments and lifetimes"},
+    {"failures", "failures (never expected; please report them)"},
+    {"page", "the page's own codes (web/app; the library never raises them)"},
+};
+
+/// Every code, grouped: one entry per line, {"code", "group", "meaning"}, as scripts/error-codes.mjs
+/// reads them. A meaning that starts with "warning:" or "info:" is that severity; the rest are errors.
+/// A new code goes here first (then `node scripts/error-codes.mjs` rewrites the .d.ts).
+inline constexpr ErrorCodeInfo kErrorCodes[] = {
+    {"unknown_class", "calls", "no such class"},
+    {"unknown_slot", "calls", "a slot the class does not have (did-you-mean in the hint)"},
+    {"missing_slot", "calls", "a required slot is not given"},
+    {"duplicate_slot", "calls", "a slot given twice in a call"},
+    {"extra_positional", "calls", "more positional values than the class takes"},
+    {"positional_after_keyword", "calls", "Python's own syntax rule"},
+    {"syntax", "calls", "the call text is not a Python call"},
+    {"empty", "calls", "no call text"},
+    {"too_long", "calls", "call text over the length limit"},
+    {"not_a_literal", "calls", "a value that is not a Python literal"},
+    {"wrong_type", "calls", "e.g. a float where an int goes"},
+    {"dropout_range", "calls", "dropout outside [0, 1]"},
+    {"non_positive", "calls", "a size of 0 or less"},
+    {"heads_divisibility", "calls", "d_out not divisible by num_heads (the fused classes)"},
+    {"kv_groups_divisibility", "calls", "GroupedQueryAttention: num_heads not divisible by num_kv_groups"},
+    {"mha_slot_order", "calls", "a bonus class given MultiHeadAttention's order (context_length where dropout goes, or num_heads where context_length goes)"},
+    {"d_in_d_out_differ", "calls", "a class whose forward works on x's own width (a view, an einsum, nn.MultiheadAttention's embed_dim) given d_in != d_out"},
+    {"dtype", "calls", "a dtype other than None or torch.float32"},
+    {"slots_swapped", "calls", "two values that look swapped (d_in/d_out, dropout/num_heads)"},
+    {"too_large", "calls", "over the memory budget, or beyond any model"},
+    {"input_rank", "calls", "input of the wrong rank for the class"},
+    {"input_width", "calls", "input's last axis is not d_in"},
+    {"input_empty", "calls", "no tokens"},
+    {"context_too_short", "calls", "more tokens than context_length"},
+    {"layer_count_as_heads", "calls", "warning: a layer count where a head count goes"},
+    {"wrapper_total_width", "calls", "warning: the wrapper's d_out is per head"},
+    {"one_head", "calls", "info: one head"},
+    {"bool_as_int", "calls", "warning: 0/1 for qkv_bias"},
+    {"square_weights", "calls", "info: d_in == d_out hides a missing transpose"},
+    {"dropout_eval", "calls", "warning: dropout has no effect in eval mode"},
+    {"dropout_all", "calls", "warning: dropout = 1.0 zeroes every attention weight in training mode"},
+    {"dropout_ignored", "calls", "warning: the class stores dropout but its forward applies none (FlexAttention)"},
+    {"inverted_mask", "calls", "warning: a boolean mask passed where True means \"attend\", so each query sees only later keys (NaN rows)"},
+    {"non_finite_stage", "calls", "forward warning: finite inputs gave NaN or infinity; names the first stage and where"},
+    {"tensor_shape", "tensors", "not a {shape, data} tensor, or sizes that are not whole numbers"},
+    {"tensor_size", "tensors", "data length does not fit the shape"},
+    {"tensor_axis", "tensors", "an axis out of range"},
+    {"non_finite_input", "tensors", "NaN or infinity in the input"},
+    {"non_finite_parameter", "tensors", "NaN or infinity in a parameter (names it and the first index)"},
+    {"missing_parameter", "tensors", "a parameter the class has was not given"},
+    {"unknown_parameter", "tensors", "a name the class has no parameter (or buffer) for"},
+    {"parameter_shape", "tensors", "a parameter of the wrong shape"},
+    {"mask_buffer", "tensors", "a state_dict mask buffer that is not the causal mask of context_length"},
+    {"seed", "generators", "a seed that is not a whole number"},
+    {"generator", "generators", "a generator option not made by manualSeed"},
+    {"generator_missing", "generators", "dropout in training mode needs a generator"},
+    {"generator_state", "generators", "a generator state that cannot be restored"},
+    {"copy_plan", "copies", "a copy plan entry that does not fit"},
+    {"copy_unsupported", "copies", "copyWeights between these classes is not supported"},
+    {"convert_layout", "copies", "layout not \"stacked\" or \"interleaved\""},
+    {"convert_unsupported", "copies", "convert takes a wrapper or a fused MultiHeadAttention"},
+    {"compare_unsupported", "copies", "compare takes two modules"},
+    {"checkpoint_source", "checkpoints", "not an ArrayBuffer, view or Blob, or a detached buffer"},
+    {"checkpoint_read", "checkpoints", "the file could not be read"},
+    {"checkpoint_truncated", "checkpoints", "the file is cut off"},
+    {"checkpoint_bad_header", "checkpoints", "not a safetensors header (names the byte)"},
+    {"checkpoint_duplicate_key", "checkpoints", "a key given twice in the header"},
+    {"checkpoint_bad_offsets", "checkpoints", "offsets that overlap, leave a hole, or disagree with the shape"},
+    {"checkpoint_dtype", "checkpoints", "weights that are not floating point"},
+    {"checkpoint_missing_key", "checkpoints", "a key the layer needs is missing"},
+    {"checkpoint_layer", "checkpoints", "no such layer, or a layer that is not a whole number"},
+    {"checkpoint_shape", "checkpoints", "a tensor of the wrong shape for GPT-2"},
+    {"checkpoint_num_heads", "checkpoints", "the head count is needed or does not divide d"},
+    {"checkpoint_context_length", "checkpoints", "context_length cannot be found"},
+    {"checkpoint_config_mismatch", "checkpoints", "`into` does not fit the file"},
+    {"checkpoint_token", "checkpoints", "a token id outside the vocabulary"},
+    {"unreadable_argument", "arguments", "reading an argument threw (a getter, a Proxy trap)"},
+    {"bad_options", "arguments", "an options argument that is not an object"},
+    {"disposed", "arguments", "the module, generator or GPT-2 model was disposed"},
+    {"busy", "arguments", "a GPT-2 model is already running (one run at a time per model)"},
+    {"cancelled", "arguments", "a GPT-2 run was cancelled through its signal"},
+    {"callback", "arguments", "a GPT-2 run's onProgress callback threw (the run stopped)"},
+    {"out_of_memory", "failures", "the WebAssembly heap ran out"},
+    {"internal", "failures", "a bug in attention-lab"},
+    {"book_tokens_width", "page", "the book's embeddings (3 numbers wide) chosen while d_in is not 3"},
+    {"grid_width", "page", "a typed token grid whose column count is not d_in"},
+    {"grid_value", "page", "a cell of the typed token grid that is not a number"},
+    {"page_memory", "page", "a run over the page's memory budget (the page does not start it)"},
+    {"large_run", "page", "info: a run big enough to go to the background worker"},
+    {"worker", "page", "the background worker failed (it could not load, or crashed)"},
+    {"checkpoint_target", "page", "loading a checkpoint into the current module without a valid MultiHeadAttention in the setup"},
+    {"no_tokens", "page", "a checkpoint run given no token"},
+    {"tokenizer", "page", "GPT-2's tokenizer could not be loaded"},
+    {"error", "page", "something thrown without a code (the page's fallback)"},
+};
+// clang-format on
+
+/// Whether `code` is one of kErrorCodes.
+inline bool is_error_code(std::string_view code) {
+  for (const ErrorCodeInfo& info : kErrorCodes)
+    if (code == info.code) return true;
+  return false;
+}
+
+}  // namespace attention_lab
