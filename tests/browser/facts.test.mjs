@@ -5,6 +5,19 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { afterRun, finish, launchLab, openPage, pasteCall, SCREENSHOT_DIR } from "./helpers.mjs";
 
+// How each class makes its queries, as the queries stage's formula says (the recipe's projection rule).
+const QUERIES = {
+  SelfAttention_v1: /^queries = x @ W_query$/,
+  MultiHeadAttentionWrapper: /heads\[h\]\.W_query\(x\)/,
+  MultiHeadAttention: /W_query\(x\)\)\.view\(b, num_tokens, num_heads, head_dim\)/,
+  MultiHeadAttentionCombinedQKV: /qkv\(x\)\.view\(b, num_tokens, 3, num_heads, head_dim\)\.permute\(2, 0, 3, 1, 4\)\[0\]  \(rows 0:4 of qkv\.weight\)/,
+  MHAEinsum: /torch\.einsum\("bnd,di->bni", x, W_query\)/,
+  MHAPyTorchClass: /rows 0:4 of multihead_attn\.in_proj_weight/,
+  PyTorchMultiHeadAttention: /qkv\(x\)\.view/,
+};
+// The output projection's title names it when it is not out_proj.
+const OUT_PROJ = { MultiHeadAttention: /^Output projection$/, MultiHeadAttentionCombinedQKV: /^Output projection \(proj\)$/, MHAPyTorchClass: /^Output projection \(multihead_attn\.out_proj, no bias\)$/ };
+
 // One small valid call per class (its own slot order), the mask fact and the mask stage's title it must show.
 const CASES = [
   ["SelfAttention_v1(3, 2)", /^none \(this class does not mask\)$/, null, /chapter 3 class, section 3\.4\.1 \(ch03\/01_main-chapter-code\/ch03\.ipynb\)/],
@@ -56,6 +69,8 @@ describe("facts, code and stage notes for every class", () => {
         if (className !== "MHAPyTorchSDPAWithoutFlash") assert.match(await mask.getByTestId("mask-note").textContent(), /^1 marks a future position/);
       }
       else assert.equal(await mask.count(), 0);
+      if (QUERIES[className]) assert.match(await page.locator("[data-stage=queries] .stage-formula").first().textContent(), QUERIES[className]);
+      if (OUT_PROJ[className]) assert.match((await page.locator("[data-stage=out_proj] h3").textContent()).replace(/^out_proj\s*/, ""), OUT_PROJ[className]);
       if (className === "MHAPyTorchSDPAWithoutFlash") {
         // the pitfall, stage by stage: the inverted mask, then the last query's NaN row and its warning
         assert.match(await mask.getByTestId("mask-note").textContent(), /every key at or before the query: the mask is inverted/);
