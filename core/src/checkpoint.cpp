@@ -598,6 +598,16 @@ std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, con
   return reads;
 }
 
+Tensor gpt2_embed(const std::vector<int64_t>& ids, const std::map<int64_t, std::vector<float>>& rows, const std::vector<float>& wpe, int64_t d) {
+  const int64_t T = static_cast<int64_t>(ids.size());
+  Tensor x({1, T, d});  // (1, num_tokens, d) = wte[ids] + wpe[:T]
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<float>& row = rows.at(ids[static_cast<size_t>(t)]);
+    for (int64_t c = 0; c < d; ++c) x.data[static_cast<size_t>(t * d + c)] = row[static_cast<size_t>(c)] + wpe[static_cast<size_t>(t * d + c)];
+  }
+  return x;
+}
+
 Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& bytes, size_t num_tokens) {
   if (reads.size() != num_tokens + 3) throw AttentionError("checkpoint_missing_key", "", "the reads do not match the tokens", "");
   std::vector<std::vector<float>> values;
@@ -608,10 +618,15 @@ Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::
   }
   const int64_t T = static_cast<int64_t>(num_tokens);
   const int64_t d = static_cast<int64_t>(values[static_cast<size_t>(T) + 1].size());
-  Tensor x({1, T, d});  // (1, num_tokens, d) = wte[ids] + wpe[:T]
-  const std::vector<float>& wpe = values[static_cast<size_t>(T)];
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t c = 0; c < d; ++c) x.data[static_cast<size_t>(t * d + c)] = values[static_cast<size_t>(t)][static_cast<size_t>(c)] + wpe[static_cast<size_t>(t * d + c)];
+  // reads 0 .. T-1 are "wte.weight[id]", one per token
+  std::vector<int64_t> ids;
+  std::map<int64_t, std::vector<float>> rows;
+  for (int64_t t = 0; t < T; ++t) {
+    const std::string& name = reads[static_cast<size_t>(t)].name;
+    ids.push_back(std::stoll(name.substr(name.find('[') + 1)));
+    rows[ids.back()] = values[static_cast<size_t>(t)];
+  }
+  Tensor x = gpt2_embed(ids, rows, values[static_cast<size_t>(T)], d);  // (1, num_tokens, d)
   ops::layer_norm_rows(x.data.data(), T, d, values[static_cast<size_t>(T) + 1].data(), values[static_cast<size_t>(T) + 2].data(), 1e-5f);
   return x;
 }

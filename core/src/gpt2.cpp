@@ -192,16 +192,10 @@ std::vector<ByteRead> Gpt2Run::embedding_reads() const {
 void Gpt2Run::embed(const std::map<std::string, std::vector<uint8_t>>& bytes) {
   const int64_t T = num_tokens(), d = config_.n_embd;
   const std::vector<ByteRead> reads = embedding_reads();
-  const std::vector<float> wpe = values_of(reads.back(), bytes);
-  x_ = Tensor({1, T, d});  // wte[ids] + wpe[:T]
-  for (size_t r = 0; r + 1 < reads.size(); ++r) {
-    const int64_t id = std::stoll(reads[r].name.substr(11));
-    const std::vector<float> row = values_of(reads[r], bytes);
-    for (int64_t t = 0; t < T; ++t) {
-      if (ids_[static_cast<size_t>(t)] != id) continue;
-      for (int64_t c = 0; c < d; ++c) x_.data[static_cast<size_t>(t * d + c)] = row[static_cast<size_t>(c)] + wpe[static_cast<size_t>(t * d + c)];
-    }
-  }
+  std::map<int64_t, std::vector<float>> rows;  // each distinct id's wte row
+  for (size_t r = 0; r + 1 < reads.size(); ++r) rows[std::stoll(reads[r].name.substr(11))] = values_of(reads[r], bytes);
+  x_ = gpt2_embed(ids_, rows, values_of(reads.back(), bytes), d);  // (1, num_tokens, d) = wte[ids] + wpe[:T]
+  (void)T;
   embedded_ = true;
   next_layer_ = 0;
 }

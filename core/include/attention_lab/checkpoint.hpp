@@ -121,6 +121,11 @@ SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last)
 /// vocabulary), context_too_short (more tokens than wpe rows), checkpoint_layer.
 std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer);
 
+/// GPT-2's token + position embedding, the one path the layer-0 input and the whole model share:
+/// x[t] = wte[ids[t]] + wpe[t], (1, num_tokens, d) row-major float32, from each distinct id's wte row
+/// (`rows`: id -> (d)) and the first num_tokens rows of wpe ((num_tokens * d), row-major).
+Tensor gpt2_embed(const std::vector<int64_t>& ids, const std::map<int64_t, std::vector<float>>& rows, const std::vector<float>& wpe, int64_t d);
+
 /// (1, num_tokens, d) from the bytes of each read (by name), LayerNorm eps 1e-5 as GPT-2.
 Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& bytes, size_t num_tokens);
 
