@@ -32,7 +32,7 @@ export function setupCodePanel(app) {
       if (desc.ok && !d.blocked) {
         let tokens = null;
         if (s.source === "custom") tokens = s.custom.texts;
-        else if (s.source === "book") tokens = gridTexts(lab.bookTokens());
+        else if (s.source === "book") tokens = gridTexts(app.tokensFor(desc.config.d_in));
         text = pythonCode({
           className: s.className, book: desc.class.book, pythonName: desc.class.pythonName, pythonCall: desc.pythonCall, config: desc.config, seed: seedValue(s), source: s.source,
           words: d.words, tokens, sentenceTokens: typeof lab.sentenceTokens === "function",

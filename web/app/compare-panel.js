@@ -10,10 +10,9 @@
 //    map, which agree and why the others do not (compare-ways.js).
 import { h, replace } from "./dom.js";
 import { S } from "./strings-panels.js";
-import { estimateBytes } from "./runner.js";
 import { inputLines, tensorLiteral } from "./python-code.js";
 import { convertCode, column, renderComparison, slotsOf, callOf, planLines, copyBlock, renderReport } from "./compare-report.js";
-import { baseTokens, buildInput, seedValue, slotsPatch } from "./lab-model.js";
+import { buildInput, seedValue, slotsPatch } from "./lab-model.js";
 import { errorBox } from "./diagnostic-view.js";
 import { setupWays } from "./compare-ways.js";
 
@@ -135,7 +134,7 @@ export function setupComparePanel(app) {
   function copyTokens(dIn) {
     if (copySizeValues() && app.derived.shape && seedValue(app.state) !== null) {
       try {
-        const base = baseTokens(lab, app.state, dIn);
+        const base = app.tokensFor(dIn);
         if (base.shape[1] === dIn && base.data.every(Number.isFinite)) {
           const s = app.state;
           const words = app.derived.words;
@@ -159,6 +158,14 @@ export function setupComparePanel(app) {
       tensor: lab.seededTokens(6, dIn, 123), words, text: S.copyTokensSeeded(6, dIn),
       lines: inputLines("tokens", { source: "random", words, dIn, seed: 123 }),
     };
+  }
+
+  /** lab.equivalentConfig of the setup on screen, asked of the core once per setup (not per render). */
+  let equivalent = null;
+  function equivalentOf(className, config) {
+    const key = JSON.stringify([className, config]);
+    if (equivalent?.key !== key) equivalent = { key, eq: lab.equivalentConfig(className, config) };
+    return equivalent.eq;
   }
 
   function refresh() {
@@ -187,7 +194,7 @@ export function setupComparePanel(app) {
       return;
     }
     if (body.firstChild !== convertBox) replace(body, convertBox);
-    const eq = lab.equivalentConfig(s.className, d.config);
+    const eq = equivalentOf(s.className, d.config);
     const c = d.config;
     const rule = S.converterRule[facts(s.className).heads]({ h: c.num_heads, d_out: c.d_out, to: eq.config.d_out });
     const canSwitch = !app.locked.size;
@@ -221,8 +228,9 @@ export function setupComparePanel(app) {
       return;
     }
     const config = app.derived.config;
-    const x = buildInput(lab, app.state, config);
-    if (estimateBytes(lab, s.className, d.config, x.shape) > 64 * 1048576) {
+    const x = buildInput(lab, app.state, config, app.tokensFor(config.d_in));
+    const bytes = app.derived.memory;  // the Setup's estimate of this very input
+    if (bytes === null || bytes > 64 * 1048576) {
       replace(convertResult, h("p", { class: "muted" }, S.compareTooLarge));
       return;
     }

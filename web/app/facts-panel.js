@@ -1,6 +1,6 @@
 // The facts panel: what follows from the slots before anything runs (head_dim, output width and its
 // rule, the mask's size, the key/value cache per token, the run's memory, every parameter), all from
-// the library's describe() and estimate.
+// the edit's Setup (lab.setup: its description and memory estimate, computed once in derive()).
 import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { bytesText, shapeText, thousands } from "./format.js";

@@ -16,9 +16,9 @@ import { mib } from "./format.js";
 import { PANELS } from "./template.js";
 import { loadWhenNeeded } from "./lazy-panel.js";
 import { watchScrollBoxes } from "./scroll-cue.js";
-import { Runner, estimateBytes, PAGE_BUDGET_BYTES } from "./runner.js";
+import { Runner, PAGE_BUDGET_BYTES } from "./runner.js";
 import {
-  badCells, callPatch, currentConfig, initialState, inputShape, partialPatch, positiveInt, runKey, seedValue, slotsPatch, words,
+  badCells, baseTokens, callPatch, currentConfig, initialState, inputShape, partialPatch, positiveInt, runKey, seedValue, slotsPatch, words,
 } from "./lab-model.js";
 import { setupSetupPanel } from "./setup-panel.js";
 import { setupFactsPanel } from "./facts-panel.js";
@@ -138,14 +138,39 @@ export class LabApp {
     this.url?.keep(urlState);
   }
 
-  /** Everything the panels show that follows from the state: computed once per render. */
+  /**
+   * The core's Setup of (class, config, input shape, mode): diagnostics, description and memory
+   * estimate from one call, made again only when one of them changed (a render that changed nothing
+   * of them, such as a run starting or ending, reuses it).
+   */
+  setupOf(className, config, shape, training) {
+    const key = JSON.stringify([className, config, shape, training]);
+    if (this.setupMemo?.key !== key) this.setupMemo = { key, setup: this.lab.setup(className, config, { inputShape: shape, training }) };
+    return this.setupMemo.setup;
+  }
+
+  /**
+   * The (num_tokens, d_in) embeddings of the state's tokens (lab-model's baseTokens): from the core once
+   * per change of the tokens, their width or the seed; the run and the code view share them.
+   */
+  tokensFor(dIn) {
+    const s = this.state;
+    const what = s.source === "sentence" ? [s.tokens, s.seed] : s.source === "random" ? [s.count, s.seed] : s.source === "custom" ? [s.custom?.texts] : [];
+    const key = JSON.stringify([s.source, dIn, ...what]);
+    if (this.tokensMemo?.key !== key) this.tokensMemo = { key, tensor: baseTokens(this.lab, s, dIn) };
+    return this.tokensMemo.tensor;
+  }
+
+  /** Everything the panels show that follows from the state: computed once per render, from one Setup per edit. */
   derive() {
     const s = this.state;
     const lab = this.lab;
     const specs = lab.slots(s.className);
     const slotNames = new Set(specs.map((x) => x.name));
     const config = currentConfig(lab, s);
-    const description = lab.describe(s.className, config);
+    const shape = inputShape(lab, s, config);
+    const setup = this.setupOf(s.className, config, shape, s.training);
+    const description = setup.description;
 
     // Diagnostics: the call's own (syntax, unknown keywords), the configuration's, then the input's.
     const seen = new Set();
@@ -159,14 +184,13 @@ export class LabApp {
       seen.add(diagKey(d));
       ((d.slots ?? []).some((x) => slotNames.has(x)) ? configDiags : callDiags).push(d);
     }
-    const shape = inputShape(lab, s, config);
     const inputDiags = [];
-    for (const d of lab.check(s.className, config, shape ? { inputShape: shape, training: s.training } : { training: s.training })) {
+    for (const d of setup.diagnostics) {
       if (seen.has(diagKey(d))) continue;
       seen.add(diagKey(d));
       ((d.slots ?? []).some((x) => slotNames.has(x)) && d.code !== "too_large" ? configDiags : inputDiags).push(d);
     }
-    const memory = shape && description.ok ? estimateBytes(lab, s.className, description.config, shape) : null;
+    const memory = shape && setup.ok ? setup.memory.bytes : null;
     const tokens = this.tokenProblems(config, memory);
 
     const errors = [...configDiags, ...callDiags].filter((d) => d.severity === "error").length;
@@ -179,7 +203,7 @@ export class LabApp {
     const stale = Boolean(s.lastRun) && key !== s.lastRun.key;
     const revealed = Boolean(s.lastRun && !stale && s.lastRun.seq > s.quizFrom);
     return {
-      specs, config, description, configDiags, callDiags, inputDiags, shape, memory, tokens, words: words(s),
+      specs, config, setup, description, configDiags, callDiags, inputDiags, shape, memory, tokens, words: words(s),
       blocked: Boolean(reason), reason, key, stale, revealed, hide: s.quiz && !revealed,
       quick: Boolean(shape) && memory !== null && memory < QUICK_BYTES,
     };

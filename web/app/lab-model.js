@@ -180,9 +180,8 @@ export function baseTokens(lab, s, dIn) {
   return { shape: [c.rows, c.cols], data };
 }
 
-/** The input tensor: the tokens, stacked `batch` times for the batched classes (torch.stack). */
-export function buildInput(lab, s, config) {
-  const base = baseTokens(lab, s, config.d_in);
+/** The input tensor: the tokens (`base`, else made now), stacked `batch` times for the batched classes (torch.stack). */
+export function buildInput(lab, s, config, base = baseTokens(lab, s, config.d_in)) {
   const shape = inputShape(lab, s, config);
   if (shape.length === 2) return { shape, data: base.data };
   const b = shape[0];

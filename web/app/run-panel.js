@@ -73,8 +73,8 @@ export function setupRunPanel(app) {
     let result;
     const progress = startProgress();
     try {
-      const x = buildInput(lab, s, config);
-      result = await runner.run({ className, config, x, seed: seedValue(s), training }, described.config);
+      const x = buildInput(lab, s, config, app.tokensFor(config.d_in));
+      result = await runner.run({ className, config, x, seed: seedValue(s), training }, { bytes: d.memory, fullConfig: described.config });
       host.dataset.computeMs = (performance.now() - t0).toFixed(1); // the forward (and, for big runs, the worker) alone
     } catch (err) {
       progress.stop();

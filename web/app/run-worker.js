@@ -1,15 +1,12 @@
 // A module Web Worker that runs large forward passes off the main thread with the same facade:
-// torch.manual_seed(seed), the constructor, then forward with tracing. The trace's Float32Arrays are
-// transferred back (no copy). Messages with a `kind` are the checkpoint panel's file work
-// (checkpoint-load.js), answered as {id, ok, ...result} or {id, ok: false, error}.
+// torch.manual_seed(seed), the constructor, then forward with tracing, as one lab.run (one call into
+// the core). The trace's Float32Arrays are transferred back (no copy). Messages with a `kind` are the
+// checkpoint panel's file work (checkpoint-load.js), answered as {id, ok, ...result} or
+// {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
 import { gpt2Plain, inputPlain, loadPlain } from "./checkpoint-load.js";
 
 const ready = loadAttentionLab();
-
-// The last module made, kept for the next run of the same setup when that run draws nothing from its
-// generator (eval mode, or dropout 0): then a fresh seed would give the very same module.
-let kept = null;
 
 const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, runGPT2: gpt2Plain };
 /** Work that can be cancelled, by request id. */
@@ -57,22 +54,9 @@ self.addEventListener("message", async (e) => {
   const { id, className, config, x, seed, training } = e.data;
   try {
     const lab = await ready;
-    const key = JSON.stringify([className, config, seed]);
-    const draws = training && Number(config.dropout) > 0;
-    let module;
-    let gen;
-    if (!draws && kept?.key === key) {
-      module = kept.module;
-    } else {
-      kept?.module.dispose();
-      kept = null;
-      gen = lab.manualSeed(seed);
-      module = lab.create(className, config, { generator: gen });
-      if (!draws) kept = { key, module };
-    }
-    const r = module.forward(x, { training, generator: gen, trace: true });
+    const r = lab.run(className, config, x, { seed, training, trace: true });  // one call into the core
     const buffers = new Set([r.output.data.buffer, ...r.trace.map((s) => s.data.buffer)]);
-    self.postMessage({ id, ok: true, output: r.output, trace: r.trace, warnings: r.warnings ?? [] }, [...buffers]);
+    self.postMessage({ id, ok: true, output: r.output, trace: r.trace, warnings: r.warnings }, [...buffers]);
   } catch (err) {
     self.postMessage({ id, ok: false, error: plainError(err) });
   }

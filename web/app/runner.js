@@ -1,21 +1,14 @@
 // Runs a traced forward pass: small ones at once on the main thread (book sizes take a few ms),
 // large ones in a module Web Worker (run-worker.js) so the page stays responsive; the trace comes
-// back as transferred Float32Arrays. The memory a run needs is estimated before it starts. The same
-// worker also reads GPT-2 checkpoints for the checkpoint panel (request(), checkpoint-load.js).
+// back as transferred Float32Arrays. Where a run goes follows the core's memory estimate of it (the
+// Setup of the edit). The same worker also reads GPT-2 checkpoints for the checkpoint panel
+// (request(), checkpoint-load.js).
 import { S } from "./strings.js";
 
 /** Runs that need more than this run in the worker. */
 const WORKER_BYTES = 8 * 1048576;
 /** The most the page lets one run hold (the module and every traced stage, as JS copies). */
 export const PAGE_BUDGET_BYTES = 1024 * 1048576;
-
-/**
- * Bytes a module plus a traced forward on `inputShape` needs: the core's own estimate (the one it
- * refuses runs by), through the library. `config` must be valid (describe(...).ok).
- */
-export function estimateBytes(lab, className, config, inputShape) {
-  return lab.estimateBytes(className, config, inputShape).bytes;
-}
 
 export class Runner {
   constructor(lab, workerUrl) {
@@ -42,13 +35,16 @@ export class Runner {
     return this.pending !== null;
   }
 
-  /** {className, config, x, seed, training} -> {output, trace}; AttentionError-like objects on failure. */
-  async run(job, fullConfig) {
-    const bytes = estimateBytes(this.lab, job.className, fullConfig, job.x.shape);
+  /**
+   * {className, config, x, seed, training} -> {output, trace, warnings}, by one lab.run (one call into
+   * the core) here or in the worker; AttentionError-like objects on failure. `bytes`: the Setup's
+   * memory estimate of this run (app.derived.memory), which picks where it runs; `fullConfig`: the
+   * Setup's config (defaults filled in), for the worker's warm-up after a big run.
+   */
+  async run(job, { bytes, fullConfig }) {
     if (!this.usesWorker(bytes)) {
-      const gen = this.lab.manualSeed(job.seed);
-      const module = this.lab.create(job.className, job.config, { generator: gen });
-      return module.forward(job.x, { training: job.training, generator: gen, trace: true });
+      const r = this.lab.run(job.className, job.config, job.x, { seed: job.seed, training: job.training, trace: true });
+      return { output: r.output, trace: r.trace, warnings: r.warnings };
     }
     const worker = this.ensureWorker();
     const id = this.nextId++;

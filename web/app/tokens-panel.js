@@ -63,7 +63,7 @@ export function setupTokensPanel(app) {
     const patch = {};
     if (s.source !== "custom" || !custom) {
       const w = words(s);
-      const texts = gridTexts(baseTokens(lab, s, app.derived.config.d_in));
+      const texts = gridTexts(app.tokensFor(app.derived.config.d_in));
       custom = { rows: texts.length, cols: texts[0].length, texts, words: w.slice() };
       Object.assign(patch, { tokens: w.join(" "), source: "custom" });
       // The grid is keyed on the source: keep this very input on screen while the reader types.
@@ -85,7 +85,7 @@ export function setupTokensPanel(app) {
     } else if (positiveInt(config.d_in) && w && w.length && seedValue(s) !== null
       && w.length <= GRID_MAX && config.d_in <= GRID_MAX && !(s.source === "book" && config.d_in !== 3)) {
       try {
-        texts = gridTexts(baseTokens(lab, s, config.d_in));
+        texts = gridTexts(app.tokensFor(config.d_in));  // the run's tokens, made once per change of them
       } catch {
         texts = null;
       }

@@ -312,6 +312,38 @@ export interface Description {
   class?: ClassFacts;
 }
 
+/**
+ * What a page shows before a run, from one call into the core (`lab.setup`): the same values as
+ * `check`, `describe` and `estimateBytes` on the same arguments, computed together (core/include/attention_lab/setup.hpp).
+ */
+export interface Setup {
+  className: string;
+  /** No error among the configuration's own diagnostics (= description.ok): the module can be built. */
+  ok: boolean;
+  /** = check(className, config, {inputShape, training}): the configuration's, then the input's and the mode's. */
+  diagnostics: Diagnostic[];
+  /** = describe(className, config): the configuration alone (its diagnostics have no input checks). */
+  description: Description;
+  /** = estimateBytes(className, config, inputShape, {trace}) when ok (the module alone without inputShape); null otherwise. */
+  memory: { bytes: number; budget: number } | null;
+}
+
+/** One seeded construction and one forward pass (`lab.run`): the module's facts and what it gave. */
+export interface RunResult {
+  className: ClassName;
+  /** Every slot with defaults filled in. */
+  config: Record<SlotName, number | boolean>;
+  pythonCall: string;
+  headDim: number;
+  outputWidth: number;
+  outputWidthRule: string;
+  output: Tensor;
+  /** Present unless `trace: false` was passed. */
+  trace?: Stage[];
+  /** Always an array: empty, or the "non_finite_stage" warning of ForwardResult.warnings. */
+  warnings: Diagnostic[];
+}
+
 /** A ready setup for a class: slot texts as typed, which tokens, batch size, and what to know about it. */
 export interface Preset {
   /** Stable id, e.g. "gpt2Small". */
@@ -602,6 +634,23 @@ export interface AttentionLab {
    */
   check(className: string, config: Config, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
   describe(className: string, config?: Config): Description;
+  /**
+   * check, describe and estimateBytes of one edit in one call into the core (see Setup): one validation
+   * of the configuration and one with the input. Never throws for a configuration's problems (they are
+   * diagnostics); throws AttentionError "bad_options" or "unreadable_argument" for options that cannot
+   * be read, and "tensor_shape" (slot "inputShape") when inputShape is not a list of sizes.
+   * `trace` (default true) counts the traced stages in memory.bytes.
+   */
+  setup(className: string, config: Config, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
+  /**
+   * torch.manual_seed(seed) (default 123), the constructor, then forward on x in training mode unless
+   * `training: false`, traced unless `trace: false`: one call into the core, nothing kept (dropout draws
+   * continue from the constructor's generator, as create + forward with one generator do).
+   * Throws AttentionError: seed; the configuration's first error (its code and slot, as create; call
+   * setup for every diagnostic); forward's input codes (tensor_shape, tensor_size, input_rank,
+   * input_empty, input_width, context_too_short, too_large, non_finite_input).
+   */
+  run(className: ClassName, config: Config, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
   /**
    * The core's facts about a class (slots, input axes, heads, presets, tolerance, python name, ...):
    * the same frozen object as `describe(className, config).class`, read without a call into the core.

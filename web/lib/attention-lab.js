@@ -538,6 +538,39 @@ class Lab {
     return { ...rest, ok: valid, ...(facts ? { class: facts } : {}) };
   }
 
+  /**
+   * Everything a page shows before a run, from one call into the core (one validation of the config,
+   * one with the input): {className, ok, diagnostics (= check with inputShape and training),
+   * description (= describe), memory (= estimateBytes with trace, or null when the config is not valid)}.
+   * Configuration problems are diagnostics; arguments that cannot be read throw AttentionError.
+   */
+  setup(className, config, options) {
+    const { inputShape, training, trace = true } = readOptions(options, "setup");
+    const name = plainString(className) ?? "";
+    const plain = plainConfig(config);
+    const shape = inputShape === undefined || inputShape === null ? null : plainShape(inputShape, "inputShape");
+    const r = unwrap(this._core.setup(name, plain, shape, typeof training === "boolean" ? training : null, Boolean(trace)));
+    const facts = this.#facts(className);
+    const description = { diagnostics: r.configDiagnostics, ...(r.description ?? {}), ok: r.valid, ...(facts ? { class: facts } : {}) };
+    return { className: r.className, ok: r.valid, diagnostics: r.diagnostics, description, memory: r.memory };
+  }
+
+  /**
+   * torch.manual_seed(seed), the constructor, then a forward pass on x (traced unless trace: false),
+   * all in one call into the core: {className, config, pythonCall, headDim, outputWidth,
+   * outputWidthRule, output, trace?, warnings}. No module is kept (lab.create for one to keep).
+   */
+  run(className, config, x, options) {
+    const { seed = 123, training = true, trace = true } = readOptions(options, "run");
+    if (typeof seed !== "number" || !Number.isSafeInteger(seed)) {
+      throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
+    }
+    const input = toTensor(x, "x");
+    const r = unwrap(this._core.runModule(plainString(className) ?? "", plainConfig(config), input, seed, Boolean(training), Boolean(trace)));
+    const { ok: _ok, ...result } = r;
+    return result;
+  }
+
   manualSeed(seed) {
     if (typeof seed !== "number" || !Number.isInteger(seed) || !Number.isSafeInteger(seed)) {
       throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });

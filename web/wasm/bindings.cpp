@@ -19,6 +19,7 @@
 #include "attention_lab/gpt2.hpp"
 #include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/modules.hpp"
+#include "attention_lab/setup.hpp"
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
 
@@ -1104,4 +1105,106 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("gpt2Final", &gpt2_final_js);
   emscripten::function("gpt2Logits", &gpt2_logits_js);
   emscripten::function("gpt2Finish", &gpt2_finish_js);
+}
+
+// ---- setup and run: what a page needs per edit, and a run, each in one call (setup.hpp) ----------
+
+namespace {
+
+val description_to_js(const Description& d) {
+  val out = val::object();
+  out.set("config", config_to_js(d.config.slots()));
+  out.set("headDim", static_cast<double>(d.head_dim));
+  out.set("outputWidth", static_cast<double>(d.output_width));
+  out.set("outputWidthRule", d.output_width_rule);
+  out.set("pythonCall", d.python_call);
+  val params = val::array();
+  for (const auto& p : d.parameters) {
+    val o = val::object();
+    o.set("name", p.name);
+    o.set("shape", shape_to_js(p.shape));
+    o.set("count", static_cast<double>(numel_of(p.shape)));
+    params.call<void>("push", o);
+  }
+  out.set("parameters", params);
+  out.set("parameterCount", static_cast<double>(d.parameter_count));
+  out.set("keyValueHeads", static_cast<double>(d.key_value_heads));
+  out.set("kvCacheBytesPerToken", d.kv_cache_bytes_per_token);
+  out.set("kvCacheBytesPerTokenMha", d.kv_cache_bytes_per_token_mha);
+  out.set("slidingWindowSize", d.sliding_window_size > 0 ? val(static_cast<double>(d.sliding_window_size)) : val::null());
+  out.set("maskBytes", d.mask_bytes);
+  return out;
+}
+
+/// {ok, className, valid, configDiagnostics, diagnostics, description | null, memory: {bytes, budget} | null}
+val setup_js(const std::string& class_name, const val& config, const val& input_shape, const val& training, bool trace) {
+  return guarded([&] {
+    SetupOptions opts;
+    if (training.isTrue() || training.isFalse()) opts.training = training.isTrue();
+    if (!input_shape.isNull() && !input_shape.isUndefined()) opts.input_shape = shape_from_js(input_shape, "inputShape");
+    opts.trace = trace;
+    const Setup s = make_setup(class_name, config_from_js(config), opts);
+    val out = ok();
+    out.set("className", s.class_name);
+    out.set("valid", s.valid);
+    out.set("configDiagnostics", diagnostics_to_js(s.config_diagnostics));
+    out.set("diagnostics", diagnostics_to_js(s.diagnostics));
+    out.set("description", s.description ? description_to_js(*s.description) : val::null());
+    if (s.memory) {
+      val memory = val::object();
+      memory.set("bytes", s.memory->bytes);
+      memory.set("budget", s.memory->budget);
+      out.set("memory", memory);
+    } else {
+      out.set("memory", val::null());
+    }
+    return out;
+  });
+}
+
+val stages_to_js(const std::vector<Stage>& trace) {
+  val stages = val::array();
+  for (const auto& s : trace) {
+    val o = tensor_to_js(s.tensor);
+    o.set("id", s.id);
+    o.set("title", s.title);
+    o.set("formula", s.formula);
+    o.set("axes", array_of_strings(s.axes));
+    o.set("summary", summary_to_js(s.summary));
+    val slices = val::array();
+    for (const auto& slice : s.slice_summaries) slices.call<void>("push", summary_to_js(slice));
+    o.set("sliceSummaries", slices);
+    stages.call<void>("push", o);
+  }
+  return stages;
+}
+
+/// manual_seed + constructor + forward: {ok, className, config, pythonCall, headDim, outputWidth, outputWidthRule, output, trace?, warnings}
+val run_module_js(const std::string& class_name, const val& config, const val& x, double seed, bool training, bool want_trace) {
+  return guarded([&] {
+    const Tensor input = tensor_from_js(x, "x");
+    RunOptions opts;
+    opts.seed = seed_from_js(seed);
+    opts.training = training;
+    opts.trace = want_trace;
+    const RunResult r = run_module(class_name, config_from_js(config), input, opts);
+    val out = ok();
+    out.set("className", r.config.class_name());
+    out.set("config", config_to_js(r.config.slots()));
+    out.set("pythonCall", r.config.python_call());
+    out.set("headDim", static_cast<double>(r.config.head_dim()));
+    out.set("outputWidth", static_cast<double>(r.config.output_width()));
+    out.set("outputWidthRule", r.config.output_width_rule());
+    out.set("output", tensor_to_js(r.output));
+    if (want_trace) out.set("trace", stages_to_js(r.trace));
+    out.set("warnings", diagnostics_to_js(r.warnings));
+    return out;
+  });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attention_lab_setup) {
+  emscripten::function("setup", &setup_js);
+  emscripten::function("runModule", &run_module_js);
 }

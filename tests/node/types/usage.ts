@@ -10,6 +10,12 @@ async function main(): Promise<void> {
   const diags: Diagnostic[] = lab.check(parsed.className, parsed.config, { inputShape: [1, 6, 768] });
   const d = lab.describe("MultiHeadAttention", parsed.config);
   const count: number | undefined = d.parameterCount;
+  const setup = lab.setup("MultiHeadAttention", parsed.config, { inputShape: [1, 6, 768], training: false, trace: true });
+  const setupBytes: number | undefined = setup.memory?.bytes;
+  const setupDiags: Diagnostic[] = setup.ok ? setup.diagnostics : setup.description.diagnostics;
+  const ran = lab.run("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }, { shape: [1, 6, 3], data: new Float32Array(18) }, { seed: 123, training: false });
+  const ranStages: Stage[] = ran.trace ?? [];
+  const ranWidth: number = ran.outputWidth + ran.output.shape[2] + ran.warnings.length;
   const heads: "single" | "modules" | "fused" | undefined = lab.classFacts("GroupedQueryAttention")?.heads;
   const gpt2 = await lab.loadGPT2(new ArrayBuffer(8), { num_heads: 2 });
   const run = await gpt2.run([464, 3139], { onProgress: (p) => p.done / p.total, signal: new AbortController().signal });
