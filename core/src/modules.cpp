@@ -309,6 +309,11 @@ std::string fmt(double v, int precision = 4) { return format_g(v, precision); }
 }  // namespace
 
 void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what, double memory_budget_bytes, bool trace) {
+  check_input(plan_forward(c), x, what, memory_budget_bytes, trace);
+}
+
+void check_input(const ForwardPlan& plan, const Tensor& x, const std::string& what, double memory_budget_bytes, bool trace) {
+  const ModuleConfig& c = plan.config;
   // The data must fit the shape before the shape means anything (a shape whose product overflows
   // 64 bits fits no data).
   for (int64_t d : x.shape) {
@@ -324,7 +329,7 @@ void check_input(const ModuleConfig& c, const Tensor& x, const std::string& what
   for (const auto& d : input_problems) {
     if (d.severity == Severity::Error) throw AttentionError(d.code, d.slots.empty() ? what : d.slots.front(), d.message, d.hint);
   }
-  const double bytes = plan_bytes(plan_forward(c), x.shape, trace);
+  const double bytes = plan_bytes(plan, x.shape, trace);
   if (bytes > memory_budget_bytes) {
     if (!trace)
       throw AttentionError("too_large", what,
@@ -426,7 +431,7 @@ Diagnostic AttentionModule::non_finite_warning(const Tensor& x, const ForwardOpt
 Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& options) const {
   const ForwardPlan& p = plan_;
   const ModuleConfig& c = p.config;
-  check_input(c, x, "x", options.memory_budget_bytes, options.trace != nullptr);
+  check_input(p, x, "x", options.memory_budget_bytes, options.trace != nullptr);
   const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
   if (apply_dropout && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");

@@ -67,6 +67,8 @@ struct ForwardOptions {
 /// traced when `trace`, over `memory_budget_bytes`: plan_bytes), non_finite_input. Throws
 /// AttentionError whose slot is `what` (input_width: "d_in", context_too_short: "context_length").
 void check_input(const ModuleConfig& config, const Tensor& x, const std::string& what = "x", double memory_budget_bytes = kDefaultMemoryBudgetBytes, bool trace = true);
+/// The same with the config's plan already made (a module's own: no second plan_forward).
+void check_input(const ForwardPlan& plan, const Tensor& x, const std::string& what, double memory_budget_bytes, bool trace);
 
 class AttentionModule {
  public:
