@@ -10,7 +10,7 @@ const QUERIES = {
   SelfAttention_v1: /^queries = x @ W_query$/,
   MultiHeadAttentionWrapper: /heads\[h\]\.W_query\(x\)/,
   MultiHeadAttention: /W_query\(x\)\)\.view\(b, num_tokens, num_heads, head_dim\)/,
-  MultiHeadAttentionCombinedQKV: /qkv\(x\)\.view\(b, num_tokens, 3, num_heads, head_dim\)\.permute\(2, 0, 3, 1, 4\)\[0\]  \(rows 0:4 of qkv\.weight\)/,
+  MultiHeadAttentionCombinedQKV: /qkv\(x\)\.view\(b, num_tokens, 3, num_heads, head_dim\)\.permute\(2, 0, 3, 1, 4\)\[0\] {2}\(rows 0:4 of qkv\.weight\)/,
   MHAEinsum: /torch\.einsum\("bnd,di->bni", x, W_query\)/,
   MHAPyTorchClass: /rows 0:4 of multihead_attn\.in_proj_weight/,
   PyTorchMultiHeadAttention: /qkv\(x\)\.view/,
