@@ -25,8 +25,11 @@ async function load(page, file, { layer = "0", heads = "" } = {}) {
   await page.getByTestId("ckpt-file").setInputFiles(fixture(file));
 }
 
-/** Types token ids and runs the loaded layer; resolves when its output card is on screen. */
-async function runIds(page, ids) {
+/**
+ * Types token ids and runs the loaded layer; resolves when its output card is on screen (waiting up to
+ * `timeout`: a waiting time, not an assertion; the million-key file's layer input takes long on a busy machine).
+ */
+async function runIds(page, ids, timeout = 30_000) {
   await page.getByTestId("ckpt-kind-ids").check();
   await page.getByTestId("ckpt-ids").fill(ids);
   const runs = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
@@ -34,7 +37,7 @@ async function runIds(page, ids) {
   await page.waitForFunction((n) => {
     const panel = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]");
     return Number(panel.dataset.runs ?? 0) > n;
-  }, runs);
+  }, runs, { timeout });
   return page.getByTestId("ckpt-stage-cards");
 }
 
@@ -353,7 +356,7 @@ describe("GPT-2 checkpoints", () => {
         "h.0.attn.c_attn.weight", "h.0.attn.c_attn.bias", "h.0.attn.c_proj.weight", "h.0.attn.c_proj.bias",
       ]);
       // The layer's input parses the header again, also in the worker; the layer runs on it.
-      const cards = await runIds(page, "1, 2, 3");
+      const cards = await runIds(page, "1, 2, 3", 240_000);
       assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 3, 4\)/);
       const beat = await page.evaluate(() => { window.heartbeat.on = false; return window.heartbeat; });
       // The main thread went on running timers while the worker parsed (how long its longest stall
