@@ -1,17 +1,25 @@
-// Running the forward pass: every stage card with named axes, the book's numbers, row sums,
-// masked scores, and a GPT-2-size run that stays responsive.
+// The run panel and its trace: every stage card with named axes, the book's numbers, row sums,
+// masked scores, per-head facts (group maps, windows), shared heatmap scales and the stage where
+// numbers went bad; after an edit, a cheap run follows by itself and any other leaves a stale banner
+// with its own Run; a GPT-2-size run that stays responsive.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, finish, launchLab, openPage, rowCells, runPreset } from "./helpers.mjs";
+import { afterRun, finish, launchLab, openPage, pasteCall, rowCells, runPreset, SCREENSHOT_DIR, screenshotDir } from "./helpers.mjs";
 
 const MHA_STAGES = [
   "input", "queries", "keys", "values", "attn_scores", "mask", "attn_scores_masked",
   "attn_weights", "attn_weights_dropout", "context_vec", "heads_concat", "out_proj", "output",
 ];
 
+const runs = (page) => page.evaluate(() => Number(document.querySelector("attention-lab").dataset.runs ?? 0));
+const waitRuns = (page, n) => page.waitForFunction((k) => Number(document.querySelector("attention-lab").dataset.runs ?? 0) >= k, n, { timeout: 60_000 });
+
 describe("trace", () => {
   let lab;
-  before(async () => { lab = await launchLab(); });
+  before(async () => {
+    lab = await launchLab();
+    await screenshotDir();
+  });
   after(async () => { await lab?.close(); });
 
   test("the book preset shows every stage and the book's first output row", async () => {
@@ -108,4 +116,135 @@ describe("trace", () => {
     assert.ok(Date.now() - t0 < 2_000);
     await finish(page);
   });
+
+  test("GroupedQueryAttention's keys stage says which query heads share which key/value head, and the facts what the cache saves", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "gqaToy");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "GroupedQueryAttention(3, 4, 0.0, 4, 2)");
+    const keys = page.locator("[data-stage=keys]");
+    assert.match(await keys.getByTestId("stage-shape").textContent(), /\(b=2, num_kv_groups=2, num_tokens=6, head_dim=1\)/);
+    const map = keys.getByTestId("group-map");
+    assert.deepEqual(await map.locator("li").allTextContents(), ["k/v 0 → query heads 0–1", "k/v 1 → query heads 2–3"]);
+    assert.match(await page.locator("[data-stage=attn_scores] h3").textContent(), /query head h uses key head h \/\/ 2/);
+    assert.match(await page.getByTestId("kv-cache").textContent(), /2 key\/value heads of 1.*2× less than MultiHeadAttention of this width/);
+    await keys.screenshot({ path: `${SCREENSHOT_DIR}/gqa-keys-group-map.png` });
+    await finish(page);
+  });
+
+  test("MultiHeadAttentionWithSWA's mask stage says its window", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "swaToy");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3)");
+    const mask = page.locator("[data-stage=mask]");
+    assert.match(await mask.locator("h3").textContent(), /Sliding-window causal mask: each query sees itself and at most 2 keys before it/);
+    await mask.screenshot({ path: `${SCREENSHOT_DIR}/swa-mask.png` });
+    await finish(page);
+  });
+
+  test("counts have thousands separators; every heatmap of a stage shares one colour scale, and the card says so", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttention(8, 8, 1024, 0.0, 2)");
+    await page.getByTestId("source-random").check();
+    await page.getByTestId("count").fill("1024");
+    await page.getByTestId("batch").selectOption("1");
+    // Whether it runs by itself depends on the core's estimate; either way it runs once asked.
+    const ranOrWaits = () => page.waitForFunction(() => {
+      const root = document.querySelector("attention-lab").shadowRoot;
+      return root.getElementById("trace-status").textContent.includes("1,024 random tokens") || !root.getElementById("stale-banner").hidden;
+    }, null, { timeout: 120_000 });
+    await ranOrWaits();
+    if (await page.getByTestId("stale-run").isVisible()) await afterRun(page, () => page.getByTestId("stale-run").click(), "attention-lab", 120_000);
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.getElementById("trace-status").textContent.includes("1,024 random tokens"), null, { timeout: 120_000 });
+    const masked = page.locator("[data-stage=attn_scores_masked]");
+    assert.match(await masked.textContent(), /523,776 of the 1,048,576 scores in each query × key slice set to −inf \(1,047,552 in all\)/);
+    assert.match(await page.getByTestId("mask-bytes").textContent(), /1,024 × 1,024 float32/);
+    // The book's example: two heads, two batch items, one scale for all four heatmaps of attn_scores.
+    const book = await openPage(lab);
+    const scores = book.locator("[data-stage=attn_scores]");
+    assert.match(await scores.getByTestId("heatmap-scale-note").textContent(), /Every heatmap of this stage uses one colour scale, from [−-]?\d/);
+    // A table that fits does not claim to scroll.
+    const narrow = book.locator("[data-stage=queries] .grid-scroll").first();
+    assert.equal(await narrow.getAttribute("data-scrolls"), "false");
+    assert.equal(await narrow.getByTestId("scroll-cue").isVisible(), false);
+    const legends = await book.locator("[data-stage=attn_scores] .heatmap-legend").evaluateAll((ls) => ls.map((l) => l.textContent));
+    assert.ok(legends.length >= 2, `${legends.length} heatmaps`);
+    assert.equal(new Set(legends).size, 1, legends.join(" | "));
+    await scores.screenshot({ path: `${SCREENSHOT_DIR}/heatmap-shared-scale.png` });
+    await finish(book);
+    await finish(page);
+  });
+
+  test("finite tokens that overflow float32: the stage where numbers went bad says so, and only that stage", async () => {
+    // the book's six tokens scaled by 1e20: finite inputs, but their scores overflow to inf
+    const rows = ["0.43,0.15,0.89", "0.55,0.87,0.66", "0.57,0.85,0.64", "0.22,0.58,0.33", "0.77,0.25,0.10", "0.05,0.80,0.55"];
+    const x = rows.map((r) => r.split(",").map((v) => `${v}e20`).join(",")).join(";");
+    const page = await openPage(lab, `?class=MultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2&x=${encodeURIComponent(x)}`);
+    assert.equal(await page.getByTestId("source-custom").isChecked(), true);
+    await afterRun(page, () => page.getByTestId("run").click());
+    const warnings = page.getByTestId("stage-warning");
+    assert.equal(await warnings.count(), 1);
+    assert.equal(await page.locator("[data-stage=attn_scores]").getByTestId("stage-warning").count(), 1);
+    assert.match(await warnings.textContent(), /Numbers went bad here: attn_scores is the first stage to turn non-finite from finite inputs: inf at b 0/);
+    await page.locator("[data-stage=attn_scores]").screenshot({ path: `${SCREENSHOT_DIR}/non-finite-stage.png` });
+    await finish(page);
+  });
 });
+
+describe("trace after an edit", () => {
+  let lab;
+  before(async () => {
+    lab = await launchLab();
+    await screenshotDir();
+  });
+  after(async () => { await lab?.close(); });
+
+  test("an edit re-runs a cheap setup by itself: the stage cards follow without pressing Run", async () => {
+    const page = await openPage(lab);
+    const first = await runs(page);
+    assert.ok(first >= 1, "the book's setup ran on load");
+    await page.getByTestId("slot-d_out").fill("4");
+    await waitRuns(page, first + 1);
+    await page.waitForFunction(() => !document.querySelector("attention-lab").shadowRoot.querySelector("[data-stage=output] [data-testid=output-summary]")?.textContent.includes("(2, 6, 2)"));
+    assert.match(await page.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(2, 6, 4\)/);
+    assert.equal(await page.getByTestId("stale-banner").isVisible(), false);
+    assert.equal(await page.locator("#stage-cards.stale").count(), 0);
+    // Typing several characters runs once, after the pause, not once per key.
+    const before = await runs(page);
+    await page.getByTestId("slot-d_in").pressSequentially("33", { delay: 20 }); // d_in = 333
+    await page.getByTestId("stale-banner").waitFor();
+    await page.waitForTimeout(600); // longer than the re-run pause
+    // d_in = 333 does not fit the book's 3-d tokens: the run is blocked, so the banner says why, and the cards stay marked stale.
+    assert.equal(await runs(page), before);
+    assert.equal(await page.getByTestId("stale-banner").isVisible(), true);
+    assert.match(await page.getByTestId("stale-banner").textContent(), /cannot run yet: the book’s tokens need d_in = 3/);
+    assert.equal(await page.getByTestId("stale-run").isDisabled(), true);
+    await finish(page);
+  });
+
+  test("a run that is not cheap is not started by an edit: a stale banner at the top of the results has its own Run", async () => {
+    const page = await openPage(lab);
+    // 8-wide, 8 heads, 1024 tokens: over 64 MiB traced (the core's estimate), though quick to compute.
+    await pasteCall(page, "MultiHeadAttention(8, 8, 1024, 0.0, 8)");
+    await page.getByTestId("source-random").check();
+    await page.getByTestId("count").fill("1024");
+    await page.getByTestId("batch").selectOption("1");
+    const banner = page.getByTestId("stale-banner");
+    await banner.waitFor();
+    assert.match(await banner.textContent(), /The setup has changed since these results were made/);
+    assert.equal(await page.getByTestId("stale-run").isEnabled(), true);
+    // At the top of the results: inside the trace panel, before the status line and the cards.
+    const order = await page.evaluate(() => {
+      const trace = document.querySelector("attention-lab").shadowRoot.getElementById("trace");
+      return [...trace.children].map((n) => n.id).filter(Boolean);
+    });
+    assert.deepEqual(order.slice(0, 3), ["trace-heading", "stale-banner", "trace-status"]);
+    // The banner stays in view while the reader scrolls through the old cards.
+    assert.equal(await banner.evaluate((n) => getComputedStyle(n).position), "sticky");
+    await banner.screenshot({ path: `${SCREENSHOT_DIR}/stale-banner.png` });
+    await afterRun(page, () => page.getByTestId("stale-run").click(), "attention-lab", 120_000);
+    assert.equal(await banner.isVisible(), false);
+    assert.match(await page.getByTestId("trace-status").textContent(), /MultiHeadAttention\(8, 8, 1024, 0\.0, 8\) on 1,024 random tokens/);
+    await finish(page);
+  });
+});
+
