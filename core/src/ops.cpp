@@ -16,6 +16,16 @@ using Map = Eigen::Map<RowMatrix>;
 using ConstVector = Eigen::Map<const Eigen::RowVectorXf>;
 }  // namespace
 
+Kernel active_kernel() {
+#if ATTENTION_LAB_SIMD_KERNEL
+  return Kernel::Simd;
+#else
+  return Kernel::Eigen;
+#endif
+}
+
+const char* kernel_name(Kernel kernel) { return kernel == Kernel::Simd ? "simd_gemm" : "Eigen"; }
+
 void linear(const float* x, int64_t rows, int64_t in, const float* weight, const float* bias, int64_t out, float* y) {
 #if ATTENTION_LAB_SIMD_KERNEL
   gemm(x, rows, in, pack_b(weight, in, out, true), bias, y);  // (rows, out)

@@ -4,11 +4,34 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
+import { loadAttentionLab } from "../../web/lib/attention-lab.js";
 import { finish, launchLab, openPage, runPreset } from "./helpers.mjs";
 
 /** Fails unless `code` parses as Python (python3's ast; no torch needed). */
 function assertPython(code) {
   execFileSync("python3", ["-c", "import ast, sys; ast.parse(sys.stdin.read())"], { input: code });
+}
+
+/** A minimal .npy (format 1.0/2.0) reader: {descr, fortranOrder, shape, data: Float32Array}. */
+function readNpy(bytes) {
+  const magic = String.fromCharCode(...bytes.subarray(1, 6));
+  assert.equal(bytes[0], 0x93);
+  assert.equal(magic, "NUMPY");
+  const major = bytes[6];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
+  const start = major === 1 ? 10 : 12;
+  const header = new TextDecoder("latin1").decode(bytes.subarray(start, start + headerLength));
+  assert.equal((start + headerLength) % 64, 0, "numpy aligns the data to 64 bytes");
+  assert.ok(header.endsWith("\n"));
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  const fortranOrder = /'fortran_order':\s*(True|False)/.exec(header)[1] === "True";
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(",").map((s) => s.trim()).filter(Boolean).map(Number);
+  const count = shape.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(count);
+  const body = new DataView(bytes.buffer, bytes.byteOffset + start + headerLength, count * 4);
+  for (let i = 0; i < count; i++) data[i] = body.getFloat32(i * 4, true);
+  return { descr, fortranOrder, shape, data };
 }
 
 describe("code view", () => {
@@ -81,6 +104,31 @@ describe("export", () => {
     assert.equal(lines[0], "b,num_heads,query,key=0,key=1,key=2,key=3,key=4,key=5");
     assert.equal(lines.length, 1 + 2 * 2 * 6);
     assert.match(lines[1], /^0,0,0,[-0-9.e]+,-inf,-inf,-inf,-inf,-inf$/);
+    await finish(page);
+  });
+
+  test("attn_weights exported as .npy loads with the right shape and values", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "bookToy");
+    const card = page.locator("[data-stage=attn_weights]");
+    const [download] = await Promise.all([page.waitForEvent("download"), card.getByTestId("export-npy").last().click()]);
+    assert.equal(download.suggestedFilename(), "attn_weights.npy");
+    const npy = readNpy(new Uint8Array(await readFile(await download.path())));
+    assert.equal(npy.descr, "<f4");
+    assert.equal(npy.fortranOrder, false);
+    assert.deepEqual(npy.shape, [2, 2, 6, 6]);
+    // The same values as the library computes for MultiHeadAttention(3, 2, 6, 0.0, 2), seed 123, book tokens stacked twice.
+    const core = await loadAttentionLab();
+    const gen = core.manualSeed(123);
+    const mha = core.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }, { generator: gen });
+    const x = core.bookTokens();
+    const { trace } = mha.forward({ shape: [2, 6, 3], data: new Float32Array([...x.data, ...x.data]) }, { trace: true, generator: gen });
+    const expected = trace.find((s) => s.id === "attn_weights");
+    assert.deepEqual(Array.from(npy.data), Array.from(expected.data), "bit for bit");
+    // And as the grid on screen reads them: row "journey" of head 0.
+    const shown = Number(await card.getByTestId("grid").first().locator("tbody tr").nth(1).locator("td").first().textContent());
+    assert.ok(Math.abs(shown - npy.data[6]) <= 5e-5, `grid shows ${shown}, file holds ${npy.data[6]}`);
+    assert.equal(npy.data[2], 0, "masked weights are exactly 0");
     await finish(page);
   });
 

@@ -1,4 +1,4 @@
-// Issue 12: dist/ (written by npm run build) is a static site. Served by a plain static file server
+// dist/ (written by npm run build) is a static site. Served by a plain static file server
 // (sirv, no headers of ours) under a sub-path, as a static host would, the page and the embed example
 // load, run the book's setup, and ask for nothing outside dist/.
 import assert from "node:assert/strict";

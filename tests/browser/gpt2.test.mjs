@@ -1,4 +1,4 @@
-// Issue 11 on the page: a whole GPT-2 file chosen in the checkpoint panel runs every block in the
+// The GPT-2 panel's whole model: a whole GPT-2 file chosen in the checkpoint panel runs every block in the
 // worker (progress per block), then shows every layer x head pattern, a head view, the five most likely
 // next tokens, and traces a picked layer with its real input. The file is tests/fixtures/gpt2's tiny
 // model (width 8, 2 heads, 2 layers, GPT-2's 50,257 tokens), rebuilt from its seed; every number is

@@ -1,5 +1,7 @@
 // Screenshots at desktop (1280x800) and phone (390x844) sizes, saved to test-output/screenshots/
-// for a human look, with checks that nothing spills out of the page, overlaps or is clipped.
+// for a human look, with checks that nothing spills out of the page, overlaps or is clipped; at phone
+// size, wide tables keep their first column in view and say they scroll, and code breaks only between
+// tokens.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -139,4 +141,63 @@ describe("layout", () => {
       await finish(page);
     });
   }
+
+  test("at 390x844 the first column of a table stays in view, a cue says the table scrolls, and code breaks between tokens", async () => {
+    const page = await openPage(lab, "", { viewport: { width: 390, height: 844 } });
+    await runPreset(page, "gpt2Small");
+    const scroller = page.locator("[data-stage=queries] .grid-scroll").first();
+    await scroller.scrollIntoViewIfNeeded();
+    assert.equal(await scroller.getAttribute("data-scrolls"), "true");
+    const cue = scroller.locator("xpath=..").getByTestId("scroll-cue");
+    assert.equal(await cue.isVisible(), true);
+    assert.match(await cue.textContent(), /scroll/i);
+    const rowHead = scroller.locator("tbody th").first();
+    const left0 = (await rowHead.boundingBox()).x;
+    await scroller.evaluate((n) => { n.scrollLeft = 400; });
+    await page.waitForFunction((n) => n.scrollLeft > 0, await scroller.elementHandle());
+    const left1 = (await rowHead.boundingBox()).x;
+    assert.ok(Math.abs(left1 - left0) < 1, `the row label stayed at ${left0}, not ${left1}`);
+    await page.screenshot({ path: path.join(await screenshotDir(), "phone-table-scrolled.png") });
+    // Code: every name and number (torch.manual_seed, MultiHeadAttentionWrapper, 0.0) of the code view, the
+    // keyword form, the formulas and PyTorch's lines sits on one line; lines break only between tokens.
+    const broken = [];
+    let widest = 0;
+    const calls = [
+      "MultiHeadAttentionWrapper(768, 768, 1024, 0.0, 12, qkv_bias=True)",
+      "GroupedQueryAttention(d_in=768, d_out=768, dropout=0.0, num_heads=12, num_kv_groups=4, qkv_bias=True)",
+      "MultiHeadAttentionWithSWA(768, 768, 0.0, 12, qkv_bias=True, sliding_window_size=1024)",
+      "GroupedQueryAttention(768, 768, 1024, 0.0, 12)",
+      "MultiHeadAttention(768, 768, 1024, 0.5, 7)",
+    ];
+    for (const call of calls) {
+      await pasteCall(page, call);
+      const found = await page.evaluate(() => {
+        const root = document.querySelector("attention-lab").shadowRoot;
+        const nodes = [root.getElementById("code-view"), root.getElementById("keyword-call"), ...root.querySelectorAll(".stage-formula code, .diag-pytorch code, .named-value, .converter-calls code")];
+        const out = [];
+        for (const node of nodes) {
+          const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+          for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+            for (const m of t.data.matchAll(/[\w.]+/g)) {
+              const range = document.createRange();
+              range.setStart(t, m.index);
+              range.setEnd(t, m.index + m[0].length);
+              const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+              if (tops.size > 1) out.push(m[0]);
+            }
+          }
+        }
+        const pre = root.getElementById("code-view").parentElement;
+        return { out, width: document.documentElement.scrollWidth, codeScrolls: pre.scrollWidth > pre.clientWidth + 1 };
+      });
+      broken.push(...found.out.map((w) => `${call}: ${w}`));
+      widest = Math.max(widest, found.width);
+      // The code view wraps its long lines at token boundaries instead of hiding them past the edge.
+      assert.equal(found.codeScrolls, false, `${call}: the code view scrolls sideways`);
+    }
+    const split = { broken, scrollWidth: widest };
+    assert.deepEqual(split.broken, []);
+    assert.ok(split.scrollWidth <= 390, `the page is ${split.scrollWidth} px wide`);
+    await finish(page);
+  });
 });

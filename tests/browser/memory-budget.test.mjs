@@ -1,8 +1,9 @@
-// Issue 5, acceptance 2: a setup far over the memory budget is refused before anything is allocated,
-// with the bytes it would need, and the next valid call on the same page works.
+// The memory budget on the page: a setup far over the core's budget, or a run over the page's own,
+// is refused before anything is allocated, with the bytes it would need, and the next valid call on
+// the same page works.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
+import { afterRun, finish, launchLab, openPage, pasteCall, runPreset } from "./helpers.mjs";
 
 describe("memory budget", () => {
   let lab;
@@ -23,6 +24,18 @@ describe("memory budget", () => {
     await afterRun(page, () => page.getByTestId("run").click());
     const output = page.locator('[data-stage="output"]').first();
     assert.match(await output.textContent(), /\(2, 6, 2\)/);
+    await finish(page);
+  });
+
+  test("a run over the page's memory budget is refused before it starts", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "gpt2XL");
+    await page.getByTestId("fill-context").click();
+    await page.getByTestId("batch").selectOption("4");
+    const diag = page.getByTestId("token-diagnostics").locator("[data-code=page_memory], [data-code=too_large]").first();
+    assert.match(await diag.textContent(), /MiB/);
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    assert.match(await page.getByTestId("run-reason").textContent(), /memory/);
     await finish(page);
   });
 });

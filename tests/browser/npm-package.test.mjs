@@ -1,4 +1,4 @@
-// Issue 12: the npm tarball in a page. `npm pack`, installed offline into an empty folder, then that
+// The npm tarball in a page. `npm pack`, installed offline into an empty folder, then that
 // folder served by a plain static server: a page that imports the library through an import map (the
 // way a site without a bundler uses an npm package) runs GPT-2 small's attention and gets the same
 // numbers as Node does from this checkout.

@@ -54,9 +54,22 @@ describe("security", () => {
     const evil = "<img src=x onerror=alert(1)>";
     const q = new URLSearchParams({ class: "MultiHeadAttention", d_in: evil, d_out: evil, context_length: "6", dropout: "0", num_heads: evil, seed: evil, tokens: `<script>alert(2)</script> ${evil}` });
     const dialogs = [];
-    const opened = await openPage(lab, `?${q}`);
+    // Every alert, confirm or prompt is recorded from before the page's first script, so "none opened"
+    // is a fact about the whole load rather than about a wait afterwards.
+    const opened = await openPage(lab, `?${q}`, {
+      init: () => {
+        window.__dialogs = [];
+        for (const name of ["alert", "confirm", "prompt"]) {
+          const original = window[name];
+          window[name] = function (...args) {
+            window.__dialogs.push(`${name}(${args.join(", ")})`);
+            return original.apply(this, args);
+          };
+        }
+      },
+    });
     opened.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
-    await opened.waitForTimeout(300);
+    assert.deepEqual(await opened.evaluate(() => window.__dialogs), []);
     assert.deepEqual(dialogs, []);
     assert.equal(await opened.locator("attention-lab").evaluate((el) => el.shadowRoot.querySelectorAll("img, script").length), 0);
     assert.equal(await opened.getByTestId("slot-d_in").inputValue(), evil);
@@ -71,6 +84,7 @@ describe("security", () => {
     await opened.locator("[data-stage=output]").waitFor();
     assert.equal(await opened.locator("[data-stage=input]").getByTestId("grid").first().locator("tbody th").first().textContent(), "<script>alert(2)</script>");
     assert.equal(await opened.locator("attention-lab").evaluate((el) => el.shadowRoot.querySelectorAll("img, script").length), 0);
+    assert.deepEqual(await opened.evaluate(() => window.__dialogs), []);
     assert.deepEqual(dialogs, []);
     await finish(opened);
   });

@@ -1,8 +1,9 @@
-// The setup panel: slots restored from the URL, the call box naming every value, the derived
-// sizes, and diagnostics shown beside the slot they name without losing what the reader typed.
+// The setup panel: slots restored from the URL, the call box naming every value, the presets and
+// their notes, the derived sizes, and diagnostics (with the fixes the core offers) shown beside the
+// slot they name without losing what the reader typed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, currentUrl, finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
+import { afterRun, currentUrl, finish, launchLab, openPage, pasteCall, runPreset } from "./helpers.mjs";
 
 const GPT2_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123";
 
@@ -93,6 +94,121 @@ describe("setup", () => {
     await finish(page);
   });
 
+  test("pasting MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2) names each value, shows width 2 with its rule, and runs to (2, 6, 2)", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)");
+    const named = await page.getByTestId("named-values").locator("li").evaluateAll((lis) =>
+      lis.map((li) => [li.dataset.name, li.dataset.position, li.querySelector(".named-value").textContent, li.dataset.source]));
+    assert.deepEqual(named, [
+      ["d_in", "1", "3", "positional"],
+      ["d_out", "2", "1", "positional"],
+      ["context_length", "3", "6", "positional"],
+      ["dropout", "4", "0.0", "positional"],
+      ["num_heads", "5", "2", "positional"],
+      ["qkv_bias", "6", "False", "default"],
+    ]);
+    assert.equal((await page.getByTestId("output-width").textContent()).trim(), "2");
+    assert.equal(await page.getByTestId("output-width-rule").textContent(), "num_heads x d_out = 2 x 1 = 2");
+    assert.equal(await page.getByTestId("batch").inputValue(), "2", "the book's two stacked copies");
+    await afterRun(page, () => page.getByTestId("run").click());
+    const summary = await page.locator("[data-stage=output]").getByTestId("output-summary").textContent();
+    assert.match(summary, /^Output: \(2, 6, 2\) — width 2: num_heads x d_out = 2 x 1 = 2/);
+    assert.match(await page.locator("[data-stage=output]").getByTestId("stage-shape").textContent(), /\(b=2, num_tokens=6, num_heads\*d_out=2\)/);
+    await finish(page);
+  });
+
+  test("switching the pasted wrapper call to MultiHeadAttention(3, 1, 6, 0.0, 2) shows the divisibility error, suggests valid values and keeps everything typed", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)");
+    await page.getByTestId("class-select").selectOption("MultiHeadAttention");
+    const diag = page.locator("[data-slot-diagnostics] .diag-error[data-code=heads_divisibility]");
+    assert.equal(await diag.count(), 1);
+    assert.match(await diag.locator(".diag-msg").textContent(), /d_out = 1 is not divisible by num_heads = 2 \(1 % 2 = 1\)/);
+    assert.match(await diag.getByTestId("diag-pytorch").textContent(), /AssertionError: d_out must be divisible by num_heads/);
+    // Valid values are suggested (as buttons that apply them).
+    const fixes = await diag.getByTestId("fix").evaluateAll((bs) => bs.map((b) => `${b.dataset.slot}=${b.dataset.value}`));
+    assert.ok(fixes.includes("num_heads=1"), fixes.join(" "));
+    assert.ok(fixes.includes("d_out=2"), fixes.join(" "));
+    assert.match(await diag.locator(".diag-hint").textContent(), /d_out = 2/);
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    for (const [name, value] of Object.entries({ d_in: "3", d_out: "1", context_length: "6", dropout: "0.0", num_heads: "2" })) {
+      assert.equal(await page.getByTestId(`slot-${name}`).inputValue(), value, `slot ${name} keeps its value`);
+    }
+    assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(3, 1, 6, 0.0, 2)");
+    // A suggestion applies at once and unblocks the run.
+    await diag.locator("[data-testid=fix][data-slot=d_out][data-value='2']").click();
+    assert.equal(await page.getByTestId("slot-d_out").inputValue(), "2");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    await finish(page);
+  });
+
+  test("GPT-2 XL with num_heads 48 says 1600 % 48 = 16 and that 48 is XL's layer count, not its head count (25)", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "gpt2XL");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(1600, 1600, 1024, 0.0, 25)");
+    await page.getByTestId("slot-num_heads").fill("48");
+    const diag = page.locator("[data-slot-diagnostics] .diag-error[data-code=heads_divisibility]");
+    const text = await diag.textContent();
+    assert.match(text, /1600 % 48 = 16/);
+    assert.match(text, /48 is GPT-2 XL's number of layers \(n_layer\), not its head count/);
+    assert.match(text, /25 heads/);
+    assert.ok(await diag.locator("[data-testid=fix][data-slot=num_heads][data-value='50']").count() === 1, "a valid head count near 48 is offered");
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    await finish(page);
+  });
+
+  test("MultiHeadAttention's slot order pasted into GroupedQueryAttention is one diagnosis with its fix", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "GroupedQueryAttention(768, 768, 1024, 0.0, 12)");
+    const diag = page.locator(".diag-error[data-code=mha_slot_order]");
+    assert.equal(await diag.count(), 1);
+    assert.match(await diag.locator(".diag-msg").textContent(), /slot 3 of GroupedQueryAttention is dropout; 1024, 0.0, 12 looks like MultiHeadAttention's order/);
+    assert.match(await diag.getByTestId("diag-pytorch").textContent(), /ZeroDivisionError: float modulo/);
+    assert.deepEqual(await diag.getByTestId("fix").evaluateAll((bs) => bs.map((b) => `${b.dataset.slot}=${b.dataset.value}`)), ["dropout=0.0", "num_heads=12"]);
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    await finish(page);
+  });
+
+  test("a 'see d_in' cross-reference is not coloured like an error", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttention(3, 3, 6, 0.0, 2)"); // 3 % 2: the error sits on d_out or num_heads
+    const pointer = page.getByTestId("see-slot").first();
+    await pointer.waitFor();
+    const [pointerColour, errorColour] = await page.evaluate(() => {
+      const root = document.querySelector("attention-lab").shadowRoot;
+      return [getComputedStyle(root.querySelector("[data-testid=see-slot]")).color, getComputedStyle(root.querySelector(".diag-error .diag-msg")).color];
+    });
+    assert.notEqual(pointerColour, errorColour);
+    assert.notEqual(pointerColour, "rgb(179, 38, 30)"); // --error
+    assert.match(await pointer.textContent(), /see (d_out|num_heads)/);
+    await finish(page);
+  });
+
+  test("the GPT-2 presets say which qkv_bias they use and why, in view", async () => {
+    const page = await openPage(lab);
+    await runPreset(page, "gpt2Small");
+    const note = page.getByTestId("preset-note");
+    assert.equal(await note.isVisible(), true);
+    assert.match(await note.textContent(), /GPT-2 small: qkv_bias=False as in the book's exercise \(2,360,064 parameters for GPT-2 small\); GPT-2 itself has q\/k\/v biases \(qkv_bias=True: 2,362,368\)/);
+    assert.equal(await page.getByTestId("param-total").textContent(), "2,360,064");
+    // Flip the slot: the count is GPT-2's own, as the note says.
+    await page.getByTestId("slot-qkv_bias").selectOption("True");
+    assert.equal(await page.getByTestId("param-total").textContent(), "2,362,368");
+    // A reader's edit away from the preset: the note no longer claims to describe the setup.
+    assert.equal(await note.isVisible(), false);
+    await finish(page);
+  });
+
+  test("switching from the book's MultiHeadAttention to GroupedQueryAttention fills num_kv_groups, which MultiHeadAttention lacks, from the class's preset", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("class-select").selectOption("GroupedQueryAttention");
+    assert.equal(await page.getByTestId("slot-num_kv_groups").inputValue(), "2");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    await afterRun(page, () => page.getByTestId("run").click());
+    assert.match(await page.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(2, 6, 2\)/);
+    await finish(page);
+  });
+
   test("editing slots rewrites the call and the URL, and the URL restores the view", async () => {
     const page = await openPage(lab, "?class=CausalAttention&d_in=3&d_out=2&context_length=6&dropout=0.5&seed=123");
     assert.equal(await page.getByTestId("call-box").inputValue(), "CausalAttention(3, 2, 6, 0.5)");
@@ -175,7 +291,7 @@ describe("warnings", () => {
 
   const codes = (page) => page.locator("[data-slot-diagnostics] [data-testid=diagnostic]").evaluateAll((ds) => ds.map((d) => d.dataset.code));
 
-  test("issue 10: the fixes offered come from the core and never point at a locked slot", async () => {
+  test("the fixes offered come from the core and never point at a locked slot", async () => {
     const page = await openPage(lab, "", { path: "embed.html" });
     // The README's exercise locks its class with d_out and num_heads: no class switch can lead to an
     // error whose only fixes are locked slots.
@@ -214,7 +330,7 @@ describe("warnings", () => {
     await finish(page);
   });
 
-  test("issue 9: dropout = 1.0 is accepted as PyTorch accepts it: a warning, and in training every attention weight is zero", async () => {
+  test("dropout = 1.0 is accepted as PyTorch accepts it: a warning, and in training every attention weight is zero", async () => {
     const page = await openPage(lab);
     await pasteCall(page, "MultiHeadAttention(3, 2, 6, 1.0, 2)");
     const found = await codes(page);

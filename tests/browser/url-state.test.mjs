@@ -57,6 +57,15 @@ describe("URL state", () => {
     await finish(page);
   });
 
+  test("a class's own slot (GroupedQueryAttention's num_kv_groups) is read from the URL and written back to it by its core name", async () => {
+    const page = await openPage(lab, "?class=GroupedQueryAttention&d_in=3&d_out=4&dropout=0.0&num_heads=4&num_kv_groups=1");
+    assert.equal(await page.getByTestId("slot-num_kv_groups").inputValue(), "1");
+    assert.equal(await page.getByTestId("call-box").inputValue(), "GroupedQueryAttention(3, 4, 0.0, 4, 1)");
+    await page.getByTestId("slot-num_kv_groups").fill("2");
+    await page.waitForFunction(() => location.search.includes("num_kv_groups=2"));
+    await finish(page);
+  });
+
   test("two url-state widgets: the first keeps the URL, the second says it does not; removing the first frees it", async () => {
     const page = await openPage(lab); // index.html: one <attention-lab url-state>
     const first = page.locator("attention-lab").first();

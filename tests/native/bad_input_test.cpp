@@ -367,7 +367,7 @@ TEST_SUITE("bad inputs: what the messages say") {
     CHECK(c.slots.front().text.size() > 90000);
   }
 
-  TEST_CASE("context_length 10^9 names PyTorch's mask bytes; a parenthesized literal is that literal") {
+  TEST_CASE("context_length 10^9 names PyTorch's mask bytes, and a parenthesized literal is that literal") {
     const ParsedCall big = parse_call("CausalAttention(3, 2, 1000000000, 0.0)");
     REQUIRE(!big.diagnostics.empty());
     CHECK(big.diagnostics.front().message.find("4,000,000,000,000,000,000 bytes") != std::string::npos);

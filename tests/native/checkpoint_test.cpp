@@ -77,7 +77,7 @@ SafetensorsHeader sparse_header(const std::vector<std::tuple<std::string, std::s
 }  // namespace
 
 TEST_SUITE("checkpoint") {
-  TEST_CASE("the header is parsed from its bytes; every key, shape and offset is read") {
+  TEST_CASE("the header is parsed from its bytes: every key, shape and offset is read") {
     for (const auto& [name, info] : expected().at("files").items()) {
       CAPTURE(name);
       const auto file = read_file(name);
@@ -91,7 +91,8 @@ TEST_SUITE("checkpoint") {
     }
   }
 
-  TEST_CASE("GPT-2 layers load into MultiHeadAttention and match PyTorch (B20: split on the last axis, transpose each)") {
+  // pitfalls.md B20
+  TEST_CASE("GPT-2 layers load into MultiHeadAttention and match PyTorch (c_attn split on its last axis, each part transposed)") {
     for (const auto& c : expected().at("cases")) {
       const std::string file_name = c.at("file");
       CAPTURE(file_name);
@@ -123,7 +124,8 @@ TEST_SUITE("checkpoint") {
     }
   }
 
-  TEST_CASE("B23: the mask buffers attn.bias and attn.masked_bias are ignored with a reason, c_attn.bias is used") {
+  // pitfalls.md B23
+  TEST_CASE("the mask buffers attn.bias and attn.masked_bias are ignored with a reason, c_attn.bias is used") {
     const auto file = read_file("gpt2_d4_h2.safetensors");
     const SafetensorsHeader h = header_of(file);
     CheckpointOptions opts;
@@ -144,7 +146,8 @@ TEST_SUITE("checkpoint") {
     CHECK(plan.report.sources.at("num_heads").find("option") != std::string::npos);
   }
 
-  TEST_CASE("B24: loading into a module with qkv_bias=False is a clear error naming the bias key") {
+  // pitfalls.md B24
+  TEST_CASE("loading into a module with qkv_bias=False is a clear error naming the bias key") {
     const auto file = read_file("gpt2_d8_h4_prefix.safetensors");
     CheckpointOptions opts;
     opts.layer = 1;
@@ -242,7 +245,7 @@ TEST_SUITE("checkpoint") {
     }
   }
 
-  TEST_CASE("issue 9: a key given twice is refused even though a JSON reader would keep the last entry (all-zero q/k/v)") {
+  TEST_CASE("a key given twice is refused even though a JSON reader would keep the last entry (all-zero q/k/v)") {
     const auto file = read_file("duplicate_key.safetensors");
     // What a lax reader does: the last entry wins, over zeros.
     const uint64_t n = safetensors_header_length(file.data(), file.size(), file.size());
@@ -270,7 +273,7 @@ TEST_SUITE("checkpoint") {
     CHECK(code_of([&] { header_of(nul); }) == "checkpoint_bad_header");
   }
 
-  TEST_CASE("issue 9: loading checks what create checks, before any tensor is read: the memory budget and the derived config") {
+  TEST_CASE("loading checks what create checks, before any tensor is read: the memory budget and the derived config") {
     // A sparse 0.8 GB BF16 file of width 10048: create refuses MultiHeadAttention(10048, 10048, ...).
     const int64_t w = 10048;
     const SafetensorsHeader wide = sparse_header({{"h.0.attn.c_attn.weight", "BF16", {w, 3 * w}},

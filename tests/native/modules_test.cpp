@@ -94,7 +94,7 @@ TEST_SUITE("modules") {
     }
   }
 
-  TEST_CASE("book: torch.manual_seed(123); SelfAttention_v1(3, 2) on the six tokens") {
+  TEST_CASE("torch.manual_seed(123), then SelfAttention_v1(3, 2) on the book's six tokens gives the book's numbers") {
     TorchGenerator gen(123);
     const AttentionModule m(validated_config("SelfAttention_v1", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}}), gen);
     const Tensor out = m.forward(book_tokens());
@@ -104,7 +104,7 @@ TEST_SUITE("modules") {
       for (int j = 0; j < 2; ++j) CHECK(std::round(out.data[static_cast<size_t>(i * 2 + j)] * 1e4) / 1e4 == doctest::Approx(expected[i][j]));  // to 4 decimals, as printed
   }
 
-  TEST_CASE("book: torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, 2) on two stacked copies") {
+  TEST_CASE("torch.manual_seed(123), then MultiHeadAttention(3, 2, 6, 0.0, 2) on two stacked copies of the book's tokens gives the book's numbers") {
     TorchGenerator gen(123);
     const AttentionModule m(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)},
                                                                     {"d_out", SlotValue::integer(2)},
@@ -183,7 +183,8 @@ TEST_SUITE("modules") {
       }
   }
 
-  TEST_CASE("B2: the wrapper's width is num_heads x d_out, MHA's is d_out") {
+  // pitfalls.md B2
+  TEST_CASE("the wrapper's width is num_heads x d_out, MHA's is d_out") {
     const SlotMap base = {{"d_in", SlotValue::integer(3)},
                           {"d_out", SlotValue::integer(2)},
                           {"context_length", SlotValue::integer(6)},
@@ -219,7 +220,8 @@ TEST_SUITE("modules") {
     CHECK(gpt2.output_width_rule() == "d_out = 768, shared by 12 heads of 64");
   }
 
-  TEST_CASE("B4: out_proj maps d_out to d_out even when d_in differs") {
+  // pitfalls.md B4
+  TEST_CASE("out_proj maps d_out to d_out even when d_in differs") {
     const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)},
                                                                    {"d_out", SlotValue::integer(2)},
                                                                    {"context_length", SlotValue::integer(6)},
@@ -236,7 +238,8 @@ TEST_SUITE("modules") {
     CHECK(parameter_count(c) == 3 * 6 + 4 + 2);
   }
 
-  TEST_CASE("B25: 7 tokens into CausalAttention(3, 2, 6, 0.0) is refused with both numbers") {
+  // pitfalls.md B25
+  TEST_CASE("7 tokens into CausalAttention(3, 2, 6, 0.0) is refused with both numbers") {
     TorchGenerator g(123);
     const AttentionModule m(
         validated_config("CausalAttention",
@@ -306,7 +309,7 @@ TEST_SUITE("tokens") {
     CHECK(row(x, 4) == row(table, 3));
     CHECK(row(x, 1) != row(x, 2));
   }
-  TEST_CASE("issue 9: a whole state_dict with its causal mask buffers loads; another mask, or a non-finite parameter, is refused by name") {
+  TEST_CASE("a whole state_dict with its causal mask buffers loads, but another mask, or a non-finite parameter, is refused by name") {
     const auto code_of = [](const std::function<void()>& f) -> std::string {
       try {
         f();

@@ -1,10 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <Eigen/Dense>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "attention_lab/ops.hpp"
@@ -45,6 +47,31 @@ std::vector<float> run_gemm(const std::vector<float>& a, const std::vector<float
 }
 
 const int64_t kSizes[] = {1, 3, 5, 17, 63, 65, 769};
+
+/// Eigen's own product c = a @ b (+ bias), written here rather than reached through ops::, so that it is
+/// Eigen in every build: b (k, n), or (n, k) with transpose_b (an nn.Linear weight). The same
+/// expressions as ops::linear and ops::matmul when those run Eigen.
+std::vector<float> eigen_product(const std::vector<float>& a, const std::vector<float>& b, const float* bias, int64_t m, int64_t k, int64_t n, bool transpose_b) {
+  using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  std::vector<float> c(static_cast<size_t>(m * n));     // (m, n)
+  const Eigen::Map<const RowMatrix> A(a.data(), m, k);  // (m, k)
+  Eigen::Map<RowMatrix> C(c.data(), m, n);              // (m, n)
+  if (transpose_b) {
+    C.noalias() = A * Eigen::Map<const RowMatrix>(b.data(), n, k).transpose();
+  } else {
+    C.noalias() = A * Eigen::Map<const RowMatrix>(b.data(), k, n);
+  }
+  if (bias != nullptr) C.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, n);
+  return c;
+}
+
+/// The same product by the named implementation: simd_gemm (the f32x4 kernel) or Eigen.
+std::vector<float> product_by(ops::Kernel kernel, const std::vector<float>& a, const std::vector<float>& b, const float* bias, int64_t m, int64_t k, int64_t n, bool transpose_b) {
+  return kernel == ops::Kernel::Simd ? run_gemm(a, b, bias, m, k, n, transpose_b) : eigen_product(a, b, bias, m, k, n, transpose_b);
+}
+
+/// The implementation the build's active one is compared with: never itself.
+ops::Kernel other_than(ops::Kernel kernel) { return kernel == ops::Kernel::Simd ? ops::Kernel::Eigen : ops::Kernel::Simd; }
 
 }  // namespace
 
@@ -91,7 +118,23 @@ TEST_SUITE("ops kernel") {
       }
   }
 
-  TEST_CASE("gemm agrees with Eigen's products (ops::linear, ops::matmul) within rounding") {
+  TEST_CASE("the build runs the kernel CMake asked for, and names it") {
+    // ATTENTION_LAB_SIMD_KERNEL: on for WebAssembly and the sanitize preset, off for the native preset.
+    CHECK(ops::active_kernel() == (ATTENTION_LAB_TEST_SIMD_KERNEL ? ops::Kernel::Simd : ops::Kernel::Eigen));
+    CHECK(std::string(ops::kernel_name(ops::Kernel::Simd)) == "simd_gemm");
+    CHECK(std::string(ops::kernel_name(ops::Kernel::Eigen)) == "Eigen");
+    MESSAGE("ops::linear, ops::matmul and ops::gemm run " << std::string(ops::kernel_name(ops::active_kernel())) << " in this build");
+  }
+
+  TEST_CASE("ops::linear and ops::matmul are the active kernel to the bit, and agree with the other implementation within rounding") {
+    // The active one (Eigen natively, simd_gemm under sanitize and in WebAssembly) against the other:
+    // simd_gemm when the build runs Eigen, Eigen's product written in this file when it runs the kernel.
+    const ops::Kernel active = ops::active_kernel();
+    const ops::Kernel other = other_than(active);
+    REQUIRE(active != other);
+    const std::string active_name = ops::kernel_name(active), other_name = ops::kernel_name(other);
+    CAPTURE(active_name);
+    CAPTURE(other_name);
     for (const int64_t m : {1, 6, 33})
       for (const int64_t k : {3, 64, 769})
         for (const int64_t n : {2, 17, 300}) {
@@ -104,15 +147,18 @@ TEST_SUITE("ops kernel") {
           std::vector<float> linear(static_cast<size_t>(m * n)), product(static_cast<size_t>(m * n));  // (m, n)
           ops::linear(x.data(), m, k, w.data(), bias.data(), n, linear.data());
           ops::matmul(x.data(), w.data(), m, k, n, true, product.data());
-          const auto fast_linear = run_gemm(x, w, bias.data(), m, k, n, true);
-          const auto fast_product = run_gemm(x, w, nullptr, m, k, n, true);
+          // What ops:: ran is the implementation active_kernel names, to the bit.
+          CHECK(same_bits(linear, product_by(active, x, w, bias.data(), m, k, n, true)));
+          CHECK(same_bits(product, product_by(active, x, w, nullptr, m, k, n, true)));
+          const auto other_linear = product_by(other, x, w, bias.data(), m, k, n, true);
+          const auto other_product = product_by(other, x, w, nullptr, m, k, n, true);
           // Two float32 summation orders differ by rounding alone: about 6e-8 per term, growing like
           // sqrt(k) for terms of random sign; 1e-5 * (1 + |value|) * sqrt(k) leaves a wide margin.
           const double tol_scale = 1e-5 * std::sqrt(static_cast<double>(k));
           int64_t outside = 0;
           for (size_t i = 0; i < linear.size(); ++i) {
-            outside += !(std::fabs(fast_linear[i] - linear[i]) <= tol_scale * (1.0 + std::fabs(linear[i])));
-            outside += !(std::fabs(fast_product[i] - product[i]) <= tol_scale * (1.0 + std::fabs(product[i])));
+            outside += !(std::fabs(other_linear[i] - linear[i]) <= tol_scale * (1.0 + std::fabs(linear[i])));
+            outside += !(std::fabs(other_product[i] - product[i]) <= tol_scale * (1.0 + std::fabs(product[i])));
           }
           CHECK(outside == 0);
         }
@@ -219,16 +265,24 @@ TEST_CASE("unpack_b gives back what pack_b packed, both layouts, and packed_floa
   }
 }
 
-TEST_CASE("ops::gemm (Eigen per panel natively, the kernel in WebAssembly) agrees with the kernel") {
+TEST_CASE("ops::gemm (Eigen per packed panel, or simd_gemm, as the build names) agrees with the other implementation") {
+  const ops::Kernel active = ops::active_kernel();
+  const ops::Kernel other = other_than(active);
+  REQUIRE(active != other);
+  const std::string active_name = ops::kernel_name(active), other_name = ops::kernel_name(other);
+  CAPTURE(active_name);
+  CAPTURE(other_name);
   const int64_t m = 19, k = 33, n = 21;
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(static_cast<size_t>(n));
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
   for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.7f);
   for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * static_cast<float>(i);
   const ops::PackedMatrix packed = ops::pack_b(b.data(), k, n, false);
-  std::vector<float> c1(static_cast<size_t>(m * n)), c2(c1.size());
+  std::vector<float> c1(static_cast<size_t>(m * n));
   ops::gemm(a.data(), m, k, packed, bias.data(), c1.data());
-  ops::simd_gemm(a.data(), m, k, packed, bias.data(), c2.data());
+  // With the kernel active, ops::gemm is simd_gemm to the bit (Eigen's panels have no bit-level contract).
+  if (active == ops::Kernel::Simd) CHECK(same_bits(c1, run_gemm(a, b, bias.data(), m, k, n, false)));
+  const std::vector<float> c2 = product_by(other, a, b, bias.data(), m, k, n, false);  // (m, n)
   // Sums of 33 terms of size <= 1 in float32: Eigen's order differs from the sequential one by a few ulps.
   for (size_t i = 0; i < c1.size(); ++i) CHECK(std::fabs(c1[i] - c2[i]) <= 1e-5f * (1.0f + std::fabs(c2[i])));
 }

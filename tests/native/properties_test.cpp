@@ -184,7 +184,8 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
     }
   }
 
-  TEST_CASE("eval mode is deterministic and bitwise equal to the same module with dropout 0 (B7)") {
+  // pitfalls.md B7
+  TEST_CASE("eval mode is deterministic and bitwise equal to the same module with dropout 0") {
     std::mt19937 rng(99);
     for (int n = 0; n < kDraws; ++n) {
       Setup s = draw(rng, Only::Batched);
@@ -228,7 +229,7 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
     }
   }
 
-  TEST_CASE("masked weights are exactly 0 and masked scores exactly -inf; the rest untouched") {
+  TEST_CASE("masked weights are exactly 0 and masked scores exactly -inf, the rest untouched") {
     std::mt19937 rng(4242);
     const float minus_inf = -std::numeric_limits<float>::infinity();
     for (int n = 0; n < kDraws; ++n) {

@@ -43,7 +43,7 @@ TEST_SUITE("torch_generator") {
     CHECK(checked >= 4);
   }
 
-  TEST_CASE("issue 9: dropout p = 1 is accepted as PyTorch accepts it: input x 0, and no random number drawn") {
+  TEST_CASE("dropout p = 1 is accepted as PyTorch accepts it: input x 0, and no random number drawn") {
     // PyTorch 1.13 (checked with torch.get_rng_state before and after): nn.Dropout(1.0) in training
     // mode returns input * 0 and leaves the generator where it was.
     TorchGenerator g(123), fresh(123);
@@ -97,7 +97,8 @@ TEST_SUITE("torch_generator") {
     CHECK(seen);
   }
 
-  TEST_CASE("B5: survivors of dropout are scaled by 1/(1-p), not 1/p") {
+  // pitfalls.md B5
+  TEST_CASE("survivors of dropout are scaled by 1/(1-p), not 1/p") {
     for (const double p : {0.1, 0.2, 0.5}) {
       TorchGenerator g(123);
       const Tensor out = g.dropout(Tensor({6, 6}, std::vector<float>(36, 1.0f)), p);
@@ -114,7 +115,8 @@ TEST_SUITE("torch_generator") {
     }
   }
 
-  TEST_CASE("B13: after dropout a softmax row no longer sums to 1") {
+  // pitfalls.md B13
+  TEST_CASE("after dropout a softmax row no longer sums to 1") {
     // Row [0.4, 0.6, 0] at p = 0.2: survivors become 0.4 / 0.8 = 0.5 and 0.6 / 0.8 = 0.75.
     TorchGenerator g(123);
     const Tensor out = g.dropout(Tensor({1, 3}, {0.4f, 0.6f, 0.0f}), 0.2);

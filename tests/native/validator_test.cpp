@@ -40,7 +40,8 @@ TEST_SUITE("validator") {
     CHECK(contains(d->pytorch, "d_out must be divisible by num_heads"));
   }
 
-  TEST_CASE("B1: GPT-2 XL with its layer count (48) as num_heads") {
+  // pitfalls.md B1
+  TEST_CASE("GPT-2 XL with its layer count (48) as num_heads is refused, naming the layer count and XL's 25 heads") {
     const auto ds = check_config("MultiHeadAttention", mha(1600, 1600, 1024, SlotValue::floating(0.0), SlotValue::integer(48)));
     const Diagnostic* d = find(ds, "heads_divisibility");
     REQUIRE(d != nullptr);

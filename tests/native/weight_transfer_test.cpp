@@ -173,7 +173,8 @@ TEST_SUITE("weight_transfer") {
     CHECK(conversion_code(wrapper).find("torch.cat([h.W_query.weight for h in wrapper.heads], dim=0)") != std::string::npos);
   }
 
-  TEST_CASE("equivalent configs: wrapper d_out per head <-> fused d_out total (B3)") {
+  // pitfalls.md B3
+  TEST_CASE("equivalent configs: wrapper d_out per head <-> fused d_out total") {
     const ModuleConfig w = validated_config("MultiHeadAttentionWrapper", multi(768, 64, 12));
     CHECK(equivalent_config(w).python_call() == "MultiHeadAttention(768, 768, 6, 0.0, 12)");
     const ModuleConfig m = validated_config("MultiHeadAttention", multi(768, 768, 12));

@@ -47,7 +47,7 @@ for (const c of expected.cases) {
   });
 }
 
-test("B20: each source kind works, and only the needed slices are read", async () => {
+test("each source kind (ArrayBuffer, Uint8Array, Blob) loads the same weights, and only the needed slices are read", async () => {
   const raw = bytes("gpt2_d4_h2.safetensors");
   const fromBuffer = await lab.loadCheckpoint(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length), { num_heads: 2 });
   const fromView = await lab.loadCheckpoint(new Uint8Array(raw), { num_heads: 2 });
@@ -71,7 +71,7 @@ test("B20: each source kind works, and only the needed slices are read", async (
   assert.ok(read < raw.length);
 });
 
-test("acceptance 4 / B24: loading into a module with qkv_bias=False is a clear error naming the bias keys", async () => {
+test("loading into a module with qkv_bias=False is a clear error naming the bias keys", async () => {
   const target = lab.create("MultiHeadAttention", { d_in: 8, d_out: 8, context_length: 16, dropout: 0.0, num_heads: 4 });
   const before = target.parameters()[0].data;
   const e = await rejection(lab.loadCheckpoint(new Blob([bytes("gpt2_d8_h4_prefix.safetensors")]), { layer: 1, into: target }));
@@ -90,7 +90,7 @@ test("acceptance 4 / B24: loading into a module with qkv_bias=False is a clear e
   assert.equal((await rejection(lab.loadCheckpoint(bytes("gpt2_d8_h4_prefix.safetensors"), { layer: 1, into: wrongWidth }))).code, "checkpoint_config_mismatch");
 });
 
-test("acceptance 5: truncated, lying and non-safetensors files are clear errors; the library keeps working", async () => {
+test("truncated, lying and non-safetensors files are clear errors; the library keeps working", async () => {
   assert.equal((await rejection(lab.loadCheckpoint(new Blob([bytes("truncated.safetensors")]), { num_heads: 4 }))).code, "checkpoint_truncated");
   assert.equal((await rejection(lab.loadCheckpoint(new Blob([bytes("lying_offsets.safetensors")]), { num_heads: 2 }))).code, "checkpoint_bad_offsets");
   assert.equal((await rejection(lab.loadCheckpoint(new Blob([bytes("bad_header.safetensors")])))).code, "checkpoint_bad_header");
@@ -130,7 +130,7 @@ test("checkpointInput: layer 0's input ln_1(wte[ids] + wpe[:T]) matches PyTorch 
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [1.5] }))).code, "checkpoint_token");
 });
 
-test("issue 9: the bad-file table: each file the format refuses (duplicate keys, NUL padding, holes, ...) is a coded AttentionError naming the key or byte", async () => {
+test("the bad-file table: each file the format refuses (duplicate keys, NUL padding, holes, ...) is a coded AttentionError naming the key or byte", async () => {
   assert.ok(Object.keys(expected.bad_files).length >= 12);
   for (const [name, row] of Object.entries(expected.bad_files)) {
     for (const source of [new Blob([bytes(name)]), bytes(name)]) {
@@ -147,7 +147,7 @@ test("issue 9: the bad-file table: each file the format refuses (duplicate keys,
   a.forEach((p, i) => assert.ok(sameBits(p.data, b[i].data), p.name));
 });
 
-test("issue 9: a sparse 0.8 GB BF16 checkpoint of width 10048 is refused (too_large) before any tensor is read; WASM heap stays small", async () => {
+test("a sparse 0.8 GB BF16 checkpoint of width 10048 is refused (too_large) before any tensor is read; WASM heap stays small", async () => {
   const { mkdtemp, open, rm } = await import("node:fs/promises");
   const { openAsBlob } = await import("node:fs");
   const os = await import("node:os");
@@ -173,7 +173,7 @@ test("issue 9: a sparse 0.8 GB BF16 checkpoint of width 10048 is refused (too_la
   }
 });
 
-test("issue 9: wpe.weight of shape [2**40, 0] would give context_length 2**40: refused as create refuses it, naming where it came from", async () => {
+test("wpe.weight of shape [2**40, 0] would give context_length 2**40: refused as create refuses it, naming where it came from", async () => {
   const tensors = [["h.0.attn.c_attn.weight", "F32", [4, 12]], ["h.0.attn.c_attn.bias", "F32", [12]], ["h.0.attn.c_proj.weight", "F32", [4, 4]], ["h.0.attn.c_proj.bias", "F32", [4]], ["wpe.weight", "F32", [2 ** 40, 0]]];
   const { head, dataBytes } = safetensorsHeader(tensors);
   const file = Buffer.concat([head, Buffer.alloc(dataBytes)]);

@@ -1,4 +1,5 @@
-// Issue 10: the core is the only source of facts about a class; the facade hands them out as they are.
+// The facts about a class (describe(className).class, classFacts, describe's sizes and diagnostics with
+// their fixes): the core is their only source, and the facade hands them out as they are.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab } from "attention-lab";
@@ -102,4 +103,45 @@ test("diagnostics carry structured fixes: {slot, value} as the reader would type
   assert.deepEqual(fixesOf("MultiHeadAttentionWrapper", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }, "wrapper_total_width"), [{ slot: "d_out", value: "64" }]);
   // a diagnostic without a known fix has an empty list
   assert.deepEqual(lab.check("MultiHeadAttention", { d_in: 3 }).find((d) => d.code === "missing_slot").fixes, []);
+});
+
+test("MultiHeadAttention's slot order pasted into GroupedQueryAttention or MultiHeadAttentionWithSWA is one mha_slot_order diagnosis, with the fix", () => {
+  for (const [call, fixed] of [
+    ["GroupedQueryAttention(768, 768, 1024, 0.0, 12)", "GroupedQueryAttention(768, 768, 0.0, 12, num_kv_groups)"],
+    ["MultiHeadAttentionWithSWA(768, 768, 1024, 0.0, 12)", "MultiHeadAttentionWithSWA(768, 768, 0.0, 12)"],
+  ]) {
+    const p = lab.parseCall(call);
+    const diagnostics = lab.check(p.className, p.config);
+    assert.deepEqual(diagnostics.map((d) => d.code), ["mha_slot_order"], call);
+    const [d] = diagnostics;
+    assert.match(d.message, new RegExp(`^slot 3 of ${p.className} is dropout; 1024, 0.0, 12 looks like MultiHeadAttention's order`));
+    assert.ok(d.hint.includes(fixed), d.hint);
+    assert.equal(d.pytorch, "ZeroDivisionError: float modulo");
+    assert.deepEqual(d.fixes, [{ slot: "dropout", value: "0.0" }, { slot: "num_heads", value: "12" }]);
+  }
+});
+
+test("GroupedQueryAttention's slots are checked, its call written, and describe says what its key/value cache saves", () => {
+  const codes = (config) => lab.check("GroupedQueryAttention", { d_in: 8, d_out: 8, dropout: 0.0, num_heads: 4, ...config }).map((d) => d.code);
+  const groups = lab.check("GroupedQueryAttention", { d_in: 8, d_out: 8, dropout: 0.0, num_heads: 4, num_kv_groups: 3 });
+  assert.equal(groups[0].code, "kv_groups_divisibility");
+  assert.deepEqual(groups[0].fixes.map((f) => f.value), ["1", "2", "4"]);
+  assert.equal(groups[0].pytorch, "AssertionError: num_heads must be divisible by num_kv_groups");
+  assert.ok(codes({ num_kv_groups: 2, d_out: 10 }).includes("heads_divisibility"));
+  assert.deepEqual(codes({ num_kv_groups: 2, dtype: "torch.bfloat16" }), ["dtype"]);
+  assert.ok(!codes({ num_kv_groups: 2, dtype: "torch.float32" }).includes("dtype"));
+  assert.ok(codes({}).includes("missing_slot"));
+  assert.ok(codes({ num_kv_groups: 2, context_length: 6 }).includes("unknown_slot"), "no context_length slot");
+  const d = lab.describe("GroupedQueryAttention", { d_in: 768, d_out: 768, dropout: 0.0, num_heads: 12, num_kv_groups: 4, qkv_bias: true });
+  assert.equal(d.pythonCall, "GroupedQueryAttention(768, 768, 0.0, 12, 4, qkv_bias=True)");
+  assert.equal(d.headDim, 64);
+  assert.equal(d.keyValueHeads, 4);
+  assert.equal(d.kvCacheBytesPerToken, 2 * 4 * 64 * 4);
+  assert.equal(d.kvCacheBytesPerTokenMha, 2 * 768 * 4);
+  // W_key and W_value are (num_kv_groups * head_dim, d_in); out_proj has no bias
+  assert.deepEqual(d.parameters.map((p) => [p.name, p.shape]), [
+    ["W_key.weight", [256, 768]], ["W_key.bias", [256]], ["W_value.weight", [256, 768]], ["W_value.bias", [256]],
+    ["W_query.weight", [768, 768]], ["W_query.bias", [768]], ["out_proj.weight", [768, 768]],
+  ]);
+  assert.equal(lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }).kvCacheBytesPerToken, d.kvCacheBytesPerTokenMha);
 });

@@ -1,4 +1,4 @@
-// Issue 12: the C++ core as a CMake package. `cmake --install` of the native build, then a separate
+// The C++ core as a CMake package. `cmake --install` of the native build, then a separate
 // project (tests/cmake-consumer) finds it with find_package(attention_lab 0.1 CONFIG), links
 // attention_lab::core, makes MultiHeadAttention(768, 768, 1024, 0.0, 12) after torch.manual_seed(123)
 // and runs a forward: its numbers are the library's (WASM) within 1e-5, and the package's version is

@@ -1,4 +1,4 @@
-// Issue 9: every public call answers with an AttentionError carrying a documented code, never a raw
+// The facade's argument handling: every public call answers with an AttentionError carrying a documented code, never a raw
 // error, whatever it is given: random argument kinds per parameter (getters and Proxies that throw,
 // Symbols, BigInts, typed arrays with an own `length`, detached buffers, huge array-likes, disposed
 // modules, ...) over 20,000+ calls. Afterwards the WASM heap is flat and the library still gives
@@ -157,7 +157,7 @@ test("20,000 calls with random argument kinds: every throw is an AttentionError 
   assert.ok(sameBits(after.data, reference.data));
 });
 
-test("issue 9, the named cases: each gives its AttentionError, and check never throws", async () => {
+test("the named argument cases each give their AttentionError, and check never throws", async () => {
   const code = (f) => {
     try {
       f();

@@ -1,4 +1,5 @@
-// Issue 9, part 5: PyTorch's line between accepted and refused, and a word when numbers go bad.
+// Non-finite numbers and PyTorch's line between accepted and refused: NaN or infinity in parameters
+// and checkpoints, dropout = 1.0, whole state_dicts with mask buffers, and a word when numbers go bad.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab, AttentionError } from "attention-lab";

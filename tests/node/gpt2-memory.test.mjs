@@ -1,4 +1,4 @@
-// Issue 11: a real-sized GPT-2 small file (498 MB of float32 weights, sparse: the header of GPT-2 small's layout, then
+// The GPT-2 forward's memory: a real-sized GPT-2 small file (498 MB of float32 weights, sparse: the header of GPT-2 small's layout, then
 // zeros that take no disk) runs with memory bounded by one block plus the activations: the WASM heap's
 // peak stays under the core's estimate, and both under 400 MB (the tied wte alone is 154 MB). Measured
 // in a fresh process with a capped JS heap; the file is read by slices through a Blob, never whole.

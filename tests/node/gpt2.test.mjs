@@ -1,7 +1,7 @@
-// Issue 11: the whole GPT-2 forward (lab.loadGPT2, model.run) against the book's GPTModel in PyTorch
+// The whole GPT-2 forward (lab.loadGPT2, model.run) against the book's GPTModel in PyTorch
 // with weights put in as chapter 5 loads a GPT-2 file (tests/fixtures/generate_gpt2.py). The files are
 // rebuilt here from their seeds with the library's own torch.manual_seed generator, byte for byte.
-// Tolerances (the issue's): every layer's attention weights within 1e-5, the logits within 1e-4 of
+// Tolerances: every layer's attention weights within 1e-5, the logits within 1e-4 of
 // the largest |logit|, the residual stream within 1e-5 of its largest |value|.
 import { test } from "node:test";
 import assert from "node:assert/strict";

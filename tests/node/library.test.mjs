@@ -1,4 +1,5 @@
-// The library API contract (web/lib/attention-lab.d.ts) and the acceptance values of issue 2.
+// The library API contract (web/lib/attention-lab.d.ts): classes and slots, parseCall, create and
+// forward with the book's numbers, describe and check, the trace, copyWeights, seeds and tokens.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab, AttentionError } from "attention-lab";
@@ -6,6 +7,7 @@ import { round4, stackTwo } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
 const gpt2Small = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
+const batch = () => ({ shape: [2, 6, 3], data: new Float32Array([...lab.bookTokens().data, ...lab.bookTokens().data]) });
 
 function thrown(fn) {
   try {
@@ -44,7 +46,7 @@ test("parseCall names each positional value left to right", () => {
   assert.deepEqual(p.diagnostics.map((d) => [d.severity, d.code]), [["info", "square_weights"]]);
 });
 
-test("acceptance 1: torch.manual_seed(123); SelfAttention_v1(3, 2) on the six book tokens", () => {
+test("torch.manual_seed(123); SelfAttention_v1(3, 2) on the six book tokens gives the book's context vectors", () => {
   const m = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(123) });
   const { output } = m.forward(lab.bookTokens());
   assert.deepEqual(output.shape, [6, 2]);
@@ -52,7 +54,7 @@ test("acceptance 1: torch.manual_seed(123); SelfAttention_v1(3, 2) on the six bo
   assert.deepEqual(Array.from(output.data, round4), expected.flat());
 });
 
-test("acceptance 2: torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, 2) on two stacked copies", () => {
+test("torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, 2) on two stacked copies gives the book's context vectors", () => {
   const m = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }, { generator: lab.manualSeed(123) });
   const { output } = m.forward(stackTwo(lab.bookTokens()));
   assert.deepEqual(output.shape, [2, 6, 2]);
@@ -60,7 +62,7 @@ test("acceptance 2: torch.manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, 2) 
   assert.deepEqual(Array.from(output.data.slice(22, 24), round4), [0.2575, 0.4028]);
 });
 
-test("acceptance 3: output widths, head_dim and parameter count", () => {
+test("a module and describe give the output width with its rule, head_dim and the parameter count", () => {
   const ex32 = lab.create("MultiHeadAttentionWrapper", { d_in: 3, d_out: 1, context_length: 6, dropout: 0.0, num_heads: 2 });
   assert.equal(ex32.outputWidth, 2);
   assert.equal(ex32.outputWidthRule, "num_heads x d_out = 2 x 1 = 2");
@@ -79,7 +81,7 @@ test("acceptance 3: output widths, head_dim and parameter count", () => {
   assert.deepEqual(m.parameters().map((p) => p.name), ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"]);
 });
 
-test("acceptance 6: bad setups give clear errors naming the slots and values", () => {
+test("bad setups give clear errors naming the slots and values", () => {
   const a = thrown(() => lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0.0, num_heads: 2 }));
   assert.ok(a instanceof AttentionError);
   assert.equal(a.code, "heads_divisibility");
@@ -142,7 +144,8 @@ test("setParameter: unknown names and wrong shapes are AttentionErrors with .cod
   assert.equal(m.parameters()[0].data[0], 1);
 });
 
-test("training is the default; eval mode skips dropout and equals dropout 0 (B7)", () => {
+// pitfalls.md B7
+test("training is the default; eval mode skips dropout and equals dropout 0", () => {
   const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.5, num_heads: 2 };
   const x = stackTwo(lab.bookTokens());
   const train = lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(7) }).forward(x, { trace: true });
@@ -185,7 +188,53 @@ test("trace stages carry ids, titles, formulas, named axes and the whole batch",
   }
 });
 
-test("acceptance 5: v2 -> v1 copy with all three transposes agrees within 1e-6", () => {
+test("GroupedQueryAttention's trace: keys and values per key/value head, shared by query heads in order", () => {
+  const m = lab.create("GroupedQueryAttention", { d_in: 3, d_out: 4, dropout: 0.0, num_heads: 4, num_kv_groups: 2 });
+  const { trace } = m.forward(batch(), { training: false, trace: true });
+  const stage = (id) => trace.find((s) => s.id === id);
+  assert.deepEqual(stage("keys").shape, [2, 2, 6, 1]);
+  assert.deepEqual(stage("keys").axes, ["b", "num_kv_groups", "num_tokens", "head_dim"]);
+  assert.deepEqual(stage("queries").shape, [2, 4, 6, 1]);
+  assert.match(stage("attn_scores").formula, /repeat_interleave\(2, dim=1\)/);
+  // query heads 0 and 1 read key head 0: scores = q * k with head_dim 1, so score / q is key head 0's values
+  const q = stage("queries").data;
+  const k = stage("keys").data;
+  const s = stage("attn_scores").data;
+  for (const h of [0, 1, 2, 3]) {
+    const kv = Math.floor(h / 2);
+    for (let i = 0; i < 6; i++) {
+      for (let j = 0; j < 6; j++) assert.equal(s[(h * 6 + i) * 6 + j], Math.fround(q[h * 6 + i] * k[kv * 6 + j]), `head ${h} row ${i} key ${j}`);
+    }
+  }
+  assert.equal(stage("out_proj").title, "Output projection (no bias)");
+});
+
+test("MultiHeadAttentionWithSWA: key j is hidden from query i when j > i or i - j >= sliding_window_size; None is plain causal", () => {
+  const weightsOf = (window) => {
+    const m = lab.create("MultiHeadAttentionWithSWA", { d_in: 3, d_out: 2, dropout: 0.0, num_heads: 2, sliding_window_size: window });
+    const { trace } = m.forward(batch(), { training: false, trace: true });
+    return { mask: trace.find((s) => s.id === "mask"), weights: trace.find((s) => s.id === "attn_weights").data };
+  };
+  const { mask, weights } = weightsOf(3);
+  assert.match(mask.title, /Sliding-window causal mask: each query sees itself and at most 2 keys before it \(sliding_window_size = 3\)/);
+  for (let i = 0; i < 6; i++) {
+    for (let j = 0; j < 6; j++) {
+      const hidden = j > i || i - j >= 3;
+      assert.equal(mask.data[i * 6 + j], hidden ? 1 : 0, `mask ${i},${j}`);
+      if (hidden) assert.equal(weights[i * 6 + j], 0);
+      else assert.ok(weights[i * 6 + j] > 0);
+    }
+  }
+  const causal = weightsOf(null);
+  for (let i = 0; i < 6; i++) for (let j = 0; j < 6; j++) assert.equal(causal.mask.data[i * 6 + j], j > i ? 1 : 0);
+  assert.match(causal.mask.title, /Causal mask for the 6 tokens given/);
+  assert.equal(lab.describe("MultiHeadAttentionWithSWA", { d_in: 3, d_out: 2, dropout: 0, num_heads: 2, sliding_window_size: 3 }).pythonCall, "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3)");
+  assert.equal(lab.check("MultiHeadAttentionWithSWA", { d_in: 3, d_out: 2, dropout: 0, num_heads: 2, sliding_window_size: 0 })[0].code, "non_positive");
+  // a window as wide as the tokens is plain causal, to the bit
+  assert.deepEqual(Array.from(weightsOf(6).weights), Array.from(causal.weights));
+});
+
+test("copyWeights from SelfAttention_v2 to SelfAttention_v1 with all three transposes agrees within 1e-6", () => {
   const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(789) });
   const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }, { generator: lab.manualSeed(123) });
   const all = { copy: true, transpose: true };
@@ -205,7 +254,7 @@ test("acceptance 5: v2 -> v1 copy with all three transposes agrees within 1e-6",
   a.forEach((v, i) => assert.ok(Math.abs(v - b[i]) <= 1e-6));
 });
 
-test("acceptance 5: d_in == d_out with the key transpose skipped copies, but the report names W_key and a difference", () => {
+test("copyWeights with d_in == d_out and the key transpose skipped copies, but the report names W_key and a difference", () => {
   const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 3 }, { generator: lab.manualSeed(789) });
   const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 3 }, { generator: lab.manualSeed(123) });
   const t = { copy: true, transpose: true };

@@ -1,4 +1,4 @@
-// Issue 9: the memory estimate is honest. Over random setups of every class (traced and not, eval
+// The memory estimate (lab.estimateBytes, the core's plan) is honest. Over random setups of every class (traced and not, eval
 // and training), the real peak of WASM heap a create + forward takes is measured in a fresh process
 // and compared with the core's estimate (the number it refuses runs by): estimate >= peak, and not
 // more than 1.5x it.
@@ -53,7 +53,7 @@ test("the estimate bounds the real peak of WASM heap, within 1.5x, over 21 rando
   }
 });
 
-test("the issue's case: traced MultiHeadAttention(8, 8, 10000, 0.0, 2) on (1, 6680, 8) is refused before allocating; on (1, 5000, 8) the estimate bounds the peak", () => {
+test("traced MultiHeadAttention(8, 8, 10000, 0.0, 2) on (1, 6680, 8) is refused before allocating; on (1, 5000, 8) the estimate bounds the peak", () => {
   const config = { d_in: 8, d_out: 8, context_length: 10000, dropout: 0.0, num_heads: 2 };
   const m = lab.create("MultiHeadAttention", config);
   const before = lab.heapPeak();

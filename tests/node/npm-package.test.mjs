@@ -1,4 +1,4 @@
-// Issue 12: the npm package holds what a user imports and nothing else. `npm pack` gives the library
+// The npm package holds what a user imports and nothing else. `npm pack` gives the library
 // (the facade, its .d.ts, the built WebAssembly core), the README, the changelog and the license;
 // installed from the tarball into an empty folder (no network: it has no dependencies), it imports
 // and runs GPT-2 small's attention with the same bits as this checkout.

@@ -1,4 +1,4 @@
-// The core is the only source of facts about a class. No JS module of the page, the widget
+// The web code keeps no facts about a class: the core is their only source. No JS module of the page, the widget
 // or the library names an attention class in its code (comments aside) except the strings table:
 // class-specific behaviour comes from what the core returns (lab.describe(name).class, diagnostics).
 import { test } from "node:test";

@@ -1,4 +1,5 @@
-// Weight transfer lab through the public API: per-stage comparison, PyTorch code, wrapper <-> fused MHA.
+// Weight transfer through the public API (copyWeights, convert, compare, equivalentConfig, copyCode):
+// per-stage comparison, PyTorch code, wrapper <-> fused MHA.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab } from "attention-lab";
@@ -7,7 +8,7 @@ import { stackTwo } from "./helpers.mjs";
 const lab = await loadAttentionLab();
 const x = stackTwo(lab.bookTokens());
 
-test("acceptance 1 (issue 4): v2 -> v1 with all transposes agrees; skipping W_key's with d=3 names it and differs > 1e-3", () => {
+test("v2 -> v1 with all transposes agrees; skipping W_key's with d=3 names it and differs > 1e-3", () => {
   const t = { copy: true, transpose: true };
   const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 3 }, { generator: lab.manualSeed(789) });
   const good = lab.copyWeights(v2, lab.create("SelfAttention_v1", { d_in: 3, d_out: 3 }), { W_query: t, W_key: t, W_value: t });
@@ -23,7 +24,7 @@ test("acceptance 1 (issue 4): v2 -> v1 with all transposes agrees; skipping W_ke
   assert.equal(bad.code.split("\n")[0], "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)");
 });
 
-test("acceptance 2 (issue 4): Wrapper(3, 1, 6, 0.0, 2) -> equivalent MHA(3, 2, 6, 0.0, 2) with identity out_proj agrees within 1e-6", () => {
+test("Wrapper(3, 1, 6, 0.0, 2) -> equivalent MHA(3, 2, 6, 0.0, 2) with identity out_proj agrees within 1e-6", () => {
   const wrapper = lab.create("MultiHeadAttentionWrapper", { d_in: 3, d_out: 1, context_length: 6, dropout: 0.0, num_heads: 2 }, { generator: lab.manualSeed(123) });
   const { module: fused, code } = lab.convert(wrapper);
   assert.equal(fused.className, "MultiHeadAttention");
@@ -48,7 +49,8 @@ test("a head-merge-order mistake (interleaved) shows up in the comparison", () =
   assert.ok(cmp.stages.find((s) => s.id === "queries").maxAbsDiff > 1e-3);
 });
 
-test("equivalentConfig converts the wrapper's per-head d_out and the fused total (B3)", () => {
+// pitfalls.md B3
+test("equivalentConfig converts the wrapper's per-head d_out and the fused total", () => {
   const e = lab.equivalentConfig("MultiHeadAttentionWrapper", { d_in: 768, d_out: 64, context_length: 1024, dropout: 0.0, num_heads: 12 });
   assert.equal(e.pythonCall, "MultiHeadAttention(768, 768, 1024, 0.0, 12)");
   const back = lab.equivalentConfig("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 });

@@ -58,6 +58,18 @@ void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, cons
 /// triangle hint is then ignored: the full product is computed). Same arguments and errors as simd_gemm.
 void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0, int64_t ldc = 0);
 
+/// The two implementations of the products (and of softmax_rows' exps) a build can run.
+enum class Kernel {
+  Eigen,  // Eigen's products and std::exp: the reference (the native default)
+  Simd,   // simd_gemm and simd_exp_sum (ATTENTION_LAB_SIMD_KERNEL: the WebAssembly default, and the sanitize preset)
+};
+
+/// The one linear, matmul, gemm and softmax_rows run in this build (fixed when the core is compiled).
+Kernel active_kernel();
+
+/// A kernel's name for messages and test reports: "Eigen" or "simd_gemm".
+const char* kernel_name(Kernel kernel);
+
 /// The inverse of pack_b: writes b back as (k, n) row-major, or (n, k) when transpose_b.
 void unpack_b(const PackedMatrix& packed, float* b, bool transpose_b);
 
