@@ -3,6 +3,8 @@
 // What crosses back is plain data: the module as {className, config, parameters} (rebuilt here with
 // lab.fromParameters) and the loader's report cut to what the panel shows. Without a Worker the same
 // steps run on the main thread. No DOM here: run-worker.js imports this module too.
+// The chosen file is opened once (lab.openCheckpoint: its header read and parsed once) and kept, so
+// loading a layer, running the whole model and tracing a layer parse the header once.
 
 /** The ignored keys a report keeps (the panel lists them); the rest are only counted. */
 export const IGNORED_KEPT = 200;
@@ -43,9 +45,9 @@ export async function loadCheckpoint(lab, runner, file, options) {
   return { module: lab.fromParameters(r.className, r.config, r.parameters), report: r.report, bytesRead: r.bytesRead };
 }
 
-/** lab.checkpointInput (it parses the header again), in the worker when there is one. */
+/** lab.checkpointInput on the file's one CheckpointFile, in the worker when there is one. */
 export async function checkpointInput(lab, runner, file, options) {
-  if (!runner.hasWorker) return lab.checkpointInput(file, options);
+  if (!runner.hasWorker) return lab.checkpointInput(await checkpointOf(lab, file), options);
   return (await runner.request("checkpointInput", { file, options })).tensor;
 }
 
@@ -61,7 +63,7 @@ export async function runGPT2(lab, runner, file, { ids, numHeads, onProgress, si
 
 /** In the worker (or here): the run as plain data, and the buffers to transfer. */
 export async function gpt2Plain(lab, { file, ids, numHeads }, { signal, progress }) {
-  const model = await lab.loadGPT2(file, numHeads ? { num_heads: numHeads } : undefined);
+  const model = await lab.loadGPT2(await checkpointOf(lab, file), numHeads ? { num_heads: numHeads } : undefined);
   try {
     const r = await model.run(ids, { signal, onProgress: progress });
     const attnWeights = r.layers.map((l) => l.attnWeights);
@@ -82,16 +84,51 @@ export async function loadPlain(lab, { file, options }) {
 
 /** In the worker: the layer's input as plain data. */
 export async function inputPlain(lab, { file, options }) {
-  const tensor = await lab.checkpointInput(file, options);
+  const tensor = await lab.checkpointInput(await checkpointOf(lab, file), options);
   return { result: { tensor }, transfer: [tensor.data.buffer] };
 }
 
+/**
+ * One layer of `file`. bytesRead is what loading it took: the header (read once, when the file was
+ * opened) and the slices read during this load (another request on the same file at the same time,
+ * such as a whole-model run, would be counted in too).
+ */
 async function loadHere(lab, file, { into, ...options }) {
-  const counted = countingBlob(file);
+  const opened = openedFile(lab, file);
+  const checkpoint = await opened.checkpoint;
   if (into) options.into = lab.create(into.className, into.config, { generator: lab.manualSeed(into.seed) });
-  const { module, report } = await lab.loadCheckpoint(counted.blob, options);
-  return { module, report, bytesRead: counted.read() };
+  const before = opened.counted.read();
+  const { module, report } = await lab.loadCheckpoint(checkpoint, options);
+  const after = opened.counted.read();
+  return { module, report, bytesRead: after === null ? null : checkpoint.dataStart + (after - before) };
 }
+
+/** The file opened last: {key, counted, checkpoint: Promise<CheckpointFile>} (one per realm: the worker's, or the page's without one). */
+let kept = null;
+
+/** A chosen file's identity: a File sent to the worker arrives as a new object each time. */
+const fileKey = (file) => JSON.stringify([file.name ?? "", file.size, file.lastModified ?? 0]);
+
+/**
+ * The one CheckpointFile of `file` (by name, size and lastModified), opened through a counting Blob on
+ * first use; choosing another file disposes the previous one (a model made from it keeps working).
+ * A file that fails to open is not kept, so trying again reads it again.
+ */
+function openedFile(lab, file) {
+  const key = fileKey(file);
+  if (kept?.key === key) return kept;
+  kept?.checkpoint.then((f) => f.dispose(), () => {});
+  const counted = countingBlob(file);
+  const entry = { key, counted, checkpoint: lab.openCheckpoint(counted.blob) };
+  kept = entry;
+  entry.checkpoint.catch(() => {
+    if (kept === entry) kept = null;
+  });
+  return entry;
+}
+
+/** The file's one CheckpointFile (a promise). */
+const checkpointOf = (lab, file) => openedFile(lab, file).checkpoint;
 
 /**
  * The file as a Blob whose slices are counted, so the page can say how little it read. The library

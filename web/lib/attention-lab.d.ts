@@ -208,7 +208,7 @@ export type ErrorCode =
   | "unreadable_argument"
   /** an options argument that is not an object */
   | "bad_options"
-  /** the module, generator or GPT-2 model was disposed */
+  /** the module, generator, checkpoint file or GPT-2 model was disposed */
   | "disposed"
   /** a GPT-2 model is already running (one run at a time per model) */
   | "busy"
@@ -552,6 +552,30 @@ export interface CheckpointOptions {
   into?: AttentionModule;
 }
 
+/**
+ * A .safetensors file opened once by lab.openCheckpoint: its first 8 bytes and its JSON header were
+ * read once and the header parsed once, in WebAssembly memory. Give it to loadCheckpoint,
+ * checkpointInput and loadGPT2 in place of the source: they read only the tensors' bytes (through the
+ * same reader) and parse nothing. A GPT2Model made from it shares its parsed header.
+ */
+export interface CheckpointFile {
+  /** The file's size in bytes. */
+  readonly size: number;
+  /** How many tensors the header lists (without __metadata__). */
+  readonly keys: number;
+  /** Where the data section starts: 8 + the header's length in bytes. */
+  readonly dataStart: number;
+  /**
+   * Frees the parsed header now (otherwise garbage collection does it). Later calls given this file
+   * reject with AttentionError "disposed" (slot "checkpoint") before reading anything; a GPT2Model
+   * already made from it keeps working. Calling it twice is fine.
+   */
+  dispose(): void;
+}
+
+/** What the checkpoint functions read: the file's bytes, or a CheckpointFile opened from them. */
+export type CheckpointSource = ArrayBuffer | ArrayBufferView | Blob | CheckpointFile;
+
 export class AttentionError extends Error {
   readonly code: ErrorCode;
   readonly slot: string;
@@ -672,27 +696,38 @@ export interface AttentionLab {
    * c_attn split on its last axis into q, k, v and each transposed; c_proj transposed into out_proj.
    * Rejects with AttentionError: checkpoint_truncated, checkpoint_bad_header, checkpoint_bad_offsets,
    * checkpoint_missing_key, checkpoint_layer, checkpoint_shape, checkpoint_num_heads,
-   * checkpoint_context_length, checkpoint_config_mismatch, checkpoint_dtype, checkpoint_source.
+   * checkpoint_context_length, checkpoint_config_mismatch, checkpoint_dtype, checkpoint_source,
+   * disposed (a disposed CheckpointFile).
    */
-  loadCheckpoint(source: ArrayBuffer | ArrayBufferView | Blob, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
+  loadCheckpoint(source: CheckpointSource, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
   /**
    * The input a real GPT-2 layer's attention sees, shape (1, num_tokens, d): ln_1 of the residual stream
    * entering block `layer` (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only
    * one wte row per token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a
    * time), so the file must hold the whole model (`num_heads` for widths that are not GPT-2's).
    * Rejects with AttentionError: checkpoint_missing_key, checkpoint_token, context_too_short,
-   * checkpoint_layer, checkpoint_num_heads, cancelled, and the header errors.
+   * checkpoint_layer, checkpoint_num_heads, cancelled, disposed (a disposed CheckpointFile), and the header errors.
    */
-  checkpointInput(source: ArrayBuffer | ArrayBufferView | Blob, options: { tokenIds: number[]; layer?: number; num_heads?: number; signal?: AbortSignal }): Promise<Tensor>;
+  checkpointInput(source: CheckpointSource, options: { tokenIds: number[]; layer?: number; num_heads?: number; signal?: AbortSignal }): Promise<Tensor>;
   /**
    * Opens a GPT-2 .safetensors file for the whole model (the book's chapter 4 GPTModel, the same as
    * Hugging Face's GPT-2), reading only its header now; F32, F16 or BF16; keys with or without
    * `transformer.`. GPT-2 small, medium, large and XL are recognised from their shapes; other widths
    * need `num_heads` (or an `n_head` entry in the header's __metadata__).
    * Rejects with AttentionError: checkpoint_source, checkpoint_read, the header errors,
-   * checkpoint_missing_key, checkpoint_shape, checkpoint_dtype, checkpoint_num_heads, checkpoint_layer.
+   * checkpoint_missing_key, checkpoint_shape, checkpoint_dtype, checkpoint_num_heads, checkpoint_layer,
+   * disposed (a disposed CheckpointFile). Given a CheckpointFile, the model shares its parsed header.
    */
-  loadGPT2(source: ArrayBuffer | ArrayBufferView | Blob, options?: { num_heads?: number }): Promise<GPT2Model>;
+  loadGPT2(source: CheckpointSource, options?: { num_heads?: number }): Promise<GPT2Model>;
+  /**
+   * Opens a .safetensors file (an ArrayBuffer, a typed array, a Blob or a File; File.slice: never read
+   * whole) once: reads its first 8 bytes and its header and parses the header, as loadCheckpoint,
+   * checkpointInput and loadGPT2 would each do for themselves. Give the result to them to load layers,
+   * trace inputs and run the model with one parse. A CheckpointFile given here is returned as it is.
+   * Rejects with AttentionError: checkpoint_source, checkpoint_read, checkpoint_truncated,
+   * checkpoint_bad_header, checkpoint_duplicate_key, checkpoint_bad_offsets.
+   */
+  openCheckpoint(source: CheckpointSource): Promise<CheckpointFile>;
   /** Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads. */
   equivalentConfig(className: ClassName, config: Config): { className: ClassName; config: Record<SlotName, number | boolean>; pythonCall: string };
   /**
@@ -731,7 +766,7 @@ export interface AttentionLab {
    * memory estimate (`estimateBytes`) bounds.
    */
   heapPeak(): number;
-  /** Modules and generators alive in WASM memory (released on dispose() or garbage collection). */
+  /** Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection). */
   handlesInUse(): number;
   /** The input shape a class takes: [b, numTokens, dIn] for the batched classes, [numTokens, dIn] for SelfAttention_v1/v2. */
   inputShape(className: ClassName, numTokens: number, dIn: number, b?: number): number[];

@@ -354,6 +354,78 @@ function checkSignal(signal) {
 }
 
 /**
+ * A .safetensors file opened by lab.openCheckpoint: its first 8 bytes and its header read once, the
+ * header parsed once and kept in WASM memory under a handle. loadCheckpoint, checkpointInput and
+ * loadGPT2 given it reuse its reader and its parsed header (a GPT2Model made from it shares the header).
+ */
+class CheckpointFile {
+  #core;
+  #handle;
+  #reader;
+  /** Whether v is a CheckpointFile of this library (a brand check: runs no user code). */
+  static is(v) {
+    return v !== null && typeof v === "object" && #handle in v;
+  }
+  constructor(core, reader, opened) {
+    this.#core = core;
+    this.#reader = reader;
+    this.#handle = opened.handle;
+    released.register(this, { release: core.checkpointRelease, handle: opened.handle }, this);
+    this.size = reader.size;
+    this.keys = opened.keys;
+    this.dataStart = opened.dataStart;
+    Object.freeze(this);
+  }
+
+  /** @internal the handle of the parsed header in WASM memory */
+  get _handle() {
+    if (this.#handle === 0) throw new AttentionError({ code: "disposed", slot: "checkpoint", message: "this checkpoint file was disposed", hint: "Open the file again with lab.openCheckpoint." });
+    return this.#handle;
+  }
+
+  /** @internal random access to the file's bytes */
+  get _reader() {
+    return this.#reader;
+  }
+
+  /** Frees the parsed header now (otherwise garbage collection does it); later uses throw `disposed`. A GPT2Model opened from it keeps working. */
+  dispose() {
+    if (this.#handle === 0) return;
+    this.#core.checkpointRelease(this.#handle);
+    released.unregister(this);
+    this.#handle = 0;
+  }
+}
+
+/** Reads the first 8 bytes and the header of `reader`'s file, and parses the header once (checkpointOpen). */
+async function openFile(core, reader) {
+  const first = await reader.read(0, Math.min(8, reader.size));
+  const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
+  const header = await reader.read(8, 8 + headerLength);
+  return new CheckpointFile(core, reader, unwrap(core.checkpointOpen(header, reader.size)));
+}
+
+/** A checkpoint source as a CheckpointFile (as it is) or a reader of its bytes; AttentionError "checkpoint_source" otherwise. */
+function sourceOf(source) {
+  return CheckpointFile.is(source) ? source : byteReader(source);
+}
+
+/**
+ * Runs `use(file)` on a CheckpointFile: `source` itself (kept open: `use` starts with file._handle,
+ * which throws "disposed" for a disposed one), or one opened from `source`, a reader (sourceOf), for
+ * this call alone and disposed after it.
+ */
+async function withFile(core, source, use) {
+  if (CheckpointFile.is(source)) return use(source);
+  const file = await openFile(core, source);
+  try {
+    return await use(file);
+  } finally {
+    file.dispose();
+  }
+}
+
+/**
  * A GPT-2 .safetensors file opened by lab.loadGPT2: its header is parsed once (in WASM), and each run
  * reads only the byte ranges of the step it is on: the tokens' wte rows and wpe[:T], then one block at a
  * time, then ln_f and wte in chunks for the logits at the last position.
@@ -616,11 +688,8 @@ class Lab {
    */
   async loadCheckpoint(source, options) {
     const { layer = 0, num_heads, context_length, into } = readOptions(options, "loadCheckpoint");
-    const reader = byteReader(source);
+    const opened = sourceOf(source);
     const core = this._core;
-    const first = await reader.read(0, Math.min(8, reader.size));
-    const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
-    const header = await reader.read(8, 8 + headerLength);
     const plain = { layer: plainValue(layer), num_heads: plainValue(num_heads), context_length: plainValue(context_length) };
     if (into != null) {
       if (!AttentionModule.is(into)) {
@@ -628,13 +697,27 @@ class Lab {
       }
       plain.into = { className: into.className, config: into.config };
     }
-    const plan = unwrap(core.planCheckpoint(header, reader.size, plain));
-    const buffers = {};
-    for (const { key, begin, end } of plan.needed) buffers[key] = await reader.read(begin, end);
-    // all or nothing: `into` changes only after every check passed
-    const r = unwrap(core.loadCheckpoint(header, reader.size, plain, buffers, into != null ? into._handle : 0));
+    const r = await withFile(core, opened, async (file) => {
+      const reader = file._reader;
+      const plan = unwrap(core.planCheckpoint(file._handle, reader.size, plain));
+      const buffers = {};
+      for (const { key, begin, end } of plan.needed) buffers[key] = await reader.read(begin, end);
+      // all or nothing: `into` changes only after every check passed
+      return unwrap(core.loadCheckpoint(file._handle, reader.size, plain, buffers, into != null ? into._handle : 0));
+    });
     if (into != null) return { module: into, report: r.report };
     return { module: new AttentionModule(this, r, this.manualSeed(123)), report: r.report };
+  }
+
+  /**
+   * Opens a .safetensors file (an ArrayBuffer, a typed array, a Blob or a File) once: reads its first
+   * 8 bytes and its header and parses the header in WASM. Resolves to a CheckpointFile ({size, keys,
+   * dataStart, dispose()}) that loadCheckpoint, checkpointInput and loadGPT2 take in place of the
+   * source, with no further header read or parse. A CheckpointFile given here is returned as it is.
+   */
+  async openCheckpoint(source) {
+    const opened = sourceOf(source);
+    return CheckpointFile.is(opened) ? opened : openFile(this._core, opened);
   }
 
   /**
@@ -645,12 +728,10 @@ class Lab {
    */
   async loadGPT2(source, options) {
     const { num_heads } = readOptions(options, "loadGPT2");
-    const reader = byteReader(source);
+    const opened = sourceOf(source);
     const core = this._core;
-    const first = await reader.read(0, Math.min(8, reader.size));
-    const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
-    const header = await reader.read(8, 8 + headerLength);
-    return new GPT2Model(core, unwrap(core.gpt2Open(header, reader.size, { num_heads: plainValue(num_heads) })), reader);
+    // the model shares the file's parsed header (it outlives the file's dispose)
+    return withFile(core, opened, (file) => new GPT2Model(core, unwrap(core.gpt2Open(file._handle, file.size, { num_heads: plainValue(num_heads) })), file._reader));
   }
 
   /**
@@ -661,26 +742,26 @@ class Lab {
    */
   async checkpointInput(source, options) {
     const { tokenIds, layer = 0, num_heads, signal } = readOptions(options, "checkpointInput");
-    const reader = byteReader(source);
+    const opened = sourceOf(source);
     const ids = readTokenIds(tokenIds);
     const where = { layer: plainValue(layer) };  // one rule with loadCheckpoint's layer
     const core = this._core;
-    const first = await reader.read(0, Math.min(8, reader.size));
-    const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
-    const header = await reader.read(8, 8 + headerLength);
-    const plan = unwrap(core.planBlockInput(header, reader.size, ids, where));
-    if (where.layer > 0) {
-      // Layer L's real input needs blocks 0 .. L-1: the whole model's path (reads them one at a time).
-      const model = new GPT2Model(core, unwrap(core.gpt2Open(header, reader.size, { num_heads: plainValue(num_heads) })), reader);
-      try {
-        return await model.attentionInput(ids, where.layer, { signal });
-      } finally {
-        model.dispose();
+    return withFile(core, opened, async (file) => {
+      const reader = file._reader;
+      const plan = unwrap(core.planBlockInput(file._handle, reader.size, ids, where));
+      if (where.layer > 0) {
+        // Layer L's real input needs blocks 0 .. L-1: the whole model's path (reads them one at a time).
+        const model = new GPT2Model(core, unwrap(core.gpt2Open(file._handle, reader.size, { num_heads: plainValue(num_heads) })), reader);
+        try {
+          return await model.attentionInput(ids, where.layer, { signal });
+        } finally {
+          model.dispose();
+        }
       }
-    }
-    const buffers = {};
-    for (const { name, begin, end } of plan.reads) buffers[name] = await reader.read(begin, end);
-    return unwrap(core.blockInput(header, reader.size, ids, where, buffers)).tensor;
+      const buffers = {};
+      for (const { name, begin, end } of plan.reads) buffers[name] = await reader.read(begin, end);
+      return unwrap(core.blockInput(file._handle, reader.size, ids, where, buffers)).tensor;
+    });
   }
 
   /** The equivalent multi-head config: wrapper d_out per head <-> fused d_out total. */

@@ -187,17 +187,20 @@ val ok() {
   return out;
 }
 
-/// A GPT-2 file opened by loadGPT2: its header parsed once, its shape, and the run in progress (if any).
+/// A GPT-2 file opened by loadGPT2: its header (parsed once, shared with the checkpoint file it came
+/// from), its shape, and the run in progress (if any).
 struct Gpt2File {
-  SafetensorsHeader header;
+  std::shared_ptr<const SafetensorsHeader> header;
   Gpt2Config config;
   std::unique_ptr<Gpt2Run> run;
 };
 
-/// What lives between calls: modules, generators and GPT-2 files by handle (0 is never a handle).
+/// What lives between calls: modules, generators, parsed checkpoint headers and GPT-2 files by handle
+/// (0 is never a handle).
 struct Registry {
   std::map<uint32_t, std::unique_ptr<AttentionModule>> modules;  // a tree: its memory follows what is live
   std::map<uint32_t, TorchGenerator> generators;
+  std::map<uint32_t, std::shared_ptr<const SafetensorsHeader>> headers;  // checkpointOpen
   std::map<uint32_t, std::unique_ptr<Gpt2File>> gpt2;
   uint32_t next = 1;
   uint32_t add(std::unique_ptr<AttentionModule> m) {
@@ -463,7 +466,7 @@ val generator_state_js(double handle) {
 
 void release_generator_js(double handle) { registry().generators.erase(static_cast<uint32_t>(handle)); }
 void release_module_js(double handle) { registry().modules.erase(static_cast<uint32_t>(handle)); }
-double handles_in_use() { return static_cast<double>(registry().modules.size() + registry().generators.size() + registry().gpt2.size()); }
+double handles_in_use() { return static_cast<double>(registry().modules.size() + registry().generators.size() + registry().headers.size() + registry().gpt2.size()); }
 
 val create_js(const std::string& class_name, const val& config, double generator) {
   return guarded([&] {
@@ -723,10 +726,44 @@ CheckpointOptions checkpoint_options_from_js(const val& options) {
   return o;
 }
 
-SafetensorsHeader header_from_js(const val& header_bytes, double file_size) {
+// ---- checkpoint files: a header parsed once (checkpointOpen), kept by handle, shared, never copied ----
+
+/// Parses header bytes (8 + N .. of the file): what every call given bytes rather than a handle does.
+std::shared_ptr<const SafetensorsHeader> parsed_header(const val& header_bytes, double file_size) {
   const std::vector<uint8_t> bytes = bytes_from_js(header_bytes, "the header");
-  return parse_safetensors_header(bytes.data(), bytes.size(), static_cast<uint64_t>(file_size));
+  return std::make_shared<const SafetensorsHeader>(parse_safetensors_header(bytes.data(), bytes.size(), static_cast<uint64_t>(file_size)));
 }
+
+/// The header a checkpoint function is given: a handle from checkpointOpen (the kept header, which
+/// knows its own file size) or, as before, the header bytes (parsed now, for this call alone).
+std::shared_ptr<const SafetensorsHeader> header_from_js(const val& header_or_handle, double file_size) {
+  if (header_or_handle.isNumber()) {
+    const auto it = registry().headers.find(static_cast<uint32_t>(header_or_handle.as<double>()));
+    if (it == registry().headers.end()) throw AttentionError("disposed", "checkpoint", "this checkpoint file was disposed", "Open the file again with lab.openCheckpoint.");
+    return it->second;
+  }
+  return parsed_header(header_or_handle, file_size);
+}
+
+/// Parses the header once and keeps it: {ok, handle, keys (tensor count), dataStart}.
+val checkpoint_open_js(const val& header_bytes, double file_size) {
+  return guarded([&] {
+    auto header = parsed_header(header_bytes, file_size);
+    Registry& r = registry();
+    const uint32_t handle = r.next++;
+    val out = ok();
+    out.set("handle", static_cast<double>(handle));
+    out.set("keys", static_cast<double>(header->entries.size()));
+    out.set("dataStart", static_cast<double>(header->data_start()));
+    r.headers[handle] = std::move(header);
+    return out;
+  });
+}
+
+/// Drops the kept header (a GPT-2 model opened from it keeps its share).
+void checkpoint_release_js(double handle) { registry().headers.erase(static_cast<uint32_t>(handle)); }
+
+// ---- end of checkpoint files ----
 
 val checkpoint_report_to_js(const CheckpointReport& r) {
   val out = val::object();
@@ -758,7 +795,8 @@ val checkpoint_header_length_js(const val& first8, double file_size) {
 
 val plan_checkpoint_js(const val& header_bytes, double file_size, const val& options) {
   return guarded([&] {
-    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    const auto kept = header_from_js(header_bytes, file_size);
+    const SafetensorsHeader& h = *kept;
     const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options_from_js(options));
     val needed = val::array();
     for (const auto& e : plan.needed) {
@@ -779,7 +817,8 @@ val plan_checkpoint_js(const val& header_bytes, double file_size, const val& opt
 /// Loads into a new module (into = 0) or, when every check passed, replaces module `into`.
 val load_checkpoint_js(const val& header_bytes, double file_size, const val& options, const val& buffers, double into) {
   return guarded([&] {
-    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    const auto kept = header_from_js(header_bytes, file_size);
+    const SafetensorsHeader& h = *kept;
     const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options_from_js(options));
     std::map<std::string, std::vector<uint8_t>> bytes;
     for (const auto& e : plan.needed) bytes[e.key] = bytes_from_js(buffers[e.key], e.key.c_str());
@@ -826,7 +865,8 @@ std::vector<int64_t> ids_from_js(const val& ids) {
 
 val plan_block_input_js(const val& header_bytes, double file_size, const val& ids, const val& options) {
   return guarded([&] {
-    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    const auto kept = header_from_js(header_bytes, file_size);
+    const SafetensorsHeader& h = *kept;
     val reads = val::array();
     for (const auto& r : plan_gpt2_block_input(h, ids_from_js(ids), layer_from_js(options))) {
       val o = val::object();
@@ -843,7 +883,8 @@ val plan_block_input_js(const val& header_bytes, double file_size, const val& id
 
 val block_input_js(const val& header_bytes, double file_size, const val& ids, const val& options, const val& buffers) {
   return guarded([&] {
-    const SafetensorsHeader h = header_from_js(header_bytes, file_size);
+    const auto kept = header_from_js(header_bytes, file_size);
+    const SafetensorsHeader& h = *kept;
     const std::vector<int64_t> token_ids = ids_from_js(ids);
     const auto reads = plan_gpt2_block_input(h, token_ids, layer_from_js(options));
     std::map<std::string, std::vector<uint8_t>> bytes;
@@ -883,7 +924,7 @@ val reads_to_js(const SafetensorsHeader& h, const std::vector<ByteRead>& reads) 
 /// {ok: true, reads}: the byte ranges (absolute offsets) the next step of a GPT-2 run needs.
 val reads_result(double handle, const std::vector<ByteRead>& reads) {
   val out = ok();
-  out.set("reads", reads_to_js(gpt2_at(handle).header, reads));
+  out.set("reads", reads_to_js(*gpt2_at(handle).header, reads));
   return out;
 }
 
@@ -896,10 +937,10 @@ std::map<std::string, std::vector<uint8_t>> read_bytes(const std::vector<ByteRea
 val gpt2_open_js(const val& header_bytes, double file_size, const val& options) {
   return guarded([&] {
     auto f = std::make_unique<Gpt2File>();
-    f->header = header_from_js(header_bytes, file_size);
+    f->header = header_from_js(header_bytes, file_size);  // a kept header is shared, not copied
     std::optional<int64_t> heads;
     if (!options.isNull() && !options.isUndefined() && options.typeOf().as<std::string>() == "object") heads = whole_option(options, "num_heads", 1, "checkpoint_num_heads");
-    f->config = gpt2_config(f->header, heads);
+    f->config = gpt2_config(*f->header, heads);
     const Gpt2Config& c = f->config;
     val config = val::object();
     config.set("n_embd", static_cast<double>(c.n_embd));
@@ -934,7 +975,7 @@ val gpt2_start_js(double handle, const val& ids, double budget) {
   return guarded([&] {
     Gpt2File& f = gpt2_at(handle);
     f.run.reset();
-    f.run = std::make_unique<Gpt2Run>(f.header, f.config, ids_from_js(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes);
+    f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from_js(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes);
     return reads_result(handle, f.run->embedding_reads());
   });
 }
@@ -990,7 +1031,7 @@ val gpt2_final_js(double handle, const val& buffers) {
     std::vector<ByteRead> chunks;
     for (int64_t begin = 0; begin < run.config().vocab_size; begin += kGpt2LogitsChunkRows) chunks.push_back(run.logits_read(begin));
     val out = ok();
-    out.set("chunks", reads_to_js(gpt2_at(handle).header, chunks));
+    out.set("chunks", reads_to_js(*gpt2_at(handle).header, chunks));
     return out;
   });
 }
@@ -1105,6 +1146,10 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("gpt2Final", &gpt2_final_js);
   emscripten::function("gpt2Logits", &gpt2_logits_js);
   emscripten::function("gpt2Finish", &gpt2_finish_js);
+  // checkpoint files: planCheckpoint, loadCheckpoint, planBlockInput, blockInput and gpt2Open take
+  // header bytes or a handle of checkpointOpen
+  emscripten::function("checkpointOpen", &checkpoint_open_js);
+  emscripten::function("checkpointRelease", &checkpoint_release_js);
 }
 
 // ---- setup and run: what a page needs per edit, and a run, each in one call (setup.hpp) ----------

@@ -106,7 +106,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"checkpoint_token", "checkpoints", "a token id outside the vocabulary"},
     {"unreadable_argument", "arguments", "reading an argument threw (a getter, a Proxy trap)"},
     {"bad_options", "arguments", "an options argument that is not an object"},
-    {"disposed", "arguments", "the module, generator or GPT-2 model was disposed"},
+    {"disposed", "arguments", "the module, generator, checkpoint file or GPT-2 model was disposed"},
     {"busy", "arguments", "a GPT-2 model is already running (one run at a time per model)"},
     {"cancelled", "arguments", "a GPT-2 run was cancelled through its signal"},
     {"callback", "arguments", "a GPT-2 run's onProgress callback threw (the run stopped)"},

@@ -23,6 +23,13 @@ async function main(): Promise<void> {
   const next: number = run.nextTokens[0].id + run.lastLogits[0] + gpt2.config.n_layer + gpt2.estimateBytes(2);
   const realInput: Tensor = await gpt2.attentionInput([464], 0);
   gpt2.dispose();
+  const file = await lab.openCheckpoint(new Blob([new Uint8Array(8)]));
+  const sized: number = file.size + file.keys + file.dataStart;
+  const fromFile = await lab.loadCheckpoint(file, { layer: 1 });
+  const fileInput: Tensor = await lab.checkpointInput(file, { tokenIds: [464], layer: 1, num_heads: 2 });
+  (await lab.loadGPT2(file)).dispose();
+  fromFile.module.dispose();
+  file.dispose();
   const gen = lab.manualSeed(123);
   const r: Tensor = gen.rand([2, 3]);
   const dropped: Tensor = gen.dropout(r, 0.5);
@@ -45,6 +52,6 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof AttentionError) console.log(e.code, e.slot, e.hint, e.diagnostics.length);
   }
-  console.log(names, pos, diags, count, dropped, width, rule, stages, agree, heap, t);
+  console.log(names, pos, diags, count, dropped, width, rule, stages, agree, heap, t, sized, fileInput);
 }
 void main();
