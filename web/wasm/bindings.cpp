@@ -394,49 +394,6 @@ val check_js(const std::string& class_name, const val& config, const val& input_
   });
 }
 
-val describe_js(const std::string& class_name, const val& config) {
-  return guarded([&] {
-    const SlotMap slots = config_from_js(config);
-    const auto ds = check_config(class_name, slots);
-    val out = ok();
-    out.set("diagnostics", diagnostics_to_js(ds));
-    out.set("valid", !has_error(ds));
-    SlotMap sized = slots;
-    if (has_error(ds)) {
-      // The sizes are still known when only the dropout slot is wrong: show them (ok stays false).
-      const bool only_dropout =
-          std::all_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity != Severity::Error || (d.slots.size() == 1 && d.slots[0] == "dropout"); });
-      if (!only_dropout) return out;
-      sized["dropout"] = SlotValue::floating(0.0);
-      if (has_error(check_config(class_name, sized))) return out;
-    }
-    const ModuleConfig c = to_module_config(class_name, sized);
-    out.set("config", config_to_js(c.slots()));
-    out.set("headDim", static_cast<double>(c.head_dim()));
-    out.set("outputWidth", static_cast<double>(c.output_width()));
-    out.set("outputWidthRule", c.output_width_rule());
-    out.set("pythonCall", c.python_call());
-    val params = val::array();
-    for (const auto& p : parameter_specs(c)) {
-      val o = val::object();
-      o.set("name", p.name);
-      o.set("shape", shape_to_js(p.shape));
-      o.set("count", static_cast<double>(numel_of(p.shape)));
-      params.call<void>("push", o);
-    }
-    out.set("parameters", params);
-    out.set("parameterCount", static_cast<double>(parameter_count(c)));
-    // Key/value heads and what a KV cache of this module holds per token, against the multi-head
-    // attention of the same width (every query head with its own key/value head).
-    out.set("keyValueHeads", static_cast<double>(c.kv_heads()));
-    out.set("kvCacheBytesPerToken", c.kv_cache_bytes_per_token());
-    out.set("kvCacheBytesPerTokenMha", 2.0 * static_cast<double>(c.output_width()) * 4.0);
-    out.set("slidingWindowSize", c.sliding_window_size > 0 ? val(static_cast<double>(c.sliding_window_size)) : val::null());
-    out.set("maskBytes", c.mask_buffer_bytes());
-    return out;
-  });
-}
-
 /// torch.manual_seed takes any int in [-2**63, 2**64); negative seeds wrap as 64-bit two's complement.
 uint64_t seed_from_js(double seed) {
   if (!(std::isfinite(seed) && seed == std::floor(seed) && seed >= -9223372036854775808.0 && seed < 18446744073709551616.0))
@@ -1103,7 +1060,6 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   emscripten::function("gpt2Sizes", &gpt2_sizes);
   emscripten::function("parseCall", &parse_call_js);
   emscripten::function("check", &check_js);
-  emscripten::function("describe", &describe_js);
   emscripten::function("manualSeed", &manual_seed_js);
   emscripten::function("generatorState", &generator_state_js);
   emscripten::function("releaseGenerator", &release_generator_js);
@@ -1207,6 +1163,19 @@ val setup_js(const std::string& class_name, const val& config, const val& input_
   });
 }
 
+/// describe: the Setup's description and its configuration diagnostics, flat (one rule with setup's:
+/// the core's make_setup decides what is described).
+val describe_js(const std::string& class_name, const val& config) {
+  return guarded([&] {
+    const Setup s = make_setup(class_name, config_from_js(config), SetupOptions{});
+    val out = s.description ? description_to_js(*s.description) : val::object();
+    out.set("ok", true);
+    out.set("diagnostics", diagnostics_to_js(s.config_diagnostics));
+    out.set("valid", s.valid);
+    return out;
+  });
+}
+
 val stages_to_js(const std::vector<Stage>& trace) {
   val stages = val::array();
   for (const auto& s : trace) {
@@ -1251,5 +1220,6 @@ val run_module_js(const std::string& class_name, const val& config, const val& x
 
 EMSCRIPTEN_BINDINGS(attention_lab_setup) {
   emscripten::function("setup", &setup_js);
+  emscripten::function("describe", &describe_js);
   emscripten::function("runModule", &run_module_js);
 }
