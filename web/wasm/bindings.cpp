@@ -459,6 +459,24 @@ val summary_to_js(const TensorSummary& s) {
   return out;
 }
 
+/// A trace as JS stages: {shape, data, id, title, formula, axes, summary, sliceSummaries}.
+val stages_to_js(const std::vector<Stage>& trace) {
+  val stages = val::array();
+  for (const auto& s : trace) {
+    val o = tensor_to_js(s.tensor);
+    o.set("id", s.id);
+    o.set("title", s.title);
+    o.set("formula", s.formula);
+    o.set("axes", array_of_strings(s.axes));
+    o.set("summary", summary_to_js(s.summary));
+    val slices = val::array();
+    for (const auto& slice : s.slice_summaries) slices.call<void>("push", summary_to_js(slice));
+    o.set("sliceSummaries", slices);
+    stages.call<void>("push", o);
+  }
+  return stages;
+}
+
 val forward_js(double handle, const val& x, bool training, double generator, bool want_trace) {
   return guarded([&] {
     const AttentionModule& m = module_at(handle);
@@ -474,22 +492,7 @@ val forward_js(double handle, const val& x, bool training, double generator, boo
     val out = ok();
     out.set("output", tensor_to_js(y));
     if (!warnings.empty()) out.set("warnings", diagnostics_to_js(warnings));
-    if (want_trace) {
-      val stages = val::array();
-      for (const auto& s : trace) {
-        val o = tensor_to_js(s.tensor);
-        o.set("id", s.id);
-        o.set("title", s.title);
-        o.set("formula", s.formula);
-        o.set("axes", array_of_strings(s.axes));
-        o.set("summary", summary_to_js(s.summary));
-        val slices = val::array();
-        for (const auto& slice : s.slice_summaries) slices.call<void>("push", summary_to_js(slice));
-        o.set("sliceSummaries", slices);
-        stages.call<void>("push", o);
-      }
-      out.set("trace", stages);
-    }
+    if (want_trace) out.set("trace", stages_to_js(trace));
     return out;
   });
 }
@@ -1174,23 +1177,6 @@ val describe_js(const std::string& class_name, const val& config) {
     out.set("valid", s.valid);
     return out;
   });
-}
-
-val stages_to_js(const std::vector<Stage>& trace) {
-  val stages = val::array();
-  for (const auto& s : trace) {
-    val o = tensor_to_js(s.tensor);
-    o.set("id", s.id);
-    o.set("title", s.title);
-    o.set("formula", s.formula);
-    o.set("axes", array_of_strings(s.axes));
-    o.set("summary", summary_to_js(s.summary));
-    val slices = val::array();
-    for (const auto& slice : s.slice_summaries) slices.call<void>("push", summary_to_js(slice));
-    o.set("sliceSummaries", slices);
-    stages.call<void>("push", o);
-  }
-  return stages;
 }
 
 /// manual_seed + constructor + forward: {ok, className, config, pythonCall, headDim, outputWidth, outputWidthRule, output, trace?, warnings}
