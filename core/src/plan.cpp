@@ -45,8 +45,7 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   p.dropout_stage = r.dropout == DropoutRule::Weights;
   p.dropout = c.dropout;
   p.dropout_heads_outer = p.layout == HeadsRule::Modules;
-  for (const auto& param : r.params)
-    if (param.role == Role::Query || param.role == Role::Qkv) p.matmul_projection = param.layout == Layout::InOut;
+  p.matmul_projection = r.queries_in_out();
   p.out_proj = has_param(c, Role::Out, Layout::OutIn);
   p.out_proj_bias = has_param(c, Role::Out, Layout::Vector);
   p.proj = has_param(c, Role::Proj, Layout::OutIn);

@@ -107,6 +107,12 @@ const char* dropout_rule_name(DropoutRule d) {
 
 std::vector<std::string> ClassSpec::input_axes() const { return batched ? std::vector<std::string>{"b", "num_tokens", "d_in"} : std::vector<std::string>{"num_tokens", "d_in"}; }
 
+bool ClassSpec::queries_in_out() const {
+  for (const auto& p : params)
+    if (p.role == Role::Query || p.role == Role::Qkv) return p.layout == Layout::InOut;
+  return false;
+}
+
 bool ClassSpec::has_slot(std::string_view slot) const {
   for (const auto& s : slots)
     if (s.name == slot) return true;

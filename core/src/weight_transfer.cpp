@@ -14,14 +14,8 @@ namespace {
 /// The classes exercise 3.1 copies between (the recipe's copies_with: SelfAttention_v1 <-> v2).
 bool is_single_head(const ClassSpec& r) { return r.heads == HeadsRule::Single && !r.copies_with.empty(); }
 bool is_single_head(const AttentionModule& m) { return is_single_head(m.config().recipe()); }
-/// Whether the class keeps W as (d_in, d_out) and computes x @ W (v1), not nn.Linear's (d_out, d_in) and x @ W.T (v2).
-bool in_out(const ClassSpec& r) {
-  for (const auto& p : r.params)
-    if (p.role == Role::Query) return p.layout == Layout::InOut;
-  return false;
-}
 /// "W_query" (v1) or "W_query.weight" (v2): the recipe's name for the matrix.
-std::string weight_name(const ClassSpec& r, const std::string& matrix) { return in_out(r) ? matrix : matrix + ".weight"; }
+std::string weight_name(const ClassSpec& r, const std::string& matrix) { return r.queries_in_out() ? matrix : matrix + ".weight"; }
 std::string weight_name(const AttentionModule& m, const std::string& matrix) { return weight_name(m.config().recipe(), matrix); }
 bool has_qkv_bias(const AttentionModule& m) {
   for (const auto& p : m.config().recipe().params)
@@ -229,7 +223,7 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
   }
   // All or nothing: tokens that cannot run are refused before `to` changes.
   if (tokens) check_input(from.config(), *tokens, "tokens");
-  const bool layouts_differ = in_out(from.config().recipe()) != in_out(to.config().recipe());
+  const bool layouts_differ = from.config().recipe().queries_in_out() != to.config().recipe().queries_in_out();
   CopyReport report;
   for (const char* matrix : matrices) {
     MatrixReport r;

@@ -336,7 +336,7 @@ val classes() {
     c.set("tolerance", kAgreementTolerance);
     c.set("pythonName", spec.python_name);
     c.set("bookSeed", static_cast<double>(spec.book_seed));
-    c.set("weights", spec.params.front().layout == Layout::InOut ? "matrix" : "linear");
+    c.set("weights", spec.queries_in_out() ? "matrix" : "linear");
     val from = val::array();
     for (const CopyPartner& p : spec.copies_from) {
       val o = val::object();

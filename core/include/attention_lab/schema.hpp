@@ -186,6 +186,10 @@ struct ClassSpec {
   /// The axes of the input forward takes, e.g. {"b", "num_tokens", "d_in"} (row-major).
   std::vector<std::string> input_axes() const;
   bool has_slot(std::string_view slot) const;
+  /// Whether the query weights are stored (in, out) and used as x @ W (SelfAttention_v1, MHAEinsum),
+  /// not nn.Linear's (out, in) used as x @ W.T: the facade's `weights` fact, the plan's
+  /// matmul_projection and the copies' transposes all read this.
+  bool queries_in_out() const;
   /// The registered mask buffer's dtype: "float32" (triu(ones)), "bool" (.bool()), "" without one.
   const char* mask_buffer_dtype() const { return mask_buffer_bytes == 4 ? "float32" : mask_buffer_bytes == 1 ? "bool" : ""; }
   /// Book section or folder in one phrase: "section 3.6.2", "chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention".
