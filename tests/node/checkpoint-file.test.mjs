@@ -155,12 +155,14 @@ test("use after dispose is AttentionError disposed, before anything is read; the
   await assert.rejects(lab.loadGPT2(file, { num_heads: 2 }), disposed);
   assert.equal(counted.reads.bytes, readsBefore, "nothing read after dispose");
   const core = lab._core;
+  const none = { type: "undefined", value: 0 };
+  const options = { layer: none, num_heads: none, context_length: none, intoClass: "", intoConfig: {} };
   const raw = {
-    planCheckpoint: core.planCheckpoint(handle, bytes.length, {}),
-    loadCheckpoint: core.loadCheckpoint(handle, bytes.length, {}, {}, 0),
-    planBlockInput: core.planBlockInput(handle, bytes.length, ids, {}),
-    blockInput: core.blockInput(handle, bytes.length, ids, {}, {}),
-    gpt2Open: core.gpt2Open(handle, bytes.length, {}),
+    planCheckpoint: core.planCheckpoint(handle, options),
+    loadCheckpoint: core.loadCheckpoint(handle, options, {}, 0),
+    planBlockInput: core.planBlockInput(handle, ids, none),
+    blockInput: core.blockInput(handle, ids, none, {}),
+    gpt2Open: core.gpt2Open(handle, none),
   };
   for (const name of HEADER_TAKERS) assert.equal(raw[name].error?.code, "disposed", name);
   // The library keeps working.
@@ -169,15 +171,26 @@ test("use after dispose is AttentionError disposed, before anything is read; the
   again.dispose();
 });
 
-test("the raw core: header bytes (as before) and a checkpointOpen handle give the same plan; open errors are the header's codes", async () => {
+test("the raw core: a checkpointOpen handle serves the plans until released (twice is fine); open errors are the header's codes", async () => {
   const core = lab._core;
   const header = bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0)));
   const opened = core.checkpointOpen(header, bytes.length);
   assert.equal(opened.ok, true);
-  assert.deepEqual(core.planCheckpoint(opened.handle, bytes.length, { layer: 1, num_heads: 2 }), core.planCheckpoint(header, bytes.length, { layer: 1, num_heads: 2 }));
-  assert.deepEqual(core.planBlockInput(opened.handle, bytes.length, ids, { layer: 0 }), core.planBlockInput(header, bytes.length, ids, { layer: 0 }));
-  core.checkpointRelease(opened.handle);
-  core.checkpointRelease(opened.handle); // twice is fine
+  const keys = Object.keys(JSON.parse(new TextDecoder().decode(header))).filter((k) => k !== "__metadata__");
+  assert.equal(opened.value.keys, keys.length);
+  assert.equal(opened.value.dataStart, 8 + header.length);
+  const layer1 = { type: "number", value: 1 };
+  const plan = core.planCheckpoint(opened.value.handle, { layer: layer1, num_heads: { type: "number", value: 2 }, context_length: { type: "undefined", value: 0 }, intoClass: "", intoConfig: {} });
+  assert.equal(plan.ok, true);
+  assert.deepEqual(plan.value.needed.map((r) => r.name), ["h.1.attn.c_attn.weight", "h.1.attn.c_attn.bias", "h.1.attn.c_proj.weight", "h.1.attn.c_proj.bias"]);
+  for (const r of plan.value.needed) assert.ok(r.begin >= opened.value.dataStart && r.end <= bytes.length && r.begin < r.end, `${r.name}: absolute offsets inside the file`);
+  assert.deepEqual(plan.value.config, { d_in: spec.n_embd, d_out: spec.n_embd, context_length: spec.n_ctx, dropout: 0, num_heads: 2, qkv_bias: true });
+  const reads = core.planBlockInput(opened.value.handle, ids, { type: "number", value: 0 });
+  assert.equal(reads.ok, true);
+  assert.equal(reads.value.filter((r) => r.name.startsWith("wte.weight[")).length, new Set(ids).size);
+  core.release(opened.value.handle);
+  core.release(opened.value.handle); // twice is fine
+  assert.equal(core.planBlockInput(opened.value.handle, ids, { type: "number", value: 0 }).error.code, "disposed");
   assert.equal(core.checkpointOpen(new TextEncoder().encode("not json"), bytes.length).error.code, "checkpoint_bad_header");
   await assert.rejects(lab.openCheckpoint("file.safetensors"), (e) => e.code === "checkpoint_source");
   await assert.rejects(lab.openCheckpoint(bytes.subarray(0, 20)), (e) => e.code === "checkpoint_truncated");

@@ -45,7 +45,8 @@ function literalCodes(file) {
     /\bcode\s*\?\?\s*"([a-z0-9_]+)"/g, // err?.code ?? "error"
     /\bcode\s*[!=]==?\s*"([a-z0-9_]+)"/g, // err?.code === "cancelled"
     /"code",\s*"([a-z0-9_]+)"/g, // o.set("code", "...")
-    /\b(?:AttentionError|error_to_js)\(\s*"([a-z0-9_]+)"/g, // the bindings' throws and their error objects
+    /\bAttentionError\(\s*"([a-z0-9_]+)"/g, // the core's throws
+    /\{false, \{"([a-z0-9_]+)"/g, // the bindings' failures: {false, {"out_of_memory", ...}}
     /\bwhole_option\([^;]*?,\s*"([a-z0-9_]+)"\)/g, // whole_option(options, "layer", 0, "checkpoint_layer")
   ];
   return patterns.flatMap((re) => [...text.matchAll(re)].map((m) => ({ code: m[1], file })));
@@ -92,9 +93,9 @@ test("the generator reads the table strictly", () => {
   assert.deepEqual(parseTable(HEADER_TEXT), table);
 });
 
-test("every code the bindings, the facade and the page mint or test for is in the union; the library mints none of the page's", () => {
+test("every code the boundary (core session, bindings), the facade and the page mint or test for is in the union; the library mints none of the page's", () => {
   const union = new Set(unionOfDts(DTS).map((u) => u.code));
-  const library = [...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js")];
+  const library = [...literalCodes("core/src/session.cpp"), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js")];
   const page = app.flatMap(literalCodes);
   const missing = [...library, ...page].filter(({ code }) => !union.has(code)).map(({ code, file }) => `${file}: ${code}`);
   assert.deepEqual(missing, [], "codes not in core/include/attention_lab/error_codes.hpp");

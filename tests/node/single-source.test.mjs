@@ -74,3 +74,34 @@ test("the GPT-2 size table has one home, core/include/attention_lab/gpt2_sizes.h
   const xl = lab.classFacts("MultiHeadAttention").presets.find((p) => p.key === "gpt2XL");
   assert.deepEqual([xl.slots.d_in, xl.slots.num_heads], ["1600", "25"]);
 });
+
+test("the bindings are declarations: one file includes <emscripten/...>, at most 400 lines, value_objects of core structs, no rule of their own", () => {
+  const root = new URL("../../", import.meta.url);
+  const sources = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(new URL(dir, root), { withFileTypes: true })) {
+      const path = `${dir}${entry.name}`;
+      if (entry.isDirectory()) walk(`${path}/`);
+      else if (/\.(cpp|hpp)$/.test(entry.name)) sources.push(path);
+    }
+  };
+  for (const dir of ["core/", "web/", "tests/native/"]) walk(dir);
+  const including = sources.filter((f) => /#include\s*<emscripten\//.test(readFileSync(new URL(f, root), "utf8")));
+  assert.deepEqual(including, ["web/wasm/bindings.cpp"]);
+  const text = readFileSync(new URL("web/wasm/bindings.cpp", root), "utf8");
+  const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+  assert.ok(lines <= 400, `web/wasm/bindings.cpp is ${lines} lines`);
+  const code = codeOf(text);
+  assert.ok((code.match(/\bobject<\w+(::\w+)*>\(/g) ?? []).length >= 30, "the results are declared as value_objects");
+  // every exported call is a Session member (the core decides); the bindings throw nothing and test no value of their own
+  const calls = [...code.matchAll(/\bdef<&Session::(\w+)>\("(\w+)"\)/g)];
+  assert.ok(calls.length >= 40, `${calls.length} calls declared`);
+  const functions = [...code.matchAll(/emscripten::function\(\s*"(\w+)"/g)].map((m) => m[1]);
+  assert.deepEqual(functions, ["heapInUse", "heapPeak"], "only the heap figures of this build are not Session calls");
+  assert.doesNotMatch(code, /\bthrow\b|AttentionError\(/, "no error of their own");
+  assert.doesNotMatch(code, /\b(isNumber|isArray|floor|kMax\w+|2147483648)\b/, "no checks of values");
+  // and the facade reaches every declared call
+  const facade = codeOf(readFileSync(new URL("web/lib/attention-lab.js", root), "utf8"));
+  const unused = calls.map((m) => m[2]).filter((name) => !new RegExp(`\\bcore\\.${name}\\(|_core\\.${name}\\(|core\\.${name}\\b`).test(facade));
+  assert.deepEqual(unused, []);
+});

@@ -31,9 +31,28 @@ function isAttentionError(err) {
   }
 }
 
+/** A core call's {ok, error, value} as its value; AttentionError when the core refused. */
 function unwrap(result) {
   if (!result.ok) throw new AttentionError(result.error);
-  return result;
+  return result.value;
+}
+
+/** A module's facts as the core states them ({className, config, pythonCall, headDim, outputWidth, outputWidthRule}). */
+function moduleFacts(info) {
+  return info.module;
+}
+
+/** A Setup's description, flat as describe gives it (null when the config is not valid). */
+function flatDescription(d) {
+  if (!d) return null;
+  const { module: { className: _name, ...facts }, ...rest } = d;
+  return { ...facts, ...rest };
+}
+
+/** An optional number option as the core reads it: its type ("undefined" when absent) and, for a number, its value. */
+function numberOption(v) {
+  const p = v === null || v === undefined ? undefined : plainValue(v);
+  return { type: typeof p, value: typeof p === "number" ? p : 0 };
 }
 
 /**
@@ -128,17 +147,15 @@ function plainShape(shape, what = "shape") {
   });
 }
 
-/** A copy plan {W_query: {copy, transpose}, ...} as plain data; an entry that is not an object stays as it is so the core names it. */
+/** A copy plan {W_query: {copy, transpose}, ...} as plain entries [{name, copy, transpose, object}]; an entry that is not an object is marked so the core names it. */
 function plainPlan(plan) {
-  if (plan === null || typeof plan !== "object") return {};
-  return reading("plan", () => {
-    const out = {};
-    for (const key of Object.keys(plan)) {
-      const e = plan[key];
-      out[key] = e !== null && typeof e === "object" ? { copy: e.copy === true, transpose: e.transpose === true } : plainValue(e);
-    }
-    return out;
-  });
+  if (plan === null || typeof plan !== "object") return [];
+  return reading("plan", () =>
+    Object.keys(plan).map((name) => {
+      const e = plan[name];
+      const object = e !== null && typeof e === "object";
+      return { name, copy: object && e.copy === true, transpose: object && e.transpose === true, object };
+    }));
 }
 
 // The typed arrays' own getters: a typed array with an own `length` (or `buffer`) property cannot lie to them.
@@ -218,10 +235,6 @@ function deepFreeze(v) {
   return v;
 }
 
-function copyTensor(t) {
-  return { shape: t.shape.slice(), data: t.data.slice() };
-}
-
 function firstError(diagnostics) {
   return diagnostics.find((d) => d.severity === "error");
 }
@@ -243,8 +256,8 @@ class Generator {
   constructor(core, seed) {
     this.#core = core;
     this.seed = seed;
-    this.#handle = unwrap(core.manualSeed(seed)).handle;
-    released.register(this, { release: core.releaseGenerator, handle: this.#handle }, this);
+    this.#handle = unwrap(core.manualSeed(seed));
+    released.register(this, { release: core.release, handle: this.#handle }, this);
   }
   /** @internal the handle of the generator's state in WASM memory */
   get _handle() {
@@ -253,21 +266,21 @@ class Generator {
   }
   /** @internal the MT19937 state (Uint32Array of 625 words), for tests */
   get _state() {
-    return unwrap(this.#core.generatorState(this._handle)).state;
+    return unwrap(this.#core.generatorState(this._handle));
   }
   rand(shape) {
     if (!Array.isArray(shape)) throw new AttentionError({ code: "tensor_shape", slot: "shape", message: "shape must be an array of sizes", hint: "For example [6, 3]." });
     const plain = plainShape(shape);
-    return unwrap(this.#core.rand(this._handle, plain)).tensor;
+    return unwrap(this.#core.rand(this._handle, plain));
   }
   dropout(tensor, p) {
     const t = toTensor(tensor, "tensor");
-    return unwrap(this.#core.dropout(this._handle, t, typeof p === "number" ? p : NaN)).tensor;
+    return unwrap(this.#core.dropout(this._handle, t, typeof p === "number" ? p : NaN));
   }
   /** Frees the generator's WASM memory now (otherwise garbage collection does it). */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.releaseGenerator(this.#handle);
+    this.#core.release(this.#handle);
     released.unregister(this);
     this.#handle = 0;
   }
@@ -286,11 +299,12 @@ class AttentionModule {
     this.#handle = info.handle;
     this.#generator = generator;
     released.register(this, { release: lab._core.release, handle: info.handle }, this);
-    this.className = info.className;
-    this.config = Object.freeze({ ...info.config });
-    this.headDim = info.headDim;
-    this.outputWidth = info.outputWidth;
-    this.outputWidthRule = info.outputWidthRule;
+    const facts = moduleFacts(info);
+    this.className = facts.className;
+    this.config = Object.freeze({ ...facts.config });
+    this.headDim = facts.headDim;
+    this.outputWidth = facts.outputWidth;
+    this.outputWidthRule = facts.outputWidthRule;
     this.parameterCount = info.parameterCount;
     this.notes = Object.freeze([...(info.notes ?? [])]);
     Object.freeze(this);
@@ -303,7 +317,7 @@ class AttentionModule {
   }
 
   parameters() {
-    return unwrap(this.#core.parameters(this._handle)).parameters;
+    return unwrap(this.#core.parameters(this._handle));
   }
 
   setParameter(name, tensor) {
@@ -370,7 +384,7 @@ class CheckpointFile {
     this.#core = core;
     this.#reader = reader;
     this.#handle = opened.handle;
-    released.register(this, { release: core.checkpointRelease, handle: opened.handle }, this);
+    released.register(this, { release: core.release, handle: opened.handle }, this);
     this.size = reader.size;
     this.keys = opened.keys;
     this.dataStart = opened.dataStart;
@@ -391,7 +405,7 @@ class CheckpointFile {
   /** Frees the parsed header now (otherwise garbage collection does it); later uses throw `disposed`. A GPT2Model opened from it keeps working. */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.checkpointRelease(this.#handle);
+    this.#core.release(this.#handle);
     released.unregister(this);
     this.#handle = 0;
   }
@@ -400,7 +414,7 @@ class CheckpointFile {
 /** Reads the first 8 bytes and the header of `reader`'s file, and parses the header once (checkpointOpen). */
 async function openFile(core, reader) {
   const first = await reader.read(0, Math.min(8, reader.size));
-  const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size)).length;
+  const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size));
   const header = await reader.read(8, 8 + headerLength);
   return new CheckpointFile(core, reader, unwrap(core.checkpointOpen(header, reader.size)));
 }
@@ -439,7 +453,7 @@ class GPT2Model {
     this.#core = core;
     this.#handle = opened.handle;
     this.#reader = reader;
-    released.register(this, { release: core.gpt2Release, handle: opened.handle }, this);
+    released.register(this, { release: core.release, handle: opened.handle }, this);
     this.config = Object.freeze({ ...opened.config });
     Object.freeze(this);
   }
@@ -451,7 +465,7 @@ class GPT2Model {
 
   /** Bytes of WebAssembly memory a run on `numTokens` tokens takes at its peak (the core's estimate, checked before every run). */
   estimateBytes(numTokens) {
-    return unwrap(this.#core.gpt2Estimate(this.#live, typeof numTokens === "number" ? numTokens : NaN)).bytes;
+    return unwrap(this.#core.gpt2Estimate(this.#live, typeof numTokens === "number" ? numTokens : NaN));
   }
 
   /**
@@ -508,21 +522,21 @@ class GPT2Model {
     this.#running = true;
     try {
       const total = upTo + 2;
-      unwrap(core.gpt2Embed(handle, await readAll(unwrap(core.gpt2Start(handle, ids, 0)).reads)));
+      unwrap(core.gpt2Embed(handle, await readAll(unwrap(core.gpt2Start(handle, ids, 0)))));
       progress({ step: "embedding", done: 1, total });
       const layers = [];
       for (let layer = 0; layer < upTo; layer++) {
-        const buffers = await readAll(unwrap(core.gpt2BlockReads(handle, layer)).reads);
+        const buffers = await readAll(unwrap(core.gpt2BlockReads(handle, layer)));
         const r = unwrap(core.gpt2Block(handle, layer, buffers));
         layers.push({ input: r.input, attnWeights: r.attnWeights });
         progress({ step: "block", layer, done: layer + 2, total });
       }
       if (!logits) {
-        const input = unwrap(core.gpt2Input(handle, inputOf, await readAll(unwrap(core.gpt2InputReads(handle, inputOf)).reads))).tensor;
+        const input = unwrap(core.gpt2Input(handle, inputOf, await readAll(unwrap(core.gpt2InputReads(handle, inputOf)))));
         progress({ step: "input", layer: inputOf, done: total, total });
         return { layers, input };
       }
-      const { chunks } = unwrap(core.gpt2Final(handle, await readAll(unwrap(core.gpt2FinalReads(handle)).reads)));
+      const chunks = unwrap(core.gpt2Final(handle, await readAll(unwrap(core.gpt2FinalReads(handle)))));
       for (const { name, begin, end } of chunks) {
         checkSignal(signal);
         const bytes = await reader.read(begin, end);
@@ -541,7 +555,7 @@ class GPT2Model {
   /** Frees the model's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.gpt2Release(this.#handle);
+    this.#core.release(this.#handle);
     released.unregister(this);
     this.#handle = 0;
   }
@@ -552,11 +566,11 @@ class Lab {
     this._core = core;
     // What the core knows about each class (slots, input axes, heads, presets, tolerance): read once,
     // frozen, and handed out as it is. The facade keeps no fact of its own about any class.
-    const specs = core.classes().map((s) => deepFreeze(s));
+    const specs = unwrap(core.classes()).map((s) => deepFreeze(s));
     this._specs = new Map(specs.map((s) => [s.name, s]));
     this.classes = Object.freeze(specs.map((s) => s.name));
     /** The four GPT-2 sizes, from the core's one table: [{name, n_embd, n_head, n_layer}]. */
-    this.gpt2Sizes = deepFreeze(core.gpt2Sizes());
+    this.gpt2Sizes = deepFreeze(unwrap(core.gpt2Sizes()));
   }
 
   /** The core's facts about a class (the same object describe returns as `.class`); undefined for an unknown name. */
@@ -581,7 +595,8 @@ class Lab {
     text = plainString(text) ?? "";
     const r = this._core.parseCall(text);
     if (!r.ok) return { className: "", config: {}, slots: [], diagnostics: [{ severity: "error", code: r.error.code, slots: [], message: r.error.message, hint: r.error.hint, pytorch: "" }] };
-    return { className: r.className, config: r.config, slots: r.slots, diagnostics: r.diagnostics };
+    const { className, config, slots, diagnostics } = r.value;
+    return { className, config, slots, diagnostics };
   }
 
   check(className, config, options) {
@@ -594,7 +609,7 @@ class Lab {
       r = { ok: false, error: err };
     }
     if (!r.ok) return [{ severity: "error", code: r.error.code, slots: r.error.slot ? [r.error.slot] : [], message: r.error.message, hint: r.error.hint, pytorch: "" }];
-    return r.diagnostics;
+    return r.value;
   }
 
   describe(className, config) {
@@ -606,8 +621,8 @@ class Lab {
     }
     const facts = this.#facts(className);
     if (!r.ok) return { ok: false, diagnostics: this.check(className, config), ...(facts ? { class: facts } : {}) };
-    const { valid, ...rest } = r;
-    return { ...rest, ok: valid, ...(facts ? { class: facts } : {}) };
+    const s = r.value;
+    return { ...flatDescription(s.description), ok: s.valid, diagnostics: s.configDiagnostics, ...(facts ? { class: facts } : {}) };
   }
 
   /**
@@ -623,7 +638,7 @@ class Lab {
     const shape = inputShape === undefined || inputShape === null ? null : plainShape(inputShape, "inputShape");
     const r = unwrap(this._core.setup(name, plain, shape, typeof training === "boolean" ? training : null, Boolean(trace)));
     const facts = this.#facts(className);
-    const description = { diagnostics: r.configDiagnostics, ...(r.description ?? {}), ok: r.valid, ...(facts ? { class: facts } : {}) };
+    const description = { diagnostics: r.configDiagnostics, ...flatDescription(r.description), ok: r.valid, ...(facts ? { class: facts } : {}) };
     return { className: r.className, ok: r.valid, diagnostics: r.diagnostics, description, memory: r.memory };
   }
 
@@ -639,8 +654,7 @@ class Lab {
     }
     const input = toTensor(x, "x");
     const r = unwrap(this._core.runModule(plainString(className) ?? "", plainConfig(config), input, seed, Boolean(training), Boolean(trace)));
-    const { ok: _ok, ...result } = r;
-    return result;
+    return { ...moduleFacts(r), output: r.output, ...(trace ? { trace: r.trace } : {}), warnings: r.warnings };
   }
 
   manualSeed(seed) {
@@ -678,8 +692,7 @@ class Lab {
     }
     const plain = plainPlan(plan);
     const x = tokens == null ? null : toTensor(tokens, "tokens");
-    const r = unwrap(this._core.copyWeights(from._handle, to._handle, plain, x));
-    return r.report;
+    return unwrap(this._core.copyWeights(from._handle, to._handle, plain, x));
   }
 
   /**
@@ -690,20 +703,21 @@ class Lab {
     const { layer = 0, num_heads, context_length, into } = readOptions(options, "loadCheckpoint");
     const opened = sourceOf(source);
     const core = this._core;
-    const plain = { layer: plainValue(layer), num_heads: plainValue(num_heads), context_length: plainValue(context_length) };
+    const plain = { layer: numberOption(layer), num_heads: numberOption(num_heads), context_length: numberOption(context_length), intoClass: "", intoConfig: {} };
     if (into != null) {
       if (!AttentionModule.is(into)) {
         throw new AttentionError({ code: "checkpoint_config_mismatch", slot: "", message: "`into` must be a module made by lab.create", hint: "" });
       }
-      plain.into = { className: into.className, config: into.config };
+      plain.intoClass = into.className;
+      plain.intoConfig = into.config;
     }
     const r = await withFile(core, opened, async (file) => {
       const reader = file._reader;
-      const plan = unwrap(core.planCheckpoint(file._handle, reader.size, plain));
+      const plan = unwrap(core.planCheckpoint(file._handle, plain));
       const buffers = {};
-      for (const { key, begin, end } of plan.needed) buffers[key] = await reader.read(begin, end);
+      for (const { name, begin, end } of plan.needed) buffers[name] = await reader.read(begin, end);
       // all or nothing: `into` changes only after every check passed
-      return unwrap(core.loadCheckpoint(file._handle, reader.size, plain, buffers, into != null ? into._handle : 0));
+      return unwrap(core.loadCheckpoint(file._handle, plain, buffers, into != null ? into._handle : 0));
     });
     if (into != null) return { module: into, report: r.report };
     return { module: new AttentionModule(this, r, this.manualSeed(123)), report: r.report };
@@ -731,7 +745,7 @@ class Lab {
     const opened = sourceOf(source);
     const core = this._core;
     // the model shares the file's parsed header (it outlives the file's dispose)
-    return withFile(core, opened, (file) => new GPT2Model(core, unwrap(core.gpt2Open(file._handle, file.size, { num_heads: plainValue(num_heads) })), file._reader));
+    return withFile(core, opened, (file) => new GPT2Model(core, unwrap(core.gpt2Open(file._handle, numberOption(num_heads))), file._reader));
   }
 
   /**
@@ -744,30 +758,30 @@ class Lab {
     const { tokenIds, layer = 0, num_heads, signal } = readOptions(options, "checkpointInput");
     const opened = sourceOf(source);
     const ids = readTokenIds(tokenIds);
-    const where = { layer: plainValue(layer) };  // one rule with loadCheckpoint's layer
+    const where = numberOption(layer);  // one rule with loadCheckpoint's layer
     const core = this._core;
     return withFile(core, opened, async (file) => {
       const reader = file._reader;
-      const plan = unwrap(core.planBlockInput(file._handle, reader.size, ids, where));
-      if (where.layer > 0) {
+      const reads = unwrap(core.planBlockInput(file._handle, ids, where));
+      if (where.value > 0) {
         // Layer L's real input needs blocks 0 .. L-1: the whole model's path (reads them one at a time).
-        const model = new GPT2Model(core, unwrap(core.gpt2Open(file._handle, reader.size, { num_heads: plainValue(num_heads) })), reader);
+        const model = new GPT2Model(core, unwrap(core.gpt2Open(file._handle, numberOption(num_heads))), reader);
         try {
-          return await model.attentionInput(ids, where.layer, { signal });
+          return await model.attentionInput(ids, where.value, { signal });
         } finally {
           model.dispose();
         }
       }
       const buffers = {};
-      for (const { name, begin, end } of plan.reads) buffers[name] = await reader.read(begin, end);
-      return unwrap(core.blockInput(file._handle, reader.size, ids, where, buffers)).tensor;
+      for (const { name, begin, end } of reads) buffers[name] = await reader.read(begin, end);
+      return unwrap(core.blockInput(file._handle, ids, where, buffers));
     });
   }
 
   /** The equivalent multi-head config: wrapper d_out per head <-> fused d_out total. */
   equivalentConfig(className, config) {
-    const r = unwrap(this._core.equivalentConfig(plainString(className) ?? "", plainConfig(config)));
-    return { className: r.className, config: r.config, pythonCall: r.pythonCall };
+    const { className: name, config: slots, pythonCall } = unwrap(this._core.equivalentConfig(plainString(className) ?? "", plainConfig(config)));
+    return { className: name, config: slots, pythonCall };
   }
 
   /**
@@ -789,9 +803,9 @@ class Lab {
       throw new AttentionError({ code: "compare_unsupported", slot: "", message: "compare takes two modules made by lab.create", hint: "" });
     }
     const input = toTensor(x, "x");
-    const r = unwrap(this._core.compare(a._handle, b._handle, input));
-    const worst = r.stages.reduce((m, s) => Math.max(m, s.maxAbsDiff), 0);
-    return { stages: r.stages, maxAbsDiff: worst, agree: worst <= this.#facts(a.className).tolerance, tolerance: this.#facts(a.className).tolerance };
+    const stages = unwrap(this._core.compare(a._handle, b._handle, input));
+    const worst = stages.reduce((m, s) => Math.max(m, s.maxAbsDiff), 0);
+    return { stages, maxAbsDiff: worst, agree: worst <= this.#facts(a.className).tolerance, tolerance: this.#facts(a.className).tolerance };
   }
 
   /**
@@ -820,7 +834,7 @@ class Lab {
       if (name === null) {
         throw new AttentionError({ code: "unknown_parameter", slot: "", message: "every parameter needs its PyTorch name as a string", hint: "Pass the entries of module.parameters()." });
       }
-      return { name, ...toTensor(p, name) };
+      return { name, tensor: toTensor(p, name) };
     });
     const gen = this.#generatorOf(generator);
     const r = unwrap(this._core.fromParameters(plainString(className) ?? "", plainConfig(config), params));
@@ -829,21 +843,21 @@ class Lab {
 
   /** The PyTorch lines of a v1/v2 copy plan (as report.code), without building the modules. */
   copyCode(fromClass, toClass, plan = {}) {
-    return unwrap(this._core.copyCode(plainString(fromClass) ?? "", plainString(toClass) ?? "", plainPlan(plan))).code;
+    return unwrap(this._core.copyCode(plainString(fromClass) ?? "", plainString(toClass) ?? "", plainPlan(plan)));
   }
 
   bookTokens() {
-    return copyTensor(this._core.bookTokens());
+    return unwrap(this._core.bookTokens());
   }
 
   sentenceTokens(words, dIn, seed) {
     if (!Array.isArray(words)) throw new AttentionError({ code: "tensor_shape", slot: "tokens", message: "words must be an array of strings", hint: 'For example "Your journey starts".split(/\\s+/).' });
     const plain = reading("words", () => Array.from({ length: Math.min(words.length, 100001) }, (_, i) => plainString(words[i]) ?? valueText(words[i])));
-    return unwrap(this._core.sentenceTokens(plain, typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN)).tensor;
+    return unwrap(this._core.sentenceTokens(plain, typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN));
   }
 
   seededTokens(numTokens, dIn, seed) {
-    return unwrap(this._core.seededTokens(typeof numTokens === "number" ? numTokens : NaN, typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN)).tensor;
+    return unwrap(this._core.seededTokens(typeof numTokens === "number" ? numTokens : NaN, typeof dIn === "number" ? dIn : NaN, typeof seed === "number" ? seed : NaN));
   }
 
   heapInUse() {
@@ -857,7 +871,7 @@ class Lab {
 
   /** How many modules and generators live in WASM memory now (released on dispose or collection). */
   handlesInUse() {
-    return this._core.handlesInUse();
+    return unwrap(this._core.handlesInUse());
   }
 
   /** Input shape a class expects for `numTokens` tokens and batch `b`. */

@@ -1,0 +1,196 @@
+// The core as a caller across a language boundary sees it (the WASM bindings, web/wasm/bindings.cpp):
+// plain values in, plain structs out, and the objects that live between calls (modules, generators,
+// parsed checkpoint headers, GPT-2 files) kept here under numeric handles. Every rule a call applies
+// (which numbers are whole, the size limits, all-or-nothing loads, the absolute file offsets of a
+// read) lives here or below, so the bindings only declare types. Errors are AttentionError, as
+// everywhere in the core; the bindings turn them into data.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention_lab/call_parser.hpp"
+#include "attention_lab/checkpoint.hpp"
+#include "attention_lab/gpt2.hpp"
+#include "attention_lab/gpt2_sizes.hpp"
+#include "attention_lab/modules.hpp"
+#include "attention_lab/setup.hpp"
+#include "attention_lab/torch_generator.hpp"
+#include "attention_lab/weight_transfer.hpp"
+
+namespace attention_lab {
+
+/// A tensor as a caller gives it: sizes as numbers (checked here: whole, 0 or more, below 2**31, at
+/// most kMaxTensorAxes) and the values row-major.
+struct TensorInput {
+  std::vector<double> shape;
+  std::vector<float> data;
+};
+/// The tensor, or AttentionError tensor_shape / tensor_size naming `what`.
+Tensor tensor_from_input(TensorInput t, const std::string& what);
+
+/// A number given as a value (not as text) in a slot: an int when it is finite and whole (768), else a
+/// float (0.1, nan), as Python would read the number written out.
+SlotValue slot_value_of_number(double v);
+/// A string given in a slot (a form field, a URL parameter): read as Python reads a literal in a call.
+SlotValue slot_value_of_text(const std::string& text);
+
+/// A parameter as a caller gives it (lab.fromParameters).
+struct ParameterInput {
+  std::string name;
+  TensorInput tensor;
+};
+
+/// An optional number option as a caller gives it: its JS type ("undefined" when absent or null) and,
+/// for a number, its value.
+struct NumberOption {
+  std::string type = "undefined";
+  double value = 0;
+};
+
+/// One entry of a copy plan ({W_query: {copy, transpose}}); `object` false when the entry was not one.
+struct PlanEntryInput {
+  std::string name;
+  bool copy = false;
+  bool transpose = false;
+  bool object = true;
+};
+
+/// loadCheckpoint's options: {layer, num_heads, context_length, into: {className, config}}.
+struct CheckpointOptionsInput {
+  NumberOption layer, num_heads, context_length;
+  std::string into_class;  // "" when there is no `into`
+  SlotMap into_config;
+};
+
+/// A module just made and kept, with the facts the caller shows at once.
+struct ModuleInfo {
+  uint32_t handle = 0;  // 0 when a load replaced an existing module
+  ModuleConfig config;
+  std::vector<std::string> notes;          // fromParameters
+  std::string code;                        // convert: the PyTorch lines
+  std::optional<CheckpointReport> report;  // loadCheckpoint
+  int64_t parameter_count = 0;
+};
+
+struct ForwardResult {
+  Tensor output;
+  std::optional<std::vector<Stage>> trace;
+  std::vector<Diagnostic> warnings;
+};
+
+/// A byte range of the file (absolute offsets) that the next step needs, by the name the step reads it by.
+struct FileRead {
+  std::string name;
+  double begin = 0, end = 0;
+};
+
+struct CheckpointPlanResult {
+  std::vector<FileRead> needed;  // name = the checkpoint key
+  SlotMap config;
+  CheckpointReport report;
+};
+
+struct OpenedFile {
+  uint32_t handle = 0;
+  double keys = 0;        // tensors in the header
+  double data_start = 0;  // 8 + N
+};
+
+struct OpenedModel {
+  uint32_t handle = 0;
+  Gpt2Config config;
+};
+
+struct NextToken {
+  double id = 0;
+  double prob = 0;
+};
+
+struct Gpt2Result {
+  std::vector<float> last_logits;
+  std::vector<NextToken> next_tokens;
+};
+
+/// The objects that live between calls, by handle (0 is never a handle), and every call on them.
+class Session {
+ public:
+  Session();
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // ---- facts and configs (no handles) ----
+  std::vector<ClassSpec> classes() const;
+  std::vector<Gpt2Size> gpt2_sizes() const;
+  ParsedCall parse_call(const std::string& text) const;
+  std::vector<Diagnostic> check(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape,
+                                const std::optional<bool>& training) const;
+  Setup setup(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, const std::optional<bool>& training, bool trace) const;
+  Setup describe(const std::string& class_name, const SlotMap& config) const;
+  RunResult run_module(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training, bool trace) const;
+  MemoryEstimate estimate_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, bool trace) const;
+  ModuleConfig equivalent_config(const std::string& class_name, const SlotMap& config) const;
+  std::string copy_code(const std::string& from_class, const std::string& to_class, const std::vector<PlanEntryInput>& plan) const;
+  Tensor book_tokens() const;
+  Tensor seeded_tokens(double num_tokens, double d_in, double seed) const;
+  Tensor sentence_tokens(const std::vector<std::string>& words, double d_in, double seed) const;
+
+  // ---- generators ----
+  uint32_t manual_seed(double seed);
+  std::vector<uint32_t> generator_state(uint32_t generator) const;
+  Tensor rand(uint32_t generator, const std::vector<double>& shape);
+  Tensor dropout(uint32_t generator, TensorInput x, double p);
+
+  // ---- modules ----
+  ModuleInfo create(const std::string& class_name, const SlotMap& config, uint32_t generator);
+  ModuleInfo from_parameters(const std::string& class_name, const SlotMap& config, std::vector<ParameterInput> parameters);
+  std::vector<NamedTensor> parameters(uint32_t module) const;
+  bool set_parameter(uint32_t module, const std::string& name, TensorInput t);
+  ForwardResult forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace);
+  ModuleInfo convert(uint32_t module, const std::string& layout);
+  std::vector<StageDiff> compare(uint32_t a, uint32_t b, TensorInput x) const;
+  /// All or nothing: `to` changes only when the copy succeeded.
+  CopyReport copy_weights(uint32_t from, uint32_t to, const std::vector<PlanEntryInput>& plan, std::optional<TensorInput> tokens);
+
+  // ---- checkpoint files ----
+  double checkpoint_header_length(const std::vector<uint8_t>& first8, double file_size) const;
+  OpenedFile checkpoint_open(const std::vector<uint8_t>& header, double file_size);
+  CheckpointPlanResult plan_checkpoint(uint32_t file, const CheckpointOptionsInput& options) const;
+  /// Into a new module (into = 0) or, when every check passed, replacing module `into`.
+  ModuleInfo load_checkpoint(uint32_t file, const CheckpointOptionsInput& options, const std::map<std::string, std::vector<uint8_t>>& buffers, uint32_t into);
+  std::vector<FileRead> plan_block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer) const;
+  Tensor block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const;
+
+  // ---- GPT-2, the whole model, one step per call ----
+  OpenedModel gpt2_open(uint32_t file, const NumberOption& num_heads);
+  double gpt2_estimate(uint32_t model, double num_tokens) const;
+  std::vector<FileRead> gpt2_start(uint32_t model, const std::vector<double>& ids, double budget);
+  bool gpt2_embed(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
+  std::vector<FileRead> gpt2_block_reads(uint32_t model, double layer) const;
+  Gpt2Run::Layer gpt2_block(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers);
+  std::vector<FileRead> gpt2_input_reads(uint32_t model, double layer) const;
+  Tensor gpt2_input(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const;
+  std::vector<FileRead> gpt2_final_reads(uint32_t model) const;
+  /// ln_f, then the reads of every logits chunk of wte ("wte.weight[begin:end]").
+  std::vector<FileRead> gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
+  bool gpt2_logits(uint32_t model, double begin, const std::vector<uint8_t>& bytes);
+  /// The run's result at the last position (the k most likely next tokens); ends the run.
+  Gpt2Result gpt2_finish(uint32_t model, double k);
+  bool gpt2_stop(uint32_t model);
+
+  // ---- lifetimes ----
+  bool release(uint32_t handle);  // any kind; unknown handles are ignored
+  double handles_in_use() const;
+
+ private:
+  struct Gpt2File;
+  struct Objects;
+  std::unique_ptr<Objects> objects_;
+};
+
+}  // namespace attention_lab

@@ -1,0 +1,481 @@
+#include "attention_lab/session.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include "attention_lab/validator.hpp"
+
+namespace attention_lab {
+
+namespace {
+
+/// A size: a whole number in [0, 2**31).
+bool is_size(double x) { return x >= 0 && x == std::floor(x) && x < 2147483648.0; }
+
+Shape shape_from_input(const std::vector<double>& sizes, const std::string& what) {
+  if (sizes.size() > kMaxTensorAxes)
+    throw AttentionError("tensor_shape", what, what + " has " + std::to_string(sizes.size()) + " axes", "Tensors here have at most " + std::to_string(kMaxTensorAxes) + " axes.");
+  Shape shape;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!is_size(sizes[i])) throw AttentionError("tensor_shape", what, what + ".shape[" + std::to_string(i) + "] is not a size", "Sizes are whole numbers, 0 or more.");
+    shape.push_back(static_cast<int64_t>(sizes[i]));
+  }
+  return shape;
+}
+
+/// torch.manual_seed takes any int in [-2**63, 2**64); negative seeds wrap as 64-bit two's complement.
+uint64_t seed_from(double seed) {
+  if (!(std::isfinite(seed) && seed == std::floor(seed) && seed >= -9223372036854775808.0 && seed < 18446744073709551616.0))
+    throw AttentionError("seed", "seed", "the seed must be a whole number from -2**63 to 2**64 - 1", "torch.manual_seed takes an int, e.g. 123.");
+  return seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
+}
+
+std::optional<Shape> optional_shape(const std::optional<std::vector<double>>& sizes) {
+  if (!sizes) return std::nullopt;
+  return shape_from_input(*sizes, "inputShape");
+}
+
+/// An optional whole-number option in [lowest, 2**31): nullopt when absent; AttentionError `code`
+/// naming `key` for anything else (a string, NaN, 2.5, a number below `lowest`).
+std::optional<int64_t> whole_option(const NumberOption& v, const char* key, double lowest, const char* code) {
+  if (v.type == "undefined") return std::nullopt;
+  const double x = v.type == "number" ? v.value : std::nan("");
+  if (!(x >= lowest && x == std::floor(x) && x < 2147483648.0))
+    throw AttentionError(
+        code, key,
+        std::string(key) + " must be a whole number from " + std::to_string(static_cast<int>(lowest)) + ", got " + (v.type == "number" ? std::to_string(x) : "a " + v.type), "");
+  return static_cast<int64_t>(x);
+}
+
+/// Token ids: whole numbers from 0 (anything else becomes -1, which the checkpoint code refuses by position).
+std::vector<int64_t> ids_from(const std::vector<double>& ids) {
+  if (ids.size() > 100000) throw AttentionError("too_large", "tokens", std::to_string(ids.size()) + " tokens are too many", "");
+  std::vector<int64_t> out;
+  out.reserve(ids.size());
+  for (double x : ids) out.push_back(x == std::floor(x) && x >= 0 && x < 1e12 ? static_cast<int64_t>(x) : -1);
+  return out;
+}
+
+CopyPlan plan_from(const std::vector<PlanEntryInput>& entries) {
+  CopyPlan plan;
+  for (const auto& e : entries) {
+    if (!e.object)
+      throw AttentionError("copy_plan", e.name, "the copy plan entry for '" + e.name + "' must be {copy, transpose}", "For example {W_query: {copy: true, transpose: true}}.");
+    plan[e.name] = {e.copy, e.transpose};
+  }
+  return plan;
+}
+
+/// The caller's bytes, once every read is among them (a read it did not give is checkpoint_truncated).
+template <typename Read, typename NameOf>
+const std::map<std::string, std::vector<uint8_t>>& given(const std::vector<Read>& reads, NameOf name_of, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+  for (const auto& r : reads)
+    if (buffers.count(name_of(r)) == 0) throw AttentionError("checkpoint_truncated", "", name_of(r) + " could not be read", "");
+  return buffers;
+}
+const std::string& read_name(const ByteRead& r) { return r.name; }
+
+const std::map<std::string, std::vector<uint8_t>>& bytes_of(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+  return given(reads, read_name, buffers);
+}
+
+std::vector<FileRead> file_reads(const SafetensorsHeader& h, const std::vector<ByteRead>& reads) {
+  std::vector<FileRead> out;
+  for (const auto& r : reads) out.push_back({r.name, static_cast<double>(h.data_start() + r.entry.begin), static_cast<double>(h.data_start() + r.entry.end)});
+  return out;
+}
+
+}  // namespace
+
+SlotValue slot_value_of_number(double v) { return std::isfinite(v) && v == std::floor(v) ? SlotValue::integer(v) : SlotValue::floating(v); }
+
+SlotValue slot_value_of_text(const std::string& text) { return parse_literal(text); }
+
+Tensor tensor_from_input(TensorInput t, const std::string& what) {
+  Shape shape = shape_from_input(t.shape, what);
+  int64_t numel = 0;
+  const bool fits = checked_numel(shape, numel);  // false when the product overflows 64 bits
+  if (!fits || static_cast<double>(numel) != static_cast<double>(t.data.size()))
+    throw AttentionError(
+        "tensor_size", what,
+        what + " has shape " + shape_string(shape) + " (" + std::to_string(static_cast<long long>(numel)) + " values) but data holds " + std::to_string(t.data.size()),
+        "Give exactly as many values as the product of the shape, row-major.");
+  return Tensor(std::move(shape), std::move(t.data));
+}
+
+struct Session::Gpt2File {
+  std::shared_ptr<const SafetensorsHeader> header;  // shared with the checkpoint file it came from
+  Gpt2Config config;
+  std::unique_ptr<Gpt2Run> run;
+};
+
+struct Session::Objects {
+  std::map<uint32_t, std::unique_ptr<AttentionModule>> modules;  // a tree: its memory follows what is live
+  std::map<uint32_t, TorchGenerator> generators;
+  std::map<uint32_t, std::shared_ptr<const SafetensorsHeader>> headers;
+  std::map<uint32_t, std::unique_ptr<Gpt2File>> gpt2;
+  uint32_t next = 1;
+
+  AttentionModule& module(uint32_t h) const {
+    const auto it = modules.find(h);
+    if (it == modules.end()) throw AttentionError("disposed", "module", "this module was disposed", "Create it again with lab.create (or keep it until you are done).");
+    return *it->second;
+  }
+  TorchGenerator& generator(uint32_t h) {
+    const auto it = generators.find(h);
+    if (it == generators.end()) throw AttentionError("disposed", "generator", "this generator was disposed", "Make a new one with lab.manualSeed(seed).");
+    return it->second;
+  }
+  const std::shared_ptr<const SafetensorsHeader>& header(uint32_t h) const {
+    const auto it = headers.find(h);
+    if (it == headers.end()) throw AttentionError("disposed", "checkpoint", "this checkpoint file was disposed", "Open the file again with lab.openCheckpoint.");
+    return it->second;
+  }
+  Gpt2File& model(uint32_t h) const {
+    const auto it = gpt2.find(h);
+    if (it == gpt2.end()) throw AttentionError("disposed", "model", "this GPT-2 model was disposed", "Load the file again with lab.loadGPT2.");
+    return *it->second;
+  }
+  Gpt2Run& run(uint32_t h) const {
+    Gpt2File& f = model(h);
+    if (!f.run) throw AttentionError("checkpoint_layer", "", "no run of this model is in progress", "");
+    return *f.run;
+  }
+  ModuleInfo keep(AttentionModule m) {
+    ModuleInfo info;
+    info.config = m.config();
+    info.parameter_count = attention_lab::parameter_count(info.config);
+    info.handle = next++;
+    modules[info.handle] = std::make_unique<AttentionModule>(std::move(m));
+    return info;
+  }
+};
+
+Session::Session() : objects_(std::make_unique<Objects>()) {}
+Session::~Session() = default;
+
+// ---- facts and configs ----
+
+std::vector<ClassSpec> Session::classes() const { return class_specs(); }
+
+std::vector<Gpt2Size> Session::gpt2_sizes() const { return {std::begin(kGpt2Sizes), std::end(kGpt2Sizes)}; }
+
+ParsedCall Session::parse_call(const std::string& text) const {
+  ParsedCall c = attention_lab::parse_call(text);
+  // A float written in an int slot (768.0) keeps its text, so create(config) reports it like the call did.
+  if (const ClassSpec* spec = find_class(c.class_name)) {
+    for (const auto& slot : spec->slots) {
+      const auto it = c.config.find(slot.name);
+      if (it != c.config.end() && slot.type == SlotType::Int && it->second.kind == SlotValue::Kind::Float) it->second = SlotValue::string(it->second.python());
+    }
+  }
+  return c;
+}
+
+std::vector<Diagnostic> Session::check(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape,
+                                       const std::optional<bool>& training) const {
+  CheckOptions opts;
+  opts.training = training;
+  opts.input_shape = optional_shape(input_shape);
+  return check_config(class_name, config, opts);
+}
+
+Setup Session::setup(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, const std::optional<bool>& training,
+                     bool trace) const {
+  SetupOptions opts;
+  opts.training = training;
+  opts.input_shape = optional_shape(input_shape);
+  opts.trace = trace;
+  return make_setup(class_name, config, opts);
+}
+
+Setup Session::describe(const std::string& class_name, const SlotMap& config) const { return make_setup(class_name, config, SetupOptions{}); }
+
+RunResult Session::run_module(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training, bool trace) const {
+  const Tensor input = tensor_from_input(std::move(x), "x");
+  RunOptions opts;
+  opts.seed = seed_from(seed);
+  opts.training = training;
+  opts.trace = trace;
+  return attention_lab::run_module(class_name, config, input, opts);
+}
+
+MemoryEstimate Session::estimate_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, bool trace) const {
+  const ModuleConfig c = validated_config(class_name, config);
+  return {attention_lab::estimate_bytes(c, optional_shape(input_shape), trace), kDefaultMemoryBudgetBytes};
+}
+
+ModuleConfig Session::equivalent_config(const std::string& class_name, const SlotMap& config) const {
+  return attention_lab::equivalent_config(validated_config(class_name, config));
+}
+
+std::string Session::copy_code(const std::string& from_class, const std::string& to_class, const std::vector<PlanEntryInput>& plan) const {
+  const auto spec_of = [](const std::string& name) {
+    const ClassSpec* spec = find_class(name);
+    if (spec == nullptr) throw AttentionError("copy_unsupported", "", "weight copy works between SelfAttention_v1 and SelfAttention_v2 (got " + name + ")", "");
+    return spec;
+  };
+  return attention_lab::copy_code(*spec_of(from_class), *spec_of(to_class), plan_from(plan));
+}
+
+Tensor Session::book_tokens() const { return attention_lab::book_tokens(); }
+
+Tensor Session::seeded_tokens(double num_tokens, double d_in, double seed) const {
+  if (!(num_tokens >= 1 && d_in >= 1 && num_tokens == std::floor(num_tokens) && d_in == std::floor(d_in) && num_tokens * d_in <= 64.0 * 1024 * 1024))
+    throw AttentionError("tensor_shape", "d_in", "cannot make " + std::to_string(num_tokens) + " tokens of width " + std::to_string(d_in),
+                         "Use whole numbers: at least one token and d_in >= 1.");
+  return attention_lab::seeded_tokens(static_cast<int64_t>(num_tokens), static_cast<int64_t>(d_in), seed_from(seed));
+}
+
+Tensor Session::sentence_tokens(const std::vector<std::string>& words, double d_in, double seed) const {
+  if (words.empty() || !(d_in >= 1 && static_cast<double>(words.size()) * d_in <= 64.0 * 1024 * 1024))
+    throw AttentionError("tensor_shape", "d_in", "cannot make embeddings for " + std::to_string(words.size()) + " words of width " + std::to_string(d_in),
+                         "Type at least one word and use d_in >= 1.");
+  return attention_lab::sentence_tokens(words, static_cast<int64_t>(d_in), seed_from(seed));
+}
+
+// ---- generators ----
+
+uint32_t Session::manual_seed(double seed) {
+  const uint64_t s = seed_from(seed);
+  objects_->generators.emplace(objects_->next, TorchGenerator(s));
+  return objects_->next++;
+}
+
+std::vector<uint32_t> Session::generator_state(uint32_t generator) const { return objects_->generator(generator).state(); }
+
+Tensor Session::rand(uint32_t generator, const std::vector<double>& shape) {
+  TorchGenerator& g = objects_->generator(generator);
+  const Shape s = shape_from_input(shape, "shape");
+  int64_t numel = 0;
+  if (!checked_numel(s, numel) || static_cast<double>(numel) > 256.0 * 1024 * 1024) throw AttentionError("too_large", "shape", "rand of " + shape_string(s) + " is too large", "");
+  return g.rand(s);
+}
+
+Tensor Session::dropout(uint32_t generator, TensorInput x, double p) {
+  TorchGenerator& g = objects_->generator(generator);
+  return g.dropout(tensor_from_input(std::move(x), "tensor"), p);
+}
+
+// ---- modules ----
+
+ModuleInfo Session::create(const std::string& class_name, const SlotMap& config, uint32_t generator) {
+  const ModuleConfig c = validated_config(class_name, config);
+  return objects_->keep(AttentionModule(c, objects_->generator(generator)));
+}
+
+ModuleInfo Session::from_parameters(const std::string& class_name, const SlotMap& config, std::vector<ParameterInput> parameters) {
+  const ModuleConfig c = validated_config(class_name, config);
+  std::vector<NamedTensor> given;
+  for (auto& p : parameters) given.push_back({p.name, tensor_from_input(std::move(p.tensor), "parameter")});
+  std::vector<std::string> notes;
+  ModuleInfo info = objects_->keep(module_from_state_dict(c, given, &notes));
+  info.notes = std::move(notes);
+  return info;
+}
+
+std::vector<NamedTensor> Session::parameters(uint32_t module) const { return objects_->module(module).parameters(); }
+
+bool Session::set_parameter(uint32_t module, const std::string& name, TensorInput t) {
+  objects_->module(module).set_parameter(name, tensor_from_input(std::move(t), name));
+  return true;
+}
+
+ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace) {
+  const AttentionModule& m = objects_->module(module);
+  const Tensor input = tensor_from_input(std::move(x), "x");  // forward checks the memory budget before allocating
+  ForwardResult r;
+  std::vector<Stage> stages;
+  ForwardOptions opts;
+  opts.training = training;
+  opts.generator = generator != 0 ? &objects_->generator(generator) : nullptr;
+  opts.trace = trace ? &stages : nullptr;
+  opts.warnings = &r.warnings;
+  r.output = m.forward(input, opts);
+  if (trace) r.trace = std::move(stages);
+  return r;
+}
+
+ModuleInfo Session::convert(uint32_t module, const std::string& layout) {
+  const AttentionModule& from = objects_->module(module);
+  if (layout != "stacked" && layout != "interleaved") throw AttentionError("convert_layout", "layout", "layout must be 'stacked' or 'interleaved', got '" + layout + "'", "");
+  AttentionModule to =
+      from.config().recipe().heads == HeadsRule::Modules ? fused_from_wrapper(from, layout == "stacked" ? HeadLayout::Stacked : HeadLayout::Interleaved) : wrapper_from_fused(from);
+  const std::string code = conversion_code(from);
+  ModuleInfo info = objects_->keep(std::move(to));
+  info.code = code;
+  return info;
+}
+
+std::vector<StageDiff> Session::compare(uint32_t a, uint32_t b, TensorInput x) const {
+  return compare_stages(objects_->module(a), objects_->module(b), tensor_from_input(std::move(x), "x"));
+}
+
+CopyReport Session::copy_weights(uint32_t from, uint32_t to, const std::vector<PlanEntryInput>& plan, std::optional<TensorInput> tokens) {
+  const AttentionModule& source = objects_->module(from);
+  AttentionModule& target = objects_->module(to);
+  const CopyPlan p = plan_from(plan);
+  std::optional<Tensor> x;
+  if (tokens) x = tensor_from_input(std::move(*tokens), "tokens");
+  AttentionModule copy = target;
+  CopyReport r = attention_lab::copy_weights(source, copy, p, x);
+  target = std::move(copy);
+  return r;
+}
+
+// ---- checkpoint files ----
+
+double Session::checkpoint_header_length(const std::vector<uint8_t>& first8, double file_size) const {
+  return static_cast<double>(safetensors_header_length(first8.data(), first8.size(), static_cast<uint64_t>(file_size)));
+}
+
+OpenedFile Session::checkpoint_open(const std::vector<uint8_t>& header, double file_size) {
+  auto parsed = std::make_shared<const SafetensorsHeader>(parse_safetensors_header(header.data(), header.size(), static_cast<uint64_t>(file_size)));
+  OpenedFile out{objects_->next++, static_cast<double>(parsed->entries.size()), static_cast<double>(parsed->data_start())};
+  objects_->headers[out.handle] = std::move(parsed);
+  return out;
+}
+
+namespace {
+CheckpointOptions checkpoint_options(const CheckpointOptionsInput& in) {
+  CheckpointOptions o;
+  o.layer = whole_option(in.layer, "layer", 0, "checkpoint_layer").value_or(0);
+  o.num_heads = whole_option(in.num_heads, "num_heads", 1, "checkpoint_num_heads");
+  o.context_length = whole_option(in.context_length, "context_length", 1, "checkpoint_context_length");
+  if (!in.into_class.empty()) o.into = validated_config(in.into_class, in.into_config);
+  return o;
+}
+}  // namespace
+
+CheckpointPlanResult Session::plan_checkpoint(uint32_t file, const CheckpointOptionsInput& options) const {
+  const SafetensorsHeader& h = *objects_->header(file);
+  const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options(options));
+  CheckpointPlanResult out;
+  for (const auto& e : plan.needed) out.needed.push_back({e.key, static_cast<double>(h.data_start() + e.begin), static_cast<double>(h.data_start() + e.end)});
+  out.config = plan.config.slots();
+  out.report = plan.report;
+  return out;
+}
+
+ModuleInfo Session::load_checkpoint(uint32_t file, const CheckpointOptionsInput& options, const std::map<std::string, std::vector<uint8_t>>& buffers, uint32_t into) {
+  const SafetensorsHeader& h = *objects_->header(file);
+  const CheckpointPlan plan = plan_gpt2_attention(h, checkpoint_options(options));
+  AttentionModule loaded = load_gpt2_attention(plan, given(
+                                                         plan.needed, [](const SafetensorsEntry& e) -> const std::string& { return e.key; }, buffers));
+  ModuleInfo info;
+  if (into != 0) {
+    AttentionModule& target = objects_->module(into);
+    target = std::move(loaded);
+    info.config = target.config();
+    info.parameter_count = attention_lab::parameter_count(info.config);
+  } else {
+    info = objects_->keep(std::move(loaded));
+  }
+  info.report = plan.report;
+  return info;
+}
+
+std::vector<FileRead> Session::plan_block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer) const {
+  const SafetensorsHeader& h = *objects_->header(file);
+  return file_reads(h, plan_gpt2_block_input(h, ids_from(ids), whole_option(layer, "layer", 0, "checkpoint_layer").value_or(0)));
+}
+
+Tensor Session::block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const {
+  const SafetensorsHeader& h = *objects_->header(file);
+  const std::vector<int64_t> token_ids = ids_from(ids);
+  const auto reads = plan_gpt2_block_input(h, token_ids, whole_option(layer, "layer", 0, "checkpoint_layer").value_or(0));
+  return gpt2_block_input(reads, bytes_of(reads, buffers), token_ids.size());
+}
+
+// ---- GPT-2 ----
+
+OpenedModel Session::gpt2_open(uint32_t file, const NumberOption& num_heads) {
+  auto f = std::make_unique<Gpt2File>();
+  f->header = objects_->header(file);  // shared, not copied
+  f->config = gpt2_config(*f->header, whole_option(num_heads, "num_heads", 1, "checkpoint_num_heads"));
+  OpenedModel out{objects_->next++, f->config};
+  objects_->gpt2[out.handle] = std::move(f);
+  return out;
+}
+
+double Session::gpt2_estimate(uint32_t model, double num_tokens) const {
+  return gpt2_run_bytes(objects_->model(model).config, static_cast<int64_t>(std::max(1.0, std::isfinite(num_tokens) ? std::floor(num_tokens) : 1.0)));
+}
+
+std::vector<FileRead> Session::gpt2_start(uint32_t model, const std::vector<double>& ids, double budget) {
+  Gpt2File& f = objects_->model(model);
+  f.run.reset();
+  f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes);
+  return file_reads(*f.header, f.run->embedding_reads());
+}
+
+bool Session::gpt2_embed(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+  Gpt2Run& run = objects_->run(model);
+  run.embed(bytes_of(run.embedding_reads(), buffers));
+  return true;
+}
+
+std::vector<FileRead> Session::gpt2_block_reads(uint32_t model, double layer) const {
+  return file_reads(*objects_->model(model).header, objects_->run(model).block_reads(static_cast<int64_t>(layer)));
+}
+
+Gpt2Run::Layer Session::gpt2_block(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+  Gpt2Run& run = objects_->run(model);
+  const auto L = static_cast<int64_t>(layer);
+  return run.block(L, bytes_of(run.block_reads(L), buffers));
+}
+
+std::vector<FileRead> Session::gpt2_input_reads(uint32_t model, double layer) const {
+  return file_reads(*objects_->model(model).header, objects_->run(model).attention_input_reads(static_cast<int64_t>(layer)));
+}
+
+Tensor Session::gpt2_input(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const {
+  const Gpt2Run& run = objects_->run(model);
+  const auto L = static_cast<int64_t>(layer);
+  return run.attention_input(L, bytes_of(run.attention_input_reads(L), buffers));
+}
+
+std::vector<FileRead> Session::gpt2_final_reads(uint32_t model) const { return file_reads(*objects_->model(model).header, objects_->run(model).final_reads()); }
+
+std::vector<FileRead> Session::gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+  Gpt2Run& run = objects_->run(model);
+  run.final_norm(bytes_of(run.final_reads(), buffers));
+  std::vector<ByteRead> chunks;
+  for (int64_t begin = 0; begin < run.config().vocab_size; begin += kGpt2LogitsChunkRows) chunks.push_back(run.logits_read(begin));
+  return file_reads(*objects_->model(model).header, chunks);
+}
+
+bool Session::gpt2_logits(uint32_t model, double begin, const std::vector<uint8_t>& bytes) {
+  objects_->run(model).logits_rows(static_cast<int64_t>(begin), bytes);
+  return true;
+}
+
+Gpt2Result Session::gpt2_finish(uint32_t model, double k) {
+  Gpt2Run& run = objects_->run(model);
+  Gpt2Result out;
+  out.last_logits = run.last_logits();
+  for (const auto& [id, p] : run.top_tokens(static_cast<int>(k))) out.next_tokens.push_back({static_cast<double>(id), p});
+  objects_->model(model).run.reset();
+  return out;
+}
+
+bool Session::gpt2_stop(uint32_t model) {
+  const auto it = objects_->gpt2.find(model);
+  if (it != objects_->gpt2.end()) it->second->run.reset();
+  return true;
+}
+
+// ---- lifetimes ----
+
+bool Session::release(uint32_t handle) {
+  objects_->modules.erase(handle);
+  objects_->generators.erase(handle);
+  objects_->headers.erase(handle);
+  objects_->gpt2.erase(handle);
+  return true;
+}
+
+double Session::handles_in_use() const { return static_cast<double>(objects_->modules.size() + objects_->generators.size() + objects_->headers.size() + objects_->gpt2.size()); }
+
+}  // namespace attention_lab

@@ -1,0 +1,131 @@
+// The core's boundary (session.hpp): the rules a call across a language boundary applies to plain
+// values, the objects kept under handles, and their lifetimes. The WASM bindings only declare these.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "attention_lab/session.hpp"
+
+using namespace attention_lab;
+
+namespace {
+SlotMap book_mha() {
+  return {{"d_in", SlotValue::integer(3)},
+          {"d_out", SlotValue::integer(2)},
+          {"context_length", SlotValue::integer(6)},
+          {"dropout", SlotValue::floating(0.0)},
+          {"num_heads", SlotValue::integer(2)}};
+}
+/// The code and slot of the AttentionError `f` throws ("" when it throws none).
+std::pair<std::string, std::string> refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const AttentionError& e) {
+    return {e.code(), e.slot()};
+  }
+  return {"", ""};
+}
+TensorInput book_input() {
+  const Tensor x = book_tokens();
+  return {{1, 6, 3}, x.data};
+}
+}  // namespace
+
+TEST_CASE("tensor_from_input: sizes are whole numbers below 2**31, at most kMaxTensorAxes, and the data fits the shape") {
+  const Tensor t = tensor_from_input({{2, 3}, std::vector<float>(6, 1.5f)}, "x");
+  CHECK(t.shape == Shape{2, 3});
+  CHECK(t.data[5] == 1.5f);
+  CHECK(refusal([] { tensor_from_input({{2, NAN}, {}}, "x"); }) == std::pair<std::string, std::string>{"tensor_shape", "x"});
+  CHECK(refusal([] { tensor_from_input({{2.5}, {1, 2}}, "x"); }).first == "tensor_shape");
+  CHECK(refusal([] { tensor_from_input({{-1}, {}}, "x"); }).first == "tensor_shape");
+  CHECK(refusal([] { tensor_from_input({{2147483648.0}, {}}, "x"); }).first == "tensor_shape");
+  CHECK(refusal([] { tensor_from_input({std::vector<double>(kMaxTensorAxes + 1, 1.0), {1}}, "x"); }).first == "tensor_shape");
+  CHECK(refusal([] { tensor_from_input({std::vector<double>(kMaxTensorAxes, 1.0), {1}}, "x"); }).first == "");
+  CHECK(refusal([] { tensor_from_input({{2, 3}, std::vector<float>(5)}, "W_query.weight"); }) == std::pair<std::string, std::string>{"tensor_size", "W_query.weight"});
+  // a product past 64 bits is a size mismatch, not a wrapped count
+  CHECK(refusal([] { tensor_from_input({{2147483647.0, 2147483647.0, 2147483647.0}, {}}, "x"); }).first == "tensor_size");
+}
+
+TEST_CASE("slot values given as values: whole finite numbers are ints, others floats; text reads as a Python literal") {
+  CHECK(slot_value_of_number(768).kind == SlotValue::Kind::Int);
+  CHECK(slot_value_of_number(0.1).kind == SlotValue::Kind::Float);
+  CHECK(slot_value_of_number(NAN).kind == SlotValue::Kind::Float);
+  CHECK(slot_value_of_number(INFINITY).kind == SlotValue::Kind::Float);
+  CHECK(slot_value_of_text("768").kind == SlotValue::Kind::Int);
+  CHECK(slot_value_of_text("768.0").kind == SlotValue::Kind::Float);
+  CHECK(slot_value_of_text("True").kind == SlotValue::Kind::Bool);
+  CHECK(slot_value_of_text("None").kind == SlotValue::Kind::None);
+}
+
+TEST_CASE("a session keeps modules, generators and files under handles until released; a released handle is disposed") {
+  Session s;
+  CHECK(s.handles_in_use() == 0);
+  const uint32_t g = s.manual_seed(123);
+  const ModuleInfo m = s.create("MultiHeadAttention", book_mha(), g);
+  CHECK(m.handle != g);
+  CHECK(m.parameter_count == 24);
+  CHECK(m.config.output_width() == 2);
+  CHECK(s.handles_in_use() == 2);
+  const ForwardResult r = s.forward(m.handle, book_input(), false, 0, true);
+  CHECK(r.output.shape == Shape{1, 6, 2});
+  REQUIRE(r.trace.has_value());
+  CHECK(r.trace->front().id == "input");
+  CHECK_FALSE(s.forward(m.handle, book_input(), false, 0, false).trace.has_value());
+  // the same bits as a module built and run directly
+  TorchGenerator direct(123);
+  const AttentionModule same(validated_config("MultiHeadAttention", book_mha()), direct);
+  ForwardOptions eval;
+  eval.training = false;
+  CHECK(same.forward(tensor_from_input(book_input(), "x"), eval).data == r.output.data);
+  s.release(m.handle);
+  s.release(m.handle);  // twice is fine
+  CHECK(s.handles_in_use() == 1);
+  CHECK(refusal([&] { s.forward(m.handle, book_input(), false, 0, false); }) == std::pair<std::string, std::string>{"disposed", "module"});
+  s.release(g);
+  CHECK(refusal([&] { s.rand(g, {2}); }) == std::pair<std::string, std::string>{"disposed", "generator"});
+  CHECK(refusal([&] { s.plan_block_input(999, {1}, {}); }) == std::pair<std::string, std::string>{"disposed", "checkpoint"});
+  CHECK(refusal([&] { s.gpt2_estimate(999, 4); }) == std::pair<std::string, std::string>{"disposed", "model"});
+  CHECK(s.handles_in_use() == 0);
+}
+
+TEST_CASE("seeds, rand sizes and token counts are refused by name before anything is made") {
+  Session s;
+  CHECK(refusal([&] { s.manual_seed(1.5); }).first == "seed");
+  CHECK(refusal([&] { s.manual_seed(18446744073709551616.0); }).first == "seed");
+  const uint32_t wrapped = s.manual_seed(-1);  // -1 wraps to 2**64 - 1, as torch.manual_seed(-1)
+  CHECK(s.generator_state(wrapped) == TorchGenerator(~uint64_t{0}).state());
+  CHECK(refusal([&] { s.rand(wrapped, {65536, 65536}); }).first == "too_large");
+  CHECK(s.rand(wrapped, {2, 3}).shape == Shape{2, 3});
+  CHECK(refusal([&] { s.seeded_tokens(0, 3, 1); }) == std::pair<std::string, std::string>{"tensor_shape", "d_in"});
+  CHECK(refusal([&] { s.sentence_tokens({}, 3, 1); }).first == "tensor_shape");
+  CHECK(s.sentence_tokens({"Your", "journey"}, 4, 123).shape == Shape{2, 4});
+}
+
+TEST_CASE("copy_weights through the session is all or nothing: a bad plan entry leaves the target as it was") {
+  Session s;
+  const SlotMap v = {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}};
+  const ModuleInfo v2 = s.create("SelfAttention_v2", v, s.manual_seed(123));
+  const ModuleInfo v1 = s.create("SelfAttention_v1", v, s.manual_seed(7));
+  const std::vector<NamedTensor> before = s.parameters(v1.handle);
+  CHECK(refusal([&] {
+          s.copy_weights(v2.handle, v1.handle, {{"W_query", true, true, true}, {"W_key", false, false, false}}, std::nullopt);
+        }) == std::pair<std::string, std::string>{"copy_plan", "W_key"});
+  const std::vector<NamedTensor> after = s.parameters(v1.handle);
+  REQUIRE(after.size() == before.size());
+  for (size_t i = 0; i < after.size(); ++i) CHECK(after[i].tensor.data == before[i].tensor.data);
+  const CopyReport r = s.copy_weights(v2.handle, v1.handle, {{"W_query", true, true, true}, {"W_key", true, true, true}, {"W_value", true, true, true}}, std::nullopt);
+  CHECK(r.agree);
+}
+
+TEST_CASE("whole-number options: absent is none; a string, 2.5 or a number below the lowest is the option's code naming it") {
+  Session s;
+  const std::string header = R"({"wte.weight":{"dtype":"F32","shape":[4,2],"data_offsets":[0,32]}})";
+  const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(header.begin(), header.end()), 8.0 + header.size() + 32);
+  CHECK(f.keys == 1);
+  CHECK(f.data_start == 8.0 + header.size());
+  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, {"string", 0}); }) == std::pair<std::string, std::string>{"checkpoint_layer", "layer"});
+  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, {"number", 2.5}); }).first == "checkpoint_layer");
+  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, {"number", -1}); }).first == "checkpoint_layer");
+  CHECK(refusal([&] { s.gpt2_open(f.handle, {"number", 0}); }) == std::pair<std::string, std::string>{"checkpoint_num_heads", "num_heads"});
+}
