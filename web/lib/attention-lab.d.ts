@@ -748,9 +748,11 @@ export interface AttentionLab {
   /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
   /**
-   * Bytes (of WASM heap) the parameters plus a forward on inputShape need at their peak, traced unless
-   * `trace: false`, and the budget the core refuses above. The estimate bounds the real peak: a forward
-   * grows `heapPeak()` by at most `bytes` (tests/node/memory-estimate.test.mjs measures it).
+   * Bytes the parameters plus a forward on inputShape need at their peak, traced unless `trace: false`,
+   * JS results included (the WASM heap, and the output and trace copied out of it into Float32Arrays),
+   * and the budget the core refuses above (one budget: the page refuses by it too). The estimate bounds
+   * the real peak: a forward grows `heapPeak()` plus its results' bytes by at most `bytes`
+   * (tests/node/memory-estimate.test.mjs measures it).
    */
   estimateBytes(className: ClassName, config: Config, inputShape?: number[], options?: { trace?: boolean }): { bytes: number; budget: number };
   /**
@@ -762,8 +764,8 @@ export interface AttentionLab {
   heapInUse(): number;
   /**
    * The most WASM heap ever taken from memory so far, in bytes (allocator footprint, including
-   * fragmentation; it never shrinks). Its growth over one call is that call's real peak, which the
-   * memory estimate (`estimateBytes`) bounds.
+   * fragmentation; it never shrinks). Its growth over one call, plus the bytes of the results the call
+   * copied out, is that call's real peak, which the memory estimate (`estimateBytes`) bounds.
    */
   heapPeak(): number;
   /** Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection). */
