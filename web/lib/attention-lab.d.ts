@@ -105,7 +105,7 @@ export type ErrorCode =
   | "dtype"
   /** two values that look swapped (d_in/d_out, dropout/num_heads) */
   | "slots_swapped"
-  /** over the memory budget, or beyond any model */
+  /** over the memory budget (the core's one budget: the page refuses runs by it too), or beyond any model */
   | "too_large"
   /** input of the wrong rank for the class */
   | "input_rank"
@@ -228,8 +228,6 @@ export type ErrorCode =
   | "grid_width"
   /** a cell of the typed token grid that is not a number */
   | "grid_value"
-  /** a run over the page's memory budget (the page does not start it) */
-  | "page_memory"
   /** info: a run big enough to go to the background worker */
   | "large_run"
   /** the background worker failed (it could not load, or crashed) */
@@ -324,7 +322,11 @@ export interface Setup {
   diagnostics: Diagnostic[];
   /** = describe(className, config): the configuration alone (its diagnostics have no input checks). */
   description: Description;
-  /** = estimateBytes(className, config, inputShape, {trace}) when ok (the module alone without inputShape); null otherwise. */
+  /**
+   * = estimateBytes(className, config, inputShape, {trace}) when ok (the module alone without inputShape); null otherwise.
+   * `budget` is the core's one memory budget: with `trace` true (the default), `diagnostics` holds a too_large error
+   * exactly when bytes is over it.
+   */
   memory: { bytes: number; budget: number } | null;
 }
 
