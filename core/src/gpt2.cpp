@@ -138,10 +138,11 @@ double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens) {
   // float32, one transposed weight, the module packed and its forward) and the MLP phase (one weight
   // as float32 and packed at a time). Both phases count: the allocator does not always reuse what the
   // first freed. Plus the activations: ln's output, the attention's output, the MLP's hidden 4d (the
-  // attention weights are in `kept`; the attention forward's own buffers in plan_bytes).
+  // attention weights are in `kept`; the attention forward's own buffers in plan_heap_bytes, as no
+  // caller copies its output out).
   const ForwardPlan attn = plan_forward(attention_config(c));
   const double block_raw = raw * (12.0 * d * d + 13.0 * d);
-  const double attn_phase = 4.0 * (5.0 * d * d + 4.0 * d) + plan_bytes(attn, Shape{1, num_tokens, c.n_embd}, false);
+  const double attn_phase = 4.0 * (5.0 * d * d + 4.0 * d) + plan_heap_bytes(attn, Shape{1, num_tokens, c.n_embd}, false);
   const double mlp_phase = 4.0 * (4.0 * d * d + 4.0 * d + packed(d, 4 * d));
   const double acts = 4.0 * (2.0 * T * d + 4.0 * T * d);
   const double block = block_raw + attn_phase + mlp_phase + acts;

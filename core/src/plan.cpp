@@ -312,7 +312,7 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
   return out;
 }
 
-double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {
+double plan_heap_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {
   // The inverted mask's output always holds NaN (its last query sees no key), so a forward asked for
   // warnings reruns itself traced to name the first non-finite stage: count the trace.
   if (p.mask == MaskKind::Inverted) trace = true;
@@ -351,6 +351,66 @@ double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape,
     }
   }
   return floats * 4.0;
+}
+
+double plan_result_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {
+  if (!input_shape || input_shape->empty()) return 0.0;
+  const ModuleConfig& c = p.config;
+  const Shape& s = *input_shape;
+  const double b = s.size() == 3 ? static_cast<double>(s[0]) : 1.0;
+  const double t = static_cast<double>(s.size() >= 2 ? s[s.size() - 2] : 1);
+  const double tk = t + static_cast<double>(p.extra_kv);
+  const double heads = static_cast<double>(p.query_heads), kv_heads = static_cast<double>(p.kv_heads), hd = static_cast<double>(p.head_dim);
+  const double out = b * t * static_cast<double>(p.output_width);  // (b, num_tokens, width)
+  double floats = out;
+  if (trace) {
+    // Each stage the forward emits (stage_present), at its size: the input, q/k/v, the (b, H, T, Tk)
+    // scores and weights (masked and dropped when the plan has them), the (T, Tk) mask, the context,
+    // the merged heads, out_proj, proj and the output.
+    const double slab = b * heads * t * tk;
+    int stages = 0;
+    for (int id = 0; id <= static_cast<int>(StageId::Output); ++id) {
+      const StageId stage = static_cast<StageId>(id);
+      if (!stage_present(p, stage)) continue;
+      ++stages;
+      switch (stage) {
+        case StageId::Input:
+          floats += b * t * static_cast<double>(c.d_in);
+          break;
+        case StageId::Queries:
+        case StageId::ContextVec:
+          floats += b * heads * t * hd;
+          break;
+        case StageId::Keys:
+        case StageId::Values:
+          floats += b * kv_heads * tk * hd;
+          break;
+        case StageId::Mask:
+          floats += t * tk;
+          break;
+        case StageId::HeadsConcat:
+          floats += b * t * static_cast<double>(p.proj_width);
+          break;
+        case StageId::OutProj:
+        case StageId::Proj:
+          floats += b * t * static_cast<double>(c.d_out);
+          break;
+        case StageId::Output:
+          floats += out;
+          break;
+        default:
+          floats += slab;  // attn_scores, attn_scores_masked, attn_weights, attn_weights_dropout
+      }
+    }
+    // and each stage's JS objects: its summaries (one per (b, head) slice at most, plus the whole: an
+    // object of six numbers, 256 bytes' worth each) and its texts, shape and typed-array headers (1 KiB)
+    floats += static_cast<double>(stages) * ((b * heads + 1) * 64 + 256);
+  }
+  return floats * 4.0;
+}
+
+double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {
+  return plan_heap_bytes(p, input_shape, trace) + plan_result_bytes(p, input_shape, trace);
 }
 
 }  // namespace attention_lab

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { afterRun, finish, launchLab, openPage } from "./helpers.mjs";
 
-/** MultiHeadAttention(256, 256, 512, 0.0, 4) on 512 random tokens: ~25 MiB, over the 8 MiB that go to the worker, under the 64 MiB that run at once. */
+/** MultiHeadAttention(256, 256, 512, 0.0, 4) on 512 random tokens: ~46 MiB, over the 8 MiB that go to the worker, under the 64 MiB that run at once. */
 const BIG = { call: "MultiHeadAttention(256, 256, 512, 0.0, 4)", num_tokens: "512", batch: "1", hidden: "compare checkpoint code" };
 
 /** Counts workers as Playwright sees them: each one appears on start and closes on terminate. */

@@ -1,9 +1,14 @@
-// The memory budget on the page: a setup far over the core's budget, or a run over the page's own,
-// is refused before anything is allocated, with the bytes it would need, and the next valid call on
-// the same page works.
+// The memory budget on the page: one budget, the core's. A setup far over it, or a run over it, is
+// refused before anything is allocated by the core's too_large, with the bytes it would need and the
+// budget it is over (the one the facts show), and the next valid call on the same page works.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { loadAttentionLab } from "attention-lab";
+import { mib } from "../../web/app/format.js";
 import { afterRun, finish, launchLab, openPage, pasteCall, runPreset } from "./helpers.mjs";
+
+/** The core's budget, from the library the page loads (the page keeps none of its own). */
+const BUDGET_MIB = mib((await loadAttentionLab()).estimateBytes("SelfAttention_v1", { d_in: 3, d_out: 2 }).budget);
 
 describe("memory budget", () => {
   let lab;
@@ -27,13 +32,22 @@ describe("memory budget", () => {
     await finish(page);
   });
 
-  test("a run over the page's memory budget is refused before it starts", async () => {
+  test("a run over the core's memory budget is refused before it starts: one too_large naming the budget the facts show", async () => {
     const page = await openPage(lab);
     await runPreset(page, "gpt2XL");
+    // batch 1 at full context fits: the facts give its estimate against the core's budget
     await page.getByTestId("fill-context").click();
+    await page.getByTestId("batch").selectOption("1");
+    assert.match(await page.getByTestId("run-memory").textContent(), new RegExp(`MiB\\), of the ${BUDGET_MIB} MiB budget$`));
+    assert.equal(await page.getByTestId("token-diagnostics").locator("[data-code=too_large]").count(), 0);
     await page.getByTestId("batch").selectOption("4");
-    const diag = page.getByTestId("token-diagnostics").locator("[data-code=page_memory], [data-code=too_large]").first();
-    assert.match(await diag.textContent(), /MiB/);
+    const errors = page.getByTestId("token-diagnostics").locator(".diag-error");
+    await errors.first().waitFor();
+    assert.deepEqual(await errors.evaluateAll((nodes) => nodes.map((n) => n.dataset.code)), ["too_large"], "one refusal, the core's");
+    const text = await errors.first().textContent();
+    assert.match(text, /bytes \([\d,]+ MiB\)/);
+    assert.match(text, new RegExp(`over the ${BUDGET_MIB} MiB budget`));
+    assert.match(await page.getByTestId("run-memory").textContent(), new RegExp(`of the ${BUDGET_MIB} MiB budget$`));
     assert.equal(await page.getByTestId("run").isDisabled(), true);
     assert.match(await page.getByTestId("run-reason").textContent(), /memory/);
     await finish(page);

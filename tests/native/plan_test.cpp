@@ -1,5 +1,5 @@
 // The forward plan: one path for every class, its stage texts from one table, and a memory estimate
-// that bounds what the module and a forward really allocate.
+// that bounds what the module and a forward really allocate plus the caller's copy of the results.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -182,10 +182,47 @@ TEST_SUITE("plan") {
           const Tensor y = m.forward(input, o);
         }
         g_counting = false;
-        const double estimate = plan_bytes(plan_forward(c), shape, trace);
-        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 8192,  // + names, shapes and stage texts
+        const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);  // what the core allocates (the results' copy apart)
+        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 8192,     // + names, shapes and stage texts
                       c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
       }
+    }
+  }
+
+  TEST_CASE("the estimate counts the caller's copy of what a forward hands back: the output and every traced stage, for every class") {
+    for (const ClassSpec& spec : class_specs()) {
+      const int64_t T = 7, b = 2, d = 6;
+      SlotMap slots;
+      for (const SlotSpec& s : spec.slots) {
+        if (s.name == "d_in" || s.name == "d_out") slots[s.name] = SlotValue::integer(static_cast<double>(d));
+        if (s.name == "context_length") slots[s.name] = SlotValue::integer(static_cast<double>(T + 2));
+        if (s.name == "dropout") slots[s.name] = SlotValue::floating(0.25);
+        if (s.name == "num_heads") slots[s.name] = SlotValue::integer(2);
+        if (s.name == "num_kv_groups") slots[s.name] = SlotValue::integer(1);
+        if (s.name == "qkv_bias") slots[s.name] = SlotValue::boolean_value(true);
+      }
+      const ModuleConfig c = config_of(spec.name, slots);
+      const ForwardPlan p = plan_forward(c);
+      const Shape shape = c.batched() ? Shape{b, T, d} : Shape{T, d};
+      const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.5f));
+      TorchGenerator g(5);
+      const AttentionModule m(c, g);
+      for (const bool trace : {false, true}) {
+        std::vector<Stage> stages;
+        ForwardOptions o;
+        o.generator = &g;
+        o.trace = trace ? &stages : nullptr;
+        const Tensor y = m.forward(x, o);
+        double floats = static_cast<double>(y.data.size());
+        for (const Stage& st : stages) floats += static_cast<double>(st.tensor.data.size());
+        const double results = plan_result_bytes(p, shape, trace);
+        INFO(c.python_call(), (trace ? " traced" : ""), ": results ", results, " for ", 4.0 * floats, " bytes of tensors in ", stages.size(), " stages");
+        // every tensor handed back, plus at most its stage's JS objects (summaries, texts): 1 KiB a stage and 256 bytes a summary
+        CHECK(results >= 4.0 * floats);
+        CHECK(results <= 4.0 * floats + static_cast<double>(stages.size()) * (1024.0 + 256.0 * static_cast<double>(b * p.query_heads + 1)));
+        CHECK(plan_bytes(p, shape, trace) == plan_heap_bytes(p, shape, trace) + results);
+      }
+      CHECK(plan_result_bytes(p, std::nullopt, true) == 0.0);  // a module alone hands nothing back
     }
   }
 

@@ -4,7 +4,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AttentionError, loadAttentionLab } from "attention-lab";
 import { LabApp } from "../../web/app/lab-app.js";
-import { buildInput, seedValue, slotsPatch } from "../../web/app/lab-model.js";
+import { MAX_TOKENS, buildInput, seedValue, slotsPatch } from "../../web/app/lab-model.js";
+import { mib } from "../../web/app/format.js";
+import { S } from "../../web/app/strings.js";
 import { sameBits } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
@@ -149,4 +151,39 @@ test("the page's app: an edit of one slot makes one setup; a Run click (derive, 
   } finally {
     for (const [name, f] of originals) core[name] = f;
   }
+});
+
+test("one memory budget: the page's app refuses a run exactly where the core's estimate passes the core's budget (Setup.memory.budget), by the core's too_large", () => {
+  const app = new LabApp({ getElementById: () => null }, { dataset: {} }, lab, { autorun: false });
+  app.panels = [{ render() {} }];
+  const config = { d_in: 8, d_out: 8, context_length: 4096, dropout: 0.0, num_heads: 4 };
+  app.setState(slotsPatch(lab, "MultiHeadAttention", { ...app.state.slotTexts, d_in: "8", d_out: "8", context_length: "4096", dropout: "0.0", num_heads: "4" }), { edit: true });
+  const at = (n) => lab.estimateBytes("MultiHeadAttention", config, [1, n, 8]);
+  const { budget } = at(1);
+  // The most tokens whose traced run fits the core's budget (the estimate grows with the tokens).
+  let fits = 1;
+  for (let hi = MAX_TOKENS; fits < hi;) {
+    const mid = Math.ceil((fits + hi) / 2);
+    if (at(mid).bytes <= budget) fits = mid;
+    else hi = mid - 1;
+  }
+  assert.ok(fits < MAX_TOKENS, "the page can ask for more tokens than fit");
+  assert.ok(at(fits).bytes > 1024 * 1048576, "it fits where the page's own 1 GiB budget used to refuse it");
+
+  app.setState({ source: "random", count: String(fits), batch: 1 }, { edit: true });
+  let d = app.derived;
+  assert.equal(d.budget, budget, "the page shows the core's budget");
+  assert.equal(d.memory, at(fits).bytes);
+  assert.equal(d.blocked, false, d.reason);
+  assert.ok(!d.inputDiags.some((x) => x.code === "too_large"));
+
+  app.setState({ count: String(fits + 1) }, { edit: true });
+  d = app.derived;
+  assert.ok(d.memory > budget);
+  assert.equal(d.blocked, true);
+  assert.equal(d.reason, S.reasonMemory);
+  const tooLarge = d.inputDiags.filter((x) => x.code === "too_large");
+  assert.equal(tooLarge.length, 1, "one refusal, the core's");
+  assert.match(tooLarge[0].message, new RegExp(`over the ${mib(budget)} MiB budget`));
+  assert.deepEqual(d.tokens.problems.map((p) => p.code), [], "the page adds no refusal of its own");
 });

@@ -1,14 +1,15 @@
 // The facts panel: what follows from the slots before anything runs (head_dim, output width and its
-// rule, the mask's size, the key/value cache per token, the run's memory, every parameter), all from
-// the edit's Setup (lab.setup: its description and memory estimate, computed once in derive()).
+// rule, the mask's size, the key/value cache per token, the run's memory against the core's budget,
+// every parameter), all from the edit's Setup (lab.setup: its description, memory estimate and budget,
+// computed once in derive()).
 import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
-import { bytesText, shapeText, thousands } from "./format.js";
+import { bytesText, mib, shapeText, thousands } from "./format.js";
 
 export function setupFactsPanel(app) {
   const { $ } = app;
   return {
-    render({ description: d, hide, memory }) {
+    render({ description: d, hide, memory, budget }) {
       $("fact-headdim").textContent = d.headDim != null ? String(d.headDim) : "—";
       $("fact-width").textContent = hide ? S.outputHidden : d.outputWidth != null ? String(d.outputWidth) : "—";
       $("fact-width").classList.toggle("concealed", hide);
@@ -21,7 +22,7 @@ export function setupFactsPanel(app) {
       $("fact-kv").textContent = d.kvCacheBytesPerToken != null
         ? S.kvCache(d.keyValueHeads, d.headDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), d.kvCacheBytesPerTokenMha / d.kvCacheBytesPerToken)
         : "—";
-      $("fact-memory").textContent = memory === null ? S.runMemoryUnknown : bytesText(memory);
+      $("fact-memory").textContent = memory === null ? S.runMemoryUnknown : S.runMemoryOf(bytesText(memory), mib(budget));
       const params = d.parameters ?? [];
       replace($("params-body"), params.map((p) =>
         h("tr", {}, h("th", { scope: "row" }, h("code", {}, p.name)), h("td", {}, shapeText(p.shape)), h("td", { class: "num" }, thousands(p.count)))));

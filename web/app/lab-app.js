@@ -16,7 +16,7 @@ import { mib } from "./format.js";
 import { PANELS } from "./template.js";
 import { loadWhenNeeded } from "./lazy-panel.js";
 import { watchScrollBoxes } from "./scroll-cue.js";
-import { Runner, PAGE_BUDGET_BYTES } from "./runner.js";
+import { Runner } from "./runner.js";
 import {
   badCells, baseTokens, callPatch, currentConfig, initialState, inputShape, partialPatch, positiveInt, runKey, seedValue, slotsPatch, words,
 } from "./lab-model.js";
@@ -191,7 +191,10 @@ export class LabApp {
       ((d.slots ?? []).some((x) => slotNames.has(x)) && d.code !== "too_large" ? configDiags : inputDiags).push(d);
     }
     const memory = shape && setup.ok ? setup.memory.bytes : null;
-    const tokens = this.tokenProblems(config, memory);
+    // The one memory budget is the core's: the Setup refuses a run over it with a too_large diagnostic
+    // (among the input's), and carries the budget it checked (memory.budget, shown with the estimate).
+    const budget = setup.ok ? setup.memory.budget : null;
+    const tokens = this.tokenProblems(config, memory, inputDiags.some((d) => d.code === "too_large"));
 
     const errors = [...configDiags, ...callDiags].filter((d) => d.severity === "error").length;
     let reason = "";
@@ -203,14 +206,17 @@ export class LabApp {
     const stale = Boolean(s.lastRun) && key !== s.lastRun.key;
     const revealed = Boolean(s.lastRun && !stale && s.lastRun.seq > s.quizFrom);
     return {
-      specs, config, setup, description, configDiags, callDiags, inputDiags, shape, memory, tokens, words: words(s),
+      specs, config, setup, description, configDiags, callDiags, inputDiags, shape, memory, budget, tokens, words: words(s),
       blocked: Boolean(reason), reason, key, stale, revealed, hide: s.quiz && !revealed,
       quick: Boolean(shape) && memory !== null && memory < QUICK_BYTES,
     };
   }
 
-  /** What keeps the tokens from running, as data the tokens panel draws: {block, problems}. */
-  tokenProblems(config, memory) {
+  /**
+   * What keeps the tokens from running, as data the tokens panel draws: {block, problems}. `overBudget`:
+   * the core refused the run as too large for its budget (its too_large diagnostic says by how much).
+   */
+  tokenProblems(config, memory, overBudget) {
     const s = this.state;
     const w = words(s);
     const problems = [];
@@ -232,8 +238,8 @@ export class LabApp {
     if (s.source === "random" && w === null) block ||= S.reasonCount;
     const bad = badCells(s);
     if (bad) problem(S.reasonGrid, { code: "grid_value", message: S.gridBad(bad) });
-    if (memory !== null && memory > PAGE_BUDGET_BYTES) {
-      problem(S.reasonMemory, { code: "page_memory", message: S.memoryOver(mib(memory), mib(PAGE_BUDGET_BYTES)) });
+    if (overBudget) {
+      block ||= S.reasonMemory;
     } else if (memory !== null && this.runner.usesWorker(memory)) {
       problems.push({ severity: "info", code: "large_run", message: S.memoryLarge(mib(memory)) });
     }

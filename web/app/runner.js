@@ -7,8 +7,6 @@ import { S } from "./strings.js";
 
 /** Runs that need more than this run in the worker. */
 const WORKER_BYTES = 8 * 1048576;
-/** The most the page lets one run hold (the module and every traced stage, as JS copies). */
-export const PAGE_BUDGET_BYTES = 1024 * 1048576;
 
 export class Runner {
   constructor(lab, workerUrl) {

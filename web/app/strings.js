@@ -130,6 +130,8 @@ export const S = {
   },
   runMemory: "A traced run needs about",
   runMemoryUnknown: "—",
+  // The core's estimate (module, forward, trace and the page's copy of it) against the core's one budget.
+  runMemoryOf: (bytes, budget) => `${bytes}, of the ${budget} MiB budget`,
   paramsCaption: "Parameters (PyTorch named_parameters() order)",
   paramName: "Name",
   paramShape: "Shape",
@@ -214,7 +216,6 @@ export const S = {
   cancelled: "The run was cancelled.",
   workerFailed: "the background run failed",
   runError: "The run stopped with an error",
-  memoryOver: (mib, budget) => `This run needs about ${mib} MiB for the module and every traced stage, over this page’s ${budget} MiB budget. Use fewer tokens or a smaller batch.`,
   memoryLarge: (mib) => `This run needs about ${mib} MiB; it runs in the background and the page stays usable.`,
 
   traceHeading: "5. Every stage of the forward pass",

@@ -105,7 +105,7 @@ export type ErrorCode =
   | "dtype"
   /** two values that look swapped (d_in/d_out, dropout/num_heads) */
   | "slots_swapped"
-  /** over the memory budget, or beyond any model */
+  /** over the memory budget (the core's one budget: the page refuses runs by it too), or beyond any model */
   | "too_large"
   /** input of the wrong rank for the class */
   | "input_rank"
@@ -228,8 +228,6 @@ export type ErrorCode =
   | "grid_width"
   /** a cell of the typed token grid that is not a number */
   | "grid_value"
-  /** a run over the page's memory budget (the page does not start it) */
-  | "page_memory"
   /** info: a run big enough to go to the background worker */
   | "large_run"
   /** the background worker failed (it could not load, or crashed) */
@@ -324,7 +322,11 @@ export interface Setup {
   diagnostics: Diagnostic[];
   /** = describe(className, config): the configuration alone (its diagnostics have no input checks). */
   description: Description;
-  /** = estimateBytes(className, config, inputShape, {trace}) when ok (the module alone without inputShape); null otherwise. */
+  /**
+   * = estimateBytes(className, config, inputShape, {trace}) when ok (the module alone without inputShape); null otherwise.
+   * `budget` is the core's one memory budget: with `trace` true (the default), `diagnostics` holds a too_large error
+   * exactly when bytes is over it.
+   */
   memory: { bytes: number; budget: number } | null;
 }
 
@@ -748,9 +750,11 @@ export interface AttentionLab {
   /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
   /**
-   * Bytes (of WASM heap) the parameters plus a forward on inputShape need at their peak, traced unless
-   * `trace: false`, and the budget the core refuses above. The estimate bounds the real peak: a forward
-   * grows `heapPeak()` by at most `bytes` (tests/node/memory-estimate.test.mjs measures it).
+   * Bytes the parameters plus a forward on inputShape need at their peak, traced unless `trace: false`,
+   * JS results included (the WASM heap, and the output and trace copied out of it into Float32Arrays),
+   * and the budget the core refuses above (one budget: the page refuses by it too). The estimate bounds
+   * the real peak: a forward grows `heapPeak()` plus its results' bytes by at most `bytes`
+   * (tests/node/memory-estimate.test.mjs measures it).
    */
   estimateBytes(className: ClassName, config: Config, inputShape?: number[], options?: { trace?: boolean }): { bytes: number; budget: number };
   /**
@@ -762,8 +766,8 @@ export interface AttentionLab {
   heapInUse(): number;
   /**
    * The most WASM heap ever taken from memory so far, in bytes (allocator footprint, including
-   * fragmentation; it never shrinks). Its growth over one call is that call's real peak, which the
-   * memory estimate (`estimateBytes`) bounds.
+   * fragmentation; it never shrinks). Its growth over one call, plus the bytes of the results the call
+   * copied out, is that call's real peak, which the memory estimate (`estimateBytes`) bounds.
    */
   heapPeak(): number;
   /** Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection). */

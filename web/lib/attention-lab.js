@@ -810,8 +810,9 @@ class Lab {
 
   /**
    * Bytes the module's parameters plus a forward on `inputShape` need at their peak (traced unless
-   * `trace: false`): the same estimate the core checks before allocating, and the budget it checks
-   * against. It bounds the real peak of WASM heap (see heapPeak).
+   * `trace: false`), the JS copies of its output and trace included: the same estimate the core checks
+   * before allocating, and the budget it checks against (the one budget; lab.setup's memory.budget).
+   * It bounds the growth of the WASM heap (see heapPeak) plus the results' bytes.
    */
   estimateBytes(className, config, inputShape, options) {
     const trace = readOptions(options, "estimateBytes").trace;

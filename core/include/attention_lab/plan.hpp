@@ -67,7 +67,18 @@ StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bo
 
 /// Upper bound of the bytes the core allocates for the module (parameters and their prepared copies)
 /// plus one forward on `input_shape` (with the trace when `trace`): the same sizes the forward path
-/// allocates, so the estimate bounds the real peak. No input shape: the module alone.
+/// allocates. No input shape: the module alone.
+double plan_heap_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape, bool trace = true);
+
+/// Bytes of what a forward on `input_shape` hands back (the output, and with `trace` every traced
+/// stage's tensor, summaries and texts), as the caller's copy of it: the JS facade copies every result
+/// out of the WebAssembly heap while the core's are alive, and the heap never shrinks, so a run holds
+/// both. No input shape: 0 (a module alone hands nothing back).
+double plan_result_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape, bool trace = true);
+
+/// The memory estimate every budget check reads (the validator's too_large, forward, the Setup's
+/// memory.bytes): plan_heap_bytes + plan_result_bytes, so it bounds the real peak of a run, its JS
+/// results included.
 double plan_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape, bool trace = true);
 
 }  // namespace attention_lab

@@ -43,7 +43,8 @@ struct Description {
   double mask_bytes = 0;                    // the registered mask buffer, 0 when none
 };
 
-/// The memory a module plus a forward on the input needs, and the budget the core checks it against.
+/// The memory a module plus a forward on the input needs, the caller's copy of its results included
+/// (plan_bytes), and the budget the core checks it against: the one budget (the page reads it here).
 struct MemoryEstimate {
   double bytes = 0;
   double budget = kDefaultMemoryBudgetBytes;

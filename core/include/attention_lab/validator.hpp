@@ -10,7 +10,9 @@
 
 namespace attention_lab {
 
-/// Bytes a module plus a traced forward may use by default (the WebAssembly heap tops out at 4 GB).
+/// Bytes a module plus a traced forward may hold at its peak, its JS results included (plan_bytes): the
+/// one budget of the core, the facade and the page, which read it from Setup::memory (the WebAssembly
+/// heap tops out at 4 GB, and the results' copies live beside it).
 constexpr double kDefaultMemoryBudgetBytes = 1.5 * 1024.0 * 1024.0 * 1024.0;
 
 struct CheckOptions {
@@ -40,7 +42,8 @@ ModuleConfig to_module_config(const std::string& class_name, const SlotMap& conf
 /// Input-shape checks alone (rank, width, num_tokens vs context_length); appended to `out`.
 void check_input_shape(const ModuleConfig& config, const Shape& input_shape, std::vector<Diagnostic>& out);
 
-/// Bytes of float32 that the parameters, and a traced forward on `input_shape` (when given), need.
+/// Bytes of float32 that the parameters, and a traced forward on `input_shape` (when given) with the
+/// caller's copy of its results, need: plan_bytes of the config's plan.
 double estimate_bytes(const ModuleConfig& config, const std::optional<Shape>& input_shape, bool trace = true);
 
 }  // namespace attention_lab
