@@ -252,16 +252,23 @@ void declare_result() {
   (void)declared;
 }
 
-/// Declares Session member M as the JS function `name`.
+/// Session member M as a JS function.
 template <auto M>
-void def(const char* name) {
-  declare_result<typename Call<M>::Out>();
-  emscripten::function(name, &Call<M>::run);
-}
+constexpr auto call = &Call<M>::run;
 
+/// Declares each ("name", call<&Session::member>) pair as the JS function `name`, and its Result type.
+inline void functions() {}
+template <typename R, typename... A, typename... Rest>
+void functions(const char* name, Result<R> (*f)(A...), Rest... rest) {
+  declare_result<R>();
+  emscripten::function(name, f);
+  functions(rest...);
+}
 }  // namespace
 
 extern "C" size_t malloc_max_footprint(void);  // dlmalloc: the most heap ever taken from WASM memory
+double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
+double heap_peak() { return static_cast<double>(malloc_max_footprint()); }
 
 // ---- the types --------------------------------------------------------------------------------------
 
@@ -347,54 +354,19 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
 // ---- the calls ----------------------------------------------------------------------------------------
 
 EMSCRIPTEN_BINDINGS(attention_lab_calls) {
-  def<&Session::classes>("classes");
-  def<&Session::gpt2_sizes>("gpt2Sizes");
-  def<&Session::parse_call>("parseCall");
-  def<&Session::check>("check");
-  def<&Session::setup>("setup");
-  def<&Session::describe>("describe");
-  def<&Session::run_module>("runModule");
-  def<&Session::estimate_bytes>("estimateBytes");
-  def<&Session::equivalent_config>("equivalentConfig");
-  def<&Session::copy_code>("copyCode");
-  def<&Session::book_tokens>("bookTokens");
-  def<&Session::seeded_tokens>("seededTokens");
-  def<&Session::sentence_tokens>("sentenceTokens");
-  def<&Session::manual_seed>("manualSeed");
-  def<&Session::generator_state>("generatorState");
-  def<&Session::rand>("rand");
-  def<&Session::dropout>("dropout");
-  def<&Session::create>("create");
-  def<&Session::from_parameters>("fromParameters");
-  def<&Session::parameters>("parameters");
-  def<&Session::set_parameter>("setParameter");
-  def<&Session::forward>("forward");
-  def<&Session::convert>("convert");
-  def<&Session::compare>("compare");
-  def<&Session::copy_weights>("copyWeights");
-  def<&Session::checkpoint_header_length>("checkpointHeaderLength");
-  def<&Session::checkpoint_open>("checkpointOpen");
-  def<&Session::plan_checkpoint>("planCheckpoint");
-  def<&Session::load_checkpoint>("loadCheckpoint");
-  def<&Session::plan_block_input>("planBlockInput");
-  def<&Session::block_input>("blockInput");
-  def<&Session::gpt2_open>("gpt2Open");
-  def<&Session::gpt2_estimate>("gpt2Estimate");
-  def<&Session::gpt2_start>("gpt2Start");
-  def<&Session::gpt2_embed>("gpt2Embed");
-  def<&Session::gpt2_block_reads>("gpt2BlockReads");
-  def<&Session::gpt2_block>("gpt2Block");
-  def<&Session::gpt2_input_reads>("gpt2InputReads");
-  def<&Session::gpt2_input>("gpt2Input");
-  def<&Session::gpt2_final_reads>("gpt2FinalReads");
-  def<&Session::gpt2_final>("gpt2Final");
-  def<&Session::gpt2_logits>("gpt2Logits");
-  def<&Session::gpt2_finish>("gpt2Finish");
-  def<&Session::gpt2_stop>("gpt2Stop");
-  def<&Session::release>("release");
-  def<&Session::handles_in_use>("handlesInUse");
-  emscripten::function(
-      "heapInUse", +[] { return static_cast<double>(mallinfo().uordblks); });
-  emscripten::function(
-      "heapPeak", +[] { return static_cast<double>(malloc_max_footprint()); });
+  functions("classes", call<&Session::classes>, "gpt2Sizes", call<&Session::gpt2_sizes>, "parseCall", call<&Session::parse_call>, "check", call<&Session::check>, "setup",
+            call<&Session::setup>, "describe", call<&Session::describe>, "runModule", call<&Session::run_module>, "estimateBytes", call<&Session::estimate_bytes>,
+            "equivalentConfig", call<&Session::equivalent_config>, "copyCode", call<&Session::copy_code>, "bookTokens", call<&Session::book_tokens>, "seededTokens",
+            call<&Session::seeded_tokens>, "sentenceTokens", call<&Session::sentence_tokens>, "manualSeed", call<&Session::manual_seed>, "generatorState",
+            call<&Session::generator_state>, "rand", call<&Session::rand>, "dropout", call<&Session::dropout>, "create", call<&Session::create>, "fromParameters",
+            call<&Session::from_parameters>, "parameters", call<&Session::parameters>, "setParameter", call<&Session::set_parameter>, "forward", call<&Session::forward>, "convert",
+            call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights", call<&Session::copy_weights>, "checkpointHeaderLength",
+            call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>, "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint",
+            call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput", call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>,
+            "gpt2Estimate", call<&Session::gpt2_estimate>, "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed", call<&Session::gpt2_embed>, "gpt2BlockReads",
+            call<&Session::gpt2_block_reads>, "gpt2Block", call<&Session::gpt2_block>, "gpt2InputReads", call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>,
+            "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>, "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish",
+            call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "release", call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>);
+  emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("heapPeak", &heap_peak);
 }
