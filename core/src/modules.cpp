@@ -439,6 +439,35 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
 
   const int64_t b = p.batched ? x.shape[0] : 1;
   const int64_t T = x.shape[x.shape.size() - 2];
+  // With a KV cache: `past` keys held before the chunk (after a window's shift) come first, and query
+  // i (absolute position position + i) sees key j (absolute position position - past + j) when j <= past + i.
+  KvCache* const cache = options.cache;
+  int64_t past = 0, drop = 0;
+  if (cache != nullptr) {
+    if (!caches_keys())
+      throw AttentionError("cache_unsupported", "cache", c.class_name() + " has no causal mask over its own keys, so there is nothing to cache",
+                           "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
+    if (cache->batch != 0 && cache->batch != b)
+      throw AttentionError("cache_batch", "x", "this cache holds keys of a batch of " + std::to_string(cache->batch) + ", and the chunk has b = " + std::to_string(b),
+                           "Every chunk of one cache has the same batch size; start a new cache for another.");
+    if (cache->window > 0 && T > cache->window)
+      throw AttentionError("cache_window", "x", "a chunk of " + std::to_string(T) + " tokens is longer than the cache's window of " + std::to_string(cache->window),
+                           "Feed chunks of at most " + std::to_string(cache->window) + " tokens, or make the window larger.");
+    if (cache->window == 0 && p.mask_buffer && cache->position + T > c.context_length)
+      throw AttentionError("cache_full", "context_length",
+                           "the cache has seen " + std::to_string(cache->position) + " tokens and this chunk adds " + std::to_string(T) + ": " +
+                               std::to_string(cache->position + T) + " positions, past context_length = " + std::to_string(c.context_length) + " (the rows of the mask buffer)",
+                           "Start a new cache, or make one with a window (newCache({window: " + std::to_string(c.context_length) + "})) whose oldest keys shift out.");
+    const int64_t held = cache->entries();
+    drop = cache->window > 0 ? std::max<int64_t>(0, held + T - cache->window) : 0;
+    past = held - drop;
+    Shape all = x.shape;
+    all[all.size() - 2] = past + T;
+    const double bytes = plan_bytes(p, all, options.trace != nullptr) + 4.0 * cache->bytes();
+    if (bytes > options.memory_budget_bytes)
+      throw AttentionError("too_large", "x", "a cached forward of " + shape_string(x.shape) + " over " + std::to_string(past) + " cached tokens is over the memory budget",
+                           "Use a window, or fewer tokens.");
+  }
   const int64_t H = p.query_heads;
   const int64_t hd = p.head_dim;
   const int64_t proj_width = p.proj_width;
@@ -451,8 +480,8 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
   // Stages join the trace at the end, in order, moved rather than copied where the forward is done
   // with them (the trace of a long input is mostly its four (b, H, T, T) stages).
   const auto emit = [&](StageId id, Tensor t) {
-    if (!tracing || !stage_present(p, id)) return;
-    StageText text = stage_text(p, id, T, options.training);
+    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
+    StageText text = stage_text(p, id, T, options.training, past);
     TensorSummary whole;
     std::vector<TensorSummary> slices = summarize_slices(t, whole);
     options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), whole, std::move(slices)});
@@ -467,7 +496,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     const int64_t KV = p.kv_heads;
     const int64_t group = p.group_size;
     // Keys and values may have appended tokens (nn.MultiheadAttention's bias_k/bias_v): Tk >= T.
-    const int64_t Tk = p.num_keys(T);
+    const int64_t Tk = p.num_keys(T) + past;
     Shape kv_shape = head_shape(Tk, hd);
     if (p.per_head_axes) kv_shape[1] = KV;
     Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(kv_shape), Tensor(kv_shape)};  // (b, H, T, hd), (b, KV, Tk, hd) x 2
@@ -479,7 +508,13 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
           for (int64_t h = 0; h < heads; ++h) {
-            for (int64_t t = 0; t < T; ++t) std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + t) * hd);
+            const int64_t first = m == 0 ? 0 : past;  // a cache's keys and values come first
+            for (int64_t t = 0; t < T; ++t) std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
+            if (m > 0 && past > 0) {
+              const Tensor& held = m == 1 ? cache->keys : cache->values;  // (b, KV, entries, hd)
+              const int64_t entries = cache->entries();
+              std::copy_n(held.data.data() + ((bi * heads + h) * entries + drop) * hd, past * hd, dst + (bi * heads + h) * rows * hd);
+            }
             // the appended token: head h's slice of bias_k / bias_v, after the tokens given
             if (m > 0 && p.extra_kv) std::copy_n(prepared_.token[m - 1].data() + h * hd, hd, dst + ((bi * heads + h) * rows + T) * hd);
           }
@@ -490,7 +525,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     // in PyTorch's order: the wrapper runs head after head (each a CausalAttention over the whole
     // batch); the others draw over (b, [H,] T, T) row-major.
     const bool masked = p.mask != MaskKind::None;
-    const bool lower = p.lower_triangle();  // plain causal, keys = tokens: only the lower triangle counts
+    const bool lower = p.lower_triangle() && past == 0;  // plain causal, keys = tokens: only the lower triangle counts
     // The four (b, H, T, Tk) stages, kept only for the trace. Slabs arrive in storage order except in
     // the wrapper with b > 1, so each is appended to reserved memory (no 4 x zero-fill of the largest
     // tensors of the run) and only an out-of-order slab makes its stage fill in zeros first.
@@ -519,9 +554,9 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     // appended keys (j >= T) are seen by every query; the inverted mask hides j <= i instead.
     const int64_t window = p.window;
     const auto hidden = [&](int64_t i, int64_t j) {
-      if (j >= T) return false;
+      if (j >= past + T) return false;
       if (p.mask == MaskKind::Inverted) return j <= i;
-      return j > i || (window > 0 && i - j >= window);
+      return j > past + i || (window > 0 && past + i - j >= window);
     };
     const auto attend = [&](int64_t bi, int64_t h) {
       const size_t slab_index = static_cast<size_t>(bi * H + h);
@@ -538,7 +573,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       keep(scores, offset, s);
       if (masked && (tracing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
         for (int64_t i = 0; i < T; ++i)
-          for (int64_t j = 0; j < T; ++j)
+          for (int64_t j = 0; j < past + T; ++j)
             if (hidden(i, j)) s[i * Tk + j] = kNegInf;
       } else if (window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
         for (int64_t i = window; i < T; ++i)
@@ -585,21 +620,60 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     Tensor* last = p.proj ? &projected : p.out_proj ? &out_proj : p.layout != HeadsRule::Single ? &concat : &context;
     Tensor output = tracing ? *last : std::move(*last);
     if (p.layout == HeadsRule::Single) output.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
-    if (!tracing) return output;
+
+    // The cache keeps every key and value attended (the class's sliding window or the cache's own
+    // window keep the last ones), and the trace shows them (cache_k, cache_v) beside the chunk's own.
+    Tensor cache_k, cache_v;
+    KvCache next;  // the cache after this chunk, kept when the forward returns
+    if (cache != nullptr) {
+      int64_t keep = Tk;
+      if (p.window > 0) keep = std::min(keep, p.window);
+      if (cache->window > 0) keep = std::min(keep, cache->window);
+      const auto last_rows = [&](const Tensor& all) {
+        Tensor out({b, KV, keep, hd});
+        for (int64_t i = 0; i < b * KV; ++i) std::copy_n(all.data.data() + (i * Tk + Tk - keep) * hd, keep * hd, out.data.data() + i * keep * hd);
+        return out;
+      };
+      const auto chunk_rows = [&](const Tensor& all) {
+        Tensor out(kv_shape);
+        out.shape[out.shape.size() - 2] = T;
+        out.data.resize(static_cast<size_t>(b * KV * T * hd));
+        for (int64_t i = 0; i < b * KV; ++i) std::copy_n(all.data.data() + (i * Tk + past) * hd, T * hd, out.data.data() + i * T * hd);
+        return out;
+      };
+      next.window = cache->window;
+      next.position = cache->position + T;
+      next.start = next.position - keep;
+      next.batch = b;
+      next.keys = last_rows(qkv[1]);
+      next.values = last_rows(qkv[2]);
+      if (tracing) {
+        cache_k = std::move(qkv[1]);
+        cache_v = std::move(qkv[2]);
+        qkv[1] = chunk_rows(cache_k);
+        qkv[2] = chunk_rows(cache_v);
+      }
+    }
+    if (!tracing) {
+      if (cache != nullptr) *cache = std::move(next);
+      return output;
+    }
 
     // The trace: one walk over the stage table in trace order, each stage's tensor from the passes
     // above (moved: the forward is done with them).
     Tensor mask;
     if (masked) {
-      mask = Tensor({T, Tk});  // (num_tokens, keys), 1 where a key is masked
+      mask = Tensor({T, Tk});  // (num_tokens, keys), 1 where a key is masked: the rows of the chunk's positions
       for (int64_t i = 0; i < T; ++i)
         for (int64_t j = 0; j < Tk; ++j)
           if (hidden(i, j)) mask.data[static_cast<size_t>(i * Tk + j)] = 1.0f;
     }
     Tensor input = x, output_stage = output;  // the trace's own copies
-    Tensor* const activations[] = {&input, &qkv[0], &qkv[1], &qkv[2], &scores, &mask, &masked_scores, &weights, &dropped, &context, &concat, &out_proj, &projected, &output_stage};
+    Tensor* const activations[] = {&input,         &qkv[0],  &qkv[1],  &qkv[2],  &cache_k, &cache_v,  &scores,    &mask,
+                                   &masked_scores, &weights, &dropped, &context, &concat,  &out_proj, &projected, &output_stage};
     static_assert(sizeof(activations) / sizeof(activations[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
     for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) emit(static_cast<StageId>(id), std::move(*activations[id]));
+    if (cache != nullptr) *cache = std::move(next);
     return output;
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + c.python_call() + " on " + shape_string(x.shape),

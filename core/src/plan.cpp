@@ -66,6 +66,8 @@ constexpr StageRow kStageNames[] = {
     {StageId::Queries, "queries"},
     {StageId::Keys, "keys"},
     {StageId::Values, "values"},
+    {StageId::CacheK, "cache_k"},
+    {StageId::CacheV, "cache_v"},
     {StageId::AttnScores, "attn_scores"},
     {StageId::Mask, "mask"},
     {StageId::AttnScoresMasked, "attn_scores_masked"},
@@ -102,6 +104,9 @@ constexpr TextRow kStageTexts[] = {
      "{stage} = in_proj(x) split into 3, viewed as (b, num_heads, num_tokens, head_dim)  (rows {rows} of multihead_attn.in_proj_weight{bias}){extra}"},
     {StageId::Queries, "einsum", "{Stage}{per_head}",
      "{stage} = torch.einsum(\"bnd,di->bni\", x, {W}){einsum_bias}.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ {W}, no transpose)"},
+    {StageId::CacheK, "", "Cached keys: the {cached} held before this chunk, then its {num_tokens}",
+     "cache_k = torch.cat([cache_k, keys_new], dim=-2): every key the chunk's queries read"},
+    {StageId::CacheV, "", "Cached values: the {cached} held before this chunk, then its {num_tokens}", "cache_v = torch.cat([cache_v, values_new], dim=-2)"},
     {StageId::AttnScores, "unbatched", "Attention scores{per_head}", "queries @ keys.T"},
     {StageId::AttnScores, "batched", "Attention scores{per_head}", "queries @ keys.transpose(1, 2)"},
     {StageId::AttnScores, "fused", "Attention scores{per_head}", "queries @ keys.transpose(2, 3)"},
@@ -220,8 +225,11 @@ const char* stage_id_name(StageId id) {
   return "";
 }
 
-bool stage_present(const ForwardPlan& p, StageId id) {
+bool stage_present(const ForwardPlan& p, StageId id, bool cached) {
   switch (id) {
+    case StageId::CacheK:
+    case StageId::CacheV:
+      return cached;
     case StageId::Mask:
     case StageId::AttnScoresMasked:
       return p.mask != MaskKind::None;
@@ -238,12 +246,13 @@ bool stage_present(const ForwardPlan& p, StageId id) {
   }
 }
 
-StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool training) {
+StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool training, int64_t cached) {
   const ModuleConfig& c = p.config;
   std::vector<std::pair<std::string, std::string>> fields = {
       {"per_head", p.per_head_axes ? " per head" : ""},
       {"bias", c.qkv_bias ? " + bias" : ""},
       {"num_tokens", std::to_string(num_tokens)},
+      {"cached", std::to_string(cached)},
       {"context_length", std::to_string(c.context_length)},
       {"head_dim", std::to_string(p.head_dim)},
       {"num_heads", std::to_string(p.query_heads)},
@@ -289,7 +298,9 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       break;
     case StageId::Keys:
     case StageId::Values:
-      out.axes = head_axes(p, p.extra_kv ? "key" : "num_tokens", p.head_dim_name);
+    case StageId::CacheK:
+    case StageId::CacheV:
+      out.axes = head_axes(p, p.extra_kv || id == StageId::CacheK || id == StageId::CacheV ? "key" : "num_tokens", p.head_dim_name);
       if (p.kv_projection_width_differs()) out.axes[1] = "num_kv_groups";
       break;
     case StageId::Queries:
@@ -410,7 +421,12 @@ double plan_result_bytes(const ForwardPlan& p, const std::optional<Shape>& input
 }
 
 double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {
-  return plan_heap_bytes(p, input_shape, trace) + plan_result_bytes(p, input_shape, trace);
+  double heap = plan_heap_bytes(p, input_shape, trace);
+  // An output that is certainly non-finite (the inverted mask's NaN row) makes an untraced forward run
+  // again traced, to name the stage that turned non-finite (forward's non_finite_stage warning): its
+  // peak is that traced run's, beside the output it keeps.
+  if (!trace && p.mask == MaskKind::Inverted && input_shape) heap = std::max(heap, plan_heap_bytes(p, input_shape, true) + plan_result_bytes(p, input_shape, false));
+  return heap + plan_result_bytes(p, input_shape, trace);
 }
 
 }  // namespace attention_lab

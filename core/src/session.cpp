@@ -115,6 +115,7 @@ struct Session::Objects {
   std::map<uint32_t, TorchGenerator> generators;
   std::map<uint32_t, std::shared_ptr<const SafetensorsHeader>> headers;
   std::map<uint32_t, std::unique_ptr<Gpt2File>> gpt2;
+  std::map<uint32_t, std::pair<uint32_t, KvCache>> caches;  // handle -> (its module, the cache)
   uint32_t next = 1;
 
   AttentionModule& module(uint32_t h) const {
@@ -136,6 +137,15 @@ struct Session::Objects {
     const auto it = gpt2.find(h);
     if (it == gpt2.end()) throw AttentionError("disposed", "model", "this GPT-2 model was disposed", "Load the file again with lab.loadGPT2.");
     return *it->second;
+  }
+  std::pair<uint32_t, KvCache>& cache(uint32_t h) {
+    const auto it = caches.find(h);
+    if (it == caches.end()) throw AttentionError("disposed", "cache", "this KV cache was disposed", "Make a new one with module.newCache().");
+    return it->second;
+  }
+  CacheState state(uint32_t h) {
+    const auto& [module, c] = cache(h);
+    return {h, module, static_cast<double>(c.window), static_cast<double>(c.position), static_cast<double>(c.entries()), c.bytes()};
   }
   Gpt2Run& run(uint32_t h) const {
     Gpt2File& f = model(h);
@@ -282,8 +292,14 @@ bool Session::set_parameter(uint32_t module, const std::string& name, TensorInpu
   return true;
 }
 
-ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace) {
+ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache) {
   const AttentionModule& m = objects_->module(module);
+  KvCache* kv = nullptr;
+  if (cache != 0) {
+    auto& [owner, c] = objects_->cache(cache);
+    if (owner != module) throw AttentionError("cache_module", "cache", "this cache was made by another module", "Make the cache with the module that runs it: module.newCache().");
+    kv = &c;
+  }
   const Tensor input = tensor_from_input(std::move(x), "x");  // forward checks the memory budget before allocating
   ForwardResult r;
   std::vector<Stage> stages;
@@ -292,9 +308,29 @@ ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, ui
   opts.generator = generator != 0 ? &objects_->generator(generator) : nullptr;
   opts.trace = trace ? &stages : nullptr;
   opts.warnings = &r.warnings;
+  opts.cache = kv;
   r.output = m.forward(input, opts);
   if (trace) r.trace = std::move(stages);
+  if (kv != nullptr) r.cache = objects_->state(cache);
   return r;
+}
+
+CacheState Session::new_cache(uint32_t module, const NumberOption& window) {
+  const AttentionModule& m = objects_->module(module);
+  if (!m.caches_keys())
+    throw AttentionError("cache_unsupported", "cache", m.config().class_name() + " has no causal mask over its own keys, so there is nothing to cache",
+                         "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
+  KvCache c;
+  c.window = whole_option(window, "window", 1, "cache_window").value_or(0);
+  const uint32_t h = objects_->next++;
+  objects_->caches[h] = {module, std::move(c)};
+  return objects_->state(h);
+}
+
+CacheState Session::reset_cache(uint32_t cache) {
+  KvCache& c = objects_->cache(cache).second;
+  c = KvCache{c.window};
+  return objects_->state(cache);
 }
 
 ModuleInfo Session::convert(uint32_t module, const std::string& layout) {
@@ -473,9 +509,12 @@ bool Session::release(uint32_t handle) {
   objects_->generators.erase(handle);
   objects_->headers.erase(handle);
   objects_->gpt2.erase(handle);
+  objects_->caches.erase(handle);
   return true;
 }
 
-double Session::handles_in_use() const { return static_cast<double>(objects_->modules.size() + objects_->generators.size() + objects_->headers.size() + objects_->gpt2.size()); }
+double Session::handles_in_use() const {
+  return static_cast<double>(objects_->modules.size() + objects_->generators.size() + objects_->headers.size() + objects_->gpt2.size() + objects_->caches.size());
+}
 
 }  // namespace attention_lab

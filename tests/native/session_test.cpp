@@ -67,11 +67,11 @@ TEST_CASE("a session keeps modules, generators and files under handles until rel
   CHECK(m.parameter_count == 24);
   CHECK(m.config.output_width() == 2);
   CHECK(s.handles_in_use() == 2);
-  const ForwardResult r = s.forward(m.handle, book_input(), false, 0, true);
+  const ForwardResult r = s.forward(m.handle, book_input(), false, 0, true, 0);
   CHECK(r.output.shape == Shape{1, 6, 2});
   REQUIRE(r.trace.has_value());
   CHECK(r.trace->front().id == "input");
-  CHECK_FALSE(s.forward(m.handle, book_input(), false, 0, false).trace.has_value());
+  CHECK_FALSE(s.forward(m.handle, book_input(), false, 0, false, 0).trace.has_value());
   // the same bits as a module built and run directly
   TorchGenerator direct(123);
   const AttentionModule same(validated_config("MultiHeadAttention", book_mha()), direct);
@@ -81,7 +81,7 @@ TEST_CASE("a session keeps modules, generators and files under handles until rel
   s.release(m.handle);
   s.release(m.handle);  // twice is fine
   CHECK(s.handles_in_use() == 1);
-  CHECK(refusal([&] { s.forward(m.handle, book_input(), false, 0, false); }) == std::pair<std::string, std::string>{"disposed", "module"});
+  CHECK(refusal([&] { s.forward(m.handle, book_input(), false, 0, false, 0); }) == std::pair<std::string, std::string>{"disposed", "module"});
   s.release(g);
   CHECK(refusal([&] { s.rand(g, {2}); }) == std::pair<std::string, std::string>{"disposed", "generator"});
   CHECK(refusal([&] { s.plan_block_input(999, {1}, {}); }) == std::pair<std::string, std::string>{"disposed", "checkpoint"});

@@ -163,6 +163,17 @@ export type ErrorCode =
   | "generator_missing"
   /** a generator state that cannot be restored */
   | "generator_state"
+  // KV caches (module.newCache, forward with a cache)
+  /** a KV cache for a class without a causal mask over its own keys */
+  | "cache_unsupported"
+  /** a chunk whose batch size differs from the earlier chunks of its cache */
+  | "cache_batch"
+  /** a cache past context_length (the mask buffer's rows) without a window */
+  | "cache_full"
+  /** a chunk longer than the cache's window, or a window that is not a whole number from 1 */
+  | "cache_window"
+  /** a cache used with another module than the one that made it */
+  | "cache_module"
   // copies, conversions, comparisons
   /** a copy plan entry that does not fit */
   | "copy_plan"
@@ -453,6 +464,27 @@ export interface Generator {
   dispose(): void;
 }
 
+/**
+ * A KV cache of one module (module.newCache), in WASM memory. Its numbers follow each cached forward.
+ * Forward refusals (the cache is left as it was): cache_batch (another batch size than its earlier
+ * chunks), cache_full (past context_length without a window), cache_window (a chunk longer than the
+ * window), cache_module (another module's cache), disposed (slot "cache").
+ */
+export interface KvCache {
+  /** 0 when it grows by concatenation; else the most entries it keeps. */
+  readonly window: number;
+  /** Tokens seen so far: the position of the next chunk's first token. */
+  readonly position: number;
+  /** Entries held (keys, and as many values, per key/value head). */
+  readonly tokens: number;
+  /** Bytes of the float32 keys and values held. */
+  readonly bytes: number;
+  /** Empties the cache (the book's reset_cache): the next chunk is at position 0. */
+  reset(): void;
+  /** Frees the cache's memory now (garbage collection does it otherwise). */
+  dispose(): void;
+}
+
 export interface AttentionModule {
   readonly className: ClassName;
   readonly config: Readonly<Record<SlotName, number | boolean>>;
@@ -475,7 +507,22 @@ export interface AttentionModule {
    * input_width ("d_in"), context_too_short ("context_length"), too_large (the traced run is over the
    * memory budget; refused before allocating), non_finite_input.
    */
-  forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean }): ForwardResult;
+  forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean; cache?: KvCache }): ForwardResult;
+  /**
+   * An empty KV cache for this module (the book's cache_k / cache_v, ch04/03_kv-cache). Pass it as
+   * `forward(chunk, {training: false, cache})`: the chunk `(b, num_tokens, d_in)` comes after every
+   * token the cache has seen, its keys and values are appended, and the output is the chunk's (equal to
+   * the uncached forward's rows within 1e-6, for any chunking). The trace of a cached step has scores
+   * `(b, num_heads, T_new, T_past + T_new)`, the mask rows of the chunk's positions, and stages
+   * `cache_k` / `cache_v` (every key and value attended, per key/value head: GroupedQueryAttention
+   * caches its num_kv_groups heads before they are repeated). A class with a sliding window keeps its
+   * last sliding_window_size entries (ch04/06_swa). `window`: at most that many entries, the oldest
+   * shifted out before each chunk (gpt_with_kv_cache_optimized.py); without it a cache of a class with
+   * a mask buffer is refused past context_length ("cache_full", naming both numbers).
+   * Throws AttentionError "cache_unsupported" for a class without a causal mask over its own keys, and
+   * "cache_window" for a window that is not a whole number from 1.
+   */
+  newCache(options?: { window?: number }): KvCache;
   /**
    * The module's parameters live in WASM memory (written once, read by every forward). They are
    * freed when this object is garbage-collected; dispose() frees them now. Any later call throws

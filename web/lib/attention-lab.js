@@ -328,7 +328,10 @@ class AttentionModule {
   }
 
   forward(x, options) {
-    const { training = true, generator, trace = false } = readOptions(options, "forward");
+    const { training = true, generator, trace = false, cache } = readOptions(options, "forward");
+    if (cache !== undefined && cache !== null && !KvCache.is(cache)) {
+      throw new AttentionError({ code: "cache_module", slot: "cache", message: `cache must come from module.newCache(), got ${valueText(cache)}`, hint: "Pass {cache: module.newCache()}, or leave it out." });
+    }
     // Only dropout in training draws; otherwise the generator is left alone (as in PyTorch).
     const draws = Boolean(training) && this.config.dropout > 0;
     const gen = draws ? generator ?? this.#generator : null;
@@ -336,13 +339,69 @@ class AttentionModule {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(gen)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
     }
     const input = toTensor(x, "x");
-    const r = unwrap(this.#core.forward(this._handle, input, Boolean(training), gen ? gen._handle : 0, Boolean(trace)));
+    const r = unwrap(this.#core.forward(this._handle, input, Boolean(training), gen ? gen._handle : 0, Boolean(trace), cache ? cache._handle : 0));
+    if (r.cache) cache._update(r.cache);
     const out = trace ? { output: r.output, trace: r.trace } : { output: r.output };
     if (r.warnings?.length) out.warnings = r.warnings;
     return out;
   }
 
+  /** An empty KV cache for this module (see the .d.ts): pass it as forward(chunk, {cache}). */
+  newCache(options) {
+    const { window } = readOptions(options, "newCache");
+    return new KvCache(this.#core, unwrap(this.#core.newCache(this._handle, numberOption(window))));
+  }
+
   /** Frees the module's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
+  dispose() {
+    if (this.#handle === 0) return;
+    this.#core.release(this.#handle);
+    released.unregister(this);
+    this.#handle = 0;
+  }
+}
+
+/** A KV cache in WASM memory (module.newCache): its numbers follow each cached forward. */
+class KvCache {
+  #core;
+  #handle;
+  #state;
+  /** Whether v is a KvCache of this library (a brand check: runs no user code). */
+  static is(v) {
+    return v !== null && typeof v === "object" && #handle in v;
+  }
+  constructor(core, state) {
+    this.#core = core;
+    this.#handle = state.handle;
+    this.#state = state;
+    released.register(this, { release: core.release, handle: state.handle }, this);
+  }
+  /** @internal the handle of the cache in WASM memory */
+  get _handle() {
+    if (this.#handle === 0) throw new AttentionError({ code: "disposed", slot: "cache", message: "this KV cache was disposed", hint: "Make a new one with module.newCache()." });
+    return this.#handle;
+  }
+  /** @internal the cache after a cached forward */
+  _update(state) {
+    this.#state = state;
+  }
+  get window() {
+    return this.#state.window;
+  }
+  get position() {
+    return this.#state.position;
+  }
+  get tokens() {
+    return this.#state.tokens;
+  }
+  get bytes() {
+    return this.#state.bytes;
+  }
+  /** Empties the cache: the next chunk is at position 0. */
+  reset() {
+    this.#state = unwrap(this.#core.resetCache(this._handle));
+  }
+  /** Frees the cache's memory now (otherwise garbage collection does it); later uses throw `disposed`. */
   dispose() {
     if (this.#handle === 0) return;
     this.#core.release(this.#handle);

@@ -330,7 +330,10 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Setup>("Setup", "className", &Setup::class_name, "valid", &Setup::valid, "configDiagnostics", &Setup::config_diagnostics, "diagnostics", &Setup::diagnostics,
                 "description", &Setup::description, "memory", &Setup::memory);
   object<RunResult>("RunResult", "module", &RunResult::config, "output", &take<&RunResult::output>, "trace", &take<&RunResult::trace>, "warnings", &RunResult::warnings);
-  object<ForwardResult>("ForwardResult", "output", &take<&ForwardResult::output>, "trace", &take<&ForwardResult::trace>, "warnings", &ForwardResult::warnings);
+  object<CacheState>("CacheState", "handle", &CacheState::handle, "module", &CacheState::module, "window", &CacheState::window, "position", &CacheState::position, "tokens",
+                     &CacheState::tokens, "bytes", &CacheState::bytes);
+  object<ForwardResult>("ForwardResult", "output", &take<&ForwardResult::output>, "trace", &take<&ForwardResult::trace>, "warnings", &ForwardResult::warnings, "cache",
+                        &ForwardResult::cache);
   object<IgnoredKey>("IgnoredKey", "key", &IgnoredKey::key, "reason", &IgnoredKey::reason);
   object<CheckpointReport>("CheckpointReport", "used", &CheckpointReport::used, "ignored", &CheckpointReport::ignored, "missing", &CheckpointReport::missing, "transposed",
                            &CheckpointReport::transposed, "sources", &CheckpointReport::sources);
@@ -359,14 +362,15 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             "equivalentConfig", call<&Session::equivalent_config>, "copyCode", call<&Session::copy_code>, "bookTokens", call<&Session::book_tokens>, "seededTokens",
             call<&Session::seeded_tokens>, "sentenceTokens", call<&Session::sentence_tokens>, "manualSeed", call<&Session::manual_seed>, "generatorState",
             call<&Session::generator_state>, "rand", call<&Session::rand>, "dropout", call<&Session::dropout>, "create", call<&Session::create>, "fromParameters",
-            call<&Session::from_parameters>, "parameters", call<&Session::parameters>, "setParameter", call<&Session::set_parameter>, "forward", call<&Session::forward>, "convert",
-            call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights", call<&Session::copy_weights>, "checkpointHeaderLength",
-            call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>, "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint",
-            call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput", call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>,
-            "gpt2Estimate", call<&Session::gpt2_estimate>, "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed", call<&Session::gpt2_embed>, "gpt2BlockReads",
-            call<&Session::gpt2_block_reads>, "gpt2Block", call<&Session::gpt2_block>, "gpt2InputReads", call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>,
-            "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>, "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish",
-            call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "release", call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>);
+            call<&Session::from_parameters>, "parameters", call<&Session::parameters>, "setParameter", call<&Session::set_parameter>, "forward", call<&Session::forward>,
+            "newCache", call<&Session::new_cache>, "resetCache", call<&Session::reset_cache>, "convert", call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights",
+            call<&Session::copy_weights>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>, "planCheckpoint",
+            call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput",
+            call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>, "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed",
+            call<&Session::gpt2_embed>, "gpt2BlockReads", call<&Session::gpt2_block_reads>, "gpt2Block", call<&Session::gpt2_block>, "gpt2InputReads",
+            call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>, "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>,
+            "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish", call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "release", call<&Session::release>,
+            "handlesInUse", call<&Session::handles_in_use>);
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);
 }

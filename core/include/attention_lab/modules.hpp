@@ -42,6 +42,22 @@ struct ParameterSpec {
 std::vector<ParameterSpec> parameter_specs(const ModuleConfig& config);
 int64_t parameter_count(const ModuleConfig& config);
 
+/// The keys and values a module has seen (the book's cache_k / cache_v, ch04/03_kv-cache): a forward
+/// with a cache attends over what it holds plus the chunk's own, then keeps them. Key/value heads are
+/// cached before any repeat (GroupedQueryAttention's num_kv_groups). A class with a sliding window keeps
+/// its last sliding_window_size entries (ch04/06_swa); a cache with a `window` keeps at most that many,
+/// the oldest shifted out before the chunk is attended (gpt_with_kv_cache_optimized.py).
+struct KvCache {
+  int64_t window = 0;    // 0: grows by concatenation (gpt_with_kv_cache.py)
+  int64_t position = 0;  // absolute position of the next token: every token seen so far
+  int64_t start = 0;     // absolute position of the first entry held
+  int64_t batch = 0;     // b of the chunks (0: nothing seen yet)
+  Tensor keys, values;   // (b, kv_heads, entries, head_dim) row-major
+  int64_t entries() const { return keys.shape.size() == 4 ? keys.shape[2] : 0; }
+  /// Bytes the cache holds (float32 keys and values).
+  double bytes() const { return 8.0 * static_cast<double>(keys.data.size()); }
+};
+
 struct ForwardOptions {
   /// A fresh PyTorch module is in training mode; dropout acts only when training and dropout > 0.
   bool training = true;
@@ -60,6 +76,12 @@ struct ForwardOptions {
   /// (its axes: b, head, row). Finding that stage reruns the forward traced (same generator state),
   /// only when the output is non-finite and the traced run fits the memory budget.
   std::vector<Diagnostic>* warnings = nullptr;
+  /// When non-null, a cached forward: x is the next chunk (b, num_tokens, d_in) after what the cache
+  /// holds; its output is the chunk's. Refused (AttentionError): cache_unsupported (a class without a
+  /// causal mask, or with appended keys), cache_batch (b differs from the earlier chunks'), cache_full
+  /// (past context_length for a class with a mask buffer, without a window), cache_window (a chunk
+  /// longer than the window). The cache changes only when the forward succeeds.
+  KvCache* cache = nullptr;
 };
 
 /// The checks forward makes on x before any work, in this order: tensor_size (data vs shape),
@@ -80,6 +102,8 @@ class AttentionModule {
 
   const ModuleConfig& config() const { return plan_.config; }
   const ForwardPlan& plan() const { return plan_; }
+  /// Whether a forward may take a KvCache: a causal mask over the module's own keys (no appended ones).
+  bool caches_keys() const { return plan_.mask == MaskKind::Causal && plan_.extra_kv == 0; }
   /// Every parameter by its PyTorch name, in named_parameters() order (copies: the module keeps its
   /// weights prepared for the forward, written once).
   std::vector<NamedTensor> parameters() const;

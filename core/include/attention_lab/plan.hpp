@@ -50,20 +50,40 @@ struct ForwardPlan {
 ForwardPlan plan_forward(const ModuleConfig& config);
 
 /// Stage ids in trace order; a forward emits those its plan has (stage_present).
-enum class StageId { Input, Queries, Keys, Values, AttnScores, Mask, AttnScoresMasked, AttnWeights, AttnWeightsDropout, ContextVec, HeadsConcat, OutProj, Proj, Output };
+enum class StageId {
+  Input,
+  Queries,
+  Keys,
+  Values,
+  CacheK,
+  CacheV,
+  AttnScores,
+  Mask,
+  AttnScoresMasked,
+  AttnWeights,
+  AttnWeightsDropout,
+  ContextVec,
+  HeadsConcat,
+  OutProj,
+  Proj,
+  Output
+};
 
 /// "attn_weights", ...: the stable id the trace carries.
 const char* stage_id_name(StageId id);
-bool stage_present(const ForwardPlan& plan, StageId id);
+/// Whether a forward of `plan` emits stage `id`; `cached`: a forward with a KV cache (its cache_k and
+/// cache_v stages).
+bool stage_present(const ForwardPlan& plan, StageId id, bool cached = false);
 
-/// Title and formula of a stage, from the one table keyed by stage id. `num_tokens` and whether
-/// dropout really acted (`training`) fill in the numbers.
+/// Title and formula of a stage, from the one table keyed by stage id. `num_tokens`, whether
+/// dropout really acted (`training`) and the keys a KV cache held before the chunk (`cached`) fill in
+/// the numbers.
 struct StageText {
   std::string title;
   std::string formula;
   std::vector<std::string> axes;
 };
-StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bool training);
+StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bool training, int64_t cached = 0);
 
 /// Upper bound of the bytes the core allocates for the module (parameters and their prepared copies)
 /// plus one forward on `input_shape` (with the trace when `trace`): the same sizes the forward path
@@ -78,7 +98,8 @@ double plan_result_bytes(const ForwardPlan& plan, const std::optional<Shape>& in
 
 /// The memory estimate every budget check reads (the validator's too_large, forward, the Setup's
 /// memory.bytes): plan_heap_bytes + plan_result_bytes, so it bounds the real peak of a run, its JS
-/// results included.
+/// results included. An untraced run of the inverted mask (whose output always has a NaN row) counts
+/// the traced rerun that names the non-finite stage.
 double plan_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape, bool trace = true);
 
 }  // namespace attention_lab

@@ -77,10 +77,21 @@ struct ModuleInfo {
   int64_t parameter_count = 0;
 };
 
+/// A KV cache as the caller sees it after each forward.
+struct CacheState {
+  uint32_t handle = 0;
+  uint32_t module = 0;  // the module that made it (the only one it serves)
+  double window = 0;    // 0: it grows; else the most entries it keeps
+  double position = 0;  // tokens seen so far (the next token's position)
+  double tokens = 0;    // entries held: keys (and values) per key/value head
+  double bytes = 0;     // float32 keys and values held
+};
+
 struct ForwardResult {
   Tensor output;
   std::optional<std::vector<Stage>> trace;
   std::vector<Diagnostic> warnings;
+  std::optional<CacheState> cache;  // a cached forward: the cache after the chunk
 };
 
 /// A byte range of the file (absolute offsets) that the next step needs, by the name the step reads it by.
@@ -151,7 +162,14 @@ class Session {
   ModuleInfo from_parameters(const std::string& class_name, const SlotMap& config, std::vector<ParameterInput> parameters);
   std::vector<NamedTensor> parameters(uint32_t module) const;
   bool set_parameter(uint32_t module, const std::string& name, TensorInput t);
-  ForwardResult forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace);
+  /// `cache`: 0, or a cache of new_cache for this module (a cached forward of the next chunk).
+  ForwardResult forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache);
+  /// An empty KV cache for `module` (AttentionError cache_unsupported for a class without a causal
+  /// mask over its own keys); `window`: absent for a cache that grows, else the most entries it keeps
+  /// (a whole number from 1: cache_window).
+  CacheState new_cache(uint32_t module, const NumberOption& window);
+  /// Empties the cache (the book's reset_cache): the next chunk is at position 0.
+  CacheState reset_cache(uint32_t cache);
   ModuleInfo convert(uint32_t module, const std::string& layout);
   std::vector<StageDiff> compare(uint32_t a, uint32_t b, TensorInput x) const;
   /// All or nothing: `to` changes only when the copy succeeded.

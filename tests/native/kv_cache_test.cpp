@@ -1,0 +1,184 @@
+// The KV cache (modules.hpp KvCache; the book's ch04/03_kv-cache and ch04/06_swa): a cached forward of
+// any chunking equals the uncached forward within 1e-6, for every class with a causal mask.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "attention_lab/modules.hpp"
+#include "attention_lab/validator.hpp"
+
+using namespace attention_lab;
+
+namespace {
+/// Every class that takes a cache, with small slots: d_in = d_out = 4, 2 heads, context_length 8.
+std::vector<ModuleConfig> cached_classes() {
+  std::vector<ModuleConfig> out;
+  const SlotMap small = {
+      {"d_in", SlotValue::integer(4)},      {"d_out", SlotValue::integer(4)},         {"context_length", SlotValue::integer(8)},     {"dropout", SlotValue::floating(0.0)},
+      {"num_heads", SlotValue::integer(2)}, {"num_kv_groups", SlotValue::integer(1)}, {"sliding_window_size", SlotValue::integer(3)}};
+  for (const ClassSpec& spec : class_specs()) {
+    SlotMap config;
+    for (const SlotSpec& slot : spec.slots)
+      if (small.count(slot.name)) config[slot.name] = small.at(slot.name);
+    if (has_error(check_config(spec.name, config))) continue;
+    const ModuleConfig c = validated_config(spec.name, config);
+    if (AttentionModule(c).caches_keys()) out.push_back(c);
+  }
+  return out;
+}
+Tensor rows(const Tensor& x, int64_t first, int64_t count) {  // x (b, T, d) -> (b, count, d) from row `first`
+  const int64_t b = x.shape[0], T = x.shape[1], d = x.shape[2];
+  Tensor out({b, count, d});
+  for (int64_t i = 0; i < b; ++i) std::copy_n(x.data.data() + (i * T + first) * d, count * d, out.data.data() + i * count * d);
+  return out;
+}
+double max_diff(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape == b.shape);
+  double m = 0;
+  for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
+  return m;
+}
+std::string refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const AttentionError& e) {
+    return e.code();
+  }
+  return "";
+}
+ForwardOptions eval_with(KvCache* cache, std::vector<Stage>* trace = nullptr) {
+  ForwardOptions o;
+  o.training = false;
+  o.cache = cache;
+  o.trace = trace;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("a cached forward of any chunking equals the uncached forward within 1e-6, for every class with a causal mask") {
+  const std::vector<ModuleConfig> classes = cached_classes();
+  std::vector<std::string> names;
+  for (const auto& c : classes) names.push_back(c.class_name());
+  // the chapter's causal classes and the bonus ones that mask causally over their own keys
+  for (const char* name :
+       {"CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA", "MultiHeadAttentionCombinedQKV", "MHAEinsum"})
+    CHECK_MESSAGE(std::count(names.begin(), names.end(), name) == 1, name);
+  const Tensor x = seeded_tokens(2 * 8, 4, 7);
+  const Tensor batch({2, 8, 4}, x.data);
+  for (const ModuleConfig& c : classes) {
+    CAPTURE(c.python_call());
+    TorchGenerator g(123);
+    const AttentionModule m(c, g);
+    const Tensor whole = m.forward(batch, eval_with(nullptr));
+    for (const std::vector<int64_t>& chunks : std::vector<std::vector<int64_t>>{{8}, {1, 1, 1, 1, 1, 1, 1, 1}, {3, 5}, {2, 3, 3}}) {
+      KvCache cache;
+      int64_t at = 0;
+      for (int64_t n : chunks) {
+        const Tensor y = m.forward(rows(batch, at, n), eval_with(&cache));
+        CHECK(max_diff(y, rows(whole, at, n)) <= 1e-6);
+        at += n;
+        CHECK(cache.position == at);
+      }
+      // the sliding window keeps its last sliding_window_size entries (the book's SWA test: 4 of them there)
+      CHECK(cache.entries() == (m.plan().window > 0 ? std::min<int64_t>(8, m.plan().window) : 8));
+      CHECK(cache.keys.shape == Shape{2, m.plan().kv_heads, cache.entries(), m.plan().head_dim});
+    }
+  }
+}
+
+TEST_CASE("a cached step's trace: scores (T_new, T_past + T_new), the mask rows of its positions, cache_k and cache_v beside the chunk's keys") {
+  const ModuleConfig c = validated_config("GroupedQueryAttention", {{"d_in", SlotValue::integer(4)},
+                                                                    {"d_out", SlotValue::integer(4)},
+                                                                    {"dropout", SlotValue::floating(0.0)},
+                                                                    {"num_heads", SlotValue::integer(2)},
+                                                                    {"num_kv_groups", SlotValue::integer(1)}});
+  TorchGenerator g(123);
+  const AttentionModule m(c, g);
+  const Tensor x({1, 5, 4}, seeded_tokens(5, 4, 3).data);
+  KvCache cache;
+  m.forward(rows(x, 0, 3), eval_with(&cache));
+  std::vector<Stage> trace;
+  const Tensor y = m.forward(rows(x, 3, 2), eval_with(&cache, &trace));
+  const auto stage = [&](const std::string& id) -> const Stage& {
+    const auto it = std::find_if(trace.begin(), trace.end(), [&](const Stage& s) { return s.id == id; });
+    REQUIRE(it != trace.end());
+    return *it;
+  };
+  CHECK(stage("attn_scores").tensor.shape == Shape{1, 2, 2, 5});
+  CHECK(stage("keys").tensor.shape == Shape{1, 1, 2, 2});     // the chunk's own, one key/value head
+  CHECK(stage("cache_k").tensor.shape == Shape{1, 1, 5, 2});  // cached before repeat_interleave
+  CHECK(stage("cache_v").tensor.shape == Shape{1, 1, 5, 2});
+  CHECK(stage("cache_k").title.find("the 3 held before this chunk, then its 2") != std::string::npos);
+  // the chunk's keys are the cache's last rows
+  CHECK(std::equal(stage("keys").tensor.data.begin(), stage("keys").tensor.data.end(), stage("cache_k").tensor.data.begin() + 3 * 2));
+  // mask rows 3 and 4: position 3 sees keys 0..3, position 4 sees all five
+  CHECK(stage("mask").tensor.data == std::vector<float>{0, 0, 0, 0, 1, 0, 0, 0, 0, 0});
+  std::vector<std::string> ids;
+  for (const Stage& s : trace) ids.push_back(s.id);
+  CHECK(std::find(ids.begin(), ids.end(), "cache_k") - ids.begin() == std::find(ids.begin(), ids.end(), "values") - ids.begin() + 1);
+  // an uncached forward has no cache stages
+  std::vector<Stage> plain;
+  m.forward(x, eval_with(nullptr, &plain));
+  CHECK(std::none_of(plain.begin(), plain.end(), [](const Stage& s) { return s.id == "cache_k"; }));
+}
+
+TEST_CASE("a window cache keeps its last entries: each query sees the window's keys, as gpt_with_kv_cache_optimized.py") {
+  const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(4)},
+                                                                 {"d_out", SlotValue::integer(4)},
+                                                                 {"context_length", SlotValue::integer(8)},
+                                                                 {"dropout", SlotValue::floating(0.0)},
+                                                                 {"num_heads", SlotValue::integer(2)}});
+  TorchGenerator g(123);
+  const AttentionModule m(c, g);
+  const int64_t n = 12, w = 3;
+  const Tensor x({1, n, 4}, seeded_tokens(n, 4, 5).data);
+  KvCache cache;
+  cache.window = w;
+  for (int64_t t = 0; t < n; ++t) {  // past context_length: the window shifts the oldest out
+    const Tensor y = m.forward(rows(x, t, 1), eval_with(&cache));
+    // token t sees positions max(0, t - w + 1) .. t: the last row of an uncached run on those tokens
+    const int64_t first = std::max<int64_t>(0, t - w + 1);
+    const Tensor ref = m.forward(rows(x, first, t - first + 1), eval_with(nullptr));
+    CHECK(max_diff(y, rows(ref, t - first, 1)) <= 1e-6);
+    CHECK(cache.entries() == std::min<int64_t>(t + 1, w));
+  }
+  CHECK(cache.position == n);
+  CHECK(refusal([&] { m.forward(rows(x, 0, 4), eval_with(&cache)); }) == "cache_window");
+}
+
+TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
+  const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(4)},
+                                                                 {"d_out", SlotValue::integer(4)},
+                                                                 {"context_length", SlotValue::integer(8)},
+                                                                 {"dropout", SlotValue::floating(0.0)},
+                                                                 {"num_heads", SlotValue::integer(2)}});
+  TorchGenerator g(123);
+  const AttentionModule m(c, g);
+  const Tensor x({1, 8, 4}, seeded_tokens(8, 4, 5).data);
+  KvCache cache;
+  m.forward(x, eval_with(&cache));
+  const std::vector<float> held = cache.keys.data;
+  try {
+    m.forward(rows(x, 0, 1), eval_with(&cache));
+    FAIL("a ninth position was accepted");
+  } catch (const AttentionError& e) {
+    CHECK(e.code() == "cache_full");
+    CHECK(e.slot() == "context_length");
+    CHECK(std::string(e.what()).find("9 positions, past context_length = 8") != std::string::npos);
+  }
+  CHECK(cache.position == 8);
+  CHECK(cache.keys.data == held);
+  const Tensor two({2, 1, 4}, std::vector<float>(8, 0.5f));
+  KvCache other;
+  m.forward(rows(x, 0, 2), eval_with(&other));
+  CHECK(refusal([&] { m.forward(two, eval_with(&other)); }) == "cache_batch");
+  CHECK(other.position == 2);
+  // a class without a causal mask over its own keys takes no cache
+  TorchGenerator g2(123);
+  const AttentionModule v2(validated_config("SelfAttention_v2", {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(4)}}), g2);
+  CHECK_FALSE(v2.caches_keys());
+  KvCache none;
+  CHECK(refusal([&] { v2.forward(Tensor({3, 4}), eval_with(&none)); }) == "cache_unsupported");
+}
