@@ -3,6 +3,7 @@
 // refusals are coded and leave the cache as it was, and a cache lives in WASM memory under a handle.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 
 const lab = await loadAttentionLab();
@@ -19,6 +20,8 @@ function maxDiff(a, b) {
   assert.deepEqual(a.shape, b.shape);
   return a.data.reduce((m, v, i) => Math.max(m, Math.abs(v - b.data[i])), 0);
 }
+const FIXTURES = JSON.parse(readFileSync(new URL("../fixtures/kv_cache_fixtures.json", import.meta.url), "utf8"));
+
 const code = (f) => {
   try {
     f();
@@ -109,4 +112,21 @@ test("a cache lives under a handle: dispose frees it, a disposed cache is refuse
   assert.equal(lab.handlesInUse(), before);
   const x = { shape: [1, 1, 3], data: new Float32Array([0.1, 0.2, 0.3]) };
   assert.throws(() => m.forward(x, { training: false, cache }), (e) => e.code === "disposed" && e.slot === "cache");
+});
+
+test("PyTorch's cached forwards (the book's ch04/03, ch04/04 and ch04/06 caches, generate_cache_fixtures.py): every chunk within 1e-6, the same entries held", () => {
+  assert.ok(FIXTURES.cases.length >= 6);
+  for (const c of FIXTURES.cases) {
+    const m = lab.create(c.class, c.config, { generator: lab.manualSeed(c.seed) });
+    const cache = m.newCache(c.window === null ? {} : { window: c.window });
+    const x = { shape: c.input.shape, data: Float32Array.from(c.input.data) };
+    let at = 0;
+    c.chunks.forEach((n, i) => {
+      const y = m.forward(rows(x, at, n), { training: false, cache }).output;
+      assert.ok(maxDiff(y, { shape: c.outputs[i].shape, data: Float32Array.from(c.outputs[i].data) }) <= 1e-6, `${c.name}: chunk ${i}`);
+      at += n;
+    });
+    assert.equal(cache.tokens, c.cache_tokens, c.name);
+    assert.equal(cache.position, c.cache_position, c.name);
+  }
 });
