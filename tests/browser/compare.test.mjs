@@ -228,3 +228,35 @@ describe("compare: the same MultiHeadAttention, eight ways", () => {
     await finish(page);
   });
 });
+
+describe("compare: step with the KV cache", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("the book's MultiHeadAttention fed token by token: rows of (1, T_past + 1) weights, the cache growing, each output equal to the full run's", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2");
+    await page.getByTestId("compare-mode-cache").check();
+    assert.match(await page.getByTestId("cache-intro").textContent(), /ch04\/03_kv-cache/);
+    for (let i = 0; i < 6; i++) await page.getByTestId("cache-step").click();
+    const rows = page.getByTestId("cache-table").locator("tbody tr");
+    assert.equal(await rows.count(), 6);
+    const seen = await rows.evaluateAll((trs) => trs.map((tr) => [tr.dataset.position, tr.dataset.keys, tr.cells[1].textContent, tr.cells[4].className]));
+    assert.deepEqual(seen.map((r) => r.slice(0, 3)), [0, 1, 2, 3, 4, 5].map((t) => [String(t), String(t + 1), `(1, 2, 1, ${t + 1})`]));
+    assert.ok(seen.every((r) => r[3].includes("agree") && !r[3].includes("disagree")), "every step equals the full run's row");
+    // two heads of 1 (d_out 2): keys and values of 6 tokens, float32
+    assert.match(await rows.nth(5).textContent(), /6 · 96 B/);
+    assert.match(await page.getByTestId("cache-status").textContent(), /6 of 6 tokens fed: the cache holds 6 keys and values per key\/value head \(96 bytes\)/);
+    assert.equal(await page.getByTestId("cache-step").isDisabled(), true);
+    await page.getByTestId("compare-panel").screenshot({ path: `${await screenshotDir()}/compare-kv-cache.png` });
+    await page.getByTestId("cache-reset").click();
+    assert.equal(await rows.count(), 0);
+    // a class without a causal mask says why the core refuses a cache
+    const v2 = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=2");
+    await v2.getByTestId("compare-mode-cache").check();
+    await v2.getByTestId("cache-step").click();
+    assert.match(await v2.getByTestId("cache-status").textContent(), /no causal mask over its own keys/);
+    await finish(v2);
+    await finish(page);
+  });
+});

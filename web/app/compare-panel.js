@@ -15,6 +15,7 @@ import { convertCode, column, renderComparison, slotsOf, callOf, planLines, copy
 import { buildInput, seedValue, slotsPatch } from "./lab-model.js";
 import { errorBox } from "./diagnostic-view.js";
 import { setupWays } from "./compare-ways.js";
+import { setupCacheSteps } from "./compare-cache.js";
 
 const MATRICES = ["W_query", "W_key", "W_value"];
 const FALLBACK = { d_in: 3, d_out: 2 };
@@ -38,6 +39,7 @@ export function setupComparePanel(app) {
   // Until the reader picks one, the mode follows the class: exercise 3.1 for the classes that copy.
   const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };
   const ways = setupWays(app);
+  const cacheSteps = setupCacheSteps(app);
   const mode = () => state.mode ?? (facts(app.state.className)?.copiesWith.length ? "copy" : facts(app.state.className)?.copiesFrom.length ? "ways" : "convert");
   const body = $("compare-body");
 
@@ -177,6 +179,11 @@ export function setupComparePanel(app) {
       if (body.firstChild !== ways.box) replace(body, ways.box);
       return;
     }
+    if (mode() === "cache") {
+      cacheSteps.refresh();
+      if (body.firstChild !== cacheSteps.box) replace(body, cacheSteps.box);
+      return;
+    }
     if (mode() === "copy") {
       renderCopyIntro();
       copyStale.hidden = !(state.copyResult && state.copyResult.key !== copyKey());
@@ -288,6 +295,11 @@ export function setupComparePanel(app) {
       if (mode() === "ways") {
       ways.refresh();
       if (body.firstChild !== ways.box) replace(body, ways.box);
+      return;
+    }
+    if (mode() === "cache") {
+      cacheSteps.refresh();
+      if (body.firstChild !== cacheSteps.box) replace(body, cacheSteps.box);
       return;
     }
     if (mode() === "copy") {
