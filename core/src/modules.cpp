@@ -52,13 +52,17 @@ int role_index(Role r) {
     case Role::Query:
       return 0;
     case Role::Key:
+    case Role::KeyUp:
       return 1;
     case Role::Value:
+    case Role::ValueUp:
       return 2;
     case Role::Out:
       return 3;
     case Role::Proj:
       return 4;
+    case Role::LatentDown:
+      return 5;
     default:
       return -1;
   }
@@ -84,9 +88,11 @@ AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forwar
   const ForwardPlan& p = plan_;
   try {
     // Each operator lives once, prepared for the forward: q/k/v as (d_in, heads * head_dim) right-hand
-    // matrices (the wrapper's heads side by side, packed rows split apart), out_proj and proj (d_out, d_out).
-    const int64_t k_of[kRoles] = {config.d_in, config.d_in, config.d_in, config.d_out, config.d_out};
-    const int64_t n_of[kRoles] = {p.proj_width, p.kv_heads * p.head_dim, p.kv_heads * p.head_dim, config.d_out, config.d_out};
+    // matrices (the wrapper's heads side by side, packed rows split apart), out_proj and proj (d_out, d_out);
+    // with a latent: W_DKV (d_in, latent_dim), and the keys and values read the latent (latent_dim, d_out).
+    const int64_t kv_in = p.latent_dim > 0 ? p.latent_dim : config.d_in;
+    const int64_t k_of[kRoles] = {config.d_in, kv_in, kv_in, config.d_out, config.d_out, config.d_in};
+    const int64_t n_of[kRoles] = {p.proj_width, p.kv_heads * p.head_dim, p.kv_heads * p.head_dim, config.d_out, config.d_out, p.latent_dim};
     bool used[kRoles] = {}, biased[kRoles] = {};
     for (const auto& spec : parameter_specs(config)) {
       const ParamRecipe& r = *spec.recipe;
@@ -500,11 +506,18 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     Shape kv_shape = head_shape(Tk, hd);
     if (p.per_head_axes) kv_shape[1] = KV;
     Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(kv_shape), Tensor(kv_shape)};  // (b, H, T, hd), (b, KV, Tk, hd) x 2
+    // With a latent, keys and values are re-projected from c_kv = x @ W_DKV.T + b (b, T, latent_dim).
+    Tensor latent;
+    if (p.latent_dim > 0) {
+      latent = Tensor({b, T, p.latent_dim});
+      ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[5], bias(5), latent.data.data());
+    }
     {
       std::vector<float> proj(static_cast<size_t>(b * T * proj_width));  // (b*T, H*hd), freed after the projections
       for (int m = 0; m < 3; ++m) {
         const int64_t heads = m == 0 ? H : KV, width = heads * hd, rows = m == 0 ? T : Tk;
-        ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, heads*hd)
+        const bool from_latent = m > 0 && p.latent_dim > 0;
+        ops::gemm(from_latent ? latent.data.data() : x.data.data(), b * T, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, heads*hd)
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
           for (int64_t h = 0; h < heads; ++h) {
@@ -669,8 +682,8 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
           if (hidden(i, j)) mask.data[static_cast<size_t>(i * Tk + j)] = 1.0f;
     }
     Tensor input = x, output_stage = output;  // the trace's own copies
-    Tensor* const activations[] = {&input,         &qkv[0],  &qkv[1],  &qkv[2],  &cache_k, &cache_v,  &scores,    &mask,
-                                   &masked_scores, &weights, &dropped, &context, &concat,  &out_proj, &projected, &output_stage};
+    Tensor* const activations[] = {&input,         &qkv[0],  &latent,  &qkv[1],  &qkv[2], &cache_k,  &cache_v,   &scores,      &mask,
+                                   &masked_scores, &weights, &dropped, &context, &concat, &out_proj, &projected, &output_stage};
     static_assert(sizeof(activations) / sizeof(activations[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
     for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) emit(static_cast<StageId>(id), std::move(*activations[id]));
     if (cache != nullptr) *cache = std::move(next);

@@ -50,6 +50,7 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   p.out_proj_bias = has_param(c, Role::Out, Layout::Vector);
   p.proj = has_param(c, Role::Proj, Layout::OutIn);
   p.extra_kv = c.extra_kv_tokens();
+  p.latent_dim = has_param(c, Role::LatentDown, Layout::OutIn) ? c.latent_width() : 0;
   return p;
 }
 
@@ -64,6 +65,7 @@ struct StageRow {
 constexpr StageRow kStageNames[] = {
     {StageId::Input, "input"},
     {StageId::Queries, "queries"},
+    {StageId::Latent, "c_kv"},
     {StageId::Keys, "keys"},
     {StageId::Values, "values"},
     {StageId::CacheK, "cache_k"},
@@ -104,6 +106,10 @@ constexpr TextRow kStageTexts[] = {
      "{stage} = in_proj(x) split into 3, viewed as (b, num_heads, num_tokens, head_dim)  (rows {rows} of multihead_attn.in_proj_weight{bias}){extra}"},
     {StageId::Queries, "einsum", "{Stage}{per_head}",
      "{stage} = torch.einsum(\"bnd,di->bni\", x, {W}){einsum_bias}.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (x @ {W}, no transpose)"},
+    {StageId::Queries, "latent", "{Stage} per head, re-projected from the latent c_kv",
+     "{stage} = {Wup}(c_kv).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (c_kv @ weight.T{bias}; weight is (d_out, {latent_dim}))"},
+    {StageId::Latent, "", "Latent c_kv: {latent_dim} numbers per token, all a KV cache of this module stores (keys and values are re-projected from it)",
+     "c_kv = {Wdown}(x)  (x @ weight.T{bias}; weight is ({latent_dim}, d_in))"},
     {StageId::CacheK, "", "Cached keys: the {cached} held before this chunk, then its {num_tokens}",
      "cache_k = torch.cat([cache_k, keys_new], dim=-2): every key the chunk's queries read"},
     {StageId::CacheV, "", "Cached values: the {cached} held before this chunk, then its {num_tokens}", "cache_v = torch.cat([cache_v, values_new], dim=-2)"},
@@ -179,6 +185,7 @@ const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
   switch (id) {
     case StageId::Keys:
     case StageId::Values:
+      if (p.latent_dim > 0) return "latent";
       if (p.kv_projection_width_differs()) return "grouped";
       [[fallthrough]];
     case StageId::Queries:
@@ -241,6 +248,8 @@ bool stage_present(const ForwardPlan& p, StageId id, bool cached) {
       return p.out_proj;
     case StageId::Proj:
       return p.proj;
+    case StageId::Latent:
+      return p.latent_dim > 0;
     default:
       return true;
   }
@@ -272,16 +281,19 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       {"out_comma", module_of(c.recipe(), Role::Out) == "out_proj" ? "" : module_of(c.recipe(), Role::Out) + ", "},
       {"extra_key", p.extra_kv ? "; the last key is multihead_attn.bias_k, which every query sees" : ""},
       {"extra_mask", p.extra_kv ? ", padded with one column every query sees (bias_k's key)" : ""},
+      {"latent_dim", std::to_string(p.latent_dim)},
+      {"Wdown", module_of(c.recipe(), Role::LatentDown)},
   };
   const bool projection = id == StageId::Queries || id == StageId::Keys || id == StageId::Values;
   if (projection) {
-    const int m = static_cast<int>(id) - static_cast<int>(StageId::Queries);
+    const int m = id == StageId::Queries ? 0 : id == StageId::Keys ? 1 : 2;
     fields.push_back({"Stage", m == 0 ? "Queries" : m == 1 ? "Keys" : "Values"});
     fields.push_back({"stage", stage_id_name(id)});
     fields.push_back({"W", m == 0 ? "W_query" : m == 1 ? "W_key" : "W_value"});
     fields.push_back({"index", std::to_string(m)});
     fields.push_back({"einsum_bias", c.qkv_bias ? std::string(" + bias_") + "qkv"[m] : ""});
     fields.push_back({"rows", std::to_string(m * c.d_out) + ":" + std::to_string((m + 1) * c.d_out)});
+    fields.push_back({"Wup", m == 1 ? module_of(c.recipe(), Role::KeyUp) : m == 2 ? module_of(c.recipe(), Role::ValueUp) : ""});
     fields.push_back({"extra", p.extra_kv && m > 0 ? std::string(", then multihead_attn.bias_") + (m == 1 ? "k" : "v") + " appended as one more token" : ""});
   }
   const StageId row_id = projection ? StageId::Queries : id;
@@ -306,6 +318,9 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
     case StageId::Queries:
     case StageId::ContextVec:
       out.axes = head_axes(p, "num_tokens", p.head_dim_name);
+      break;
+    case StageId::Latent:
+      out.axes = {"b", "num_tokens", "latent_dim"};
       break;
     case StageId::Mask:
       out.axes = {"query", "key"};
@@ -336,7 +351,10 @@ double plan_heap_bytes(const ForwardPlan& p, const std::optional<Shape>& input_s
   const double panel = static_cast<double>(ops::packed_floats(1, 1));
   const auto packed = [panel](double k, double n) { return std::ceil(n / panel) * k * panel; };
   const double kv_width = static_cast<double>(p.kv_heads * p.head_dim), kv_heads = static_cast<double>(p.kv_heads);
-  double floats = packed(d_in, proj) + 2 * packed(d_in, kv_width) + (c.qkv_bias ? proj + 2 * kv_width : 0);
+  // Keys and values read x (d_in wide) or the latent (latent_dim wide, after its own projection).
+  const double latent = static_cast<double>(p.latent_dim), kv_in = p.latent_dim > 0 ? latent : d_in;
+  double floats = packed(d_in, proj) + 2 * packed(kv_in, kv_width) + (c.qkv_bias ? proj + 2 * kv_width : 0);
+  if (p.latent_dim > 0) floats += packed(d_in, latent) + (c.qkv_bias ? latent : 0);
   if (p.out_proj) floats += packed(d_out, d_out) + (p.out_proj_bias ? d_out : 0);
   if (p.proj) floats += packed(d_out, d_out) + d_out;
   floats += 2.0 * static_cast<double>(p.extra_kv) * kv_width;  // bias_k, bias_v
@@ -351,14 +369,15 @@ double plan_heap_bytes(const ForwardPlan& p, const std::optional<Shape>& input_s
     // (T, Tk) slab with the packed keys and values of one head, the context per head, the merged
     // heads and the output (and the second projection's output).
     floats += b * t * d_in + b * heads * t * hd + 2 * b * kv_heads * tk * hd + b * t * proj + t * tk + packed(hd, tk) + packed(tk, hd) + b * heads * t * hd + b * t * proj +
-              b * t * width * (p.proj ? 2 : 1);
+              b * t * width * (p.proj ? 2 : 1) + b * t * latent;  // and the latent c_kv (b, T, latent_dim)
     if (trace) {
       // What only the trace keeps (the rest is moved into it): the four (b, H, T, Tk) stages, the
       // (T, Tk) mask, and copies of the input, out_proj, proj and the output.
       floats += 4 * b * heads * t * tk + t * tk + b * t * d_in + (p.proj ? 3 : 2) * b * t * width;
-      // and each of its 14 stages' summaries: at most one per (b, head) slice, 12 floats' worth each,
+      // and each of its stages' summaries: at most one per (b, head) slice, 12 floats' worth each,
       // and its texts (title, formula, axes and the fields that fill them: about 256 bytes a stage)
-      floats += 14 * b * heads * 12 + 14 * 64;
+      const double stages = p.latent_dim > 0 ? 15 : 14;  // c_kv only with a latent
+      floats += stages * b * heads * 12 + stages * 64;
     }
   }
   return floats * 4.0;
@@ -398,6 +417,9 @@ double plan_result_bytes(const ForwardPlan& p, const std::optional<Shape>& input
           break;
         case StageId::Mask:
           floats += t * tk;
+          break;
+        case StageId::Latent:
+          floats += b * t * static_cast<double>(p.latent_dim);
           break;
         case StageId::HeadsConcat:
           floats += b * t * static_cast<double>(p.proj_width);

@@ -84,6 +84,18 @@ Params gqa_params() {
   p.init.push_back({"out_proj.weight", Init::KaimingUniform});
   return p;
 }
+/// Multi-head latent attention (ch04/05_mla): W_query (d_in -> d_out), W_DKV down to the latent
+/// (d_in -> latent_dim), W_UK and W_UV up from it (latent_dim -> d_out), each with a bias when
+/// qkv_bias, then out_proj (always with a bias); drawn in that order.
+Params latent_params() {
+  Params p;
+  linear(p, "W_query", Role::Query, Dim::DOut, Dim::DIn, Presence::WithQkvBias);
+  linear(p, "W_DKV", Role::LatentDown, Dim::Latent, Dim::DIn, Presence::WithQkvBias);
+  linear(p, "W_UK", Role::KeyUp, Dim::DOut, Dim::Latent, Presence::WithQkvBias);
+  linear(p, "W_UV", Role::ValueUp, Dim::DOut, Dim::Latent, Presence::WithQkvBias);
+  linear(p, "out_proj", Role::Out, Dim::DOut, Dim::DOut, Presence::Always);
+  return p;
+}
 /// qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias), proj = nn.Linear(d_out, d_out).
 Params packed_params() {
   Params p;
@@ -269,7 +281,7 @@ std::vector<ClassSpec> make_recipes() {
   s.context_limit = true;
   s.needs_square = "RuntimeError: shape '[{b}, {num_tokens}, {d_in}]' is invalid for input of size {size}";
   s.context_error = "RuntimeError: The size of tensor a ({context_length}) must match the size of tensor b ({num_tokens}) at non-singleton dimension 3";
-  s.presets = {bonus_gpt2("combinedQkvSmall", true, 11, "GPT-2 small's attention with one packed qkv projection (768 -> 2,304); note the order: num_heads before context_length")};
+  s.presets = {bonus_gpt2("combinedQkvSmall", true, 13, "GPT-2 small's attention with one packed qkv projection (768 -> 2,304); note the order: num_heads before context_length")};
   r.push_back(with(s, packed_params()));
 
   s = {};
@@ -290,7 +302,7 @@ std::vector<ClassSpec> make_recipes() {
   s.qkv_text = "einsum";
   s.copies_from = {{"MultiHeadAttention", "W_query = W_query.weight.T (einsum uses x @ W, nn.Linear x @ W.T), bias_q = W_query.bias, out_proj copied."}};
   s.presets = {{"einsumSmall", mha_slots(kSmallWidth.c_str(), kSmallWidth.c_str(), std::to_string(kGpt2Context).c_str(), kSmallHeads.c_str()), "sentence", 2,
-                "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 12}};
+                "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 14}};
   r.push_back(with(s, einsum_params()));
 
   s = bonus("MHAPyTorchScaledDotProduct",
@@ -300,7 +312,7 @@ std::vector<ClassSpec> make_recipes() {
   s.mask = MaskRule::CausalTokens;
   s.scale_queries = true;
   s.attention_text = "sdpa";
-  s.presets = {bonus_gpt2("sdpaSmall", true, 13, "GPT-2 small's attention through scaled_dot_product_attention (FlashAttention on GPUs); context_length is never read")};
+  s.presets = {bonus_gpt2("sdpaSmall", true, 15, "GPT-2 small's attention through scaled_dot_product_attention (FlashAttention on GPUs); context_length is never read")};
   r.push_back(with(s, packed_params()));
 
   s = bonus("MHAPyTorchSDPAWithoutFlash",
@@ -314,7 +326,7 @@ std::vector<ClassSpec> make_recipes() {
   s.scale_queries = true;
   s.attention_text = "sdpa";
   s.copies_from = {{"MultiHeadAttention", "the copy is right, but the inverted mask hides every earlier key: the outputs cannot agree (and the last token's row is NaN)."}};
-  s.presets = {bonus_gpt2("sdpaNoFlashSmall", true, 14, "a reproduced bug: the boolean mask means \"attend\" here, so it is inverted; watch the last row turn NaN")};
+  s.presets = {bonus_gpt2("sdpaNoFlashSmall", true, 16, "a reproduced bug: the boolean mask means \"attend\" here, so it is inverted; watch the last row turn NaN")};
   r.push_back(with(s, packed_params()));
 
   s = bonus("MHAPyTorchFlexAttention",
@@ -327,7 +339,7 @@ std::vector<ClassSpec> make_recipes() {
   s.context_limit = true;
   s.scale_queries = true;
   s.attention_text = "flex";
-  s.presets = {bonus_gpt2("flexSmall", true, 15, "GPT-2 small's attention through FlexAttention (PyTorch 2.5+, GPUs); dropout is ignored")};
+  s.presets = {bonus_gpt2("flexSmall", true, 17, "GPT-2 small's attention through FlexAttention (PyTorch 2.5+, GPUs); dropout is ignored")};
   r.push_back(with(s, packed_params()));
 
   s = {};
@@ -355,7 +367,7 @@ std::vector<ClassSpec> make_recipes() {
   s.copies_from = {{"MultiHeadAttention",
                     "in_proj_weight = torch.cat([W_query.weight, W_key.weight, W_value.weight]), the inner out_proj the identity, proj = out_proj; with qkv_bias the "
                     "extra bias_k/bias_v token makes them disagree."}};
-  s.presets = {bonus_gpt2("nnMhaSmall", true, 16, "GPT-2 small's attention through torch.nn.MultiheadAttention (embed_dim = d_out), then the class's own proj")};
+  s.presets = {bonus_gpt2("nnMhaSmall", true, 18, "GPT-2 small's attention through torch.nn.MultiheadAttention (embed_dim = d_out), then the class's own proj")};
   r.push_back(with(s, nn_mha_params()));
 
   s = bonus("PyTorchMultiHeadAttention",
@@ -364,7 +376,7 @@ std::vector<ClassSpec> make_recipes() {
   s.mask = MaskRule::CausalTokens;
   s.scale_queries = true;
   s.attention_text = "sdpa";
-  s.presets = {bonus_gpt2("pkgMhaSmall", false, 17, "GPT-2 small's attention as the llms_from_scratch package writes it: (d_in, d_out, num_heads, dropout)")};
+  s.presets = {bonus_gpt2("pkgMhaSmall", false, 19, "GPT-2 small's attention as the llms_from_scratch package writes it: (d_in, d_out, num_heads, dropout)")};
   r.push_back(with(s, packed_params()));
 
   // ---- Chapter 4 bonus ----------------------------------------------------------------------------
@@ -396,14 +408,45 @@ std::vector<ClassSpec> make_recipes() {
                 "sentence",
                 2,
                 "GPT-2 small's widths with 4 key/value heads, each shared by 3 query heads: a third of the key/value cache of MultiHeadAttention(768, ...)",
-                8},
+                9},
                {"mqaSmall",
                 {{"d_in", kSmallWidth}, {"d_out", kSmallWidth}, {"dropout", "0.0"}, {"num_heads", kSmallHeads}, {"num_kv_groups", "1"}},
                 "sentence",
                 2,
                 "multi-query attention: one key/value head shared by all 12 query heads (num_kv_groups = 1)",
-                9}};
+                10}};
   r.push_back(with(s, gqa_params()));
+
+  s = {};
+  s.name = "MultiHeadLatentAttention";
+  s.slots = {d_in_slot(),
+             d_out_slot(kTotal),
+             dropout_slot(3),
+             heads_slot(4, kShared),
+             bias_slot(5, "add a bias to W_query, W_DKV, W_UK and W_UV"),
+             {"latent_dim", 6, SlotType::OptionalInt, SlotValue::none(),
+              "width of the latent c_kv = W_DKV(x) that keys and values are re-projected from (None: max(16, d_out // 8))", NoneRule{"d_out", 8, 16}}};
+  s.doc =
+      "Multi-head latent attention: x is projected down to a latent c_kv = W_DKV(x) of latent_dim per token (what its KV cache stores), and keys and values are "
+      "re-projected from it (W_UK, W_UV); queries, causal mask for the tokens given, out_proj as in MultiHeadAttention; no RoPE.";
+  s.book = {"4", "ch04/05_mla", "gpt_with_kv_mla.py", ""};
+  s.python_name = "mla";
+  s.heads = HeadsRule::Fused;
+  s.mask = MaskRule::CausalTokens;
+  s.dropout = DropoutRule::Weights;
+  s.presets = {{"mlaToy",
+                {{"d_in", "3"}, {"d_out", "4"}, {"dropout", "0.0"}, {"num_heads", "2"}, {"latent_dim", "2"}},
+                "book",
+                2,
+                "two heads of head_dim 2 on the six 3-d tokens; keys and values re-projected from a latent of 2 per token",
+                8},
+               {"mlaSmall",
+                {{"d_in", kSmallWidth}, {"d_out", kSmallWidth}, {"dropout", "0.0"}, {"num_heads", kSmallHeads}},
+                "sentence",
+                2,
+                "GPT-2 small's widths with the default latent_dim = max(16, 768 // 8) = 96: a KV cache of 96 floats per token, 16x less than MultiHeadAttention(768, ...)",
+                12}};
+  r.push_back(with(s, latent_params()));
 
   s = {};
   s.name = "MultiHeadAttentionWithSWA";
@@ -431,7 +474,7 @@ std::vector<ClassSpec> make_recipes() {
                 "sentence",
                 2,
                 "GPT-2 small's widths with a window of 4 keys (models such as Gemma 3 use windows of 1,024 in contexts of 128k)",
-                10}};
+                11}};
   r.push_back(with(s, linear_params(true)));
   return r;
 }

@@ -1,6 +1,7 @@
 #include "attention_lab/schema.hpp"
 #include "attention_lab/text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -113,6 +114,12 @@ bool ClassSpec::queries_in_out() const {
   return false;
 }
 
+bool ClassSpec::latent() const {
+  for (const auto& p : params)
+    if (p.role == Role::LatentDown) return true;
+  return false;
+}
+
 bool ClassSpec::has_slot(std::string_view slot) const {
   for (const auto& s : slots)
     if (s.name == slot) return true;
@@ -156,8 +163,29 @@ int64_t ModuleConfig::size(Dim d) const {
       return kv_heads() * head_dim();
     case Dim::ThreeDOut:
       return 3 * d_out;
+    case Dim::Latent:
+      return latent_width();
   }
   return 0;
+}
+
+int64_t ModuleConfig::latent_width() const {
+  if (!spec->latent()) return 0;
+  if (latent_dim > 0) return latent_dim;
+  for (const SlotSpec& slot : spec->slots) {
+    if (slot.name != "latent_dim" || slot.none_means.slot.empty()) continue;
+    const NoneRule& rule = slot.none_means;
+    const SlotMap values = slots();
+    const auto it = values.find(rule.slot);
+    const int64_t of = it == values.end() ? 0 : static_cast<int64_t>(it->second.number);
+    return std::max(rule.at_least, rule.divisor > 0 ? of / rule.divisor : of);  // Python's max(at_least, of // divisor) for sizes >= 0
+  }
+  return 0;
+}
+
+double ModuleConfig::kv_cache_bytes_per_token() const {
+  if (spec->latent()) return static_cast<double>(latent_width()) * 4.0;
+  return 2.0 * static_cast<double>(kv_heads()) * static_cast<double>(head_dim()) * 4.0;
 }
 
 int64_t ModuleConfig::extra_kv_tokens() const {
@@ -184,7 +212,8 @@ std::string ModuleConfig::output_width_rule() const {
   if (kv != num_heads)
     return "d_out = " + to_string(d_out) + ", shared by " + to_string(num_heads) + (num_heads == 1 ? " query head" : " query heads") + " of " + to_string(head_dim()) +
            " (keys and values: " + to_string(kv) + (kv == 1 ? " head" : " heads") + " of " + to_string(head_dim()) + ")";
-  return "d_out = " + to_string(d_out) + ", shared by " + to_string(num_heads) + (num_heads == 1 ? " head" : " heads") + " of " + to_string(head_dim());
+  const std::string latent = spec->latent() ? " (keys and values re-projected from a latent of " + to_string(latent_width()) + ")" : "";
+  return "d_out = " + to_string(d_out) + ", shared by " + to_string(num_heads) + (num_heads == 1 ? " head" : " heads") + " of " + to_string(head_dim()) + latent;
 }
 
 SlotMap ModuleConfig::slots() const {
@@ -211,6 +240,8 @@ SlotMap ModuleConfig::slots() const {
       m[n] = SlotValue::boolean_value(need_weights);
     else if (n == "sliding_window_size")
       m[n] = sliding_window_size > 0 ? SlotValue::integer(static_cast<double>(sliding_window_size)) : SlotValue::none();
+    else if (n == "latent_dim")
+      m[n] = latent_dim > 0 ? SlotValue::integer(static_cast<double>(latent_dim)) : SlotValue::none();
   }
   return m;
 }

@@ -22,6 +22,7 @@ Description describe_config(const ModuleConfig& c) {
   d.kv_cache_bytes_per_token = c.kv_cache_bytes_per_token();
   d.kv_cache_bytes_per_token_mha = 2.0 * static_cast<double>(c.output_width()) * 4.0;
   d.sliding_window_size = c.sliding_window_size;
+  d.latent_dim = c.latent_width();
   d.mask_bytes = c.mask_buffer_bytes();
   return d;
 }

@@ -103,7 +103,8 @@ constexpr int64_t kMaxWrapperHeads = 1024;
 void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diagnostic>& out) {
   const std::string& n = slot.name;
   const std::string shown = shortened(v.python());
-  // None is a value of its own for the optional slots (sliding_window_size=None: plain causal).
+  // None is a value of its own for the optional slots (sliding_window_size=None: plain causal;
+  // latent_dim=None: the slot's NoneRule).
   if ((slot.type == SlotType::OptionalInt || slot.type == SlotType::Dtype) && v.kind == SlotValue::Kind::None) return;
   if (slot.type == SlotType::Dtype) {
     // Numbers here are float32, as PyTorch's default dtype: torch.float32 (or torch.float) says so.
@@ -578,6 +579,8 @@ ModuleConfig to_module_config(const std::string& class_name, const SlotMap& conf
       c.num_kv_groups = static_cast<int64_t>(v->number);
     else if (s.name == "sliding_window_size")
       c.sliding_window_size = v->kind == SlotValue::Kind::None ? 0 : static_cast<int64_t>(v->number);
+    else if (s.name == "latent_dim")
+      c.latent_dim = v->kind == SlotValue::Kind::None ? 0 : static_cast<int64_t>(v->number);
     else if (s.name == "need_weights")
       c.need_weights = v->kind == SlotValue::Kind::Bool ? v->boolean : v->number != 0;
   }

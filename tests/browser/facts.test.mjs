@@ -33,6 +33,7 @@ const CASES = [
   ["MHAPyTorchClass(4, 4, 2, 6)", /^causal: a 6 × 6 bool buffer = 36 bytes$/, /of the 6 x 6 bool buffer/, /mha-implementations\.ipynb/],
   ["PyTorchMultiHeadAttention(4, 4, 2)", /^causal, built for the tokens given/, /is_causal=True/, /chapter 3 bonus material \(pkg\/llms_from_scratch\/ch03\.py\)/],
   ["GroupedQueryAttention(3, 4, 0.0, 4, 2)", /^causal, built for the tokens given/, /Causal mask for the 6 tokens given/, /chapter 4 bonus material \(ch04\/04_gqa\/gpt_with_kv_gqa\.py\)/],
+  ["MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2)", /^causal, built for the tokens given/, /Causal mask for the 6 tokens given/, /chapter 4 bonus material \(ch04\/05_mla\/gpt_with_kv_mla\.py\)/],
   ["MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3)", /^sliding window of 3 keys, built for the tokens given/, /Sliding-window causal mask/, /ch04\/06_swa\/gpt_with_kv_swa\.py/],
 ];
 
@@ -48,7 +49,7 @@ describe("facts, code and stage notes for every class", () => {
     // grouped by the folder of the book's repository
     const groups = await page.locator("#class-select optgroup").evaluateAll((gs) => gs.map((g) => g.label));
     assert.deepEqual(groups, ["Chapter 3: ch03/01_main-chapter-code", "Chapter 3 bonus: ch03/02_bonus_efficient-multihead-attention", "Chapter 3 bonus: pkg/llms_from_scratch",
-      "Chapter 4 bonus: ch04/04_gqa", "Chapter 4 bonus: ch04/06_swa"]);
+      "Chapter 4 bonus: ch04/04_gqa", "Chapter 4 bonus: ch04/05_mla", "Chapter 4 bonus: ch04/06_swa"]);
     await finish(page);
   });
 
@@ -71,6 +72,17 @@ describe("facts, code and stage notes for every class", () => {
       else assert.equal(await mask.count(), 0);
       if (QUERIES[className]) assert.match(await page.locator("[data-stage=queries] .stage-formula").first().textContent(), QUERIES[className]);
       if (OUT_PROJ[className]) assert.match((await page.locator("[data-stage=out_proj] h3").textContent()).replace(/^out_proj\s*/, ""), OUT_PROJ[className]);
+      if (className === "MultiHeadLatentAttention") {
+        // the cache holds the latent alone; keys and values come from it, and the note says what that equals
+        assert.match(await page.getByTestId("kv-cache").textContent(), /^8 bytes \(the latent c_kv: latent_dim = 2 floats, float32; .*4× less than MultiHeadAttention of this width \(32 bytes\)$/);
+        const latent = page.locator("[data-stage=c_kv]");
+        assert.match(await latent.getByTestId("stage-shape").textContent(), /\(b=2, num_tokens=6, latent_dim=2\)/);
+        assert.match(await latent.locator(".stage-formula").textContent(), /^c_kv = W_DKV\(x\)/);
+        assert.match(await latent.getByTestId("latent-note").textContent(), /equals a MultiHeadAttention whose W_key\.weight is W_UK\.weight @ W_DKV\.weight/);
+        assert.match(await page.locator("[data-stage=keys] .stage-formula").textContent(), /^keys = W_UK\(c_kv\)\.view/);
+        await page.getByTestId("facts").screenshot({ path: `${SCREENSHOT_DIR}/facts-mla.png` });
+        await latent.screenshot({ path: `${SCREENSHOT_DIR}/mla-latent-stage.png` });
+      }
       if (className === "MHAPyTorchSDPAWithoutFlash") {
         // the pitfall, stage by stage: the inverted mask, then the last query's NaN row and its warning
         assert.match(await mask.getByTestId("mask-note").textContent(), /every key at or before the query: the mask is inverted/);

@@ -374,4 +374,98 @@ TEST_SUITE("tokens") {
     CHECK(warnings[0].message.find("the mask hides every key of this query") != std::string::npos);
     CHECK(warnings[0].hint.find("is_causal=True") != std::string::npos);
   }
+
+  TEST_CASE("MultiHeadLatentAttention equals a MultiHeadAttention whose key and value weights are W_UK @ W_DKV and W_UV @ W_DKV (within 1e-5)") {
+    // K = W_UK(W_DKV x + b_DKV) + b_UK = (W_UK @ W_DKV) x + (W_UK @ b_DKV + b_UK), and the same for V:
+    // the latent is a low-rank factorisation of MultiHeadAttention's key and value weights.
+    for (const bool bias : {false, true}) {
+      CAPTURE(bias);
+      const int64_t d_in = 5, d_out = 8, latent = 3, T = 6;
+      TorchGenerator g(31);
+      const AttentionModule mla(validated_config("MultiHeadLatentAttention", {{"d_in", SlotValue::integer(d_in)},
+                                                                              {"d_out", SlotValue::integer(d_out)},
+                                                                              {"dropout", SlotValue::floating(0.0)},
+                                                                              {"num_heads", SlotValue::integer(2)},
+                                                                              {"qkv_bias", SlotValue::boolean_value(bias)},
+                                                                              {"latent_dim", SlotValue::integer(latent)}}),
+                                g);
+      AttentionModule mha(validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(d_in)},
+                                                                  {"d_out", SlotValue::integer(d_out)},
+                                                                  {"context_length", SlotValue::integer(T)},
+                                                                  {"dropout", SlotValue::floating(0.0)},
+                                                                  {"num_heads", SlotValue::integer(2)},
+                                                                  {"qkv_bias", SlotValue::boolean_value(bias)}}));
+      const Tensor down = *mla.parameter("W_DKV.weight");  // (latent, d_in)
+      std::vector<NamedTensor> values = {
+          {"W_query.weight", *mla.parameter("W_query.weight")}, {"out_proj.weight", *mla.parameter("out_proj.weight")}, {"out_proj.bias", *mla.parameter("out_proj.bias")}};
+      if (bias) values.push_back({"W_query.bias", *mla.parameter("W_query.bias")});
+      for (const auto& [up, key] : {std::pair<std::string, std::string>{"W_UK", "W_key"}, {"W_UV", "W_value"}}) {
+        const Tensor u = *mla.parameter(up + ".weight");  // (d_out, latent)
+        Tensor w({d_out, d_in});                          // u @ down, in double
+        Tensor b({d_out});                                // u @ b_DKV + b_up
+        for (int64_t i = 0; i < d_out; ++i) {
+          for (int64_t j = 0; j < d_in; ++j) {
+            double sum = 0.0;
+            for (int64_t l = 0; l < latent; ++l) sum += static_cast<double>(u.data[static_cast<size_t>(i * latent + l)]) * down.data[static_cast<size_t>(l * d_in + j)];
+            w.data[static_cast<size_t>(i * d_in + j)] = static_cast<float>(sum);
+          }
+          if (!bias) continue;
+          const Tensor b_down = *mla.parameter("W_DKV.bias"), b_up = *mla.parameter(up + ".bias");
+          double sum = b_up.data[static_cast<size_t>(i)];
+          for (int64_t l = 0; l < latent; ++l) sum += static_cast<double>(u.data[static_cast<size_t>(i * latent + l)]) * b_down.data[static_cast<size_t>(l)];
+          b.data[static_cast<size_t>(i)] = static_cast<float>(sum);
+        }
+        values.push_back({key + ".weight", w});
+        if (bias) values.push_back({key + ".bias", b});
+      }
+      mha.set_parameters(values);
+      Tensor x = seeded_tokens(2 * T, d_in, 8);
+      x.shape = {2, T, d_in};  // (b, num_tokens, d_in)
+      ForwardOptions eval;
+      eval.training = false;
+      CHECK(max_abs_diff(mla.forward(x, eval), mha.forward(x, eval)) <= 1e-5);
+    }
+  }
+
+  TEST_CASE("MultiHeadLatentAttention: latent_dim=None is max(16, d_out // 8); its trace has c_kv (b, num_tokens, latent_dim) and keys re-projected from it") {
+    const auto mla = [](double d, double heads, SlotValue latent) {
+      return validated_config("MultiHeadLatentAttention", {{"d_in", SlotValue::integer(d)},
+                                                           {"d_out", SlotValue::integer(d)},
+                                                           {"dropout", SlotValue::floating(0.0)},
+                                                           {"num_heads", SlotValue::integer(heads)},
+                                                           {"latent_dim", latent}});
+    };
+    CHECK(mla(768, 12, SlotValue::none()).latent_width() == 96);
+    CHECK(mla(64, 4, SlotValue::none()).latent_width() == 16);  // max(16, 8)
+    CHECK(mla(768, 12, SlotValue::integer(32)).latent_width() == 32);
+    CHECK(mla(768, 12, SlotValue::none()).python_call() == "MultiHeadLatentAttention(768, 768, 0.0, 12)");
+    CHECK(mla(768, 12, SlotValue::integer(96)).python_call() == "MultiHeadLatentAttention(768, 768, 0.0, 12, latent_dim=96)");
+    std::vector<std::string> names;
+    std::vector<Shape> shapes;
+    for (const auto& p : parameter_specs(mla(768, 12, SlotValue::none()))) {
+      names.push_back(p.name);
+      shapes.push_back(p.shape);
+    }
+    CHECK(names == std::vector<std::string>{"W_query.weight", "W_DKV.weight", "W_UK.weight", "W_UV.weight", "out_proj.weight", "out_proj.bias"});
+    CHECK(shapes == std::vector<Shape>{{768, 768}, {96, 768}, {768, 96}, {768, 96}, {768, 768}, {768}});
+    CHECK(mla(768, 12, SlotValue::none()).kv_cache_bytes_per_token() == 96 * 4);  // the latent alone, float32
+
+    TorchGenerator g(123);
+    const AttentionModule m(mla(4, 2, SlotValue::integer(3)), g);
+    std::vector<Stage> trace;
+    ForwardOptions o;
+    o.trace = &trace;
+    Tensor x = seeded_tokens(5, 4, 2);
+    x.shape = {1, 5, 4};
+    const Tensor y = m.forward(x, o);
+    REQUIRE(trace.size() >= 5);
+    CHECK(trace[2].id == "c_kv");
+    CHECK(trace[2].tensor.shape == Shape{1, 5, 3});
+    CHECK(trace[2].axes == std::vector<std::string>{"b", "num_tokens", "latent_dim"});
+    CHECK(trace[2].title.find("3 numbers per token") != std::string::npos);
+    CHECK(trace[2].formula == "c_kv = W_DKV(x)  (x @ weight.T; weight is (3, d_in))");
+    CHECK(trace[3].id == "keys");
+    CHECK(trace[3].formula == "keys = W_UK(c_kv).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (c_kv @ weight.T; weight is (d_out, 3))");
+    CHECK(trace[4].formula.rfind("values = W_UV(c_kv)", 0) == 0);
+  }
 }

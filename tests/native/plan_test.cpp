@@ -189,6 +189,48 @@ TEST_SUITE("plan") {
     }
   }
 
+  TEST_CASE("the memory estimate bounds the peak for MultiHeadLatentAttention (its latent and the projections from it), traced or not") {
+    std::mt19937 rng(11);
+    for (int trial = 0; trial < 12; ++trial) {
+      const int64_t heads = 1 + static_cast<int64_t>(rng() % 4);
+      const int64_t d_out = heads * (1 + static_cast<int64_t>(rng() % 24));
+      const int64_t d_in = 1 + static_cast<int64_t>(rng() % 40);
+      // At least 16 tokens: on tiny inputs the peak is construction's (the seeded values beside their
+      // packed copies), which plan_heap_bytes does not count for any class (MultiHeadAttention(14, 38,
+      // 4, 0.0, 2, qkv_bias=True) on (2, 2, 14) peaks at 35,008 bytes against 18,704 estimated).
+      const int64_t T = 16 + static_cast<int64_t>(rng() % 75);
+      const int64_t b = 1 + static_cast<int64_t>(rng() % 3);
+      const SlotMap slots = {{"d_in", SlotValue::integer(static_cast<double>(d_in))},
+                             {"d_out", SlotValue::integer(static_cast<double>(d_out))},
+                             {"dropout", SlotValue::floating(trial % 3 == 0 ? 0.25 : 0.0)},
+                             {"num_heads", SlotValue::integer(static_cast<double>(heads))},
+                             {"qkv_bias", SlotValue::boolean_value(trial % 2 == 0)},
+                             {"latent_dim", trial % 4 == 0 ? SlotValue::none() : SlotValue::integer(static_cast<double>(1 + rng() % 40))}};
+      const ModuleConfig c = config_of("MultiHeadLatentAttention", slots);
+      const Shape shape{b, T, d_in};
+      const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.25f));
+      for (const bool trace : {false, true}) {
+        TorchGenerator g(static_cast<uint64_t>(trial));
+        g_live = 0;
+        g_peak = 0;
+        g_counting = true;
+        {
+          const Tensor input = x;
+          const AttentionModule m(c, g);
+          std::vector<Stage> stages;
+          ForwardOptions o;
+          o.generator = &g;
+          o.trace = trace ? &stages : nullptr;
+          const Tensor y = m.forward(input, o);
+        }
+        g_counting = false;
+        const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);
+        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 8192,
+                      c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
+      }
+    }
+  }
+
   TEST_CASE("the estimate counts the caller's copy of what a forward hands back: the output and every traced stage, for every class") {
     for (const ClassSpec& spec : class_specs()) {
       const int64_t T = 7, b = 2, d = 6;

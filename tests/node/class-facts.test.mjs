@@ -8,14 +8,18 @@ const lab = await loadAttentionLab();
 
 test("describe(className).class: input axes, how heads are made, presets and the tolerance, for every class", () => {
   const facts = Object.fromEntries(lab.classes.map((name) => [name, lab.describe(name).class]));
-  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"]);
+  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA"]);
   assert.deepEqual(facts.SelfAttention_v1.inputAxes, ["num_tokens", "d_in"]);
   assert.deepEqual(facts.CausalAttention.inputAxes, ["b", "num_tokens", "d_in"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", ...Array(10).fill("fused")]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", ...Array(11).fill("fused")]);
   assert.deepEqual(facts.GroupedQueryAttention.inputAxes, ["b", "num_tokens", "d_in"]);
   assert.deepEqual(facts.GroupedQueryAttention.slots.map((s) => [s.name, s.type, s.default]), [
     ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
     ["num_kv_groups", "int", undefined], ["dtype", "torch.dtype | None", null], ["qkv_bias", "bool", false],
+  ]);
+  assert.deepEqual(facts.MultiHeadLatentAttention.slots.map((s) => [s.name, s.type, s.default]), [
+    ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
+    ["qkv_bias", "bool", false], ["latent_dim", "int | None", null],
   ]);
   assert.deepEqual(facts.MultiHeadAttentionWithSWA.slots.map((s) => [s.name, s.type, s.default]), [
     ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
@@ -39,24 +43,25 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.deepEqual(facts.MultiHeadAttentionWrapper.presets.map((p) => p.key), ["exercise32"]);
   // the order a page lists them in: the book's examples first, then the GPT-2 sizes
   const all = lab.classes.flatMap((n) => facts[n].presets).sort((a, b) => a.order - b.order);
-  assert.deepEqual(all.map((p) => p.key), ["bookToy", "exercise32", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL", "gqaToy", "swaToy", "gqaSmall", "mqaSmall", "swaSmall",
-    "combinedQkvSmall", "einsumSmall", "sdpaSmall", "sdpaNoFlashSmall", "flexSmall", "nnMhaSmall", "pkgMhaSmall"]);
+  assert.deepEqual(all.map((p) => p.key), ["bookToy", "exercise32", "gpt2Small", "gpt2Medium", "gpt2Large", "gpt2XL", "gqaToy", "swaToy", "mlaToy", "gqaSmall", "mqaSmall",
+    "swaSmall", "mlaSmall", "combinedQkvSmall", "einsumSmall", "sdpaSmall", "sdpaNoFlashSmall", "flexSmall", "nnMhaSmall", "pkgMhaSmall"]);
   assert.deepEqual(facts.GroupedQueryAttention.presets.find((p) => p.key === "mqaSmall").slots.num_kv_groups, "1", "multi-query attention is num_kv_groups = 1");
   // the other facts the page reads instead of naming classes
   assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha", "mha_combined_qkv", "mha_einsum", "mha_pytorch_scaled",
-    "mha_pytorch_sdpa_no_flash", "mha_pytorch_flex", "mha_pytorch_class", "pytorch_mha", "gqa", "swa"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, ...Array(12).fill(123)]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(7).fill("linear")]);
+    "mha_pytorch_sdpa_no_flash", "mha_pytorch_flex", "mha_pytorch_class", "pytorch_mha", "gqa", "mla", "swa"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, ...Array(13).fill(123)]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(8).fill("linear")]);
   // where each lives in the book's repository
   assert.deepEqual(facts.MultiHeadAttention.book, { chapter: "3", folder: "ch03/01_main-chapter-code", file: "ch03.ipynb", section: "section 3.6.2" });
   assert.deepEqual(facts.GroupedQueryAttention.book, { chapter: "4", folder: "ch04/04_gqa", file: "gpt_with_kv_gqa.py", section: "" });
+  assert.deepEqual(facts.MultiHeadLatentAttention.book, { chapter: "4", folder: "ch04/05_mla", file: "gpt_with_kv_mla.py", section: "" });
   assert.deepEqual(facts.PyTorchMultiHeadAttention.book, { chapter: "3", folder: "pkg/llms_from_scratch", file: "ch03.py", section: "" });
   for (const n of lab.classes.slice(5, 11)) assert.equal(facts[n].book.folder, "ch03/02_bonus_efficient-multihead-attention", n);
   // masks and dropout as rules, not class names
   assert.deepEqual(lab.classes.map((n) => facts[n].mask), ["none", "none", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_tokens",
-    "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens"]);
+    "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens", "causal_tokens"]);
   assert.equal(facts.MHAPyTorchFlexAttention.dropoutRule, "ignored");
-  assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", ""]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", "", ""]);
   assert.deepEqual(lab.classes.filter((n) => facts[n].needsSquare), ["MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchClass"]);
   assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(7).fill("MultiHeadAttention"));
   assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);
@@ -105,10 +110,11 @@ test("diagnostics carry structured fixes: {slot, value} as the reader would type
   assert.deepEqual(lab.check("MultiHeadAttention", { d_in: 3 }).find((d) => d.code === "missing_slot").fixes, []);
 });
 
-test("MultiHeadAttention's slot order pasted into GroupedQueryAttention or MultiHeadAttentionWithSWA is one mha_slot_order diagnosis, with the fix", () => {
+test("MultiHeadAttention's slot order pasted into GroupedQueryAttention, MultiHeadLatentAttention or MultiHeadAttentionWithSWA is one mha_slot_order diagnosis, with the fix", () => {
   for (const [call, fixed] of [
     ["GroupedQueryAttention(768, 768, 1024, 0.0, 12)", "GroupedQueryAttention(768, 768, 0.0, 12, num_kv_groups)"],
     ["MultiHeadAttentionWithSWA(768, 768, 1024, 0.0, 12)", "MultiHeadAttentionWithSWA(768, 768, 0.0, 12)"],
+    ["MultiHeadLatentAttention(768, 768, 1024, 0.0, 12)", "MultiHeadLatentAttention(768, 768, 0.0, 12)"],
   ]) {
     const p = lab.parseCall(call);
     const diagnostics = lab.check(p.className, p.config);
@@ -144,4 +150,28 @@ test("GroupedQueryAttention's slots are checked, its call written, and describe 
     ["W_query.weight", [768, 768]], ["W_query.bias", [768]], ["out_proj.weight", [768, 768]],
   ]);
   assert.equal(lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }).kvCacheBytesPerToken, d.kvCacheBytesPerTokenMha);
+});
+
+test("MultiHeadLatentAttention: latent_dim=None is max(16, d_out // 8); W_DKV (latent, d_in), W_UK and W_UV (d_out, latent), all with qkv_bias; its cache is the latent alone", () => {
+  const d = lab.describe("MultiHeadLatentAttention", { d_in: 768, d_out: 768, dropout: 0.0, num_heads: 12, qkv_bias: true });
+  assert.equal(d.pythonCall, "MultiHeadLatentAttention(768, 768, 0.0, 12, qkv_bias=True)");
+  assert.equal(d.config.latent_dim, null, "None as given");
+  assert.equal(d.latentDim, 96);
+  assert.equal(d.headDim, 64);
+  assert.equal(d.outputWidthRule, "d_out = 768, shared by 12 heads of 64 (keys and values re-projected from a latent of 96)");
+  assert.deepEqual(d.parameters.map((p) => [p.name, p.shape]), [
+    ["W_query.weight", [768, 768]], ["W_query.bias", [768]], ["W_DKV.weight", [96, 768]], ["W_DKV.bias", [96]],
+    ["W_UK.weight", [768, 96]], ["W_UK.bias", [768]], ["W_UV.weight", [768, 96]], ["W_UV.bias", [768]], ["out_proj.weight", [768, 768]], ["out_proj.bias", [768]],
+  ]);
+  assert.equal(d.kvCacheBytesPerToken, 96 * 4);  // latent_dim x 4 (float32) per token and layer
+  assert.equal(d.kvCacheBytesPerTokenMha, 2 * 768 * 4);  // 16x more
+  assert.equal(lab.describe("MultiHeadLatentAttention", { d_in: 64, d_out: 64, dropout: 0.0, num_heads: 4 }).latentDim, 16, "max(16, 64 // 8)");
+  const given = lab.describe("MultiHeadLatentAttention", { d_in: 768, d_out: 768, dropout: 0.0, num_heads: 12, latent_dim: 32 });
+  assert.equal(given.pythonCall, "MultiHeadLatentAttention(768, 768, 0.0, 12, latent_dim=32)");
+  assert.equal(given.kvCacheBytesPerToken, 32 * 4);
+  assert.equal(lab.describe("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0, num_heads: 2 }).latentDim, null, "no latent elsewhere");
+  const codes = (config) => lab.check("MultiHeadLatentAttention", { d_in: 8, d_out: 8, dropout: 0.0, num_heads: 2, ...config }).map((x) => x.code);
+  assert.deepEqual(codes({ latent_dim: 0 }), ["non_positive"]);
+  assert.ok(codes({ latent_dim: 2.5 }).includes("wrong_type"));
+  assert.ok(codes({ d_out: 9 }).includes("heads_divisibility"));
 });

@@ -19,7 +19,7 @@ function thrown(fn) {
 }
 
 test("lab.classes lists the book's five classes in order, its chapter 3 bonus ways to write multi-head attention, then its chapter 4 bonus classes", () => {
-  assert.deepEqual(lab.classes, ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA"]);
+  assert.deepEqual(lab.classes, ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA"]);
 });
 
 test("lab.slots gives name, position, type, default and doc; default undefined when required", () => {

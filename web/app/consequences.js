@@ -27,6 +27,8 @@ export function consequence(name, c, d, training, hideWidth) {
       return C.numHeads[heads](numbers);
     case "qkv_bias":
       return c.qkv_bias ? C.biasOn(c.d_out, perHead) : C.biasOff;
+    case "latent_dim":
+      return d.latentDim != null ? C.latentDim(d.latentDim, c.latent_dim == null, c.d_out) : "";
     default:
       return "";
   }

@@ -19,9 +19,11 @@ export function setupFactsPanel(app) {
       $("fact-mask").textContent = !mask || d.maskBytes == null ? "—"
         : mask(d.class.maskBufferDtype ? d.config.context_length : d.slidingWindowSize, d.class.maskBufferDtype, bytesText(d.maskBytes));
       // What a KV cache of this module holds per token, against multi-head attention of the same width.
-      $("fact-kv").textContent = d.kvCacheBytesPerToken != null
-        ? S.kvCache(d.keyValueHeads, d.headDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), d.kvCacheBytesPerTokenMha / d.kvCacheBytesPerToken)
-        : "—";
+      // A latent class caches its latent alone (the core's latentDim and bytes).
+      const ratio = d.kvCacheBytesPerTokenMha / d.kvCacheBytesPerToken;
+      $("fact-kv").textContent = d.kvCacheBytesPerToken == null ? "—"
+        : d.latentDim != null ? S.kvCacheLatent(d.latentDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), ratio)
+          : S.kvCache(d.keyValueHeads, d.headDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), ratio);
       $("fact-memory").textContent = memory === null ? S.runMemoryUnknown : S.runMemoryOf(bytesText(memory), mib(budget));
       const params = d.parameters ?? [];
       replace($("params-body"), params.map((p) =>

@@ -33,6 +33,8 @@ export const S = {
     gqaSmall: "GQA 768 (4 groups)",
     mqaSmall: "MQA 768 (1 group)",
     swaSmall: "Sliding window 768 (4)",
+    mlaToy: "MLA toy (latent 2)",
+    mlaSmall: "MLA 768 (latent 96)",
     combinedQkvSmall: "Packed qkv (768)",
     einsumSmall: "Einsum (768)",
     sdpaSmall: "scaled_dot_product_attention (768)",
@@ -54,6 +56,8 @@ export const S = {
     gqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 4): 12 query heads, 4 key/value heads",
     mqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 1): multi-query attention",
     swaSmall: "MultiHeadAttentionWithSWA(768, 768, 0.0, 12, sliding_window_size=4)",
+    mlaToy: "MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2) on the book’s six tokens",
+    mlaSmall: "MultiHeadLatentAttention(768, 768, 0.0, 12): latent_dim = max(16, 768 // 8) = 96",
     // the chapter 3 bonus rewrites: the call the preset makes
     combinedQkvSmall: callTitle("MultiHeadAttentionCombinedQKV"),
     einsumSmall: callTitle("MHAEinsum"),
@@ -112,6 +116,8 @@ export const S = {
     dropoutTrain: (p, scale) => `in train mode each weight is zeroed with probability ${p}; survivors ×1/(1−p) = ${scale}.`,
     biasOn: (dOut, perHead) => `query, key and value each add a bias of ${dOut}${perHead ? " per head" : ""}.`,
     biasOff: "query, key and value are plain matrix products (no bias).",
+    latentDim: (latent, isDefault, dOut) =>
+      `c_kv = W_DKV(x) is ${n(latent)} numbers per token${isDefault ? " (None: the default for this d_out)" : ""}; W_DKV.weight is (${latent}, d_in), W_UK.weight and W_UV.weight (${dOut}, ${latent}); a KV cache keeps these ${n(latent)} instead of 2 × ${n(dOut)} keys and values.`,
   },
 
   factsHeading: "2. Before you run",
@@ -257,6 +263,9 @@ export const S = {
   dropoutOffZero: "dropout = 0.0",
   keptHeading: (scale) => `Kept mask: each weight is multiplied by ${scale} (kept) or 0 (dropped)`,
   keptNote: (kept, total, p) => `${kept} of ${total} unmasked weights kept (${total ? Math.round((100 * kept) / total) : 0}%; expected ${Math.round(100 * (1 - p))}%). A masked weight is 0 either way (shown as —).`,
+  // On the latent stage: the low-rank factorisation the latent is (tested natively: within 1e-5).
+  latentNote: (latent, dOut) =>
+    `W_UK(W_DKV(x)) = x @ (W_UK.weight @ W_DKV.weight).T (+ W_UK.weight @ W_DKV.bias + W_UK.bias with qkv_bias): this module equals a MultiHeadAttention whose W_key.weight is W_UK.weight @ W_DKV.weight and W_value.weight is W_UV.weight @ W_DKV.weight, (${dOut}, d_in) matrices of rank at most ${latent}. The latent saves the cache, not the arithmetic.`,
   maskNote: "1 marks a future position (key after query). Before softmax it becomes −inf; after softmax its weight is exactly 0.",
   maskNoteInverted: "1 marks a hidden key, and here that is every key at or before the query: the mask is inverted. A boolean attn_mask means “attend” in scaled_dot_product_attention but “hide” in nn.MultiheadAttention and masked_fill; the fix is ~mask or is_causal=True.",
   rowSumsNaN: (rows, n) => `${rows} of the ${n} rows ${rows === 1 ? "is" : "are"} NaN: that query sees no key at all (every score −inf), and softmax of a row of −inf is 0/0. Every later stage inherits the NaN.`,
@@ -292,6 +301,9 @@ export const S = {
   kvCache: (heads, headDim, bytes, mhaBytes, ratio) => (ratio > 1
     ? `${bytes} (${heads} key/value head${heads === 1 ? "" : "s"} of ${headDim}, keys and values), ${Number(ratio.toFixed(2))}× less than MultiHeadAttention of this width (${mhaBytes})`
     : `${bytes} (keys and values, float32), per token and layer`),
+  // A class whose keys and values are re-projected from a latent caches the latent alone.
+  kvCacheLatent: (latent, bytes, mhaBytes, ratio) =>
+    `${bytes} (the latent c_kv: latent_dim = ${n(latent)} floats, float32; keys and values are re-projected from it), ${Number(ratio.toFixed(2))}× less than MultiHeadAttention of this width (${mhaBytes})`,
   groupMapHeading: (kv, q, size) => `${kv} key/value head${kv === 1 ? "" : "s"} for ${q} query heads: each shared by ${size}`,
   groupMapItem: (g, from, to) => (from === to ? `k/v ${g} → query head ${from}` : `k/v ${g} → query heads ${from}–${to}`),
   /** The class a widget starts on (with the book's toy sizes) when nothing else is given. */
@@ -301,6 +313,7 @@ export const S = {
     queries: "What each token is looking for.",
     keys: "What each token offers to be matched against.",
     values: "What each token passes on once it is attended to.",
+    c_kv: "One small vector per token, the only thing a KV cache of this module keeps: keys and values are re-projected from it.",
     attn_scores: "Every query dotted with every key: row i says how strongly token i matches each token.",
     mask: "1 marks a key the query may not see (a later token; with a sliding window, also one too far back): the title gives this module’s rule.",
     attn_scores_masked: "Hidden positions set to −inf so softmax gives them weight exactly 0.",

@@ -107,6 +107,8 @@ function notes(stage, ctx, stages) {
   if (stage.id === "mask") out.push(h("p", { class: "stage-note", dataset: { testid: "mask-note" } }, stage.data[0] === 1 ? S.maskNoteInverted : S.maskNote));
   // Fewer key/value heads than query heads (the stage's axes say so): which query heads share each one.
   if (stage.id === "keys" && stage.axes[1] === "num_kv_groups") out.push(groupMap(stage.shape[1], ctx.queryHeads ?? stage.shape[1]));
+  // The latent (b, num_tokens, latent_dim): keys and values re-projected from it are a low-rank MultiHeadAttention.
+  if (stage.id === "c_kv") out.push(h("p", { class: "stage-note", dataset: { testid: "latent-note" } }, S.latentNote(stage.shape.at(-1), ctx.config?.d_out ?? "d_out")));
   const nd = stage.shape.length;
   const slice = stage.shape[nd - 1] * stage.shape[nd - 2];
   // The first slice is counted here; whole-tensor counts come with the stage (summarized by the core).

@@ -32,18 +32,19 @@ export type ClassName =
   | "MHAPyTorchFlexAttention"
   | "MHAPyTorchClass"
   | "PyTorchMultiHeadAttention"
-  // the book's chapter 4 bonus material (ch04/04_gqa, ch04/06_swa), without the KV cache
+  // the book's chapter 4 bonus material (ch04/04_gqa, ch04/05_mla, ch04/06_swa), without the KV cache
   | "GroupedQueryAttention"
+  | "MultiHeadLatentAttention"
   | "MultiHeadAttentionWithSWA";
 
-export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias" | "num_kv_groups" | "dtype" | "sliding_window_size" | "need_weights";
+export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias" | "num_kv_groups" | "dtype" | "sliding_window_size" | "latent_dim" | "need_weights";
 
 /** A constructor slot of one class, in the order of the Python signature. */
 export interface SlotSpec {
   name: SlotName;
   /** 1-based position in the constructor call. */
   position: number;
-  /** "int | None": an int or None (sliding_window_size); "torch.dtype | None": None or torch.float32. */
+  /** "int | None": an int or None (sliding_window_size; latent_dim, whose None is max(16, d_out // 8)); "torch.dtype | None": None or torch.float32. */
   type: "int" | "float" | "bool" | "int | None" | "torch.dtype | None";
   /** The Python default (null for a default of None), or undefined when the slot is required. */
   default: number | boolean | null | undefined;
@@ -311,12 +312,14 @@ export interface Description {
   maskBytes?: number;
   /** Key/value heads (GroupedQueryAttention: num_kv_groups; query head h reads key/value head floor(h / (num_heads / num_kv_groups))). */
   keyValueHeads?: number;
-  /** float32 bytes a KV cache holds per token and layer: 2 x keyValueHeads x head_dim x 4. */
+  /** float32 bytes a KV cache holds per token and layer: 2 x keyValueHeads x head_dim x 4, or latentDim x 4 where keys and values are re-projected from a latent (MultiHeadLatentAttention caches the latent alone). */
   kvCacheBytesPerToken?: number;
   /** The same for multi-head attention of this width (2 x d_out x 4): what grouping saves. */
   kvCacheBytesPerTokenMha?: number;
   /** MultiHeadAttentionWithSWA's window (null: plain causal or no window slot). */
   slidingWindowSize?: number | null;
+  /** Width of the latent c_kv = W_DKV(x) keys and values are re-projected from (MultiHeadLatentAttention: latent_dim, or max(16, d_out // 8) for None); null without a latent. */
+  latentDim?: number | null;
   /** What the core knows about the class, whatever the config (absent for an unknown class name). */
   class?: ClassFacts;
 }
@@ -429,6 +432,7 @@ export interface StageSummary {
 }
 
 export interface Stage extends Tensor {
+  /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), keys, values, attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
   id: string;
   title: string;
   formula: string;

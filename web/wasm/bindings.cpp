@@ -321,7 +321,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
       "Description", "module", &Description::config, "parameters", &Description::parameters, "parameterCount", &num<&Description::parameter_count>, "keyValueHeads",
       &num<&Description::key_value_heads>, "kvCacheBytesPerToken", &Description::kv_cache_bytes_per_token, "kvCacheBytesPerTokenMha", &Description::kv_cache_bytes_per_token_mha,
       "slidingWindowSize", +[](const Description& d) { return d.sliding_window_size > 0 ? std::optional<double>(d.sliding_window_size) : std::nullopt; }, "maskBytes",
-      &Description::mask_bytes);
+      &Description::mask_bytes, "latentDim", +[](const Description& d) { return d.latent_dim > 0 ? std::optional<double>(d.latent_dim) : std::nullopt; });
   object<ModuleConfig>(
       "ModuleConfig", "className", +[](const ModuleConfig& c) { return c.class_name(); }, "config", +[](const ModuleConfig& c) { return c.slots(); }, "pythonCall",
       +[](const ModuleConfig& c) { return c.python_call(); }, "headDim", +[](const ModuleConfig& c) { return static_cast<double>(c.head_dim()); }, "outputWidth",

@@ -128,9 +128,10 @@ class AttentionModule {
   Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;
 
   /// The operators the forward reads, each prepared once (and again after set_parameter), whatever
-  /// parameters they come from: queries, keys, values, out_proj and a second projection as
-  /// right-hand matrices (k, n) with their biases, and appended key/value tokens.
-  static constexpr int kRoles = 5;  // Role::Query, Key, Value, Out, Proj
+  /// parameters they come from: queries, keys, values, out_proj, a second projection and the
+  /// down-projection to a latent as right-hand matrices (k, n) with their biases (keys and values
+  /// read the latent when there is one), and appended key/value tokens.
+  static constexpr int kRoles = 6;  // Role::Query, Key (or KeyUp), Value (or ValueUp), Out, Proj, LatentDown
   struct Prepared {
     ops::PackedMatrix weight[kRoles];
     std::vector<float> bias[kRoles];  // (n); empty when the operator has no bias

@@ -39,6 +39,7 @@ struct ForwardPlan {
   bool out_proj_bias = false;  // GroupedQueryAttention's out_proj has none; nn.MultiheadAttention's only with qkv_bias
   bool proj = false;           // a second projection after out_proj (role Proj: MHAPyTorchClass's proj)
   int64_t extra_kv = 0;        // key/value tokens appended after the projections (nn.MultiheadAttention's bias_k/bias_v)
+  int64_t latent_dim = 0;      // keys and values re-projected from a latent c_kv = x @ W_DKV.T of this width (0: from x)
   bool kv_projection_width_differs() const { return kv_heads != query_heads; }
   /// Keys for `num_tokens` queries: the tokens plus the appended ones.
   int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
@@ -53,6 +54,7 @@ ForwardPlan plan_forward(const ModuleConfig& config);
 enum class StageId {
   Input,
   Queries,
+  Latent,
   Keys,
   Values,
   CacheK,

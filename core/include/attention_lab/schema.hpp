@@ -12,7 +12,7 @@
 
 namespace attention_lab {
 
-/// Int, Float, Bool; OptionalInt: an int or None (sliding_window_size); Dtype: None or torch.float32
+/// Int, Float, Bool; OptionalInt: an int or None (sliding_window_size, latent_dim); Dtype: None or torch.float32
 /// (GroupedQueryAttention's dtype: numbers here are float32, PyTorch's default).
 enum class SlotType { Int, Float, Bool, OptionalInt, Dtype };
 
@@ -39,6 +39,15 @@ struct SlotValue {
 /// Slot values by slot name; keys may include names the class does not have (they are diagnosed).
 using SlotMap = std::map<std::string, SlotValue>;
 
+/// What None in an OptionalInt slot stands for: nothing (sliding_window_size=None: no window), or a
+/// size the constructor derives from another slot, max(at_least, slot // divisor) (the book's
+/// MultiHeadLatentAttention: latent_dim = max(16, d_out // 8)).
+struct NoneRule {
+  std::string slot;  // "" when None is a value of its own
+  int64_t divisor = 1;
+  int64_t at_least = 0;
+};
+
 /// One constructor slot: `position` is 1-based, as in the Python signature.
 struct SlotSpec {
   std::string name;
@@ -46,6 +55,7 @@ struct SlotSpec {
   SlotType type;
   std::optional<SlotValue> default_value;  // nullopt: required
   std::string doc;
+  NoneRule none_means = {};
 };
 
 /// How a class makes its heads: one head (SelfAttention_v1/v2, CausalAttention), a list of separate
@@ -70,11 +80,14 @@ constexpr double kAgreementTolerance = 1e-6;
 // ---- The recipe: what a class is, as data -------------------------------------------------------
 
 /// A size a parameter's shape is made of, from the slots.
-enum class Dim { One, DIn, DOut, KvWidth /* num_kv_groups x head_dim */, ThreeDOut /* 3 x d_out */ };
+enum class Dim { One, DIn, DOut, KvWidth /* num_kv_groups x head_dim */, ThreeDOut /* 3 x d_out */, Latent /* latent_dim */ };
 
 /// What a parameter feeds in the forward. `Qkv` is a packed matrix whose rows are the queries', then
 /// the keys', then the values' (nn.Linear(d_in, 3 * d_out), nn.MultiheadAttention's in_proj).
-enum class Role { Query, Key, Value, Qkv, Out, Proj, BiasK, BiasV };
+/// `LatentDown` projects x to a latent c_kv (nn.Linear(d_in, latent_dim): what a latent KV cache
+/// stores), and `KeyUp` / `ValueUp` re-project the latent to the keys and the values
+/// (nn.Linear(latent_dim, d_out)) in place of Key / Value from x (multi-head latent attention).
+enum class Role { Query, Key, Value, Qkv, Out, Proj, BiasK, BiasV, LatentDown, KeyUp, ValueUp };
 
 /// How a parameter is stored: (out, in) used as x @ W.T (nn.Linear), (in, out) used as x @ W
 /// (nn.Parameter used with @ or einsum "bnd,di->bni"), a vector (a bias), or one extra key/value
@@ -190,6 +203,9 @@ struct ClassSpec {
   /// not nn.Linear's (out, in) used as x @ W.T: the facade's `weights` fact, the plan's
   /// matmul_projection and the copies' transposes all read this.
   bool queries_in_out() const;
+  /// Whether keys and values are re-projected from a latent (a LatentDown parameter): the latent is
+  /// what a KV cache of this class stores per token.
+  bool latent() const;
   /// The registered mask buffer's dtype: "float32" (triu(ones)), "bool" (.bool()), "" without one.
   const char* mask_buffer_dtype() const { return mask_buffer_bytes == 4 ? "float32" : mask_buffer_bytes == 1 ? "bool" : ""; }
   /// Book section or folder in one phrase: "section 3.6.2", "chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention".
@@ -208,7 +224,8 @@ const char* slot_type_name(SlotType t);
 /// A validated configuration (see validator.hpp). Fields a class does not have keep their defaults:
 /// `context_length` 0 (the bonus classes have none: their mask is built for the tokens given),
 /// `dropout` 0.0, `num_heads` 1, `num_kv_groups` 0 (= one key/value head per query head),
-/// `sliding_window_size` 0 (None: plain causal), `need_weights` true.
+/// `sliding_window_size` 0 (None: plain causal), `latent_dim` 0 (None: the slot's NoneRule),
+/// `need_weights` true.
 struct ModuleConfig {
   const ClassSpec* spec = &class_specs().front();
   int64_t d_in = 0;
@@ -219,6 +236,7 @@ struct ModuleConfig {
   bool qkv_bias = false;
   int64_t num_kv_groups = 0;
   int64_t sliding_window_size = 0;
+  int64_t latent_dim = 0;  // as given; 0: None (latent_width() applies the slot's NoneRule)
   bool need_weights = true;
 
   /// A config of the named class with every size 0 (throws AttentionError "unknown_class").
@@ -238,8 +256,12 @@ struct ModuleConfig {
   int64_t kv_heads() const;
   /// Key/value tokens the class adds to the tokens given (nn.MultiheadAttention's add_bias_kv: 1).
   int64_t extra_kv_tokens() const;
-  /// Bytes a KV cache holds per token and layer in float32: keys and values, kv_heads() x head_dim each.
-  double kv_cache_bytes_per_token() const { return 2.0 * static_cast<double>(kv_heads()) * static_cast<double>(head_dim()) * 4.0; }
+  /// Bytes a KV cache holds per token and layer in float32: keys and values, kv_heads() x head_dim
+  /// each, or the latent alone (latent_width() floats) when keys and values are re-projected from it.
+  double kv_cache_bytes_per_token() const;
+  /// Width of the latent keys and values are re-projected from: latent_dim, or what None stands for
+  /// (the slot's NoneRule); 0 for classes without a latent.
+  int64_t latent_width() const;
   /// d_k of the 1/sqrt(d_k) scaling: d_out, or d_out / num_heads for the split classes.
   int64_t head_dim() const;
   /// Last axis of the output: num_heads * d_out for the wrapper, else d_out.

@@ -37,8 +37,9 @@ struct Description {
   std::vector<ParameterSpec> parameters;  // PyTorch's named_parameters() order
   int64_t parameter_count = 0;
   int64_t key_value_heads = 0;
-  double kv_cache_bytes_per_token = 0;      // keys and values of one token, float32
+  double kv_cache_bytes_per_token = 0;      // keys and values of one token, float32 (a latent class: its latent alone, latent_dim x 4)
   double kv_cache_bytes_per_token_mha = 0;  // the same for multi-head attention of the same width
+  int64_t latent_dim = 0;                   // the latent keys and values are re-projected from (what its cache stores); 0: none
   int64_t sliding_window_size = 0;          // 0: none
   double mask_bytes = 0;                    // the registered mask buffer, 0 when none
 };

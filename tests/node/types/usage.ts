@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   const ranStages: Stage[] = ran.trace ?? [];
   const ranWidth: number = ran.outputWidth + ran.output.shape[2] + ran.warnings.length;
   const heads: "single" | "modules" | "fused" | undefined = lab.classFacts("GroupedQueryAttention")?.heads;
+  const latent: number | null | undefined = lab.describe("MultiHeadLatentAttention", { d_in: 8, d_out: 8, dropout: 0.0, num_heads: 2, latent_dim: null }).latentDim;
   const gpt2 = await lab.loadGPT2(new ArrayBuffer(8), { num_heads: 2 });
   const run = await gpt2.run([464, 3139], { onProgress: (p) => p.done / p.total, signal: new AbortController().signal });
   const firstWeights: Tensor = run.layers[0].attnWeights;
