@@ -67,6 +67,18 @@ describe("GPT-2 writes text on the page", () => {
     assert.match(await section.getByTestId("gen-code").textContent(), /^# the book's chapter 5 generate[^\n]*\ntorch\.manual_seed\(123\)\nidx = torch\.tensor\(\[\[15496, 11, 616, 1438\]\]\)\nout = generate\(model, idx, max_new_tokens=10, context_size=1024, temperature=1\.0, top_k=None, eos_id=None\)$/);
     await section.screenshot({ path: `${SCREENSHOT_DIR}/gpt2-generate.png` });
 
+    // Cancel stops a long generation between tokens; what was written stays on the page
+    await page.getByTestId("gen-max").fill("1000");
+    await page.getByTestId("gen-temperature").fill("0");
+    await page.getByTestId("gen-run").click();
+    await page.waitForFunction(() => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]").dataset.tokens) >= 2);
+    await page.getByTestId("gen-cancel").click();
+    await page.getByTestId("gen-diag").waitFor();
+    assert.equal(await page.getByTestId("gen-diag").getAttribute("data-code"), "cancelled");
+    const written = await section.getByTestId("gen-token").count();
+    assert.ok(written >= 2 && written < 1000, `${written} tokens before the cancel`);
+    assert.equal(await page.getByTestId("gen-run").isDisabled(), false);
+
     // an option out of range is the core's coded error, naming it
     await page.getByTestId("gen-max").fill("0");
     await page.getByTestId("gen-run").click();
