@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <numeric>
 
 #include "attention_lab/plan.hpp"
@@ -324,6 +326,361 @@ std::vector<std::pair<int64_t, double>> Gpt2Run::top_tokens(int k) const {
   std::vector<std::pair<int64_t, double>> out;
   for (size_t i = 0; i < n; ++i) out.emplace_back(order[i], std::exp(static_cast<double>(z[static_cast<size_t>(order[i])]) - top) / sum);
   return out;
+}
+
+}  // namespace attention_lab
+
+// ---- generation -------------------------------------------------------------------------------------
+
+namespace attention_lab {
+
+namespace {
+
+/// Floats pack_b allocates for a (k, n) operand.
+double packed(double k, double n) { return static_cast<double>(ops::packed_floats(static_cast<int64_t>(k), static_cast<int64_t>(n))); }
+
+/// The positions a generation's forward passes compute at most, and what its cache holds.
+struct GenerationShape {
+  double chunk = 0;     // the longest chunk one forward computes (the prompt's prefill, or the cropped context)
+  double capacity = 0;  // keys one forward attends to at most (and the cache's size)
+};
+
+GenerationShape generation_shape(const Gpt2Config& c, int64_t prompt, const Gpt2GenerateOptions& o) {
+  const int64_t positions = prompt + std::max<int64_t>(o.max_new_tokens, 1) - 1;  // the last token is never fed back
+  GenerationShape s;
+  s.capacity = static_cast<double>(o.cache ? positions : std::min(positions, c.n_ctx));
+  s.chunk = o.cache ? static_cast<double>(prompt) : s.capacity;
+  return s;
+}
+
+std::string mib(double bytes) { return std::to_string(static_cast<long long>(std::ceil(bytes / 1048576.0))); }
+
+}  // namespace
+
+double gpt2_generation_bytes(const Gpt2Config& c, int64_t prompt_tokens, const Gpt2GenerateOptions& o, bool resident) {
+  const double d = static_cast<double>(c.n_embd), H = static_cast<double>(c.n_head), hd = d / H, V = static_cast<double>(c.vocab_size);
+  const double L = static_cast<double>(c.n_layer), raw = static_cast<double>(dtype_bytes(c.dtype)), f = 4.0;
+  const GenerationShape s = generation_shape(c, prompt_tokens, o);
+  const double n = s.chunk, T = s.capacity;
+  // Kept through the generation: every layer's keys and values (one layer's as scratch without the
+  // cache), the chunk's residual stream, the last position's norm, ln_f, the logits, the ids.
+  const double kv = f * (o.cache ? L : 1.0) * 2.0 * T * d;
+  const double kept = kv + f * (n * d + 3.0 * d + V) + 8.0 * (static_cast<double>(prompt_tokens) + static_cast<double>(o.max_new_tokens));
+  // Picking a token: the top-k copy of the logits, the probabilities, the order of the 5 most likely.
+  const double pick = f * 2.0 * V + 8.0 * V;
+  // One block: its packed weights; its raw bytes and one decoded tensor while it loads; the activations
+  // (ln's output, q k v, the context, one head's scores, the packed keys and values, the MLP's 4d).
+  const double weights = f * (packed(d, 3 * d) + packed(d, d) + packed(d, 4 * d) + packed(4 * d, d) + 13.0 * d);
+  const double block_raw = raw * (12.0 * d * d + 13.0 * d) + f * 4.0 * d * d;
+  const double acts = f * (n * d + 3.0 * n * d + n * d + n * T + packed(hd, T) + packed(T, hd) + n * d + 4.0 * n * d);
+  // A logits chunk: wte rows raw, as float32 and packed.
+  const double rows = static_cast<double>(std::min<int64_t>(kGpt2LogitsChunkRows, c.vocab_size));
+  const double chunk = (raw + f) * rows * d + f * packed(d, rows);
+  const double embed = (raw + f) * 2.0 * n * d;
+  const double slack = 8.0 * 1048576.0;  // the allocator's bookkeeping, rounding and holes (measured: up to 4 MiB past the sum on GPT-2 small)
+  if (!resident) return kept + std::max({embed, pick, block_raw + weights + acts, chunk}) + slack;
+  double wte = 0;
+  for (int64_t begin = 0; begin < c.vocab_size; begin += kGpt2LogitsChunkRows) wte += f * packed(d, static_cast<double>(std::min(kGpt2LogitsChunkRows, c.vocab_size - begin)));
+  // Resident: every block and wte packed, on top of the load in progress. The blocks' loads leave
+  // holes the larger wte chunks cannot use, so a block's load and a chunk's both count.
+  return kept + L * weights + wte + std::max({embed, pick, block_raw + acts + chunk}) + slack;
+}
+
+Gpt2Step gpt2_pick_token(std::vector<float> z, double temperature, std::optional<int64_t> top_k, TorchGenerator* generator) {
+  const int64_t V = static_cast<int64_t>(z.size());
+  if (top_k) {  // torch.topk(logits, k), then torch.where(logits < top_logits[-1], -inf, logits): ties with the k-th stay
+    std::vector<float> copy = z;
+    std::nth_element(copy.begin(), copy.begin() + (*top_k - 1), copy.end(), std::greater<float>());
+    const float kth = copy[static_cast<size_t>(*top_k - 1)];
+    for (float& v : z)
+      if (v < kth) v = -std::numeric_limits<float>::infinity();
+  }
+  Gpt2Step s;
+  if (temperature > 0.0) {
+    const float t = static_cast<float>(temperature);  // logits / temperature: the scalar as float32, one division
+    for (float& v : z) v = v / t;
+  } else {
+    s.token = std::max_element(z.begin(), z.end()) - z.begin();  // torch.argmax: the first maximum
+  }
+  ops::softmax_rows(z.data(), 1, V);  // torch.softmax(logits, dim=-1); z now holds the probabilities
+  if (temperature > 0.0) {
+    for (const float p : z)
+      if (!(p >= 0.0f && std::isfinite(p)))
+        throw AttentionError("non_finite_probabilities", "temperature", "the probabilities are not finite at temperature " + std::to_string(temperature),
+                             "torch.multinomial refuses them too; use a larger temperature.");
+    if (generator == nullptr) throw AttentionError("generator", "generator", "sampling at a temperature above 0 needs a generator", "Pass {generator: lab.manualSeed(123)}.");
+    s.token = generator->multinomial_one(z.data(), V);
+  }
+  s.prob = z[static_cast<size_t>(s.token)];
+  std::vector<int64_t> order(static_cast<size_t>(V));
+  std::iota(order.begin(), order.end(), 0);
+  const auto k = static_cast<std::ptrdiff_t>(std::min<int64_t>(5, V));
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+    return z[static_cast<size_t>(a)] > z[static_cast<size_t>(b)] || (z[static_cast<size_t>(a)] == z[static_cast<size_t>(b)] && a < b);
+  });
+  for (std::ptrdiff_t i = 0; i < k; ++i) s.top.emplace_back(order[static_cast<size_t>(i)], z[static_cast<size_t>(order[static_cast<size_t>(i)])]);
+  return s;
+}
+
+struct Gpt2Generation::Block {
+  std::vector<float> ln1_w, ln1_b, attn_b, proj_b, ln2_w, ln2_b, fc_b, mlp_b;
+  ops::PackedMatrix attn, proj, fc, mlp;  // Conv1D weights (in, out), packed for y = x @ W + b
+};
+
+Gpt2Generation::Gpt2Generation(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> prompt, const Gpt2GenerateOptions& options,
+                               double memory_budget_bytes)
+    : header_(&header), config_(config), options_(options), ids_(std::move(prompt)) {
+  const auto bad = [](const std::string& slot, const std::string& message, const std::string& hint) { return AttentionError("generate_option", slot, message, hint); };
+  if (ids_.empty()) throw AttentionError("input_empty", "tokens", "no prompt tokens to generate from", "Type at least one word.");
+  for (const int64_t id : ids_) {
+    if (id < 0 || id >= config_.vocab_size) {
+      throw AttentionError("checkpoint_token", "tokens", "token id " + std::to_string(id) + " is outside the vocabulary (0 to " + std::to_string(config_.vocab_size - 1) + ")",
+                           "Tokenize with the checkpoint's own tokenizer.");
+    }
+  }
+  if (options_.max_new_tokens < 1 || options_.max_new_tokens > 100000)
+    throw bad("maxNewTokens", "maxNewTokens must be a whole number from 1 to 100000, got " + std::to_string(options_.max_new_tokens), "For example {maxNewTokens: 20}.");
+  if (!(std::isfinite(options_.temperature) && options_.temperature >= 0.0))
+    throw bad("temperature", "temperature must be a finite number, 0 or more", "0 picks the most likely token (greedy); 1.0 samples from the model's own probabilities.");
+  if (options_.top_k && (*options_.top_k < 1 || *options_.top_k > config_.vocab_size))
+    throw bad("topK", "topK must be from 1 to vocab_size " + std::to_string(config_.vocab_size) + ", got " + std::to_string(*options_.top_k),
+              "For example {topK: 25}, or null for all.");
+  if (options_.eos_id && (*options_.eos_id < 0 || *options_.eos_id >= config_.vocab_size))
+    throw bad("eosId", "eosId " + std::to_string(*options_.eos_id) + " is outside the vocabulary (0 to " + std::to_string(config_.vocab_size - 1) + ")",
+              "GPT-2's <|endoftext|> is 50256.");
+  prompt_ = static_cast<int64_t>(ids_.size());
+  const int64_t positions = prompt_ + options_.max_new_tokens - 1;
+  if (options_.cache && positions > config_.n_ctx) {
+    throw AttentionError("cache_context", "maxNewTokens",
+                         "the KV cache would hold " + std::to_string(positions) + " positions (" + std::to_string(prompt_) + " prompt tokens + maxNewTokens " +
+                             std::to_string(options_.max_new_tokens) + " - 1) but n_ctx is " + std::to_string(config_.n_ctx) + " (wpe.weight rows)",
+                         "Generate fewer tokens, or pass {cache: false} to crop the context to its last n_ctx tokens as the book's generate does.");
+  }
+  const double lean = gpt2_generation_bytes(config_, prompt_, options_, false), full = gpt2_generation_bytes(config_, prompt_, options_, true);
+  resident_ = options_.resident.value_or(full <= memory_budget_bytes);
+  estimate_ = resident_ ? full : lean;
+  if (estimate_ > memory_budget_bytes) {
+    throw AttentionError("too_large", "tokens",
+                         "generating from " + std::to_string(prompt_) + " tokens needs about " + mib(estimate_) + " MiB" + (resident_ ? " with the weights resident" : "") +
+                             ", over the " + mib(memory_budget_bytes) + " MiB this page allows",
+                         resident_ && lean <= memory_budget_bytes ? "Let the weights be re-read per token (resident: null)." : "Use a shorter prompt or fewer new tokens.");
+  }
+  const GenerationShape shape = generation_shape(config_, prompt_, options_);
+  capacity_ = static_cast<int64_t>(shape.capacity);
+  const size_t kv = static_cast<size_t>((options_.cache ? config_.n_layer : 1) * capacity_ * config_.n_embd);
+  keys_.assign(kv, 0.0f);
+  values_.assign(kv, 0.0f);
+  if (resident_) blocks_.resize(static_cast<size_t>(config_.n_layer));
+  // the first forward: the whole prompt (cropped to n_ctx without the cache)
+  const int64_t window = options_.cache ? prompt_ : std::min(prompt_, config_.n_ctx);
+  chunk_ids_.assign(ids_.end() - window, ids_.end());
+  pos0_ = 0;
+  n_ = window;
+}
+
+Gpt2Generation::~Gpt2Generation() = default;
+
+const SafetensorsEntry& Gpt2Generation::entry(const std::string& key) const {
+  const SafetensorsEntry* e = header_->find(config_.prefix + key);
+  if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + config_.prefix + key, kGpt2Hint);
+  return *e;
+}
+
+std::vector<ByteRead> Gpt2Generation::block_reads(int64_t layer) const {
+  std::vector<ByteRead> reads;
+  for (const auto& [key, shape] : block_tensors(config_.n_embd)) {
+    const std::string name = "h." + std::to_string(layer) + "." + key;
+    reads.push_back({config_.prefix + name, entry(name)});
+  }
+  return reads;
+}
+
+std::vector<ByteRead> Gpt2Generation::reads() const {
+  if (finished_) return {};
+  switch (phase_) {
+    case Phase::Embed: {
+      std::vector<ByteRead> reads;
+      std::vector<int64_t> distinct = chunk_ids_;
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      const SafetensorsEntry& wte = entry("wte.weight");
+      for (const int64_t id : distinct) reads.push_back({"wte.weight[" + std::to_string(id) + "]", rows_of(wte, id, id + 1)});
+      reads.push_back({"wpe.weight[" + std::to_string(pos0_) + ":" + std::to_string(pos0_ + n_) + "]", rows_of(entry("wpe.weight"), pos0_, pos0_ + n_)});
+      return reads;
+    }
+    case Phase::Block:
+      if (resident_ && blocks_[static_cast<size_t>(layer_)]) return {};
+      return block_reads(layer_);
+    case Phase::Final:
+      if (!ln_f_w_.empty()) return {};
+      return {{config_.prefix + "ln_f.weight", entry("ln_f.weight")}, {config_.prefix + "ln_f.bias", entry("ln_f.bias")}};
+    case Phase::Logits: {
+      if (resident_ && static_cast<size_t>(chunk_) < wte_chunks_.size()) return {};
+      const int64_t begin = chunk_ * kGpt2LogitsChunkRows, end = std::min(begin + kGpt2LogitsChunkRows, config_.vocab_size);
+      return {{"wte.weight[" + std::to_string(begin) + ":" + std::to_string(end) + "]", rows_of(entry("wte.weight"), begin, end)}};
+    }
+  }
+  return {};
+}
+
+void Gpt2Generation::run_block(const Block& w, int64_t layer) {
+  const int64_t n = n_, d = config_.n_embd, H = config_.n_head, hd = d / H, T = pos0_ + n, cap = capacity_;
+  const size_t base = static_cast<size_t>((options_.cache ? layer : 0) * H * cap * hd);
+  float* K = keys_.data() + base;
+  float* Vv = values_.data() + base;
+  // x = x + attn(ln_1(x)): q, k, v of the chunk's positions (c_attn, Conv1D), the new keys and values
+  // appended at their positions, each query against every key up to its own position.
+  std::vector<float> h(x_);
+  ops::layer_norm_rows(h.data(), n, d, w.ln1_w.data(), w.ln1_b.data(), 1e-5f);
+  std::vector<float> qkv(static_cast<size_t>(n * 3 * d));
+  ops::gemm(h.data(), n, d, w.attn, w.attn_b.data(), qkv.data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t hh = 0; hh < H; ++hh) {
+      const float* row = qkv.data() + i * 3 * d + hh * hd;
+      std::copy(row + d, row + d + hd, K + (hh * cap + pos0_ + i) * hd);
+      std::copy(row + 2 * d, row + 2 * d + hd, Vv + (hh * cap + pos0_ + i) * hd);
+    }
+  const float scale_div = static_cast<float>(std::sqrt(static_cast<double>(hd)));
+  std::vector<float> context(static_cast<size_t>(n * d)), scores(static_cast<size_t>(n * T));
+  ops::PackedMatrix keys_t, values;
+  for (int64_t hh = 0; hh < H; ++hh) {
+    ops::pack_b_into(keys_t, K + hh * cap * hd, hd, T, true);
+    ops::gemm(qkv.data() + hh * hd, n, hd, keys_t, nullptr, scores.data(), ops::Triangle::None, 3 * d);  // q @ k^T (n, T)
+    for (int64_t i = 0; i < n; ++i) {                                                                    // position pos0 + i sees keys 0 .. pos0 + i (the causal mask's row)
+      float* row = scores.data() + i * T;
+      const int64_t seen = pos0_ + i + 1;
+      ops::scaled_softmax_rows(row, 1, seen, scale_div, false);
+      std::fill(row + seen, row + T, 0.0f);
+    }
+    ops::pack_b_into(values, Vv + hh * cap * hd, T, hd, false);
+    ops::gemm(scores.data(), n, T, values, nullptr, context.data() + hh * hd, ops::Triangle::None, 0, d);  // weights @ v (n, hd)
+  }
+  ops::gemm(context.data(), n, d, w.proj, w.proj_b.data(), h.data());
+  for (size_t i = 0; i < x_.size(); ++i) x_[i] += h[i];
+  // x = x + c_proj(gelu(c_fc(ln_2(x))))
+  h = x_;
+  ops::layer_norm_rows(h.data(), n, d, w.ln2_w.data(), w.ln2_b.data(), 1e-5f);
+  std::vector<float> hidden(static_cast<size_t>(n * 4 * d));
+  ops::gemm(h.data(), n, d, w.fc, w.fc_b.data(), hidden.data());
+  gelu_tanh(hidden.data(), hidden.size());
+  ops::gemm(hidden.data(), n, 4 * d, w.mlp, w.mlp_b.data(), h.data());
+  for (size_t i = 0; i < x_.size(); ++i) x_[i] += h[i];
+}
+
+void Gpt2Generation::run_phase(const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  const int64_t d = config_.n_embd;
+  switch (phase_) {
+    case Phase::Embed: {
+      const std::vector<ByteRead> r = reads();
+      std::map<int64_t, std::vector<float>> rows;
+      for (size_t i = 0; i + 1 < r.size(); ++i) rows[std::stoll(r[i].name.substr(11))] = values_of(r[i], bytes);
+      x_ = gpt2_embed(chunk_ids_, rows, values_of(r.back(), bytes), d).data;  // wte[ids] + wpe[pos0 : pos0 + n]
+      phase_ = Phase::Block;
+      layer_ = 0;
+      return;
+    }
+    case Phase::Block: {
+      std::unique_ptr<Block> loaded;
+      const Block* w = resident_ ? blocks_[static_cast<size_t>(layer_)].get() : nullptr;
+      if (w == nullptr) {
+        const std::vector<ByteRead> r = block_reads(layer_);
+        loaded = std::make_unique<Block>();
+        Block& b = *loaded;
+        b.ln1_w = values_of(r[0], bytes);
+        b.ln1_b = values_of(r[1], bytes);
+        b.attn = ops::pack_b(values_of(r[2], bytes).data(), d, 3 * d, false);
+        b.attn_b = values_of(r[3], bytes);
+        b.proj = ops::pack_b(values_of(r[4], bytes).data(), d, d, false);
+        b.proj_b = values_of(r[5], bytes);
+        b.ln2_w = values_of(r[6], bytes);
+        b.ln2_b = values_of(r[7], bytes);
+        b.fc = ops::pack_b(values_of(r[8], bytes).data(), d, 4 * d, false);
+        b.fc_b = values_of(r[9], bytes);
+        b.mlp = ops::pack_b(values_of(r[10], bytes).data(), 4 * d, d, false);
+        b.mlp_b = values_of(r[11], bytes);
+        w = loaded.get();
+      }
+      run_block(*w, layer_);
+      if (resident_ && loaded) blocks_[static_cast<size_t>(layer_)] = std::move(loaded);
+      if (++layer_ == config_.n_layer) phase_ = Phase::Final;
+      return;
+    }
+    case Phase::Final: {
+      if (ln_f_w_.empty()) {
+        const std::vector<ByteRead> r = reads();
+        ln_f_w_ = values_of(r[0], bytes);
+        ln_f_b_ = values_of(r[1], bytes);
+      }
+      last_.assign(x_.end() - d, x_.end());  // the last position only: the next token is read there
+      ops::layer_norm_rows(last_.data(), 1, d, ln_f_w_.data(), ln_f_b_.data(), 1e-5f);
+      logits_.assign(static_cast<size_t>(config_.vocab_size), 0.0f);
+      phase_ = Phase::Logits;
+      chunk_ = 0;
+      return;
+    }
+    case Phase::Logits: {
+      const int64_t begin = chunk_ * kGpt2LogitsChunkRows;
+      if (resident_ && static_cast<size_t>(chunk_) < wte_chunks_.size()) {
+        ops::gemm(last_.data(), 1, d, wte_chunks_[static_cast<size_t>(chunk_)], nullptr, logits_.data() + begin);
+      } else {
+        const ByteRead r = reads().front();
+        ops::PackedMatrix rows;
+        {
+          const std::vector<float> values = values_of(r, bytes);  // (rows, d)
+          rows = ops::pack_b(values.data(), d, r.entry.shape[0], true);
+        }
+        ops::gemm(last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
+        if (resident_) wte_chunks_.push_back(std::move(rows));
+      }
+      ++chunk_;
+      return;
+    }
+  }
+}
+
+std::optional<Gpt2Step> Gpt2Generation::finish_token(TorchGenerator* generator) {
+  Gpt2Step s = gpt2_pick_token(logits_, options_.temperature, options_.top_k, generator);
+  cached_ = options_.cache ? pos0_ + n_ : 0;
+  s.cache_tokens = cached_;
+  s.cache_bytes = 2.0 * 4.0 * static_cast<double>(config_.n_layer * cached_ * config_.n_embd);
+  if (options_.eos_id && s.token == *options_.eos_id) {  // the book's `if idx_next == eos_id: break`: not appended
+    eos_ = finished_ = true;
+    return std::nullopt;
+  }
+  ids_.push_back(s.token);
+  if (++made_ == options_.max_new_tokens) {
+    finished_ = true;
+    return s;
+  }
+  // the next forward: the new token alone (cached), or the whole context cropped to n_ctx
+  if (options_.cache) {
+    pos0_ = cached_;
+    n_ = 1;
+    chunk_ids_.assign(1, s.token);
+  } else {
+    n_ = std::min<int64_t>(static_cast<int64_t>(ids_.size()), config_.n_ctx);
+    pos0_ = 0;
+    chunk_ids_.assign(ids_.end() - n_, ids_.end());
+  }
+  phase_ = Phase::Embed;
+  return s;
+}
+
+std::optional<Gpt2Step> Gpt2Generation::step(const std::map<std::string, std::vector<uint8_t>>& bytes, TorchGenerator* generator) {
+  if (finished_) throw AttentionError("checkpoint_layer", "", "the generation is finished", "");
+  if (options_.temperature > 0.0 && generator == nullptr)
+    throw AttentionError("generator", "generator", "sampling at a temperature above 0 needs a generator", "Pass {generator: lab.manualSeed(123)}.");
+  static const std::map<std::string, std::vector<uint8_t>> none;
+  const std::map<std::string, std::vector<uint8_t>>* given = &bytes;
+  for (;;) {
+    run_phase(*given);
+    given = &none;
+    if (phase_ == Phase::Logits && chunk_ * kGpt2LogitsChunkRows >= config_.vocab_size) {
+      std::optional<Gpt2Step> s = finish_token(generator);
+      if (s || finished_) return s;
+    }
+    if (finished_ || !reads().empty()) return std::nullopt;
+  }
 }
 
 }  // namespace attention_lab

@@ -108,6 +108,7 @@ struct Session::Gpt2File {
   std::shared_ptr<const SafetensorsHeader> header;  // shared with the checkpoint file it came from
   Gpt2Config config;
   std::unique_ptr<Gpt2Run> run;
+  std::unique_ptr<Gpt2Generation> generation;
 };
 
 struct Session::Objects {
@@ -442,6 +443,7 @@ double Session::gpt2_estimate(uint32_t model, double num_tokens) const {
 std::vector<FileRead> Session::gpt2_start(uint32_t model, const std::vector<double>& ids, double budget) {
   Gpt2File& f = objects_->model(model);
   f.run.reset();
+  f.generation.reset();
   f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes);
   return file_reads(*f.header, f.run->embedding_reads());
 }
@@ -498,8 +500,64 @@ Gpt2Result Session::gpt2_finish(uint32_t model, double k) {
 
 bool Session::gpt2_stop(uint32_t model) {
   const auto it = objects_->gpt2.find(model);
-  if (it != objects_->gpt2.end()) it->second->run.reset();
+  if (it != objects_->gpt2.end()) {
+    it->second->run.reset();
+    it->second->generation.reset();
+  }
   return true;
+}
+
+namespace {
+/// A boolean option: its default when absent; AttentionError generate_option naming `key` otherwise.
+std::optional<bool> bool_option(const NumberOption& v, const char* key) {
+  if (v.type == "undefined") return std::nullopt;
+  if (v.type != "boolean") throw AttentionError("generate_option", key, std::string(key) + " must be true or false, got a " + v.type, "");
+  return v.value != 0;
+}
+}  // namespace
+
+GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& ids, const GenerateOptionsInput& in, double budget) {
+  Gpt2File& f = objects_->model(model);
+  f.run.reset();
+  f.generation.reset();
+  Gpt2GenerateOptions o;
+  const auto maybe = whole_option(in.max_new_tokens, "maxNewTokens", 1, "generate_option");
+  if (!maybe) throw AttentionError("generate_option", "maxNewTokens", "maxNewTokens is required: how many tokens to generate", "For example {maxNewTokens: 20}.");
+  o.max_new_tokens = *maybe;
+  if (in.temperature.type != "undefined") {
+    if (in.temperature.type != "number")
+      throw AttentionError("generate_option", "temperature", "temperature must be a number, got a " + in.temperature.type, "For example {temperature: 1.0}.");
+    o.temperature = in.temperature.value;
+  }
+  o.top_k = whole_option(in.top_k, "topK", 1, "generate_option");
+  o.eos_id = whole_option(in.eos_id, "eosId", 0, "generate_option");
+  o.cache = bool_option(in.cache, "cache").value_or(true);
+  o.resident = bool_option(in.resident, "resident");
+  f.generation = std::make_unique<Gpt2Generation>(*f.header, f.config, ids_from(ids), o, budget > 0 ? budget : kDefaultMemoryBudgetBytes);
+  return {f.generation->resident(), f.generation->estimate_bytes()};
+}
+
+std::vector<FileRead> Session::gpt2_generate_reads(uint32_t model) const {
+  const Gpt2File& f = objects_->model(model);
+  if (!f.generation) throw AttentionError("checkpoint_layer", "", "no generation is in progress", "Start one with model.generate.");
+  return file_reads(*f.header, f.generation->reads());
+}
+
+GenerateStepResult Session::gpt2_generate_step(uint32_t model, uint32_t generator, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+  Gpt2File& f = objects_->model(model);
+  if (!f.generation) throw AttentionError("checkpoint_layer", "", "no generation is in progress", "Start one with model.generate.");
+  Gpt2Generation& g = *f.generation;
+  TorchGenerator* gen = generator != 0 ? &objects_->generator(generator) : nullptr;
+  GenerateStepResult out;
+  if (std::optional<Gpt2Step> s = g.step(bytes_of(g.reads(), buffers), gen)) {
+    GeneratedToken t{static_cast<double>(s->token), s->prob, {}, static_cast<double>(s->cache_tokens), s->cache_bytes};
+    for (const auto& [id, p] : s->top) t.top.push_back({static_cast<double>(id), p});
+    out.token = std::move(t);
+  }
+  out.finished = g.finished();
+  out.eos = g.stopped_by_eos();
+  if (out.finished) f.generation.reset();
+  return out;
 }
 
 // ---- lifetimes ----

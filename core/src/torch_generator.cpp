@@ -97,6 +97,25 @@ double TorchGenerator::random_double() {
   return static_cast<double>(u) * (1.0 / static_cast<double>(uint64_t{1} << 53));
 }
 
+int64_t TorchGenerator::multinomial_one(const float* probs, int64_t n) {
+  int64_t best = 0;
+  float best_q = 0.0f;
+  bool found_nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const float e = static_cast<float>(-std::log(1.0 - random_double()));  // exponential_(1) in double, stored as float32
+    const float q = probs[i] / e;
+    if (found_nan) continue;  // every draw is consumed, whatever wins
+    if (std::isnan(q)) {
+      best = i;
+      found_nan = true;
+    } else if (i == 0 || q > best_q) {
+      best = i;
+      best_q = q;
+    }
+  }
+  return best;
+}
+
 float TorchGenerator::random_float() {
   const uint32_t r = engine_();
   return static_cast<float>(r & 0xFFFFFFu) * (1.0f / static_cast<float>(1u << 24));

@@ -73,6 +73,30 @@ export async function gpt2Plain(lab, { file, ids, numHeads }, { signal, progress
   }
 }
 
+/**
+ * model.generate on the panel's file, in the worker when there is one: `options` {maxNewTokens,
+ * temperature, topK, seed, cache}; each step reaches `onToken` as soon as its token is out.
+ */
+export async function generateGPT2(lab, runner, file, { ids, numHeads, options, onToken, signal }) {
+  const onProgress = (p) => onToken?.(p);
+  if (!runner.hasWorker) return (await generatePlain(lab, { file, ids, numHeads, options }, { signal, progress: onProgress })).result;
+  return runner.request("generateGPT2", { file, ids, numHeads, options }, { onProgress, signal });
+}
+
+/** In the worker (or here): a generation as plain data; the generator is torch.manual_seed(seed). */
+export async function generatePlain(lab, { file, ids, numHeads, options }, { signal, progress }) {
+  const model = await lab.loadGPT2(await checkpointOf(lab, file), numHeads ? { num_heads: numHeads } : undefined);
+  const { seed, ...rest } = options;
+  const generator = lab.manualSeed(seed);
+  try {
+    const r = await model.generate(ids, { ...rest, generator, signal, onToken: (step) => progress(step) });
+    return { result: { tokenIds: r.tokenIds, steps: r.steps, stoppedBy: r.stoppedBy, resident: r.resident, nCtx: model.config.n_ctx }, transfer: [] };
+  } finally {
+    generator.dispose();
+    model.dispose();
+  }
+}
+
 /** In the worker: the load as plain data, and the buffers to transfer. */
 export async function loadPlain(lab, { file, options }) {
   const { module, report, bytesRead } = await loadHere(lab, file, options);

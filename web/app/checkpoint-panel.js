@@ -99,6 +99,7 @@ export function setupCheckpointPanel(app) {
       runTitle.scrollIntoView({ block: "start" });
     },
     runAgain: () => runWholeModel(),
+    input: () => wholeModelInput(),
   });
   const runBox = h("div", { class: "ckpt-run", hidden: true, role: "group", "aria-labelledby": "ckpt-run-title", dataset: { testid: "ckpt-run-box" } },
     h("div", { class: "ckpt-tokens" }, kind, textBox, idsBox), pieces, gpt2.node,
@@ -151,11 +152,17 @@ export function setupCheckpointPanel(app) {
 
   /** The whole model on the panel's tokens (a file of one attention layer says it cannot). */
   async function runWholeModel() {
+    const input = await wholeModelInput();
+    if (input) await gpt2.run(input);
+  }
+
+  /** What the whole model runs on: the file, the panel's tokens, the head count, a decoder (ids -> text) or null; null when the tokens are not valid. */
+  async function wholeModelInput() {
     const t = await tokenIds();
-    if (!t) return;
+    if (!t) return null;
     const numHeads = readNumber(headsField, 1) ?? undefined;
     const decode = currentKind() === "text" && tokenizerPromise ? (await loadTokenizer()).decode : null;
-    await gpt2.run({ file: state.file, tokens: t, numHeads: numHeads ?? undefined, decode: decode ? (id) => decode([id]) : null });
+    return { file: state.file, tokens: t, numHeads: numHeads ?? undefined, decode: decode ? (ids) => decode(ids) : null };
   }
 
   /** Text or ids; the tokenizer (about 0.6 MB) loads only once text is to be tokenized. */

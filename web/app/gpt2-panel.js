@@ -9,6 +9,7 @@ import { runGPT2 } from "./checkpoint-load.js";
 import { errorBox } from "./diagnostic-view.js";
 import { color, MASKED_RGB } from "./slice-view.js";
 import { pixelCanvas } from "./export.js";
+import { setupGenerate } from "./gpt2-generate.js";
 
 /** Tokens the head view draws at most (the grid shows every token). */
 const HEAD_VIEW_MAX = 48;
@@ -16,9 +17,10 @@ const HEAD_VIEW_MAX = 48;
 /**
  * @param app      the widget's app (lab, runner)
  * @param actions  {traceLayer(layer): trace that layer in the checkpoint panel with its real input,
- *                  runAgain(): run the model on the panel's current tokens (what the Run button does)}
+ *                  runAgain(): run the model on the panel's current tokens (what the Run button does),
+ *                  input(): what the model runs on ({file, tokens, numHeads, decode} or null), for Generate}
  */
-export function setupGpt2Section(app, { traceLayer, runAgain }) {
+export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
   const state = { seq: 0, result: null, words: [], pick: { layer: 0, head: 0 }, controller: null };
   const runButton = h("button", { type: "button", class: "primary", part: "button", dataset: { testid: "gpt2-run" } }, S.gpt2Run);
   const cancelButton = h("button", { type: "button", class: "small", part: "button", hidden: true, dataset: { testid: "gpt2-cancel" } }, S.cancel);
@@ -34,6 +36,8 @@ export function setupGpt2Section(app, { traceLayer, runAgain }) {
     h("p", { class: "muted" }, S.gpt2Intro),
     h("div", { class: "run-row" }, runButton), progress, error, next,
     h("div", { class: "gpt2-views" }, grid, headView));
+  const generate = setupGenerate(app, input);
+  node.append(generate.node);
   runButton.addEventListener("click", () => runAgain());
   cancelButton.addEventListener("click", () => state.controller?.abort());
 
@@ -85,7 +89,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain }) {
     replace(next,
       h("h4", {}, S.gpt2NextTitle),
       h("ol", { class: "gpt2-next-list" }, tokens.map((t) => h("li", { dataset: { id: String(t.id) } },
-        h("code", { class: "piece" }, decode ? decode(t.id).replace(/ /g, "␣") : `#${t.id}`),
+        h("code", { class: "piece" }, decode ? decode([t.id]).replace(/ /g, "␣") : `#${t.id}`),
         decode ? h("span", { class: "token-id" }, String(t.id)) : null,
         h("span", { class: "gpt2-prob" }, S.gpt2Prob(t.prob))))),
       h("p", { class: "muted" }, S.gpt2NextNote));
@@ -144,6 +148,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain }) {
       state.seq++;
       state.result = null;
       for (const n of [error, next, grid, headView]) replace(n);
+      generate.reset();
       progress.hidden = true;
       runButton.disabled = false;
     },

@@ -187,4 +187,25 @@ export const S = {
   gpt2LineTitle: (query, key, w) => `${query} → ${key}: ${w.toFixed(3)}`,
   gpt2HeadMore: (shown, n) => `The first ${shown} of ${n} tokens are drawn.`,
   gpt2TraceLayer: (layer) => `Trace layer ${layer} below, with its real input`,
+  genTitle: "Generate text",
+  genIntro: "The model writes one token at a time, as the book’s generate (chapter 5) does: greedy at temperature 0, else softmax(logits / temperature) over the top-k logits and torch.multinomial on torch.manual_seed(seed), the same tokens PyTorch picks. With the KV cache each layer keeps its keys and values, so a new token computes one position instead of the whole text again.",
+  genMax: "max new tokens",
+  genTemperature: "temperature",
+  genTopK: "top-k",
+  genSeed: "seed",
+  genCache: "KV cache",
+  genRun: "Generate",
+  genReading: "Reading the file…",
+  genProgress: (n, total) => `Token ${n} of ${total}`,
+  genDone: (n, stoppedBy, resident, cache) =>
+    `${n} new token${n === 1 ? "" : "s"}${stoppedBy === "eos" ? ", stopped at the end-of-text token" : ""}; ${cache ? "with the KV cache" : "without the cache (the whole text again for each token)"}; ` +
+    (resident ? "the weights stayed in memory between tokens." : "the weights were read again from the file for each token (they do not fit the memory budget), which is slower."),
+  genTokenTitle: (p) => `probability ${(100 * p).toFixed(2)}%`,
+  genAlternatives: (list) => ` · most likely: ${list.join(", ")}`,
+  genCacheLine: (tokens, bytes, ms) => ` · cache ${tokens} tokens, ${bytes < 1048576 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1048576).toFixed(1)} MiB`} · ${ms.toFixed(0)} ms`,
+  genCode: ({ maxNewTokens, temperature, topK, seed, nCtx, ids }) =>
+    `# the book's chapter 5 generate (ch05/01_main-chapter-code), the same ids\n${temperature > 0 ? `torch.manual_seed(${seed})\n` : ""}` +
+    `idx = torch.tensor([[${ids.join(", ")}]])\nout = generate(model, idx, max_new_tokens=${maxNewTokens}, context_size=${nCtx}, temperature=${Number.isInteger(temperature) ? temperature.toFixed(1) : temperature}, top_k=${topK ?? "None"}, eos_id=None)`,
+  genError: "The model could not generate",
+  genCancelled: "The generation was cancelled.",
 };

@@ -226,6 +226,12 @@ export type ErrorCode =
   | "busy"
   /** a GPT-2 run was cancelled through its signal */
   | "cancelled"
+  /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident); names it */
+  | "generate_option"
+  /** a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx (names both) */
+  | "cache_context"
+  /** sampling met probabilities that are not finite (torch.multinomial refuses them too) */
+  | "non_finite_probabilities"
   /** a GPT-2 run's onProgress callback threw (the run stopped) */
   | "callback"
   // failures (never expected; please report them)
@@ -680,6 +686,68 @@ export interface GPT2Result {
   nextTokens: { id: number; prob: number }[];
 }
 
+/** model.generate's options: the book's chapter 5 `generate(model, idx, max_new_tokens, context_size, temperature, top_k, eos_id)`. */
+export interface GPT2GenerateOptions {
+  /** How many tokens to generate (required): a whole number from 1. */
+  maxNewTokens: number;
+  /**
+   * 0 (the default): greedy argmax, as `generate_text_simple`, no draw. Above 0: softmax(logits /
+   * temperature) and `torch.multinomial(probs, 1)` reproduced bit for bit on `generator` (PyTorch 1.13's
+   * CPU kernel: argmax(probs / Exp(1)) over the whole vocabulary, 2 x vocab_size 32-bit draws per token).
+   */
+  temperature?: number;
+  /** Keep the logits >= the k-th largest (the others become -inf), as torch.topk + torch.where; null: all. */
+  topK?: number | null;
+  /** Stop when this token is picked, before appending it (GPT-2's <|endoftext|> is 50256); null: never. */
+  eosId?: number | null;
+  /** The generator sampling draws on (temperature > 0); default a fresh lab.manualSeed(123). It ends where PyTorch's would. */
+  generator?: Generator;
+  /**
+   * true (the default): keep each layer's keys and values (1, n_head, T, head_dim) in the core, so the
+   * prompt is computed once (prefill) and each new token computes one position; refused past n_ctx
+   * ("cache_context"). false: rerun the whole context for every token, cropped to its last n_ctx tokens
+   * as the book does. Both give the same tokens.
+   */
+  cache?: boolean;
+  /**
+   * Keep the weights in WebAssembly memory between tokens (read once): by default when the estimate
+   * fits the budget (GPT-2 small: about 500 MB of float32), else every token re-reads the file's blocks
+   * and wte (slower, one block of memory). true forces it ("too_large" when over), false re-reads.
+   */
+  resident?: boolean | null;
+  /** Called with each step as soon as its token is out. */
+  onToken?: (step: GPT2GenerateStep) => void;
+  /** Cancels between tokens and between reads: generate rejects with AttentionError "cancelled". */
+  signal?: AbortSignal;
+}
+
+/** One generated token. */
+export interface GPT2GenerateStep {
+  token: number;
+  /** Its probability under the distribution it was picked from: softmax of the (top-k) logits / temperature (temperature 1 when greedy). */
+  prob: number;
+  /** The 5 most likely tokens of that distribution, most likely first (the picked one among them when it is that likely). */
+  top: { id: number; prob: number }[];
+  /** Positions held in the KV cache after this step (0 without the cache). */
+  cacheTokens: number;
+  /** Their keys and values: 2 x n_layer x cacheTokens x n_embd x 4 bytes. */
+  cacheBytes: number;
+  /** Milliseconds this token took (reads included). */
+  ms: number;
+}
+
+export interface GPT2Generation {
+  /** The prompt, then the new tokens (eosId not appended). */
+  tokenIds: number[];
+  steps: GPT2GenerateStep[];
+  /** "eos" when eosId was picked, else "maxNewTokens". */
+  stoppedBy: "eos" | "maxNewTokens";
+  /** Whether the weights stayed in WebAssembly memory between tokens. */
+  resident: boolean;
+  /** The peak the core estimated and checked before starting (bytes of WebAssembly memory). */
+  estimateBytes: number;
+}
+
 /**
  * A GPT-2 file opened by loadGPT2. A run reads the tokens' wte rows and wpe[:T], then one block at a
  * time (read, run, release), then ln_f and wte in chunks: its memory is one block plus the activations.
@@ -693,6 +761,13 @@ export interface GPT2Model {
    * input_empty, context_too_short, too_large, busy, cancelled, callback, checkpoint_read, non_finite_parameter, disposed.
    */
   run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions): Promise<GPT2Result>;
+  /**
+   * Writes text: up to maxNewTokens GPT-2 BPE ids after tokenIds (see GPT2GenerateOptions). Rejects with
+   * AttentionError: generate_option (names the option), cache_context, checkpoint_token, input_empty,
+   * too_large, generator, busy, cancelled, callback (slot "onToken"), checkpoint_read, non_finite_parameter,
+   * non_finite_probabilities, disposed.
+   */
+  generate(tokenIds: ArrayLike<number>, options: GPT2GenerateOptions): Promise<GPT2Generation>;
   /** What block `layer`'s attention sees: ln_1 of the stream entering it, shape (1, num_tokens, n_embd). */
   attentionInput(tokenIds: ArrayLike<number>, layer: number, options?: GPT2RunOptions): Promise<Tensor>;
   /** Frees the model's WebAssembly memory now (otherwise garbage collection does it). */

@@ -52,7 +52,7 @@ function flatDescription(d) {
 /** An optional number option as the core reads it: its type ("undefined" when absent) and, for a number, its value. */
 function numberOption(v) {
   const p = v === null || v === undefined ? undefined : plainValue(v);
-  return { type: typeof p, value: typeof p === "number" ? p : 0 };
+  return { type: typeof p, value: typeof p === "number" ? p : p === true ? 1 : 0 };
 }
 
 /**
@@ -552,6 +552,72 @@ class GPT2Model {
       throw new AttentionError({ code: "checkpoint_layer", slot: "layer", message: `layer must be a whole number from 0 to ${this.config.n_layer - 1}, got ${valueText(layer)}`, hint: "" });
     }
     return (await this.#steps(tokenIds, L, { onProgress, signal, inputOf: L })).input;
+  }
+
+  /**
+   * Generates up to `maxNewTokens` tokens after `tokenIds`, as the book's chapter 5 `generate` (greedy
+   * `generate_text_simple` at temperature 0), with the KV cache unless `cache: false`. Resolves to
+   * {tokenIds (prompt + new), steps: [{token, prob, top, cacheTokens, cacheBytes, ms}], stoppedBy,
+   * resident, estimateBytes}. Sampling (temperature > 0) draws on `generator` (default: a fresh
+   * lab.manualSeed(123)) exactly as torch.multinomial does, so the generator ends where PyTorch's would.
+   */
+  async generate(tokenIds, options) {
+    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, onToken, signal } = readOptions(options, "generate");
+    const ids = readTokenIds(tokenIds);
+    if (generator !== undefined && generator !== null && !Generator.is(generator)) {
+      throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(generator)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
+    }
+    if (onToken !== undefined && onToken !== null && typeof onToken !== "function") {
+      throw new AttentionError({ code: "generate_option", slot: "onToken", message: `onToken must be a function, got ${valueText(onToken)}`, hint: "Pass (step) => { ... }, or leave it out." });
+    }
+    if (this.#running) throw new AttentionError({ code: "busy", slot: "", message: "this model is already running", hint: "Wait for the run in progress, or cancel it through its signal." });
+    const handle = this.#live;
+    const core = this.#core;
+    const temp = numberOption(temperature);
+    const opts = { maxNewTokens: numberOption(maxNewTokens), temperature: temp, topK: numberOption(topK), eosId: numberOption(eosId), cache: numberOption(cache), resident: numberOption(resident) };
+    this.#running = true;
+    try {
+      checkSignal(signal);
+      const start = unwrap(core.gpt2Generate(handle, ids, opts, 0));
+      const gen = temp.type === "number" && temp.value > 0 ? generator ?? new Generator(core, 123) : null;
+      const out = [...ids];
+      const steps = [];
+      let began = performance.now();
+      for (;;) {
+        const buffers = await this.#readAll(unwrap(core.gpt2GenerateReads(handle)), signal);
+        const r = unwrap(core.gpt2GenerateStep(handle, gen ? gen._handle : 0, buffers));
+        if (r.token) {
+          const now = performance.now();
+          const step = { token: r.token.token, prob: r.token.prob, top: r.token.top, cacheTokens: r.token.cacheTokens, cacheBytes: r.token.cacheBytes, ms: now - began };
+          began = now;
+          out.push(step.token);
+          steps.push(step);
+          if (typeof onToken === "function") {
+            try {
+              onToken(step);
+            } catch {
+              throw new AttentionError({ code: "callback", slot: "onToken", message: "the onToken callback threw, so the generation stopped", hint: "Catch errors inside the callback." });
+            }
+          }
+        }
+        if (r.finished) return { tokenIds: out, steps, stoppedBy: r.eos ? "eos" : "maxNewTokens", resident: start.resident, estimateBytes: start.estimateBytes };
+        if (r.token) checkSignal(signal);  // between tokens
+      }
+    } finally {
+      core.gpt2Stop(handle);
+      this.#running = false;
+    }
+  }
+
+  /** The bytes of `reads` ({name, begin, end}), by name, checking `signal` before and after each read. */
+  async #readAll(reads, signal) {
+    const buffers = {};
+    for (const { name, begin, end } of reads) {
+      checkSignal(signal);
+      buffers[name] = await this.#reader.read(begin, end);
+    }
+    checkSignal(signal);
+    return buffers;
   }
 
   /** Embedding, blocks 0 .. upTo - 1, then the logits or the attention input of block `inputOf`. */

@@ -352,6 +352,13 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Gpt2Run::Layer>("Gpt2Layer", "input", &take<&Gpt2Run::Layer::input>, "attnWeights", &take<&Gpt2Run::Layer::attn_weights>);
   object<NextToken>("NextToken", "id", &NextToken::id, "prob", &NextToken::prob);
   object<Gpt2Result>("Gpt2Result", "lastLogits", &Gpt2Result::last_logits, "nextTokens", &Gpt2Result::next_tokens);
+  object<GenerateOptionsInput>("GenerateOptionsInput", "maxNewTokens", &GenerateOptionsInput::max_new_tokens, "temperature", &GenerateOptionsInput::temperature, "topK",
+                               &GenerateOptionsInput::top_k, "eosId", &GenerateOptionsInput::eos_id, "cache", &GenerateOptionsInput::cache, "resident",
+                               &GenerateOptionsInput::resident);
+  object<GenerateStart>("GenerateStart", "resident", &GenerateStart::resident, "estimateBytes", &GenerateStart::estimate_bytes);
+  object<GeneratedToken>("GeneratedToken", "token", &GeneratedToken::token, "prob", &GeneratedToken::prob, "top", &GeneratedToken::top, "cacheTokens",
+                         &GeneratedToken::cache_tokens, "cacheBytes", &GeneratedToken::cache_bytes);
+  object<GenerateStepResult>("GenerateStepResult", "finished", &GenerateStepResult::finished, "eos", &GenerateStepResult::eos, "token", &GenerateStepResult::token);
 }
 
 // ---- the calls ----------------------------------------------------------------------------------------
@@ -369,8 +376,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>, "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed",
             call<&Session::gpt2_embed>, "gpt2BlockReads", call<&Session::gpt2_block_reads>, "gpt2Block", call<&Session::gpt2_block>, "gpt2InputReads",
             call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>, "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>,
-            "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish", call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "release", call<&Session::release>,
-            "handlesInUse", call<&Session::handles_in_use>);
+            "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish", call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "gpt2Generate",
+            call<&Session::gpt2_generate>, "gpt2GenerateReads", call<&Session::gpt2_generate_reads>, "gpt2GenerateStep", call<&Session::gpt2_generate_step>, "release",
+            call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>);
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);
 }

@@ -108,4 +108,90 @@ class Gpt2Run {
   bool embedded_ = false, normed_ = false;
 };
 
+/// The options of a generation, as the book's chapter 5 `generate(model, idx, max_new_tokens,
+/// context_size, temperature=0.0, top_k=None, eos_id=None)` takes them, plus the KV cache.
+struct Gpt2GenerateOptions {
+  int64_t max_new_tokens = 1;
+  double temperature = 0.0;       // 0: greedy argmax (generate_text_simple); > 0: softmax(logits / T) + multinomial
+  std::optional<int64_t> top_k;   // keep the logits >= the k-th largest (others -inf), as torch.topk + torch.where
+  std::optional<int64_t> eos_id;  // stop before appending it
+  bool cache = true;              // keep each layer's keys and values: a decode step computes one position
+  std::optional<bool> resident;   // keep the weights in memory between tokens; nullopt: when the estimate allows
+};
+
+/// What one generated token reports.
+struct Gpt2Step {
+  int64_t token = 0;
+  double prob = 0;                              // its probability under the distribution it was picked from (softmax of the top-k logits / temperature; T = 1 when greedy)
+  std::vector<std::pair<int64_t, double>> top;  // the 5 most likely tokens of that distribution, most likely first
+  int64_t cache_tokens = 0;                     // positions held in the KV cache after this step (0 without the cache)
+  double cache_bytes = 0;                       // their keys and values: 2 x n_layer x cache_tokens x n_embd x 4
+};
+
+/// Bytes a generation takes at its peak (the same estimate decides whether the weights stay resident:
+/// resident = true counts them all, packed, plus the block or logits chunk being loaded).
+double gpt2_generation_bytes(const Gpt2Config& config, int64_t prompt_tokens, const Gpt2GenerateOptions& options, bool resident);
+
+/// The book's generate step on the logits at the last position: top-k, then greedy argmax
+/// (temperature 0; no draw) or softmax(logits / temperature) and torch.multinomial(probs, 1) on
+/// `generator` (2 x vocab_size draws). Returns the token, its probability and the 5 most likely.
+Gpt2Step gpt2_pick_token(std::vector<float> logits, double temperature, std::optional<int64_t> top_k, TorchGenerator* generator);
+
+/// One generation, step by step like Gpt2Run: each step names its reads (none when everything it needs
+/// is resident), the caller reads them and passes their bytes; step() runs until a token is out or more
+/// bytes are needed. Cached: a prefill of the prompt, then one position per token, each layer's keys
+/// and values (1, n_head, T, head_dim) kept across steps. Uncached: each token reruns the whole context,
+/// cropped to its last n_ctx tokens as the book's generate does.
+class Gpt2Generation {
+ public:
+  /// Throws AttentionError: input_empty, checkpoint_token (a prompt id or eos_id outside the
+  /// vocabulary), generate_option (max_new_tokens < 1, temperature < 0 or not finite, top_k outside
+  /// 1 .. vocab_size), cache_context (with the cache, prompt + max_new_tokens - 1 positions past n_ctx),
+  /// too_large (over the budget even when the weights are re-read per token, or resident forced over it).
+  Gpt2Generation(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> prompt, const Gpt2GenerateOptions& options,
+                 double memory_budget_bytes = kDefaultMemoryBudgetBytes);
+  ~Gpt2Generation();
+
+  bool resident() const { return resident_; }
+  double estimate_bytes() const { return estimate_; }
+  bool finished() const { return finished_; }
+  bool stopped_by_eos() const { return eos_; }
+  const std::vector<int64_t>& token_ids() const { return ids_; }
+
+  /// The byte ranges the next step needs (empty when it needs none).
+  std::vector<ByteRead> reads() const;
+  /// Runs the next step on `bytes` (by ByteRead::name), then every following step that needs no
+  /// bytes, until a token is out (returned) or a step needs bytes (nullopt). `generator` draws when
+  /// temperature > 0 (required then).
+  std::optional<Gpt2Step> step(const std::map<std::string, std::vector<uint8_t>>& bytes, TorchGenerator* generator);
+
+ private:
+  struct Block;
+  enum class Phase { Embed, Block, Final, Logits };
+  const SafetensorsEntry& entry(const std::string& key) const;
+  std::vector<ByteRead> block_reads(int64_t layer) const;
+  void run_block(const Block& w, int64_t layer);
+  void run_phase(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  std::optional<Gpt2Step> finish_token(TorchGenerator* generator);
+
+  const SafetensorsHeader* header_;
+  Gpt2Config config_;
+  Gpt2GenerateOptions options_;
+  std::vector<int64_t> ids_;  // prompt + new
+  int64_t prompt_ = 0, made_ = 0;
+  bool resident_ = false, finished_ = false, eos_ = false;
+  double estimate_ = 0;
+  Phase phase_ = Phase::Embed;
+  int64_t layer_ = 0, chunk_ = 0;
+  // the positions this forward computes: [pos0_, pos0_ + n_) of the (cropped) context; ids of the chunk
+  int64_t pos0_ = 0, n_ = 0, cached_ = 0;
+  std::vector<int64_t> chunk_ids_;
+  std::vector<float> x_;              // (n_, d) residual stream of the chunk
+  std::vector<float> keys_, values_;  // per cached layer (1 without the cache): (n_head, capacity, head_dim)
+  int64_t capacity_ = 0;
+  std::vector<std::unique_ptr<Block>> blocks_;  // resident: every block, packed
+  std::vector<ops::PackedMatrix> wte_chunks_;   // resident: wte in logits chunks, packed
+  std::vector<float> ln_f_w_, ln_f_b_, last_, logits_;
+};
+
 }  // namespace attention_lab

@@ -127,6 +127,31 @@ struct Gpt2Result {
   std::vector<NextToken> next_tokens;
 };
 
+/// model.generate's options as a caller gives them (each with its JS type; booleans as 1 or 0).
+struct GenerateOptionsInput {
+  NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident;
+};
+
+/// A generation just started: whether the weights stay resident, and the estimate it was checked by.
+struct GenerateStart {
+  bool resident = false;
+  double estimate_bytes = 0;
+};
+
+/// One generated token, as the caller reads it.
+struct GeneratedToken {
+  double token = 0, prob = 0;
+  std::vector<NextToken> top;  // the 5 most likely of the distribution it was picked from
+  double cache_tokens = 0, cache_bytes = 0;
+};
+
+/// What a generation step gave: a token when one is out; finished (maxNewTokens reached, or eosId
+/// picked: eos, not appended).
+struct GenerateStepResult {
+  bool finished = false, eos = false;
+  std::optional<GeneratedToken> token;
+};
+
 /// The objects that live between calls, by handle (0 is never a handle), and every call on them.
 class Session {
  public:
@@ -200,6 +225,14 @@ class Session {
   /// The run's result at the last position (the k most likely next tokens); ends the run.
   Gpt2Result gpt2_finish(uint32_t model, double k);
   bool gpt2_stop(uint32_t model);
+  /// Starts model.generate (ends any run or generation in progress): the rules of every option, the
+  /// estimate against `budget` (0: the default), and whether the weights stay resident.
+  GenerateStart gpt2_generate(uint32_t model, const std::vector<double>& ids, const GenerateOptionsInput& options, double budget);
+  /// The byte ranges the generation's next step needs (none when it is resident there).
+  std::vector<FileRead> gpt2_generate_reads(uint32_t model) const;
+  /// Runs the generation until a token is out or more bytes are needed; `generator` (0: none) draws
+  /// when the temperature is above 0. Ends the generation when it is finished.
+  GenerateStepResult gpt2_generate_step(uint32_t model, uint32_t generator, const std::map<std::string, std::vector<uint8_t>>& buffers);
 
   // ---- lifetimes ----
   bool release(uint32_t handle);  // any kind; unknown handles are ignored

@@ -64,6 +64,12 @@ class TorchGenerator {
   void dropout(float* data, int64_t n, double p);
   /// Same as the in-place form, on a copy.
   Tensor dropout(const Tensor& x, double p);
+  /// `torch.multinomial(probs, 1)` on a 1-d float32 tensor of n probabilities, as PyTorch 1.13's CPU
+  /// kernel draws it: q = probs / exponential_(1) over all n entries, then argmax(q) (the first maximum;
+  /// a NaN wins, as in torch.argmax). Each exponential is -log(1 - u) of one 53-bit draw u (two 32-bit
+  /// draws), computed in double and rounded to float32, so every call consumes exactly 2 n draws,
+  /// zero probabilities included. The caller checks the probabilities (finite, >= 0, sum > 0).
+  int64_t multinomial_one(const float* probs, int64_t n);
 
   /// The whole engine state (625 words); round-trips exactly through set_state.
   std::vector<uint32_t> state() const { return engine_.words(); }

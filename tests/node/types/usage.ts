@@ -23,6 +23,13 @@ async function main(): Promise<void> {
   const firstWeights: Tensor = run.layers[0].attnWeights;
   const next: number = run.nextTokens[0].id + run.lastLogits[0] + gpt2.config.n_layer + gpt2.estimateBytes(2);
   const realInput: Tensor = await gpt2.attentionInput([464], 0);
+  const written = await gpt2.generate([464, 3139], {
+    maxNewTokens: 3, temperature: 0.7, topK: 50, eosId: 50256, generator: lab.manualSeed(123), cache: true, resident: null,
+    onToken: (s) => s.token + s.prob + s.top[0].id + s.cacheTokens + s.cacheBytes + s.ms, signal: new AbortController().signal,
+  });
+  const writtenIds: number[] = written.tokenIds;
+  const stopped: "eos" | "maxNewTokens" = written.stoppedBy;
+  const writtenFacts: number = written.steps.length + written.estimateBytes + (written.resident ? 1 : 0) + writtenIds.length + stopped.length;
   gpt2.dispose();
   const file = await lab.openCheckpoint(new Blob([new Uint8Array(8)]));
   const sized: number = file.size + file.keys + file.dataStart;

@@ -1,0 +1,271 @@
+// GPT-2 generation (gpt2.hpp: Gpt2Generation, gpt2_pick_token) and torch.multinomial on the generator:
+// the book's chapter 5 toy, the draws each call consumes, and a tiny GPT-2 whose cached, uncached,
+// resident and re-read generations agree with each other and with the whole-model run.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "attention_lab/gpt2.hpp"
+#include "attention_lab/session.hpp"
+
+using namespace attention_lab;
+
+namespace {
+/// The book's chapter 5 toy: softmax of its next-token logits over a 9-word vocabulary.
+std::vector<float> toy_probs(float temperature = 1.0f) {
+  std::vector<float> z = {4.51f, 0.89f, -1.90f, 6.75f, 1.63f, -1.62f, -1.89f, 6.28f, 1.79f};
+  for (float& v : z) v = v / temperature;
+  ops::softmax_rows(z.data(), 1, static_cast<int64_t>(z.size()));
+  return z;
+}
+
+/// A GPT-2 file in the real layout, F32, every value seeded uniform (small, so the heads are not flat).
+struct TinyGpt2 {
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<SafetensorsHeader> header;
+  Gpt2Config config;
+};
+TinyGpt2 tiny_gpt2(int64_t d = 8, int64_t layers = 2, int64_t n_ctx = 12, int64_t vocab = 40) {
+  std::vector<std::pair<std::string, Shape>> keys = {{"wte.weight", {vocab, d}}, {"wpe.weight", {n_ctx, d}}};
+  for (int64_t L = 0; L < layers; ++L) {
+    const std::string p = "h." + std::to_string(L) + ".";
+    for (const auto& [k, s] : std::vector<std::pair<std::string, Shape>>{{"ln_1.weight", {d}},
+                                                                         {"ln_1.bias", {d}},
+                                                                         {"attn.c_attn.weight", {d, 3 * d}},
+                                                                         {"attn.c_attn.bias", {3 * d}},
+                                                                         {"attn.c_proj.weight", {d, d}},
+                                                                         {"attn.c_proj.bias", {d}},
+                                                                         {"ln_2.weight", {d}},
+                                                                         {"ln_2.bias", {d}},
+                                                                         {"mlp.c_fc.weight", {d, 4 * d}},
+                                                                         {"mlp.c_fc.bias", {4 * d}},
+                                                                         {"mlp.c_proj.weight", {4 * d, d}},
+                                                                         {"mlp.c_proj.bias", {d}}})
+      keys.push_back({p + k, s});
+  }
+  keys.push_back({"ln_f.weight", {d}});
+  keys.push_back({"ln_f.bias", {d}});
+  TorchGenerator g(99);
+  std::string json = "{";
+  std::vector<float> data;
+  for (const auto& [k, s] : keys) {
+    int64_t n = 1;
+    for (const int64_t x : s) n *= x;
+    const size_t begin = data.size() * 4;
+    const bool scale = k.find("ln_") != std::string::npos && k.find(".weight") != std::string::npos;
+    for (int64_t i = 0; i < n; ++i) data.push_back((g.random_float() - 0.5f) * 1.5f + (scale ? 1.0f : 0.0f));
+    json += (json.size() > 1 ? "," : "") + std::string("\"") + k + "\":{\"dtype\":\"F32\",\"shape\":[";
+    for (size_t i = 0; i < s.size(); ++i) json += (i ? "," : "") + std::to_string(s[i]);
+    json += "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(data.size() * 4) + "]}";
+  }
+  json += ",\"__metadata__\":{\"n_head\":\"2\"}}";
+  while (json.size() % 8) json += ' ';
+  TinyGpt2 t;
+  const uint64_t n = json.size();
+  for (int i = 0; i < 8; ++i) t.bytes.push_back(static_cast<uint8_t>(n >> (8 * i)));
+  t.bytes.insert(t.bytes.end(), json.begin(), json.end());
+  const size_t at = t.bytes.size();
+  t.bytes.resize(at + data.size() * 4);
+  std::memcpy(t.bytes.data() + at, data.data(), data.size() * 4);
+  t.header = std::make_shared<SafetensorsHeader>(parse_safetensors_header(t.bytes.data() + 8, json.size(), t.bytes.size()));
+  t.config = gpt2_config(*t.header);
+  return t;
+}
+
+std::map<std::string, std::vector<uint8_t>> bytes_for(const TinyGpt2& t, const std::vector<ByteRead>& reads) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const auto& r : reads) {
+    const size_t b = static_cast<size_t>(t.header->data_start() + r.entry.begin), e = static_cast<size_t>(t.header->data_start() + r.entry.end);
+    out[r.name] = std::vector<uint8_t>(t.bytes.begin() + static_cast<std::ptrdiff_t>(b), t.bytes.begin() + static_cast<std::ptrdiff_t>(e));
+  }
+  return out;
+}
+
+struct Generated {
+  std::vector<int64_t> ids;
+  std::vector<Gpt2Step> steps;
+  int64_t reads = 0;  // how many byte ranges were read
+  bool eos = false;
+};
+Generated generate(const TinyGpt2& t, std::vector<int64_t> prompt, const Gpt2GenerateOptions& o, TorchGenerator* g = nullptr) {
+  Gpt2Generation gen(*t.header, t.config, std::move(prompt), o);
+  Generated out;
+  while (!gen.finished()) {
+    const auto reads = gen.reads();
+    out.reads += static_cast<int64_t>(reads.size());
+    if (auto s = gen.step(bytes_for(t, reads), g)) out.steps.push_back(*s);
+  }
+  out.ids = gen.token_ids();
+  out.eos = gen.stopped_by_eos();
+  return out;
+}
+
+std::vector<float> run_logits(const TinyGpt2& t, const std::vector<int64_t>& ids) {
+  Gpt2Run run(*t.header, t.config, ids);
+  run.embed(bytes_for(t, run.embedding_reads()));
+  for (int64_t L = 0; L < t.config.n_layer; ++L) run.block(L, bytes_for(t, run.block_reads(L)));
+  run.final_norm(bytes_for(t, run.final_reads()));
+  for (int64_t b = 0; b < t.config.vocab_size; b += kGpt2LogitsChunkRows) run.logits_rows(b, bytes_for(t, {run.logits_read(b)}).begin()->second);
+  return run.last_logits();
+}
+
+std::pair<std::string, std::string> refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const AttentionError& e) {
+    return {e.code(), e.slot()};
+  }
+  return {"", ""};
+}
+}  // namespace
+
+TEST_CASE("torch.multinomial(probs, 1) on the book's toy: torch.manual_seed(123), 1,000 draws at temperature 1 give the book's counts") {
+  TorchGenerator g(123);
+  const std::vector<float> p = toy_probs();
+  std::vector<int> counts(9, 0);
+  for (int i = 0; i < 1000; ++i) ++counts[static_cast<size_t>(g.multinomial_one(p.data(), 9))];
+  CHECK(counts == std::vector<int>{73, 0, 0, 582, 2, 0, 0, 343, 0});  // ch05: print_sampled_tokens(probas), PyTorch 1.13 too
+}
+
+TEST_CASE("multinomial consumes two 32-bit draws per probability, zeros included (torch.get_rng_state's position moves by 2 n)") {
+  TorchGenerator g(5), h(5);
+  std::vector<float> p = toy_probs(0.1f);
+  p[1] = 0.0f;
+  g.multinomial_one(p.data(), 9);
+  for (int i = 0; i < 18; ++i) h.random();
+  CHECK(g.state() == h.state());
+  CHECK(g.state().back() == 18);  // PyTorch 1.13 after torch.manual_seed(5) and one multinomial over 9: next = 18 (measured)
+  // a probability of 0 is never picked
+  TorchGenerator z(1);
+  std::vector<float> one = {0.0f, 1.0f, 0.0f};
+  for (int i = 0; i < 200; ++i) CHECK(z.multinomial_one(one.data(), 3) == 1);
+}
+
+TEST_CASE("gpt2_pick_token: greedy takes the first maximum and draws nothing; top-k keeps ties with the k-th; sampling draws 2 x vocab") {
+  TorchGenerator g(7);
+  const auto before = g.state();
+  const Gpt2Step s = gpt2_pick_token({1.0f, 3.0f, 3.0f, -2.0f}, 0.0, std::nullopt, &g);
+  CHECK(s.token == 1);
+  CHECK(g.state() == before);
+  CHECK(s.top.size() == 4);
+  CHECK(s.top[0].first == 1);
+  CHECK(s.top[1].first == 2);
+  // top_k 2 over {5, 4, 4, 1}: the k-th largest is 4, both 4s stay, 1 becomes -inf (probability 0)
+  const Gpt2Step k = gpt2_pick_token({5.0f, 4.0f, 4.0f, 1.0f}, 1.0, 2, &g);
+  CHECK(k.top[3].first == 3);
+  CHECK(k.top[3].second == 0.0);
+  CHECK(k.top[1].second > 0.0);
+  CHECK(k.top[2].second > 0.0);
+  TorchGenerator h(7);
+  for (int i = 0; i < 8; ++i) h.random();
+  CHECK(g.state() == h.state());
+}
+
+TEST_CASE("a tiny GPT-2 generates greedily: cached = uncached = resident = re-read, and the first token is the whole-model run's argmax") {
+  const TinyGpt2 t = tiny_gpt2();
+  const std::vector<int64_t> prompt = {3, 17, 5, 9};
+  Gpt2GenerateOptions o;
+  o.max_new_tokens = 6;
+  const Generated cached = generate(t, prompt, o);
+  o.cache = false;
+  const Generated uncached = generate(t, prompt, o);
+  o.resident = false;
+  const Generated reread = generate(t, prompt, o);
+  o.cache = true;
+  const Generated cached_reread = generate(t, prompt, o);
+  REQUIRE(cached.ids.size() == 10);
+  CHECK(cached.ids == uncached.ids);
+  CHECK(cached.ids == reread.ids);
+  CHECK(cached.ids == cached_reread.ids);
+  CHECK(cached.reads < cached_reread.reads);  // resident: the blocks and wte were read once
+  CHECK(cached.steps[2].cache_tokens == 6);   // 4 prompt positions + 2 fed back
+  CHECK(cached.steps[2].cache_bytes == 2.0 * 4 * 2 * 6 * 8);
+  CHECK(uncached.steps[2].cache_tokens == 0);
+  // every step's token is the argmax of the whole model run on the ids so far
+  for (size_t i = 0; i < cached.steps.size(); ++i) {
+    const std::vector<int64_t> so_far(cached.ids.begin(), cached.ids.begin() + static_cast<std::ptrdiff_t>(prompt.size() + i));
+    const std::vector<float> z = run_logits(t, so_far);
+    CHECK(cached.steps[i].token == std::max_element(z.begin(), z.end()) - z.begin());
+  }
+}
+
+TEST_CASE("without the cache the context is cropped to n_ctx as the book's generate does; with it, past n_ctx is refused naming both") {
+  const TinyGpt2 t = tiny_gpt2();  // n_ctx 12
+  Gpt2GenerateOptions o;
+  o.max_new_tokens = 10;
+  o.cache = false;
+  const Generated g = generate(t, {1, 2, 3, 4, 5, 6, 7, 8}, o);  // 17 > 12 positions: cropped
+  CHECK(g.ids.size() == 18);
+  const std::vector<int64_t> last(g.ids.end() - 13, g.ids.end() - 1);  // the step that made the last token saw its last 12 ids
+  const std::vector<float> z = run_logits(t, last);
+  CHECK(g.ids.back() == std::max_element(z.begin(), z.end()) - z.begin());
+  o.cache = true;
+  CHECK(refusal([&] { Gpt2Generation(*t.header, t.config, {1, 2, 3, 4, 5, 6, 7, 8}, o); }) == std::pair<std::string, std::string>{"cache_context", "maxNewTokens"});
+  o.max_new_tokens = 5;  // 8 + 5 - 1 = 12 positions: fits
+  CHECK(generate(t, {1, 2, 3, 4, 5, 6, 7, 8}, o).ids.size() == 13);
+}
+
+TEST_CASE("sampling: the same seed gives the same tokens cached or not, eos stops before appending, and the generator moves 2 x vocab per token") {
+  const TinyGpt2 t = tiny_gpt2();
+  Gpt2GenerateOptions o;
+  o.max_new_tokens = 8;
+  o.temperature = 1.5;
+  o.top_k = 20;
+  TorchGenerator a(123), b(123);
+  const Generated x = generate(t, {3, 17}, o, &a);
+  o.cache = false;
+  const Generated y = generate(t, {3, 17}, o, &b);
+  CHECK(x.ids == y.ids);
+  CHECK(a.state() == b.state());
+  TorchGenerator c(123);
+  for (int i = 0; i < 8 * 2 * 40; ++i) c.random();
+  CHECK(a.state() == c.state());
+  // eos: the first sampled token that is eos stops the generation; it is not appended, its draws are spent
+  o.cache = true;
+  o.eos_id = x.ids[4];
+  TorchGenerator e(123);
+  const Generated z = generate(t, {3, 17}, o, &e);
+  CHECK(z.eos);
+  const auto first = std::find(x.ids.begin() + 2, x.ids.end(), *o.eos_id) - x.ids.begin();
+  CHECK(z.ids == std::vector<int64_t>(x.ids.begin(), x.ids.begin() + first));
+  TorchGenerator f(123);
+  for (int64_t i = 0; i < (first - 1) * 2 * 40; ++i) f.random();
+  CHECK(e.state() == f.state());
+  // a temperature above 0 needs a generator
+  CHECK(refusal([&] { generate(t, {3}, o, nullptr); }).first == "generator");
+}
+
+TEST_CASE("generate's options are checked by name through the session") {
+  const TinyGpt2 t = tiny_gpt2();
+  Session s;
+  const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
+  const OpenedModel m = s.gpt2_open(f.handle, {});
+  const auto opts = [](NumberOption max_new, NumberOption temp = {}, NumberOption k = {}, NumberOption eos = {}, NumberOption cache = {}) {
+    return GenerateOptionsInput{max_new, temp, k, eos, cache, {}};
+  };
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 0}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {"number", -1}), 0); }) == std::pair<std::string, std::string>{"generate_option", "temperature"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {"string"}), 0); }) == std::pair<std::string, std::string>{"generate_option", "temperature"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {}, {"number", 41}), 0); }) == std::pair<std::string, std::string>{"generate_option", "topK"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {}, {}, {"number", 1.5}), 0); }) == std::pair<std::string, std::string>{"generate_option", "eosId"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {}, {}, {}, {"number", 1}), 0); }) == std::pair<std::string, std::string>{"generate_option", "cache"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {40}, opts({"number", 2}), 0); }) == std::pair<std::string, std::string>{"checkpoint_token", "tokens"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}), 1000); }).first == "too_large");
+  const GenerateStart g = s.gpt2_generate(m.handle, {1, 2}, opts({"number", 2}), 0);
+  CHECK(g.resident);
+  int tokens = 0;
+  for (bool done = false; !done;) {
+    std::map<std::string, std::vector<uint8_t>> buffers;
+    for (const FileRead& r : s.gpt2_generate_reads(m.handle))
+      buffers[r.name] = std::vector<uint8_t>(t.bytes.begin() + static_cast<std::ptrdiff_t>(r.begin), t.bytes.begin() + static_cast<std::ptrdiff_t>(r.end));
+    const GenerateStepResult r = s.gpt2_generate_step(m.handle, 0, buffers);
+    tokens += r.token ? 1 : 0;
+    done = r.finished;
+  }
+  CHECK(tokens == 2);
+  CHECK(refusal([&] { s.gpt2_generate_reads(m.handle); }).first == "checkpoint_layer");  // finished: ended
+}

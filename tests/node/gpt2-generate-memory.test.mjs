@@ -1,0 +1,46 @@
+// model.generate's memory on a real-sized GPT-2 small file (498 MB of float32 weights, sparse: the header of
+// GPT-2 small's layout, then zeros that take no disk): with the weights resident (the default when the
+// estimate fits the budget) and re-read per token, cached and not, the WASM heap's peak stays under the
+// core's estimate (which decided residency before anything was read). Each run in a fresh process with a
+// capped JS heap; the file is read by slices through a Blob, never whole.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync, ftruncateSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { gpt2Tensors, safetensorsHeader } from "../safetensors.mjs";
+
+const child = fileURLToPath(new URL("./children/gpt2-generate-peak.mjs", import.meta.url));
+
+test("GPT-2 small at its real size generates within the estimate, weights resident (read once) or re-read per token", (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-gpt2-generate-"));
+  try {
+    const file = path.join(dir, "model.safetensors");
+    const { head, dataBytes } = safetensorsHeader(gpt2Tensors());
+    const fd = openSync(file, "w");
+    writeSync(fd, head);
+    ftruncateSync(fd, head.length + dataBytes); // sparse: zeros the disk does not hold
+    closeSync(fd);
+    const jobs = [
+      { promptTokens: 20, maxNewTokens: 4, cache: true, resident: null },
+      { promptTokens: 20, maxNewTokens: 3, cache: true, resident: false },
+      { promptTokens: 20, maxNewTokens: 3, cache: false, resident: false },
+    ];
+    for (const job of jobs) {
+      const out = execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify({ path: file, ...job })], { encoding: "utf8" });
+      const { estimate, peak, resident, tokenIds, steps } = JSON.parse(out);
+      const what = `cache ${job.cache}, resident ${resident}`;
+      t.diagnostic(`${what}: peak ${(peak / 1048576).toFixed(1)} MiB, estimate ${(estimate / 1048576).toFixed(1)} MiB, ms per token ${steps.map((s) => s.ms.toFixed(0)).join(" ")}`);
+      assert.equal(resident, job.resident ?? true, "GPT-2 small's weights fit the default budget");
+      // zero weights: every logit is 0, so greedy picks the lowest id
+      assert.deepEqual(tokenIds.slice(job.promptTokens), Array(job.maxNewTokens).fill(0));
+      assert.deepEqual(steps.map((s) => s.cacheTokens), steps.map((_, i) => (job.cache ? job.promptTokens + i : 0)));
+      assert.ok(peak <= estimate, `${what}: peak ${peak} > estimate ${estimate}`);
+      assert.ok(estimate <= 1.5 * peak, `${what}: estimate ${estimate} is more than 1.5x the peak ${peak}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
