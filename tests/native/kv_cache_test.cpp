@@ -48,6 +48,14 @@ std::string refusal(const std::function<void()>& f) {
   }
   return "";
 }
+/// MultiHeadAttention(4, 4, 8, 0.0, 2)
+ModuleConfig small_mha() {
+  return validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(4)},
+                                                 {"d_out", SlotValue::integer(4)},
+                                                 {"context_length", SlotValue::integer(8)},
+                                                 {"dropout", SlotValue::floating(0.0)},
+                                                 {"num_heads", SlotValue::integer(2)}});
+}
 ForwardOptions eval_with(KvCache* cache, std::vector<Stage>* trace = nullptr) {
   ForwardOptions o;
   o.training = false;
@@ -125,11 +133,7 @@ TEST_CASE("a cached step's trace: scores (T_new, T_past + T_new), the mask rows 
 }
 
 TEST_CASE("a window cache keeps its last entries: each query sees the window's keys, as gpt_with_kv_cache_optimized.py") {
-  const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(4)},
-                                                                 {"d_out", SlotValue::integer(4)},
-                                                                 {"context_length", SlotValue::integer(8)},
-                                                                 {"dropout", SlotValue::floating(0.0)},
-                                                                 {"num_heads", SlotValue::integer(2)}});
+  const ModuleConfig c = small_mha();
   TorchGenerator g(123);
   const AttentionModule m(c, g);
   const int64_t n = 12, w = 3;
@@ -149,11 +153,7 @@ TEST_CASE("a window cache keeps its last entries: each query sees the window's k
 }
 
 TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
-  const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(4)},
-                                                                 {"d_out", SlotValue::integer(4)},
-                                                                 {"context_length", SlotValue::integer(8)},
-                                                                 {"dropout", SlotValue::floating(0.0)},
-                                                                 {"num_heads", SlotValue::integer(2)}});
+  const ModuleConfig c = small_mha();
   TorchGenerator g(123);
   const AttentionModule m(c, g);
   const Tensor x({1, 8, 4}, seeded_tokens(8, 4, 5).data);
