@@ -133,8 +133,11 @@ class HeaderReader {
   bool key(std::string& name) {
     const Role role = roles_.back();
     if (role == Role::Top) {
+      // Copied, not moved: the lexer's buffer has grown for longer tokens ("data_offsets" is past
+      // libc++'s 10 bytes in place), and an entry holding it would keep that heap block (+28 MiB
+      // for the million-key header in WASM); a key short enough stays in place.
       items.emplace_back();
-      items.back().key = std::move(name);
+      items.back().key = name;
       accepted.push_back(0);
       return true;
     }
@@ -148,7 +151,7 @@ class HeaderReader {
       if (field_ == Field::Shape) has_shape_ = true;
       if (field_ == Field::Offsets) has_offsets_ = true;
     } else if (role == Role::Metadata) {
-      metadata_key_ = std::move(name);
+      metadata_key_ = name;
     }
     return true;
   }
@@ -260,7 +263,7 @@ class HeaderReader {
         switch (field_) {
           case Field::Dtype:
             dtype_string_ = kind == Kind::String;
-            if (dtype_string_) e.dtype = std::move(*text);
+            if (dtype_string_) e.dtype = *text;  // copied, as keys are
             break;
           case Field::Shape:
             shape_array_ = kind == Kind::Array;
