@@ -12,11 +12,12 @@
 // medians. Ratios are against torch. Plus: GFLOP/s and the fraction of a measured f32x4 peak (when the
 // kernel bench is built), peak memory at T = 1024 with and without trace (child processes), and the
 // teaching page in Chromium (first-view bytes, time to first output, edit -> rendered trace, GPT-2 small
-// on 1024 tokens traced and rendered). Every part fails soft: a missing engine prints "n/a" and why.
+// on 1024 tokens traced and rendered), and parsing a safetensors header of a million keys natively and
+// in WASM (bench/header.mjs, a child process). Every part fails soft: a missing engine prints "n/a" and why.
 //
 // Environment: BENCH_QUICK=1 a fast smoke run (1 round, few reps, 1 page repetition)
 //              BENCH_ROUNDS, BENCH_TOKENS=6,64  override rounds / token counts
-//              BENCH_SKIP=torch,chromium,...    leave parts out (engines by name; memory, page)
+//              BENCH_SKIP=torch,chromium,...    leave parts out (engines by name; memory, page, header)
 //              BENCH_OUT=path                   where the JSON goes (default bench/results/latest.json;
 //                                               quick.json for BENCH_QUICK, not committed)
 import { spawn, execFile } from "node:child_process";
@@ -29,6 +30,7 @@ import readline from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import zlib from "node:zlib";
 import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { describe as describeHeader } from "./header.mjs";
 import { timeForwards, checksum as sum } from "./timing.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -327,6 +329,17 @@ async function memory() {
   return out;
 }
 
+// ---- a million-key safetensors header (issue 17) ----------------------------------------------------
+
+async function headerBench() {
+  const r = await run(process.execPath, [path.join(ROOT, "bench/header.mjs")], { cwd: ROOT, timeout: 900_000 });
+  try {
+    return JSON.parse(r.stdout.trim().split("\n").pop());
+  } catch {
+    return { error: errText(r.error ?? r.stderr ?? "no output") };
+  }
+}
+
 // ---- the teaching page --------------------------------------------------------------------------
 
 async function pageMetrics(browser) {
@@ -582,6 +595,11 @@ async function main() {
     log("memory (child processes, T = 1024)");
     mem = await memory().catch((e) => ({ error: errText(e) }));
   }
+  let header = { skipped: true };
+  if (!SKIP.has("header")) {
+    log("million-key safetensors header (child process)");
+    header = await headerBench().catch((e) => ({ error: errText(e) }));
+  }
   let page = { skipped: true };
   if (!SKIP.has("page")) {
     log("teaching page in Chromium");
@@ -602,6 +620,7 @@ async function main() {
     speed,
     kernel,
     memory: mem,
+    header,
     page,
     targets,
     onnxruntimeWeb: "not included: building the model needs Python's onnx (not a Debian package here) or a hand-written protobuf encoder",
@@ -710,6 +729,11 @@ function printReport(r, unavailable) {
       else console.log(`  ${padE(k, 9)} WASM memory ${pad(MiB(m.wasmMemoryBytes), 8)}   RSS ${pad(MiB(m.rssBytes), 8)}   peak RSS ${pad(MiB(m.maxRssBytes), 8)}${m.traceBytes ? `   trace ${MiB(m.traceBytes)} in ${m.traceStages} stages` : ""}`);
     }
   }
+
+  console.log("");
+  if (r.header.skipped) console.log("safetensors header with a million keys: skipped");
+  else if (r.header.error) console.log(`safetensors header with a million keys: n/a (${r.header.error})`);
+  else console.log(describeHeader(r.header));
 
   console.log("\nteaching page in Chromium");
   const p = r.page;

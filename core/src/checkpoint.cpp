@@ -2,10 +2,9 @@
 #include "attention_lab/gpt2_sizes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <unordered_set>
 
 #include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
@@ -14,185 +13,8 @@
 namespace attention_lab {
 
 namespace {
-
-using nlohmann::json;
-
-size_t dtype_size(const std::string& dtype) {
-  static const std::map<std::string, size_t> sizes = {{"F64", 8}, {"F32", 4},  {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},     {"I16", 2},    {"I8", 1},
-                                                      {"U8", 1},  {"BOOL", 1}, {"U16", 2}, {"U32", 4},  {"U64", 8}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
-  const auto it = sizes.find(dtype);
-  return it == sizes.end() ? 0 : it->second;
-}
-
-[[noreturn]] void bad_header(const std::string& message) {
-  throw AttentionError("checkpoint_bad_header", "", "this is not a readable safetensors file: " + message,
-                       "Choose a .safetensors file (for GPT-2: model.safetensors from the Hugging Face gpt2 repository).");
-}
-
-/// Refuses the header at byte `at` (0-based within the header; the file byte is 8 + at), showing it.
-[[noreturn]] void bad_header_at(size_t at, const uint8_t* header, size_t length, const std::string& message) {
-  std::string shown = "end of the header";
-  if (at < length) {
-    const uint8_t c = header[at];
-    static const char* hex = "0123456789abcdef";
-    shown = std::string("0x") + hex[c >> 4] + hex[c & 15] + (c >= 0x20 && c < 0x7f ? std::string(" '") + static_cast<char>(c) + "'" : "");
-  }
-  bad_header(message + " (header byte " + std::to_string(at) + ", file byte " + std::to_string(8 + at) + ": " + shown + ")");
-}
-
-/// nlohmann's DOM builder, refusing a key given twice in one object: the parsed object would keep only
-/// the last, so duplicates are caught while parsing (one set of keys per open object). A SAX handler,
-/// not json::parse's callback: that one rescans the parent object at every nested object's end, which
-/// is quadratic in the number of keys (a million-key header took minutes).
-class UniqueKeysParser : public nlohmann::detail::json_sax_dom_parser<json> {
- public:
-  explicit UniqueKeysParser(json& root) : json_sax_dom_parser(root, /*allow_exceptions=*/true) {}
-  bool start_object(std::size_t elements) {
-    open_.emplace_back();
-    return json_sax_dom_parser::start_object(elements);
-  }
-  bool end_object() {
-    open_.pop_back();
-    return json_sax_dom_parser::end_object();
-  }
-  bool key(std::string& name) {
-    if (!open_.back().insert(name).second) {
-      throw AttentionError("checkpoint_duplicate_key", "",
-                           "the header lists '" + name + "' twice" + (open_.size() > 1 ? " inside one entry" : "") + "; a reader would keep only the last",
-                           "Keys are unique in a safetensors file: the file is damaged or was edited by hand; save the checkpoint again.");
-    }
-    return json_sax_dom_parser::key(name);
-  }
-
- private:
-  std::vector<std::unordered_set<std::string>> open_;
-};
-
 std::string shape_text(const Shape& s) { return shape_string(s); }
-
 }  // namespace
-
-const SafetensorsEntry* SafetensorsHeader::find(const std::string& key) const {
-  for (const auto& e : entries)
-    if (e.key == key) return &e;
-  return nullptr;
-}
-
-uint64_t safetensors_header_length(const uint8_t* first8, size_t available, uint64_t file_size) {
-  if (available < 8 || file_size < 8) {
-    throw AttentionError("checkpoint_truncated", "", "the file is " + std::to_string(file_size) + " bytes: too short to be a safetensors file",
-                         "The file may be cut off; download it again.");
-  }
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];
-  if (n == 0 || n > kMaxSafetensorsHeader) bad_header("its header claims " + std::to_string(n) + " bytes");
-  if (8 + n > file_size) {
-    throw AttentionError("checkpoint_truncated", "", "the header claims " + std::to_string(n) + " bytes but the file has only " + std::to_string(file_size) + " bytes",
-                         "The file is cut off or not a safetensors file; download it again.");
-  }
-  return n;
-}
-
-SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length, uint64_t file_size) {
-  SafetensorsHeader h;
-  h.header_length = length;
-  h.file_size = file_size;
-  if (8 + static_cast<uint64_t>(length) > file_size) {
-    throw AttentionError("checkpoint_truncated", "", "the header runs past the end of the file", "The file is cut off; download it again.");
-  }
-  // The format: JSON that starts with '{', padded at the end with whitespace (space; the reference
-  // loader also takes tab, CR and LF) and nothing else. nlohmann's lexer stops at a NUL byte as at the
-  // end of input, so a NUL (and whatever follows it) is refused here, before the JSON parser sees it.
-  if (length == 0 || header[0] != '{') bad_header_at(0, header, length, "the header must start with '{'");
-  for (size_t i = 0; i < length; ++i)
-    if (header[i] == 0) bad_header_at(i, header, length, "the header holds a NUL byte; the format pads it with spaces only");
-  json doc;
-  try {
-    UniqueKeysParser sax(doc);
-    json::sax_parse(header, header + length, &sax);
-  } catch (const json::parse_error& e) {
-    // e.byte counts from 1 and points just past the offending character.
-    bad_header_at(e.byte > 0 ? e.byte - 1 : 0, header, length, "its header is not valid JSON");
-  } catch (const json::out_of_range&) {
-    // e.g. 3e333: valid JSON syntax, but no double holds it (found by fuzz_checkpoint_header)
-    bad_header("its header holds a number too large for any size or offset");
-  }
-  if (!doc.is_object()) bad_header("its header is not a JSON object");
-  const uint64_t data_size = file_size - 8 - length;
-  for (const auto& [key, value] : doc.items()) {
-    if (key == "__metadata__") {
-      if (!value.is_object()) bad_header("__metadata__ is not an object");
-      for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string()) bad_header("__metadata__ maps '" + mk + "' to " + std::string(mv.type_name()) + "; the format maps strings to strings");
-        h.metadata[mk] = mv.get<std::string>();
-      }
-      continue;
-    }
-    if (!value.is_object() || !value.contains("dtype") || !value.contains("shape") || !value.contains("data_offsets"))
-      bad_header("entry '" + key + "' lacks dtype, shape or data_offsets");
-    const json& dtype = value["dtype"];
-    const json& shape = value["shape"];
-    const json& offsets = value["data_offsets"];
-    if (!dtype.is_string() || !shape.is_array() || !offsets.is_array() || offsets.size() != 2) bad_header("entry '" + key + "' has malformed fields");
-    SafetensorsEntry e;
-    e.key = key;
-    e.dtype = dtype.get<std::string>();
-    if (dtype_size(e.dtype) == 0) bad_header("entry '" + key + "' has unknown dtype '" + e.dtype + "'");
-    double elements = 1;
-    for (const auto& d : shape) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 40)) bad_header("entry '" + key + "' has a malformed shape");
-      e.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
-      elements *= static_cast<double>(d.get<uint64_t>());
-    }
-    if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) bad_header("entry '" + key + "' has malformed data_offsets");
-    e.begin = offsets[0].get<uint64_t>();
-    e.end = offsets[1].get<uint64_t>();
-    const std::string where = "'" + key + "' claims bytes " + std::to_string(e.begin) + " to " + std::to_string(e.end);
-    if (e.begin > e.end || static_cast<double>(e.end - e.begin) != elements * static_cast<double>(dtype_size(e.dtype))) {
-      // The byte count as a double: a shape such as (2**40, 2**40) needs more than 2**64 bytes.
-      const std::string need = format_g(elements * static_cast<double>(dtype_size(e.dtype)), 20);
-      throw AttentionError("checkpoint_bad_offsets", "", where + ", which does not fit " + e.dtype + " " + shape_text(e.shape) + " (" + need + " bytes)",
-                           "The header lies about where the tensors are: the file is damaged.");
-    }
-    if (e.end > data_size) {
-      // A self-consistent header whose data runs past the end: the file was cut off.
-      throw AttentionError("checkpoint_truncated", "", where + " but the file's data section ends at byte " + std::to_string(data_size),
-                           "The file is cut off (an interrupted download?); download it again.");
-    }
-    h.entries.push_back(std::move(e));
-  }
-  // Tensors lie back to back: sorted by offset, each starts where the one before ends, and the last
-  // ends where the data section does. An overlap or a hole (bytes no tensor owns, which could hide a
-  // second payload) is refused, as the reference loader does.
-  std::vector<const SafetensorsEntry*> sorted;
-  for (const auto& e : h.entries) sorted.push_back(&e);
-  std::sort(sorted.begin(), sorted.end(), [](const SafetensorsEntry* a, const SafetensorsEntry* b) { return a->begin != b->begin ? a->begin < b->begin : a->end < b->end; });
-  uint64_t covered = 0;
-  const SafetensorsEntry* previous = nullptr;
-  for (const SafetensorsEntry* e : sorted) {
-    if (e->begin < covered) {
-      throw AttentionError(
-          "checkpoint_bad_offsets", "",
-          "'" + e->key + "' overlaps '" + previous->key + "' in the data section (bytes " + std::to_string(e->begin) + " to " + std::to_string(std::min(covered, e->end)) + ")",
-          "The header lies about where the tensors are: the file is damaged.");
-    }
-    if (e->begin > covered) {
-      throw AttentionError("checkpoint_bad_offsets", "",
-                           "bytes " + std::to_string(covered) + " to " + std::to_string(e->begin) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) +
-                               " to " + std::to_string(h.data_start() + e->begin) + ") belong to no tensor (before '" + e->key + "')",
-                           "The tensors of a safetensors file lie back to back with no gap: the file is damaged or carries hidden data.");
-    }
-    covered = e->end;
-    previous = e;
-  }
-  if (covered != data_size) {
-    throw AttentionError("checkpoint_bad_offsets", "",
-                         "bytes " + std::to_string(covered) + " to " + std::to_string(data_size) + " of the data section (file bytes " + std::to_string(h.data_start() + covered) +
-                             " to " + std::to_string(file_size) + ") belong to no tensor" + (previous ? " (after '" + previous->key + "')" : ""),
-                         "The tensors of a safetensors file cover the data section to its end: the file is damaged or carries hidden data.");
-  }
-  return h;
-}
 
 int64_t gpt2_preset_heads(int64_t width) {
   const Gpt2Size* size = gpt2_size_of_width(width);
@@ -462,7 +284,7 @@ std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* b
                          "The file is cut off; download it again.");
   }
   const size_t n = static_cast<size_t>(numel_of(entry.shape));
-  if (dtype_size(entry.dtype) != 0 && static_cast<double>(n) * static_cast<double>(dtype_size(entry.dtype)) != static_cast<double>(length)) {
+  if (safetensors_dtype_size(entry.dtype) != 0 && static_cast<double>(n) * static_cast<double>(safetensors_dtype_size(entry.dtype)) != static_cast<double>(length)) {
     // Only an entry not made by parse_safetensors_header can get here; never read past `bytes`.
     throw AttentionError("checkpoint_bad_offsets", "", entry.key + ": " + std::to_string(length) + " bytes do not hold " + entry.dtype + " " + shape_text(entry.shape),
                          "The header lies about where the tensors are: the file is damaged.");

@@ -91,6 +91,85 @@ TEST_SUITE("checkpoint") {
     }
   }
 
+  TEST_CASE("a header with a million keys parses into every entry, in key order, and find answers each key") {
+    // The browser suite's file: __metadata__, layer 0 of width 4, then x0 .. x999999 (one F32 each), back to back.
+    constexpr int64_t kExtra = 1'000'000;
+    const std::vector<std::pair<std::string, Shape>> layer0 = {{"h.0.attn.c_attn.bias", {12}}, {"h.0.attn.c_attn.weight", {4, 12}},
+                                                               {"h.0.attn.c_proj.bias", {4}},  {"h.0.attn.c_proj.weight", {4, 4}},
+                                                               {"h.0.ln_1.bias", {4}},         {"h.0.ln_1.weight", {4}},
+                                                               {"wpe.weight", {32, 4}},        {"wte.weight", {16, 4}}};
+    std::string text = "{\"__metadata__\":{\"format\":\"pt\"}";
+    uint64_t offset = 0;
+    const auto add = [&](const std::string& key, const Shape& shape) {
+      uint64_t bytes = 4;
+      std::string dims;
+      for (int64_t d : shape) {
+        bytes *= static_cast<uint64_t>(d);
+        dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      }
+      text += ",\"" + key + "\":{\"dtype\":\"F32\",\"shape\":[" + dims + "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}";
+      offset += bytes;
+    };
+    for (const auto& [key, shape] : layer0) add(key, shape);
+    const uint64_t first_extra = offset;
+    for (int64_t i = 0; i < kExtra; ++i) add("x" + std::to_string(i), {1});
+    text += "}";
+    text.append((8 - text.size() % 8) % 8, ' ');
+    REQUIRE(text.size() > 60'000'000);
+    const SafetensorsHeader h = parse_safetensors_header(reinterpret_cast<const uint8_t*>(text.data()), text.size(), 8 + text.size() + offset);
+    CHECK(h.entries.size() == static_cast<size_t>(kExtra) + layer0.size());
+    CHECK(h.metadata == std::map<std::string, std::string>{{"format", "pt"}});
+    // Key order (byte order), as a JSON object reader walks them: x10 before x2, whatever the header's order.
+    CHECK(std::adjacent_find(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return !(a.key < b.key); }) == h.entries.end());
+    CHECK(h.entries.front().key == "h.0.attn.c_attn.bias");
+    CHECK(h.entries.back().key == "x999999");
+    for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{9}, int64_t{10}, int64_t{123456}, int64_t{500000}, kExtra - 1}) {
+      CAPTURE(i);
+      const SafetensorsEntry* e = h.find("x" + std::to_string(i));
+      REQUIRE(e != nullptr);
+      CHECK(e->key == "x" + std::to_string(i));
+      CHECK(e->dtype == "F32");
+      CHECK(e->shape == Shape{1});
+      CHECK(e->begin == first_extra + 4 * static_cast<uint64_t>(i));
+      CHECK(e->end == e->begin + 4);
+    }
+    const SafetensorsEntry* w = h.find("h.0.attn.c_attn.weight");
+    REQUIRE(w != nullptr);
+    CHECK(w->shape == Shape{4, 12});
+    CHECK(w->begin == 48);
+    CHECK(w->end == 48 + 4 * 48);
+    for (const char* absent : {"x1000000", "x", "x-1", "", "__metadata__", "h.0", "zz"}) CHECK(h.find(absent) == nullptr);
+  }
+
+  TEST_CASE("a header that breaks several rules is refused for the first a reader meets, as the format's strict reading has it") {
+    const auto code_and_message = [](const std::string& text, uint64_t data = 4) {
+      try {
+        parse_safetensors_header(reinterpret_cast<const uint8_t*>(text.data()), text.size(), 8 + text.size() + data);
+      } catch (const AttentionError& e) {
+        return e.code() + ": " + e.what();
+      }
+      return std::string("none");
+    };
+    const std::string a = R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+    // A repeated key before a syntax error is refused as a repeat; after it, the syntax error is.
+    CHECK(code_and_message("{" + a + "," + a + ",\"b\":[}").rfind("checkpoint_duplicate_key: the header lists 'a' twice;", 0) == 0);
+    CHECK(code_and_message("{" + a + ",\"b\":[}," + a + "}").rfind("checkpoint_bad_header", 0) == 0);
+    // Keys repeated twice: the first key that repeats an earlier one is named.
+    CHECK(code_and_message(R"({"k":1,"j":2,"j":3,"k":4})").find("lists 'j' twice") != std::string::npos);
+    // A repeat at the top level read before one inside an entry is the one named, and the other way round.
+    CHECK(code_and_message("{" + a + R"(,"a":{"dtype":"F32","dtype":"F32"}})").find("lists 'a' twice; ") != std::string::npos);
+    CHECK(code_and_message(R"({"a":{"dtype":"F32","dtype":"F32"},"a":1})").find("lists 'dtype' twice inside one entry") != std::string::npos);
+    // A repeat anywhere comes before any entry's problem; among entries, the first in key order is named.
+    CHECK(code_and_message(R"({"b":{"dtype":"X"},"a":1,"b":2})").rfind("checkpoint_duplicate_key", 0) == 0);
+    CHECK(
+        code_and_message(R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"X","shape":[1],"data_offsets":[0,4]}})").find("entry 'a' has unknown dtype 'X'") !=
+        std::string::npos);
+    CHECK(code_and_message(R"({"b":{"dtype":"F32"},"__metadata__":{"z":"1","y":2,"x":[]}})").find("__metadata__ maps 'x' to array") != std::string::npos);
+    CHECK(code_and_message(R"({"A":{"dtype":"F32"},"__metadata__":1})").find("entry 'A' lacks dtype") != std::string::npos);
+    // Entries that each pass are then laid out: an overlap names both keys.
+    CHECK(code_and_message("{\"b\":" + a.substr(4) + "," + a + "}").find("'b' overlaps 'a'") != std::string::npos);
+  }
+
   // pitfalls.md B20
   TEST_CASE("GPT-2 layers load into MultiHeadAttention and match PyTorch (c_attn split on its last axis, each part transposed)") {
     for (const auto& c : expected().at("cases")) {

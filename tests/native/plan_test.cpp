@@ -37,6 +37,16 @@ void operator delete(void* p) noexcept {
   std::free(base);
 }
 void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+// The nothrow forms too (std::stable_sort's buffer comes from them): libstdc++'s own route to the
+// operator new above, but under AddressSanitizer its interceptor's would be freed by the delete above.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return operator new(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { operator delete(p); }
 
 namespace {
 

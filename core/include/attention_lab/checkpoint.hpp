@@ -27,11 +27,17 @@ struct SafetensorsEntry {
 struct SafetensorsHeader {
   uint64_t header_length = 0;  // N: the JSON header occupies bytes [8, 8 + N)
   uint64_t file_size = 0;
-  std::vector<SafetensorsEntry> entries;  // in header order
+  /// The tensors sorted by key (byte order), each key once: the order a JSON object reader walks them
+  /// in, not the header's own order. `find` relies on it.
+  std::vector<SafetensorsEntry> entries;
   std::map<std::string, std::string> metadata;
+  /// The entry of `key` (a binary search over `entries`), nullptr when the file has no such tensor.
   const SafetensorsEntry* find(const std::string& key) const;
   uint64_t data_start() const { return 8 + header_length; }
 };
+
+/// Bytes per element of a safetensors dtype (F32 -> 4, BF16 -> 2, BOOL -> 1, ...); 0 for a dtype the format does not name.
+size_t safetensors_dtype_size(const std::string& dtype);
 
 /// Largest header accepted (the format's own reference limit is 100 MB).
 constexpr uint64_t kMaxSafetensorsHeader = 100ull * 1000 * 1000;
@@ -43,7 +49,9 @@ uint64_t safetensors_header_length(const uint8_t* first8, size_t available, uint
 /// Parses the JSON header (`header` holds exactly N bytes) as strictly as the safetensors format:
 /// JSON starting with '{', padded at the end only with space, tab, CR or LF; unique keys at every
 /// level; `__metadata__` (optional) maps strings to strings; tensors lie back to back and cover the data
-/// section exactly. Throws AttentionError:
+/// section exactly. When a header breaks several rules, the one refused is the first a reader meets:
+/// a syntax error or a repeated key where it is read, else the first offending key in key order,
+/// else the first overlap or hole by offset. Throws AttentionError:
 /// "checkpoint_bad_header" (not JSON, a NUL byte or other padding, wrong fields, unknown dtype; the
 /// message names the byte position), "checkpoint_duplicate_key" (a key given twice; names it),
 /// "checkpoint_bad_offsets" (offsets that disagree with dtype x shape, overlap, or leave bytes of the
