@@ -10,6 +10,7 @@
 
 #include "attention_lab/gpt2.hpp"
 #include "attention_lab/session.hpp"
+#include "refusal.hpp"
 
 using namespace attention_lab;
 
@@ -112,14 +113,6 @@ std::vector<float> run_logits(const TinyGpt2& t, const std::vector<int64_t>& ids
   return run.last_logits();
 }
 
-std::pair<std::string, std::string> refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const AttentionError& e) {
-    return {e.code(), e.slot()};
-  }
-  return {"", ""};
-}
 }  // namespace
 
 TEST_CASE("torch.multinomial(probs, 1) on the book's toy: torch.manual_seed(123), 1,000 draws at temperature 1 give the book's counts") {

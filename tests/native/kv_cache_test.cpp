@@ -8,6 +8,7 @@
 
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
+#include "refusal.hpp"
 
 using namespace attention_lab;
 
@@ -39,14 +40,6 @@ double max_diff(const Tensor& a, const Tensor& b) {
   double m = 0;
   for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
   return m;
-}
-std::string refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const AttentionError& e) {
-    return e.code();
-  }
-  return "";
 }
 /// MultiHeadAttention(4, 4, 8, 0.0, 2)
 ModuleConfig small_mha() {
@@ -149,7 +142,7 @@ TEST_CASE("a window cache keeps its last entries: each query sees the window's k
     CHECK(cache.entries() == std::min<int64_t>(t + 1, w));
   }
   CHECK(cache.position == n);
-  CHECK(refusal([&] { m.forward(rows(x, 0, 4), eval_with(&cache)); }) == "cache_window");
+  CHECK(refusal([&] { m.forward(rows(x, 0, 4), eval_with(&cache)); }).first == "cache_window");
 }
 
 TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
@@ -173,12 +166,12 @@ TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
   const Tensor two({2, 1, 4}, std::vector<float>(8, 0.5f));
   KvCache other;
   m.forward(rows(x, 0, 2), eval_with(&other));
-  CHECK(refusal([&] { m.forward(two, eval_with(&other)); }) == "cache_batch");
+  CHECK(refusal([&] { m.forward(two, eval_with(&other)); }).first == "cache_batch");
   CHECK(other.position == 2);
   // a class without a causal mask over its own keys takes no cache
   TorchGenerator g2(123);
   const AttentionModule v2(validated_config("SelfAttention_v2", {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(4)}}), g2);
   CHECK_FALSE(v2.caches_keys());
   KvCache none;
-  CHECK(refusal([&] { v2.forward(Tensor({3, 4}), eval_with(&none)); }) == "cache_unsupported");
+  CHECK(refusal([&] { v2.forward(Tensor({3, 4}), eval_with(&none)); }).first == "cache_unsupported");
 }

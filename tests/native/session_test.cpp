@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "attention_lab/session.hpp"
+#include "refusal.hpp"
 
 using namespace attention_lab;
 
@@ -16,15 +17,6 @@ SlotMap book_mha() {
           {"context_length", SlotValue::integer(6)},
           {"dropout", SlotValue::floating(0.0)},
           {"num_heads", SlotValue::integer(2)}};
-}
-/// The code and slot of the AttentionError `f` throws ("" when it throws none).
-std::pair<std::string, std::string> refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const AttentionError& e) {
-    return {e.code(), e.slot()};
-  }
-  return {"", ""};
 }
 TensorInput book_input() {
   const Tensor x = book_tokens();
