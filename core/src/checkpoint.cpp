@@ -72,6 +72,7 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
                          "Use a checkpoint of one model.");
   }
   plan.prefix = *prefixes.begin();
+  report.max_layer = *layers.rbegin();
   report.sources["layers"] = "layers " + list_layers(layers) + " (" + std::to_string(layers.size()) + (layers.size() == 1 ? " layer)" : " layers)");
   if (const SafetensorsEntry* wte = header.find(plan.prefix + "wte.weight"); wte != nullptr && wte->shape.size() == 2)
     report.sources["vocab"] = plan.prefix + "wte.weight rows (" + std::to_string(wte->shape[0]) + " tokens)";
@@ -224,6 +225,7 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
 
   for (const auto& e : header.entries) {
     if (std::find(report.used.begin(), report.used.end(), e.key) != report.used.end()) continue;
+    if (++report.ignored_count > kCheckpointIgnoredListed) continue;
     std::string prefix;
     int64_t layer = 0;
     std::string reason;

@@ -139,6 +139,19 @@ TEST_SUITE("checkpoint") {
     CHECK(w->begin == 48);
     CHECK(w->end == 48 + 4 * 48);
     for (const char* absent : {"x1000000", "x", "x-1", "", "__metadata__", "h.0", "zz"}) CHECK(h.find(absent) == nullptr);
+    // Loading layer 0 from it: the report lists the first kCheckpointIgnoredListed ignored keys and
+    // counts them all (ln_1's two, wpe, wte and the million), and names the highest layer.
+    CheckpointOptions options;
+    options.num_heads = 2;
+    const CheckpointPlan plan = plan_gpt2_attention(h, options);
+    CHECK(plan.report.used.size() == 4);
+    CHECK(plan.report.ignored_count == kExtra + 4);
+    REQUIRE(plan.report.ignored.size() == static_cast<size_t>(kCheckpointIgnoredListed));
+    CHECK(plan.report.ignored.front().key == "h.0.ln_1.bias");
+    CHECK(plan.report.ignored.front().reason == "not part of attention (layer norm or MLP)");
+    // The four attention keys sort first, then ln_1 (2), wpe, wte, x0, x1, x10, x100, ...: the listed keys are the next 200 entries.
+    for (size_t i = 0; i < plan.report.ignored.size(); ++i) CHECK(plan.report.ignored[i].key == h.entries[4 + i].key);
+    CHECK(plan.report.max_layer == 0);
   }
 
   TEST_CASE("a header that breaks several rules is refused for the first a reader meets, as the format's strict reading has it") {

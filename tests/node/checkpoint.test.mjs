@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { tensor, maxAbsDiff, sameBits } from "./helpers.mjs";
-import { safetensorsHeader } from "../safetensors.mjs";
+import { layer0Shapes, safetensors, safetensorsHeader } from "../safetensors.mjs";
 
 const lab = await loadAttentionLab();
 const dir = new URL("../fixtures/checkpoints/", import.meta.url);
@@ -43,6 +43,8 @@ for (const c of expected.cases) {
     assert.ok(report.ignored.some((i) => i.key === `${base}masked_bias`));
     assert.match(report.sources.context_length, /wpe\.weight rows/);
     assert.equal(report.sources.layers, "layers 0 to 1 (2 layers)");
+    assert.equal(report.maxLayer, 1);
+    assert.equal(report.ignoredCount, report.ignored.length, "a small file lists every ignored key");
     assert.match(report.sources.vocab, /wte\.weight rows \((10|12) tokens\)/);
   });
 }
@@ -182,4 +184,15 @@ test("wpe.weight of shape [2**40, 0] would give context_length 2**40: refused as
   assert.equal(e.slot, "context_length");
   assert.match(e.message, /wpe\.weight rows \(1099511627776\)/);
   assert.equal(lab.check("MultiHeadAttention", { d_in: 4, d_out: 4, context_length: 2 ** 40, dropout: 0, num_heads: 2, qkv_bias: true })[0].code, "too_large");
+});
+
+test("a report lists the first 200 ignored keys in the header's order and counts the rest", async () => {
+  const { report } = await lab.loadCheckpoint(new Uint8Array(safetensors(layer0Shapes(4), { extraKeys: 300, extraName: (i) => `extra.${String(i).padStart(3, "0")}` })), { num_heads: 2 });
+  // ln_1 (2), wpe, wte and the 300 extra keys are ignored; ln_1's two and wte/wpe sort after "extra.".
+  assert.equal(report.ignoredCount, 304);
+  assert.equal(report.ignored.length, 200);
+  assert.deepEqual(report.ignored.slice(0, 2).map((i) => i.key), ["extra.000", "extra.001"]);
+  assert.equal(report.ignored.at(-1).key, "extra.199");
+  assert.equal(report.ignored[0].reason, "not part of attention");
+  assert.equal(report.maxLayer, 0);
 });

@@ -6,28 +6,12 @@
 // The chosen file is opened once (lab.openCheckpoint: its header read and parsed once) and kept, so
 // loading a layer, running the whole model and tracing a layer parse the header once.
 
-/** The ignored keys a report keeps (the panel lists them); the rest are only counted. */
-export const IGNORED_KEPT = 200;
-const LAYER_KEY = /(?:^|\.)h\.(\d+)\./;
-
 /**
- * The loader's report with at most IGNORED_KEPT ignored keys, plus `ignoredCount` (all of them) and
- * `maxLayer`, the highest layer number any key names (-1 for none). A loop, not Math.max(...keys):
- * spreading a million arguments overflows the call stack.
+ * The loader's report as the panel shows it: the core lists at most 200 ignored keys and counts the
+ * rest (`ignoredCount`), and names the highest layer (`maxLayer`).
  */
 export function shortReport(r) {
-  let maxLayer = -1;
-  const see = (key) => {
-    const m = LAYER_KEY.exec(key);
-    if (m && Number(m[1]) > maxLayer) maxLayer = Number(m[1]);
-  };
-  for (const key of r.used) see(key);
-  for (const key of r.missing) see(key);
-  for (const x of r.ignored) see(x.key);
-  return {
-    used: r.used, missing: r.missing, transposed: r.transposed, sources: r.sources,
-    ignored: r.ignored.slice(0, IGNORED_KEPT), ignoredCount: r.ignored.length, maxLayer,
-  };
+  return { used: r.used, missing: r.missing, transposed: r.transposed, sources: r.sources, ignored: r.ignored, ignoredCount: r.ignoredCount, maxLayer: r.maxLayer };
 }
 
 /**

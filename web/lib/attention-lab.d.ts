@@ -590,8 +590,12 @@ export interface StageDiff {
 export interface CheckpointReport {
   /** Keys whose values were loaded, with the file's own names. */
   used: string[];
-  /** Every other key and why it was not used (mask buffers, other layers, embeddings, ...). */
+  /** The first 200 other keys, in the header's order, and why each was not used (mask buffers, other layers, embeddings, ...). */
   ignored: Array<{ key: string; reason: string }>;
+  /** How many keys were not used, listed in `ignored` or not (a header can hold a million). */
+  ignoredCount: number;
+  /** The highest layer number with attention weights (h.{layer}.attn.c_attn.weight). */
+  maxLayer: number;
   /** Keys a GPT-2 layer normally has that the file lacks (e.g. c_attn.bias). */
   missing: string[];
   /** Keys that were transposed from Conv1D (in, out) into Linear (out, in). */

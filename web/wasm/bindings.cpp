@@ -335,8 +335,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<ForwardResult>("ForwardResult", "output", &take<&ForwardResult::output>, "trace", &take<&ForwardResult::trace>, "warnings", &ForwardResult::warnings, "cache",
                         &ForwardResult::cache);
   object<IgnoredKey>("IgnoredKey", "key", &IgnoredKey::key, "reason", &IgnoredKey::reason);
-  object<CheckpointReport>("CheckpointReport", "used", &CheckpointReport::used, "ignored", &CheckpointReport::ignored, "missing", &CheckpointReport::missing, "transposed",
-                           &CheckpointReport::transposed, "sources", &CheckpointReport::sources);
+  object<CheckpointReport>("CheckpointReport", "used", &CheckpointReport::used, "ignored", &CheckpointReport::ignored, "ignoredCount", &num<&CheckpointReport::ignored_count>,
+                           "maxLayer", &num<&CheckpointReport::max_layer>, "missing", &CheckpointReport::missing, "transposed", &CheckpointReport::transposed, "sources",
+                           &CheckpointReport::sources);
   object<ModuleInfo>("ModuleInfo", "handle", &ModuleInfo::handle, "module", &ModuleInfo::config, "parameterCount", &num<&ModuleInfo::parameter_count>, "notes", &ModuleInfo::notes,
                      "code", &ModuleInfo::code, "report", &ModuleInfo::report);
   object<MatrixReport>("MatrixReport", "name", &MatrixReport::name, "action", &MatrixReport::action, "sources", &MatrixReport::sources, "fromShape", &MatrixReport::from_shape,

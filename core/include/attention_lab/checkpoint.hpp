@@ -75,9 +75,18 @@ struct IgnoredKey {
   std::string reason;
 };
 
+/// How many ignored keys a report lists with their reasons; the rest are only counted (a valid header
+/// can hold a million keys, and a report of all of them took seconds to build and hand to JS).
+constexpr int64_t kCheckpointIgnoredListed = 200;
+
 struct CheckpointReport {
   std::vector<std::string> used;
+  /// The first kCheckpointIgnoredListed keys not used, in the header's order, each with why.
   std::vector<IgnoredKey> ignored;
+  /// How many keys were not used, listed or not.
+  int64_t ignored_count = 0;
+  /// The highest layer number with attention weights (h.{layer}.attn.c_attn.weight); -1 for none.
+  int64_t max_layer = -1;
   std::vector<std::string> missing;
   std::vector<std::string> transposed;
   /// Where each derived setting came from: keys "num_heads", "context_length", "prefix", "d", and what
