@@ -62,6 +62,21 @@ async function headerWorkMs(keys) {
   return ms;
 }
 
+/**
+ * Runs in the page (the widget's library) or in its worker: counts the raw core's traced forwards of
+ * a module (`forward` calls with trace on), so a test can tell where a layer ran.
+ */
+async function countForwards() {
+  const { loadAttentionLab } = await import(new URL("../lib/attention-lab.js", self.location.href).href);
+  const core = (await loadAttentionLab())._core;
+  self.forwards = 0;
+  const original = core.forward;
+  core.forward = (...args) => {
+    if (args[4]) self.forwards += 1;
+    return original.apply(core, args);
+  };
+}
+
 /** Chooses `file` with the panel's file picker, after setting the layer and num_heads fields. */
 async function load(page, file, { layer = "0", heads = "" } = {}) {
   await page.getByTestId("ckpt-layer").fill(layer);
@@ -274,7 +289,13 @@ describe("GPT-2 checkpoints", () => {
     const chips = page.getByTestId("ckpt-chips");
     await chips.waitFor();
     assert.deepEqual(await chips.locator("li").evaluateAll((lis) => lis.map((li) => Number(li.dataset.id))), [7120, 7002, 4940, 351, 530, 2239]);
+    // A layer this wide is traced in the worker (the core's estimate of the run is over what the page
+    // runs on the main thread): the page's own library makes no traced forward for it.
+    await page.evaluate(`(${countForwards})()`);
+    await page.workers()[0].evaluate(`(${countForwards})()`);
     const cards = await runIds(page, "3, 1, 4, 1, 5");
+    assert.equal(await page.evaluate(() => self.forwards), 0, "no traced forward on the main thread");
+    assert.equal(await page.workers()[0].evaluate(() => self.forwards), 1, "the layer was traced in the worker");
     const weights = cards.locator("[data-stage=attn_weights]");
     assert.match(await weights.getByTestId("stage-shape").textContent(), /\(b=1, num_heads=12, query=5, key=5\)/);
     assert.equal(await weights.getByRole("tab").count(), 12, "one tab per head");

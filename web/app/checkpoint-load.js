@@ -36,6 +36,30 @@ export async function checkpointInput(lab, runner, file, options) {
 }
 
 /**
+ * A loaded layer's traced eval forward on `x` ((1, num_tokens, d), its real input): on the main thread
+ * when the core's estimate of the run is small, else in the worker (GPT-2 small's layer on 1024 tokens
+ * was a 4 s long task on the main thread), which rebuilds the module from its parameters. Resolves to
+ * the trace (the stages, as forward gives them).
+ */
+export async function traceLayer(lab, runner, module, x) {
+  const { bytes } = lab.estimateBytes(module.className, module.config, x.shape, { trace: true });
+  if (!runner.usesWorker(bytes)) return module.forward(x, { training: false, trace: true }).trace;
+  const job = { className: module.className, config: { ...module.config }, parameters: module.parameters(), x: { shape: x.shape, data: x.data } };
+  return (await runner.request("traceLayer", job)).trace;
+}
+
+/** In the worker: the module rebuilt from its parameters, its traced eval forward on x, the stages transferred. */
+export async function tracePlain(lab, { className, config, parameters, x }) {
+  const module = lab.fromParameters(className, config, parameters);
+  try {
+    const { trace } = module.forward(x, { training: false, trace: true });
+    return { result: { trace }, transfer: [...new Set(trace.map((s) => s.data.buffer))] };
+  } finally {
+    module.dispose();
+  }
+}
+
+/**
  * The whole model on token ids (lab.loadGPT2 + model.run), in the worker when there is one: resolves to
  * {config, attnWeights: [per layer (1, n_head, T, T)], nextTokens}; progress per step through
  * `onProgress`, cancelled through `signal`. Rejects with the library's AttentionError data.

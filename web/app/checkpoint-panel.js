@@ -4,14 +4,15 @@
 // a header of a million keys never freezes the page), the loader's report (keys used, ignored with
 // reasons, a few hundred listed at most; missing, transposed, where each setting came from), then that
 // layer run on the reader's tokens (GPT-2 BPE via the vendored gpt-tokenizer, or token ids typed
-// directly) with its input from lab.checkpointInput (also in the worker), traced in eval mode and
+// directly) with its input from lab.checkpointInput (also in the worker), traced in eval mode (in the worker
+// when the core's estimate of the run is large, checkpoint-load.js traceLayer) and
 // shown with the same stage cards as the page.
 // Every error (AttentionError .code/.message/.hint) is shown in the panel; the rest of the page goes on.
 import { h, replace } from "./dom.js";
 import { S } from "./strings-panels.js";
 import { bytesText, shapeText, thousands } from "./format.js";
 import { renderTrace } from "./tensor-view.js";
-import { checkpointInput, loadCheckpoint } from "./checkpoint-load.js";
+import { checkpointInput, loadCheckpoint, traceLayer } from "./checkpoint-load.js";
 import { seedValue } from "./lab-model.js";
 import { loadCode, attnPrefix, runCode } from "./checkpoint-code.js";
 import { errorBox } from "./diagnostic-view.js";
@@ -325,7 +326,8 @@ export function setupCheckpointPanel(app) {
       // (1, num_tokens, d): ln_1 of what the blocks before this layer leave (layer 0: of wte + wpe)
       const x = await checkpointInput(lab, app.runner, file, { tokenIds: t.ids, layer: state.layer, num_heads: module.config.num_heads });
       if (seq !== state.runSeq || module !== state.module) return;
-      const { trace } = module.forward(x, { training: false, trace: true });
+      const trace = await traceLayer(lab, app.runner, module, x);
+      if (seq !== state.runSeq || module !== state.module) return;
       const call = lab.describe(module.className, module.config).pythonCall ?? module.className;
       state.runs += 1;
       traceStatus.textContent = S.ckptTraceFor(state.layer, call, t.ids.length, t.ids.length > 12 ? `${t.ids.slice(0, 12).join(", ")}, …` : t.ids.join(", "));

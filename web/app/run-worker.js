@@ -4,11 +4,11 @@
 // checkpoint panel's file work (checkpoint-load.js), answered as {id, ok, ...result} or
 // {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
-import { generatePlain, gpt2Plain, inputPlain, loadPlain } from "./checkpoint-load.js";
+import { generatePlain, gpt2Plain, inputPlain, loadPlain, tracePlain } from "./checkpoint-load.js";
 
 const ready = loadAttentionLab();
 
-const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, runGPT2: gpt2Plain, generateGPT2: generatePlain };
+const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, traceLayer: tracePlain, runGPT2: gpt2Plain, generateGPT2: generatePlain };
 /** Work that can be cancelled, by request id. */
 const controllers = new Map();
 
