@@ -126,7 +126,40 @@ Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> n
   return c;
 }
 
-double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens) {
+Gpt2Attention gpt2_attention_of(const std::string& name) {
+  if (name == "full") return Gpt2Attention::Full;
+  if (name == "thumbnails") return Gpt2Attention::Thumbnails;
+  throw AttentionError(
+      "run_option", "attention", "attention must be \"full\" or \"thumbnails\", got \"" + name + "\"",
+      "Use \"full\" for every layer's whole weights, or \"thumbnails\" for a grid's averaged cells and the first " + std::to_string(kGpt2FirstTokens) + " tokens' weights.");
+}
+
+Tensor attention_thumbnail(const Tensor& w, int64_t size) {
+  const int64_t H = w.shape[1], T = w.shape[2], S = std::min(T, size);
+  Tensor out({1, H, S, S});
+  for (int64_t hh = 0; hh < H; ++hh)
+    for (int64_t a = 0; a < S; ++a) {
+      const int64_t r0 = a * T / S, r1 = (a + 1) * T / S;
+      for (int64_t b = 0; b < S; ++b) {
+        const int64_t c0 = b * T / S, c1 = (b + 1) * T / S;
+        double sum = 0.0;
+        for (int64_t i = r0; i < r1; ++i)
+          for (int64_t j = c0; j < c1; ++j) sum += w.data[static_cast<size_t>((hh * T + i) * T + j)];
+        out.data[static_cast<size_t>((hh * S + a) * S + b)] = static_cast<float>(sum / static_cast<double>((r1 - r0) * (c1 - c0)));
+      }
+    }
+  return out;
+}
+
+Tensor attention_first_tokens(const Tensor& w, int64_t count) {
+  const int64_t H = w.shape[1], T = w.shape[2], F = std::min(T, count);
+  Tensor out({1, H, F, F});
+  for (int64_t hh = 0; hh < H; ++hh)
+    for (int64_t i = 0; i < F; ++i) std::copy_n(w.data.begin() + (hh * T + i) * T, F, out.data.begin() + (hh * F + i) * F);
+  return out;
+}
+
+double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens, Gpt2Attention attention) {
   const double d = static_cast<double>(c.n_embd), T = static_cast<double>(num_tokens), H = static_cast<double>(c.n_head);
   const double V = static_cast<double>(c.vocab_size), raw = static_cast<double>(dtype_bytes(c.dtype));
   const double panel = static_cast<double>(ops::packed_floats(1, 1));
@@ -150,11 +183,15 @@ double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens) {
   const double block = block_raw + attn_phase + mlp_phase + acts;
   // A logits step: a chunk of wte rows, raw and as float32.
   const double logits = (raw + 4.0) * static_cast<double>(std::min<int64_t>(kGpt2LogitsChunkRows, c.vocab_size)) * d;
-  return kept + std::max({embed, block, logits});
+  // Every layer's results as the caller holds them (their JS copies, all kept to the end of the run).
+  const double S = static_cast<double>(std::min<int64_t>(num_tokens, kGpt2ThumbnailSize)), F = static_cast<double>(std::min<int64_t>(num_tokens, kGpt2FirstTokens));
+  const double per_layer = attention == Gpt2Attention::Full ? 4.0 * (T * d + H * T * T) : 4.0 * H * (S * S + F * F);
+  const double results = static_cast<double>(c.n_layer) * per_layer;
+  return kept + std::max({embed, block, logits}) + results;
 }
 
-Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes)
-    : header_(&header), config_(config), ids_(std::move(token_ids)) {
+Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes, Gpt2Attention attention)
+    : header_(&header), config_(config), ids_(std::move(token_ids)), attention_(attention) {
   if (ids_.empty()) throw AttentionError("input_empty", "tokens", "no tokens to run the model on", "Type at least one word.");
   for (const int64_t id : ids_) {
     if (id < 0 || id >= config_.vocab_size) {
@@ -166,12 +203,13 @@ Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std:
     throw AttentionError("context_too_short", "context_length", "num_tokens " + std::to_string(num_tokens()) + " > n_ctx " + std::to_string(config_.n_ctx) + " (wpe.weight rows)",
                          "Use at most " + std::to_string(config_.n_ctx) + " tokens.");
   }
-  const double bytes = gpt2_run_bytes(config_, num_tokens());
+  const double bytes = gpt2_run_bytes(config_, num_tokens(), attention_);
   if (bytes > memory_budget_bytes) {
+    const bool thumbnails_fit = attention_ == Gpt2Attention::Full && gpt2_run_bytes(config_, num_tokens(), Gpt2Attention::Thumbnails) <= memory_budget_bytes;
     throw AttentionError("too_large", "tokens",
                          "running the model on " + std::to_string(num_tokens()) + " tokens needs about " + std::to_string(static_cast<long long>(bytes / 1048576.0)) +
                              " MiB, over the " + std::to_string(static_cast<long long>(memory_budget_bytes / 1048576.0)) + " MiB this page allows",
-                         "Use fewer tokens.");
+                         thumbnails_fit ? "Use fewer tokens, or {attention: \"thumbnails\"}: every layer's whole attention weights are what does not fit." : "Use fewer tokens.");
   }
 }
 
@@ -222,7 +260,7 @@ Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::ve
   const int64_t T = num_tokens(), d = config_.n_embd;
   const auto value = [&](size_t i) { return values_of(reads[i], bytes); };
   Layer out;
-  out.input = x_;
+  if (attention_ == Gpt2Attention::Full) out.input = x_;
   // x = x + attn(ln_1(x)): the book's MultiHeadAttention, loaded from c_attn / c_proj as one layer is.
   {
     Tensor h = x_;
@@ -238,6 +276,11 @@ Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::ve
     options.memory_budget_bytes = 1e300;  // the run's estimate was checked at its start
     const Tensor a = attn.forward(h, options);
     for (size_t i = 0; i < x_.data.size(); ++i) x_.data[i] += a.data[i];
+    if (attention_ == Gpt2Attention::Thumbnails) {
+      out.thumbnail = attention_thumbnail(out.attn_weights, kGpt2ThumbnailSize);
+      out.first_tokens = attention_first_tokens(out.attn_weights, kGpt2FirstTokens);
+      out.attn_weights = Tensor();
+    }
   }
   // x = x + c_proj(gelu(c_fc(ln_2(x)))), Conv1D weights (in, out): y = x @ W + b.
   {

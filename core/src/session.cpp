@@ -436,15 +436,16 @@ OpenedModel Session::gpt2_open(uint32_t file, const NumberOption& num_heads) {
   return out;
 }
 
-double Session::gpt2_estimate(uint32_t model, double num_tokens) const {
-  return gpt2_run_bytes(objects_->model(model).config, static_cast<int64_t>(std::max(1.0, std::isfinite(num_tokens) ? std::floor(num_tokens) : 1.0)));
+double Session::gpt2_estimate(uint32_t model, double num_tokens, const std::string& attention) const {
+  return gpt2_run_bytes(objects_->model(model).config, static_cast<int64_t>(std::max(1.0, std::isfinite(num_tokens) ? std::floor(num_tokens) : 1.0)), gpt2_attention_of(attention));
 }
 
-std::vector<FileRead> Session::gpt2_start(uint32_t model, const std::vector<double>& ids, double budget) {
+std::vector<FileRead> Session::gpt2_start(uint32_t model, const std::vector<double>& ids, double budget, const std::string& attention) {
   Gpt2File& f = objects_->model(model);
+  const Gpt2Attention mode = gpt2_attention_of(attention);
   f.run.reset();
   f.generation.reset();
-  f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes);
+  f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes, mode);
   return file_reads(*f.header, f.run->embedding_reads());
 }
 

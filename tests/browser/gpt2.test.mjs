@@ -68,8 +68,12 @@ describe("the whole GPT-2 model on the page", () => {
     assert.deepEqual(await next.evaluateAll((lis) => lis.map((li) => Number(li.dataset.id))), tiny.next_tokens.map((t) => t.id));
     assert.match(await next.first().textContent(), new RegExp(`${(100 * tiny.next_tokens[0].prob).toFixed(3)}%`));
 
-    // the head view of layer 1, head 1: one line per weight of at least 1%, as thick as the weight
+    // the head view of layer 1, head 1: one line per weight of at least 1%, as thick as the weight.
+    // Picking a cell redraws the head view and the two cells' pressed states, not the grid's pictures.
+    await page.getByTestId("gpt2-grid").evaluate((g) => g.querySelectorAll("canvas").forEach((c) => { c.dataset.drawn = "before"; }));
     await page.locator('[data-testid=gpt2-cell][data-layer="1"][data-head="1"]').click();
+    assert.deepEqual(await page.getByTestId("gpt2-grid").evaluate((g) => [...g.querySelectorAll("canvas")].map((c) => c.dataset.drawn)), ["before", "before", "before", "before"]);
+    assert.deepEqual(await cells.evaluateAll((bs) => bs.map((b) => b.getAttribute("aria-pressed"))), ["false", "false", "false", "true"]);
     const view = page.getByTestId("gpt2-head-view");
     assert.match(await view.locator("h4").textContent(), /^Layer 1, head 1$/);
     const w = tiny.layers[1].attn_weights;
@@ -91,6 +95,38 @@ describe("the whole GPT-2 model on the page", () => {
     row.forEach((v, j) => assert.ok(Math.abs(v - x[j]) <= 6e-5, `input[0, 0, ${j}] = ${v}, PyTorch ${x[j]}`));
     // and its attention weights are the grid's layer 1
     assert.match(await page.getByTestId("ckpt-stage-cards").locator("[data-stage=input] .stage-why").textContent(), /after blocks 0 to 0/);
+    await finish(page);
+  });
+
+  test("on 100 tokens each pattern is the core's 64 x 64 thumbnail and the head view draws the first 48 tokens' exact weights", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
+    await page.getByTestId("ckpt-file").setInputFiles(file);
+    const section = page.getByTestId("gpt2-section");
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
+    const ids = Array.from({ length: 100 }, (_, i) => tiny.token_ids[i % tiny.token_ids.length]);
+    await page.getByTestId("ckpt-ids").fill(ids.join(", "));
+    await section.getByTestId("gpt2-run").click();
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "2");
+    // the same numbers from the library in Node: the page draws them, it does not compute them
+    const nodeLab = await loadAttentionLab();
+    const model = await nodeLab.loadGPT2(gpt2File(nodeLab, tiny), { num_heads: tiny.n_head });
+    const r = await model.run(ids, { attention: "thumbnails" });
+    model.dispose();
+    const cells = page.getByTestId("gpt2-cell");
+    assert.equal(await cells.count(), tiny.n_layer * tiny.n_head);
+    assert.deepEqual(await cells.first().locator("canvas").evaluate((c) => [c.width, c.height]), [64, 64]);
+    assert.match(await page.getByTestId("gpt2-grid").locator("caption").textContent(), /on 100 tokens/);
+    assert.equal(await page.getByTestId("gpt2-grid-averaged").textContent(), "Each pattern is 64 × 64 cells, each the mean weight of about 2 × 2 query-key pairs.");
+    await page.locator('[data-testid=gpt2-cell][data-layer="0"][data-head="1"]').click();
+    const view = page.getByTestId("gpt2-head-view");
+    assert.match(await view.textContent(), /The first 48 of 100 tokens are drawn\./);
+    const F = 48;
+    const w = r.layers[0].firstTokens.data;
+    const want = [];
+    for (let i = 0; i < F; i++) for (let j = 0; j <= i; j++) if (w[(1 * F + i) * F + j] >= 0.01) want.push(`${i}-${j}`);
+    assert.deepEqual(await view.locator("line").evaluateAll((ls) => ls.map((l) => `${l.dataset.query}-${l.dataset.key}`)), want);
+    await page.getByTestId("gpt2-section").screenshot({ path: `${SCREENSHOT_DIR}/gpt2-thumbnails.png` });
     await finish(page);
   });
 });

@@ -77,7 +77,7 @@ TEST_CASE("a session keeps modules, generators and files under handles until rel
   s.release(g);
   CHECK(refusal([&] { s.rand(g, {2}); }) == std::pair<std::string, std::string>{"disposed", "generator"});
   CHECK(refusal([&] { s.plan_block_input(999, {1}, {}); }) == std::pair<std::string, std::string>{"disposed", "checkpoint"});
-  CHECK(refusal([&] { s.gpt2_estimate(999, 4); }) == std::pair<std::string, std::string>{"disposed", "model"});
+  CHECK(refusal([&] { s.gpt2_estimate(999, 4, "full"); }) == std::pair<std::string, std::string>{"disposed", "model"});
   CHECK(s.handles_in_use() == 0);
 }
 

@@ -169,6 +169,68 @@ class HeaderOnly extends Blob {
   }
 }
 
+test("attention \"thumbnails\": each head averaged into at most 64 x 64 cells and the first 48 tokens exact, from the same weights as \"full\"", async () => {
+  const c = GPT2_FIXTURES.cases.find((x) => x.name === "tiny_f32");
+  const model = await lab.loadGPT2(fileOf(c), { num_heads: c.n_head });
+  const H = c.n_head;
+  for (const T of [6, 100]) {
+    const ids = Array.from({ length: T }, (_, i) => c.token_ids[i % c.token_ids.length]);
+    const full = await model.run(ids);
+    const small = await model.run(ids, { attention: "thumbnails" });
+    assert.deepEqual(small.lastLogits, full.lastLogits, "the same forward");
+    const S = Math.min(T, 64);
+    const F = Math.min(T, 48);
+    small.layers.forEach((l, layer) => {
+      assert.deepEqual(Object.keys(l).sort(), ["firstTokens", "thumbnail"], "nothing T x T");
+      assert.deepEqual(l.thumbnail.shape, [1, H, S, S]);
+      assert.deepEqual(l.firstTokens.shape, [1, H, F, F]);
+      const w = full.layers[layer].attnWeights.data;
+      for (let h = 0; h < H; h++) {
+        for (let a = 0; a < S; a++) {
+          for (let b = 0; b < S; b++) {
+            // the mean over queries floor(aT/S) .. floor((a+1)T/S) - 1 and keys likewise (in double here; 1e-7 for the float32 rounding)
+            let sum = 0;
+            let n = 0;
+            for (let i = Math.floor((a * T) / S); i < Math.floor(((a + 1) * T) / S); i++) {
+              for (let j = Math.floor((b * T) / S); j < Math.floor(((b + 1) * T) / S); j++) {
+                sum += w[(h * T + i) * T + j];
+                n++;
+              }
+            }
+            const got = l.thumbnail.data[(h * S + a) * S + b];
+            assert.ok(Math.abs(got - sum / n) <= 1e-7, `layer ${layer} head ${h} cell (${a}, ${b}): ${got} vs ${sum / n}`);
+            if (b > a) assert.equal(got, 0, "a cell above the diagonal holds only masked pairs");
+          }
+        }
+        for (let i = 0; i < F; i++) {
+          for (let j = 0; j < F; j++) assert.equal(l.firstTokens.data[(h * F + i) * F + j], w[(h * T + i) * T + j], `first tokens (${i}, ${j})`);
+        }
+      }
+      if (T === S) assert.deepEqual(l.thumbnail.data, full.layers[layer].attnWeights.data, "S = T: the weights themselves");
+    });
+  }
+  await assert.rejects(model.run(c.token_ids, { attention: "weights" }), (e) => e.code === "run_option" && e.slot === "attention" && /"weights"/.test(e.message));
+  assert.throws(() => model.estimateBytes(6, { attention: 3 }), { code: "run_option" });
+  model.dispose();
+});
+
+test("the run's estimate counts what its result holds: GPT-2 XL on 1024 tokens is refused with full weights (4.7 GiB) and fits as thumbnails", async () => {
+  const { head, dataBytes } = safetensorsHeader(gpt2Tensors({ d: 1600, layers: 48 }));
+  const model = await lab.loadGPT2(new HeaderOnly(head, head.length + dataBytes));
+  const ids = new Array(1024).fill(11);
+  const full = model.estimateBytes(1024);
+  const thumbnails = model.estimateBytes(1024, { attention: "thumbnails" });
+  // 48 layers x 25 heads x 1024 x 1024 float32 weights, plus 48 x 1024 x 1600 inputs
+  assert.ok(full - thumbnails >= 48 * 4 * (25 * 1024 * 1024 + 1024 * 1600) - 48 * 4 * 25 * (64 * 64 + 48 * 48), `${full} vs ${thumbnails}`);
+  await assert.rejects(model.run(ids), (e) => e.code === "too_large" && /thumbnails/.test(e.hint));
+  // as thumbnails it starts (cancelled after the embedding: the header-only file's weights are zeros)
+  const controller = new AbortController();
+  const steps = [];
+  await assert.rejects(model.run(ids, { attention: "thumbnails", signal: controller.signal, onProgress: (p) => { steps.push(p.step); controller.abort(); } }), { code: "cancelled" });
+  assert.deepEqual(steps, ["embedding"]);
+  model.dispose();
+});
+
 test("GPT-2's four sizes are recognised from the shapes alone (header-only files)", async () => {
   const sizes = [["small", 768, 12, 12], ["medium", 1024, 24, 16], ["large", 1280, 36, 20], ["XL", 1600, 48, 25]];
   for (const [name, d, layers, heads] of sizes) {

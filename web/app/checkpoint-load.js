@@ -61,7 +61,9 @@ export async function tracePlain(lab, { className, config, parameters, x }) {
 
 /**
  * The whole model on token ids (lab.loadGPT2 + model.run), in the worker when there is one: resolves to
- * {config, attnWeights: [per layer (1, n_head, T, T)], nextTokens}; progress per step through
+ * {config, layers: [per layer {thumbnail (1, n_head, S, S), firstTokens (1, n_head, F, F)}], nextTokens}
+ * (model.run's attention "thumbnails": nothing T x T crosses; GPT-2 XL on 1024 tokens would be 4.7 GiB
+ * of weights, and the grid drew every one of them on each click); progress per step through
  * `onProgress`, cancelled through `signal`. Rejects with the library's AttentionError data.
  */
 export async function runGPT2(lab, runner, file, { ids, numHeads, onProgress, signal }) {
@@ -73,9 +75,9 @@ export async function runGPT2(lab, runner, file, { ids, numHeads, onProgress, si
 export async function gpt2Plain(lab, { file, ids, numHeads }, { signal, progress }) {
   const model = await lab.loadGPT2(await checkpointOf(lab, file), numHeads ? { num_heads: numHeads } : undefined);
   try {
-    const r = await model.run(ids, { signal, onProgress: progress });
-    const attnWeights = r.layers.map((l) => l.attnWeights);
-    return { result: { config: { ...model.config }, attnWeights, nextTokens: r.nextTokens }, transfer: attnWeights.map((t) => t.data.buffer) };
+    const r = await model.run(ids, { signal, onProgress: progress, attention: "thumbnails" });
+    const layers = r.layers.map((l) => ({ thumbnail: l.thumbnail, firstTokens: l.firstTokens }));
+    return { result: { config: { ...model.config }, layers, nextTokens: r.nextTokens }, transfer: layers.flatMap((l) => [l.thumbnail.data.buffer, l.firstTokens.data.buffer]) };
   } finally {
     model.dispose();
   }

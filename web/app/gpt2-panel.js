@@ -1,8 +1,11 @@
 // The whole model on the reader's tokens, inside the checkpoint panel: lab.loadGPT2 + model.run in the
 // page's worker (checkpoint-load.js), a progress bar per block, then every layer x head attention
-// pattern as a small heatmap, a head view of the one picked (a line from each query to each key it
-// attends to, thicker for more weight), the five most likely next tokens, and a button that traces the
-// picked layer in the panel below with its real input (what the blocks before it produce).
+// pattern as a small heatmap (the core's thumbnails: at most 64 x 64 averaged cells, whatever the
+// number of tokens), a head view of the one picked (a line from each query to each key it attends
+// to, thicker for more weight, from the core's exact weights of the first tokens), the five most
+// likely next tokens, and a button that traces the picked layer in the panel below with its real
+// input (what the blocks before it produce). Picking a cell redraws the head view and two buttons'
+// pressed states, nothing else.
 import { h, replace, svg } from "./dom.js";
 import { S } from "./strings-panels.js";
 import { runGPT2 } from "./checkpoint-load.js";
@@ -10,9 +13,6 @@ import { errorBox } from "./diagnostic-view.js";
 import { color, MASKED_RGB } from "./slice-view.js";
 import { pixelCanvas } from "./export.js";
 import { setupGenerate } from "./gpt2-generate.js";
-
-/** Tokens the head view draws at most (the grid shows every token). */
-const HEAD_VIEW_MAX = 48;
 
 /**
  * @param app      the widget's app (lab, runner)
@@ -67,7 +67,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       if (seq !== state.seq) return;
       state.result = r;
       state.words = tokens.words;
-      state.pick = { layer: Math.min(state.pick.layer, r.attnWeights.length - 1), head: Math.min(state.pick.head, r.config.n_head - 1) };
+      state.pick = { layer: Math.min(state.pick.layer, r.layers.length - 1), head: Math.min(state.pick.head, r.config.n_head - 1) };
       showNext(r.nextTokens, decode);
       showGrid();
       showHead();
@@ -95,33 +95,45 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       h("p", { class: "muted" }, S.gpt2NextNote));
   }
 
-  /** One small heatmap per layer x head: rows are layers, columns heads. */
+  /** One small heatmap per layer x head (the core's thumbnail): rows are layers, columns heads. */
   function showGrid() {
-    const { attnWeights, config } = state.result;
+    const { layers, config } = state.result;
     const T = state.words.length;
+    const cells = layers[0].thumbnail.shape[2];
+    const pick = (button, layer, head) => {
+      grid.querySelector(".gpt2-cell[aria-pressed=true]")?.setAttribute("aria-pressed", "false");
+      button.setAttribute("aria-pressed", "true");
+      state.pick = { layer, head };
+      showHead();
+    };
     const table = h("table", { class: "gpt2-patterns" },
       h("caption", {}, S.gpt2GridCaption(config.n_layer, config.n_head, T)),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, S.gpt2LayerHead), Array.from({ length: config.n_head }, (_, head) => h("th", { scope: "col" }, String(head))))),
-      h("tbody", {}, attnWeights.map((w, layer) => h("tr", {}, h("th", { scope: "row" }, String(layer)),
-        Array.from({ length: config.n_head }, (_, head) => h("td", {}, h("button", {
-          type: "button", class: "gpt2-cell", "aria-label": S.gpt2CellLabel(layer, head), "aria-pressed": String(layer === state.pick.layer && head === state.pick.head),
-          dataset: { layer: String(layer), head: String(head), testid: "gpt2-cell" },
-          on: { click: () => { state.pick = { layer, head }; showGrid(); showHead(); } },
-        }, pattern(w.data, head, T))))))));
-    replace(grid, h("div", { class: "table-scroll" }, table));
+      h("tbody", {}, layers.map((l, layer) => h("tr", {}, h("th", { scope: "row" }, String(layer)),
+        Array.from({ length: config.n_head }, (_, head) => {
+          const button = h("button", {
+            type: "button", class: "gpt2-cell", "aria-label": S.gpt2CellLabel(layer, head), "aria-pressed": String(layer === state.pick.layer && head === state.pick.head),
+            dataset: { layer: String(layer), head: String(head), testid: "gpt2-cell" },
+          }, pattern(l.thumbnail.data, head, cells));
+          button.addEventListener("click", () => pick(button, layer, head));
+          return h("td", {}, button);
+        })))));
+    replace(grid, h("div", { class: "table-scroll" }, table),
+      cells < T ? h("p", { class: "muted", dataset: { testid: "gpt2-grid-averaged" } }, S.gpt2GridAveraged(cells, T)) : null);
   }
 
   /** The picked head: a line from each query (left) to each key it may see (right), as thick as the weight. */
   function showHead() {
     const { layer, head } = state.pick;
-    const w = state.result.attnWeights[layer].data;
+    const first = state.result.layers[layer].firstTokens;
+    const w = first.data;
     const T = state.words.length;
-    const n = Math.min(T, HEAD_VIEW_MAX);
+    const n = first.shape[2];  // the first min(T, 48) tokens: their weights are exact (a causal query sees no later key)
     const row = 18;
     const pic = svg("svg", { class: "gpt2-lines", viewBox: `0 0 320 ${n * row + 8}`, width: "320", role: "img", "aria-label": S.gpt2HeadLabel(layer, head) });
     for (let i = 0; i < n; i++) {
       for (let j = 0; j <= i; j++) {
-        const v = w[(head * T + i) * T + j];
+        const v = w[(head * n + i) * n + j];
         if (v < 0.01) continue;
         pic.append(svg("line", {
           x1: "110", y1: String(i * row + 12), x2: "210", y2: String(j * row + 12), "stroke-width": (v * 6).toFixed(2), "stroke-opacity": (0.25 + 0.75 * v).toFixed(2),
@@ -155,9 +167,12 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
   };
 }
 
-/** One head's (T, T) weights as a canvas of T x T pixels (scaled up by CSS); keys after the query are masked. */
-function pattern(data, head, T) {
-  const canvas = pixelCanvas(T, T, (i, j) => (j > i ? MASKED_RGB : color(data[(head * T + i) * T + j])));
+/**
+ * One head's thumbnail, (S, S) cells, as a canvas of S x S pixels (scaled up by CSS); cells above the
+ * diagonal hold only keys after their queries (the core's thumbnail rule), drawn as masked.
+ */
+function pattern(data, head, S) {
+  const canvas = pixelCanvas(S, S, (i, j) => (j > i ? MASKED_RGB : color(data[(head * S + i) * S + j])));
   canvas.className = "gpt2-pattern";
   canvas.setAttribute("aria-hidden", "true");
   return canvas;

@@ -179,6 +179,7 @@ export const S = {
   gpt2NextNote: "softmax of the logits at the last position (ln_f, then the tied wte): if these make sense, every block ran correctly.",
   gpt2Prob: (p) => `${(100 * p).toFixed(p >= 0.001 ? 1 : 3)}%`,
   gpt2GridCaption: (layers, heads, n) => `Attention patterns: ${layers} layers × ${heads} heads on ${n} tokens (pick one for its head view)`,
+  gpt2GridAveraged: (cells, n) => `Each pattern is ${cells} × ${cells} cells, each the mean weight of about ${Math.round(n / cells)} × ${Math.round(n / cells)} query-key pairs.`,
   gpt2LayerHead: "layer ╲ head",
   gpt2CellLabel: (layer, head) => `Layer ${layer}, head ${head}`,
   gpt2HeadTitle: (layer, head) => `Layer ${layer}, head ${head}`,

@@ -226,6 +226,8 @@ export type ErrorCode =
   | "busy"
   /** a GPT-2 run was cancelled through its signal */
   | "cancelled"
+  /** an option of model.run out of its range (attention: "full" or "thumbnails"); names it */
+  | "run_option"
   /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident); names it */
   | "generate_option"
   /** a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx (names both) */
@@ -675,6 +677,13 @@ export interface GPT2RunOptions {
   onProgress?: (progress: GPT2Progress) => void;
   /** Cancels between reads: the run rejects with AttentionError "cancelled". */
   signal?: AbortSignal;
+  /**
+   * What each layer's result holds (default "full"): "full" gives `input` and `attnWeights`
+   * (n_layer x n_head x num_tokens^2 floats: GPT-2 XL on 1024 tokens is 4.7 GiB, refused as too_large);
+   * "thumbnails" gives `thumbnail` and `firstTokens` (what a layer x head grid and a head view draw),
+   * computed in the core. Anything else is AttentionError "run_option".
+   */
+  attention?: "full" | "thumbnails";
 }
 
 export interface GPT2Result {
@@ -688,6 +697,20 @@ export interface GPT2Result {
   lastLogits: Float32Array;
   /** The 5 most likely next tokens by softmax of lastLogits, most likely first. */
   nextTokens: { id: number; prob: number }[];
+}
+
+/** model.run with `attention: "thumbnails"`: per layer what a layer x head grid and a head view draw. */
+export interface GPT2ThumbnailResult extends Omit<GPT2Result, "layers"> {
+  layers: {
+    /**
+     * Each head's weights averaged into (1, n_head, S, S) cells, S = min(num_tokens, 64): cell (a, b) is the mean
+     * over queries floor(a T / S) .. floor((a + 1) T / S) - 1 and the same range of keys; cells with b > a are
+     * all masked (0). With S = num_tokens it is attnWeights itself.
+     */
+    thumbnail: Tensor;
+    /** The exact weights among the first F = min(num_tokens, 48) tokens, (1, n_head, F, F) (rows sum to 1). */
+    firstTokens: Tensor;
+  }[];
 }
 
 /** model.generate's options: the book's chapter 5 `generate(model, idx, max_new_tokens, context_size, temperature, top_k, eos_id)`. */
@@ -758,13 +781,15 @@ export interface GPT2Generation {
  */
 export interface GPT2Model {
   readonly config: Readonly<GPT2Config>;
-  /** Bytes of WebAssembly memory a run on numTokens tokens takes at its peak (checked before every run). */
-  estimateBytes(numTokens: number): number;
+  /** Bytes a run on numTokens tokens takes at its peak, its results as the caller holds them included (checked before every run). */
+  estimateBytes(numTokens: number, options?: { attention?: "full" | "thumbnails" }): number;
   /**
    * The whole forward in eval mode on GPT-2 BPE token ids. Rejects with AttentionError: checkpoint_token,
-   * input_empty, context_too_short, too_large, busy, cancelled, callback, checkpoint_read, non_finite_parameter, disposed.
+   * input_empty, context_too_short, too_large, busy, cancelled, callback, checkpoint_read, non_finite_parameter, disposed,
+   * run_option (the `attention` option).
    */
-  run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions): Promise<GPT2Result>;
+  run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions & { attention?: "full" }): Promise<GPT2Result>;
+  run(tokenIds: ArrayLike<number>, options: GPT2RunOptions & { attention: "thumbnails" }): Promise<GPT2ThumbnailResult>;
   /**
    * Writes text: up to maxNewTokens GPT-2 BPE ids after tokenIds (see GPT2GenerateOptions). Rejects with
    * AttentionError: generate_option (names the option), cache_context, checkpoint_token, input_empty,

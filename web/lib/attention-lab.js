@@ -120,6 +120,12 @@ function readOptions(options, where) {
   return reading(`${where} options`, () => ({ ...options }));
 }
 
+/** model.run's `attention` option as a plain string for the core, which checks it ("full" when absent). */
+function attentionMode(v) {
+  if (v === undefined || v === null) return "full";
+  return typeof v === "string" ? v : `<${typeof v}>`;
+}
+
 /** A slot value as a plain value: numbers, strings, booleans, null stay; anything else becomes "<type>". */
 function plainValue(v) {
   if (v === null || v === undefined || typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
@@ -522,22 +528,28 @@ class GPT2Model {
     return this.#handle;
   }
 
-  /** Bytes of WebAssembly memory a run on `numTokens` tokens takes at its peak (the core's estimate, checked before every run). */
-  estimateBytes(numTokens) {
-    return unwrap(this.#core.gpt2Estimate(this.#live, typeof numTokens === "number" ? numTokens : NaN));
+  /**
+   * Bytes a run on `numTokens` tokens takes at its peak, its results as the caller holds them included
+   * (the core's estimate, checked before every run); `options.attention` as run's ("full" by default).
+   */
+  estimateBytes(numTokens, options) {
+    const { attention } = readOptions(options, "estimateBytes");
+    return unwrap(this.#core.gpt2Estimate(this.#live, typeof numTokens === "number" ? numTokens : NaN, attentionMode(attention)));
   }
 
   /**
    * Runs the whole model on `tokenIds` (GPT-2 BPE ids). Resolves to {layers: [{input, attnWeights}],
    * lastLogits, nextTokens}: per layer the residual stream entering it, (1, num_tokens, n_embd), and its
-   * attention weights, (1, n_head, num_tokens, num_tokens); the logits at the last position
+   * attention weights, (1, n_head, num_tokens, num_tokens) (with `attention: "thumbnails"` instead
+   * {thumbnail: (1, n_head, S, S) averaged cells, S = min(num_tokens, 64), firstTokens: (1, n_head, F, F)
+   * the exact weights among the first F = min(num_tokens, 48) tokens}); the logits at the last position
    * (vocab_size); the 5 most likely next tokens {id, prob} by softmax. `onProgress({step, done, total})`
    * is called after each step ("embedding", "block" with `layer`, "logits"); `signal` (AbortSignal)
    * cancels between reads ("cancelled"). One run at a time per model ("busy").
    */
   run(tokenIds, options) {
-    const { onProgress, signal } = readOptions(options, "run");
-    return this.#steps(tokenIds, this.config.n_layer, { onProgress, signal, logits: true });
+    const { onProgress, signal, attention } = readOptions(options, "run");
+    return this.#steps(tokenIds, this.config.n_layer, { onProgress, signal, logits: true, attention: attentionMode(attention) });
   }
 
   /**
@@ -551,7 +563,7 @@ class GPT2Model {
     if (!(Number.isInteger(L) && L >= 0 && L < this.config.n_layer)) {
       throw new AttentionError({ code: "checkpoint_layer", slot: "layer", message: `layer must be a whole number from 0 to ${this.config.n_layer - 1}, got ${valueText(layer)}`, hint: "" });
     }
-    return (await this.#steps(tokenIds, L, { onProgress, signal, inputOf: L })).input;
+    return (await this.#steps(tokenIds, L, { onProgress, signal, inputOf: L, attention: "thumbnails" })).input;  // the layers' results are not kept
   }
 
   /**
@@ -621,7 +633,7 @@ class GPT2Model {
   }
 
   /** Embedding, blocks 0 .. upTo - 1, then the logits or the attention input of block `inputOf`. */
-  async #steps(tokenIds, upTo, { onProgress, signal, logits = false, inputOf = null }) {
+  async #steps(tokenIds, upTo, { onProgress, signal, logits = false, inputOf = null, attention }) {
     const ids = readTokenIds(tokenIds);
     if (this.#running) throw new AttentionError({ code: "busy", slot: "", message: "this model is already running", hint: "Wait for the run in progress, or cancel it through its signal." });
     const handle = this.#live;
@@ -647,13 +659,13 @@ class GPT2Model {
     this.#running = true;
     try {
       const total = upTo + 2;
-      unwrap(core.gpt2Embed(handle, await readAll(unwrap(core.gpt2Start(handle, ids, 0)))));
+      unwrap(core.gpt2Embed(handle, await readAll(unwrap(core.gpt2Start(handle, ids, 0, attention)))));
       progress({ step: "embedding", done: 1, total });
       const layers = [];
       for (let layer = 0; layer < upTo; layer++) {
         const buffers = await readAll(unwrap(core.gpt2BlockReads(handle, layer)));
         const r = unwrap(core.gpt2Block(handle, layer, buffers));
-        layers.push({ input: r.input, attnWeights: r.attnWeights });
+        layers.push(attention === "full" ? { input: r.input, attnWeights: r.attnWeights } : { thumbnail: r.thumbnail, firstTokens: r.firstTokens });
         progress({ step: "block", layer, done: layer + 2, total });
       }
       if (!logits) {

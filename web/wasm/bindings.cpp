@@ -350,7 +350,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Gpt2Config>("Gpt2Config", "n_embd", &num<&Gpt2Config::n_embd>, "n_head", &num<&Gpt2Config::n_head>, "n_layer", &num<&Gpt2Config::n_layer>, "n_ctx",
                      &num<&Gpt2Config::n_ctx>, "vocab_size", &num<&Gpt2Config::vocab_size>, "dtype", &Gpt2Config::dtype, "size", &Gpt2Config::size);
   object<OpenedModel>("OpenedModel", "handle", &OpenedModel::handle, "config", &OpenedModel::config);
-  object<Gpt2Run::Layer>("Gpt2Layer", "input", &take<&Gpt2Run::Layer::input>, "attnWeights", &take<&Gpt2Run::Layer::attn_weights>);
+  object<Gpt2Run::Layer>("Gpt2Layer", "input", &take<&Gpt2Run::Layer::input>, "attnWeights", &take<&Gpt2Run::Layer::attn_weights>, "thumbnail", &take<&Gpt2Run::Layer::thumbnail>,
+                         "firstTokens", &take<&Gpt2Run::Layer::first_tokens>);
   object<NextToken>("NextToken", "id", &NextToken::id, "prob", &NextToken::prob);
   object<Gpt2Result>("Gpt2Result", "lastLogits", &Gpt2Result::last_logits, "nextTokens", &Gpt2Result::next_tokens);
   object<GenerateOptionsInput>("GenerateOptionsInput", "maxNewTokens", &GenerateOptionsInput::max_new_tokens, "temperature", &GenerateOptionsInput::temperature, "topK",

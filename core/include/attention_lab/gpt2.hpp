@@ -47,11 +47,34 @@ constexpr int64_t kGpt2LogitsChunkRows = 4096;
 /// head count known for this width, or one that does not divide it), checkpoint_layer (no blocks).
 Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> num_heads = std::nullopt);
 
+/// What a run hands back per layer.
+/// - Full: the residual stream entering the block (1, num_tokens, n_embd) and its attention weights
+///   (1, n_head, num_tokens, num_tokens): n_layer x n_head x T x T floats (GPT-2 XL on 1024 tokens:
+///   4.7 GiB), so long runs of big models do not fit the budget this way.
+/// - Thumbnails: what a layer x head grid and a head view draw. Each head's weights averaged into at
+///   most kGpt2ThumbnailSize x kGpt2ThumbnailSize cells (attention_thumbnail), and the exact weights
+///   among the first kGpt2FirstTokens tokens (attention_first_tokens); nothing T x T leaves the core.
+enum class Gpt2Attention { Full, Thumbnails };
+/// "full" / "thumbnails" (model.run's `attention` option); throws AttentionError run_option otherwise.
+Gpt2Attention gpt2_attention_of(const std::string& name);
+constexpr int64_t kGpt2ThumbnailSize = 64;
+constexpr int64_t kGpt2FirstTokens = 48;
+
+/// Attention weights (1, H, T, T) averaged into (1, H, S, S) cells, S = min(T, size): cell (a, b) is the
+/// mean over queries [floor(a T / S), floor((a + 1) T / S)) and keys [floor(b T / S), floor((b + 1) T / S)).
+/// Under a causal mask every cell with b > a is all masked (exactly 0) and b < a none; S = T is the
+/// weights themselves. Row-major.
+Tensor attention_thumbnail(const Tensor& attn_weights, int64_t size);
+/// The weights among the first F = min(T, count) tokens, (1, H, F, F): exact, as a causal query sees no
+/// later key (each row still sums to 1).
+Tensor attention_first_tokens(const Tensor& attn_weights, int64_t count);
+
 /// Bytes a run on `num_tokens` tokens takes at its peak: the biggest of the embedding step, one block
 /// (its raw bytes and float32 weights, packed for the kernel, plus the attention's forward and the MLP's
-/// activations) and a logits step, on top of what the run keeps (the residual stream, and each layer's
-/// input and attention weights until they are copied out).
-double gpt2_run_bytes(const Gpt2Config& config, int64_t num_tokens);
+/// activations) and a logits step, on top of what the run keeps (the residual stream, and a layer's
+/// results until they are copied out), plus every layer's results as the caller holds them (their JS
+/// copies): `attention` says which.
+double gpt2_run_bytes(const Gpt2Config& config, int64_t num_tokens, Gpt2Attention attention = Gpt2Attention::Full);
 
 /// One run of the model on token ids, step by step. Each step names its reads; the caller reads them
 /// (any order) and passes their bytes by ByteRead::name.
@@ -59,7 +82,8 @@ class Gpt2Run {
  public:
   /// Throws AttentionError: input_empty (no tokens), checkpoint_token (an id outside the vocabulary),
   /// context_too_short (more tokens than n_ctx), too_large (gpt2_run_bytes over memory_budget_bytes).
-  Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes = kDefaultMemoryBudgetBytes);
+  Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes = kDefaultMemoryBudgetBytes,
+          Gpt2Attention attention = Gpt2Attention::Full);
 
   const Gpt2Config& config() const { return config_; }
   int64_t num_tokens() const { return static_cast<int64_t>(ids_.size()); }
@@ -71,8 +95,10 @@ class Gpt2Run {
   /// Step 2, per block: its 12 tensors.
   std::vector<ByteRead> block_reads(int64_t layer) const;
   struct Layer {
-    Tensor input;         // (1, num_tokens, n_embd): the residual stream entering the block
-    Tensor attn_weights;  // (1, n_head, num_tokens, num_tokens): softmax(q k^T / sqrt(head_dim)), masked
+    Tensor input;         // Full: (1, num_tokens, n_embd), the residual stream entering the block
+    Tensor attn_weights;  // Full: (1, n_head, num_tokens, num_tokens), softmax(q k^T / sqrt(head_dim)), masked
+    Tensor thumbnail;     // Thumbnails: (1, n_head, S, S), attention_thumbnail(attn_weights, kGpt2ThumbnailSize)
+    Tensor first_tokens;  // Thumbnails: (1, n_head, F, F), attention_first_tokens(attn_weights, kGpt2FirstTokens)
   };
   /// Runs block `layer` (the next one: 0, 1, ...) and releases its weights.
   Layer block(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes);
@@ -100,6 +126,7 @@ class Gpt2Run {
   const SafetensorsHeader* header_;
   Gpt2Config config_;
   std::vector<int64_t> ids_;
+  Gpt2Attention attention_;
   Tensor x_;                       // (1, T, d) residual stream
   std::vector<float> last_;        // ln_f(x)[-1], (d)
   std::vector<float> logits_;      // (vocab_size)

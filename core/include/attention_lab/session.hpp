@@ -211,8 +211,9 @@ class Session {
 
   // ---- GPT-2, the whole model, one step per call ----
   OpenedModel gpt2_open(uint32_t file, const NumberOption& num_heads);
-  double gpt2_estimate(uint32_t model, double num_tokens) const;
-  std::vector<FileRead> gpt2_start(uint32_t model, const std::vector<double>& ids, double budget);
+  /// `attention`: "full" or "thumbnails" (gpt2_attention_of; run_option otherwise).
+  double gpt2_estimate(uint32_t model, double num_tokens, const std::string& attention) const;
+  std::vector<FileRead> gpt2_start(uint32_t model, const std::vector<double>& ids, double budget, const std::string& attention);
   bool gpt2_embed(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
   std::vector<FileRead> gpt2_block_reads(uint32_t model, double layer) const;
   Gpt2Run::Layer gpt2_block(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers);

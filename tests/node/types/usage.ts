@@ -22,6 +22,10 @@ async function main(): Promise<void> {
   const run = await gpt2.run([464, 3139], { onProgress: (p) => p.done / p.total, signal: new AbortController().signal });
   const firstWeights: Tensor = run.layers[0].attnWeights;
   const next: number = run.nextTokens[0].id + run.lastLogits[0] + gpt2.config.n_layer + gpt2.estimateBytes(2);
+  const small = await gpt2.run([464, 3139], { attention: "thumbnails" });
+  const thumbnail: Tensor = small.layers[0].thumbnail;
+  const firstTokens: Tensor = small.layers[0].firstTokens;
+  const thumbnailBytes: number = gpt2.estimateBytes(2, { attention: "thumbnails" }) + thumbnail.shape[2] + firstTokens.shape[2] + small.nextTokens[0].id;
   const realInput: Tensor = await gpt2.attentionInput([464], 0);
   const written = await gpt2.generate([464, 3139], {
     maxNewTokens: 3, temperature: 0.7, topK: 50, eosId: 50256, generator: lab.manualSeed(123), cache: true, resident: null,
