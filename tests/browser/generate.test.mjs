@@ -71,6 +71,7 @@ describe("GPT-2 writes text on the page", () => {
 
   test("greedy (cached and not) and sampled tokens appear one by one, as PyTorch's, with the attention grid, both times per token and the book's generate call", async () => {
     const page = await loaded();
+    await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(greedy.prompt.join(", "));
     const section = page.getByTestId("gpt2-generate");
     const newIds = () => section.getByTestId("gen-token").evaluateAll((spans) => spans.map((s) => Number(s.dataset.id)));
@@ -159,7 +160,7 @@ describe("GPT-2 writes text on the page", () => {
   test("the prompt typed as text: GPT-2's tokenizer gives PyTorch's prompt ids, and the new tokens are shown as text, with top-k and eos in the call", async () => {
     const page = await loaded();
     const sentence = "Hello, my name";
-    await page.getByTestId("ckpt-kind-text").check();
+    assert.equal(await page.getByTestId("ckpt-kind-text").isChecked(), true, "a file of GPT-2's 50,257 tokens starts on text");
     await page.getByTestId("ckpt-text").fill(sentence);
     assert.deepEqual(encode(sentence), greedy.prompt, "the fixture's prompt is the sentence's GPT-2 ids");
     await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=ckpt-chips]")?.querySelectorAll("li").length === 4);
@@ -217,6 +218,7 @@ describe("GPT-2 writes text on the page", () => {
 
   test("cancel mid-generation: the status says so, the tokens written so far stay and are marked", async () => {
     const page = await loaded();
+    await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(greedy.prompt.join(", "));
     const section = page.getByTestId("gpt2-generate");
     await page.getByTestId("gen-max").fill("1000");
