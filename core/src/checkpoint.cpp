@@ -74,8 +74,10 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   plan.prefix = *prefixes.begin();
   report.max_layer = *layers.rbegin();
   report.sources["layers"] = "layers " + list_layers(layers) + " (" + std::to_string(layers.size()) + (layers.size() == 1 ? " layer)" : " layers)");
-  if (const SafetensorsEntry* wte = header.find(plan.prefix + "wte.weight"); wte != nullptr && wte->shape.size() == 2)
+  if (const SafetensorsEntry* wte = header.find(plan.prefix + "wte.weight"); wte != nullptr && wte->shape.size() == 2) {
     report.sources["vocab"] = plan.prefix + "wte.weight rows (" + std::to_string(wte->shape[0]) + " tokens)";
+    report.gpt2_vocab = wte->shape[0] == kGpt2Vocab;
+  }
   report.sources["prefix"] = plan.prefix.empty() ? "keys without a prefix (GPT2Model)" : "keys with the prefix '" + plan.prefix + "' (GPT2LMHeadModel)";
   if (options.layer < 0 || layers.count(options.layer) == 0) {
     throw AttentionError("checkpoint_layer", "layer", "there is no layer " + std::to_string(options.layer) + " in this file (layers " + list_layers(layers) + ")",

@@ -408,9 +408,17 @@ double gpt2_generation_bytes(const Gpt2Config& c, int64_t prompt_tokens, const G
   // Kept through the generation: every layer's keys and values (one layer's as scratch without the
   // cache), the chunk's residual stream, the last position's norm, ln_f, the logits, the ids.
   const double kv = f * (o.cache ? L : 1.0) * 2.0 * T * d;
-  const double kept = kv + f * (n * d + 3.0 * d + V) + 8.0 * (static_cast<double>(prompt_tokens) + static_cast<double>(o.max_new_tokens));
-  // Picking a token: the top-k copy of the logits, the probabilities, the order of the 5 most likely.
-  const double pick = f * 2.0 * V + 8.0 * V;
+  // With the attention rows: the last position's row per layer and head (kept), one step's copy of them,
+  // and every step's rows the caller holds (the keys each new token sees, summed over the tokens).
+  const double rows_kept = o.attention ? f * L * H * T : 0.0, rows_step = o.attention ? f * L * H * T : 0.0;
+  double seen = 0;
+  if (o.attention)
+    for (int64_t i = 0; i < std::max<int64_t>(o.max_new_tokens, 1); ++i) seen += static_cast<double>(o.cache ? prompt_tokens + i : std::min(prompt_tokens + i, c.n_ctx));
+  const double results = f * L * H * seen;
+  const double kept = kv + rows_kept + results + f * (n * d + 3.0 * d + V) + 8.0 * (static_cast<double>(prompt_tokens) + static_cast<double>(o.max_new_tokens));
+  // Picking a token: the top-k copy of the logits, the probabilities, the order of the 5 most likely
+  // (and the step's copy of the attention rows).
+  const double pick = f * 2.0 * V + 8.0 * V + rows_step;
   // One block: its packed weights; its raw bytes and one decoded tensor while it loads; the activations
   // (ln's output, q k v, the context, one head's scores, the packed keys and values, the MLP's 4d).
   const double weights = f * (packed(d, 3 * d) + packed(d, d) + packed(d, 4 * d) + packed(4 * d, d) + 13.0 * d);
@@ -513,6 +521,7 @@ Gpt2Generation::Gpt2Generation(const SafetensorsHeader& header, const Gpt2Config
   const size_t kv = static_cast<size_t>((options_.cache ? config_.n_layer : 1) * capacity_ * config_.n_embd);
   keys_.assign(kv, 0.0f);
   values_.assign(kv, 0.0f);
+  if (options_.attention) attention_.assign(static_cast<size_t>(config_.n_layer * config_.n_head * capacity_), 0.0f);
   if (resident_) blocks_.resize(static_cast<size_t>(config_.n_layer));
   // the first forward: the whole prompt (cropped to n_ctx without the cache)
   const int64_t window = options_.cache ? prompt_ : std::min(prompt_, config_.n_ctx);
@@ -594,6 +603,7 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
       const int64_t seen = pos0_ + i + 1;
       ops::scaled_softmax_rows(row, 1, seen, scale_div, false);
       std::fill(row + seen, row + T, 0.0f);
+      if (!attention_.empty() && i == n - 1) std::copy(row, row + seen, attention_.data() + (layer * H + hh) * cap);  // the new token's row
     }
     ops::pack_b_into(values, Vv + hh * cap * hd, T, hd, false);
     ops::gemm(scores.data(), n, T, values, nullptr, context.data() + hh * hd, ops::Triangle::None, 0, d);  // weights @ v (n, hd)
@@ -686,6 +696,12 @@ std::optional<Gpt2Step> Gpt2Generation::finish_token(TorchGenerator* generator) 
   cached_ = options_.cache ? pos0_ + n_ : 0;
   s.cache_tokens = cached_;
   s.cache_bytes = 2.0 * 4.0 * static_cast<double>(config_.n_layer * cached_ * config_.n_embd);
+  if (!attention_.empty()) {  // (n_layer, n_head, T) out of (n_layer, n_head, capacity)
+    const int64_t T = pos0_ + n_, rows = config_.n_layer * config_.n_head;
+    s.attention_keys = T;
+    s.attention.resize(static_cast<size_t>(rows * T));
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(attention_.data() + r * capacity_, T, s.attention.data() + r * T);
+  }
   if (options_.eos_id && s.token == *options_.eos_id) {  // the book's `if idx_next == eos_id: break`: not appended
     eos_ = finished_ = true;
     return std::nullopt;

@@ -534,6 +534,7 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
   o.eos_id = whole_option(in.eos_id, "eosId", 0, "generate_option");
   o.cache = bool_option(in.cache, "cache").value_or(true);
   o.resident = bool_option(in.resident, "resident");
+  o.attention = bool_option(in.attention, "attention").value_or(false);
   f.generation = std::make_unique<Gpt2Generation>(*f.header, f.config, ids_from(ids), o, budget > 0 ? budget : kDefaultMemoryBudgetBytes);
   return {f.generation->resident(), f.generation->estimate_bytes()};
 }
@@ -551,8 +552,9 @@ GenerateStepResult Session::gpt2_generate_step(uint32_t model, uint32_t generato
   TorchGenerator* gen = generator != 0 ? &objects_->generator(generator) : nullptr;
   GenerateStepResult out;
   if (std::optional<Gpt2Step> s = g.step(bytes_of(g.reads(), buffers), gen)) {
-    GeneratedToken t{static_cast<double>(s->token), s->prob, {}, static_cast<double>(s->cache_tokens), s->cache_bytes};
+    GeneratedToken t{static_cast<double>(s->token), s->prob, {}, static_cast<double>(s->cache_tokens), s->cache_bytes, {}};
     for (const auto& [id, p] : s->top) t.top.push_back({static_cast<double>(id), p});
+    if (s->attention_keys > 0) t.attention = Tensor{{f.config.n_layer, f.config.n_head, s->attention_keys}, std::move(s->attention)};
     out.token = std::move(t);
   }
   out.finished = g.finished();

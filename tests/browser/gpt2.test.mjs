@@ -34,12 +34,24 @@ describe("the whole GPT-2 model on the page", () => {
   test("every layer x head pattern, the head view, the next tokens, then a layer traced with its real input", async () => {
     const page = await openPage(lab);
     await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
-    // choosing the file loads layer 0 and runs the whole model on the panel's tokens (ids, for a width that is not GPT-2's)
+    // choosing the file loads layer 0 and runs the whole model on the panel's tokens: the book's sentence,
+    // tokenized with GPT-2's BPE, since the file's vocabulary is GPT-2's 50,257 tokens (its width is not GPT-2's)
     await page.getByTestId("ckpt-file").setInputFiles(file);
     const section = page.getByTestId("gpt2-section");
     await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
+    assert.equal(await page.getByTestId("ckpt-kind-text").isChecked(), true, "a 50,257-token file starts on the sentence");
     assert.equal(await page.getByTestId("gpt2-cell").count(), tiny.n_layer * tiny.n_head);
+    const sentence = await page.getByTestId("ckpt-chips").locator("li").evaluateAll((lis) => lis.map((li) => li.dataset.id));
+    assert.equal(sentence.length, 6);
+    // "Trace layer 1 below" traces the tokens the whole model ran on, and keeps the tokens choice
+    await page.locator('[data-testid=gpt2-cell][data-layer="1"][data-head="0"]').click();
+    const traced = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
+    await page.getByTestId("gpt2-trace-layer").click();
+    await page.waitForFunction((n) => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]").dataset.runs ?? 0) > n, traced);
+    assert.match(await page.getByTestId("ckpt-trace-status").textContent(), new RegExp(`^Layer 1: .* on 6 tokens \\[${sentence.slice(0, 3).join(", ")}`));
+    assert.equal(await page.getByTestId("ckpt-kind-text").isChecked(), true, "still the sentence");
     // the reader's tokens: the run shows its progress block by block
+    await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(tiny.token_ids.join(", "));
     const steps = page.evaluate(() => new Promise((resolve) => {
       const root = document.querySelector("attention-lab").shadowRoot;
@@ -85,11 +97,15 @@ describe("the whole GPT-2 model on the page", () => {
     assert.ok(Math.abs(width - 6 * w[(1 * T + 0) * T + 0]) < 0.01, `stroke ${width}`);
     await page.getByTestId("gpt2-section").screenshot({ path: `${SCREENSHOT_DIR}/gpt2-whole-model.png` });
 
-    // Trace layer 1 below: its input stage is ln_1 of what block 0 left, as PyTorch computed it
+    // Trace layer 1 below: its input stage is ln_1 of what block 0 left, as PyTorch computed it, on the
+    // ids the whole model ran on (not what the field holds since)
+    await page.getByTestId("ckpt-ids").fill("0, 1, 2");
     const runs = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
     await view.getByTestId("gpt2-trace-layer").click();
     await page.waitForFunction((n) => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]").dataset.runs ?? 0) > n, runs);
     assert.match(await page.getByTestId("ckpt-trace-status").textContent(), /^Layer 1: MultiHeadAttention\(8, 8, 1024, 0\.0, 2, qkv_bias=True\) on 6 tokens/);
+    assert.match(await page.getByTestId("ckpt-trace-status").textContent(), new RegExp(tiny.token_ids.join(", ")));
+    assert.equal(await page.getByTestId("ckpt-kind-ids").isChecked(), true, "still token ids");
     const row = (await page.getByTestId("ckpt-stage-cards").locator("[data-stage=input] table.grid tbody tr").first().locator("td").allTextContents()).map(cellNumber);
     const x = tiny.layers[1].attention_input;
     row.forEach((v, j) => assert.ok(Math.abs(v - x[j]) <= 6e-5, `input[0, 0, ${j}] = ${v}, PyTorch ${x[j]}`));
@@ -105,6 +121,7 @@ describe("the whole GPT-2 model on the page", () => {
     const section = page.getByTestId("gpt2-section");
     await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
     const ids = Array.from({ length: 100 }, (_, i) => tiny.token_ids[i % tiny.token_ids.length]);
+    await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(ids.join(", "));
     await section.getByTestId("gpt2-run").click();
     await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "2");
@@ -127,6 +144,35 @@ describe("the whole GPT-2 model on the page", () => {
     for (let i = 0; i < F; i++) for (let j = 0; j <= i; j++) if (w[(1 * F + i) * F + j] >= 0.01) want.push(`${i}-${j}`);
     assert.deepEqual(await view.locator("line").evaluateAll((ls) => ls.map((l) => `${l.dataset.query}-${l.dataset.key}`)), want);
     await page.getByTestId("gpt2-section").screenshot({ path: `${SCREENSHOT_DIR}/gpt2-thumbnails.png` });
+    await finish(page);
+  });
+
+  test("a failed or cancelled whole-model run marks the patterns and next tokens still on screen as the previous run's", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
+    await page.getByTestId("ckpt-file").setInputFiles(file);
+    const runs = (n) => page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === String(k), n);
+    await runs(1);
+    await page.getByTestId("ckpt-kind-ids").check();
+    await page.getByTestId("ckpt-ids").fill(tiny.token_ids.join(", "));
+    await page.getByTestId("gpt2-run").click();
+    await runs(2);
+    assert.equal(await page.getByTestId("gpt2-stale").isHidden(), true);
+    assert.equal(await page.getByTestId("gpt2-grid").getAttribute("data-stale"), null);
+    // an id outside the vocabulary: the run fails; what is on screen is still the six-token run's
+    await page.getByTestId("ckpt-ids").fill("0, 1, 99999");
+    await page.getByTestId("gpt2-run").click();
+    await page.getByTestId("gpt2-diag").waitFor();
+    assert.equal(await page.getByTestId("gpt2-diag").getAttribute("data-code"), "checkpoint_token");
+    assert.equal(await page.getByTestId("gpt2-stale").textContent(),
+      `This run failed: the patterns and next tokens below are still those of the previous run, on 6 tokens (${tiny.token_ids.map((id) => `#${id}`).join(" ")}).`);
+    for (const id of ["gpt2-grid", "gpt2-next", "gpt2-head-view"]) assert.equal(await page.getByTestId(id).getAttribute("data-stale"), "true", id);
+    // a run that succeeds is this run's again
+    await page.getByTestId("ckpt-ids").fill("0, 1, 2");
+    await page.getByTestId("gpt2-run").click();
+    await runs(3);
+    assert.equal(await page.getByTestId("gpt2-stale").isHidden(), true);
+    assert.equal(await page.getByTestId("gpt2-next").getAttribute("data-stale"), null);
     await finish(page);
   });
 });

@@ -3,6 +3,7 @@
 // resident and re-read generations agree with each other and with the whole-model run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -111,6 +112,15 @@ std::vector<float> run_logits(const TinyGpt2& t, const std::vector<int64_t>& ids
   run.final_norm(bytes_for(t, run.final_reads()));
   for (int64_t b = 0; b < t.config.vocab_size; b += kGpt2LogitsChunkRows) run.logits_rows(b, bytes_for(t, {run.logits_read(b)}).begin()->second);
   return run.last_logits();
+}
+
+/// The uncached traced forward's attn_weights of every layer on `ids`: (1, n_head, T, T) each.
+std::vector<Tensor> run_attention(const TinyGpt2& t, const std::vector<int64_t>& ids) {
+  Gpt2Run run(*t.header, t.config, ids);
+  run.embed(bytes_for(t, run.embedding_reads()));
+  std::vector<Tensor> out;
+  for (int64_t L = 0; L < t.config.n_layer; ++L) out.push_back(run.block(L, bytes_for(t, run.block_reads(L))).attn_weights);
+  return out;
 }
 
 }  // namespace
@@ -237,7 +247,7 @@ TEST_CASE("generate's options are checked by name through the session") {
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
   const auto opts = [](NumberOption max_new, NumberOption temp = {}, NumberOption k = {}, NumberOption eos = {}, NumberOption cache = {}) {
-    return GenerateOptionsInput{max_new, temp, k, eos, cache, {}};
+    return GenerateOptionsInput{max_new, temp, k, eos, cache, {}, {}};
   };
   CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
   CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 0}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
@@ -261,4 +271,51 @@ TEST_CASE("generate's options are checked by name through the session") {
   }
   CHECK(tokens == 2);
   CHECK(refusal([&] { s.gpt2_generate_reads(m.handle); }).first == "checkpoint_layer");  // finished: ended
+}
+
+TEST_CASE("with attention on, each step's rows are the last row of the uncached traced forward's attn_weights, per layer and head, cached or not") {
+  const TinyGpt2 t = tiny_gpt2();  // 2 layers x 2 heads, n_ctx 12
+  const std::vector<int64_t> prompt = {3, 17, 5, 9};
+  Gpt2GenerateOptions o;
+  o.max_new_tokens = 5;
+  CHECK(generate(t, prompt, o).steps[0].attention.empty());  // off by default: nothing kept or copied
+  const double without = gpt2_generation_bytes(t.config, 4, o, true);
+  o.attention = true;
+  // counted: the kept rows (capacity 8 keys per layer and head) and the caller's rows (4 + 5 + 6 + 7 + 8
+  // keys), plus one step's copy (8 keys) where picking a token is the peak
+  const double more = gpt2_generation_bytes(t.config, 4, o, true) - without;
+  CHECK(more >= 4.0 * 2 * 2 * (8 + 30));
+  CHECK(more <= 4.0 * 2 * 2 * (8 + 30 + 8));
+  for (const bool cache : {true, false}) {
+    o.cache = cache;
+    const Generated g = generate(t, prompt, o);
+    REQUIRE(g.steps.size() == 5);
+    double worst = 0;
+    for (size_t i = 0; i < g.steps.size(); ++i) {
+      const int64_t T = static_cast<int64_t>(prompt.size() + i);  // the token was read at position T - 1
+      const Gpt2Step& s = g.steps[i];
+      REQUIRE(s.attention_keys == T);
+      REQUIRE(s.attention.size() == static_cast<size_t>(2 * 2 * T));
+      const std::vector<Tensor> ref = run_attention(t, std::vector<int64_t>(g.ids.begin(), g.ids.begin() + T));
+      for (int64_t L = 0; L < 2; ++L)
+        for (int64_t hh = 0; hh < 2; ++hh) {
+          double sum = 0;
+          for (int64_t j = 0; j < T; ++j) {
+            const float got = s.attention[static_cast<size_t>((L * 2 + hh) * T + j)];
+            const float want = ref[static_cast<size_t>(L)].data[static_cast<size_t>((hh * T + (T - 1)) * T + j)];  // (1, H, T, T)[0, hh, T - 1, j]
+            worst = std::max(worst, static_cast<double>(std::fabs(got - want)));
+            sum += got;
+          }
+          CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));  // a softmax row
+        }
+    }
+    // float32, the same math through another kernel (packed gemm vs the module's forward): within 1e-6 absolute
+    CHECK(worst <= 1e-6);
+  }
+  // cropped without the cache: the row covers the n_ctx positions the forward saw
+  o.cache = false;
+  o.max_new_tokens = 10;
+  const Generated c = generate(t, {1, 2, 3, 4, 5, 6, 7, 8}, o);
+  CHECK(c.steps.back().attention_keys == 12);
+  CHECK(c.steps.back().attention.size() == static_cast<size_t>(2 * 2 * 12));
 }

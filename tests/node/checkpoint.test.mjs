@@ -46,8 +46,21 @@ for (const c of expected.cases) {
     assert.equal(report.maxLayer, 1);
     assert.equal(report.ignoredCount, report.ignored.length, "a small file lists every ignored key");
     assert.match(report.sources.vocab, /wte\.weight rows \((10|12) tokens\)/);
+    assert.equal(report.gpt2Vocab, false, "10 or 12 tokens: not GPT-2's vocabulary");
   });
 }
+
+test("report.gpt2Vocab: wte.weight with GPT-2's 50,257 rows (the page then tokenizes the sentence with GPT-2's BPE); other counts or no wte: false", async () => {
+  const rows = async (vocab) => {
+    const shapes = { ...layer0Shapes(4) };
+    if (vocab === null) delete shapes["wte.weight"];
+    else shapes["wte.weight"] = [vocab, 4];
+    return (await lab.loadCheckpoint(safetensors(shapes), { num_heads: 2 })).report.gpt2Vocab;
+  };
+  assert.equal(await rows(50257), true);
+  assert.equal(await rows(50256), false);
+  assert.equal(await rows(null), false);
+});
 
 test("each source kind (ArrayBuffer, Uint8Array, Blob) loads the same weights, and only the needed slices are read", async () => {
   const raw = bytes("gpt2_d4_h2.safetensors");

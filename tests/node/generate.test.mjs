@@ -120,3 +120,31 @@ test("generate's options are checked by name; one run at a time; a signal cancel
   assert.equal(run.nextTokens[0].id, r.tokenIds[4], "the first generated token is the whole-model run's most likely");
   assert.ok(Math.abs(run.nextTokens[0].prob - r.steps[0].prob) <= 1e-4 * run.nextTokens[0].prob, "the same probability (torch.softmax in float32 here, double there)");
 });
+
+test("attention: true gives each new token's attn_weights rows, the last row of model.run's on the same ids (within 1e-6), cached or not", async () => {
+  const c = FIXTURES.cases.find((x) => x.name === "greedy");
+  const model = await modelOf(c.file);
+  const { n_layer: L, n_head: H } = model.config;
+  const plain = await model.generate(c.prompt, { maxNewTokens: 4 });
+  assert.equal(plain.steps[0].attention, null, "off by default");
+  await assert.rejects(model.generate(c.prompt, { maxNewTokens: 2, attention: "yes" }), (e) => e.code === "generate_option" && e.slot === "attention");
+  for (const cache of [true, false]) {
+    const r = await model.generate(c.prompt, { maxNewTokens: 4, cache, attention: true });
+    assert.deepEqual(r.tokenIds, plain.tokenIds, "the rows change nothing");
+    assert.ok(r.estimateBytes > plain.estimateBytes, "the rows are counted in the estimate");
+    for (const [i, s] of r.steps.entries()) {
+      const T = c.prompt.length + i;
+      assert.deepEqual(s.attention.shape, [L, H, T]);
+      assert.ok(s.attention.data instanceof Float32Array);
+      const run = await model.run(r.tokenIds.slice(0, T));
+      let worst = 0;
+      for (let layer = 0; layer < L; layer++) {
+        const w = run.layers[layer].attnWeights.data; // (1, H, T, T)
+        for (let head = 0; head < H; head++) {
+          for (let j = 0; j < T; j++) worst = Math.max(worst, Math.abs(s.attention.data[(layer * H + head) * T + j] - w[(head * T + T - 1) * T + j]));
+        }
+      }
+      assert.ok(worst <= 1e-6, `cache ${cache}, token ${i}: ${worst}`);
+    }
+  }
+});

@@ -1,7 +1,8 @@
 // model.generate's memory on a real-sized GPT-2 small file (498 MB of float32 weights, sparse: the header of
 // GPT-2 small's layout, then zeros that take no disk): with the weights resident (the default when the
 // estimate fits the budget) and re-read per token, cached and not, the WASM heap's peak stays under the
-// core's estimate (which decided residency before anything was read). Each run in a fresh process with a
+// core's estimate (which decided residency before anything was read); with the attention rows, the peak
+// plus the rows the steps hold in JS. Each run in a fresh process with a
 // capped JS heap; the file is read by slices through a Blob, never whole.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -27,12 +28,17 @@ test("GPT-2 small at its real size generates within the estimate, weights reside
       { promptTokens: 20, maxNewTokens: 4, cache: true, resident: null },
       { promptTokens: 20, maxNewTokens: 3, cache: true, resident: false },
       { promptTokens: 20, maxNewTokens: 3, cache: false, resident: false },
+      { promptTokens: 200, maxNewTokens: 4, cache: true, resident: false, attention: true },
+      { promptTokens: 200, maxNewTokens: 3, cache: false, resident: false, attention: true },
     ];
     for (const job of jobs) {
       const out = execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify({ path: file, ...job })], { encoding: "utf8" });
-      const { estimate, peak, resident, tokenIds, steps } = JSON.parse(out);
-      const what = `cache ${job.cache}, resident ${resident}`;
-      t.diagnostic(`${what}: peak ${(peak / 1048576).toFixed(1)} MiB, estimate ${(estimate / 1048576).toFixed(1)} MiB, ms per token ${steps.map((s) => s.ms.toFixed(0)).join(" ")}`);
+      const { estimate, peak: heap, rows, resident, tokenIds, steps } = JSON.parse(out);
+      const what = `cache ${job.cache}, resident ${resident}${job.attention ? ", attention rows" : ""}`;
+      // GPT-2 small: 12 layers x 12 heads, token i sees promptTokens + i keys (under n_ctx: nothing cropped)
+      assert.equal(rows, job.attention ? steps.reduce((a, _, i) => a + 4 * 12 * 12 * (job.promptTokens + i), 0) : 0, "rows: (n_layer, n_head, keys) float32 per step");
+      const peak = heap + rows;
+      t.diagnostic(`${what}: peak ${(peak / 1048576).toFixed(1)} MiB (rows ${(rows / 1048576).toFixed(2)}), estimate ${(estimate / 1048576).toFixed(1)} MiB, ms per token ${steps.map((s) => s.ms.toFixed(0)).join(" ")}`);
       assert.equal(resident, job.resident ?? true, "GPT-2 small's weights fit the default budget");
       // zero weights: every logit is 0, so greedy picks the lowest id
       assert.deepEqual(tokenIds.slice(job.promptTokens), Array(job.maxNewTokens).fill(0));

@@ -11,7 +11,10 @@
  * rest (`ignoredCount`), and names the highest layer (`maxLayer`).
  */
 export function shortReport(r) {
-  return { used: r.used, missing: r.missing, transposed: r.transposed, sources: r.sources, ignored: r.ignored, ignoredCount: r.ignoredCount, maxLayer: r.maxLayer };
+  return {
+    used: r.used, missing: r.missing, transposed: r.transposed, sources: r.sources, gpt2Vocab: r.gpt2Vocab,
+    ignored: r.ignored, ignoredCount: r.ignoredCount, maxLayer: r.maxLayer,
+  };
 }
 
 /**
@@ -85,7 +88,8 @@ export async function gpt2Plain(lab, { file, ids, numHeads }, { signal, progress
 
 /**
  * model.generate on the panel's file, in the worker when there is one: `options` {maxNewTokens,
- * temperature, topK, seed, cache}; each step reaches `onToken` as soon as its token is out.
+ * temperature, topK, eosId, seed, cache, attention}; each step (with its attention rows when asked)
+ * reaches `onToken` as soon as its token is out; the resolved steps carry no rows.
  */
 export async function generateGPT2(lab, runner, file, { ids, numHeads, options, onToken, signal }) {
   const onProgress = (p) => onToken?.(p);
@@ -100,7 +104,9 @@ export async function generatePlain(lab, { file, ids, numHeads, options }, { sig
   const generator = lab.manualSeed(seed);
   try {
     const r = await model.generate(ids, { ...rest, generator, signal, onToken: (step) => progress(step) });
-    return { result: { tokenIds: r.tokenIds, steps: r.steps, stoppedBy: r.stoppedBy, resident: r.resident, nCtx: model.config.n_ctx }, transfer: [] };
+    // each step went out through `progress` as its token came; the answer leaves their attention rows out
+    const steps = r.steps.map(({ attention, ...step }) => step);
+    return { result: { tokenIds: r.tokenIds, steps, stoppedBy: r.stoppedBy, resident: r.resident, nCtx: model.config.n_ctx }, transfer: [] };
   } finally {
     generator.dispose();
     model.dispose();

@@ -18,7 +18,6 @@ import { loadCode, attnPrefix, runCode } from "./checkpoint-code.js";
 import { errorBox } from "./diagnostic-view.js";
 import { setupGpt2Section } from "./gpt2-panel.js";
 
-/** Widths of the GPT-2 presets: their files hold GPT-2's 50,257-token vocabulary. */
 /** Token chips shown at most (the run takes them all). */
 const CHIPS_MAX = 64;
 /** The ignored-keys table starts open up to this many rows (a full GPT-2 file has ~150). */
@@ -93,10 +92,10 @@ export function setupCheckpointPanel(app) {
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
   // The whole model on the same tokens; its "trace this layer" loads that layer here and runs it.
   const gpt2 = setupGpt2Section(app, {
-    async traceLayer(layer) {
+    async traceLayer(layer, tokens) {
       layerField.input.value = String(layer);
       await load();
-      if (state.module && state.layer === layer) await runLayer();
+      if (state.module && state.layer === layer) await runLayer(tokens);
       runTitle.scrollIntoView({ block: "start" });
     },
     runAgain: () => runWholeModel(),
@@ -149,7 +148,7 @@ export function setupCheckpointPanel(app) {
     tokenTimer = setTimeout(() => showPieces(), 150);
   });
   idsInput.addEventListener("input", () => { idsError.hidden = true; idsInput.removeAttribute("aria-invalid"); });
-  runButton.addEventListener("click", () => runLayer());
+  runButton.addEventListener("click", () => runLayer());  // the panel's tokens
 
   /** The whole model on the panel's tokens (a file of one attention layer says it cannot). */
   async function runWholeModel() {
@@ -267,7 +266,12 @@ export function setupCheckpointPanel(app) {
     replace(stageCards);
     traceStatus.textContent = "";
     runBox.hidden = false;
-    setKind(lab.gpt2Sizes.some((g) => g.n_embd === module.config.d_in) ? "text" : "ids");
+    // A file of GPT-2's vocabulary (or width) takes the sentence; the reader's choice then stays while
+    // the file does (loading another layer of it keeps it).
+    if (state.kindFor !== file) {
+      state.kindFor = file;
+      setKind(r.gpt2Vocab || lab.gpt2Sizes.some((g) => g.n_embd === module.config.d_in) ? "text" : "ids");
+    }
   }
 
   /** Token ids for the run (null after showing why there are none). */
@@ -313,12 +317,13 @@ export function setupCheckpointPanel(app) {
     return { ids, words: strs.map(label) };
   }
 
-  async function runLayer() {
+  /** Traces the loaded layer on `tokens` ({ids, words}: the whole model's, from "Trace layer N"), or the panel's. */
+  async function runLayer(tokens) {
     const module = state.module;
     const file = state.file;
     if (!module || !file) return;
     replace(runError);
-    const t = await tokenIds();
+    const t = tokens ?? (await tokenIds());
     if (!t) return;
     const seq = ++state.runSeq;
     runButton.disabled = true;

@@ -16,25 +16,27 @@ import { setupGenerate } from "./gpt2-generate.js";
 
 /**
  * @param app      the widget's app (lab, runner)
- * @param actions  {traceLayer(layer): trace that layer in the checkpoint panel with its real input,
+ * @param actions  {traceLayer(layer, tokens): trace that layer in the checkpoint panel with its real input
+ *                  on the tokens the whole model ran on ({ids, words}),
  *                  runAgain(): run the model on the panel's current tokens (what the Run button does),
  *                  input(): what the model runs on ({file, tokens, numHeads, decode} or null), for Generate}
  */
 export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
-  const state = { seq: 0, result: null, words: [], pick: { layer: 0, head: 0 }, controller: null };
+  const state = { seq: 0, result: null, words: [], tokens: null, pick: { layer: 0, head: 0 }, controller: null };
   const runButton = h("button", { type: "button", class: "primary", part: "button", dataset: { testid: "gpt2-run" } }, S.gpt2Run);
   const cancelButton = h("button", { type: "button", class: "small", part: "button", hidden: true, dataset: { testid: "gpt2-cancel" } }, S.cancel);
   const bar = h("progress", { max: "1", value: "0", "aria-labelledby": "gpt2-progress-text" });
   const barText = h("span", { id: "gpt2-progress-text", role: "status" });
   const progress = h("div", { class: "progress", hidden: true, dataset: { testid: "gpt2-progress" } }, bar, barText, cancelButton);
   const error = h("div", { class: "diagnostics", "aria-live": "assertive", dataset: { testid: "gpt2-error" } });
+  const stale = h("p", { class: "stale-note", hidden: true, dataset: { testid: "gpt2-stale" } });
   const next = h("div", { class: "gpt2-next", dataset: { testid: "gpt2-next" } });
   const grid = h("div", { class: "gpt2-grid", dataset: { testid: "gpt2-grid" } });
   const headView = h("div", { class: "gpt2-head-view", dataset: { testid: "gpt2-head-view" } });
   const node = h("section", { class: "gpt2", "aria-labelledby": "gpt2-title", dataset: { testid: "gpt2-section" } },
     h("h3", { id: "gpt2-title" }, S.gpt2Title),
     h("p", { class: "muted" }, S.gpt2Intro),
-    h("div", { class: "run-row" }, runButton), progress, error, next,
+    h("div", { class: "run-row" }, runButton), progress, error, stale, next,
     h("div", { class: "gpt2-views" }, grid, headView));
   const generate = setupGenerate(app, input);
   node.append(generate.node);
@@ -67,6 +69,8 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       if (seq !== state.seq) return;
       state.result = r;
       state.words = tokens.words;
+      state.tokens = tokens;
+      markStale(null);
       state.pick = { layer: Math.min(state.pick.layer, r.layers.length - 1), head: Math.min(state.pick.head, r.config.n_head - 1) };
       showNext(r.nextTokens, decode);
       showGrid();
@@ -75,13 +79,26 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       node.dataset.runMs = (performance.now() - t0).toFixed(0);
     } catch (err) {
       if (seq !== state.seq) return;
-      replace(error, errorBox(S.gpt2Error, err?.code === "cancelled" ? { code: "cancelled", message: S.gpt2Cancelled, hint: "" } : err, { testid: "gpt2-diag", showCode: true }));
+      const cancelled = err?.code === "cancelled";
+      replace(error, errorBox(S.gpt2Error, cancelled ? { code: "cancelled", message: S.gpt2Cancelled, hint: "" } : err, { testid: "gpt2-diag", showCode: true }));
+      // what is still on screen belongs to the previous run, not to the tokens in the field: say so
+      if (state.result) markStale(S.gpt2Stale(cancelled, state.words));
     } finally {
       if (seq === state.seq) {
         progress.hidden = true;
         cancelButton.hidden = true;
         runButton.disabled = false;
       }
+    }
+  }
+
+  /** Marks the patterns and next tokens as a previous run's (`note`), or as this run's (null). */
+  function markStale(note) {
+    stale.hidden = note === null;
+    stale.textContent = note ?? "";
+    for (const n of [next, grid, headView]) {
+      if (note === null) delete n.dataset.stale;
+      else n.dataset.stale = "true";
     }
   }
 
@@ -148,7 +165,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       h("p", { class: "muted" }, S.gpt2HeadNote),
       pic,
       T > n ? h("p", { class: "muted" }, S.gpt2HeadMore(n, T)) : null,
-      h("button", { type: "button", class: "small", part: "button", dataset: { testid: "gpt2-trace-layer" }, on: { click: () => traceLayer(layer) } }, S.gpt2TraceLayer(layer)));
+      h("button", { type: "button", class: "small", part: "button", dataset: { testid: "gpt2-trace-layer" }, on: { click: () => traceLayer(layer, state.tokens) } }, S.gpt2TraceLayer(layer)));
   }
 
   return {
@@ -160,6 +177,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       state.seq++;
       state.result = null;
       for (const n of [error, next, grid, headView]) replace(n);
+      markStale(null);
       generate.reset();
       progress.hidden = true;
       runButton.disabled = false;

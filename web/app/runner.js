@@ -2,7 +2,9 @@
 // large ones in a module Web Worker (run-worker.js) so the page stays responsive; the trace comes
 // back as transferred Float32Arrays. Where a run goes follows the core's memory estimate of it (the
 // Setup of the edit). The same worker also reads GPT-2 checkpoints for the checkpoint panel
-// (request(), checkpoint-load.js).
+// (request(), checkpoint-load.js) in a second instance of it: cancelling a traced run ends the runs'
+// worker (its one synchronous call cannot be interrupted otherwise), and must not end a whole-model run
+// or a generation in flight with it.
 import { S } from "./strings.js";
 
 /** Runs that need more than this run in the worker. */
@@ -13,6 +15,8 @@ export class Runner {
     this.lab = lab;
     this.workerUrl = workerUrl;
     this.worker = null;
+    /** The worker of request() (the checkpoint panel's file work): never dropped by a cancelled run. */
+    this.fileWorker = null;
     this.pending = null;
     /** Other work in the worker, by id: {message, resolve, reject}. */
     this.requests = new Map();
@@ -69,60 +73,73 @@ export class Runner {
   }
 
   /**
-   * Sends other work to the worker ({kind, ...payload}; run-worker.js answers each kind). Resolves
-   * with the worker's answer, rejects with its {code, slot, message, hint}. Work in flight when the
-   * worker is dropped (a cancelled or very large run) is sent again to the next worker.
+   * Sends other work to the file worker ({kind, ...payload}; run-worker.js answers each kind).
+   * Resolves with the worker's answer, rejects with its {code, slot, message, hint}.
    */
   request(kind, payload, { onProgress, signal } = {}) {
     const id = this.nextId++;
     const message = { id, kind, ...payload };
     return new Promise((resolve, reject) => {
       this.requests.set(id, { message, resolve, reject, onProgress });
-      this.ensureWorker().postMessage(message);
+      this.ensureFileWorker().postMessage(message);
       // Cancelling asks the worker to stop that work between its steps (it answers "cancelled").
-      signal?.addEventListener("abort", () => this.worker?.postMessage({ cancel: id }), { once: true });
+      signal?.addEventListener("abort", () => this.fileWorker?.postMessage({ cancel: id }), { once: true });
     });
   }
 
+  /** The runs' worker. */
   ensureWorker() {
     if (this.worker) return this.worker;
-    const worker = new Worker(this.workerUrl, { type: "module" });
-    worker.addEventListener("message", (e) => {
-      const r = this.requests.get(e.data.id);
-      if (r && e.data.progress) {
-        r.onProgress?.(e.data.progress);
-        return;
-      }
-      if (r) {
-        this.requests.delete(e.data.id);
-        if (e.data.ok) r.resolve(e.data);
-        else r.reject(e.data.error);
-        return;
-      }
+    this.worker = this.spawn((data) => {
       const p = this.pending;
-      if (!p || e.data.id !== p.id) return;
+      if (!p || data.id !== p.id) return;
       this.pending = null;
-      if (e.data.ok) p.resolve({ output: e.data.output, trace: e.data.trace, warnings: e.data.warnings ?? [] });
-      else p.reject(e.data.error);
-    });
-    worker.addEventListener("error", (e) => {
-      const error = { code: "worker", slot: "", message: e.message || S.workerFailed, hint: "" };
-      const waiting = [this.pending, ...this.requests.values()];
+      if (data.ok) p.resolve({ output: data.output, trace: data.trace, warnings: data.warnings ?? [] });
+      else p.reject(data.error);
+    }, (error) => {
+      const p = this.pending;
       this.pending = null;
-      this.requests.clear();
       this.dropWorker();
-      for (const w of waiting) w?.reject(error);
+      p?.reject(error);
     });
-    this.worker = worker;
+    return this.worker;
+  }
+
+  /** The file work's worker. */
+  ensureFileWorker() {
+    if (this.fileWorker) return this.fileWorker;
+    this.fileWorker = this.spawn((data) => {
+      const r = this.requests.get(data.id);
+      if (!r) return;
+      if (data.progress) {
+        r.onProgress?.(data.progress);
+        return;
+      }
+      this.requests.delete(data.id);
+      if (data.ok) r.resolve(data);
+      else r.reject(data.error);
+    }, (error) => {
+      const waiting = [...this.requests.values()];
+      this.requests.clear();
+      this.fileWorker?.terminate();
+      this.fileWorker = null;
+      for (const w of waiting) w.reject(error);
+    });
+    return this.fileWorker;
+  }
+
+  /** A module worker of run-worker.js: `onData(message data)`, `onError(AttentionError-like)` when it fails. */
+  spawn(onData, onError) {
+    const worker = new Worker(this.workerUrl, { type: "module" });
+    worker.addEventListener("message", (e) => onData(e.data));
+    worker.addEventListener("error", (e) => onError({ code: "worker", slot: "", message: e.message || S.workerFailed, hint: "" }));
     return worker;
   }
 
+  /** Ends the runs' worker (a cancelled or very large run); the file worker goes on. */
   dropWorker() {
     this.worker?.terminate();
     this.worker = null;
-    if (this.requests.size === 0 || this.closed) return;
-    const worker = this.ensureWorker();
-    for (const r of this.requests.values()) worker.postMessage(r.message);
   }
 
   cancel() {
@@ -143,6 +160,8 @@ export class Runner {
     this.requests.clear();
     this.cancel();
     this.dropWorker();
+    this.fileWorker?.terminate();
+    this.fileWorker = null;
     for (const r of waiting) r.reject({ code: "cancelled", slot: "", message: "cancelled", hint: "" });
   }
 

@@ -175,6 +175,8 @@ export const S = {
         : `Next-token logits (step ${done} of ${total})`,
   gpt2Error: "The whole model could not run",
   gpt2Cancelled: "The run was cancelled.",
+  gpt2Stale: (cancelled, words) =>
+    `${cancelled ? "This run was cancelled" : "This run failed"}: the patterns and next tokens below are still those of the previous run, on ${words.length} token${words.length === 1 ? "" : "s"} (${words.slice(0, 12).join(" ")}${words.length > 12 ? " …" : ""}).`,
   gpt2NextTitle: "The five most likely next tokens",
   gpt2NextNote: "softmax of the logits at the last position (ln_f, then the tied wte): if these make sense, every block ran correctly.",
   gpt2Prob: (p) => `${(100 * p).toFixed(p >= 0.001 ? 1 : 3)}%`,
@@ -193,6 +195,7 @@ export const S = {
   genMax: "max new tokens",
   genTemperature: "temperature",
   genTopK: "top-k",
+  genEos: "eos id",
   genSeed: "seed",
   genCache: "KV cache",
   genRun: "Generate",
@@ -204,9 +207,29 @@ export const S = {
   genTokenTitle: (p) => `probability ${(100 * p).toFixed(2)}%`,
   genAlternatives: (list) => ` · most likely: ${list.join(", ")}`,
   genCacheLine: (tokens, bytes, ms) => ` · cache ${tokens} tokens, ${bytes < 1048576 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1048576).toFixed(1)} MiB`} · ${ms.toFixed(0)} ms`,
-  genCode: ({ maxNewTokens, temperature, topK, seed, nCtx, ids }) =>
-    `# the book's chapter 5 generate (ch05/01_main-chapter-code), the same ids\n${temperature > 0 ? `torch.manual_seed(${seed})\n` : ""}` +
-    `idx = torch.tensor([[${ids.join(", ")}]])\nout = generate(model, idx, max_new_tokens=${maxNewTokens}, context_size=${nCtx}, temperature=${Number.isInteger(temperature) ? temperature.toFixed(1) : temperature}, top_k=${topK ?? "None"}, eos_id=None)`,
+  genCode: ({ maxNewTokens, temperature, topK, eosId, seed, nCtx, ids, text }) =>
+    `# the book's chapter 5 generate (ch05/01_main-chapter-code), the same ids; the KV cache (ch04/03_kv-cache) does not change them\n` +
+    `torch.manual_seed(${seed})${temperature > 0 ? "" : "  # greedy at temperature 0: nothing is drawn"}\n` +
+    (text === null ? `idx = torch.tensor([[${ids.join(", ")}]])\n` : `idx = text_to_token_ids(${JSON.stringify(text)}, tokenizer)  # [[${ids.join(", ")}]]\n`) +
+    `out = generate(model, idx, max_new_tokens=${maxNewTokens}, context_size=${nCtx}, temperature=${Number.isInteger(temperature) ? temperature.toFixed(1) : temperature}, top_k=${topK ?? "None"}, eos_id=${eosId ?? "None"})` +
+    (text === null ? "" : "\nprint(token_ids_to_text(out, tokenizer))"),
   genError: "The model could not generate",
   genCancelled: "The generation was cancelled.",
+  genStoppedAt: (cancelled, n, total) =>
+    `${cancelled ? "Cancelled" : "Stopped by an error"} after ${n} of ${total} new token${total === 1 ? "" : "s"}${n > 0 ? ": the tokens written so far stay, marked as cut short." : "."}`,
+  genCut: (cancelled) => ` ⟨${cancelled ? "cancelled" : "stopped"} here⟩`,
+  genGridTitle: "Where each new token came from: one attention row per layer × head",
+  genGridCaption: (n, token, last, keys) =>
+    `New token ${n}, ${token}: the attention row of the position that produced it (${last}) over the ${keys} token${keys === 1 ? "" : "s"} it sees, ` +
+    "left to right, in every layer (rows) and head (columns). Each row is scaled to its own largest weight (darkest). Pick a new token above to see its rows.",
+  genCellTitle: (layer, head, key, w) => `Layer ${layer}, head ${head}: most weight on ${key} (${w.toFixed(3)})`,
+  genFollow: "Follow the newest token",
+  genCompareRun: (withCache) => (withCache ? "Run the same tokens with the KV cache" : "Run the same tokens without the cache"),
+  genCompareProgress: (n, total, withCache) => `${withCache ? "With the KV cache" : "Without the cache"}: token ${n} of ${total}…`,
+  genTimesCaption: "Time per new token (mean over the new tokens, the first one's prompt pass included)",
+  genWithCache: "with the KV cache",
+  genWithoutCache: "without the cache",
+  genMsPerToken: (ms, n) => `${ms < 10 ? ms.toFixed(2) : ms.toFixed(0)} ms per token (${n} token${n === 1 ? "" : "s"})`,
+  genSameIds: (n) => `Both runs wrote the same ${n} token id${n === 1 ? "" : "s"}: the cache changes the time, not the tokens.`,
+  genOtherIds: (k) => `The ids differ from new token ${k} on.`,
 };

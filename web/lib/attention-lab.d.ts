@@ -228,7 +228,7 @@ export type ErrorCode =
   | "cancelled"
   /** an option of model.run out of its range (attention: "full" or "thumbnails"); names it */
   | "run_option"
-  /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident); names it */
+  /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, attention); names it */
   | "generate_option"
   /** a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx (names both) */
   | "cache_context"
@@ -604,6 +604,8 @@ export interface CheckpointReport {
   transposed: string[];
   /** Where each derived setting came from ("num_heads", "context_length", "prefix", "d") and what the file holds ("layers", "vocab"). */
   sources: Record<string, string>;
+  /** wte.weight has GPT-2's 50,257 rows: GPT-2's BPE tokenizer gives this file's token ids. */
+  gpt2Vocab: boolean;
 }
 
 export interface CheckpointOptions {
@@ -742,6 +744,12 @@ export interface GPT2GenerateOptions {
    * and wte (slower, one block of memory). true forces it ("too_large" when over), false re-reads.
    */
   resident?: boolean | null;
+  /**
+   * true: each step carries the new token's attention rows (GPT2GenerateStep.attention), counted in
+   * estimateBytes (4 x n_layer x n_head x the keys each token sees, summed over the tokens). false (the
+   * default): nothing is kept or copied.
+   */
+  attention?: boolean;
   /** Called with each step as soon as its token is out. */
   onToken?: (step: GPT2GenerateStep) => void;
   /** Cancels between tokens and between reads: generate rejects with AttentionError "cancelled". */
@@ -759,6 +767,13 @@ export interface GPT2GenerateStep {
   cacheTokens: number;
   /** Their keys and values: 2 x n_layer x cacheTokens x n_embd x 4 bytes. */
   cacheBytes: number;
+  /**
+   * With {attention: true}: the attn_weights row of the position the token was read at (the last of the
+   * forward that produced it), in every layer and head, (n_layer, n_head, keys) row-major float32;
+   * keys = the positions it attends to (prompt + new so far, cropped to n_ctx without the cache). Each
+   * row is the last row of model.run's attnWeights (1, n_head, keys, keys) on the same ids. Else null.
+   */
+  attention: { shape: [number, number, number]; data: Float32Array } | null;
   /** Milliseconds this token took (reads included). */
   ms: number;
 }

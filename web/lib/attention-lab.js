@@ -569,12 +569,13 @@ class GPT2Model {
   /**
    * Generates up to `maxNewTokens` tokens after `tokenIds`, as the book's chapter 5 `generate` (greedy
    * `generate_text_simple` at temperature 0), with the KV cache unless `cache: false`. Resolves to
-   * {tokenIds (prompt + new), steps: [{token, prob, top, cacheTokens, cacheBytes, ms}], stoppedBy,
-   * resident, estimateBytes}. Sampling (temperature > 0) draws on `generator` (default: a fresh
+   * {tokenIds (prompt + new), steps: [{token, prob, top, cacheTokens, cacheBytes, attention, ms}],
+   * stoppedBy, resident, estimateBytes}; `attention: true` gives each step the new token's attn_weights
+   * rows, {shape: [n_layer, n_head, keys], data}, else null. Sampling (temperature > 0) draws on `generator` (default: a fresh
    * lab.manualSeed(123)) exactly as torch.multinomial does, so the generator ends where PyTorch's would.
    */
   async generate(tokenIds, options) {
-    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, onToken, signal } = readOptions(options, "generate");
+    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, attention, onToken, signal } = readOptions(options, "generate");
     const ids = readTokenIds(tokenIds);
     if (generator !== undefined && generator !== null && !Generator.is(generator)) {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(generator)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
@@ -586,7 +587,7 @@ class GPT2Model {
     const handle = this.#live;
     const core = this.#core;
     const temp = numberOption(temperature);
-    const opts = { maxNewTokens: numberOption(maxNewTokens), temperature: temp, topK: numberOption(topK), eosId: numberOption(eosId), cache: numberOption(cache), resident: numberOption(resident) };
+    const opts = { maxNewTokens: numberOption(maxNewTokens), temperature: temp, topK: numberOption(topK), eosId: numberOption(eosId), cache: numberOption(cache), resident: numberOption(resident), attention: numberOption(attention) };
     this.#running = true;
     try {
       checkSignal(signal);
@@ -600,7 +601,7 @@ class GPT2Model {
         const r = unwrap(core.gpt2GenerateStep(handle, gen ? gen._handle : 0, buffers));
         if (r.token) {
           const now = performance.now();
-          const step = { token: r.token.token, prob: r.token.prob, top: r.token.top, cacheTokens: r.token.cacheTokens, cacheBytes: r.token.cacheBytes, ms: now - began };
+          const step = { token: r.token.token, prob: r.token.prob, top: r.token.top, cacheTokens: r.token.cacheTokens, cacheBytes: r.token.cacheBytes, attention: r.token.attention, ms: now - began };
           began = now;
           out.push(step.token);
           steps.push(step);

@@ -337,7 +337,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<IgnoredKey>("IgnoredKey", "key", &IgnoredKey::key, "reason", &IgnoredKey::reason);
   object<CheckpointReport>("CheckpointReport", "used", &CheckpointReport::used, "ignored", &CheckpointReport::ignored, "ignoredCount", &num<&CheckpointReport::ignored_count>,
                            "maxLayer", &num<&CheckpointReport::max_layer>, "missing", &CheckpointReport::missing, "transposed", &CheckpointReport::transposed, "sources",
-                           &CheckpointReport::sources);
+                           &CheckpointReport::sources, "gpt2Vocab", &CheckpointReport::gpt2_vocab);
   object<ModuleInfo>("ModuleInfo", "handle", &ModuleInfo::handle, "module", &ModuleInfo::config, "parameterCount", &num<&ModuleInfo::parameter_count>, "notes", &ModuleInfo::notes,
                      "code", &ModuleInfo::code, "report", &ModuleInfo::report);
   object<MatrixReport>("MatrixReport", "name", &MatrixReport::name, "action", &MatrixReport::action, "sources", &MatrixReport::sources, "fromShape", &MatrixReport::from_shape,
@@ -356,10 +356,10 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Gpt2Result>("Gpt2Result", "lastLogits", &Gpt2Result::last_logits, "nextTokens", &Gpt2Result::next_tokens);
   object<GenerateOptionsInput>("GenerateOptionsInput", "maxNewTokens", &GenerateOptionsInput::max_new_tokens, "temperature", &GenerateOptionsInput::temperature, "topK",
                                &GenerateOptionsInput::top_k, "eosId", &GenerateOptionsInput::eos_id, "cache", &GenerateOptionsInput::cache, "resident",
-                               &GenerateOptionsInput::resident);
+                               &GenerateOptionsInput::resident, "attention", &GenerateOptionsInput::attention);
   object<GenerateStart>("GenerateStart", "resident", &GenerateStart::resident, "estimateBytes", &GenerateStart::estimate_bytes);
   object<GeneratedToken>("GeneratedToken", "token", &GeneratedToken::token, "prob", &GeneratedToken::prob, "top", &GeneratedToken::top, "cacheTokens",
-                         &GeneratedToken::cache_tokens, "cacheBytes", &GeneratedToken::cache_bytes);
+                         &GeneratedToken::cache_tokens, "cacheBytes", &GeneratedToken::cache_bytes, "attention", &GeneratedToken::attention);
   object<GenerateStepResult>("GenerateStepResult", "finished", &GenerateStepResult::finished, "eos", &GenerateStepResult::eos, "token", &GenerateStepResult::token);
 }
 

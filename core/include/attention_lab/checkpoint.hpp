@@ -92,6 +92,8 @@ struct CheckpointReport {
   /// Where each derived setting came from: keys "num_heads", "context_length", "prefix", "d", and what
   /// the file holds: "layers" (e.g. "layers 0 to 11 (12 layers)"), "vocab" (when wte.weight is there).
   std::map<std::string, std::string> sources;
+  /// The file's wte.weight has GPT-2's kGpt2Vocab rows: GPT-2's BPE tokenizer gives its token ids.
+  bool gpt2_vocab = false;
 };
 
 /// What to read and how the module will be built; made from the header alone.

@@ -116,7 +116,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"busy", "arguments", "a GPT-2 model is already running (one run at a time per model)"},
     {"cancelled", "arguments", "a GPT-2 run was cancelled through its signal"},
     {"run_option", "arguments", "an option of model.run out of its range (attention: \"full\" or \"thumbnails\"); names it"},
-    {"generate_option", "arguments", "an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident); names it"},
+    {"generate_option", "arguments", "an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, attention); names it"},
     {"cache_context", "arguments", "a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx (names both)"},
     {"non_finite_probabilities", "arguments", "sampling met probabilities that are not finite (torch.multinomial refuses them too)"},
     {"callback", "arguments", "a GPT-2 run's onProgress callback threw (the run stopped)"},

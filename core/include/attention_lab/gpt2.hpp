@@ -144,6 +144,7 @@ struct Gpt2GenerateOptions {
   std::optional<int64_t> eos_id;  // stop before appending it
   bool cache = true;              // keep each layer's keys and values: a decode step computes one position
   std::optional<bool> resident;   // keep the weights in memory between tokens; nullopt: when the estimate allows
+  bool attention = false;         // return each token's attention rows (Gpt2Step::attention); off: nothing kept or copied
 };
 
 /// What one generated token reports.
@@ -153,10 +154,18 @@ struct Gpt2Step {
   std::vector<std::pair<int64_t, double>> top;  // the 5 most likely tokens of that distribution, most likely first
   int64_t cache_tokens = 0;                     // positions held in the KV cache after this step (0 without the cache)
   double cache_bytes = 0;                       // their keys and values: 2 x n_layer x cache_tokens x n_embd x 4
+  // With options.attention: (n_layer, n_head, attention_keys) row-major float32, the attn_weights row of
+  // the position the token was read at (the last of the forward that produced it), in every layer and
+  // head: softmax(q k^T / sqrt(head_dim)) over the attention_keys positions it sees (the whole cropped
+  // context without the cache). The last row of that forward's (num_tokens, num_tokens) attn_weights.
+  std::vector<float> attention;
+  int64_t attention_keys = 0;
 };
 
 /// Bytes a generation takes at its peak (the same estimate decides whether the weights stay resident:
-/// resident = true counts them all, packed, plus the block or logits chunk being loaded).
+/// resident = true counts them all, packed, plus the block or logits chunk being loaded). With
+/// options.attention it also counts the rows of every step the caller keeps (4 x n_layer x n_head x
+/// the keys each token sees, summed over the tokens).
 double gpt2_generation_bytes(const Gpt2Config& config, int64_t prompt_tokens, const Gpt2GenerateOptions& options, bool resident);
 
 /// The book's generate step on the logits at the last position: top-k, then greedy argmax
@@ -219,6 +228,7 @@ class Gpt2Generation {
   std::vector<std::unique_ptr<Block>> blocks_;  // resident: every block, packed
   std::vector<ops::PackedMatrix> wte_chunks_;   // resident: wte in logits chunks, packed
   std::vector<float> ln_f_w_, ln_f_b_, last_, logits_;
+  std::vector<float> attention_;  // with options.attention: (n_layer, n_head, capacity) the last position's attn_weights row
 };
 
 }  // namespace attention_lab

@@ -129,7 +129,7 @@ struct Gpt2Result {
 
 /// model.generate's options as a caller gives them (each with its JS type; booleans as 1 or 0).
 struct GenerateOptionsInput {
-  NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident;
+  NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident, attention;
 };
 
 /// A generation just started: whether the weights stay resident, and the estimate it was checked by.
@@ -143,6 +143,7 @@ struct GeneratedToken {
   double token = 0, prob = 0;
   std::vector<NextToken> top;  // the 5 most likely of the distribution it was picked from
   double cache_tokens = 0, cache_bytes = 0;
+  std::optional<Tensor> attention;  // with {attention: true}: (n_layer, n_head, keys) the token's attn_weights rows (Gpt2Step::attention)
 };
 
 /// What a generation step gave: a token when one is out; finished (maxNewTokens reached, or eosId
