@@ -438,7 +438,7 @@ export interface StageSummary {
 }
 
 export interface Stage extends Tensor {
-  /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), keys, values, attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
+  /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), cache_c_kv (a cached step of a latent class: every latent row the cache holds, (b, T_past + T_new, latent_dim)), keys, values, cache_k, cache_v (a cached step of the others), attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
   id: string;
   title: string;
   formula: string;
@@ -485,10 +485,15 @@ export interface KvCache {
   readonly window: number;
   /** Tokens seen so far: the position of the next chunk's first token. */
   readonly position: number;
-  /** Entries held (keys, and as many values, per key/value head). */
+  /** Entries held: keys, and as many values, per key/value head (MultiHeadLatentAttention: latent rows c_kv). */
   readonly tokens: number;
-  /** Bytes of the float32 keys and values held. */
+  /**
+   * Bytes held: the float32 keys and values, per key/value head (b x 2 x kv_heads x tokens x head_dim
+   * x 4), or for MultiHeadLatentAttention its latent c_kv alone (b x tokens x latent_dim x 4).
+   */
   readonly bytes: number;
+  /** What MultiHeadAttention of the same width would hold for as many tokens: b x tokens x 2 x outputWidth x 4 bytes (the core's rule). */
+  readonly bytesMha: number;
   /** Empties the cache (the book's reset_cache): the next chunk is at position 0. */
   reset(): void;
   /** Frees the cache's memory now (garbage collection does it otherwise). */
@@ -525,7 +530,10 @@ export interface AttentionModule {
    * the uncached forward's rows within 1e-6, for any chunking). The trace of a cached step has scores
    * `(b, num_heads, T_new, T_past + T_new)`, the mask rows of the chunk's positions, and stages
    * `cache_k` / `cache_v` (every key and value attended, per key/value head: GroupedQueryAttention
-   * caches its num_kv_groups heads before they are repeated). A class with a sliding window keeps its
+   * caches its num_kv_groups heads before they are repeated). MultiHeadLatentAttention caches its latent
+   * c_kv alone (ch04/05_mla's cache_c_kv, latent_dim x 4 bytes per token): every step re-projects keys
+   * and values `(b, num_heads, T_past + T_new, head_dim)` from all of it, and its trace has the stage
+   * `cache_c_kv` instead of cache_k / cache_v. A class with a sliding window keeps its
    * last sliding_window_size entries (ch04/06_swa). `window`: at most that many entries, the oldest
    * shifted out before each chunk (gpt_with_kv_cache_optimized.py); without it a cache of a class with
    * a mask buffer is refused past context_length ("cache_full", naming both numbers).

@@ -397,6 +397,9 @@ class KvCache {
   get bytes() {
     return this.#state.bytes;
   }
+  get bytesMha() {
+    return this.#state.bytesMha;
+  }
   /** Empties the cache: the next chunk is at position 0. */
   reset() {
     this.#state = unwrap(this.#core.resetCache(this._handle));

@@ -331,7 +331,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                 "description", &Setup::description, "memory", &Setup::memory);
   object<RunResult>("RunResult", "module", &RunResult::config, "output", &take<&RunResult::output>, "trace", &take<&RunResult::trace>, "warnings", &RunResult::warnings);
   object<CacheState>("CacheState", "handle", &CacheState::handle, "module", &CacheState::module, "window", &CacheState::window, "position", &CacheState::position, "tokens",
-                     &CacheState::tokens, "bytes", &CacheState::bytes);
+                     &CacheState::tokens, "bytes", &CacheState::bytes, "bytesMha", &CacheState::bytes_mha);
   object<ForwardResult>("ForwardResult", "output", &take<&ForwardResult::output>, "trace", &take<&ForwardResult::trace>, "warnings", &ForwardResult::warnings, "cache",
                         &ForwardResult::cache);
   object<IgnoredKey>("IgnoredKey", "key", &IgnoredKey::key, "reason", &IgnoredKey::reason);
