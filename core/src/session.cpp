@@ -538,6 +538,7 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
   o.eos_id = whole_option(in.eos_id, "eosId", 0, "generate_option");
   o.cache = bool_option(in.cache, "cache").value_or(true);
   o.resident = bool_option(in.resident, "resident");
+  o.window = whole_option(in.window, "window", 1, "generate_option");
   f.generation = std::make_unique<Gpt2Generation>(*f.header, f.config, ids_from(ids), o, budget > 0 ? budget : kDefaultMemoryBudgetBytes);
   return {f.generation->resident(), f.generation->estimate_bytes()};
 }

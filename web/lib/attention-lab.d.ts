@@ -171,7 +171,7 @@ export type ErrorCode =
   | "cache_batch"
   /** a cache past context_length (the mask buffer's rows) without a window */
   | "cache_full"
-  /** a chunk longer than the cache's window, or a window that is not a whole number from 1 */
+  /** a chunk longer than the cache's window (a module's chunk, or a GPT-2 prompt longer than generate's window), or a window that is not a whole number from 1 */
   | "cache_window"
   /** a cache used with another module than the one that made it */
   | "cache_module"
@@ -226,9 +226,9 @@ export type ErrorCode =
   | "busy"
   /** a GPT-2 run was cancelled through its signal */
   | "cancelled"
-  /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident); names it */
+  /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, window); names it */
   | "generate_option"
-  /** a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx (names both) */
+  /** a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx, with a window too (names both) */
   | "cache_context"
   /** sampling met probabilities that are not finite (torch.multinomial refuses them too) */
   | "non_finite_probabilities"
@@ -723,6 +723,15 @@ export interface GPT2GenerateOptions {
    * and wte (slower, one block of memory). true forces it ("too_large" when over), false re-reads.
    */
   resident?: boolean | null;
+  /**
+   * With the cache: pre-allocate it for this many positions (1 .. n_ctx) and shift the oldest entries
+   * out when a token would overflow it, as the book's gpt_with_kv_cache_optimized.py (kv_window_size):
+   * each token attends to at most `window` keys, itself included. The prompt is one prefill chunk, so
+   * it must fit the window ("cache_window"). A window bounds the keys held, not the positions: every
+   * position reads its own wpe row, so prompt + maxNewTokens - 1 must still be at most n_ctx
+   * ("cache_context", naming both). null: the cache grows to every position.
+   */
+  window?: number | null;
   /** Called with each step as soon as its token is out. */
   onToken?: (step: GPT2GenerateStep) => void;
   /** Cancels between tokens and between reads: generate rejects with AttentionError "cancelled". */
@@ -736,7 +745,7 @@ export interface GPT2GenerateStep {
   prob: number;
   /** The 5 most likely tokens of that distribution, most likely first (the picked one among them when it is that likely). */
   top: { id: number; prob: number }[];
-  /** Positions held in the KV cache after this step (0 without the cache). */
+  /** Positions held in the KV cache after this step (0 without the cache; at most the window). */
   cacheTokens: number;
   /** Their keys and values: 2 x n_layer x cacheTokens x n_embd x 4 bytes. */
   cacheBytes: number;
@@ -771,7 +780,7 @@ export interface GPT2Model {
   run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions): Promise<GPT2Result>;
   /**
    * Writes text: up to maxNewTokens GPT-2 BPE ids after tokenIds (see GPT2GenerateOptions). Rejects with
-   * AttentionError: generate_option (names the option), cache_context, checkpoint_token, input_empty,
+   * AttentionError: generate_option (names the option), cache_context, cache_window, checkpoint_token, input_empty,
    * too_large, generator, busy, cancelled, callback (slot "onToken"), checkpoint_read, non_finite_parameter,
    * non_finite_probabilities, disposed.
    */

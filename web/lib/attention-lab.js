@@ -559,13 +559,14 @@ class GPT2Model {
 
   /**
    * Generates up to `maxNewTokens` tokens after `tokenIds`, as the book's chapter 5 `generate` (greedy
-   * `generate_text_simple` at temperature 0), with the KV cache unless `cache: false`. Resolves to
+   * `generate_text_simple` at temperature 0), with the KV cache unless `cache: false` (a window of
+   * `window` positions whose oldest entries shift out, when given: the core's rules). Resolves to
    * {tokenIds (prompt + new), steps: [{token, prob, top, cacheTokens, cacheBytes, ms}], stoppedBy,
    * resident, estimateBytes}. Sampling (temperature > 0) draws on `generator` (default: a fresh
    * lab.manualSeed(123)) exactly as torch.multinomial does, so the generator ends where PyTorch's would.
    */
   async generate(tokenIds, options) {
-    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, onToken, signal } = readOptions(options, "generate");
+    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, window, onToken, signal } = readOptions(options, "generate");
     const ids = readTokenIds(tokenIds);
     if (generator !== undefined && generator !== null && !Generator.is(generator)) {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(generator)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
@@ -577,7 +578,7 @@ class GPT2Model {
     const handle = this.#live;
     const core = this.#core;
     const temp = numberOption(temperature);
-    const opts = { maxNewTokens: numberOption(maxNewTokens), temperature: temp, topK: numberOption(topK), eosId: numberOption(eosId), cache: numberOption(cache), resident: numberOption(resident) };
+    const opts = { maxNewTokens: numberOption(maxNewTokens), temperature: temp, topK: numberOption(topK), eosId: numberOption(eosId), cache: numberOption(cache), resident: numberOption(resident), window: numberOption(window) };
     this.#running = true;
     try {
       checkSignal(signal);

@@ -354,7 +354,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Gpt2Result>("Gpt2Result", "lastLogits", &Gpt2Result::last_logits, "nextTokens", &Gpt2Result::next_tokens);
   object<GenerateOptionsInput>("GenerateOptionsInput", "maxNewTokens", &GenerateOptionsInput::max_new_tokens, "temperature", &GenerateOptionsInput::temperature, "topK",
                                &GenerateOptionsInput::top_k, "eosId", &GenerateOptionsInput::eos_id, "cache", &GenerateOptionsInput::cache, "resident",
-                               &GenerateOptionsInput::resident);
+                               &GenerateOptionsInput::resident, "window", &GenerateOptionsInput::window);
   object<GenerateStart>("GenerateStart", "resident", &GenerateStart::resident, "estimateBytes", &GenerateStart::estimate_bytes);
   object<GeneratedToken>("GeneratedToken", "token", &GeneratedToken::token, "prob", &GeneratedToken::prob, "top", &GeneratedToken::top, "cacheTokens",
                          &GeneratedToken::cache_tokens, "cacheBytes", &GeneratedToken::cache_bytes);

@@ -130,7 +130,7 @@ struct Gpt2Result {
 
 /// model.generate's options as a caller gives them (each with its JS type; booleans as 1 or 0).
 struct GenerateOptionsInput {
-  NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident;
+  NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident, window;
 };
 
 /// A generation just started: whether the weights stay resident, and the estimate it was checked by.
