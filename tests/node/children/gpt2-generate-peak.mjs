@@ -1,5 +1,5 @@
 // One measurement for tests/node/gpt2-generate-memory.test.mjs, in a fresh process (the WASM heap's
-// high-water mark starts low): argv[2] is {path, promptTokens, maxNewTokens, cache, resident}. Opens the
+// high-water mark starts low): argv[2] is {path, promptTokens, maxNewTokens, cache, resident, window}. Opens the
 // file as a Blob (read by slices, never whole), generates, and prints {estimate, peak, resident, tokenIds, steps}.
 import { openAsBlob } from "node:fs";
 import { loadAttentionLab } from "attention-lab";
@@ -9,7 +9,7 @@ const lab = await loadAttentionLab();
 const model = await lab.loadGPT2(await openAsBlob(job.path));
 const ids = Array.from({ length: job.promptTokens }, (_, i) => (i * 977) % model.config.vocab_size);
 const before = lab.heapPeak();
-const r = await model.generate(ids, { maxNewTokens: job.maxNewTokens, cache: job.cache, resident: job.resident });
+const r = await model.generate(ids, { maxNewTokens: job.maxNewTokens, cache: job.cache, resident: job.resident, window: job.window ?? null });
 const peak = lab.heapPeak() - before;
 model.dispose();
 console.log(JSON.stringify({ estimate: r.estimateBytes, peak, resident: r.resident, tokenIds: r.tokenIds, steps: r.steps.map((s) => ({ cacheTokens: s.cacheTokens, ms: s.ms })) }));
