@@ -238,6 +238,7 @@ describe("compare: step with the KV cache", () => {
     const page = await openPage(lab, "?class=MultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2");
     await page.getByTestId("compare-mode-cache").check();
     assert.match(await page.getByTestId("cache-intro").textContent(), /ch04\/03_kv-cache/);
+    assert.doesNotMatch(await page.getByTestId("cache-intro").textContent(), /latent/);
     for (let i = 0; i < 6; i++) await page.getByTestId("cache-step").click();
     const rows = page.getByTestId("cache-table").locator("tbody tr");
     assert.equal(await rows.count(), 6);
@@ -278,6 +279,7 @@ describe("compare: step with the KV cache", () => {
     // MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2): the latent c_kv alone, 2 x 4 = 8 bytes per token
     const mla = await openPage(lab, "?class=MultiHeadLatentAttention&d_in=3&d_out=4&dropout=0.0&num_heads=2&latent_dim=2");
     await mla.getByTestId("compare-mode-cache").check();
+    assert.match(await mla.getByTestId("cache-intro").textContent(), /caches its latent c_kv instead \(ch04\/05_mla\)/);
     for (let i = 0; i < 4; i++) await mla.getByTestId("cache-step").click();
     const latent = mla.getByTestId("cache-facts");
     assert.deepEqual(await latent.evaluate((e) => [e.dataset.tokens, e.dataset.bytes, e.dataset.bytesMha]), ["4", "32", "128"]);

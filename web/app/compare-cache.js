@@ -112,7 +112,7 @@ export function setupCacheSteps(app) {
   return {
     box,
     refresh() {
-      intro.textContent = S.cacheIntro;
+      intro.textContent = S.cacheIntro + (app.derived.description?.latentDim != null ? S.cacheIntroLatent : "");
       if (run && run.key !== app.derived.key) {
         stop();
         replace(body);

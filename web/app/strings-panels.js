@@ -13,6 +13,7 @@ export const S = {
   waysIntro: (source, n) => `The book’s chapter 3 bonus notebook writes ${source} ${n} ways. Each rewrite below is built with its own seed, given ${source}’s weights by the book’s map (packed rows, transposes, an identity where it has an extra projection), and run on the same tokens in eval mode.`,
   waysRun: "Run all of them",
   cacheIntro: "Generation feeds a model one token at a time. With a KV cache (the book’s ch04/03_kv-cache) each step computes the new token’s query, key and value only, appends the key and value to the cache, and attends over every token so far: one row of attention weights, (1, T_past + 1). Step through the tokens on screen (batch item 0, eval mode, the page’s seed) and compare each output row with the full run’s.",
+  cacheIntroLatent: " This class caches its latent c_kv instead (ch04/05_mla): each step appends one latent row and re-projects the keys and values of every token so far from them.",
   cacheStep: "Next token (with the cache)",
   cacheReset: "Start over",
   cacheCaption: "Each cached step: its attention weights, the cache after it, and how far its output is from the full run’s row",
