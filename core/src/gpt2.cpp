@@ -391,7 +391,8 @@ struct GenerationShape {
 GenerationShape generation_shape(const Gpt2Config& c, int64_t prompt, const Gpt2GenerateOptions& o) {
   const int64_t positions = prompt + std::max<int64_t>(o.max_new_tokens, 1) - 1;  // the last token is never fed back
   GenerationShape s;
-  s.capacity = static_cast<double>(o.cache ? positions : std::min(positions, c.n_ctx));
+  s.capacity = static_cast<double>(o.cache ? (o.window ? *o.window : positions)
+                                           : std::min(positions, c.n_ctx));  // a window is allocated whole, as the book's torch.zeros(b, H, window_size, hd)
   s.chunk = o.cache ? static_cast<double>(prompt) : s.capacity;
   return s;
 }
@@ -500,11 +501,24 @@ Gpt2Generation::Gpt2Generation(const SafetensorsHeader& header, const Gpt2Config
     throw bad("eosId", "eosId " + std::to_string(*options_.eos_id) + " is outside the vocabulary (0 to " + std::to_string(config_.vocab_size - 1) + ")",
               "GPT-2's <|endoftext|> is 50256.");
   prompt_ = static_cast<int64_t>(ids_.size());
+  if (options_.window) {
+    const int64_t w = *options_.window;
+    if (!options_.cache) throw bad("window", "window is the KV cache's size, and cache is false", "Leave window out, or pass {cache: true}.");
+    if (w < 1 || w > config_.n_ctx)
+      throw bad("window", "window must be a whole number from 1 to n_ctx " + std::to_string(config_.n_ctx) + ", got " + std::to_string(w),
+                "A window of n_ctx already holds every position wpe has; for example {window: 64}.");
+    if (prompt_ > w)  // the prompt is one prefill chunk: the book's shift would leave its pointer below 0
+      throw AttentionError("cache_window", "window", "the prompt's " + std::to_string(prompt_) + " tokens are one prefill chunk, longer than the window of " + std::to_string(w),
+                           "Use a window of at least " + std::to_string(prompt_) + ", or a shorter prompt.");
+  }
   const int64_t positions = prompt_ + options_.max_new_tokens - 1;
   if (options_.cache && positions > config_.n_ctx) {
+    // with or without a window: each position reads its own wpe row, and wpe has n_ctx of them
     throw AttentionError("cache_context", "maxNewTokens",
-                         "the KV cache would hold " + std::to_string(positions) + " positions (" + std::to_string(prompt_) + " prompt tokens + maxNewTokens " +
-                             std::to_string(options_.max_new_tokens) + " - 1) but n_ctx is " + std::to_string(config_.n_ctx) + " (wpe.weight rows)",
+                         "the KV cache would " + std::string(options_.window ? "see " : "hold ") + std::to_string(positions) + " positions (" + std::to_string(prompt_) +
+                             " prompt tokens + maxNewTokens " + std::to_string(options_.max_new_tokens) + " - 1) but n_ctx is " + std::to_string(config_.n_ctx) +
+                             " (wpe.weight rows)" +
+                             (options_.window ? ": a window bounds the keys held, not the positions, and position " + std::to_string(config_.n_ctx) + " has no wpe row" : ""),
                          "Generate fewer tokens, or pass {cache: false} to crop the context to its last n_ctx tokens as the book's generate does.");
   }
   const double lean = gpt2_generation_bytes(config_, prompt_, options_, false), full = gpt2_generation_bytes(config_, prompt_, options_, true);
@@ -576,10 +590,18 @@ std::vector<ByteRead> Gpt2Generation::reads() const {
 }
 
 void Gpt2Generation::run_block(const Block& w, int64_t layer) {
-  const int64_t n = n_, d = config_.n_embd, H = config_.n_head, hd = d / H, T = pos0_ + n, cap = capacity_;
+  const int64_t n = n_, d = config_.n_embd, H = config_.n_head, hd = d / H, cap = capacity_;
+  // A window that the chunk would overflow shifts its oldest entries out first (the book's
+  // cache_k[:, :, :-overflow] = cache_k[:, :, overflow:]); the chunk's keys go after the held ones.
+  const int64_t overflow = std::max<int64_t>(0, cached_ + n - cap), held = cached_ - overflow, T = held + n;
   const size_t base = static_cast<size_t>((options_.cache ? layer : 0) * H * cap * hd);
   float* K = keys_.data() + base;
   float* Vv = values_.data() + base;
+  if (overflow > 0)
+    for (int64_t hh = 0; hh < H; ++hh) {
+      std::copy(K + (hh * cap + overflow) * hd, K + (hh * cap + cached_) * hd, K + hh * cap * hd);
+      std::copy(Vv + (hh * cap + overflow) * hd, Vv + (hh * cap + cached_) * hd, Vv + hh * cap * hd);
+    }
   // x = x + attn(ln_1(x)): q, k, v of the chunk's positions (c_attn, Conv1D), the new keys and values
   // appended at their positions, each query against every key up to its own position.
   std::vector<float> h(x_);
@@ -589,8 +611,8 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t hh = 0; hh < H; ++hh) {
       const float* row = qkv.data() + i * 3 * d + hh * hd;
-      std::copy(row + d, row + d + hd, K + (hh * cap + pos0_ + i) * hd);
-      std::copy(row + 2 * d, row + 2 * d + hd, Vv + (hh * cap + pos0_ + i) * hd);
+      std::copy(row + d, row + d + hd, K + (hh * cap + held + i) * hd);
+      std::copy(row + 2 * d, row + 2 * d + hd, Vv + (hh * cap + held + i) * hd);
     }
   const float scale_div = static_cast<float>(std::sqrt(static_cast<double>(hd)));
   std::vector<float> context(static_cast<size_t>(n * d)), scores(static_cast<size_t>(n * T));
@@ -598,9 +620,9 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
   for (int64_t hh = 0; hh < H; ++hh) {
     ops::pack_b_into(keys_t, K + hh * cap * hd, hd, T, true);
     ops::gemm(qkv.data() + hh * hd, n, hd, keys_t, nullptr, scores.data(), ops::Triangle::None, 3 * d);  // q @ k^T (n, T)
-    for (int64_t i = 0; i < n; ++i) {                                                                    // position pos0 + i sees keys 0 .. pos0 + i (the causal mask's row)
+    for (int64_t i = 0; i < n; ++i) {  // chunk row i sees the held keys and the chunk's 0 .. i (the causal mask's row)
       float* row = scores.data() + i * T;
-      const int64_t seen = pos0_ + i + 1;
+      const int64_t seen = held + i + 1;
       ops::scaled_softmax_rows(row, 1, seen, scale_div, false);
       std::fill(row + seen, row + T, 0.0f);
       if (!attention_.empty() && i == n - 1) std::copy(row, row + seen, attention_.data() + (layer * H + hh) * cap);  // the new token's row
@@ -693,11 +715,11 @@ void Gpt2Generation::run_phase(const std::map<std::string, std::vector<uint8_t>>
 
 std::optional<Gpt2Step> Gpt2Generation::finish_token(TorchGenerator* generator) {
   Gpt2Step s = gpt2_pick_token(logits_, options_.temperature, options_.top_k, generator);
-  cached_ = options_.cache ? pos0_ + n_ : 0;
+  cached_ = options_.cache ? std::min(cached_ + n_, capacity_) : 0;  // a window keeps its last capacity_ entries
   s.cache_tokens = cached_;
   s.cache_bytes = 2.0 * 4.0 * static_cast<double>(config_.n_layer * cached_ * config_.n_embd);
-  if (!attention_.empty()) {  // (n_layer, n_head, T) out of (n_layer, n_head, capacity)
-    const int64_t T = pos0_ + n_, rows = config_.n_layer * config_.n_head;
+  if (!attention_.empty()) {                                                                   // (n_layer, n_head, T) out of (n_layer, n_head, capacity)
+    const int64_t T = options_.cache ? cached_ : n_, rows = config_.n_layer * config_.n_head;  // the keys the row saw: at most a window's
     s.attention_keys = T;
     s.attention.resize(static_cast<size_t>(rows * T));
     for (int64_t r = 0; r < rows; ++r) std::copy_n(attention_.data() + r * capacity_, T, s.attention.data() + r * T);
@@ -713,7 +735,7 @@ std::optional<Gpt2Step> Gpt2Generation::finish_token(TorchGenerator* generator) 
   }
   // the next forward: the new token alone (cached), or the whole context cropped to n_ctx
   if (options_.cache) {
-    pos0_ = cached_;
+    pos0_ += n_;  // the absolute position: wpe's row, whatever the window holds
     n_ = 1;
     chunk_ids_.assign(1, s.token);
   } else {

@@ -487,7 +487,7 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
   // with them (the trace of a long input is mostly its four (b, H, T, T) stages).
   const auto emit = [&](StageId id, Tensor t) {
     if (!tracing || !stage_present(p, id, cache != nullptr)) return;
-    StageText text = stage_text(p, id, T, options.training, past);
+    StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
     TensorSummary whole;
     std::vector<TensorSummary> slices = summarize_slices(t, whole);
     options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), whole, std::move(slices)});
@@ -507,23 +507,38 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     if (p.per_head_axes) kv_shape[1] = KV;
     Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(kv_shape), Tensor(kv_shape)};  // (b, H, T, hd), (b, KV, Tk, hd) x 2
     // With a latent, keys and values are re-projected from c_kv = x @ W_DKV.T + b (b, T, latent_dim).
-    Tensor latent;
+    // A latent class's cache holds c_kv alone: its keys and values are re-projected from every cached
+    // latent row plus the chunk's (latent_all (b, past + T, latent_dim)), as the book's cache_c_kv.
+    Tensor latent, latent_all;
+    const bool latent_cache = cache != nullptr && p.latent_dim > 0;
     if (p.latent_dim > 0) {
       latent = Tensor({b, T, p.latent_dim});
       ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[5], bias(5), latent.data.data());
     }
+    if (latent_cache) {
+      const int64_t L = p.latent_dim, entries = cache->entries();
+      latent_all = Tensor({b, past + T, L});  // (b, past + T, latent_dim): torch.cat([cache_c_kv, latent_new], dim=1)
+      for (int64_t bi = 0; bi < b; ++bi) {
+        float* dst = latent_all.data.data() + bi * (past + T) * L;
+        if (past > 0) std::copy_n(cache->latent.data.data() + (bi * entries + drop) * L, past * L, dst);
+        std::copy_n(latent.data.data() + bi * T * L, T * L, dst + past * L);
+      }
+    }
     {
-      std::vector<float> proj(static_cast<size_t>(b * T * proj_width));  // (b*T, H*hd), freed after the projections
+      const int64_t kv_rows = latent_cache ? Tk : T;                                        // rows the key/value projections compute
+      std::vector<float> proj(static_cast<size_t>(b * std::max(T, kv_rows) * proj_width));  // (b*rows, H*hd), freed after the projections
       for (int m = 0; m < 3; ++m) {
         const int64_t heads = m == 0 ? H : KV, width = heads * hd, rows = m == 0 ? T : Tk;
         const bool from_latent = m > 0 && p.latent_dim > 0;
-        ops::gemm(from_latent ? latent.data.data() : x.data.data(), b * T, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*T, heads*hd)
+        const int64_t made = m == 0 ? T : kv_rows;  // rows projected: the chunk's, or every cached latent's
+        const float* source = !from_latent ? x.data.data() : latent_cache ? latent_all.data.data() : latent.data.data();
+        ops::gemm(source, b * made, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*made, heads*hd)
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
           for (int64_t h = 0; h < heads; ++h) {
-            const int64_t first = m == 0 ? 0 : past;  // a cache's keys and values come first
-            for (int64_t t = 0; t < T; ++t) std::copy_n(proj.data() + (bi * T + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
-            if (m > 0 && past > 0) {
+            const int64_t first = m == 0 || made == rows ? 0 : past;  // a cache's keys and values come first
+            for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
+            if (m > 0 && past > 0 && !latent_cache) {
               const Tensor& held = m == 1 ? cache->keys : cache->values;  // (b, KV, entries, hd)
               const int64_t entries = cache->entries();
               std::copy_n(held.data.data() + ((bi * heads + h) * entries + drop) * hd, past * hd, dst + (bi * heads + h) * rows * hd);
@@ -635,7 +650,8 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
     if (p.layout == HeadsRule::Single) output.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
 
     // The cache keeps every key and value attended (the class's sliding window or the cache's own
-    // window keep the last ones), and the trace shows them (cache_k, cache_v) beside the chunk's own.
+    // window keep the last ones), and the trace shows them (cache_k, cache_v) beside the chunk's own;
+    // a latent class keeps the latent rows instead (the trace's cache_c_kv).
     Tensor cache_k, cache_v;
     KvCache next;  // the cache after this chunk, kept when the forward returns
     if (cache != nullptr) {
@@ -658,9 +674,15 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
       next.position = cache->position + T;
       next.start = next.position - keep;
       next.batch = b;
-      next.keys = last_rows(qkv[1]);
-      next.values = last_rows(qkv[2]);
-      if (tracing) {
+      if (latent_cache) {
+        const int64_t L = p.latent_dim;
+        next.latent = Tensor({b, keep, L});  // (b, keep, latent_dim): the last rows of latent_all
+        for (int64_t bi = 0; bi < b; ++bi) std::copy_n(latent_all.data.data() + (bi * Tk + Tk - keep) * L, keep * L, next.latent.data.data() + bi * keep * L);
+      } else {
+        next.keys = last_rows(qkv[1]);
+        next.values = last_rows(qkv[2]);
+      }
+      if (tracing && !latent_cache) {  // a latent class's keys and values are already every key attended
         cache_k = std::move(qkv[1]);
         cache_v = std::move(qkv[2]);
         qkv[1] = chunk_rows(cache_k);
@@ -682,8 +704,8 @@ Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& opti
           if (hidden(i, j)) mask.data[static_cast<size_t>(i * Tk + j)] = 1.0f;
     }
     Tensor input = x, output_stage = output;  // the trace's own copies
-    Tensor* const activations[] = {&input,         &qkv[0],  &latent,  &qkv[1],  &qkv[2], &cache_k,  &cache_v,   &scores,      &mask,
-                                   &masked_scores, &weights, &dropped, &context, &concat, &out_proj, &projected, &output_stage};
+    Tensor* const activations[] = {&input, &qkv[0],        &latent,  &latent_all, &qkv[1],  &qkv[2], &cache_k,  &cache_v,   &scores,
+                                   &mask,  &masked_scores, &weights, &dropped,    &context, &concat, &out_proj, &projected, &output_stage};
     static_assert(sizeof(activations) / sizeof(activations[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
     for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) emit(static_cast<StageId>(id), std::move(*activations[id]));
     if (cache != nullptr) *cache = std::move(next);

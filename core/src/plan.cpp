@@ -3,6 +3,7 @@
 #include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attention_lab {
@@ -66,6 +67,7 @@ constexpr StageRow kStageNames[] = {
     {StageId::Input, "input"},
     {StageId::Queries, "queries"},
     {StageId::Latent, "c_kv"},
+    {StageId::CacheLatent, "cache_c_kv"},
     {StageId::Keys, "keys"},
     {StageId::Values, "values"},
     {StageId::CacheK, "cache_k"},
@@ -110,6 +112,10 @@ constexpr TextRow kStageTexts[] = {
      "{stage} = {Wup}(c_kv).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)  (c_kv @ weight.T{bias}; weight is (d_out, {latent_dim}))"},
     {StageId::Latent, "", "Latent c_kv: {latent_dim} numbers per token, all a KV cache of this module stores (keys and values are re-projected from it)",
      "c_kv = {Wdown}(x)  (x @ weight.T{bias}; weight is ({latent_dim}, d_in))"},
+    {StageId::Queries, "latent_cached", "{Stage} per head, re-projected from every cached latent row ({cached} held, then the chunk's {num_tokens})",
+     "{stage} = {Wup}(cache_c_kv).view(b, keys, num_heads, head_dim).transpose(1, 2)  (cache_c_kv @ weight.T{bias}; weight is (d_out, {latent_dim}))"},
+    {StageId::CacheLatent, "", "Cached latent c_kv: the {cached} rows held before this chunk, then its {num_tokens}: all the KV cache holds ({latent_dim} floats per token)",
+     "cache_c_kv = torch.cat([cache_c_kv, c_kv], dim=1): keys and values are re-projected from all of it at every step"},
     {StageId::CacheK, "", "Cached keys: the {cached} held before this chunk, then its {num_tokens}",
      "cache_k = torch.cat([cache_k, keys_new], dim=-2): every key the chunk's queries read"},
     {StageId::CacheV, "", "Cached values: the {cached} held before this chunk, then its {num_tokens}", "cache_v = torch.cat([cache_v, values_new], dim=-2)"},
@@ -180,12 +186,12 @@ std::string fill(const std::string& text, const std::vector<std::pair<std::strin
   return out;
 }
 
-const char* variant_of(const ForwardPlan& p, StageId id, bool training) {
+const char* variant_of(const ForwardPlan& p, StageId id, bool training, bool cached) {
   const ClassSpec& r = p.config.recipe();
   switch (id) {
     case StageId::Keys:
     case StageId::Values:
-      if (p.latent_dim > 0) return "latent";
+      if (p.latent_dim > 0) return cached ? "latent_cached" : "latent";
       if (p.kv_projection_width_differs()) return "grouped";
       [[fallthrough]];
     case StageId::Queries:
@@ -236,7 +242,9 @@ bool stage_present(const ForwardPlan& p, StageId id, bool cached) {
   switch (id) {
     case StageId::CacheK:
     case StageId::CacheV:
-      return cached;
+      return cached && p.latent_dim == 0;
+    case StageId::CacheLatent:
+      return cached && p.latent_dim > 0;
     case StageId::Mask:
     case StageId::AttnScoresMasked:
       return p.mask != MaskKind::None;
@@ -261,7 +269,7 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       {"per_head", p.per_head_axes ? " per head" : ""},
       {"bias", c.qkv_bias ? " + bias" : ""},
       {"num_tokens", std::to_string(num_tokens)},
-      {"cached", std::to_string(cached)},
+      {"cached", std::to_string(std::max<int64_t>(cached, 0))},
       {"context_length", std::to_string(c.context_length)},
       {"head_dim", std::to_string(p.head_dim)},
       {"num_heads", std::to_string(p.query_heads)},
@@ -297,7 +305,7 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
     fields.push_back({"extra", p.extra_kv && m > 0 ? std::string(", then multihead_attn.bias_") + (m == 1 ? "k" : "v") + " appended as one more token" : ""});
   }
   const StageId row_id = projection ? StageId::Queries : id;
-  const std::string variant = variant_of(p, id, training);
+  const std::string variant = variant_of(p, id, training, cached >= 0);
   StageText out;
   for (const auto& row : kStageTexts) {
     if (row.id != row_id || variant != row.variant) continue;
@@ -312,7 +320,8 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
     case StageId::Values:
     case StageId::CacheK:
     case StageId::CacheV:
-      out.axes = head_axes(p, p.extra_kv || id == StageId::CacheK || id == StageId::CacheV ? "key" : "num_tokens", p.head_dim_name);
+      // a cached latent class re-projects every cached row: its keys and values span the keys too
+      out.axes = head_axes(p, p.extra_kv || id == StageId::CacheK || id == StageId::CacheV || (cached >= 0 && p.latent_dim > 0) ? "key" : "num_tokens", p.head_dim_name);
       if (p.kv_projection_width_differs()) out.axes[1] = "num_kv_groups";
       break;
     case StageId::Queries:
@@ -321,6 +330,9 @@ StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool 
       break;
     case StageId::Latent:
       out.axes = {"b", "num_tokens", "latent_dim"};
+      break;
+    case StageId::CacheLatent:
+      out.axes = {"b", "key", "latent_dim"};
       break;
     case StageId::Mask:
       out.axes = {"query", "key"};

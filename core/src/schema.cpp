@@ -188,6 +188,8 @@ double ModuleConfig::kv_cache_bytes_per_token() const {
   return 2.0 * static_cast<double>(kv_heads()) * static_cast<double>(head_dim()) * 4.0;
 }
 
+double ModuleConfig::kv_cache_bytes_per_token_mha() const { return 2.0 * static_cast<double>(output_width()) * 4.0; }
+
 int64_t ModuleConfig::extra_kv_tokens() const {
   int64_t n = 0;
   for (const auto& p : spec->params)

@@ -146,7 +146,10 @@ struct Session::Objects {
   }
   CacheState state(uint32_t h) {
     const auto& [module, c] = cache(h);
-    return {h, module, static_cast<double>(c.window), static_cast<double>(c.position), static_cast<double>(c.entries()), c.bytes()};
+    const double rows = static_cast<double>(std::max<int64_t>(c.batch, 1) * c.entries());  // tokens held over every batch row
+    const auto owner = modules.find(module);                                               // a cache can outlive its module's handle
+    const double mha = owner == modules.end() ? 0.0 : rows * owner->second->config().kv_cache_bytes_per_token_mha();
+    return {h, module, static_cast<double>(c.window), static_cast<double>(c.position), static_cast<double>(c.entries()), c.bytes(), mha};
   }
   Gpt2Run& run(uint32_t h) const {
     Gpt2File& f = model(h);
@@ -330,7 +333,9 @@ CacheState Session::new_cache(uint32_t module, const NumberOption& window) {
 
 CacheState Session::reset_cache(uint32_t cache) {
   KvCache& c = objects_->cache(cache).second;
-  c = KvCache{c.window};
+  KvCache fresh;
+  fresh.window = c.window;
+  c = std::move(fresh);
   return objects_->state(cache);
 }
 
@@ -534,6 +539,7 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
   o.eos_id = whole_option(in.eos_id, "eosId", 0, "generate_option");
   o.cache = bool_option(in.cache, "cache").value_or(true);
   o.resident = bool_option(in.resident, "resident");
+  o.window = whole_option(in.window, "window", 1, "generate_option");
   o.attention = bool_option(in.attention, "attention").value_or(false);
   f.generation = std::make_unique<Gpt2Generation>(*f.header, f.config, ids_from(ids), o, budget > 0 ? budget : kDefaultMemoryBudgetBytes);
   return {f.generation->resident(), f.generation->estimate_bytes()};

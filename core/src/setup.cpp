@@ -20,7 +20,7 @@ Description describe_config(const ModuleConfig& c) {
   d.parameter_count = parameter_count(c);
   d.key_value_heads = c.kv_heads();
   d.kv_cache_bytes_per_token = c.kv_cache_bytes_per_token();
-  d.kv_cache_bytes_per_token_mha = 2.0 * static_cast<double>(c.output_width()) * 4.0;
+  d.kv_cache_bytes_per_token_mha = c.kv_cache_bytes_per_token_mha();
   d.sliding_window_size = c.sliding_window_size;
   d.latent_dim = c.latent_width();
   d.mask_bytes = c.mask_buffer_bytes();

@@ -238,10 +238,11 @@ describe("compare: step with the KV cache", () => {
     const page = await openPage(lab, "?class=MultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2");
     await page.getByTestId("compare-mode-cache").check();
     assert.match(await page.getByTestId("cache-intro").textContent(), /ch04\/03_kv-cache/);
+    assert.doesNotMatch(await page.getByTestId("cache-intro").textContent(), /latent/);
     for (let i = 0; i < 6; i++) await page.getByTestId("cache-step").click();
     const rows = page.getByTestId("cache-table").locator("tbody tr");
     assert.equal(await rows.count(), 6);
-    const seen = await rows.evaluateAll((trs) => trs.map((tr) => [tr.dataset.position, tr.dataset.keys, tr.cells[1].textContent, tr.cells[4].className]));
+    const seen = await rows.evaluateAll((trs) => trs.map((tr) => [tr.dataset.position, tr.dataset.keys, tr.cells[1].textContent, tr.cells[5].className]));
     assert.deepEqual(seen.map((r) => r.slice(0, 3)), [0, 1, 2, 3, 4, 5].map((t) => [String(t), String(t + 1), `(1, 2, 1, ${t + 1})`]));
     assert.ok(seen.every((r) => r[3].includes("agree") && !r[3].includes("disagree")), "every step equals the full run's row");
     // two heads of 1 (d_out 2): keys and values of 6 tokens, float32
@@ -249,8 +250,11 @@ describe("compare: step with the KV cache", () => {
     assert.match(await page.getByTestId("cache-status").textContent(), /6 of 6 tokens fed: the cache holds 6 keys and values per key\/value head \(96 bytes\)/);
     assert.equal(await page.getByTestId("cache-step").isDisabled(), true);
     await page.getByTestId("compare-panel").screenshot({ path: `${await screenshotDir()}/compare-kv-cache.png` });
+    // the cache's facts after 6 steps: multi-head attention is its own comparison
+    assert.equal(await page.getByTestId("cache-facts").textContent(), "6 tokens · 96 bytes (keys and values, float32). MultiHeadAttention of the same width would hold 96 bytes for 6 tokens, the same.");
     await page.getByTestId("cache-reset").click();
     assert.equal(await rows.count(), 0);
+    assert.equal(await page.getByTestId("cache-facts").textContent(), "—");
     // a class without a causal mask says why the core refuses a cache
     const v2 = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=2");
     await v2.getByTestId("compare-mode-cache").check();
@@ -258,5 +262,32 @@ describe("compare: step with the KV cache", () => {
     assert.match(await v2.getByTestId("cache-status").textContent(), /no causal mask over its own keys/);
     await finish(v2);
     await finish(page);
+  });
+
+  test("the cache's tokens and bytes follow each step, against MultiHeadAttention of the same width: GQA holds its key/value groups, MLA its latent", async () => {
+    // GroupedQueryAttention(3, 4, 0.0, 2, 1): one key/value head of 2 per token, 2 x 2 x 4 = 16 bytes; MHA of width 4: 2 x 4 x 4 = 32
+    const gqa = await openPage(lab, "?class=GroupedQueryAttention&d_in=3&d_out=4&dropout=0.0&num_heads=2&num_kv_groups=1");
+    await gqa.getByTestId("compare-mode-cache").check();
+    const facts = gqa.getByTestId("cache-facts");
+    for (let i = 1; i <= 3; i++) {
+      await gqa.getByTestId("cache-step").click();
+      assert.deepEqual(await facts.evaluate((e) => [e.dataset.tokens, e.dataset.bytes, e.dataset.bytesMha]), [String(i), String(16 * i), String(32 * i)], `after ${i} steps`);
+    }
+    assert.equal(await facts.textContent(), "3 tokens · 48 bytes (keys and values, float32). MultiHeadAttention of the same width would hold 96 bytes for 3 tokens, 2× more.");
+    assert.match(await gqa.getByTestId("cache-table").locator("tbody tr").nth(2).textContent(), /3 · 48 B96 B/);
+    await finish(gqa);
+    // MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2): the latent c_kv alone, 2 x 4 = 8 bytes per token
+    const mla = await openPage(lab, "?class=MultiHeadLatentAttention&d_in=3&d_out=4&dropout=0.0&num_heads=2&latent_dim=2");
+    await mla.getByTestId("compare-mode-cache").check();
+    assert.match(await mla.getByTestId("cache-intro").textContent(), /caches its latent c_kv instead \(ch04\/05_mla\)/);
+    for (let i = 0; i < 4; i++) await mla.getByTestId("cache-step").click();
+    const latent = mla.getByTestId("cache-facts");
+    assert.deepEqual(await latent.evaluate((e) => [e.dataset.tokens, e.dataset.bytes, e.dataset.bytesMha]), ["4", "32", "128"]);
+    assert.equal(await latent.textContent(), "4 tokens · 32 bytes (the latent c_kv, 2 floats per token). MultiHeadAttention of the same width would hold 128 bytes for 4 tokens, 4× more.");
+    assert.match(await mla.getByTestId("cache-status").textContent(), /4 of 6 tokens fed: the cache holds 4 latent rows c_kv \(32 bytes\)/);
+    const seen = await mla.getByTestId("cache-table").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => tr.cells[5].className));
+    assert.ok(seen.every((c) => c.includes("agree") && !c.includes("disagree")), "every step equals the full run's row");
+    await mla.getByTestId("compare-panel").screenshot({ path: `${await screenshotDir()}/compare-kv-cache-mla.png` });
+    await finish(mla);
   });
 });

@@ -319,3 +319,86 @@ TEST_CASE("with attention on, each step's rows are the last row of the uncached 
   CHECK(c.steps.back().attention_keys == 12);
   CHECK(c.steps.back().attention.size() == static_cast<size_t>(2 * 2 * 12));
 }
+
+TEST_CASE("a window cache (gpt_with_kv_cache_optimized.py's kv_window_size) holds at most `window` positions; one holding them all changes nothing") {
+  const TinyGpt2 t = tiny_gpt2();  // n_ctx 12
+  const std::vector<int64_t> prompt = {3, 17, 5};
+  Gpt2GenerateOptions o;
+  o.max_new_tokens = 9;  // 3 + 9 - 1 = 11 positions
+  const Generated plain = generate(t, prompt, o);
+  o.window = 11;  // every position fits: the same tokens
+  const Generated all = generate(t, prompt, o);
+  CHECK(all.ids == plain.ids);
+  o.window = 4;
+  const Generated w = generate(t, prompt, o);
+  REQUIRE(w.steps.size() == 9);
+  for (size_t i = 0; i < w.steps.size(); ++i) {
+    CHECK(w.steps[i].cache_tokens == std::min<int64_t>(4, 3 + static_cast<int64_t>(i)));  // the prefill's 3, then one more per token up to the window
+    CHECK(w.steps[i].cache_bytes == 2.0 * 4 * 2 * static_cast<double>(w.steps[i].cache_tokens) * 8);
+  }
+  // up to the token whose forward first shifts an entry out, the window sees what the full cache sees
+  CHECK(std::equal(w.ids.begin(), w.ids.begin() + 5, plain.ids.begin()));
+  // with the attention rows: each covers the keys the window held, and is a softmax row
+  o.attention = true;
+  const Generated rows = generate(t, prompt, o);
+  CHECK(rows.ids == w.ids);
+  for (const Gpt2Step& s : rows.steps) {
+    REQUIRE(s.attention_keys == s.cache_tokens);
+    REQUIRE(s.attention.size() == static_cast<size_t>(2 * 2 * s.cache_tokens));
+    for (int64_t r = 0; r < 4; ++r) {
+      double sum = 0;
+      for (int64_t j = 0; j < s.attention_keys; ++j) sum += s.attention[static_cast<size_t>(r * s.attention_keys + j)];
+      CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+    }
+  }
+  o.attention = false;
+  // resident or re-read, the window gives the same tokens
+  o.resident = false;
+  CHECK(generate(t, prompt, o).ids == w.ids);
+  // the estimate counts the window's buffer, pre-allocated whole: 2 x n_layer x window x n_embd floats
+  Gpt2GenerateOptions small = o, big = o;
+  small.window = 4;
+  big.window = 12;
+  CHECK(gpt2_generation_bytes(t.config, 3, big, false) - gpt2_generation_bytes(t.config, 3, small, false) >= 4.0 * 2 * 2 * (12 - 4) * 8);
+}
+
+TEST_CASE("a window bounds the keys held, not the positions: past n_ctx is refused naming both; the prompt must fit the window") {
+  const TinyGpt2 t = tiny_gpt2();  // n_ctx 12
+  Gpt2GenerateOptions o;
+  o.max_new_tokens = 10;
+  o.window = 4;
+  try {
+    Gpt2Generation(*t.header, t.config, {1, 2, 3, 4}, o);  // 4 + 10 - 1 = 13 positions, wpe has 12 rows
+    FAIL("13 positions were accepted");
+  } catch (const AttentionError& e) {
+    CHECK(e.code() == "cache_context");
+    CHECK(e.slot() == "maxNewTokens");
+    CHECK(std::string(e.what()).find("13 positions") != std::string::npos);
+    CHECK(std::string(e.what()).find("n_ctx is 12") != std::string::npos);
+    CHECK(std::string(e.what()).find("a window bounds the keys held, not the positions") != std::string::npos);
+  }
+  o.max_new_tokens = 9;  // 12 positions: fits
+  CHECK(generate(t, {1, 2, 3, 4}, o).ids.size() == 13);
+  try {
+    Gpt2Generation(*t.header, t.config, {1, 2, 3, 4, 5}, o);
+    FAIL("a prompt longer than the window was accepted");
+  } catch (const AttentionError& e) {
+    CHECK(e.code() == "cache_window");
+    CHECK(e.slot() == "window");
+    CHECK(std::string(e.what()).find("5 tokens") != std::string::npos);
+    CHECK(std::string(e.what()).find("window of 4") != std::string::npos);
+  }
+  o.window = 13;
+  CHECK(refusal([&] { Gpt2Generation(*t.header, t.config, {1}, o); }) == std::pair<std::string, std::string>{"generate_option", "window"});
+  o.window = 4;
+  o.cache = false;
+  CHECK(refusal([&] { Gpt2Generation(*t.header, t.config, {1}, o); }) == std::pair<std::string, std::string>{"generate_option", "window"});
+  // through the session: window is read by name
+  Session s;
+  const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
+  const OpenedModel m = s.gpt2_open(f.handle, {});
+  CHECK(refusal([&] {
+          s.gpt2_generate(m.handle, {1}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 0}}, 0);
+        }) == std::pair<std::string, std::string>{"generate_option", "window"});
+  CHECK(s.gpt2_generate(m.handle, {1, 2}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 2}}, 0).resident);
+}

@@ -63,8 +63,8 @@ TEST_CASE("a cached forward of any chunking equals the uncached forward within 1
   std::vector<std::string> names;
   for (const auto& c : classes) names.push_back(c.class_name());
   // the chapter's causal classes and the bonus ones that mask causally over their own keys
-  for (const char* name :
-       {"CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA", "MultiHeadAttentionCombinedQKV", "MHAEinsum"})
+  for (const char* name : {"CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA",
+                           "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MultiHeadLatentAttention"})
     CHECK_MESSAGE(std::count(names.begin(), names.end(), name) == 1, name);
   const Tensor x = seeded_tokens(2 * 8, 4, 7);
   const Tensor batch({2, 8, 4}, x.data);
@@ -84,7 +84,14 @@ TEST_CASE("a cached forward of any chunking equals the uncached forward within 1
       }
       // the sliding window keeps its last sliding_window_size entries (the book's SWA test: 4 of them there)
       CHECK(cache.entries() == (m.plan().window > 0 ? std::min<int64_t>(8, m.plan().window) : 8));
-      CHECK(cache.keys.shape == Shape{2, m.plan().kv_heads, cache.entries(), m.plan().head_dim});
+      if (m.plan().latent_dim > 0) {  // the latent c_kv alone: latent_dim floats per token and batch row
+        CHECK(cache.latent.shape == Shape{2, cache.entries(), m.plan().latent_dim});
+        CHECK(cache.keys.data.empty());
+        CHECK(cache.bytes() == 2.0 * static_cast<double>(cache.entries()) * m.plan().latent_dim * 4);
+      } else {
+        CHECK(cache.keys.shape == Shape{2, m.plan().kv_heads, cache.entries(), m.plan().head_dim});
+        CHECK(cache.bytes() == 2.0 * static_cast<double>(cache.entries()) * 2 * m.plan().kv_heads * m.plan().head_dim * 4);
+      }
     }
   }
 }
@@ -174,4 +181,65 @@ TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
   CHECK_FALSE(v2.caches_keys());
   KvCache none;
   CHECK(refusal([&] { v2.forward(Tensor({3, 4}), eval_with(&none)); }).first == "cache_unsupported");
+}
+
+TEST_CASE("MultiHeadLatentAttention caches the latent c_kv, not keys and values: every step re-projects them from all of it (ch04/05_mla)") {
+  // MultiHeadLatentAttention(4, 8, 0.0, 2, latent_dim=3): 3 floats per token against MHA's 2 x 8
+  const ModuleConfig c = validated_config("MultiHeadLatentAttention", {{"d_in", SlotValue::integer(4)},
+                                                                       {"d_out", SlotValue::integer(8)},
+                                                                       {"dropout", SlotValue::floating(0.0)},
+                                                                       {"num_heads", SlotValue::integer(2)},
+                                                                       {"latent_dim", SlotValue::integer(3)}});
+  TorchGenerator g(123);
+  const AttentionModule m(c, g);
+  const Tensor x({1, 5, 4}, seeded_tokens(5, 4, 3).data);
+  std::vector<Stage> whole;
+  const Tensor y = m.forward(x, eval_with(nullptr, &whole));
+  const auto find = [](const std::vector<Stage>& trace, const std::string& id) -> const Stage& {
+    const auto it = std::find_if(trace.begin(), trace.end(), [&](const Stage& s) { return s.id == id; });
+    REQUIRE(it != trace.end());
+    return *it;
+  };
+  for (const std::vector<int64_t>& chunks : std::vector<std::vector<int64_t>>{{5}, {1, 1, 1, 1, 1}, {2, 3}, {3, 1, 1}}) {
+    KvCache cache;
+    int64_t at = 0;
+    for (int64_t n : chunks) {
+      std::vector<Stage> trace;
+      const Tensor part = m.forward(rows(x, at, n), eval_with(&cache, &trace));
+      CHECK(max_diff(part, rows(y, at, n)) <= 1e-6);
+      at += n;
+      // the cache holds c_kv of every token so far, the uncached run's c_kv rows, and nothing else
+      CHECK(cache.latent.shape == Shape{1, at, 3});
+      CHECK(max_diff(cache.latent, rows(find(whole, "c_kv").tensor, 0, at)) <= 1e-6);
+      CHECK(cache.keys.data.empty());
+      CHECK(cache.values.data.empty());
+      CHECK(cache.bytes() == 3.0 * 4 * static_cast<double>(at));  // latent_dim x 4 bytes per token
+      // the trace: the chunk's c_kv, the cached latent as the cache stage, keys re-projected from all of it
+      CHECK(find(trace, "c_kv").tensor.shape == Shape{1, n, 3});
+      const Stage& held = find(trace, "cache_c_kv");
+      CHECK(held.tensor.shape == Shape{1, at, 3});
+      CHECK(held.axes == std::vector<std::string>{"b", "key", "latent_dim"});
+      CHECK(held.title.find("the " + std::to_string(at - n) + " rows held before this chunk, then its " + std::to_string(n)) != std::string::npos);
+      CHECK(find(trace, "keys").tensor.shape == Shape{1, 2, at, 4});
+      CHECK(find(trace, "keys").formula.rfind("keys = W_UK(cache_c_kv)", 0) == 0);
+      // re-projected keys and values: the uncached run's first `at` rows of each head
+      for (const char* id : {"keys", "values"}) {
+        const Tensor& all = find(whole, id).tensor;  // (1, 2, 5, 4)
+        Tensor first({1, 2, at, 4});
+        for (int64_t h = 0; h < 2; ++h) std::copy_n(all.data.data() + h * 5 * 4, at * 4, first.data.data() + h * at * 4);
+        CHECK(max_diff(find(trace, id).tensor, first) <= 1e-6);
+      }
+      CHECK(find(trace, "attn_scores").tensor.shape == Shape{1, 2, n, at});
+      CHECK(std::none_of(trace.begin(), trace.end(), [](const Stage& s) { return s.id == "cache_k" || s.id == "cache_v"; }));
+    }
+  }
+  // a window keeps the last latent rows: 2 of them, 2 x 3 floats
+  KvCache window;
+  window.window = 2;
+  for (int64_t t = 0; t < 5; ++t) m.forward(rows(x, t, 1), eval_with(&window));
+  CHECK(window.latent.shape == Shape{1, 2, 3});
+  CHECK(max_diff(window.latent, rows(find(whole, "c_kv").tensor, 3, 2)) <= 1e-6);
+  CHECK(window.bytes() == 2.0 * 3 * 4);
+  // an uncached trace has c_kv and no cache stage
+  CHECK(std::none_of(whole.begin(), whole.end(), [](const Stage& s) { return s.id == "cache_c_kv"; }));
 }

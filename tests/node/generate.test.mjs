@@ -68,6 +68,33 @@ for (const c of FIXTURES.cases.filter((x) => x.seed !== null)) {
   });
 }
 
+for (const c of FIXTURES.window_cases) {
+  test(`${c.name}: greedy with a window of ${c.window} positions, as gpt_with_kv_cache_optimized.py's kv_window_size: PyTorch's ids`, async () => {
+    const model = await modelOf(c.file);
+    const r = await model.generate(c.prompt, { maxNewTokens: c.max_new_tokens, window: c.window });
+    assert.deepEqual(r.tokenIds, c.token_ids);
+    r.steps.forEach((s, i) => {
+      assert.equal(s.cacheTokens, Math.min(c.window, c.prompt.length + i), "the window holds at most its size");
+      assert.equal(s.cacheBytes, 2 * model.config.n_layer * s.cacheTokens * model.config.n_embd * 4);
+    });
+    const plain = FIXTURES.cases.find((x) => x.name === "greedy");
+    if (c.window >= c.prompt.length + c.max_new_tokens - 1) assert.deepEqual(c.token_ids, plain.token_ids, "a window holding every position changes nothing");
+    else assert.notDeepEqual(c.token_ids, plain.token_ids.slice(0, c.token_ids.length), "shifting keys out changes what the model writes");
+  });
+}
+
+test("a window bounds the keys held, not the positions: past n_ctx, a prompt longer than the window, or no cache are refused by name", async () => {
+  const model = await modelOf("ctx8_f32");
+  await assert.rejects(model.generate([1, 2, 3], { maxNewTokens: 7, window: 4 }), (e) => e.code === "cache_context" && e.slot === "maxNewTokens" && /9 positions/.test(e.message) && /n_ctx is 8/.test(e.message));
+  await assert.rejects(model.generate([1, 2, 3, 4, 5], { maxNewTokens: 2, window: 4 }), (e) => e.code === "cache_window" && e.slot === "window" && /5 tokens/.test(e.message) && /window of 4/.test(e.message));
+  await assert.rejects(model.generate([1], { maxNewTokens: 2, window: 9 }), (e) => e.code === "generate_option" && e.slot === "window" && /n_ctx 8/.test(e.message));
+  await assert.rejects(model.generate([1], { maxNewTokens: 2, window: 0 }), { code: "generate_option", slot: "window" });
+  await assert.rejects(model.generate([1], { maxNewTokens: 2, window: 2, cache: false }), { code: "generate_option", slot: "window" });
+  const r = await model.generate([1, 2, 3], { maxNewTokens: 6, window: 3 });  // 8 positions (all wpe has), 3 held
+  assert.equal(r.tokenIds.length, 9);
+  assert.deepEqual(r.steps.map((s) => s.cacheTokens), [3, 3, 3, 3, 3, 3]);
+});
+
 test("the weights stay resident by default when they fit, and re-reading them per token gives the same tokens", async () => {
   const c = FIXTURES.cases.find((x) => x.name === "sample_t07_k50");
   const model = await modelOf(c.file);

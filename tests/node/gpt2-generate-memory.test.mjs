@@ -30,11 +30,13 @@ test("GPT-2 small at its real size generates within the estimate, weights reside
       { promptTokens: 20, maxNewTokens: 3, cache: false, resident: false },
       { promptTokens: 200, maxNewTokens: 4, cache: true, resident: false, attention: true },
       { promptTokens: 200, maxNewTokens: 3, cache: false, resident: false, attention: true },
+      // a window is allocated whole (n_layer x 2 x window x n_embd floats: 72 MiB here), and the estimate counts it
+      { promptTokens: 20, maxNewTokens: 3, cache: true, resident: false, window: 1024 },
     ];
     for (const job of jobs) {
       const out = execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify({ path: file, ...job })], { encoding: "utf8" });
       const { estimate, peak: heap, rows, resident, tokenIds, steps } = JSON.parse(out);
-      const what = `cache ${job.cache}, resident ${resident}${job.attention ? ", attention rows" : ""}`;
+      const what = `cache ${job.cache}, resident ${resident}, window ${job.window ?? null}${job.attention ? ", attention rows" : ""}`;
       // GPT-2 small: 12 layers x 12 heads, token i sees promptTokens + i keys (under n_ctx: nothing cropped)
       assert.equal(rows, job.attention ? steps.reduce((a, _, i) => a + 4 * 12 * 12 * (job.promptTokens + i), 0) : 0, "rows: (n_layer, n_head, keys) float32 per step");
       const peak = heap + rows;
@@ -42,7 +44,7 @@ test("GPT-2 small at its real size generates within the estimate, weights reside
       assert.equal(resident, job.resident ?? true, "GPT-2 small's weights fit the default budget");
       // zero weights: every logit is 0, so greedy picks the lowest id
       assert.deepEqual(tokenIds.slice(job.promptTokens), Array(job.maxNewTokens).fill(0));
-      assert.deepEqual(steps.map((s) => s.cacheTokens), steps.map((_, i) => (job.cache ? job.promptTokens + i : 0)));
+      assert.deepEqual(steps.map((s) => s.cacheTokens), steps.map((_, i) => (job.cache ? Math.min(job.window ?? Infinity, job.promptTokens + i) : 0)));
       assert.ok(peak <= estimate, `${what}: peak ${peak} > estimate ${estimate}`);
       assert.ok(estimate <= 1.5 * peak, `${what}: estimate ${estimate} is more than 1.5x the peak ${peak}`);
     }

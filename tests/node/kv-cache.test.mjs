@@ -37,7 +37,7 @@ test("MultiHeadAttention decoding token by token with a cache gives the uncached
   const x = { shape: [2, 12, 8], data: lab.seededTokens(24, 8, 5).data };
   const whole = m.forward(x, { training: false }).output;
   const cache = m.newCache();
-  assert.deepEqual([cache.window, cache.position, cache.tokens, cache.bytes], [0, 0, 0, 0]);
+  assert.deepEqual([cache.window, cache.position, cache.tokens, cache.bytes, cache.bytesMha], [0, 0, 0, 0, 0]);
   const prefill = m.forward(rows(x, 0, 5), { training: false, cache }).output;
   assert.ok(maxDiff(prefill, rows(whole, 0, 5)) <= 1e-6);
   for (let t = 5; t < 12; t++) {
@@ -45,7 +45,7 @@ test("MultiHeadAttention decoding token by token with a cache gives the uncached
     assert.ok(maxDiff(y, rows(whole, t, 1)) <= 1e-6, `token ${t}`);
   }
   // keys and values of 12 tokens, 2 heads of 4, batch 2, float32
-  assert.deepEqual([cache.position, cache.tokens, cache.bytes], [12, 12, 2 * 2 * 2 * 12 * 4 * 4]);
+  assert.deepEqual([cache.position, cache.tokens, cache.bytes, cache.bytesMha], [12, 12, 2 * 2 * 2 * 12 * 4 * 4, 2 * 2 * 2 * 12 * 4 * 4]);
   // a 13th position is past the mask buffer: refused, naming both numbers; the cache is unchanged
   assert.throws(() => m.forward(rows(x, 0, 1), { training: false, cache }), (e) => e.code === "cache_full" && e.slot === "context_length" && /13 positions, past context_length = 12/.test(e.message));
   assert.equal(cache.position, 12);
@@ -114,7 +114,38 @@ test("a cache lives under a handle: dispose frees it, a disposed cache is refuse
   assert.throws(() => m.forward(x, { training: false, cache }), (e) => e.code === "disposed" && e.slot === "cache");
 });
 
-test("PyTorch's cached forwards (the book's ch04/03, ch04/04 and ch04/06 caches, generate_cache_fixtures.py): every chunk within 1e-6, the same entries held", () => {
+test("MultiHeadLatentAttention's cache holds the latent c_kv alone: latent_dim x 4 bytes per token, keys and values re-projected from it at every step", () => {
+  const config = { d_in: 8, d_out: 8, dropout: 0.0, num_heads: 2, latent_dim: 3 };
+  const m = lab.create("MultiHeadLatentAttention", config, { generator: lab.manualSeed(123) });
+  const x = { shape: [1, 6, 8], data: lab.seededTokens(6, 8, 4).data };
+  const whole = m.forward(x, { training: false, trace: true });
+  const latent = whole.trace.find((s) => s.id === "c_kv");
+  const cache = m.newCache();
+  for (let t = 0; t < 6; t++) {
+    const { output, trace } = m.forward(rows(x, t, 1), { training: false, cache, trace: true });
+    assert.ok(maxDiff(output, rows(whole.output, t, 1)) <= 1e-6, `token ${t}`);
+    // 3 floats per token; MultiHeadAttention of width 8 would hold 2 x 8
+    assert.deepEqual([cache.tokens, cache.bytes, cache.bytesMha], [t + 1, 3 * 4 * (t + 1), 2 * 8 * 4 * (t + 1)]);
+    const held = trace.find((s) => s.id === "cache_c_kv");
+    assert.deepEqual(held.shape, [1, t + 1, 3]);
+    assert.deepEqual(held.axes, ["b", "key", "latent_dim"]);
+    assert.ok(maxDiff(held, rows(latent, 0, t + 1)) <= 1e-6, "the cached latent is the uncached run's c_kv rows");
+    assert.deepEqual(trace.find((s) => s.id === "keys").shape, [1, 2, t + 1, 4], "every key re-projected from the cached latent");
+    assert.match(trace.find((s) => s.id === "keys").formula, /^keys = W_UK\(cache_c_kv\)/);
+    assert.ok(!trace.some((s) => s.id === "cache_k" || s.id === "cache_v"));
+    assert.deepEqual(trace.map((s) => s.id).slice(0, 6), ["input", "queries", "c_kv", "cache_c_kv", "keys", "values"]);
+  }
+  // the facade's numbers are the core's facts per token: kvCacheBytesPerToken x tokens
+  const d = lab.describe("MultiHeadLatentAttention", config);
+  assert.equal(cache.bytes, 6 * d.kvCacheBytesPerToken);
+  assert.equal(cache.bytesMha, 6 * d.kvCacheBytesPerTokenMha);
+  // a window keeps the last latent rows
+  const w = m.newCache({ window: 2 });
+  for (let t = 0; t < 6; t++) m.forward(rows(x, t, 1), { training: false, cache: w });
+  assert.deepEqual([w.tokens, w.bytes], [2, 2 * 3 * 4]);
+});
+
+test("PyTorch's cached forwards (the book's ch04/03, ch04/04, ch04/05 and ch04/06 caches, generate_cache_fixtures.py): every chunk within 1e-6, the same entries held", () => {
   assert.ok(FIXTURES.cases.length >= 6);
   for (const c of FIXTURES.cases) {
     const m = lab.create(c.class, c.config, { generator: lab.manualSeed(c.seed) });
@@ -128,5 +159,6 @@ test("PyTorch's cached forwards (the book's ch04/03, ch04/04 and ch04/06 caches,
     });
     assert.equal(cache.tokens, c.cache_tokens, c.name);
     assert.equal(cache.position, c.cache_position, c.name);
+    assert.equal(cache.bytes, c.cache_floats * 4, `${c.name}: the bytes of what PyTorch's cache holds (float32)`);
   }
 });

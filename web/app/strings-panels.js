@@ -13,13 +13,23 @@ export const S = {
   waysIntro: (source, n) => `The book’s chapter 3 bonus notebook writes ${source} ${n} ways. Each rewrite below is built with its own seed, given ${source}’s weights by the book’s map (packed rows, transposes, an identity where it has an extra projection), and run on the same tokens in eval mode.`,
   waysRun: "Run all of them",
   cacheIntro: "Generation feeds a model one token at a time. With a KV cache (the book’s ch04/03_kv-cache) each step computes the new token’s query, key and value only, appends the key and value to the cache, and attends over every token so far: one row of attention weights, (1, T_past + 1). Step through the tokens on screen (batch item 0, eval mode, the page’s seed) and compare each output row with the full run’s.",
+  cacheIntroLatent: " This class caches its latent c_kv instead (ch04/05_mla): each step appends one latent row and re-projects the keys and values of every token so far from them.",
   cacheStep: "Next token (with the cache)",
   cacheReset: "Start over",
   cacheCaption: "Each cached step: its attention weights, the cache after it, and how far its output is from the full run’s row",
-  cacheColumns: ["Position", "attn_weights", "Cache: tokens · bytes", "Head 0’s weights over the tokens so far", "max |Δ| to the full run"],
+  cacheColumns: ["Position", "attn_weights", "Cache: tokens · bytes", "MultiHeadAttention of this width", "Head 0’s weights over the tokens so far", "max |Δ| to the full run"],
   cacheShape: (shape) => `(${shape.join(", ")})`,
   cacheReady: (n, className) => `${className} with an empty cache: ${n} tokens to feed, one at a time.`,
   cacheStatus: (done, n, heads, tokens, bytes) => `${done} of ${n} tokens fed: the cache holds ${tokens} keys and values per key/value head (${bytes.toLocaleString("en-US")} bytes); each step computed one new row per head (${heads}).`,
+  // a latent class caches c_kv alone and re-projects every key and value from it at each step
+  cacheStatusLatent: (done, n, heads, tokens, bytes) => `${done} of ${n} tokens fed: the cache holds ${tokens} latent rows c_kv (${bytes.toLocaleString("en-US")} bytes); each step re-projected the keys and values of all ${tokens} from them and computed one new row per head (${heads}).`,
+  cacheFactsLabel: "The cache now",
+  /** The cache's size as it grows, against MultiHeadAttention of the same width at as many tokens (both numbers from the core). */
+  cacheFacts: (tokens, bytes, mhaBytes, latentDim) => {
+    const held = latentDim != null ? `the latent c_kv, ${latentDim} float${latentDim === 1 ? "" : "s"} per token` : "keys and values, float32";
+    const than = mhaBytes > bytes ? `, ${Number((mhaBytes / bytes).toFixed(2))}× more` : mhaBytes === bytes ? ", the same" : "";
+    return `${tokens} token${tokens === 1 ? "" : "s"} · ${bytes.toLocaleString("en-US")} bytes (${held}). MultiHeadAttention of the same width would hold ${mhaBytes.toLocaleString("en-US")} bytes for ${tokens} token${tokens === 1 ? "" : "s"}${than}.`;
+  },
   cacheIdle: "Press the button to feed the first token.",
   cacheChanged: "The setup or the tokens changed: the next step starts a new cache.",
   cacheNeedsValid: "Fix the setup above first: the cache steps run the module on screen.",

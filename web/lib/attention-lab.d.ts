@@ -171,7 +171,7 @@ export type ErrorCode =
   | "cache_batch"
   /** a cache past context_length (the mask buffer's rows) without a window */
   | "cache_full"
-  /** a chunk longer than the cache's window, or a window that is not a whole number from 1 */
+  /** a chunk longer than the cache's window (a module's chunk, or a GPT-2 prompt longer than generate's window), or a window that is not a whole number from 1 */
   | "cache_window"
   /** a cache used with another module than the one that made it */
   | "cache_module"
@@ -228,9 +228,9 @@ export type ErrorCode =
   | "cancelled"
   /** an option of model.run out of its range (attention: "full" or "thumbnails"); names it */
   | "run_option"
-  /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, attention); names it */
+  /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, window, attention); names it */
   | "generate_option"
-  /** a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx (names both) */
+  /** a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx, with a window too (names both) */
   | "cache_context"
   /** sampling met probabilities that are not finite (torch.multinomial refuses them too) */
   | "non_finite_probabilities"
@@ -440,7 +440,7 @@ export interface StageSummary {
 }
 
 export interface Stage extends Tensor {
-  /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), keys, values, attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
+  /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), cache_c_kv (a cached step of a latent class: every latent row the cache holds, (b, T_past + T_new, latent_dim)), keys, values, cache_k, cache_v (a cached step of the others), attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
   id: string;
   title: string;
   formula: string;
@@ -487,10 +487,15 @@ export interface KvCache {
   readonly window: number;
   /** Tokens seen so far: the position of the next chunk's first token. */
   readonly position: number;
-  /** Entries held (keys, and as many values, per key/value head). */
+  /** Entries held: keys, and as many values, per key/value head (MultiHeadLatentAttention: latent rows c_kv). */
   readonly tokens: number;
-  /** Bytes of the float32 keys and values held. */
+  /**
+   * Bytes held: the float32 keys and values, per key/value head (b x 2 x kv_heads x tokens x head_dim
+   * x 4), or for MultiHeadLatentAttention its latent c_kv alone (b x tokens x latent_dim x 4).
+   */
   readonly bytes: number;
+  /** What MultiHeadAttention of the same width would hold for as many tokens: b x tokens x 2 x outputWidth x 4 bytes (the core's rule). */
+  readonly bytesMha: number;
   /** Empties the cache (the book's reset_cache): the next chunk is at position 0. */
   reset(): void;
   /** Frees the cache's memory now (garbage collection does it otherwise). */
@@ -527,7 +532,10 @@ export interface AttentionModule {
    * the uncached forward's rows within 1e-6, for any chunking). The trace of a cached step has scores
    * `(b, num_heads, T_new, T_past + T_new)`, the mask rows of the chunk's positions, and stages
    * `cache_k` / `cache_v` (every key and value attended, per key/value head: GroupedQueryAttention
-   * caches its num_kv_groups heads before they are repeated). A class with a sliding window keeps its
+   * caches its num_kv_groups heads before they are repeated). MultiHeadLatentAttention caches its latent
+   * c_kv alone (ch04/05_mla's cache_c_kv, latent_dim x 4 bytes per token): every step re-projects keys
+   * and values `(b, num_heads, T_past + T_new, head_dim)` from all of it, and its trace has the stage
+   * `cache_c_kv` instead of cache_k / cache_v. A class with a sliding window keeps its
    * last sliding_window_size entries (ch04/06_swa). `window`: at most that many entries, the oldest
    * shifted out before each chunk (gpt_with_kv_cache_optimized.py); without it a cache of a class with
    * a mask buffer is refused past context_length ("cache_full", naming both numbers).
@@ -745,6 +753,15 @@ export interface GPT2GenerateOptions {
    */
   resident?: boolean | null;
   /**
+   * With the cache: pre-allocate it for this many positions (1 .. n_ctx) and shift the oldest entries
+   * out when a token would overflow it, as the book's gpt_with_kv_cache_optimized.py (kv_window_size):
+   * each token attends to at most `window` keys, itself included. The prompt is one prefill chunk, so
+   * it must fit the window ("cache_window"). A window bounds the keys held, not the positions: every
+   * position reads its own wpe row, so prompt + maxNewTokens - 1 must still be at most n_ctx
+   * ("cache_context", naming both). null: the cache grows to every position.
+   */
+  window?: number | null;
+  /**
    * true: each step carries the new token's attention rows (GPT2GenerateStep.attention), counted in
    * estimateBytes (4 x n_layer x n_head x the keys each token sees, summed over the tokens). false (the
    * default): nothing is kept or copied.
@@ -763,7 +780,7 @@ export interface GPT2GenerateStep {
   prob: number;
   /** The 5 most likely tokens of that distribution, most likely first (the picked one among them when it is that likely). */
   top: { id: number; prob: number }[];
-  /** Positions held in the KV cache after this step (0 without the cache). */
+  /** Positions held in the KV cache after this step (0 without the cache; at most the window). */
   cacheTokens: number;
   /** Their keys and values: 2 x n_layer x cacheTokens x n_embd x 4 bytes. */
   cacheBytes: number;
@@ -807,7 +824,7 @@ export interface GPT2Model {
   run(tokenIds: ArrayLike<number>, options: GPT2RunOptions & { attention: "thumbnails" }): Promise<GPT2ThumbnailResult>;
   /**
    * Writes text: up to maxNewTokens GPT-2 BPE ids after tokenIds (see GPT2GenerateOptions). Rejects with
-   * AttentionError: generate_option (names the option), cache_context, checkpoint_token, input_empty,
+   * AttentionError: generate_option (names the option), cache_context, cache_window, checkpoint_token, input_empty,
    * too_large, generator, busy, cancelled, callback (slot "onToken"), checkpoint_read, non_finite_parameter,
    * non_finite_probabilities, disposed.
    */

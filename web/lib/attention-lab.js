@@ -403,6 +403,9 @@ class KvCache {
   get bytes() {
     return this.#state.bytes;
   }
+  get bytesMha() {
+    return this.#state.bytesMha;
+  }
   /** Empties the cache: the next chunk is at position 0. */
   reset() {
     this.#state = unwrap(this.#core.resetCache(this._handle));
@@ -568,14 +571,15 @@ class GPT2Model {
 
   /**
    * Generates up to `maxNewTokens` tokens after `tokenIds`, as the book's chapter 5 `generate` (greedy
-   * `generate_text_simple` at temperature 0), with the KV cache unless `cache: false`. Resolves to
+   * `generate_text_simple` at temperature 0), with the KV cache unless `cache: false` (a window of
+   * `window` positions whose oldest entries shift out, when given: the core's rules). Resolves to
    * {tokenIds (prompt + new), steps: [{token, prob, top, cacheTokens, cacheBytes, attention, ms}],
    * stoppedBy, resident, estimateBytes}; `attention: true` gives each step the new token's attn_weights
    * rows, {shape: [n_layer, n_head, keys], data}, else null. Sampling (temperature > 0) draws on `generator` (default: a fresh
    * lab.manualSeed(123)) exactly as torch.multinomial does, so the generator ends where PyTorch's would.
    */
   async generate(tokenIds, options) {
-    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, attention, onToken, signal } = readOptions(options, "generate");
+    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, window, attention, onToken, signal } = readOptions(options, "generate");
     const ids = readTokenIds(tokenIds);
     if (generator !== undefined && generator !== null && !Generator.is(generator)) {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(generator)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
@@ -587,7 +591,7 @@ class GPT2Model {
     const handle = this.#live;
     const core = this.#core;
     const temp = numberOption(temperature);
-    const opts = { maxNewTokens: numberOption(maxNewTokens), temperature: temp, topK: numberOption(topK), eosId: numberOption(eosId), cache: numberOption(cache), resident: numberOption(resident), attention: numberOption(attention) };
+    const opts = { maxNewTokens: numberOption(maxNewTokens), temperature: temp, topK: numberOption(topK), eosId: numberOption(eosId), cache: numberOption(cache), resident: numberOption(resident), window: numberOption(window), attention: numberOption(attention) };
     this.#running = true;
     try {
       checkSignal(signal);

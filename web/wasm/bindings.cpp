@@ -331,7 +331,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                 "description", &Setup::description, "memory", &Setup::memory);
   object<RunResult>("RunResult", "module", &RunResult::config, "output", &take<&RunResult::output>, "trace", &take<&RunResult::trace>, "warnings", &RunResult::warnings);
   object<CacheState>("CacheState", "handle", &CacheState::handle, "module", &CacheState::module, "window", &CacheState::window, "position", &CacheState::position, "tokens",
-                     &CacheState::tokens, "bytes", &CacheState::bytes);
+                     &CacheState::tokens, "bytes", &CacheState::bytes, "bytesMha", &CacheState::bytes_mha);
   object<ForwardResult>("ForwardResult", "output", &take<&ForwardResult::output>, "trace", &take<&ForwardResult::trace>, "warnings", &ForwardResult::warnings, "cache",
                         &ForwardResult::cache);
   object<IgnoredKey>("IgnoredKey", "key", &IgnoredKey::key, "reason", &IgnoredKey::reason);
@@ -356,7 +356,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Gpt2Result>("Gpt2Result", "lastLogits", &Gpt2Result::last_logits, "nextTokens", &Gpt2Result::next_tokens);
   object<GenerateOptionsInput>("GenerateOptionsInput", "maxNewTokens", &GenerateOptionsInput::max_new_tokens, "temperature", &GenerateOptionsInput::temperature, "topK",
                                &GenerateOptionsInput::top_k, "eosId", &GenerateOptionsInput::eos_id, "cache", &GenerateOptionsInput::cache, "resident",
-                               &GenerateOptionsInput::resident, "attention", &GenerateOptionsInput::attention);
+                               &GenerateOptionsInput::resident, "window", &GenerateOptionsInput::window, "attention", &GenerateOptionsInput::attention);
   object<GenerateStart>("GenerateStart", "resident", &GenerateStart::resident, "estimateBytes", &GenerateStart::estimate_bytes);
   object<GeneratedToken>("GeneratedToken", "token", &GeneratedToken::token, "prob", &GeneratedToken::prob, "top", &GeneratedToken::top, "cacheTokens",
                          &GeneratedToken::cache_tokens, "cacheBytes", &GeneratedToken::cache_bytes, "attention", &GeneratedToken::attention);

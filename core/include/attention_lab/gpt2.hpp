@@ -143,8 +143,14 @@ struct Gpt2GenerateOptions {
   std::optional<int64_t> top_k;   // keep the logits >= the k-th largest (others -inf), as torch.topk + torch.where
   std::optional<int64_t> eos_id;  // stop before appending it
   bool cache = true;              // keep each layer's keys and values: a decode step computes one position
-  std::optional<bool> resident;   // keep the weights in memory between tokens; nullopt: when the estimate allows
-  bool attention = false;         // return each token's attention rows (Gpt2Step::attention); off: nothing kept or copied
+  /// With the cache: a cache pre-allocated for this many positions whose oldest entries shift out
+  /// before a chunk that would overflow it (gpt_with_kv_cache_optimized.py's kv_window_size); each
+  /// token then attends to at most `window` keys, itself included. It bounds the keys held, not the
+  /// positions: GPT-2's wpe has n_ctx rows, so prompt + max_new_tokens - 1 positions must still fit
+  /// n_ctx (the book's pos_emb lookup fails past it). nullopt: grow to every position.
+  std::optional<int64_t> window;
+  std::optional<bool> resident;  // keep the weights in memory between tokens; nullopt: when the estimate allows
+  bool attention = false;        // return each token's attention rows (Gpt2Step::attention); off: nothing kept or copied
 };
 
 /// What one generated token reports.
@@ -152,7 +158,7 @@ struct Gpt2Step {
   int64_t token = 0;
   double prob = 0;                              // its probability under the distribution it was picked from (softmax of the top-k logits / temperature; T = 1 when greedy)
   std::vector<std::pair<int64_t, double>> top;  // the 5 most likely tokens of that distribution, most likely first
-  int64_t cache_tokens = 0;                     // positions held in the KV cache after this step (0 without the cache)
+  int64_t cache_tokens = 0;                     // positions held in the KV cache after this step (0 without the cache; at most the window)
   double cache_bytes = 0;                       // their keys and values: 2 x n_layer x cache_tokens x n_embd x 4
   // With options.attention: (n_layer, n_head, attention_keys) row-major float32, the attn_weights row of
   // the position the token was read at (the last of the forward that produced it), in every layer and
@@ -163,7 +169,8 @@ struct Gpt2Step {
 };
 
 /// Bytes a generation takes at its peak (the same estimate decides whether the weights stay resident:
-/// resident = true counts them all, packed, plus the block or logits chunk being loaded). With
+/// resident = true counts them all, packed, plus the block or logits chunk being loaded). With a
+/// window, the cache counted is the window's pre-allocated buffer (window positions per layer). With
 /// options.attention it also counts the rows of every step the caller keeps (4 x n_layer x n_head x
 /// the keys each token sees, summed over the tokens).
 double gpt2_generation_bytes(const Gpt2Config& config, int64_t prompt_tokens, const Gpt2GenerateOptions& options, bool resident);
@@ -176,13 +183,16 @@ Gpt2Step gpt2_pick_token(std::vector<float> logits, double temperature, std::opt
 /// One generation, step by step like Gpt2Run: each step names its reads (none when everything it needs
 /// is resident), the caller reads them and passes their bytes; step() runs until a token is out or more
 /// bytes are needed. Cached: a prefill of the prompt, then one position per token, each layer's keys
-/// and values (1, n_head, T, head_dim) kept across steps. Uncached: each token reruns the whole context,
-/// cropped to its last n_ctx tokens as the book's generate does.
+/// and values (1, n_head, T, head_dim) kept across steps (with a window: (1, n_head, window, head_dim),
+/// shifted left when full). Uncached: each token reruns the whole context, cropped to its last n_ctx
+/// tokens as the book's generate does.
 class Gpt2Generation {
  public:
   /// Throws AttentionError: input_empty, checkpoint_token (a prompt id or eos_id outside the
   /// vocabulary), generate_option (max_new_tokens < 1, temperature < 0 or not finite, top_k outside
-  /// 1 .. vocab_size), cache_context (with the cache, prompt + max_new_tokens - 1 positions past n_ctx),
+  /// 1 .. vocab_size, window outside 1 .. n_ctx or without the cache), cache_window (a prompt longer
+  /// than the window: the prefill is one chunk), cache_context (with the cache, window or not,
+  /// prompt + max_new_tokens - 1 positions past n_ctx),
   /// too_large (over the budget even when the weights are re-read per token, or resident forced over it).
   Gpt2Generation(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> prompt, const Gpt2GenerateOptions& options,
                  double memory_budget_bytes = kDefaultMemoryBudgetBytes);
@@ -219,12 +229,13 @@ class Gpt2Generation {
   double estimate_ = 0;
   Phase phase_ = Phase::Embed;
   int64_t layer_ = 0, chunk_ = 0;
-  // the positions this forward computes: [pos0_, pos0_ + n_) of the (cropped) context; ids of the chunk
+  // the positions this forward computes: [pos0_, pos0_ + n_) of the (cropped) context; ids of the chunk;
+  // cached_: the entries each layer's cache holds before it (= pos0_ unless a window shifted some out)
   int64_t pos0_ = 0, n_ = 0, cached_ = 0;
   std::vector<int64_t> chunk_ids_;
-  std::vector<float> x_;              // (n_, d) residual stream of the chunk
-  std::vector<float> keys_, values_;  // per cached layer (1 without the cache): (n_head, capacity, head_dim)
-  int64_t capacity_ = 0;
+  std::vector<float> x_;                        // (n_, d) residual stream of the chunk
+  std::vector<float> keys_, values_;            // per cached layer (1 without the cache): (n_head, capacity, head_dim)
+  int64_t capacity_ = 0;                        // positions each layer's buffer holds (the window, when there is one)
   std::vector<std::unique_ptr<Block>> blocks_;  // resident: every block, packed
   std::vector<ops::PackedMatrix> wte_chunks_;   // resident: wte in logits chunks, packed
   std::vector<float> ln_f_w_, ln_f_b_, last_, logits_;

@@ -46,16 +46,21 @@ int64_t parameter_count(const ModuleConfig& config);
 /// with a cache attends over what it holds plus the chunk's own, then keeps them. Key/value heads are
 /// cached before any repeat (GroupedQueryAttention's num_kv_groups). A class with a sliding window keeps
 /// its last sliding_window_size entries (ch04/06_swa); a cache with a `window` keeps at most that many,
-/// the oldest shifted out before the chunk is attended (gpt_with_kv_cache_optimized.py).
+/// the oldest shifted out before the chunk is attended (gpt_with_kv_cache_optimized.py). A class whose
+/// recipe re-projects keys and values from a latent (ClassSpec::latent(): MultiHeadLatentAttention,
+/// ch04/05_mla) caches the latent c_kv alone, and every step re-projects keys and values from all of it
+/// (the book's cache_c_kv: latent_total = torch.cat([cache_c_kv, latent_new], dim=1)).
 struct KvCache {
   int64_t window = 0;    // 0: grows by concatenation (gpt_with_kv_cache.py)
   int64_t position = 0;  // absolute position of the next token: every token seen so far
   int64_t start = 0;     // absolute position of the first entry held
   int64_t batch = 0;     // b of the chunks (0: nothing seen yet)
-  Tensor keys, values;   // (b, kv_heads, entries, head_dim) row-major
-  int64_t entries() const { return keys.shape.size() == 4 ? keys.shape[2] : 0; }
-  /// Bytes the cache holds (float32 keys and values).
-  double bytes() const { return 8.0 * static_cast<double>(keys.data.size()); }
+  Tensor keys, values;   // (b, kv_heads, entries, head_dim) row-major; empty for a latent class
+  Tensor latent;         // (b, entries, latent_dim) row-major: c_kv of a latent class; else empty
+  int64_t entries() const { return latent.shape.size() == 3 ? latent.shape[1] : keys.shape.size() == 4 ? keys.shape[2] : 0; }
+  /// Bytes the cache holds (float32 keys and values, or the latent): a latent class holds
+  /// b x entries x latent_dim x 4, the others b x 2 x kv_heads x entries x head_dim x 4.
+  double bytes() const { return 4.0 * static_cast<double>(keys.data.size() + values.data.size() + latent.data.size()); }
 };
 
 struct ForwardOptions {

@@ -39,7 +39,8 @@ struct ForwardPlan {
   bool out_proj_bias = false;  // GroupedQueryAttention's out_proj has none; nn.MultiheadAttention's only with qkv_bias
   bool proj = false;           // a second projection after out_proj (role Proj: MHAPyTorchClass's proj)
   int64_t extra_kv = 0;        // key/value tokens appended after the projections (nn.MultiheadAttention's bias_k/bias_v)
-  int64_t latent_dim = 0;      // keys and values re-projected from a latent c_kv = x @ W_DKV.T of this width (0: from x)
+  int64_t latent_dim = 0;      // keys and values re-projected from a latent c_kv = x @ W_DKV.T of this width (0: from x);
+                               // then a KV cache holds c_kv alone (ClassSpec::latent()), keys and values re-projected from all of it
   bool kv_projection_width_differs() const { return kv_heads != query_heads; }
   /// Keys for `num_tokens` queries: the tokens plus the appended ones.
   int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
@@ -55,6 +56,7 @@ enum class StageId {
   Input,
   Queries,
   Latent,
+  CacheLatent,
   Keys,
   Values,
   CacheK,
@@ -74,18 +76,18 @@ enum class StageId {
 /// "attn_weights", ...: the stable id the trace carries.
 const char* stage_id_name(StageId id);
 /// Whether a forward of `plan` emits stage `id`; `cached`: a forward with a KV cache (its cache_k and
-/// cache_v stages).
+/// cache_v stages, or cache_c_kv for a latent class: what its cache holds).
 bool stage_present(const ForwardPlan& plan, StageId id, bool cached = false);
 
 /// Title and formula of a stage, from the one table keyed by stage id. `num_tokens`, whether
-/// dropout really acted (`training`) and the keys a KV cache held before the chunk (`cached`) fill in
-/// the numbers.
+/// dropout really acted (`training`) and the keys a KV cache held before the chunk (`cached`; -1: a
+/// forward without a cache) fill in the numbers.
 struct StageText {
   std::string title;
   std::string formula;
   std::vector<std::string> axes;
 };
-StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bool training, int64_t cached = 0);
+StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bool training, int64_t cached = -1);
 
 /// Upper bound of the bytes the core allocates for the module (parameters and their prepared copies)
 /// plus one forward on `input_shape` (with the trace when `trace`): the same sizes the forward path

@@ -259,6 +259,9 @@ struct ModuleConfig {
   /// Bytes a KV cache holds per token and layer in float32: keys and values, kv_heads() x head_dim
   /// each, or the latent alone (latent_width() floats) when keys and values are re-projected from it.
   double kv_cache_bytes_per_token() const;
+  /// The same for MultiHeadAttention of the same width (output_width() keys and values per token):
+  /// what the facts compare a cache against.
+  double kv_cache_bytes_per_token_mha() const;
   /// Width of the latent keys and values are re-projected from: latent_dim, or what None stands for
   /// (the slot's NoneRule); 0 for classes without a latent.
   int64_t latent_width() const;

@@ -80,11 +80,12 @@ struct ModuleInfo {
 /// A KV cache as the caller sees it after each forward.
 struct CacheState {
   uint32_t handle = 0;
-  uint32_t module = 0;  // the module that made it (the only one it serves)
-  double window = 0;    // 0: it grows; else the most entries it keeps
-  double position = 0;  // tokens seen so far (the next token's position)
-  double tokens = 0;    // entries held: keys (and values) per key/value head
-  double bytes = 0;     // float32 keys and values held
+  uint32_t module = 0;   // the module that made it (the only one it serves)
+  double window = 0;     // 0: it grows; else the most entries it keeps
+  double position = 0;   // tokens seen so far (the next token's position)
+  double tokens = 0;     // entries held: keys (and values) per key/value head, or latent rows c_kv
+  double bytes = 0;      // float32 keys and values held (a latent class: its latent c_kv alone)
+  double bytes_mha = 0;  // what MultiHeadAttention of the same width would hold for as many tokens and batch rows
 };
 
 struct ForwardResult {
@@ -129,7 +130,7 @@ struct Gpt2Result {
 
 /// model.generate's options as a caller gives them (each with its JS type; booleans as 1 or 0).
 struct GenerateOptionsInput {
-  NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident, attention;
+  NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident, window, attention;
 };
 
 /// A generation just started: whether the weights stay resident, and the estimate it was checked by.
