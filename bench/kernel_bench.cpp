@@ -176,4 +176,76 @@ extern "C" __attribute__((used, visibility("default"))) const char* kernel_bench
   return json.c_str();
 }
 
+namespace {
+
+/// The sum of n floats (n a multiple of 32) with 8 f32x4 accumulators: one pass that only reads, the
+/// fastest WebAssembly can stream memory (the add chains are short of the load rate).
+__attribute__((noinline)) float stream_sum(const float* x, int64_t n) {
+  v128_t acc[8];
+  for (auto& a : acc) a = wasm_f32x4_splat(0.0f);
+  for (const float* const end = x + n; x != end; x += 32)
+    for (int r = 0; r < 8; ++r) acc[r] = wasm_f32x4_add(acc[r], wasm_v128_load(x + 4 * r));
+  for (int r = 1; r < 8; ++r) acc[0] = wasm_f32x4_add(acc[0], acc[r]);
+  return wasm_f32x4_extract_lane(acc[0], 0);
+}
+
+/// The same sum over 4 quarters of x read side by side (4 streams, as one-row gemm reads 4 panels): some
+/// machines stream faster from several places at once than from one.
+__attribute__((noinline)) float stream_sum4(const float* x, int64_t n) {
+  const int64_t q = n / 4;
+  v128_t acc[8];
+  for (auto& a : acc) a = wasm_f32x4_splat(0.0f);
+  for (const float *p = x, *const end = x + q; p != end; p += 8)
+    for (int s = 0; s < 4; ++s) {
+      acc[2 * s] = wasm_f32x4_add(acc[2 * s], wasm_v128_load(p + s * q));
+      acc[2 * s + 1] = wasm_f32x4_add(acc[2 * s + 1], wasm_v128_load(p + s * q + 4));
+    }
+  for (int r = 1; r < 8; ++r) acc[0] = wasm_f32x4_add(acc[0], acc[r]);
+  return wasm_f32x4_extract_lane(acc[0], 0);
+}
+
+}  // namespace
+
+/// For bench/generate.mjs: the streaming bandwidth of WebAssembly here (a read-only f32x4 sum over 256
+/// MiB, 8x the L3 of common CPUs, read as one stream and as 4; streamGBps is the faster) and ops::gemm with one row (a decoded token) on GPT-2 small's weights
+/// and on a wte-sized matrix (154 MB: larger than any cache), as GB/s of packed weights read. JSON {streamGBps, gemv: [...]}.
+extern "C" __attribute__((used, visibility("default"))) const char* decode_bench_json(int quick) {
+  static std::string json;
+  const int repeat = quick ? 3 : 7;
+  const int64_t n = (quick ? 64 : 256) * 1048576 / 4;  // floats
+  std::vector<float> big(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) big[static_cast<size_t>(i)] = static_cast<float>(i & 1023) * 1e-3f;  // touches every page
+  const double stream_s = best_seconds([&] { g_sink = stream_sum(big.data(), n); }, repeat, 0.0);
+  const double stream4_s = best_seconds([&] { g_sink = stream_sum4(big.data(), n); }, repeat, 0.0);
+  const double stream_gbps = static_cast<double>(n) * 4.0 / stream_s * 1e-9, stream4_gbps = static_cast<double>(n) * 4.0 / stream4_s * 1e-9;
+  big = {};
+  big.shrink_to_fit();
+  json = "{\"streamBytes\": " + std::to_string(n * 4) + ", \"streamGBps\": " + fmt("%.3f", std::max(stream_gbps, stream4_gbps)) + ", \"stream1GBps\": " + fmt("%.3f", stream_gbps) +
+         ", \"stream4GBps\": " + fmt("%.3f", stream4_gbps) + ", \"gemv\": [";
+  struct GemvShape {
+    const char* name;
+    int64_t k, n;
+  };
+  const GemvShape shapes[] = {{"c_attn 768x2304", 768, 2304}, {"c_fc 768x3072", 768, 3072}, {"mlp c_proj 3072x768", 3072, 768}, {"wte 768x50257", 768, 50257}};
+  bool first = true;
+  for (const GemvShape& g : shapes) {
+    const auto w = random_values(g.k * g.n, 5);
+    const ops::PackedMatrix packed = ops::pack_b(w.data(), g.k, g.n, false);
+    const auto x = random_values(g.k, 6);
+    std::vector<float> c(static_cast<size_t>(g.n));
+    const double s = best_seconds(
+        [&] {
+          ops::gemm(x.data(), 1, g.k, packed, nullptr, c.data());
+          g_sink = c[0];
+        },
+        repeat, quick ? 0.02 : 0.1);
+    const double bytes = static_cast<double>(packed.data.size()) * 4.0;
+    json += std::string(first ? "" : ", ") + "{\"shape\": \"" + g.name + "\", \"k\": " + std::to_string(g.k) + ", \"n\": " + std::to_string(g.n) +
+            ", \"ms\": " + fmt("%.3f", s * 1e3) + ", \"GBps\": " + fmt("%.3f", bytes / s * 1e-9) + "}";
+    first = false;
+  }
+  json += "]}";
+  return json.c_str();
+}
+
 int main() { return 0; }

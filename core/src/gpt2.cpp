@@ -618,6 +618,13 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
   std::vector<float> context(static_cast<size_t>(n * d)), scores(static_cast<size_t>(n * T));
   ops::PackedMatrix keys_t, values;
   for (int64_t hh = 0; hh < H; ++hh) {
+    if (n == 1) {  // one new position (a cached decode): against the cache as it lies, no packing
+      float* row = scores.data();
+      ops::vecmat(qkv.data() + hh * hd, hd, K + hh * cap * hd, T, hd, true, row);  // q @ k^T (T)
+      ops::scaled_softmax_rows(row, 1, T, scale_div, false);
+      ops::vecmat(row, T, Vv + hh * cap * hd, hd, hd, false, context.data() + hh * hd);  // weights @ v (hd)
+      continue;
+    }
     ops::pack_b_into(keys_t, K + hh * cap * hd, hd, T, true);
     ops::gemm(qkv.data() + hh * hd, n, hd, keys_t, nullptr, scores.data(), ops::Triangle::None, 3 * d);  // q @ k^T (n, T)
     for (int64_t i = 0; i < n; ++i) {  // chunk row i sees the held keys and the chunk's 0 .. i (the causal mask's row)

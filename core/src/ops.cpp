@@ -74,6 +74,22 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
 #endif
 }
 
+void vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, bool transpose_b, float* c) {
+#if ATTENTION_LAB_SIMD_KERNEL
+  simd_vecmat(a, k, b, n, ldb, transpose_b, c);
+#else
+  using Stride = Eigen::OuterStride<>;
+  if (ldb == 0) ldb = transpose_b ? k : n;
+  const ConstVector A(a, k);               // (1, k)
+  Eigen::Map<Eigen::RowVectorXf> C(c, n);  // (1, n)
+  if (transpose_b) {
+    C.noalias() = A * Eigen::Map<const RowMatrix, 0, Stride>(b, n, k, Stride(ldb)).transpose();  // b (n, k)
+  } else {
+    C.noalias() = A * Eigen::Map<const RowMatrix, 0, Stride>(b, k, n, Stride(ldb));  // b (k, n)
+  }
+#endif
+}
+
 namespace {
 /// Softmax of one row of n values, in place: subtract the max first (exp overflows past ~88 in float32).
 void softmax_row(float* row, int64_t n) {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "attention_lab/ops.hpp"
 #include "hwy/contrib/math/math-inl.h"
@@ -107,7 +108,152 @@ void dispatch_rows(int rows, const float* a, int64_t lda, const float* panel, in
   edge_tile<R>(a, lda, panel, kc, c, ldc, cols, accumulate, bias);
 }
 
+#ifndef ATTENTION_LAB_GEMV_PANELS
+#define ATTENTION_LAB_GEMV_PANELS 4
+#endif
+
+// One row (m = 1, a decoded token): each output is still a sequential sum over all of k, so the sums
+// of one panel are two dependent chains of adds; kGemvPanels panels side by side give 2 x kGemvPanels
+// chains, enough to hide the add latency, and the panels are read front to back, each once: the packed
+// weights stream through at memory bandwidth. (4 panels: 8 accumulators + a broadcast + the loads of
+// one panel fit V8's xmm registers.)
+constexpr int kGemvPanels = ATTENTION_LAB_GEMV_PANELS;
+
+/// out[0 : P * kWidth] = a[0:k] @ (P consecutive panels of k rows, starting at `panels`) (+ bias), each
+/// column the sequential sum over k from 0, then + bias: the bits of tile<1> over all of k.
+template <int P>
+HWY_INLINE void gemv_panels(const float* HWY_RESTRICT a, int64_t k, const float* HWY_RESTRICT panels, const float* HWY_RESTRICT bias, float* HWY_RESTRICT out) {
+  const D d;
+  V acc[P][kVecs];
+  for (int q = 0; q < P; ++q)
+    for (int v = 0; v < kVecs; ++v) acc[q][v] = hn::Zero(d);
+  const float* HWY_RESTRICT p[P];
+  for (int q = 0; q < P; ++q) p[q] = panels + q * k * kWidth;
+  for (const float *x = a, *const end = a + k; x != end; ++x) {
+    const V xv = hn::Set(d, *x);
+    for (int q = 0; q < P; ++q) {
+      for (int v = 0; v < kVecs; ++v) acc[q][v] = hn::Add(acc[q][v], hn::Mul(xv, hn::LoadU(d, p[q] + kLanes * v)));
+      p[q] += kWidth;
+    }
+  }
+  for (int q = 0; q < P; ++q)
+    for (int v = 0; v < kVecs; ++v) {
+      V s = acc[q][v];
+      if (bias != nullptr) s = hn::Add(s, hn::LoadU(d, bias + q * kWidth + kLanes * v));
+      hn::StoreU(s, d, out + q * kWidth + kLanes * v);
+    }
+}
+
+/// c (n) = a (k) @ b (+ bias) for a packed b, k >= 1: groups of kGemvPanels panels, then the rest one
+/// panel at a time; a group that reaches past column n goes through a local copy (no store past n).
+void gemv_packed(const float* a, int64_t k, const PackedMatrix& b, const float* bias, float* c) {
+  const int64_t n = b.n, panels = (n + kWidth - 1) / kWidth;
+  const float* data = b.data.data();
+  const auto group = [&](auto width, int64_t p) {
+    constexpr int P = decltype(width)::value;
+    const int64_t j0 = p * kWidth;
+    const float* panel = data + p * k * kWidth;
+    if (j0 + P * kWidth <= n) {
+      gemv_panels<P>(a, k, panel, bias != nullptr ? bias + j0 : nullptr, c + j0);
+      return;
+    }
+    alignas(16) float local[P * kWidth];
+    alignas(16) float local_bias[P * kWidth] = {};
+    const size_t cols = static_cast<size_t>(n - j0);
+    if (bias != nullptr) std::memcpy(local_bias, bias + j0, sizeof(float) * cols);
+    gemv_panels<P>(a, k, panel, bias != nullptr ? local_bias : nullptr, local);
+    std::memcpy(c + j0, local, sizeof(float) * cols);
+  };
+  int64_t p = 0;
+  for (; p + kGemvPanels <= panels; p += kGemvPanels) group(std::integral_constant<int, kGemvPanels>(), p);
+  for (; p < panels; ++p) group(std::integral_constant<int, 1>(), p);
+}
+
+/// c[j] = sum over kk of a[kk] * b[j * ldb + kk] (b's rows are the columns of the product: a @ b^T), for
+/// 4 rows j at a time: each 4 x 4 block of b is transposed in registers so that lane r holds row j + r,
+/// and the terms are added in kk order, as the scalar sum. Rows past the last group of 4, scalar.
+void vecmat_rows(const float* HWY_RESTRICT a, int64_t k, const float* HWY_RESTRICT b, int64_t n, int64_t ldb, float* HWY_RESTRICT c) {
+  int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR  // f32x4 (HWY_SCALAR, one lane, has no interleaves: the scalar loop below does it all)
+  {
+    const D d;
+    const auto block = [&](const float* r0, int64_t kk, V& acc) {
+      const V x0 = hn::LoadU(d, r0 + kk), x1 = hn::LoadU(d, r0 + ldb + kk), x2 = hn::LoadU(d, r0 + 2 * ldb + kk), x3 = hn::LoadU(d, r0 + 3 * ldb + kk);
+      const V lo01 = hn::InterleaveLower(d, x0, x1), lo23 = hn::InterleaveLower(d, x2, x3);     // x0[0] x1[0] x0[1] x1[1], x2[0] x3[0] x2[1] x3[1]
+      const V hi01 = hn::InterleaveUpper(d, x0, x1), hi23 = hn::InterleaveUpper(d, x2, x3);     // the same with [2], [3]
+      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk]), hn::ConcatLowerLower(d, lo23, lo01)));      // column kk of the 4 rows
+      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk + 1]), hn::ConcatUpperUpper(d, lo23, lo01)));  // kk + 1
+      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk + 2]), hn::ConcatLowerLower(d, hi23, hi01)));  // kk + 2
+      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk + 3]), hn::ConcatUpperUpper(d, hi23, hi01)));  // kk + 3
+    };
+    const auto tail = [&](const float* r0, int64_t kk, V& acc) {  // the last k % 4 terms, one column at a time
+      for (; kk < k; ++kk) {
+        alignas(16) const float column[4] = {r0[kk], r0[ldb + kk], r0[2 * ldb + kk], r0[3 * ldb + kk]};
+        acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk]), hn::Load(d, column)));
+      }
+    };
+    const int64_t k4 = k - k % 4;
+    for (; j + 8 <= n; j += 8) {  // two groups of 4 rows: two independent chains of adds
+      const float* r0 = b + j * ldb;
+      const float* r4 = r0 + 4 * ldb;
+      V acc0 = hn::Zero(d), acc1 = hn::Zero(d);
+      for (int64_t kk = 0; kk < k4; kk += 4) {
+        block(r0, kk, acc0);
+        block(r4, kk, acc1);
+      }
+      tail(r0, k4, acc0);
+      tail(r4, k4, acc1);
+      hn::StoreU(acc0, d, c + j);
+      hn::StoreU(acc1, d, c + j + 4);
+    }
+    for (; j + 4 <= n; j += 4) {
+      const float* r0 = b + j * ldb;
+      V acc = hn::Zero(d);
+      for (int64_t kk = 0; kk < k4; kk += 4) block(r0, kk, acc);
+      tail(r0, k4, acc);
+      hn::StoreU(acc, d, c + j);
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    float s = 0.0f;
+    for (int64_t kk = 0; kk < k; ++kk) s = s + a[kk] * b[j * ldb + kk];
+    c[j] = s;
+  }
+}
+
+/// c[j] = sum over kk of a[kk] * b[kk * ldb + j] (a @ b, b (k, n) row-major): kWidth columns at a time
+/// (two chains), each row of b read once, in order; the columns past the last full group through a
+/// local copy.
+void vecmat_cols(const float* HWY_RESTRICT a, int64_t k, const float* HWY_RESTRICT b, int64_t n, int64_t ldb, float* HWY_RESTRICT c) {
+  const D d;
+  int64_t j = 0;
+  for (; j + kWidth <= n; j += kWidth) {
+    V acc[kVecs];
+    for (int v = 0; v < kVecs; ++v) acc[v] = hn::Zero(d);
+    const float* row = b + j;
+    for (int64_t kk = 0; kk < k; ++kk, row += ldb) {
+      const V x = hn::Set(d, a[kk]);
+      for (int v = 0; v < kVecs; ++v) acc[v] = hn::Add(acc[v], hn::Mul(x, hn::LoadU(d, row + kLanes * v)));
+    }
+    for (int v = 0; v < kVecs; ++v) hn::StoreU(acc[v], d, c + j + kLanes * v);
+  }
+  for (; j < n; ++j) {
+    float s = 0.0f;
+    for (int64_t kk = 0; kk < k; ++kk) s = s + a[kk] * b[kk * ldb + j];
+    c[j] = s;
+  }
+}
+
 }  // namespace
+
+void simd_vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, bool transpose_b, float* c) {
+  if (ldb == 0) ldb = transpose_b ? k : n;
+  if (transpose_b)
+    vecmat_rows(a, k, b, n, ldb, c);
+  else
+    vecmat_cols(a, k, b, n, ldb, c);
+}
 
 void pack_b_into(PackedMatrix& packed, const float* b, int64_t k, int64_t n, bool transpose_b) {
   const int64_t panels = (n + kWidth - 1) / kWidth;
@@ -156,6 +302,10 @@ void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, cons
   if (k <= 0) {  // the empty sum: 0, then + bias
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias != nullptr ? 0.0f + bias[j] : 0.0f;
+    return;
+  }
+  if (m == 1) {  // one row: stream the panels once (the same sums; the triangles change nothing at m = 1)
+    gemv_packed(a, k, b, bias, c);
     return;
   }
   const int64_t panels = (n + kWidth - 1) / kWidth;

@@ -1,12 +1,14 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention_lab/ops.hpp"
@@ -116,6 +118,75 @@ TEST_SUITE("ops kernel") {
         const auto kt = random_values(70, 11);  // (70, 1) keys, used transposed
         CHECK(same_bits(run_gemm(q, kt, nullptr, 70, 1, 70, true), reference(q, kt, nullptr, 70, 1, 70, true)));
       }
+  }
+
+  TEST_CASE("gemm with one row (the streaming path) is bit-identical to the scalar sum past every group of panels, at GPT-2's widths too") {
+    // m = 1 runs groups of panels side by side, then single panels; n from 1 to 80 ends a group at every
+    // point (full, one panel short, a partial panel); k = 1, 3, 64, 769. Tolerance: none (same bits).
+    uint32_t seed = 300;
+    int checked = 0;
+    for (const int64_t k : {1, 3, 64, 769})
+      for (int64_t n = 1; n <= 80; ++n) {
+        const bool with_bias = (checked % 2) == 1;
+        const bool transpose_b = (checked / 2) % 2 == 1;
+        CAPTURE(k);
+        CAPTURE(n);
+        CAPTURE(with_bias);
+        CAPTURE(transpose_b);
+        const auto a = random_values(k, seed++);      // (1, k)
+        const auto b = random_values(k * n, seed++);  // (k, n) or (n, k)
+        const auto bias = random_values(n, seed++);   // (n)
+        const float* bias_ptr = with_bias ? bias.data() : nullptr;
+        std::vector<float> c(static_cast<size_t>(n + 4), 123.0f);  // (1, n) and 4 floats past it, untouched
+        ops::simd_gemm(a.data(), 1, k, ops::pack_b(b.data(), k, n, transpose_b), bias_ptr, c.data());
+        CHECK(std::vector<float>(c.begin() + n, c.end()) == std::vector<float>(4, 123.0f));
+        c.resize(static_cast<size_t>(n));
+        CHECK(same_bits(c, reference(a, b, bias_ptr, 1, k, n, transpose_b)));
+        ++checked;
+      }
+    CHECK(checked == 4 * 80);
+    // GPT-2 small's four weights (Conv1D (in, out)) and a logits chunk of wte rows (n, d), one token
+    const std::pair<int64_t, int64_t> widths[] = {{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}};
+    for (const auto& [k, n] : widths) {
+      CAPTURE(k);
+      CAPTURE(n);
+      const auto x = random_values(k, seed++);
+      const auto w = random_values(k * n, seed++);
+      const auto bias = random_values(n, seed++);
+      CHECK(same_bits(run_gemm(x, w, bias.data(), 1, k, n, false), reference(x, w, bias.data(), 1, k, n, false)));
+    }
+    const auto x = random_values(768, seed++);
+    const auto wte = random_values(1001 * 768, seed++);  // (1001, 768) rows of wte, used transposed
+    CHECK(same_bits(run_gemm(x, wte, nullptr, 1, 768, 1001, true), reference(x, wte, nullptr, 1, 768, 1001, true)));
+  }
+
+  TEST_CASE("simd_vecmat (a query against unpacked keys or values) is bit-identical to the scalar sum and to simd_gemm on the packed b, through row strides") {
+    // b (n, k) used transposed (keys: q @ k^T) or (k, n) (values: weights @ v), each row ldb floats apart
+    // (a head's slice of a cache); n and k cross the 4-row and 8-row groups and the 4-term blocks.
+    // Tolerance: none (same bits); the floats past each row of b are NaN, so reading them would show.
+    uint32_t seed = 400;
+    int checked = 0;
+    for (const bool transpose_b : {true, false})
+      for (const int64_t k : {1, 2, 3, 4, 5, 7, 8, 9, 64, 65})
+        for (const int64_t n : {1, 3, 4, 5, 7, 8, 9, 12, 13, 17, 64, 96, 97}) {
+          CAPTURE(transpose_b);
+          CAPTURE(k);
+          CAPTURE(n);
+          const int64_t rows = transpose_b ? n : k, cols = transpose_b ? k : n, ldb = cols + 3;
+          const auto a = random_values(k, seed++);
+          const auto dense = random_values(rows * cols, seed++);  // (rows, cols)
+          std::vector<float> strided(static_cast<size_t>(rows * ldb), std::numeric_limits<float>::quiet_NaN());
+          for (int64_t r = 0; r < rows; ++r) std::copy(dense.begin() + r * cols, dense.begin() + (r + 1) * cols, strided.begin() + r * ldb);
+          std::vector<float> c(static_cast<size_t>(n));
+          ops::simd_vecmat(a.data(), k, strided.data(), n, ldb, transpose_b, c.data());
+          CHECK(same_bits(c, reference(a, dense, nullptr, 1, k, n, transpose_b)));
+          CHECK(same_bits(c, run_gemm(a, dense, nullptr, 1, k, n, transpose_b)));
+          std::vector<float> dense_c(static_cast<size_t>(n));
+          ops::simd_vecmat(a.data(), k, dense.data(), n, 0, transpose_b, dense_c.data());  // ldb 0: the row length
+          CHECK(same_bits(dense_c, c));
+          ++checked;
+        }
+    CHECK(checked == 2 * 10 * 13);
   }
 
   TEST_CASE("the build runs the kernel CMake asked for, and names it") {
@@ -285,6 +356,32 @@ TEST_CASE("ops::gemm (Eigen per packed panel, or simd_gemm, as the build names) 
   const std::vector<float> c2 = product_by(other, a, b, bias.data(), m, k, n, false);  // (m, n)
   // Sums of 33 terms of size <= 1 in float32: Eigen's order differs from the sequential one by a few ulps.
   for (size_t i = 0; i < c1.size(); ++i) CHECK(std::fabs(c1[i] - c2[i]) <= 1e-5f * (1.0f + std::fabs(c2[i])));
+}
+
+TEST_CASE("ops::vecmat (Eigen or simd_vecmat, as the build names) is the active kernel and agrees with the other within rounding") {
+  const ops::Kernel active = ops::active_kernel();
+  const std::string active_name = ops::kernel_name(active);
+  CAPTURE(active_name);
+  const int64_t k = 64, n = 97, ldb_t = 70;
+  std::vector<float> a(static_cast<size_t>(k)), keys(static_cast<size_t>(n * ldb_t)), values(static_cast<size_t>(k * n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = std::cos(static_cast<float>(i) * 0.7f);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::cos(static_cast<float>(i) * 0.3f);
+  for (const bool transpose_b : {true, false}) {
+    CAPTURE(transpose_b);
+    const float* b = transpose_b ? keys.data() : values.data();
+    const int64_t ldb = transpose_b ? ldb_t : n;
+    std::vector<float> ours(static_cast<size_t>(n)), simd(static_cast<size_t>(n)), dense(static_cast<size_t>(k * n));
+    ops::vecmat(a.data(), k, b, n, ldb, transpose_b, ours.data());
+    ops::simd_vecmat(a.data(), k, b, n, ldb, transpose_b, simd.data());
+    if (active == ops::Kernel::Simd) CHECK(same_bits(ours, simd));
+    for (int64_t r = 0; r < (transpose_b ? n : k); ++r)
+      for (int64_t c = 0; c < (transpose_b ? k : n); ++c) dense[static_cast<size_t>(r * (transpose_b ? k : n) + c)] = b[r * ldb + c];
+    const std::vector<float> eigen = eigen_product(a, dense, nullptr, 1, k, n, transpose_b);
+    for (int64_t j = 0; j < n; ++j) CHECK(std::fabs(ours[static_cast<size_t>(j)] - eigen[static_cast<size_t>(j)]) <= 1e-5f * (1.0f + std::fabs(eigen[static_cast<size_t>(j)])));
+    // Sums of 64 terms of size <= 1 in float32: Eigen's order differs from the sequential one by a few ulps.
+    for (int64_t j = 0; j < n; ++j) CHECK(std::fabs(simd[static_cast<size_t>(j)] - eigen[static_cast<size_t>(j)]) <= 1e-5f * (1.0f + std::fabs(eigen[static_cast<size_t>(j)])));
+  }
 }
 
 TEST_CASE("simd_exp_sum is within 2 ulp of std::exp, gives exactly 0 for -inf, and handles every tail length") {

@@ -53,6 +53,21 @@ enum class Triangle {
 /// bias (b.n) or nullptr. c must not alias a. b.k != k throws std::invalid_argument. No allocation.
 void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0, int64_t ldc = 0);
 
+/// With m == 1 (one token: a decoded position, one row of logits) simd_gemm streams the packed panels
+/// once, in memory order, several panels side by side so that their sequential sums overlap: the product
+/// runs at memory bandwidth, with the same bits.
+
+/// c = a @ b for one row a and an unpacked b, without packing it (a query against a KV cache's keys,
+/// attention weights against its values): a (k), c (n); b is (k, n) row-major with row stride ldb
+/// (0: n), or with transpose_b it is (n, k) row-major with row stride ldb (0: k), so that c = a @ b^T.
+/// The contract of simd_gemm (every c[j] the sequential sum over k from 0.0f, one multiply then one add
+/// per term): the same bits as simd_gemm(a, 1, k, pack_b(b, k, n, transpose_b)). c must not alias a or b.
+void simd_vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, bool transpose_b, float* c);
+
+/// The vecmat this build runs: simd_vecmat with ATTENTION_LAB_SIMD_KERNEL, else Eigen's product (the
+/// reference). Same arguments as simd_vecmat.
+void vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, bool transpose_b, float* c);
+
 /// c = a @ b (+ bias): the product every module forward uses. With ATTENTION_LAB_SIMD_KERNEL (the
 /// WebAssembly build) it is simd_gemm; otherwise Eigen on each packed panel, the reference (the
 /// triangle hint is then ignored: the full product is computed). Same arguments and errors as simd_gemm.
