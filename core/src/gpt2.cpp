@@ -622,6 +622,7 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
       float* row = scores.data();
       ops::vecmat(qkv.data() + hh * hd, hd, K + hh * cap * hd, T, hd, true, row);  // q @ k^T (T)
       ops::scaled_softmax_rows(row, 1, T, scale_div, false);
+      if (!attention_.empty()) std::copy(row, row + T, attention_.data() + (layer * H + hh) * cap);  // the new token's row
       ops::vecmat(row, T, Vv + hh * cap * hd, hd, hd, false, context.data() + hh * hd);  // weights @ v (hd)
       continue;
     }
