@@ -109,15 +109,16 @@ int64_t gpt2_blocks(const SafetensorsHeader& header, const std::string& prefix) 
       if (header.find(name) == nullptr) missing.push_back(name);
     }
   if (!missing.empty()) {
-    std::string list;
-    for (size_t i = 0; i < missing.size() && i < 6; ++i) list += (i == 0 ? "" : ", ") + missing[i];
-    if (missing.size() > 6) list += ", ... (" + std::to_string(missing.size()) + " keys in all)";
+    std::string rest;  // the keys after the first, up to 5 of them
+    for (size_t i = 1; i < missing.size() && i < 6; ++i) rest += (i == 1 ? "" : ", ") + missing[i];
+    if (missing.size() > 6) rest += ", ... (" + std::to_string(missing.size()) + " keys in all)";
     std::set<int64_t> absent;
     for (int64_t L = 0; L < n; ++L)
       if (blocks.count(L) == 0) absent.insert(L);
     throw AttentionError("checkpoint_missing_key", "layer",
-                         "the file has blocks " + block_list(blocks) + (absent.empty() ? "" : " but not " + block_list(absent)) + "; the whole model needs every block from 0 to " +
-                             std::to_string(n - 1) + " complete, and lacks " + list,
+                         "the file has no " + missing[0] + ", which the whole model needs" + (rest.empty() ? "" : ", nor " + rest) + ": it has blocks " + block_list(blocks) +
+                             (absent.empty() ? "" : " but not " + block_list(absent)) + ", and the model runs only with every block from 0 to " + std::to_string(n - 1) +
+                             " complete (a shorter model would be another model)",
                          "The file is cut or incomplete: use the whole checkpoint (every h.L has 12 tensors).");
   }
   return n;

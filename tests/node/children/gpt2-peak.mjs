@@ -1,6 +1,7 @@
 // One measurement for tests/node/gpt2-memory.test.mjs, in a fresh process (the WASM heap's high-water
 // mark starts low): argv[2] is {path, numTokens, numHeads}. Opens the file as a Blob (read by slices,
-// never whole), runs the model, and prints {estimate, peak, heapAfter, nextTokens, layers, size}.
+// never whole), runs the model, and prints {estimate, peak, nextTokens, layers, size}, or {estimate, code, peak}
+// when the run rejects.
 import { openAsBlob } from "node:fs";
 import { loadAttentionLab } from "attention-lab";
 
@@ -10,7 +11,14 @@ const model = await lab.loadGPT2(await openAsBlob(job.path), job.numHeads ? { nu
 const ids = Array.from({ length: job.numTokens }, (_, i) => (i * 977) % model.config.vocab_size);
 const estimate = model.estimateBytes(ids.length);
 const before = lab.heapPeak();
-const r = await model.run(ids);
+let r;
+try {
+  r = await model.run(ids);
+} catch (e) {
+  // a refusal (too_large before anything is read) or a failure (out_of_memory late): its code and when
+  console.log(JSON.stringify({ estimate, code: e.code, peak: lab.heapPeak() - before }));
+  process.exit(0);
+}
 const peak = lab.heapPeak() - before;
 model.dispose();
 console.log(JSON.stringify({ estimate, peak, size: model.config.size, layers: r.layers.length, nextTokens: r.nextTokens }));
