@@ -438,7 +438,8 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
     header[key] = {{"dtype", t->dtype}, {"shape", t->shape}, {"data_offsets", {begin, body.size()}}};
   }
   if (!metadata.empty()) header["__metadata__"] = metadata;
-  const std::string json = header.dump();
+  // bytes that are not UTF-8 (a fuzzed n_head text) become U+FFFD, as a saver writing JSON would have to
+  const std::string json = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const SafetensorsHeader h = parse_safetensors_header(reinterpret_cast<const uint8_t*>(json.data()), json.size(), 8 + json.size() + body.size());
   const auto bytes_of = [&](const std::vector<ByteRead>& reads) {
     std::map<std::string, std::vector<uint8_t>> out;
