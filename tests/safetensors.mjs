@@ -82,3 +82,50 @@ export function safetensors(shapes, { extraKeys = 0, extraName = (i) => `extra.$
 export function layer0Checkpoint(d, extra = {}) {
   return safetensors({ ...layer0Shapes(d), ...extra });
 }
+
+/**
+ * A whole safetensors file for `tensors` ([key, dtype, shape] in order; F32, F16, BF16 or F64) with
+ * `metadata` in its header: each tensor's values from the small LCG in [-0.05, 0.05) (1 + that for
+ * LayerNorm weights), then `fill(key, values)` may change them (a Float64Array) before they are written.
+ * F16 and BF16 are the top bits of the float32 (truncated: the tests need no rounding).
+ */
+export function safetensorsFile(tensors, { fill = () => {}, metadata = { format: "pt" } } = {}) {
+  const size = { F32: 4, F16: 2, BF16: 2, F64: 8 };
+  const header = metadata ? { __metadata__: metadata } : {};
+  let offset = 0;
+  for (const [key, dtype, shape] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * size[dtype];
+    header[key] = { dtype, shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (json.length % 8)) % 8);
+  const headerBytes = Buffer.byteLength(json, "utf8");
+  const buf = Buffer.alloc(8 + headerBytes + offset);
+  buf.writeBigUInt64LE(BigInt(headerBytes), 0);
+  buf.write(json, 8, "utf8");
+  let x = 12345;
+  let at = 8 + headerBytes;
+  const f32 = new Float32Array(1);
+  const u32 = new Uint32Array(f32.buffer);
+  for (const [key, dtype, shape] of tensors) {
+    const values = new Float64Array(shape.reduce((a, b) => a * b, 1));
+    const norm = /ln_\d\.weight$|ln_f\.weight$/.test(key);
+    for (let i = 0; i < values.length; i++) {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      values[i] = (x / 2147483648 - 0.5) * 0.1 + (norm ? 1 : 0);
+    }
+    fill(key, values);
+    for (const v of values) {
+      if (dtype === "F32") buf.writeFloatLE(v, at);
+      else if (dtype === "F64") buf.writeDoubleLE(v, at);
+      else {
+        f32[0] = v;
+        const bits = u32[0];
+        buf.writeUInt16LE(dtype === "BF16" ? bits >>> 16 : ((bits >>> 16) & 0x8000) | Math.max(0, ((bits >>> 23) & 0xff) - 112) << 10 | ((bits >>> 13) & 0x3ff), at);
+      }
+      at += size[dtype];
+    }
+  }
+  return buf;
+}

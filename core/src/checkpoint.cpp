@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -19,6 +20,45 @@ std::string shape_text(const Shape& s) { return shape_string(s); }
 int64_t gpt2_preset_heads(int64_t width) {
   const Gpt2Size* size = gpt2_size_of_width(width);
   return size ? size->n_head : 0;
+}
+
+HeadCount gpt2_head_count(const SafetensorsHeader& header, int64_t d, std::optional<int64_t> option) {
+  HeadCount h;
+  if (option) {
+    h.n_head = *option;
+    h.source = "the num_heads option (" + std::to_string(h.n_head) + ")";
+  } else if (const auto it = header.metadata.find("n_head"); it != header.metadata.end()) {
+    const std::string& text = it->second;
+    const bool digits = !text.empty() && text.size() <= 9 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) {
+      throw AttentionError("checkpoint_num_heads", "num_heads", "the file's __metadata__ n_head is \"" + text.substr(0, 40) + "\", not a whole number",
+                           "Give num_heads (for example {num_heads: 12}).");
+    }
+    h.n_head = std::stoll(text);
+    h.source = "the file's __metadata__ n_head (" + text + ")";
+  } else if (const int64_t preset = gpt2_preset_heads(d); preset > 0) {
+    h.n_head = preset;
+    h.source = "the GPT-2 preset for width " + std::to_string(d) + " (n_head = " + std::to_string(preset) + "; safetensors files do not store it)";
+  } else {
+    std::string widths;
+    const size_t n = std::size(kGpt2Sizes);
+    for (size_t i = 0; i < n; ++i) widths += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::to_string(kGpt2Sizes[i].n_embd);
+    throw AttentionError("checkpoint_num_heads", "num_heads",
+                         "the head count of width " + std::to_string(d) + " is not GPT-2's (" + widths + ") and the file does not say it (no __metadata__ n_head)",
+                         "Give num_heads (for example {num_heads: 12}); it must divide " + std::to_string(d) + ".");
+  }
+  if (h.n_head < 1 || d % h.n_head != 0) {
+    throw AttentionError("checkpoint_num_heads", "num_heads",
+                         (option ? "num_heads " : "the file's __metadata__ n_head ") + std::to_string(h.n_head) + " does not divide n_embd " + std::to_string(d),
+                         "Give a head count that divides " + std::to_string(d) + (gpt2_preset_heads(d) ? " (GPT-2 uses " + std::to_string(gpt2_preset_heads(d)) + ")" : "") + ".");
+  }
+  return h;
+}
+
+void require_gpt2_dtype(const SafetensorsEntry& e) {
+  if (e.dtype != "F32" && e.dtype != "F16" && e.dtype != "BF16")
+    throw AttentionError("checkpoint_dtype", "", e.key + " is " + e.dtype + "; GPT-2 files here are F32, F16 or BF16",
+                         "Save the checkpoint in float32, float16 or bfloat16 (model.half() or model.to(torch.bfloat16) before saving).");
 }
 
 namespace {
@@ -113,24 +153,17 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   expect(proj_w, k_proj_w, {d, d});
   expect(proj_b, k_proj_b, {d});
 
-  // num_heads: the file does not store it.
+  // num_heads: the target's, else the one rule of the whole model (option, __metadata__ n_head, GPT-2's preset).
   int64_t num_heads = 0;
   if (options.into) {
     num_heads = options.into->num_heads;
     report.sources["num_heads"] = "the target module (num_heads = " + std::to_string(num_heads) + ")";
-  } else if (options.num_heads) {
-    num_heads = *options.num_heads;
-    report.sources["num_heads"] = "the num_heads option (" + std::to_string(num_heads) + ")";
-  } else if (gpt2_preset_heads(d) > 0) {
-    num_heads = gpt2_preset_heads(d);
-    report.sources["num_heads"] = "the GPT-2 preset for width " + std::to_string(d) + " (n_head = " + std::to_string(num_heads) + "; safetensors files do not store it)";
+    if (num_heads <= 0 || d % num_heads != 0)
+      throw AttentionError("checkpoint_num_heads", "num_heads", "num_heads " + std::to_string(num_heads) + " (the target module) does not divide n_embd " + std::to_string(d), "");
   } else {
-    throw AttentionError("checkpoint_num_heads", "num_heads", "the file does not store the head count and width " + std::to_string(d) + " is not a GPT-2 preset",
-                         "Pass num_heads (it must divide " + std::to_string(d) + ").");
-  }
-  if (num_heads <= 0 || d % num_heads != 0) {
-    throw AttentionError("checkpoint_num_heads", "num_heads", "num_heads = " + std::to_string(num_heads) + " does not divide d = " + std::to_string(d),
-                         "Pass a head count that divides " + std::to_string(d) + (gpt2_preset_heads(d) ? " (GPT-2 uses " + std::to_string(gpt2_preset_heads(d)) + ")" : "") + ".");
+    const HeadCount heads = gpt2_head_count(header, d, options.num_heads);
+    num_heads = heads.n_head;
+    report.sources["num_heads"] = heads.source;
   }
 
   // context_length: wpe rows, else the mask buffer, else the option.
@@ -320,6 +353,31 @@ std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* b
   return out;
 }
 
+std::vector<float> decode_weight(const SafetensorsEntry& entry, const std::string& name, const uint8_t* bytes, size_t length) {
+  std::vector<float> v = decode_tensor(entry, bytes, length);
+  if (const std::string where = first_non_finite(v.data(), v.size(), entry.shape); !where.empty()) {
+    throw AttentionError("non_finite_parameter", "", "the file's " + name + where + " (" + entry.dtype + ")",
+                         entry.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved. Save the checkpoint in float32 or bfloat16."
+                                              : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
+  }
+  return v;
+}
+
+void check_gpt2_stage(const float* values, size_t n, int64_t width, int64_t block, const std::string& stage, const std::string& formula) {
+  if (first_non_finite(values, n, Shape{static_cast<int64_t>(n)}).empty()) return;
+  size_t i = 0;
+  while (std::isfinite(values[i])) ++i;
+  const int64_t w = std::max<int64_t>(width, 1), row = static_cast<int64_t>(i) / w, col = static_cast<int64_t>(i) % w;
+  const std::string where = block >= 0 ? "block " + std::to_string(block) + " (h." + std::to_string(block) + "): " : "";
+  throw AttentionError("non_finite_stage", stage,
+                       where + stage + " = " + formula + " is the first stage to turn non-finite although every weight is finite: " +
+                           (std::isnan(values[i]) ? "nan"
+                            : values[i] > 0       ? "inf"
+                                                  : "-inf") +
+                           " at " + (stage == "logits" ? "token id " : "token ") + std::to_string(row) + (stage == "logits" ? "" : ", column " + std::to_string(col)),
+                       "Finite weights overflowed float32 (about 3.4e38) on the way: the file's values are too large for a real GPT-2; scale them down.");
+}
+
 namespace {
 /// dst (n, k) = the (k, n) block of src whose rows are `stride` apart, transposed; in 32 x 32 tiles so
 /// the strided side stays in cache (a GPT-2 block transposes 4 of these of 768 x 768).
@@ -338,13 +396,7 @@ AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<s
   for (const auto& e : plan.needed) {
     const auto it = bytes.find(e.key);
     if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + e.key + " were not given", "");
-    values[e.key] = decode_tensor(e, it->second.data(), it->second.size());
-    const std::vector<float>& v = values[e.key];
-    if (const std::string where = first_non_finite(v.data(), v.size(), e.shape); !where.empty()) {
-      throw AttentionError("non_finite_parameter", "", "the file's " + e.key + where + " (" + e.dtype + ")",
-                           e.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved. Save the checkpoint in float32 or bfloat16."
-                                            : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
-    }
+    values[e.key] = decode_weight(e, e.key, it->second.data(), it->second.size());
   }
   const std::string base = plan.prefix;
   const auto& attn_w = values.at(plan.needed[0].key);  // (d, 3d): x @ W, Conv1D layout
@@ -399,6 +451,7 @@ std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, con
   const std::string ln = prefix + "h." + std::to_string(layer) + ".ln_1.";
   const SafetensorsEntry& ln_w = need(ln + "weight");
   const SafetensorsEntry& ln_b = need(ln + "bias");
+  for (const SafetensorsEntry* e : {&wte, &wpe, &ln_w, &ln_b}) require_gpt2_dtype(*e);
   if (wte.shape.size() != 2 || wpe.shape.size() != 2 || wte.shape[1] != wpe.shape[1] || ln_w.shape != Shape{wte.shape[1]} || ln_b.shape != Shape{wte.shape[1]})
     throw AttentionError("checkpoint_shape", "",
                          "wte " + shape_string(wte.shape) + ", wpe " + shape_string(wpe.shape) + " and ln_1 " + shape_string(ln_w.shape) + " do not fit together", "");
@@ -440,7 +493,7 @@ Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::
   for (const auto& r : reads) {
     const auto it = bytes.find(r.name);
     if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + r.name + " were not given", "");
-    values.push_back(decode_tensor(r.entry, it->second.data(), it->second.size()));
+    values.push_back(decode_weight(r.entry, r.name, it->second.data(), it->second.size()));
   }
   const int64_t T = static_cast<int64_t>(num_tokens);
   const int64_t d = static_cast<int64_t>(values[static_cast<size_t>(T) + 1].size());
@@ -453,7 +506,11 @@ Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::
     rows[ids.back()] = values[static_cast<size_t>(t)];
   }
   Tensor x = gpt2_embed(ids, rows, values[static_cast<size_t>(T)], d);  // (1, num_tokens, d)
+  check_gpt2_stage(x.data.data(), x.data.size(), d, -1, "embedding", "wte[ids] + wpe[:T]");
   ops::layer_norm_rows(x.data.data(), T, d, values[static_cast<size_t>(T) + 1].data(), values[static_cast<size_t>(T) + 2].data(), 1e-5f);
+  const std::string& ln = reads[static_cast<size_t>(T) + 1].name;  // "<prefix>h.<L>.ln_1.weight"
+  const size_t h = ln.rfind("h.", ln.size() - std::string(".ln_1.weight").size());
+  check_gpt2_stage(x.data.data(), x.data.size(), d, h == std::string::npos ? -1 : std::atoll(ln.c_str() + h + 2), "ln_1", "ln_1(x)");
   return x;
 }
 

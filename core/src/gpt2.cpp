@@ -6,20 +6,11 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "attention_lab/plan.hpp"
 
 namespace attention_lab {
-
-namespace {
-/// The GPT-2 widths as a sentence ("a, b, c or d"), from the one size table.
-std::string gpt2_widths() {
-  std::string out;
-  const size_t n = std::size(kGpt2Sizes);
-  for (size_t i = 0; i < n; ++i) out += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::to_string(kGpt2Sizes[i].n_embd);
-  return out;
-}
-}  // namespace
 
 namespace {
 
@@ -34,15 +25,7 @@ int64_t dtype_bytes(const std::string& dtype) { return dtype == "F32" ? 4 : 2; }
 const std::string kGpt2Hint = "Use a GPT-2 checkpoint in the Hugging Face layout (model.safetensors of the gpt2 repositories).";
 
 /// The float32 values of one read's bytes, refusing NaN and infinity (they would spread through every later layer).
-std::vector<float> decoded(const ByteRead& r, const std::vector<uint8_t>& raw) {
-  std::vector<float> v = decode_tensor(r.entry, raw.data(), raw.size());
-  if (const std::string where = first_non_finite(v.data(), v.size(), r.entry.shape); !where.empty()) {
-    throw AttentionError("non_finite_parameter", "", "the file's " + r.name + where + " (" + r.entry.dtype + ")",
-                         r.entry.dtype == "F16" ? "float16 tops out at 65504: a larger value became inf when the file was saved."
-                                                : "The file holds a NaN or infinity in a weight; it cannot be used as it is.");
-  }
-  return v;
-}
+std::vector<float> decoded(const ByteRead& r, const std::vector<uint8_t>& raw) { return decode_weight(r.entry, r.name, raw.data(), raw.size()); }
 
 /// decoded(), for the read's bytes in `bytes` (by its name).
 std::vector<float> values_of(const ByteRead& r, const std::map<std::string, std::vector<uint8_t>>& bytes) {
@@ -74,6 +57,75 @@ ModuleConfig attention_config(const Gpt2Config& c) {
 
 }  // namespace
 
+namespace {
+
+/// Block numbers of the keys "<prefix>h.<L>.<rest>" (L in canonical digits, as parse order gives them).
+std::set<int64_t> block_numbers(const SafetensorsHeader& header, const std::string& prefix) {
+  std::set<int64_t> out;
+  const std::string start = prefix + "h.";
+  // entries are sorted by key: the keys under `start` are one run of them
+  auto it = std::lower_bound(header.entries.begin(), header.entries.end(), start, [](const SafetensorsEntry& e, const std::string& k) { return e.key < k; });
+  for (; it != header.entries.end() && it->key.compare(0, start.size(), start) == 0; ++it) {
+    const size_t dot = it->key.find('.', start.size());
+    if (dot == std::string::npos) continue;
+    const std::string digits = it->key.substr(start.size(), dot - start.size());
+    if (digits.empty() || digits.size() > 6 || (digits.size() > 1 && digits[0] == '0') ||
+        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      continue;
+    out.insert(std::stoll(digits));
+  }
+  return out;
+}
+
+std::string block_list(const std::set<int64_t>& blocks) {
+  std::string s;
+  size_t shown = 0;
+  for (const int64_t b : blocks) {
+    if (++shown > 8) return s + ", ... (" + std::to_string(blocks.size()) + " in all)";
+    s += (s.empty() ? "" : ", ") + std::to_string(b);
+  }
+  return s;
+}
+
+/// n_layer of a file whose blocks are under `prefix`: its blocks must be h.0 .. h.{n - 1}, each with its
+/// 12 tensors (a gap or a partial block would run a shorter model), and no second set of blocks under
+/// the other prefix ("h." beside "transformer.h."). Throws checkpoint_layer (no blocks), checkpoint_missing_key
+/// (names the missing keys), checkpoint_bad_header (two sets of blocks).
+int64_t gpt2_blocks(const SafetensorsHeader& header, const std::string& prefix) {
+  const std::set<int64_t> blocks = block_numbers(header, prefix);
+  const std::string other = prefix.empty() ? "transformer." : "";
+  if (const std::set<int64_t> beside = block_numbers(header, other); !beside.empty()) {
+    throw AttentionError("checkpoint_bad_header", "",
+                         "the file has blocks " + other + "h." + block_list(beside) + " beside " + prefix + "h." + (blocks.empty() ? "(none)" : block_list(blocks)) +
+                             " (the blocks of " + prefix + "wte.weight's model): two models' keys in one file",
+                         "Save one model per file (GPT2Model's keys, or GPT2LMHeadModel's with the prefix 'transformer.').");
+  }
+  if (blocks.empty()) throw AttentionError("checkpoint_layer", "layer", "the file has no transformer blocks (no " + prefix + "h.0.ln_1.weight)", kGpt2Hint);
+  const int64_t n = *blocks.rbegin() + 1;
+  std::vector<std::string> missing;
+  for (int64_t L = 0; L < n; ++L)
+    for (const auto& key : block_tensors(1)) {
+      const std::string name = prefix + "h." + std::to_string(L) + "." + key.first;
+      if (header.find(name) == nullptr) missing.push_back(name);
+    }
+  if (!missing.empty()) {
+    std::string rest;  // the keys after the first, up to 5 of them
+    for (size_t i = 1; i < missing.size() && i < 6; ++i) rest += (i == 1 ? "" : ", ") + missing[i];
+    if (missing.size() > 6) rest += ", ... (" + std::to_string(missing.size()) + " keys in all)";
+    std::set<int64_t> absent;
+    for (int64_t L = 0; L < n; ++L)
+      if (blocks.count(L) == 0) absent.insert(L);
+    throw AttentionError("checkpoint_missing_key", "layer",
+                         "the file has no " + missing[0] + ", which the whole model needs" + (rest.empty() ? "" : ", nor " + rest) + ": it has blocks " + block_list(blocks) +
+                             (absent.empty() ? "" : " but not " + block_list(absent)) + ", and the model runs only with every block from 0 to " + std::to_string(n - 1) +
+                             " complete (a shorter model would be another model)",
+                         "The file is cut or incomplete: use the whole checkpoint (every h.L has 12 tensors).");
+  }
+  return n;
+}
+
+}  // namespace
+
 Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> num_heads) {
   Gpt2Config c;
   c.prefix = header.find("wte.weight") == nullptr && header.find("transformer.wte.weight") != nullptr ? "transformer." : "";
@@ -82,8 +134,8 @@ Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> n
     if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + c.prefix + key + ", which the whole model needs", kGpt2Hint);
     if (!shape.empty() && e->shape != shape)
       throw AttentionError("checkpoint_shape", "", c.prefix + key + " is " + shape_string(e->shape) + " but the model needs " + shape_string(shape), kGpt2Hint);
-    if (e->dtype != "F32" && e->dtype != "F16" && e->dtype != "BF16")
-      throw AttentionError("checkpoint_dtype", "", c.prefix + key + " is " + e->dtype + "; GPT-2 files here are F32, F16 or BF16", kGpt2Hint);
+    require_gpt2_dtype(*e);
+    c.value_bytes = std::max(c.value_bytes, dtype_bytes(e->dtype));
     return *e;
   };
   const SafetensorsEntry& wte = need("wte.weight", {});
@@ -99,28 +151,12 @@ Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> n
     throw AttentionError("checkpoint_shape", "", c.prefix + "wpe.weight is " + shape_string(wpe->shape) + " but must be (n_ctx, " + std::to_string(d) + ")", kGpt2Hint);
   need("wpe.weight", wpe->shape);
   c.n_ctx = wpe->shape[0];
-  while (header.find(c.prefix + "h." + std::to_string(c.n_layer) + ".ln_1.weight") != nullptr) ++c.n_layer;
-  if (c.n_layer == 0) throw AttentionError("checkpoint_layer", "layer", "the file has no transformer blocks (no " + c.prefix + "h.0.ln_1.weight)", kGpt2Hint);
+  c.n_layer = gpt2_blocks(header, c.prefix);
   for (int64_t L = 0; L < c.n_layer; ++L)
     for (const auto& [key, shape] : block_tensors(d)) need("h." + std::to_string(L) + "." + key, shape);
   need("ln_f.weight", {d});
   need("ln_f.bias", {d});
-
-  if (num_heads) {
-    c.n_head = *num_heads;
-  } else if (const auto it = header.metadata.find("n_head"); it != header.metadata.end()) {
-    char* end = nullptr;
-    const long long v = std::strtoll(it->second.c_str(), &end, 10);
-    c.n_head = end != nullptr && *end == '\0' ? v : 0;
-  } else {
-    c.n_head = gpt2_preset_heads(d);
-  }
-  if (c.n_head < 1 || d % c.n_head != 0) {
-    throw AttentionError("checkpoint_num_heads", "num_heads",
-                         c.n_head < 1 ? "the head count of width " + std::to_string(d) + " is not GPT-2's (" + gpt2_widths() + ") and the file does not say it"
-                                      : "num_heads " + std::to_string(c.n_head) + " does not divide n_embd " + std::to_string(d),
-                         "Give num_heads (for example {num_heads: 12}).");
-  }
+  c.n_head = gpt2_head_count(header, d, num_heads).n_head;
   const bool gpt2_shape = c.vocab_size == kGpt2Vocab && c.n_ctx == kGpt2Context;
   if (const Gpt2Size* size = gpt2_size_of_width(d); gpt2_shape && size && c.n_layer == size->n_layer && c.n_head == size->n_head) c.size = size->name;
   return c;
@@ -161,7 +197,8 @@ Tensor attention_first_tokens(const Tensor& w, int64_t count) {
 
 double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens, Gpt2Attention attention) {
   const double d = static_cast<double>(c.n_embd), T = static_cast<double>(num_tokens), H = static_cast<double>(c.n_head);
-  const double V = static_cast<double>(c.vocab_size), raw = static_cast<double>(dtype_bytes(c.dtype));
+  // raw bytes per value: the widest dtype read (an F16 wte beside F32 blocks reads the blocks at 4)
+  const double V = static_cast<double>(c.vocab_size), raw = static_cast<double>(c.value_bytes > 0 ? c.value_bytes : dtype_bytes(c.dtype));
   const double panel = static_cast<double>(ops::packed_floats(1, 1));
   const auto packed = [panel](double k, double n) { return std::ceil(n / panel) * k * panel; };
   // Kept through the run: the residual stream, the last position's norm, the logits and one layer's
@@ -183,11 +220,13 @@ double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens, Gpt2Attention att
   const double block = block_raw + attn_phase + mlp_phase + acts;
   // A logits step: a chunk of wte rows, raw and as float32.
   const double logits = (raw + 4.0) * static_cast<double>(std::min<int64_t>(kGpt2LogitsChunkRows, c.vocab_size)) * d;
+  // The top tokens: an int64 index of every vocabulary row (top_tokens), then the logits' copy out.
+  const double top = 8.0 * V;
   // Every layer's results as the caller holds them (their JS copies, all kept to the end of the run).
   const double S = static_cast<double>(std::min<int64_t>(num_tokens, kGpt2ThumbnailSize)), F = static_cast<double>(std::min<int64_t>(num_tokens, kGpt2FirstTokens));
   const double per_layer = attention == Gpt2Attention::Full ? 4.0 * (T * d + H * T * T) : 4.0 * H * (S * S + F * F);
-  const double results = static_cast<double>(c.n_layer) * per_layer;
-  return kept + std::max({embed, block, logits}) + results;
+  const double results = static_cast<double>(c.n_layer) * per_layer + 4.0 * V;  // and the last position's logits
+  return kept + std::max({embed, block, logits, top}) + results;
 }
 
 Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes, Gpt2Attention attention)
@@ -236,7 +275,7 @@ void Gpt2Run::embed(const std::map<std::string, std::vector<uint8_t>>& bytes) {
   std::map<int64_t, std::vector<float>> rows;  // each distinct id's wte row
   for (size_t r = 0; r + 1 < reads.size(); ++r) rows[std::stoll(reads[r].name.substr(11))] = values_of(reads[r], bytes);
   x_ = gpt2_embed(ids_, rows, values_of(reads.back(), bytes), d);  // (1, num_tokens, d) = wte[ids] + wpe[:T]
-  (void)T;
+  check_gpt2_stage(x_.data.data(), static_cast<size_t>(T * d), d, -1, "embedding", "wte[ids] + wpe[:T]");
   embedded_ = true;
   next_layer_ = 0;
 }
@@ -265,6 +304,7 @@ Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::ve
   {
     Tensor h = x_;
     ops::layer_norm_rows(h.data.data(), T, d, value(0).data(), value(1).data(), 1e-5f);
+    check_gpt2_stage(h.data.data(), h.data.size(), d, layer, "ln_1", "ln_1(x)");
     CheckpointPlan plan;
     plan.config = attention_config(config_);
     plan.prefix = config_.prefix;
@@ -275,7 +315,9 @@ Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::ve
     options.attn_weights = &out.attn_weights;
     options.memory_budget_bytes = 1e300;  // the run's estimate was checked at its start
     const Tensor a = attn.forward(h, options);
+    check_gpt2_stage(a.data.data(), a.data.size(), d, layer, "attn", "attn(ln_1(x))");
     for (size_t i = 0; i < x_.data.size(); ++i) x_.data[i] += a.data[i];
+    check_gpt2_stage(x_.data.data(), x_.data.size(), d, layer, "attn_residual", "x + attn(ln_1(x))");
     if (attention_ == Gpt2Attention::Thumbnails) {
       out.thumbnail = attention_thumbnail(out.attn_weights, kGpt2ThumbnailSize);
       out.first_tokens = attention_first_tokens(out.attn_weights, kGpt2FirstTokens);
@@ -286,15 +328,20 @@ Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::ve
   {
     Tensor h = x_;
     ops::layer_norm_rows(h.data.data(), T, d, value(6).data(), value(7).data(), 1e-5f);
+    check_gpt2_stage(h.data.data(), h.data.size(), d, layer, "ln_2", "ln_2(x)");
     std::vector<float> hidden(static_cast<size_t>(T * 4 * d));
     {
       const ops::PackedMatrix fc = ops::pack_b(value(8).data(), d, 4 * d, false);
       ops::gemm(h.data.data(), T, d, fc, value(9).data(), hidden.data());
     }
+    check_gpt2_stage(hidden.data(), hidden.size(), 4 * d, layer, "c_fc", "c_fc(ln_2(x))");
     gelu_tanh(hidden.data(), hidden.size());
+    check_gpt2_stage(hidden.data(), hidden.size(), 4 * d, layer, "gelu", "gelu_tanh(c_fc(ln_2(x)))");
     const ops::PackedMatrix proj = ops::pack_b(value(10).data(), 4 * d, d, false);
     ops::gemm(hidden.data(), T, 4 * d, proj, value(11).data(), h.data.data());
+    check_gpt2_stage(h.data.data(), h.data.size(), d, layer, "mlp_c_proj", "c_proj(gelu(c_fc(ln_2(x))))");
     for (size_t i = 0; i < x_.data.size(); ++i) x_.data[i] += h.data[i];
+    check_gpt2_stage(x_.data.data(), x_.data.size(), d, layer, "mlp_residual", "x + mlp(ln_2(x))");
   }
   ++next_layer_;
   return out;
@@ -312,6 +359,7 @@ Tensor Gpt2Run::attention_input(int64_t layer, const std::map<std::string, std::
   const std::vector<ByteRead> reads = attention_input_reads(layer);
   Tensor h = x_;
   ops::layer_norm_rows(h.data.data(), num_tokens(), config_.n_embd, values_of(reads[0], bytes).data(), values_of(reads[1], bytes).data(), 1e-5f);
+  check_gpt2_stage(h.data.data(), h.data.size(), config_.n_embd, layer, "ln_1", "ln_1(x)");
   return h;
 }
 
@@ -323,6 +371,7 @@ void Gpt2Run::final_norm(const std::map<std::string, std::vector<uint8_t>>& byte
   const int64_t d = config_.n_embd;
   last_.assign(x_.data.end() - d, x_.data.end());  // the last position only: the logits are wanted there
   ops::layer_norm_rows(last_.data(), 1, d, values_of(reads[0], bytes).data(), values_of(reads[1], bytes).data(), 1e-5f);
+  check_gpt2_stage(last_.data(), last_.size(), d, -1, "ln_f", "ln_f(x)[-1]");
   normed_ = true;
   logits_.assign(static_cast<size_t>(config_.vocab_size), 0.0f);
   logits_done_.assign(static_cast<size_t>((config_.vocab_size + kGpt2LogitsChunkRows - 1) / kGpt2LogitsChunkRows), 0);
@@ -346,6 +395,9 @@ void Gpt2Run::logits_rows(int64_t begin, const std::vector<uint8_t>& bytes) {
     rows = ops::pack_b(values.data(), d, n, true);
   }
   ops::gemm(last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
+  // the earlier rows are finite (each chunk is checked as it comes), so the first bad one is named by its token id
+  if (!first_non_finite(logits_.data() + begin, static_cast<size_t>(n), Shape{n}).empty())
+    check_gpt2_stage(logits_.data(), static_cast<size_t>(begin + n), 1, -1, "logits", "ln_f(x)[-1] @ wte^T");
   logits_done_[static_cast<size_t>(begin / kGpt2LogitsChunkRows)] = 1;
 }
 
@@ -403,7 +455,7 @@ std::string mib(double bytes) { return std::to_string(static_cast<long long>(std
 
 double gpt2_generation_bytes(const Gpt2Config& c, int64_t prompt_tokens, const Gpt2GenerateOptions& o, bool resident) {
   const double d = static_cast<double>(c.n_embd), H = static_cast<double>(c.n_head), hd = d / H, V = static_cast<double>(c.vocab_size);
-  const double L = static_cast<double>(c.n_layer), raw = static_cast<double>(dtype_bytes(c.dtype)), f = 4.0;
+  const double L = static_cast<double>(c.n_layer), raw = static_cast<double>(c.value_bytes > 0 ? c.value_bytes : dtype_bytes(c.dtype)), f = 4.0;
   const GenerationShape s = generation_shape(c, prompt_tokens, o);
   const double n = s.chunk, T = s.capacity;
   // Kept through the generation: every layer's keys and values (one layer's as scratch without the
@@ -623,7 +675,7 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
       ops::vecmat(qkv.data() + hh * hd, hd, K + hh * cap * hd, T, hd, true, row);  // q @ k^T (T)
       ops::scaled_softmax_rows(row, 1, T, scale_div, false);
       if (!attention_.empty()) std::copy(row, row + T, attention_.data() + (layer * H + hh) * cap);  // the new token's row
-      ops::vecmat(row, T, Vv + hh * cap * hd, hd, hd, false, context.data() + hh * hd);  // weights @ v (hd)
+      ops::vecmat(row, T, Vv + hh * cap * hd, hd, hd, false, context.data() + hh * hd);              // weights @ v (hd)
       continue;
     }
     ops::pack_b_into(keys_t, K + hh * cap * hd, hd, T, true);

@@ -498,8 +498,9 @@ bool Session::gpt2_logits(uint32_t model, double begin, const std::vector<uint8_
 Gpt2Result Session::gpt2_finish(uint32_t model, double k) {
   Gpt2Run& run = objects_->run(model);
   Gpt2Result out;
-  out.last_logits = run.last_logits();
+  // the top tokens first (their index of every row is freed before the logits are copied: gpt2_run_bytes counts one at a time)
   for (const auto& [id, p] : run.top_tokens(static_cast<int>(k))) out.next_tokens.push_back({static_cast<double>(id), p});
+  out.last_logits = run.last_logits();
   objects_->model(model).run.reset();
   return out;
 }

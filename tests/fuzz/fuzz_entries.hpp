@@ -19,10 +19,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <set>
-#include "attention_lab/call_parser.hpp"
 
+#include "attention_lab/call_parser.hpp"
 #include "attention_lab/checkpoint.hpp"
+#include "attention_lab/gpt2.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
 
@@ -303,6 +305,205 @@ inline void checkpoint_header(const uint8_t* data, size_t size) {
                                std::vector<float>(x.data.begin(), x.data.begin() + std::min<int64_t>(2, m.config().context_length) * m.config().d_in)),
                         false, 1, {});
     }
+  }
+}
+
+// ---- fuzz_gpt2_file: the bytes as the structure of a whole GPT-2 file, then a run on it ----
+//
+// The bytes describe a file (made here, so its header is always well formed) rather than being one:
+// the fuzzer explores the layer structure and the values, not JSON syntax (fuzz_checkpoint_header does).
+// Layout (every read past the end is 0):
+//   d byte (1 + % 12), n_ctx byte (1 + % 12), vocab byte (1 + % 48);
+//   heads byte: % 4: 0 none, 1 the option (next byte % 9), 2 __metadata__ n_head as digits (next byte
+//   % 13), 3 __metadata__ n_head as text (length byte % 6, bytes);
+//   prefix byte: bit 0 "transformer.", bit 1 a second set of blocks under the other prefix (next byte % 3
+//   of them), bit 2 drop wte, bit 3 drop wpe, bit 4 drop ln_f.bias;
+//   dtype byte: % 5: F32, F16, BF16, F64, each tensor's own (its own byte % 4);
+//   blocks byte (% 5), then per block a flags byte: bit 0 skip numbers before it (a gap of next byte % 4),
+//   bit 1 drop the keys of the next two bytes' 12-bit mask, bit 2 a wrong shape for key (next byte % 12),
+//   bit 3 a mask buffer attn.bias beside it;
+//   values byte: % 4: 0 seeded small, 1 seeded times 2^(next byte % 128), 2 raw floats from the bytes
+//   that follow the token ids, 3 seeded with one value (next uint32 as a float) at index next byte;
+//   tokens byte (count 1 + % 6), each id a byte (% (vocab + 2)).
+
+struct FuzzTensor {
+  std::string key, dtype;
+  Shape shape;
+};
+
+inline std::vector<uint8_t> encode_values(const std::vector<float>& v, const std::string& dtype) {
+  std::vector<uint8_t> out;
+  for (const float x : v) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if (dtype == "F32") {
+      for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(u >> (8 * i)));
+    } else if (dtype == "F64") {
+      const double y = x;
+      uint64_t w;
+      std::memcpy(&w, &y, 8);
+      for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(w >> (8 * i)));
+    } else if (dtype == "BF16") {
+      out.push_back(static_cast<uint8_t>(u >> 16));
+      out.push_back(static_cast<uint8_t>(u >> 24));
+    } else {  // F16, truncated; out-of-range exponents saturate to inf (as a float16 save does)
+      const int32_t e = static_cast<int32_t>((u >> 23) & 0xff) - 112;
+      uint16_t h = static_cast<uint16_t>((u >> 16) & 0x8000u);
+      if (((u >> 23) & 0xff) == 0xff || e >= 31)
+        h |= 0x7c00u | (((u & 0x7fffffu) != 0 && ((u >> 23) & 0xff) == 0xff) ? 0x200u : 0u);
+      else if (e > 0)
+        h |= static_cast<uint16_t>((static_cast<uint32_t>(e) << 10) | ((u >> 13) & 0x3ffu));
+      out.push_back(static_cast<uint8_t>(h & 0xff));
+      out.push_back(static_cast<uint8_t>(h >> 8));
+    }
+  }
+  return out;
+}
+
+inline void gpt2_file(const uint8_t* data, size_t size) {
+  Reader r(data, size);
+  const int64_t d = 1 + r.byte() % 12, n_ctx = 1 + r.byte() % 12, vocab = 1 + r.byte() % 48;
+  std::optional<int64_t> heads_option;
+  std::map<std::string, std::string> metadata;
+  switch (r.byte() % 4) {
+    case 1:
+      heads_option = r.byte() % 9;
+      break;
+    case 2:
+      metadata["n_head"] = std::to_string(r.byte() % 13);
+      break;
+    case 3:
+      metadata["n_head"] = r.text(r.byte() % 6);
+      break;
+    default:
+      break;
+  }
+  const uint8_t prefix_flags = r.byte();
+  const std::string prefix = (prefix_flags & 1) ? "transformer." : "", other = (prefix_flags & 1) ? "" : "transformer.";
+  const uint8_t dtype_mode = r.byte() % 5;
+  static const char* kDtypes[] = {"F32", "F16", "BF16", "F64"};
+  const auto dtype = [&]() -> std::string { return dtype_mode < 4 ? kDtypes[dtype_mode] : kDtypes[r.byte() % 4]; };
+  const std::vector<std::pair<std::string, Shape>> block = {
+      {"ln_1.weight", {d}}, {"ln_1.bias", {d}}, {"attn.c_attn.weight", {d, 3 * d}}, {"attn.c_attn.bias", {3 * d}}, {"attn.c_proj.weight", {d, d}},    {"attn.c_proj.bias", {d}},
+      {"ln_2.weight", {d}}, {"ln_2.bias", {d}}, {"mlp.c_fc.weight", {d, 4 * d}},    {"mlp.c_fc.bias", {4 * d}},    {"mlp.c_proj.weight", {4 * d, d}}, {"mlp.c_proj.bias", {d}}};
+  std::vector<FuzzTensor> tensors;
+  if (!(prefix_flags & 4)) tensors.push_back({prefix + "wte.weight", dtype(), {vocab, d}});
+  if (!(prefix_flags & 8)) tensors.push_back({prefix + "wpe.weight", dtype(), {n_ctx, d}});
+  const int blocks = r.byte() % 5;
+  int64_t number = 0;
+  for (int b = 0; b < blocks; ++b, ++number) {
+    const uint8_t flags = r.byte();
+    if (flags & 1) number += r.byte() % 4;
+    const uint32_t drop = (flags & 2) ? static_cast<uint32_t>(r.bytes_le(2)) & 0xfffu : 0u;
+    const int wrong = (flags & 4) ? r.byte() % 12 : -1;
+    for (size_t k = 0; k < block.size(); ++k) {
+      if (drop & (1u << k)) continue;
+      Shape shape = block[k].second;
+      if (static_cast<int>(k) == wrong) shape.back() += 1;
+      tensors.push_back({prefix + "h." + std::to_string(number) + "." + block[k].first, dtype(), shape});
+    }
+    if (flags & 8) tensors.push_back({prefix + "h." + std::to_string(number) + ".attn.bias", "F32", {1, 1, n_ctx, n_ctx}});
+  }
+  if (prefix_flags & 2)
+    for (int b = 0, n = r.byte() % 3; b < n; ++b)
+      for (const auto& [key, shape] : block) tensors.push_back({other + "h." + std::to_string(b) + "." + key, "F32", shape});
+  tensors.push_back({prefix + "ln_f.weight", dtype(), {d}});
+  if (!(prefix_flags & 16)) tensors.push_back({prefix + "ln_f.bias", dtype(), {d}});
+
+  const uint8_t values_mode = r.byte() % 4;
+  const float scale = values_mode == 1 ? std::ldexp(1.0f, r.byte() % 128) : 1.0f;
+  const float one = values_mode == 3 ? r.raw_float() : 0.0f;
+  const size_t one_at = values_mode == 3 ? r.byte() : 0;
+  std::vector<int64_t> ids(static_cast<size_t>(1 + r.byte() % 6));
+  for (int64_t& id : ids) id = static_cast<int64_t>(r.byte() % (vocab + 2));
+
+  // the file: header (keys sorted by nlohmann, offsets in that order), then each tensor's bytes
+  nlohmann::json header = nlohmann::json::object();
+  std::map<std::string, const FuzzTensor*> sorted;
+  for (const auto& t : tensors) sorted[t.key] = &t;
+  std::vector<uint8_t> body;
+  uint32_t lcg = 12345;
+  for (const auto& [key, t] : sorted) {
+    std::vector<float> v(static_cast<size_t>(numel_of(t->shape)));
+    for (size_t i = 0; i < v.size(); ++i) {
+      lcg = lcg * 1103515245u + 12345u;
+      const float seeded =
+          (static_cast<float>(lcg >> 8) / 16777216.0f - 0.5f) * 0.2f + (key.find("ln_") != std::string::npos && key.find(".weight") != std::string::npos ? 1.0f : 0.0f);
+      v[i] = values_mode == 2 ? r.raw_float() : seeded * scale;
+      if (values_mode == 3 && i == one_at % v.size()) v[i] = one;
+    }
+    const size_t begin = body.size();
+    const std::vector<uint8_t> bytes = encode_values(v, t->dtype);
+    body.insert(body.end(), bytes.begin(), bytes.end());
+    header[key] = {{"dtype", t->dtype}, {"shape", t->shape}, {"data_offsets", {begin, body.size()}}};
+  }
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  // bytes that are not UTF-8 (a fuzzed n_head text) become U+FFFD, as a saver writing JSON would have to
+  const std::string json = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const SafetensorsHeader h = parse_safetensors_header(reinterpret_cast<const uint8_t*>(json.data()), json.size(), 8 + json.size() + body.size());
+  const auto bytes_of = [&](const std::vector<ByteRead>& reads) {
+    std::map<std::string, std::vector<uint8_t>> out;
+    for (const auto& rd : reads) {
+      require(rd.entry.begin <= rd.entry.end && rd.entry.end <= body.size(), "a read outside the file: " + rd.name);
+      out[rd.name] = std::vector<uint8_t>(body.begin() + static_cast<std::ptrdiff_t>(rd.entry.begin), body.begin() + static_cast<std::ptrdiff_t>(rd.entry.end));
+    }
+    return out;
+  };
+
+  // layer 0's input: refused, or finite (never NaN handed to the page)
+  try {
+    const std::vector<ByteRead> reads = plan_gpt2_block_input(h, ids, 0);
+    const Tensor x = gpt2_block_input(reads, bytes_of(reads), ids.size());
+    require(first_non_finite(x.data.data(), x.data.size(), x.shape).empty(), "a layer-0 input with NaN or infinity");
+  } catch (const AttentionError&) {}
+
+  Gpt2Config c;
+  try {
+    c = gpt2_config(h, heads_option);
+  } catch (const AttentionError& e) {
+    static const std::set<std::string> kConfig = {"checkpoint_missing_key", "checkpoint_bad_header", "checkpoint_shape",
+                                                  "checkpoint_dtype",       "checkpoint_num_heads",  "checkpoint_layer"};
+    require(kConfig.count(e.code()) == 1, "gpt2_config threw " + e.code() + ": " + e.what());
+    return;
+  }
+  // An accepted file is the whole model: blocks 0 .. n_layer-1 complete and of the right shapes, nothing
+  // past them, no second set of blocks, a head count that divides the width.
+  require(c.prefix == prefix, "an accepted model under another prefix than its wte's");
+  require(c.n_layer >= 1 && c.n_head >= 1 && c.n_embd % c.n_head == 0, "an accepted config with no blocks or a bad head count");
+  for (int64_t L = 0; L < c.n_layer; ++L)
+    for (const auto& [key, shape] : block) {
+      const SafetensorsEntry* e = h.find(c.prefix + "h." + std::to_string(L) + "." + key);
+      require(e != nullptr && e->shape.size() == shape.size(), "an accepted model lacks block " + std::to_string(L) + "'s " + key);
+      require(static_cast<int64_t>(safetensors_dtype_size(e->dtype)) <= c.value_bytes, "value_bytes under a block's dtype");
+    }
+  for (const auto& e : h.entries) {
+    require(e.key.rfind(other + "h.", 0) != 0, "an accepted model beside a second set of blocks: " + e.key);
+    if (e.key.rfind(c.prefix + "h.", 0) == 0) require(std::atoll(e.key.c_str() + c.prefix.size() + 2) < c.n_layer, "a block past n_layer was ignored: " + e.key);
+  }
+  const double estimate = gpt2_run_bytes(c, static_cast<int64_t>(ids.size()));
+  require(std::isfinite(estimate) && estimate > 0, "an estimate that is not a positive number");
+
+  // the run: refused with a code, or logits and probabilities that are all finite
+  try {
+    Gpt2Run run(h, c, ids);
+    run.embed(bytes_of(run.embedding_reads()));
+    for (int64_t L = 0; L < c.n_layer; ++L) {
+      const Gpt2Run::Layer layer = run.block(L, bytes_of(run.block_reads(L)));
+      require(first_non_finite(layer.attn_weights.data.data(), layer.attn_weights.data.size(), layer.attn_weights.shape).empty(), "attention weights with NaN");
+    }
+    run.final_norm(bytes_of(run.final_reads()));
+    for (int64_t b = 0; b < c.vocab_size; b += kGpt2LogitsChunkRows) run.logits_rows(b, bytes_of({run.logits_read(b)}).begin()->second);
+    const std::vector<float>& logits = run.last_logits();
+    require(first_non_finite(logits.data(), logits.size(), Shape{c.vocab_size}).empty(), "a run resolved with non-finite logits");
+    double sum = 0;
+    for (const auto& [id, p] : run.top_tokens(5)) {
+      require(id >= 0 && id < c.vocab_size && std::isfinite(p) && p >= 0 && p <= 1, "a top token with an impossible id or probability");
+      sum += p;
+    }
+    require(sum <= 1.0 + 1e-9, "top probabilities over 1");
+  } catch (const AttentionError& e) {
+    static const std::set<std::string> kRun = {"input_empty", "checkpoint_token", "context_too_short", "too_large", "non_finite_parameter", "non_finite_stage"};
+    require(kRun.count(e.code()) == 1, "the run threw " + e.code() + ": " + e.what());
   }
 }
 

@@ -163,4 +163,45 @@ checkpoints["whitespace_padded"] = (FIXTURES / "whitespace_padded.safetensors").
 for name, data in checkpoints.items():
     write("fuzz_checkpoint_header", name, data)
 
+
+# ---- fuzz_gpt2_file: whole GPT-2 files by their structure (the byte layout in fuzz_entries.hpp) ----
+def gpt2_file(d=8, n_ctx=8, vocab=16, heads=(2, 2), prefix=0, others=None, dtype=0, dtypes=(), blocks=((0,), (0,)),
+              values=(0,), ids=(1, 2, 3)):
+    out = [(d - 1) % 12, (n_ctx - 1) % 12, (vocab - 1) % 48, *heads, prefix, dtype, *dtypes, len(blocks)]
+    for b in blocks:
+        out += list(b)
+    if others is not None:
+        out.append(others)
+    out += list(values)
+    out += [len(ids) - 1, *ids]
+    return bytes(out)
+
+
+nan = list(struct.pack("<I", 0x7FC00000))
+gpt2_files = {
+    "two_blocks_metadata_heads": gpt2_file(),
+    "prefix_transformer": gpt2_file(prefix=1),
+    "gap_0_and_4": gpt2_file(blocks=((0,), (1, 3))),
+    "partial_block": gpt2_file(blocks=((0,), (2, 0xC0, 0x0F))),
+    "blocks_under_both_prefixes": gpt2_file(prefix=2, others=2),
+    "wrong_shape": gpt2_file(blocks=((4, 8),)),
+    "mask_buffers": gpt2_file(blocks=((8,), (8,))),
+    "overflow_scale_2_127": gpt2_file(values=(1, 127)),
+    "overflow_scale_2_100_one_block": gpt2_file(blocks=((0,),), values=(1, 100)),
+    "nan_weight": gpt2_file(values=(3, *nan, 5)),
+    "f16_overflows_to_inf": gpt2_file(dtype=1, values=(1, 20)),
+    "bf16": gpt2_file(dtype=2),
+    "f64": gpt2_file(dtype=3),
+    "mixed_dtypes": gpt2_file(dtype=4, dtypes=(1, 0), blocks=((0,) + (0,) * 12,), values=(0, 0, 0)),  # F16 wte; ln_f F32
+    "heads_option_3": gpt2_file(heads=(1, 3)),
+    "heads_text": gpt2_file(heads=(3, 3, *b"two")),
+    "no_heads_width_8": gpt2_file(heads=(0,)),
+    "tokens_outside_vocab": gpt2_file(ids=(16, 17)),
+    "raw_values": gpt2_file(d=2, vocab=4, blocks=((0,),), values=(2,), ids=(1,)) + bytes(range(256)) * 2,
+    "no_wte": gpt2_file(prefix=4),
+    "no_blocks": gpt2_file(blocks=()),
+}
+for name, data in gpt2_files.items():
+    write("fuzz_gpt2_file", name, data)
+
 print("corpus:", {t.name: len(list(t.iterdir())) for t in sorted((ROOT / "corpus").iterdir())})

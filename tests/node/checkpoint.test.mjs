@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { tensor, maxAbsDiff, sameBits } from "./helpers.mjs";
-import { layer0Shapes, safetensors, safetensorsHeader } from "../safetensors.mjs";
+import { gpt2Tensors, layer0Shapes, safetensors, safetensorsFile, safetensorsHeader } from "../safetensors.mjs";
 
 const lab = await loadAttentionLab();
 const dir = new URL("../fixtures/checkpoints/", import.meta.url);
@@ -208,4 +208,55 @@ test("a report lists the first 200 ignored keys in the header's order and counts
   assert.equal(report.ignored.at(-1).key, "extra.199");
   assert.equal(report.ignored[0].reason, "not part of attention");
   assert.equal(report.maxLayer, 0);
+});
+
+test("checkpointInput at layer 0 refuses what run refuses: NaN in a row read, F64 weights; an aborted signal reads nothing", async () => {
+  const tensors = gpt2Tensors({ d: 8, layers: 1, vocab: 16, nCtx: 12 });
+  const nan = safetensorsFile(tensors, { fill: (key, v) => key === "wte.weight" && (v[3 * 8 + 5] = NaN), metadata: { n_head: "2" } });
+  const e0 = await rejection(lab.checkpointInput(nan, { tokenIds: [3, 1], layer: 0 }));
+  assert.equal(e0.code, "non_finite_parameter");
+  assert.match(e0.message, /wte\.weight\[3\]/);
+  // the whole model says the same of the same file
+  const model = await lab.loadGPT2(nan);
+  assert.equal((await rejection(model.run([3, 1]))).code, "non_finite_parameter");
+  model.dispose();
+  // a row that is fine is fine: the NaN is only where it is
+  assert.deepEqual((await lab.checkpointInput(nan, { tokenIds: [1, 2], layer: 0 })).shape, [1, 2, 8]);
+  // F64: refused by layer 0 as by the whole model (checkpoint_dtype)
+  const f64 = safetensorsFile(tensors.map(([key, , shape]) => [key, "F64", shape]), { metadata: { n_head: "2" } });
+  assert.equal((await rejection(lab.checkpointInput(f64, { tokenIds: [3], layer: 0 }))).code, "checkpoint_dtype");
+  assert.equal((await rejection(lab.loadGPT2(f64))).code, "checkpoint_dtype");
+  // an already-aborted signal: cancelled before any tensor is read
+  let reads = 0;
+  const counted = new (class extends Blob {
+    slice(begin, end) {
+      if (begin >= 8) reads++;
+      return super.slice(begin, end);
+    }
+  })([nan]);
+  assert.equal((await rejection(lab.checkpointInput(counted, { tokenIds: [1], layer: 0, signal: AbortSignal.abort() }))).code, "cancelled");
+  assert.equal(reads, 0);
+  const file = await lab.openCheckpoint(nan);
+  assert.equal((await rejection(lab.checkpointInput(file, { tokenIds: [1], layer: 0, signal: AbortSignal.abort() }))).code, "cancelled");
+  file.dispose();
+});
+
+test("loadCheckpoint reads __metadata__ n_head as loadGPT2 does (one rule in the core), and says where it came from", async () => {
+  const tensors = gpt2Tensors({ d: 8, layers: 1, vocab: 16, nCtx: 12 });
+  const file = safetensorsFile(tensors, { metadata: { n_head: "4" } });
+  const { module, report } = await lab.loadCheckpoint(file);
+  assert.equal(module.config.num_heads, 4);
+  assert.match(report.sources.num_heads, /__metadata__ n_head \(4\)/);
+  const model = await lab.loadGPT2(file);
+  assert.equal(model.config.n_head, module.config.num_heads);
+  model.dispose();
+  // the option wins over the file, for both
+  assert.equal((await lab.loadCheckpoint(file, { num_heads: 2 })).module.config.num_heads, 2);
+  // a metadata value that is not a whole number is refused by both, naming it
+  const bad = safetensorsFile(tensors, { metadata: { n_head: "four" } });
+  for (const p of [lab.loadCheckpoint(bad), lab.loadGPT2(bad)]) {
+    const e = await rejection(p);
+    assert.equal(e.code, "checkpoint_num_heads");
+    assert.match(e.message, /__metadata__ n_head is "four"/);
+  }
 });

@@ -61,6 +61,12 @@ const VALUES = [
   () => new Blob([checkpoint]), () => new Blob([new Uint8Array(40)]), () => [{ name: "W_query", shape: [2, 3], data: new Float32Array(6) }],
   () => lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }).parameters(), function named() {}, new Date(0), /re/,
   () => wholeModel, () => new Blob([wholeModel]), [0, 63, 5], [64], { signal: AbortSignal.abort() }, { onProgress: trap }, { signal: hostileProxy },
+  // run and generate options: in and out of range, of the wrong kind, callbacks that throw, signals
+  { maxNewTokens: 2 }, { maxNewTokens: 0 }, { maxNewTokens: 2.5 }, { maxNewTokens: "2" }, { maxNewTokens: 2, cache: false }, { maxNewTokens: 2, resident: true },
+  { temperature: -1 }, { temperature: NaN }, { temperature: 1.5, topK: 3 }, { temperature: 1, generator: {} }, () => ({ temperature: 1, generator: lab.manualSeed(3) }),
+  { topK: 0 }, { topK: 1e9 }, { eosId: 63 }, { eosId: -1 }, { cache: "yes" }, { resident: 1 }, { onToken: 5 }, { onToken: trap, maxNewTokens: 2 }, { onProgress: 5 },
+  { onProgress: () => {} }, { signal: { aborted: true } }, { signal: { get aborted() { throw new Error("getter"); } } }, () => ({ signal: new AbortController().signal }),
+  { get maxNewTokens() { throw new Error("getter"); } }, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
 ];
 
 /** The public calls and how many arguments each takes. */
@@ -92,7 +98,14 @@ const CALLS = {
   gpt2Run: (a) => withModel((model) => model.run(a[0], a[1])),
   gpt2AttentionInput: (a) => withModel((model) => model.attentionInput(a[0], a[1], a[2])),
   gpt2Estimate: (a) => withModel((model) => model.estimateBytes(a[0])),
+  // on one model kept open: these must return a promise whatever they are given (never throw at the call)
+  modelRun: (a) => sharedModel.run(a[0], a[1]),
+  modelGenerate: (a) => sharedModel.generate(a[0], a[1]),
+  modelAttentionInput: (a) => sharedModel.attentionInput(a[0], a[1], a[2]),
 };
+/** The calls whose answer is a promise: a bad argument rejects it, never throws synchronously. */
+const MUST_REJECT = new Set(["loadCheckpoint", "checkpointInput", "modelRun", "modelGenerate", "modelAttentionInput"]);
+const sharedModel = await lab.loadGPT2(wholeModel, { num_heads: 2 });
 
 /** Runs `use` on a freshly opened whole model, then frees it. */
 async function withModel(use) {
@@ -119,8 +132,11 @@ async function fuzz(rounds, seed) {
     const m = pick(4) === 0 ? disposedModule : lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 });
     const g = pick(4) === 0 ? disposedGenerator : lab.manualSeed(pick(100));
     let error = null;
+    let returned = false;
     try {
       const r = CALLS[name](args, m, g);
+      returned = true;
+      if (MUST_REJECT.has(name)) assert.ok(r instanceof Promise, `${name} returned ${typeof r}, not a promise`);
       if (r instanceof Promise) await r;
     } catch (err) {
       error = err;
@@ -128,6 +144,7 @@ async function fuzz(rounds, seed) {
     calls++;
     if (error === null) continue;
     const what = `${name}(${args.map((a) => typeof a).join(", ")}) threw ${error?.name}: ${error?.message}`;
+    assert.ok(returned || !MUST_REJECT.has(name), `${name} threw synchronously instead of rejecting: ${what}`);
     assert.ok(error instanceof AttentionError, `raw error: ${what}\n${error?.stack}`);
     assert.ok(DOCUMENTED.has(error.code), `undocumented code '${error.code}': ${what}`);
     assert.ok(error.code !== "internal" && error.code !== "out_of_memory", what);
@@ -150,7 +167,7 @@ test("20,000 calls with random argument kinds: every throw is an AttentionError 
   await collectGarbage();
   assert.ok(calls >= 20000);
   assert.ok(seen.size >= 15, `only ${seen.size} codes were seen: ${[...seen.keys()]}`);
-  for (const code of ["unreadable_argument", "bad_options", "tensor_size", "checkpoint_source", "disposed", "seed"]) assert.ok(seen.has(code), `never saw ${code}: ${JSON.stringify([...seen])}`);
+  for (const code of ["unreadable_argument", "bad_options", "tensor_size", "checkpoint_source", "disposed", "seed", "generate_option", "cancelled"]) assert.ok(seen.has(code), `never saw ${code}: ${JSON.stringify([...seen])}`);
   assert.equal(lab.handlesInUse(), handles, "every module and generator made by the calls was released");
   assert.ok(lab.heapInUse() <= heap + 64 * 1024, `heap in use grew from ${heap} to ${lab.heapInUse()} bytes`);
   const after = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }).forward(x).output;

@@ -45,3 +45,50 @@ test("GPT-2 small at its real size (498 MB of weights) runs 20 and 1024 tokens w
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** A sparse file of `tensors` ([key, dtype, shape]): the header, then zeros the disk does not hold. */
+function sparseFile(dir, tensors) {
+  const file = path.join(dir, "model.safetensors");
+  const { head, dataBytes } = safetensorsHeader(tensors);
+  const fd = openSync(file, "w");
+  writeSync(fd, head);
+  ftruncateSync(fd, head.length + dataBytes);
+  closeSync(fd);
+  return file;
+}
+
+function measure(file, numTokens, numHeads) {
+  return JSON.parse(execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify({ path: file, numTokens, numHeads })], { encoding: "utf8" }));
+}
+
+test("the estimate bounds the peak with mixed dtypes (F16 wte, F32 blocks) and with a 4 M-row vocabulary (the top tokens' index, 8 bytes a row)", (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-gpt2-"));
+  try {
+    // GPT-2 small's width and vocabulary, 2 blocks, wte in F16: each block is read at 4 bytes per value, not wte's 2
+    const mixed = gpt2Tensors({ d: 768, layers: 2 }).map(([key, dtype, shape]) => [key, key === "wte.weight" ? "F16" : dtype, shape]);
+    const m = measure(sparseFile(dir, mixed), 20); // few tokens: the block, not the activations, makes the peak
+    const d = 768;
+    const blockAtWteDtype = 2 * (12 * d * d + 13 * d); // what an estimate at wte's 2 bytes per value leaves out
+    t.diagnostic(`F16 wte, F32 blocks: peak ${(m.peak / 1048576).toFixed(1)} MiB, estimate ${(m.estimate / 1048576).toFixed(1)} MiB (at wte's dtype: ${((m.estimate - blockAtWteDtype) / 1048576).toFixed(1)} MiB)`);
+    assert.equal(m.layers, 2);
+    assert.ok(m.peak <= m.estimate, `peak ${m.peak} > estimate ${m.estimate}`);
+    assert.ok(m.peak > m.estimate - blockAtWteDtype, "the block's raw bytes at 4 per value are what bounds this peak");
+    assert.ok(m.estimate <= 1.5 * m.peak, `estimate ${m.estimate} is more than 1.5x the peak ${m.peak}`);
+    // 4,194,304 rows of width 1 (one head): the logits, then the index of every row for the top tokens
+    const rows = 4 * 1048576;
+    const wide = measure(sparseFile(dir, gpt2Tensors({ d: 1, layers: 1, vocab: rows, nCtx: 16 })), 4, 1);
+    t.diagnostic(`${rows} rows: peak ${(wide.peak / 1048576).toFixed(1)} MiB, estimate ${(wide.estimate / 1048576).toFixed(1)} MiB`);
+    assert.equal(wide.layers, 1);
+    assert.ok(wide.peak <= wide.estimate, `peak ${wide.peak} > estimate ${wide.estimate}`);
+    assert.ok(wide.peak > 4 * rows + 4 * rows, "the logits and the index were both held");
+    assert.ok(wide.estimate <= 1.5 * wide.peak, `estimate ${wide.estimate} is more than 1.5x the peak ${wide.peak}`);
+    // 300 M rows: 1.1 GiB of logits fit the 1.5 GiB budget, with their 2.2 GiB index they do not: refused before any read
+    const huge = measure(sparseFile(dir, gpt2Tensors({ d: 1, layers: 1, vocab: 300e6, nCtx: 16 }).map(([key, , shape]) => [key, "F16", shape])), 1, 1);
+    t.diagnostic(`300 M rows: ${huge.code}, estimate ${(huge.estimate / 1048576).toFixed(0)} MiB, peak ${(huge.peak / 1048576).toFixed(1)} MiB`);
+    assert.equal(huge.code, "too_large");
+    assert.ok(huge.estimate >= 12 * 300e6);
+    assert.ok(huge.peak < 1048576, "nothing was allocated for the refused run");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab } from "attention-lab";
 import { GPT2_FIXTURES, gpt2File, sha256, f16Bits, bf16Bits } from "../gpt2-files.mjs";
-import { gpt2BlockShapes, gpt2Tensors, safetensorsHeader } from "../safetensors.mjs";
+import { gpt2BlockShapes, gpt2Tensors, safetensorsFile, safetensorsHeader } from "../safetensors.mjs";
 import { readFileSync } from "node:fs";
 
 const lab = await loadAttentionLab();
@@ -244,4 +244,104 @@ test("GPT-2's four sizes are recognised from the shapes alone (header-only files
     assert.ok(bytes < dataBytes / 4, `${name}: ${bytes} bytes for a ${dataBytes}-byte file`);
     model.dispose();
   }
+});
+
+/** A small whole GPT-2 (width 8, 2 heads by its __metadata__, 16 tokens, 12 positions) with seeded values; `fill(key, values)` may change them. */
+const smallModel = ({ layers = 2, fill, tensors = gpt2Tensors({ d: 8, layers, vocab: 16, nCtx: 12 }) } = {}) => safetensorsFile(tensors, { fill, metadata: { n_head: "2" } });
+
+test("finite weights that overflow float32 reject with non_finite_stage naming the block and stage, never NaN probabilities or token 0's input", async () => {
+  const ok = await lab.loadGPT2(smallModel());
+  const r = await ok.run([3, 1, 4]);
+  assert.ok(r.nextTokens.every((t) => Number.isFinite(t.prob)) && r.lastLogits.every(Number.isFinite));
+  ok.dispose();
+  // wte at +-3e38 (finite, as a file may hold): the LayerNorms tame the stream, the tied head overflows
+  const wte = await lab.loadGPT2(smallModel({ layers: 1, fill: (key, v) => key === "wte.weight" && v.forEach((_, i) => (v[i] = i % 2 ? -3e38 : 3e38)) }));
+  await assert.rejects(wte.run([3, 1, 4]), (e) => e.code === "non_finite_stage" && e.slot === "logits" && /^logits = ln_f\(x\)\[-1\] @ wte\^T is the first stage/.test(e.message) && /token id 0/.test(e.message) && /scale them down/.test(e.hint));
+  wte.dispose();
+  // an overflow in block 0's MLP: named there, not as block 1's input "token 0"
+  const mlp = await lab.loadGPT2(smallModel({ fill: (key, v) => (key === "h.0.mlp.c_proj.weight" ? v.fill(3e38) : key === "h.0.mlp.c_fc.bias" && v.fill(10)) }));
+  await assert.rejects(mlp.run([3, 1, 4]), (e) => e.code === "non_finite_stage" && e.slot === "mlp_c_proj" && /block 0 \(h\.0\)/.test(e.message) && /token 0, column 0/.test(e.message));
+  // a second run refuses the same way (nothing left half-done), and the code is documented for run
+  await assert.rejects(mlp.run([3, 1, 4]), { code: "non_finite_stage" });
+  mlp.dispose();
+  const dts = readFileSync(new URL("../../web/lib/attention-lab.d.ts", import.meta.url), "utf8");
+  const runDoc = dts.slice(dts.indexOf("The whole forward in eval mode"), dts.indexOf("run(tokenIds: ArrayLike<number>"));
+  assert.match(runDoc, /non_finite_stage/);
+});
+
+test("a gap in the block numbers, a partial block or a second set of blocks is refused, naming the missing keys (never a shorter model)", async () => {
+  const base = gpt2Tensors({ d: 8, layers: 1, vocab: 16, nCtx: 12 });
+  const block = (prefix, L) => gpt2BlockShapes(8).map(([key, shape]) => [`${prefix}h.${L}.${key}`, "F32", shape]);
+  const gap = [...base.slice(0, -2), ...block("", 7), ...base.slice(-2)];
+  await assert.rejects(lab.loadGPT2(safetensorsFile(gap), { num_heads: 2 }), (e) => e.code === "checkpoint_missing_key" && /blocks 0, 7 but not 1, 2, 3, 4, 5, 6/.test(e.message) && /h\.1\.ln_1\.weight/.test(e.message));
+  const partial = [...base.slice(0, -2), ...block("", 1).filter(([key]) => key.includes(".attn.")), ...base.slice(-2)];
+  await assert.rejects(lab.loadGPT2(safetensorsFile(partial), { num_heads: 2 }), (e) => e.code === "checkpoint_missing_key" && /no h\.1\.ln_1\.weight, which the whole model needs, nor h\.1\.ln_1\.bias, h\.1\.ln_2\.weight/.test(e.message));
+  const both = [...base, ...block("transformer.", 0), ...block("transformer.", 1)];
+  await assert.rejects(lab.loadGPT2(safetensorsFile(both), { num_heads: 2 }), (e) => e.code === "checkpoint_bad_header" && /transformer\.h\.0, 1 beside h\.0 \(the blocks of wte\.weight's model\)/.test(e.message));
+  // the same files through checkpointInput at a later layer: the same refusal
+  await assert.rejects(lab.checkpointInput(safetensorsFile(gap), { tokenIds: [1], layer: 7, num_heads: 2 }), { code: "checkpoint_missing_key" });
+});
+
+/** A Blob whose reads past `from` never settle (a network drive that stopped answering). */
+class Stalling extends Blob {
+  #bytes;
+  #from;
+  constructor(bytes, from) {
+    super([bytes]);
+    this.#bytes = bytes;
+    this.#from = from;
+  }
+  slice(begin, end) {
+    if (begin < this.#from) return new Blob([this.#bytes.subarray(begin, end)]);
+    return { arrayBuffer: () => new Promise(() => {}) };
+  }
+}
+
+test("a read that never settles: aborting ends the run at once, and the next run is not busy", async () => {
+  const bytes = smallModel();
+  const headerEnd = 8 + Number(bytes.readBigUInt64LE(0));
+  const model = await lab.loadGPT2(new Stalling(bytes, headerEnd), {});
+  const controller = new AbortController();
+  const running = model.run([3, 1], { signal: controller.signal });
+  let settled = false;
+  running.catch(() => {}).finally(() => (settled = true));
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(settled, false, "the read is pending");
+  controller.abort();
+  await assert.rejects(running, { code: "cancelled" });
+  const again = new AbortController();
+  const next = model.run([3, 1], { signal: again.signal }); // reads again (and stalls again), but is not refused as busy
+  again.abort();
+  await assert.rejects(next, { code: "cancelled" });
+  // generation reads through the same path
+  const gen = new AbortController();
+  const g = model.generate([3], { maxNewTokens: 1, signal: gen.signal });
+  gen.abort();
+  await assert.rejects(g, { code: "cancelled" });
+  model.dispose();
+});
+
+test("a buffer detached after loadGPT2 rejects with checkpoint_source, not a raw TypeError", async () => {
+  const copy = smallModel();
+  const buffer = copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.length);
+  for (const source of [buffer, new Uint8Array(buffer)]) {
+    const own = source instanceof ArrayBuffer ? source.slice(0) : new Uint8Array(source.buffer.slice(0));
+    const model = await lab.loadGPT2(own);
+    structuredClone(own instanceof ArrayBuffer ? own : own.buffer, { transfer: [own instanceof ArrayBuffer ? own : own.buffer] });
+    await assert.rejects(model.run([3, 1]), (e) => e.code === "checkpoint_source" && /detached/.test(e.message));
+    model.dispose();
+  }
+});
+
+test("model.run with bad options returns a rejected promise, as loadGPT2 and attentionInput do", async () => {
+  const model = await lab.loadGPT2(smallModel());
+  for (const options of [5, "fast", true, Symbol("s"), new Proxy({}, { ownKeys: () => { throw new Error("trap"); } })]) {
+    let promise;
+    assert.doesNotThrow(() => (promise = model.run([3, 1], options)));
+    assert.ok(promise instanceof Promise);
+    await assert.rejects(promise, (e) => e.code === "bad_options" || e.code === "unreadable_argument");
+    await assert.rejects(model.attentionInput([3, 1], 0, options), (e) => e.code === "bad_options" || e.code === "unreadable_argument");
+  }
+  await assert.rejects(lab.loadGPT2(smallModel(), 5), { code: "bad_options" });
+  model.dispose();
 });

@@ -134,7 +134,7 @@ export type ErrorCode =
   | "dropout_ignored"
   /** warning: a boolean mask passed where True means "attend", so each query sees only later keys (NaN rows) */
   | "inverted_mask"
-  /** forward warning: finite inputs gave NaN or infinity; names the first stage and where */
+  /** finite inputs gave NaN or infinity; names the first stage and where (a module forward's warning; a GPT-2 run's error, naming the block) */
   | "non_finite_stage"
   // tensors and parameters
   /** not a {shape, data} tensor, or sizes that are not whole numbers */
@@ -619,7 +619,7 @@ export interface CheckpointReport {
 export interface CheckpointOptions {
   /** Which transformer block (h.{layer}); default 0. */
   layer?: number;
-  /** Required unless the width is a GPT-2 preset's (768 -> 12, 1024 -> 16, 1280 -> 20, 1600 -> 25). */
+  /** Required unless the header's __metadata__ gives n_head (as loadGPT2 reads it) or the width is a GPT-2 preset's (768 -> 12, 1024 -> 16, 1280 -> 20, 1600 -> 25). */
   num_heads?: number;
   /** Used only when the file has neither wpe.weight nor a mask buffer. */
   context_length?: number;
@@ -685,7 +685,7 @@ export interface GPT2Progress {
 export interface GPT2RunOptions {
   /** Called after each step: the embedding, each block, the logits. */
   onProgress?: (progress: GPT2Progress) => void;
-  /** Cancels between reads: the run rejects with AttentionError "cancelled". */
+  /** Cancels the run, also while a read is pending (the signal races it): the run rejects with AttentionError "cancelled" and the model is free for the next run. */
   signal?: AbortSignal;
   /**
    * What each layer's result holds (default "full"): "full" gives `input` and `attnWeights`
@@ -816,9 +816,13 @@ export interface GPT2Model {
   /** Bytes a run on numTokens tokens takes at its peak, its results as the caller holds them included (checked before every run). */
   estimateBytes(numTokens: number, options?: { attention?: "full" | "thumbnails" }): number;
   /**
-   * The whole forward in eval mode on GPT-2 BPE token ids. Rejects with AttentionError: checkpoint_token,
-   * input_empty, context_too_short, too_large, busy, cancelled, callback, checkpoint_read, non_finite_parameter, disposed,
-   * run_option (the `attention` option).
+   * The whole forward in eval mode on GPT-2 BPE token ids. Rejects (never throws, bad options too) with
+   * AttentionError: bad_options, checkpoint_token, input_empty, context_too_short, too_large, busy,
+   * cancelled, callback, checkpoint_read, checkpoint_source (a buffer detached since loadGPT2),
+   * non_finite_parameter (a NaN or infinity in the file), non_finite_stage (finite weights overflowed
+   * float32: `slot` is the first stage that turned non-finite, one of "embedding", "ln_1", "attn",
+   * "attn_residual", "ln_2", "c_fc", "gelu", "mlp_c_proj", "mlp_residual", "ln_f", "logits"; the message
+   * names its block h.L and the token and column), disposed, run_option (the `attention` option).
    */
   run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions & { attention?: "full" }): Promise<GPT2Result>;
   run(tokenIds: ArrayLike<number>, options: GPT2RunOptions & { attention: "thumbnails" }): Promise<GPT2ThumbnailResult>;
@@ -894,17 +898,24 @@ export interface AttentionLab {
    * entering block `layer` (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only
    * one wte row per token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a
    * time), so the file must hold the whole model (`num_heads` for widths that are not GPT-2's).
+   * Every layer refuses what the whole model refuses: a NaN or infinity in a row read
+   * (non_finite_parameter), a dtype other than F32, F16, BF16 (checkpoint_dtype). `signal` is checked
+   * before anything is read and races every read.
    * Rejects with AttentionError: checkpoint_missing_key, checkpoint_token, context_too_short,
-   * checkpoint_layer, checkpoint_num_heads, cancelled, disposed (a disposed CheckpointFile), and the header errors.
+   * checkpoint_layer, checkpoint_num_heads, checkpoint_dtype, non_finite_parameter, non_finite_stage
+   * (layer > 0), cancelled, disposed (a disposed CheckpointFile), and the header errors.
    */
   checkpointInput(source: CheckpointSource, options: { tokenIds: number[]; layer?: number; num_heads?: number; signal?: AbortSignal }): Promise<Tensor>;
   /**
    * Opens a GPT-2 .safetensors file for the whole model (the book's chapter 4 GPTModel, the same as
    * Hugging Face's GPT-2), reading only its header now; F32, F16 or BF16; keys with or without
    * `transformer.`. GPT-2 small, medium, large and XL are recognised from their shapes; other widths
-   * need `num_heads` (or an `n_head` entry in the header's __metadata__).
+   * need `num_heads` (or an `n_head` entry in the header's __metadata__; loadCheckpoint reads it by the
+   * same rule). The blocks must be h.0 .. h.{n_layer-1}, none missing or partial.
    * Rejects with AttentionError: checkpoint_source, checkpoint_read, the header errors,
-   * checkpoint_missing_key, checkpoint_shape, checkpoint_dtype, checkpoint_num_heads, checkpoint_layer,
+   * checkpoint_missing_key (a gap in the blocks or a partial block: names the missing keys),
+   * checkpoint_bad_header (blocks under both h. and transformer.h.), checkpoint_shape, checkpoint_dtype,
+   * checkpoint_num_heads, checkpoint_layer,
    * disposed (a disposed CheckpointFile). Given a CheckpointFile, the model shares its parsed header.
    */
   loadGPT2(source: CheckpointSource, options?: { num_heads?: number }): Promise<GPT2Model>;

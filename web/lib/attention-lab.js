@@ -432,7 +432,53 @@ function checkSignal(signal) {
   } catch {
     aborted = false;
   }
-  if (aborted) throw new AttentionError({ code: "cancelled", slot: "", message: "the run was cancelled", hint: "" });
+  if (aborted) throw cancelledError();
+}
+
+function cancelledError() {
+  return new AttentionError({ code: "cancelled", slot: "", message: "the run was cancelled", hint: "" });
+}
+
+/**
+ * `pending` (a read), or AttentionError "cancelled" as soon as `signal` fires: the signal races the
+ * read, so a read that never settles cannot hold a run (and its model) for ever. Anything that is not
+ * an AbortSignal-like object with addEventListener is only checked between reads (checkSignal).
+ */
+function raceSignal(pending, signal) {
+  let listen = false;
+  try {
+    listen = signal != null && typeof signal === "object" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
+  } catch {
+    listen = false;
+  }
+  if (!listen) return pending;
+  let onAbort = null;
+  const aborted = new Promise((_, reject) => {
+    onAbort = () => reject(cancelledError());
+    try {
+      signal.addEventListener("abort", onAbort, { once: true });
+    } catch {
+      onAbort = null;  // a signal that cannot be listened to: checked between reads only
+    }
+  });
+  return Promise.race([pending, aborted]).finally(() => {
+    try {
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+    } catch {
+      // nothing to undo
+    }
+  });
+}
+
+/** The bytes of `reads` ({name, begin, end}) from `reader`, by name: `signal` checked before and after each read, and racing it. */
+async function readRanges(reader, reads, signal) {
+  const buffers = {};
+  for (const { name, begin, end } of reads) {
+    checkSignal(signal);
+    buffers[name] = await raceSignal(reader.read(begin, end), signal);
+  }
+  checkSignal(signal);
+  return buffers;
 }
 
 /**
@@ -548,9 +594,11 @@ class GPT2Model {
    * the exact weights among the first F = min(num_tokens, 48) tokens}); the logits at the last position
    * (vocab_size); the 5 most likely next tokens {id, prob} by softmax. `onProgress({step, done, total})`
    * is called after each step ("embedding", "block" with `layer`, "logits"); `signal` (AbortSignal)
-   * cancels between reads ("cancelled"). One run at a time per model ("busy").
+   * cancels ("cancelled"), also while a read is pending. One run at a time per model ("busy"). Finite
+   * weights that overflow float32 reject with "non_finite_stage" naming the block and the stage.
+   * Bad options reject (never throw).
    */
-  run(tokenIds, options) {
+  async run(tokenIds, options) {
     const { onProgress, signal, attention } = readOptions(options, "run");
     return this.#steps(tokenIds, this.config.n_layer, { onProgress, signal, logits: true, attention: attentionMode(attention) });
   }
@@ -626,15 +674,9 @@ class GPT2Model {
     }
   }
 
-  /** The bytes of `reads` ({name, begin, end}), by name, checking `signal` before and after each read. */
-  async #readAll(reads, signal) {
-    const buffers = {};
-    for (const { name, begin, end } of reads) {
-      checkSignal(signal);
-      buffers[name] = await this.#reader.read(begin, end);
-    }
-    checkSignal(signal);
-    return buffers;
+  /** The bytes of `reads` ({name, begin, end}), by name (readRanges: the signal races each read). */
+  #readAll(reads, signal) {
+    return readRanges(this.#reader, reads, signal);
   }
 
   /** Embedding, blocks 0 .. upTo - 1, then the logits or the attention input of block `inputOf`. */
@@ -652,15 +694,7 @@ class GPT2Model {
         throw new AttentionError({ code: "callback", slot: "onProgress", message: "the onProgress callback threw, so the run stopped", hint: "Catch errors inside the callback." });
       }
     };
-    const readAll = async (reads) => {
-      const buffers = {};
-      for (const { name, begin, end } of reads) {
-        checkSignal(signal);
-        buffers[name] = await reader.read(begin, end);
-      }
-      checkSignal(signal);
-      return buffers;
-    };
+    const readAll = (reads) => readRanges(reader, reads, signal);
     this.#running = true;
     try {
       const total = upTo + 2;
@@ -681,7 +715,7 @@ class GPT2Model {
       const chunks = unwrap(core.gpt2Final(handle, await readAll(unwrap(core.gpt2FinalReads(handle)))));
       for (const { name, begin, end } of chunks) {
         checkSignal(signal);
-        const bytes = await reader.read(begin, end);
+        const bytes = await raceSignal(reader.read(begin, end), signal);
         checkSignal(signal);
         unwrap(core.gpt2Logits(handle, parseInt(name.slice(name.indexOf("[") + 1), 10), bytes));
       }
@@ -902,6 +936,7 @@ class Lab {
     const ids = readTokenIds(tokenIds);
     const where = numberOption(layer);  // one rule with loadCheckpoint's layer
     const core = this._core;
+    checkSignal(signal);
     return withFile(core, opened, async (file) => {
       const reader = file._reader;
       const reads = unwrap(core.planBlockInput(file._handle, ids, where));
@@ -914,9 +949,7 @@ class Lab {
           model.dispose();
         }
       }
-      const buffers = {};
-      for (const { name, begin, end } of reads) buffers[name] = await reader.read(begin, end);
-      return unwrap(core.blockInput(file._handle, ids, where, buffers));
+      return unwrap(core.blockInput(file._handle, ids, where, await readRanges(reader, reads, signal)));
     });
   }
 
@@ -1023,6 +1056,10 @@ class Lab {
   }
 }
 
+function detachedError() {
+  return new AttentionError({ code: "checkpoint_source", slot: "", message: "the checkpoint's buffer is detached (it was transferred or freed)", hint: "Read the file again, or pass a copy of its bytes." });
+}
+
 /** Random access to the bytes of an ArrayBuffer, a typed array, a Blob or a File (File.slice: never read whole). */
 function byteReader(source) {
   if (isArrayBuffer(source) || ArrayBuffer.isView(source)) {
@@ -1032,11 +1069,15 @@ function byteReader(source) {
     } catch {
       bytes = null;  // a detached buffer (transferred to a worker, or a resized one)
     }
-    if (bytes === null) {
-      throw new AttentionError({ code: "checkpoint_source", slot: "", message: "the checkpoint's buffer is detached (it was transferred or freed)", hint: "Read the file again, or pass a copy of its bytes." });
-    }
-    // a view, not a copy: every read goes straight into the core, which copies it once
-    return { size: bytes.length, read: async (begin, end) => bytes.subarray(begin, Math.min(end, bytes.length)) };
+    if (bytes === null) throw detachedError();
+    // a view, not a copy: every read goes straight into the core, which copies it once. A buffer
+    // detached later (transferred to a worker) leaves the view empty: refused as at the start.
+    const size = bytes.length;
+    const read = async (begin, end) => {
+      if (typedByteLength.call(bytes) !== size) throw detachedError();
+      return bytes.subarray(begin, Math.min(end, size));
+    };
+    return { size, read };
   }
   if (isBlob(source)) {
     const read = async (begin, end) => {

@@ -107,6 +107,21 @@ struct CheckpointPlan {
 /// GPT-2 head count of a width (n_embd -> n_head, from kGpt2Sizes in gpt2_sizes.hpp); 0 when no GPT-2 is that wide.
 int64_t gpt2_preset_heads(int64_t width);
 
+/// Where a GPT-2 file's head count comes from, one rule for loadCheckpoint and the whole model: the
+/// option when given, else the header's `__metadata__` "n_head" (a whole number written by the saver),
+/// else GPT-2's own head count for width `d` (kGpt2Sizes). `source` says which, for the report.
+struct HeadCount {
+  int64_t n_head = 0;
+  std::string source;
+};
+/// Throws AttentionError checkpoint_num_heads: no head count known for width d (not GPT-2's and the file
+/// does not say it), a __metadata__ n_head that is not a whole number, or one that does not divide d.
+HeadCount gpt2_head_count(const SafetensorsHeader& header, int64_t d, std::optional<int64_t> option);
+
+/// The dtypes GPT-2's weights may have here (F32, F16, BF16): the whole model, its layer inputs and
+/// generation read only these. Throws AttentionError checkpoint_dtype naming the key otherwise.
+void require_gpt2_dtype(const SafetensorsEntry& entry);
+
 /// Plans loading layer `options.layer`'s attention as MultiHeadAttention(d, d, n_ctx, 0.0, n_head,
 /// qkv_bias=True). Throws AttentionError: checkpoint_missing_key, checkpoint_layer (no such layer),
 /// checkpoint_shape (c_attn not (d, 3d) ...), checkpoint_num_heads (needed, or does not divide d),
@@ -119,6 +134,16 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
 /// Float32 values of one entry from its raw little-endian bytes (F32, F16, BF16, F64 accepted).
 /// Throws AttentionError "checkpoint_dtype" for other dtypes, "checkpoint_truncated" on a short buffer.
 std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* bytes, size_t length);
+
+/// decode_tensor, then refuses NaN and infinity (they would spread through every later layer):
+/// AttentionError non_finite_parameter naming "the file's <name>", the first index and the dtype.
+std::vector<float> decode_weight(const SafetensorsEntry& entry, const std::string& name, const uint8_t* bytes, size_t length);
+
+/// Throws AttentionError non_finite_stage when `values` (n floats, rows of `width`, one per token; the
+/// logits: width 1, one per token id) hold NaN or infinity although every weight read was finite
+/// (decode_weight refuses the rest): float32 overflowed at this stage of GPT-2. `block` is h.L's L, or -1
+/// for the embedding and the head; `stage` (the error's slot) is the stage's id, `formula` what it computes.
+void check_gpt2_stage(const float* values, size_t n, int64_t width, int64_t block, const std::string& stage, const std::string& formula);
 
 /// Builds the module from the plan and the bytes of each needed entry (by key): c_attn's last axis split
 /// into q, k, v (in that order), each transposed into W_*.weight; the bias split likewise;
@@ -136,8 +161,9 @@ SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last)
 
 /// What the real GPT-2 layer `layer` sees for `token_ids`: ln_1(wte[ids] + wpe[:T]), reading only
 /// the rows needed (one wte row per token, T wpe rows, ln_1's weight and bias).
-/// Throws AttentionError: checkpoint_missing_key (no wte/wpe/ln_1), checkpoint_token (an id past the
-/// vocabulary), context_too_short (more tokens than wpe rows), checkpoint_layer.
+/// Throws AttentionError: checkpoint_missing_key (no wte/wpe/ln_1), checkpoint_dtype (one of them not
+/// F32, F16 or BF16: the whole model's rule), checkpoint_token (an id past the vocabulary),
+/// context_too_short (more tokens than wpe rows), checkpoint_layer.
 std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer);
 
 /// GPT-2's token + position embedding, the one path the layer-0 input and the whole model share:
@@ -145,7 +171,9 @@ std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, con
 /// (`rows`: id -> (d)) and the first num_tokens rows of wpe ((num_tokens * d), row-major).
 Tensor gpt2_embed(const std::vector<int64_t>& ids, const std::map<int64_t, std::vector<float>>& rows, const std::vector<float>& wpe, int64_t d);
 
-/// (1, num_tokens, d) from the bytes of each read (by name), LayerNorm eps 1e-5 as GPT-2.
+/// (1, num_tokens, d) from the bytes of each read (by name), LayerNorm eps 1e-5 as GPT-2. Throws
+/// AttentionError non_finite_parameter (a NaN or infinity in a row read) and non_finite_stage (the
+/// embedding or ln_1 overflowed float32), as the whole model does.
 Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& bytes, size_t num_tokens);
 
 }  // namespace attention_lab

@@ -72,7 +72,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"dropout_all", "calls", "warning: dropout = 1.0 zeroes every attention weight in training mode"},
     {"dropout_ignored", "calls", "warning: the class stores dropout but its forward applies none (FlexAttention)"},
     {"inverted_mask", "calls", "warning: a boolean mask passed where True means \"attend\", so each query sees only later keys (NaN rows)"},
-    {"non_finite_stage", "calls", "forward warning: finite inputs gave NaN or infinity; names the first stage and where"},
+    {"non_finite_stage", "calls", "finite inputs gave NaN or infinity; names the first stage and where (a module forward's warning; a GPT-2 run's error, naming the block)"},
     {"tensor_shape", "tensors", "not a {shape, data} tensor, or sizes that are not whole numbers"},
     {"tensor_size", "tensors", "data length does not fit the shape"},
     {"tensor_axis", "tensors", "an axis out of range"},

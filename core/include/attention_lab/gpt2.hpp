@@ -28,23 +28,28 @@ namespace attention_lab {
 
 /// What a GPT-2 file holds, from its header alone.
 struct Gpt2Config {
-  int64_t n_embd = 0;      // d: wte.weight's columns
-  int64_t n_head = 0;      // from the option, the header's __metadata__ "n_head", or GPT-2's sizes
-  int64_t n_layer = 0;     // blocks h.0 .. h.{n_layer - 1}
-  int64_t n_ctx = 0;       // wpe.weight's rows
-  int64_t vocab_size = 0;  // wte.weight's rows
-  std::string dtype;       // of wte.weight: F32, F16 or BF16
-  std::string prefix;      // "" or "transformer."
-  std::string size;        // "small", "medium", "large", "XL" when the shapes are GPT-2's own, else ""
+  int64_t n_embd = 0;       // d: wte.weight's columns
+  int64_t n_head = 0;       // from the option, the header's __metadata__ "n_head", or GPT-2's sizes
+  int64_t n_layer = 0;      // blocks h.0 .. h.{n_layer - 1}
+  int64_t n_ctx = 0;        // wpe.weight's rows
+  int64_t vocab_size = 0;   // wte.weight's rows
+  std::string dtype;        // of wte.weight: F32, F16 or BF16
+  int64_t value_bytes = 0;  // bytes per value of the widest dtype among the tensors the model reads (4 for F16 wte and F32 blocks)
+  std::string prefix;       // "" or "transformer."
+  std::string size;         // "small", "medium", "large", "XL" when the shapes are GPT-2's own, else ""
 };
 
 /// Rows of wte read per logits step (about 12 MiB of float32 at width 768).
 constexpr int64_t kGpt2LogitsChunkRows = 4096;
 
-/// Reads the model's shape from the header. Throws AttentionError: checkpoint_missing_key (no wte, wpe,
-/// ln_f or a block's key; names it), checkpoint_shape (a tensor whose shape does not fit n_embd; names
-/// it and both shapes), checkpoint_dtype (a dtype other than F32, F16, BF16), checkpoint_num_heads (no
-/// head count known for this width, or one that does not divide it), checkpoint_layer (no blocks).
+/// Reads the model's shape from the header. The blocks must be h.0 .. h.{n_layer - 1} with no gap, each
+/// with its 12 tensors; the head count follows gpt2_head_count (the option, __metadata__ n_head, GPT-2's
+/// sizes), the same rule as plan_gpt2_attention. Throws AttentionError: checkpoint_missing_key (no wte,
+/// wpe or ln_f; a gap in the block numbers or a partial block: names the blocks and the missing keys),
+/// checkpoint_bad_header (blocks under both "h." and "transformer.h."), checkpoint_shape (a tensor whose
+/// shape does not fit n_embd; names it and both shapes), checkpoint_dtype (a dtype other than F32, F16,
+/// BF16), checkpoint_num_heads (no head count known for this width, or one that does not divide it),
+/// checkpoint_layer (no blocks).
 Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> num_heads = std::nullopt);
 
 /// What a run hands back per layer.
@@ -70,8 +75,9 @@ Tensor attention_thumbnail(const Tensor& attn_weights, int64_t size);
 Tensor attention_first_tokens(const Tensor& attn_weights, int64_t count);
 
 /// Bytes a run on `num_tokens` tokens takes at its peak: the biggest of the embedding step, one block
-/// (its raw bytes and float32 weights, packed for the kernel, plus the attention's forward and the MLP's
-/// activations) and a logits step, on top of what the run keeps (the residual stream, and a layer's
+/// (its raw bytes at value_bytes per value and float32 weights, packed for the kernel, plus the
+/// attention's forward and the MLP's activations), a logits step and the top tokens' index (8 bytes
+/// per vocabulary row), on top of what the run keeps (the residual stream, the logits, and a layer's
 /// results until they are copied out), plus every layer's results as the caller holds them (their JS
 /// copies): `attention` says which.
 double gpt2_run_bytes(const Gpt2Config& config, int64_t num_tokens, Gpt2Attention attention = Gpt2Attention::Full);
@@ -82,6 +88,9 @@ class Gpt2Run {
  public:
   /// Throws AttentionError: input_empty (no tokens), checkpoint_token (an id outside the vocabulary),
   /// context_too_short (more tokens than n_ctx), too_large (gpt2_run_bytes over memory_budget_bytes).
+  /// Each step then throws non_finite_stage when finite weights overflow float32: the slot is the first
+  /// stage that turned NaN or infinite (embedding, ln_1, attn, attn_residual, ln_2, c_fc, gelu,
+  /// mlp_c_proj, mlp_residual, ln_f, logits), the message names its block (h.L), formula and position.
   Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes = kDefaultMemoryBudgetBytes,
           Gpt2Attention attention = Gpt2Attention::Full);
 
