@@ -301,11 +301,14 @@ TEST_SUITE("validator: fixes lead somewhere") {
             for (const auto& x : v) s += x + " ";
             return s;
           };
-          INFO(spec.name, " ", d.code, " fix ", f.slot, "=", f.value, f.call, " from ", [&] {
-            std::string s;
-            for (const auto& [k, v] : config) s += k + "=" + v.python() + " ";
-            return s;
-          }(), " errors before: ", join(before), " after: ", join(after));
+          INFO(
+              spec.name, " ", d.code, " fix ", f.slot, "=", f.value, f.call, " from ",
+              [&] {
+                std::string s;
+                for (const auto& [k, v] : config) s += k + "=" + v.python() + " ";
+                return s;
+              }(),
+              " errors before: ", join(before), " after: ", join(after));
           CHECK((after.empty() || after.size() < before.size()));
         }
       }
