@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "attention_lab/validator.hpp"
 
@@ -16,6 +17,7 @@ struct Token {
   std::string text;
   size_t column;  // 1-based character column of the token start
   bool is_float = false;
+  int base = 10;  // 2, 8 or 16 for Python's 0b, 0o and 0x integers
 };
 
 Diagnostic syntax(std::string message, std::string hint) { return {Severity::Error, "syntax", {}, std::move(message), std::move(hint), "SyntaxError: invalid syntax"}; }
@@ -40,6 +42,22 @@ std::vector<Token> tokenize(const std::string& s, std::vector<Diagnostic>& diags
       // 'а' inside "SelfАttention_v1" then gives an unknown class, as Python's NameError does.
       while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '.' || static_cast<unsigned char>(s[i]) >= 0x80)) ++i;
       out.push_back({Token::Kind::Name, s.substr(start, i - start), start + 1});
+    } else if (c == '0' && i + 2 < s.size() && std::strchr("bBoOxX", s[i + 1]) != nullptr && s[i + 1] != '\0' && std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      // Python's 0b11, 0o17, 0x1F (underscores between digits allowed): ints like any other.
+      const size_t start = i;
+      const int base = std::tolower(static_cast<unsigned char>(s[i + 1])) == 'b' ? 2 : std::tolower(static_cast<unsigned char>(s[i + 1])) == 'o' ? 8 : 16;
+      i += 2;
+      bool ok = true;
+      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) {
+        const int digit = std::isdigit(static_cast<unsigned char>(s[i]))   ? s[i] - '0'
+                          : std::isalpha(static_cast<unsigned char>(s[i])) ? std::tolower(static_cast<unsigned char>(s[i])) - 'a' + 10
+                                                                           : 0;
+        if (s[i] != '_' && digit >= base) ok = false;
+        ++i;
+      }
+      Token t{ok ? Token::Kind::Number : Token::Kind::Other, s.substr(start, i - start), start + 1};
+      t.base = base;
+      out.push_back(t);
     } else if (std::isdigit(c) || ((c == '.') && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
       const size_t start = i;
       bool is_float = false;
@@ -63,6 +81,13 @@ std::vector<Token> tokenize(const std::string& s, std::vector<Diagnostic>& diags
       while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
       Token t{Token::Kind::Number, s.substr(start, i - start), start + 1, is_float};
       if (i != glued_start) t.kind = Token::Kind::Other;
+      // 0768: Python 3 refuses leading zeros in a decimal int (00 and 0_0 are fine; 0768.0 is a float).
+      if (t.kind == Token::Kind::Number && !is_float && t.text.size() > 1 && t.text[0] == '0' && t.text.find_first_not_of("0_") != std::string::npos) {
+        std::string digits = t.text.substr(t.text.find_first_not_of("0_"));
+        diags.push_back(syntax("leading zeros in the int " + t.text + " at column " + std::to_string(start + 1) + ": Python refuses them", "Write " + digits + "."));
+        diags.back().pytorch = "SyntaxError: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers";
+        return out;
+      }
       out.push_back(t);
     } else if (c == '\'' || c == '"') {
       const size_t start = i++;
@@ -122,7 +147,10 @@ SlotValue read_value(const std::vector<Token>& toks, size_t& i, std::string& tex
   }
   text.clear();
   for (size_t k = start; k < i; ++k)
-    text += (k > start && toks[k].kind != Token::Kind::RParen && toks[k - 1].kind != Token::Kind::LParen && toks[k - 1].text != "-" && toks[k - 1].text != "+" ? " " : "") +
+    text += (k > start && toks[k].kind != Token::Kind::RParen && toks[k - 1].kind != Token::Kind::LParen && toks[k - 1].text != "-" && toks[k - 1].text != "+" &&
+                     !(toks[k].text == "*" && toks[k - 1].text == "*")
+                 ? " "
+                 : "") +
             toks[k].text;
   const size_t n = i - start;
   if (n == 0) return SlotValue::none();
@@ -156,7 +184,14 @@ SlotValue read_value(const std::vector<Token>& toks, size_t& i, std::string& tex
     std::string digits;
     for (char ch : toks[k].text)
       if (ch != '_') digits += ch;
-    const double v = sign * std::strtod(digits.c_str(), nullptr);
+    double v = 0;
+    if (toks[k].base == 10) {
+      v = sign * std::strtod(digits.c_str(), nullptr);
+    } else {
+      for (size_t m = 2; m < digits.size(); ++m)
+        v = v * toks[k].base + (std::isdigit(static_cast<unsigned char>(digits[m])) ? digits[m] - '0' : std::tolower(static_cast<unsigned char>(digits[m])) - 'a' + 10);
+      v *= sign;
+    }
     return toks[k].is_float ? SlotValue::floating(v, text) : SlotValue::integer(v, text);
   }
   if (k + 1 == end && toks[k].kind == Token::Kind::Name && sign_text.empty()) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 
+#include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
 
 namespace attention_lab {
@@ -13,12 +14,24 @@ namespace {
 /// A size: a whole number in [0, 2**31).
 bool is_size(double x) { return x >= 0 && x == std::floor(x) && x < 2147483648.0; }
 
+/// Why `x` is not a size (", below 0", ...), or "" when it is one: each refusal says what it saw.
+std::string not_a_size(double x) {
+  if (std::isnan(x)) return " is NaN, not a number";
+  if (x < 0) return " is " + format_g(x, 12) + ", below 0";
+  if (std::isfinite(x) && x != std::floor(x)) return " is " + format_g(x, 12) + ", not a whole number";
+  if (!is_size(x)) return " is " + format_g(x, 12) + ", over the largest size here, 2,147,483,647 (2**31 - 1)";
+  return "";
+}
+
 Shape shape_from_input(const std::vector<double>& sizes, const std::string& what) {
   if (sizes.size() > kMaxTensorAxes)
     throw AttentionError("tensor_shape", what, what + " has " + std::to_string(sizes.size()) + " axes", "Tensors here have at most " + std::to_string(kMaxTensorAxes) + " axes.");
+  // "x.shape[0]", but "shape[0]" and "inputShape[0]" for a shape given alone.
+  const bool is_shape = what.size() >= 5 && (what.compare(what.size() - 5, 5, "shape") == 0 || what.compare(what.size() - 5, 5, "Shape") == 0);
   Shape shape;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if (!is_size(sizes[i])) throw AttentionError("tensor_shape", what, what + ".shape[" + std::to_string(i) + "] is not a size", "Sizes are whole numbers, 0 or more.");
+    if (const std::string why = not_a_size(sizes[i]); !why.empty())
+      throw AttentionError("tensor_shape", what, what + (is_shape ? "[" : ".shape[") + std::to_string(i) + "]" + why, "Sizes are whole numbers from 0 to 2,147,483,647.");
     shape.push_back(static_cast<int64_t>(sizes[i]));
   }
   return shape;
@@ -48,12 +61,29 @@ std::optional<int64_t> whole_option(const NumberOption& v, const char* key, doub
   return static_cast<int64_t>(x);
 }
 
-/// Token ids: whole numbers from 0 (anything else becomes -1, which the checkpoint code refuses by position).
+/// Most token ids one call reads (a GPT-2 context is 1,024; the facade passes at most one more).
+constexpr size_t kMaxTokenIds = 100000;
+
+/// Token ids: whole numbers. One that is not (1.5, NaN) is refused here, naming its position and value;
+/// a whole number outside the vocabulary (-1, 50257) is refused by the checkpoint code, which knows it.
 std::vector<int64_t> ids_from(const std::vector<double>& ids) {
-  if (ids.size() > 100000) throw AttentionError("too_large", "tokens", std::to_string(ids.size()) + " tokens are too many", "");
+  if (ids.size() > kMaxTokenIds)
+    throw AttentionError("too_large", "tokens", "more than " + with_commas(static_cast<double>(kMaxTokenIds)) + " token ids",
+                         "A GPT-2 context holds 1,024 tokens; give at most that many.");
   std::vector<int64_t> out;
   out.reserve(ids.size());
-  for (double x : ids) out.push_back(x == std::floor(x) && x >= 0 && x < 1e12 ? static_cast<int64_t>(x) : -1);
+  for (size_t t = 0; t < ids.size(); ++t) {
+    const double x = ids[t];
+    std::string why;
+    if (std::isnan(x))
+      why = "NaN, not a number";
+    else if (!std::isfinite(x) || std::fabs(x) > 9007199254740992.0)
+      why = format_g(x, 12) + ", far outside any vocabulary";
+    else if (x != std::floor(x))
+      why = format_g(x, 12) + ", not a whole number";
+    if (!why.empty()) throw AttentionError("checkpoint_token", "tokens", "token " + std::to_string(t) + " is " + why, "Token ids are whole numbers, e.g. 15496 for \"Hello\".");
+    out.push_back(static_cast<int64_t>(x));
+  }
   return out;
 }
 

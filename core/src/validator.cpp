@@ -52,13 +52,14 @@ std::string alias_for(const std::string& key) {
 
 bool integral(double v) { return std::isfinite(v) && v == std::floor(v); }
 
-/// Head counts that divide d_out, closest to `wanted` first (at most four, listed in increasing order).
-std::vector<int64_t> valid_head_counts(int64_t d_out, int64_t wanted) {
+/// Head counts that divide d_out, closest to `wanted` first (at most four, listed in increasing order);
+/// only multiples of `multiple_of` (GroupedQueryAttention: num_heads must divide into num_kv_groups).
+std::vector<int64_t> valid_head_counts(int64_t d_out, int64_t wanted, int64_t multiple_of = 1) {
   std::vector<int64_t> divisors;
   for (int64_t h = 1; h * h <= d_out; ++h) {
     if (d_out % h == 0) {
-      divisors.push_back(h);
-      if (h != d_out / h) divisors.push_back(d_out / h);
+      if (h % multiple_of == 0) divisors.push_back(h);
+      if (h != d_out / h && (d_out / h) % multiple_of == 0) divisors.push_back(d_out / h);
     }
   }
   std::sort(divisors.begin(), divisors.end(), [wanted](int64_t a, int64_t b) {
@@ -117,7 +118,10 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
     std::string hint = "Type the value itself (for example " + std::string(slot.type == SlotType::Bool ? "True" : "768") + ").";
     if (const std::string odd = first_non_ascii(v.text); !odd.empty())
       hint = "It contains the non-ASCII character " + odd + ", which only looks like a digit or letter: retype it with ASCII digits 0-9. " + hint;
-    out.push_back(make(Severity::Error, "not_a_literal", {n}, n + " = " + shown + " is an expression, not a number", hint, ""));
+    // 2**31, 768 // 12: Python computes them; this lab reads each slot as one literal, and says so.
+    const bool arithmetic = v.text.find_first_of("0123456789") != std::string::npos && v.text.find_first_not_of("0123456789.+-*/%() _eE") == std::string::npos;
+    const std::string what = arithmetic ? " is arithmetic: Python would compute it, but this lab reads each slot as one literal value" : " is an expression, not a number";
+    out.push_back(make(Severity::Error, "not_a_literal", {n}, n + " = " + shown + what, arithmetic ? "Type the result itself (for example 768)." : hint, ""));
     return;
   }
   if (v.kind == SlotValue::Kind::None || v.kind == SlotValue::Kind::String) {
@@ -153,7 +157,10 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
       // An Int whose number is not whole only comes from C++ callers (SlotValue::integer(0.5)); it is
       // refused like a float, before it could truncate to a zero head count.
       if (v.kind == SlotValue::Kind::Float || !integral(v.number)) {
-        const std::string fix = integral(v.number) ? "Write " + SlotValue::integer(v.number).python() + " without the decimal point." : "Sizes are whole numbers.";
+        // "Write 0 without the decimal point" would lead to "must be at least 1": say so at once.
+        const std::string fix = integral(v.number) && v.number >= 1 ? "Write " + SlotValue::integer(v.number).python() + " without the decimal point."
+                                : integral(v.number)                ? n + " is a whole number of at least 1, written without a decimal point: " + n + ": " + slot.doc + "."
+                                                                    : "Sizes are whole numbers.";
         out.push_back(make(Severity::Error, "wrong_type", {n}, n + " must be an int, got the float " + shown, fix,
                            "TypeError: empty(): argument 'size' must be tuple of ints, but found element of type float"));
         return;
@@ -232,6 +239,57 @@ bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot) {
   for (const auto& d : diags)
     if (d.severity == Severity::Error && std::find(d.slots.begin(), d.slots.end(), slot) != d.slots.end()) return false;
   return true;
+}
+
+/// Values typed into the wrong slots, put right: the whole call with `moved` in place of the given
+/// values, as a Fix (a slot fixed alone would leave the others wrong), or none when a required slot is
+/// missing from the call or holds no value, or the moved slots would still be wrong. A slot in `moved`
+/// set to nullopt takes its default back.
+std::vector<Fix> whole_call_fix(const ClassSpec& spec, const SlotMap& config, const std::vector<std::pair<std::string, std::optional<SlotValue>>>& moved) {
+  SlotMap fixed;
+  for (const auto& slot : spec.slots)
+    if (const SlotValue* v = find_value(config, slot.name)) fixed[slot.name] = *v;
+  for (const auto& [name, value] : moved) {
+    if (value)
+      fixed[name] = *value;
+    else
+      fixed.erase(name);
+  }
+  for (const auto& slot : spec.slots)
+    if (!slot.default_value && fixed.count(slot.name) == 0) return {};
+  // A call can only be rewritten from values (an expression or a string elsewhere keeps its own error).
+  for (const auto& slot : spec.slots)
+    if (const SlotValue* v = find_value(fixed, slot.name); v && slot.type != SlotType::Dtype && (v->kind == SlotValue::Kind::Expression || v->kind == SlotValue::Kind::String))
+      return {};
+  // Offered only when it puts the moved slots right: a guessed order that meets another error there
+  // (a head count that does not divide d_out) would be a dead end.
+  for (const auto& d : check_config(spec.name, fixed))
+    for (const auto& [name, value] : moved)
+      if (d.severity == Severity::Error && std::find(d.slots.begin(), d.slots.end(), name) != d.slots.end()) return {};
+  // The call as the reader would write it: the values as they are (a wrong one elsewhere stays as typed),
+  // defaults left out, keywords after the first one left out.
+  std::string call = spec.name + "(";
+  bool first = true, keywords = false;
+  for (const auto& slot : spec.slots) {
+    const SlotValue* v = find_value(fixed, slot.name);
+    if (v == nullptr || (slot.default_value && v->python() == slot.default_value->python())) {
+      keywords = true;
+      continue;
+    }
+    call += (first ? "" : ", ") + (keywords ? slot.name + "=" : "") + v->python();
+    first = false;
+  }
+  return {{"", "", call + ")"}};
+}
+
+/// A key/value group count for `num_heads` query heads when the call gives none: the divisor of
+/// num_heads nearest num_heads / 3 (three query heads per key/value head, as the gqaSmall preset).
+int64_t kv_groups_for(int64_t num_heads) {
+  int64_t best = 1;
+  if (num_heads > (int64_t{1} << 20)) return best;  // far beyond any model: the slot's own error follows
+  for (int64_t g = 1; g <= num_heads; ++g)
+    if (num_heads % g == 0 && std::llabs(3 * g - num_heads) < std::llabs(3 * best - num_heads)) best = g;
+  return best;
 }
 
 }  // namespace
@@ -366,13 +424,17 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     std::string call = spec->name + "(";
     for (const char* name : {"d_in", "d_out"})
       if (const SlotValue* v = find_value(config, name)) call += v->python() + ", ";
-    call += heads->python() + ", " + SlotValue::integer(next->number).python() + (after_heads->name == "num_kv_groups" ? ", num_kv_groups" : "") + ")";
+    // The slot after num_heads takes its default back; num_kv_groups has none: a count dividing the heads.
+    std::optional<SlotValue> after_value = after_heads->default_value;
+    if (!after_value) after_value = SlotValue::integer(static_cast<double>(kv_groups_for(static_cast<int64_t>(next->number))));
+    std::vector<Fix> fixes = whole_call_fix(*spec, config, {{"dropout", *heads}, {"num_heads", SlotValue::integer(next->number)}, {after_heads->name, after_value}});
+    call = fixes.empty() ? call + heads->python() + ", " + SlotValue::integer(next->number).python() + ")" : fixes[0].call;
     Diagnostic d = make(Severity::Error, "mha_slot_order", {"dropout", "num_heads"},
                         "slot 3 of " + spec->name + " is dropout; " + dropout->python() + ", " + heads->python() + ", " + next->python() +
                             " looks like MultiHeadAttention's order (d_in, d_out, context_length, dropout, num_heads)",
                         spec->name + " has no context_length (its causal mask is built for the tokens given): drop " + dropout->python() + " and write " + call + ".",
                         "ZeroDivisionError: float modulo");
-    d.fixes = {{"dropout", heads->python()}, {"num_heads", SlotValue::integer(next->number).python()}};
+    d.fixes = fixes;
     // The per-slot errors of those three slots are this one mistake: say it once.
     const std::vector<std::string> shifted = {"dropout", "num_heads", after_heads->name};
     out.erase(
@@ -394,7 +456,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                         "slots 3-5 of " + spec->name + " are (num_heads, context_length, dropout); " + heads->python() + ", " + context->python() + ", " + dropout->python() +
                             " looks like MultiHeadAttention's order (context_length, dropout, num_heads)",
                         "Write " + call + ", or use keywords.", "ValueError: dropout probability has to be between 0 and 1, but got " + dropout->python());
-    d.fixes = {{"num_heads", n}, {"context_length", ctx}, {"dropout", p}};
+    d.fixes = whole_call_fix(*spec, config, {{"num_heads", SlotValue::integer(dropout->number)}, {"context_length", SlotValue::integer(heads->number)}, {"dropout", *context}});
     const std::vector<std::string> shifted = {"dropout", "num_heads", "context_length"};
     out.erase(
         std::remove_if(out.begin(), out.end(), [&](const Diagnostic& e) { return e.slots.size() == 1 && std::find(shifted.begin(), shifted.end(), e.slots[0]) != shifted.end(); }),
@@ -405,18 +467,25 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                        "The order is (d_in, d_out, context_length, dropout, num_heads): write " + heads->python() + " before " + SlotValue::integer(dropout->number).python() +
                            ", or use keywords: dropout=" + heads->python() + ", num_heads=" + SlotValue::integer(dropout->number).python() + ".",
                        "ValueError: dropout probability has to be between 0 and 1, but got " + dropout->python()));
-    out.back().fixes = {{"dropout", heads->python()}, {"num_heads", SlotValue::integer(dropout->number).python()}};
+    out.back().fixes = whole_call_fix(*spec, config, {{"dropout", *heads}, {"num_heads", SlotValue::integer(dropout->number)}});
   }
 
-  // Relations between slots are only checked once each slot involved is right on its own.
+  // Relations between slots are only checked once each slot involved is right on its own; all of them
+  // at once (one relation's error does not hide another's: a fix for one would then meet the next).
+  const std::vector<Diagnostic> alone = out;
   const SlotValue* d_out_v = find_value(config, "d_out");
-  const bool heads_checkable = spec->heads == HeadsRule::Fused && d_out_v && heads && slot_ok(out, "d_out") && slot_ok(out, "num_heads");
+  const bool heads_checkable = spec->heads == HeadsRule::Fused && d_out_v && heads && slot_ok(alone, "d_out") && slot_ok(alone, "num_heads");
+  // GroupedQueryAttention's num_kv_groups, when right on its own: a head count offered must be a multiple of it.
+  const SlotValue* groups_v = find_value(config, "num_kv_groups");
+  const int64_t groups = spec->has_slot("num_kv_groups") && groups_v && slot_ok(alone, "num_kv_groups") ? static_cast<int64_t>(groups_v->number) : 1;
   const int64_t d_out = heads_checkable ? static_cast<int64_t>(d_out_v->number) : 0;
   const int64_t num_heads = heads_checkable ? static_cast<int64_t>(heads->number) : 1;
 
   if (heads_checkable && d_out % num_heads != 0) {
     const int64_t rem = d_out % num_heads;
-    std::string hint = "Head counts that divide " + std::to_string(d_out) + " near " + std::to_string(num_heads) + ": " + list_numbers(valid_head_counts(d_out, num_heads)) + ".";
+    const std::vector<int64_t> counts = valid_head_counts(d_out, num_heads, groups);
+    std::string hint = "Head counts that divide " + std::to_string(d_out) + (groups > 1 ? " (multiples of num_kv_groups = " + std::to_string(groups) + ")" : "") + " near " +
+                       std::to_string(num_heads) + ": " + list_numbers(counts) + ".";
     const int64_t lower_d = d_out - rem, upper_d = d_out - rem + num_heads;
     hint += " Or keep " + std::to_string(num_heads) + " heads with d_out = " + (lower_d > 0 ? std::to_string(lower_d) + " or " : "") + std::to_string(upper_d) + ".";
     for (const auto& p : kGpt2Sizes) {
@@ -430,14 +499,20 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
                         "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) + " % " +
                             std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
                         hint, spec->heads_assert);
-    for (int64_t h : valid_head_counts(d_out, num_heads)) d.fixes.push_back({"num_heads", std::to_string(h)});
-    if (lower_d > 0) d.fixes.push_back({"d_out", std::to_string(lower_d)});
-    d.fixes.push_back({"d_out", std::to_string(upper_d)});
+    for (int64_t h : counts) d.fixes.push_back({"num_heads", std::to_string(h)});
+    for (int64_t width : lower_d > 0 ? std::vector<int64_t>{lower_d, upper_d} : std::vector<int64_t>{upper_d}) {
+      // A class that needs d_in == d_out changes both, or a new d_out would meet that error next.
+      if (spec->needs_square.empty()) {
+        d.fixes.push_back({"d_out", std::to_string(width)});
+      } else {
+        const SlotValue w = SlotValue::integer(static_cast<double>(width));
+        for (const Fix& f : whole_call_fix(*spec, config, {{"d_in", w}, {"d_out", w}})) d.fixes.push_back(f);
+      }
+    }
     out.push_back(std::move(d));
   }
   // GroupedQueryAttention: query heads are shared out equally among the key/value groups.
-  const SlotValue* groups_v = find_value(config, "num_kv_groups");
-  if (spec->has_slot("num_kv_groups") && heads && groups_v && slot_ok(out, "num_heads") && slot_ok(out, "num_kv_groups")) {
+  if (spec->has_slot("num_kv_groups") && heads && groups_v && slot_ok(alone, "num_heads") && slot_ok(alone, "num_kv_groups")) {
     const int64_t h = static_cast<int64_t>(heads->number), g = static_cast<int64_t>(groups_v->number);
     if (h % g != 0) {
       std::vector<int64_t> near = valid_head_counts(h, g);  // divisors of num_heads nearest g
@@ -454,7 +529,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   // Classes whose forward only works when x's width is d_out (a view to x's width, an einsum over it,
   // nn.MultiheadAttention's embed_dim): PyTorch builds them, then fails on the first forward.
   const SlotValue* d_in_v = find_value(config, "d_in");
-  if (!spec->needs_square.empty() && d_in_v && d_out_v && slot_ok(out, "d_in") && slot_ok(out, "d_out") && d_in_v->number != d_out_v->number) {
+  if (!spec->needs_square.empty() && d_in_v && d_out_v && slot_ok(alone, "d_in") && slot_ok(alone, "d_out") && d_in_v->number != d_out_v->number) {
     const std::string d_in = d_in_v->python(), d_out_text = d_out_v->python();
     // With the input's shape known, PyTorch's message with its numbers; else with the axes' names.
     const Shape* x = options.input_shape && options.input_shape->size() == 3 ? &*options.input_shape : nullptr;
@@ -464,7 +539,11 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
     Diagnostic d = make(Severity::Error, "d_in_d_out_differ", {"d_in", "d_out"},
                         spec->name + " needs d_in == d_out (got d_in = " + d_in + ", d_out = " + d_out_text + "): its forward works on x's own width",
                         "Set d_out = " + d_in + " (or d_in = " + d_out_text + "); classes such as MHAPyTorchScaledDotProduct or MultiHeadAttention take any d_in.", error);
-    d.fixes = {{"d_out", d_in}, {"d_in", d_out_text}};
+    // d_out = d_in only when the heads still divide it (else heads_divisibility would follow).
+    const bool heads_divide_d_in =
+        !(spec->heads == HeadsRule::Fused && heads && slot_ok(alone, "num_heads") && static_cast<int64_t>(d_in_v->number) % static_cast<int64_t>(heads->number) != 0);
+    if (heads_divide_d_in) d.fixes.push_back({"d_out", d_in});
+    d.fixes.push_back({"d_in", d_out_text});
     out.push_back(std::move(d));
   }
   if (has_error(out)) return out;

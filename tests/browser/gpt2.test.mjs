@@ -110,7 +110,7 @@ describe("the whole GPT-2 model on the page", () => {
     const x = tiny.layers[1].attention_input;
     row.forEach((v, j) => assert.ok(Math.abs(v - x[j]) <= 6e-5, `input[0, 0, ${j}] = ${v}, PyTorch ${x[j]}`));
     // and its attention weights are the grid's layer 1
-    assert.match(await page.getByTestId("ckpt-stage-cards").locator("[data-stage=input] .stage-why").textContent(), /after blocks 0 to 0/);
+    assert.match(await page.getByTestId("ckpt-stage-cards").locator("[data-stage=input] .stage-why").textContent(), /after block 0: what layer 1’s attention/);
     await finish(page);
   });
 

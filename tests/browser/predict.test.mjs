@@ -44,4 +44,13 @@ describe("predict, then run", () => {
     assert.equal(await page.getByTestId("stale-banner").isVisible(), false);
     await finish(page);
   });
+
+  test("a preset clears the prediction written for the setup before it", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("prediction").fill("(2, 6, 2)");
+    await afterRun(page, () => page.getByTestId("preset-gqaToy").click());
+    assert.equal(await page.getByTestId("prediction").inputValue(), "");
+    assert.equal(await page.getByTestId("prediction-result").count(), 0, "no verdict on a prediction made for another setup");
+    await finish(page);
+  });
 });

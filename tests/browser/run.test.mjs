@@ -55,4 +55,27 @@ describe("run panel: calls into the core", () => {
     assert.deepEqual(await takeCalls(page), ["runModule"]);
     await finish(page);
   });
+
+  test("one status at a time: while the button says Running…, the line beside it does not say Ready", async () => {
+    const page = await openPage(lab);
+    const seen = await page.evaluate(async () => {
+      const el = document.querySelector("attention-lab");
+      const root = el.shadowRoot;
+      const pairs = [];
+      const note = () => pairs.push([root.getElementById("run").textContent, root.getElementById("run-reason").textContent]);
+      const watch = new MutationObserver(note);
+      watch.observe(root.getElementById("run"), { childList: true, characterData: true, subtree: true });
+      root.getElementById("slot-d_out").value = "4";
+      root.getElementById("slot-d_out").dispatchEvent(new Event("input"));
+      await el.run();
+      note();
+      watch.disconnect();
+      return pairs;
+    });
+    const during = seen.filter(([button]) => button === "Running…");
+    assert.ok(during.length > 0, JSON.stringify(seen));
+    for (const [, reason] of during) assert.doesNotMatch(reason, /Ready/);
+    assert.match(seen.at(-1)[1], /^Ready/);
+    await finish(page);
+  });
 });

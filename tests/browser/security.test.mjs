@@ -114,7 +114,7 @@ describe("security", () => {
     assert.equal(result.dIn, "<img src=x onerror=alert(1)>");
     assert.equal(result.readOnly, true);
     assert.equal(result.traceHidden, true);
-    assert.match(result.status, /unknown class “<b>x<\/b>”/);
+    assert.match(result.status, /unknown class “\u2068<b>x<\/b>\u2069”/);
     assert.match(result.status, /batch/);
     assert.equal(result.markup, 0);
     await finish(page);

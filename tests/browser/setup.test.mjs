@@ -164,8 +164,15 @@ describe("setup", () => {
     assert.equal(await diag.count(), 1);
     assert.match(await diag.locator(".diag-msg").textContent(), /slot 3 of GroupedQueryAttention is dropout; 1024, 0.0, 12 looks like MultiHeadAttention's order/);
     assert.match(await diag.getByTestId("diag-pytorch").textContent(), /ZeroDivisionError: float modulo/);
-    assert.deepEqual(await diag.getByTestId("fix").evaluateAll((bs) => bs.map((b) => `${b.dataset.slot}=${b.dataset.value}`)), ["dropout=0.0", "num_heads=12"]);
+    // the keyword form shows the values as typed: 1024 is an int to Python, not 1024.0
+    assert.equal(await page.getByTestId("keyword-call").textContent(), "GroupedQueryAttention(d_in=768, d_out=768, dropout=1024, num_heads=0.0, num_kv_groups=12)");
+    // one fix, the whole corrected call (set one slot alone and the others stay wrong): it leads to a valid setup
+    assert.deepEqual(await diag.getByTestId("fix").evaluateAll((bs) => bs.map((b) => b.dataset.call)), ["GroupedQueryAttention(768, 768, 0.0, 12, 4)"]);
     assert.equal(await page.getByTestId("run").isDisabled(), true);
+    await diag.getByTestId("fix").click();
+    assert.equal(await page.getByTestId("call-box").inputValue(), "GroupedQueryAttention(768, 768, 0.0, 12, 4)");
+    assert.equal(await page.locator("[data-slot-diagnostics] .diag-error, #call-diagnostics .diag-error").count(), 0, "the setup is valid");
+    assert.equal(await page.getByTestId("slot-num_kv_groups").inputValue(), "4");
     await finish(page);
   });
 

@@ -68,4 +68,15 @@ describe("tokens", () => {
     assert.equal(await page.getByTestId("run").isEnabled(), true);
     await finish(page);
   });
+
+  test("\"Fill the context\" says it switches to random tokens, and does", async () => {
+    const page = await openPage(lab);
+    const fill = page.getByTestId("fill-context");
+    assert.equal(await fill.textContent(), "Fill the context with 6 random tokens (instead of the book’s tokens)");
+    await afterRun(page, () => fill.click());
+    assert.equal(await page.getByTestId("source-random").isChecked(), true);
+    assert.equal(await page.getByTestId("count").inputValue(), "6");
+    assert.equal(await fill.textContent(), "Fill the context (6 random tokens)");
+    await finish(page);
+  });
 });

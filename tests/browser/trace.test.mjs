@@ -133,6 +133,10 @@ describe("trace", () => {
     assert.match(await keys.getByTestId("stage-shape").textContent(), /\(b=2, num_kv_groups=2, num_tokens=6, head_dim=1\)/);
     const map = keys.getByTestId("group-map");
     assert.deepEqual(await map.locator("li").allTextContents(), ["k/v 0 → query heads 0–1", "k/v 1 → query heads 2–3"]);
+    // each key/value panel is labelled as the head it is, not by its axis's name
+    const keysText = await keys.textContent();
+    assert.ok(keysText.includes("key/value head 0") && keysText.includes("key/value head 1"), keysText.slice(0, 400));
+    assert.ok(!/num_kv_groups [01]\b/.test(keysText), "no 'num_kv_groups 0' label");
     assert.match(await page.locator("[data-stage=attn_scores] h3").textContent(), /query head h uses key head h \/\/ 2/);
     assert.match(await page.getByTestId("kv-cache").textContent(), /2 key\/value heads of 1.*2× less than MultiHeadAttention of this width/);
     await keys.screenshot({ path: `${SCREENSHOT_DIR}/gqa-keys-group-map.png` });
@@ -145,6 +149,8 @@ describe("trace", () => {
     assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3)");
     const mask = page.locator("[data-stage=mask]");
     assert.match(await mask.locator("h3").textContent(), /Sliding-window causal mask: each query sees itself and at most 2 keys before it/);
+    // what 1 marks in this mask: a future key, or one outside the window (not only "a future position")
+    assert.match(await mask.getByTestId("mask-note").textContent(), /^1 marks a hidden key: a future position \(key after query\), or a key 3 or more positions before the query/);
     await mask.screenshot({ path: `${SCREENSHOT_DIR}/swa-mask.png` });
     await finish(page);
   });
@@ -166,6 +172,11 @@ describe("trace", () => {
     const masked = page.locator("[data-stage=attn_scores_masked]");
     assert.match(await masked.textContent(), /523,776 of the 1,048,576 scores in each query × key slice set to −inf \(1,047,552 in all\)/);
     assert.match(await page.getByTestId("mask-bytes").textContent(), /1,024 × 1,024 float32/);
+    // The 1,024 x 1,024 heatmap says the size it is shown at, and is shown at it.
+    const weights = page.locator("[data-stage=attn_weights]");
+    assert.match(await weights.getByTestId("heatmap-scaled").first().textContent(), /^1,024 × 1,024 values shown on 240 × 240 pixels: each pixel shows the largest value it covers\.$/);
+    assert.deepEqual(await weights.locator("canvas.heatmap-canvas").first().evaluate((c) => [c.width, c.height, c.getBoundingClientRect().width]), [240, 240, 240]);
+    await weights.locator(".heatmap").first().screenshot({ path: `${SCREENSHOT_DIR}/heatmap-1024.png` });
     // The book's example: two heads, two batch items, one scale for all four heatmaps of attn_scores.
     const book = await openPage(lab);
     const scores = book.locator("[data-stage=attn_scores]");
@@ -226,7 +237,9 @@ describe("trace after an edit", () => {
     assert.equal(await page.locator("#stage-cards.stale").count(), 1);
     assert.equal(await runs(page), before);
     assert.equal(await page.getByTestId("stale-banner").isVisible(), true);
-    assert.match(await page.getByTestId("stale-banner").textContent(), /cannot run yet: the book’s tokens need d_in = 3/);
+    const staleText = await page.getByTestId("stale-banner").locator("#stale-text").textContent();
+    assert.match(staleText, /cannot run yet: the book’s tokens need d_in = 3\.$/);
+    assert.doesNotMatch(staleText, /\.\./, "one period");
     assert.equal(await page.getByTestId("stale-run").isDisabled(), true);
     await finish(page);
   });
@@ -253,7 +266,7 @@ describe("trace after an edit", () => {
     await banner.screenshot({ path: `${SCREENSHOT_DIR}/stale-banner.png` });
     await afterRun(page, () => page.getByTestId("stale-run").click(), "attention-lab", 120_000);
     assert.equal(await banner.isVisible(), false);
-    assert.match(await page.getByTestId("trace-status").textContent(), /MultiHeadAttention\(8, 8, 1024, 0\.0, 8\) on 1,024 random tokens/);
+    assert.match(await page.getByTestId("trace-status").textContent(), /MultiHeadAttention\(8, 8, 1024, 0\.0, 8\)\u2069 on 1,024 random tokens/);
     await finish(page);
   });
 });

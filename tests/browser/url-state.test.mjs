@@ -112,10 +112,35 @@ describe("URL state", () => {
   test("a link with a bad class or batch says so and keeps the rest", async () => {
     const page = await openPage(lab, "?class=MultiheadAttention&d_in=4&batch=99&mode=sideways");
     const status = await page.getByTestId("status").textContent();
-    assert.match(status, /unknown class “MultiheadAttention”/);
+    assert.match(status, /unknown class “\u2068MultiheadAttention\u2069”/); // isolated: a link's text cannot turn the line around
     assert.match(status, /batch/);
     assert.match(status, /mode/);
     assert.equal(await page.getByTestId("slot-d_in").inputValue(), "4");
+    await finish(page);
+  });
+
+  test("a link's text cut or ignored is said: tokens at 2,000 characters (never half an emoji), a slot value over 40 characters", async () => {
+    const tokens = `${"a".repeat(1999)}\u{1F600}b`; // 2,002 UTF-16 units; a cut at 2,000 would split the emoji
+    const q = new URLSearchParams({ tokens, d_in: "1".repeat(41), d_out: "4" });
+    const page = await openPage(lab, `?${q}`);
+    const status = await page.getByTestId("status").first().textContent();
+    assert.match(status, /The link’s tokens were 2,002 characters long: only the first 1,999 are used\./);
+    assert.match(status, /The link’s value for d_in is 41 characters long \(at most 40\) and was ignored\./);
+    const kept = await page.getByTestId("sentence").inputValue();
+    assert.equal(kept.length, 1999);
+    assert.equal(kept, "a".repeat(1999), "no lone surrogate");
+    assert.equal(await page.getByTestId("slot-d_in").inputValue(), "3", "the too long value is not cut into another number");
+    assert.equal(await page.getByTestId("slot-d_out").inputValue(), "4");
+    await finish(page);
+  });
+
+  test("user text in the status line is isolated: a U+202E in the link's tokens does not reverse the rest of the line", async () => {
+    const page = await openPage(lab, `?${new URLSearchParams({ tokens: "one \u202Etwo three" })}`);
+    await page.locator("[data-stage=output]").waitFor();
+    const line = await page.getByTestId("trace-status").textContent();
+    assert.ok(line.includes("“\u2068one \u202Etwo three\u2069” (seeded embeddings)"), JSON.stringify(line));
+    // the call is isolated too (a comment in the call box may hold any character)
+    assert.match(line, /^\u2068MultiHeadAttention\(3, 2, 6, 0\.0, 2\)\u2069 on /);
     await finish(page);
   });
 });

@@ -4,7 +4,7 @@
 // run-complete event; several widgets on one page each keep their own state.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, finish, launchLab, openPage } from "./helpers.mjs";
+import { afterRun, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
 
 describe("the <attention-lab> widget", () => {
   let lab;
@@ -72,6 +72,112 @@ describe("the <attention-lab> widget", () => {
     await page.waitForFunction(() => document.getElementById("swa-open").shadowRoot.getElementById("slot-sliding_window_size").value === "4");
     assert.equal(await page.locator("#swa-open").getByTestId("call-box").inputValue(), "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=4)");
     assert.equal(await lockedSlot.inputValue(), "2");
+    await finish(page);
+  });
+
+  test("locks win over the URL and over later attributes: url-state and class-name leave a locked exercise as it is", async () => {
+    const page = await openPage(lab, "?class=CausalAttention&d_out=5&num_heads=5&d_in=3", { path: "embed.html" });
+    // A url-state exercise added to a page whose URL names another class and other locked slots.
+    await page.evaluate(() => {
+      const el = document.createElement("attention-lab");
+      el.id = "locked-url";
+      el.setAttribute("url-state", "");
+      el.setAttribute("call", "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)");
+      el.setAttribute("locked", "class d_out num_heads");
+      el.setAttribute("hidden", "presets compare checkpoint code");
+      document.body.append(el);
+    });
+    const widget = page.locator("#locked-url");
+    await page.locator("#locked-url[data-ready]").waitFor();
+    assert.equal(await widget.getByTestId("class-select").inputValue(), "MultiHeadAttentionWrapper");
+    assert.equal(await widget.getByTestId("slot-d_out").inputValue(), "1");
+    assert.equal(await widget.getByTestId("slot-num_heads").inputValue(), "2");
+    assert.deepEqual(await widget.evaluate((el) => el.setup), {
+      className: "MultiHeadAttentionWrapper", config: { d_in: 3, d_out: 1, context_length: 6, dropout: 0, num_heads: 2 },
+    });
+    // back/forward to an entry naming other locked values: the unlocked slot follows, the locked ones stay
+    await page.evaluate(() => {
+      history.pushState(null, "", "?class=CausalAttention&d_in=4&d_out=7&num_heads=7");
+      window.dispatchEvent(new PopStateEvent("popstate"));
+    });
+    await page.waitForFunction(() => document.querySelector("#locked-url").shadowRoot.getElementById("slot-d_in").value === "4");
+    assert.equal(await widget.getByTestId("class-select").inputValue(), "MultiHeadAttentionWrapper");
+    assert.equal(await widget.getByTestId("slot-d_out").inputValue(), "1");
+    assert.equal(await widget.getByTestId("slot-num_heads").inputValue(), "2");
+    // embed.html's exercise: a changed class-name attribute (and a locked slot's) does not break its lock
+    const exercise = page.locator("#exercise");
+    await page.evaluate(() => {
+      const el = document.querySelector("#exercise");
+      el.setAttribute("class-name", "MultiHeadAttention");
+      el.setAttribute("d_out", "4");
+      el.setAttribute("d_in", "3");
+    });
+    await page.waitForFunction(() => document.querySelector("#exercise").dataset.ready);
+    assert.equal(await exercise.getByTestId("class-select").inputValue(), "MultiHeadAttentionWrapper");
+    assert.equal(await exercise.getByTestId("slot-d_out").inputValue(), "1");
+    assert.equal(await exercise.evaluate((el) => el.setup.className), "MultiHeadAttentionWrapper");
+    await finish(page);
+  });
+
+  test("an exercise with its class unlocked, left with an error only locked slots could fix, offers its class back", async () => {
+    const page = await openPage(lab, "", { path: "embed.html" });
+    await page.evaluate(() => {
+      const el = document.createElement("attention-lab");
+      el.id = "classfree";
+      const attrs = { "class-name": "MultiHeadAttentionWrapper", d_in: "3", d_out: "1", context_length: "6", dropout: "0.0", num_heads: "2" };
+      for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+      el.setAttribute("locked", "d_out num_heads");
+      el.setAttribute("hidden", "presets compare checkpoint code");
+      document.body.append(el);
+    });
+    const widget = page.locator("#classfree");
+    await widget.locator("[data-stage=output]").waitFor();
+    await widget.getByTestId("class-select").selectOption("MultiHeadAttention");
+    const diag = widget.locator("[data-slot-diagnostics] .diag-error[data-code=heads_divisibility]");
+    await diag.waitFor();
+    assert.equal(await diag.getByTestId("fix").count(), 0, "every value fix is a locked slot");
+    const back = diag.getByTestId("fix-class");
+    assert.equal(await back.textContent(), "back to MultiHeadAttentionWrapper");
+    await diag.screenshot({ path: `${await screenshotDir()}/exercise-back-to-class.png` });
+    await back.click();
+    await widget.locator("[data-slot-diagnostics] .diag-error").first().waitFor({ state: "detached" });
+    assert.equal(await widget.getByTestId("class-select").inputValue(), "MultiHeadAttentionWrapper");
+    assert.equal(await widget.getByTestId("run").isEnabled(), true);
+    // the trace on screen is this setup's again: not stale
+    assert.equal(await widget.locator("#stage-cards.stale").count(), 0);
+    await finish(page);
+  });
+
+  test("el.run() resolves once the trace is on screen (also during a run), and rejects with the code for a blocked setup, firing run-error", async () => {
+    const page = await openPage(lab, "", { path: "embed.html" });
+    const outcome = await page.evaluate(async () => {
+      const el = document.querySelector("#causal");
+      const root = el.shadowRoot;
+      const runs = () => Number(el.dataset.runs ?? 0);
+      const before = runs();
+      el.setAttribute("d_out", "4");  // a new setup; then two calls at once: the second one comes during the first run
+      const first = el.run();
+      const second = el.run();
+      const [a, b] = await Promise.all([first, second]);
+      const onScreen = root.querySelector("[data-stage=output] [data-testid=output-summary]")?.textContent ?? "";
+      // a blocked setup: d_in = 3.0 is a float to Python
+      const heard = [];
+      el.addEventListener("run-error", (e) => heard.push(e.detail));
+      el.setAttribute("d_in", "3.0");
+      let rejected = null;
+      try {
+        await el.run();
+      } catch (err) {
+        rejected = { name: err.name, code: err.code, slot: err.slot };
+      }
+      return { a: a?.outputShape, b: b?.outputShape, onScreen, runsAdded: runs() - before, rejected, heard: heard.map((d) => ({ code: d.code, slot: d.slot })) };
+    });
+    assert.deepEqual(outcome.a, [1, 6, 4]);
+    assert.deepEqual(outcome.b, [1, 6, 4], "the call during the run resolves with the same trace");
+    assert.match(outcome.onScreen, /\(1, 6, 4\)/);
+    assert.ok(outcome.runsAdded >= 1 && outcome.runsAdded <= 2, `${outcome.runsAdded} runs`);
+    assert.deepEqual(outcome.rejected, { name: "AttentionError", code: "wrong_type", slot: "d_in" });
+    assert.deepEqual(outcome.heard, [{ code: "wrong_type", slot: "d_in" }]);
     await finish(page);
   });
 });

@@ -51,7 +51,7 @@ TEST_SUITE("call_parser") {
     CHECK(has_code(parse_call("MultiHeadAttention(3, 2, 6, 0.0, 2"), "syntax"));
     CHECK(has_code(parse_call("Attention(3, 2)"), "unknown_class"));
     CHECK(has_code(parse_call(""), "empty"));
-    CHECK(has_code(parse_call("SelfAttention_v1(0x10, 2)"), "not_a_literal"));
+    CHECK(has_code(parse_call("SelfAttention_v1(0x1G, 2)"), "not_a_literal"));
     CHECK(has_code(parse_call("SelfAttention_v1(cfg['emb_dim'], 2)"), "not_a_literal"));
     CHECK(has_code(parse_call("SelfAttention_v1(3, 2) extra"), "syntax"));
     CHECK(has_code(parse_call(std::string(200000, '(')), "too_long"));
@@ -69,5 +69,34 @@ TEST_SUITE("call_parser") {
     CHECK(c.config.at("d_out").number == -2);
     CHECK(c.config.at("dropout").number == doctest::Approx(0.1));
     CHECK(has_code(c, "non_positive"));
+  }
+
+  TEST_CASE("ints as Python reads them: 0768 is Python's SyntaxError, 0b11, 0o17 and 0x1F are ints, 00 is 0") {
+    const ParsedCall leading = parse_call("MultiHeadAttention(0768, 768, 1024, 0.0, 12)");
+    REQUIRE(leading.diagnostics.size() == 1);
+    CHECK(leading.diagnostics[0].code == "syntax");
+    CHECK(leading.diagnostics[0].message == "leading zeros in the int 0768 at column 20: Python refuses them");
+    CHECK(leading.diagnostics[0].hint == "Write 768.");
+    CHECK(leading.diagnostics[0].pytorch == "SyntaxError: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers");
+    const ParsedCall bases = parse_call("MultiHeadAttention(0b11, 0x3, 0o6, 0.0, 0b1_1)");
+    CHECK_FALSE(has_error(bases.diagnostics));
+    CHECK(bases.config.at("d_in").number == 3);
+    CHECK(bases.config.at("d_in").kind == SlotValue::Kind::Int);
+    CHECK(bases.config.at("d_out").number == 3);
+    CHECK(bases.config.at("context_length").number == 6);
+    CHECK(bases.config.at("num_heads").number == 3);
+    CHECK(parse_call("MultiHeadAttention(3, 0x1F, 6, 0.0, 1)").config.at("d_out").number == 31);
+    // 00 and 0768.0 are fine in Python
+    CHECK(parse_call("CausalAttention(3, 2, 6, 00)").config.at("dropout").number == 0);
+    CHECK(parse_call("CausalAttention(3, 2, 6, 00)").diagnostics.empty());
+    CHECK(parse_call("CausalAttention(3, 2, 6, 0768.0)").config.at("dropout").number == 768.0);
+  }
+
+  TEST_CASE("2**31 is refused honestly: Python would compute it, the lab reads literals only") {
+    const ParsedCall c = parse_call("MultiHeadAttention(3, 2, 6, 0.0, 2**31)");
+    REQUIRE(c.diagnostics.size() == 1);
+    CHECK(c.diagnostics[0].code == "not_a_literal");
+    CHECK(c.diagnostics[0].message == "num_heads = 2 ** 31 is arithmetic: Python would compute it, but this lab reads each slot as one literal value");
+    CHECK(c.diagnostics[0].hint == "Type the result itself (for example 768).");
   }
 }

@@ -121,3 +121,37 @@ TEST_CASE("whole-number options: absent is none; a string, 2.5 or a number below
   CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, {"number", -1}); }).first == "checkpoint_layer");
   CHECK(refusal([&] { s.gpt2_open(f.handle, {"number", 0}); }) == std::pair<std::string, std::string>{"checkpoint_num_heads", "num_heads"});
 }
+
+namespace {
+/// The message of the AttentionError `f` throws ("" when none).
+std::string refusal_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const AttentionError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("token ids that are no ids each say what they are, by position (not 'token id -1 is outside the vocabulary')") {
+  Session s;
+  const std::string header = R"({"wte.weight":{"dtype":"F32","shape":[4,2],"data_offsets":[0,32]}})";
+  const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(header.begin(), header.end()), 8.0 + header.size() + 32);
+  const auto ids = [&](std::vector<double> v) { return [&s, &f, v] { s.plan_block_input(f.handle, v, {}); }; };
+  CHECK(refusal(ids({1, 1.5})) == std::pair<std::string, std::string>{"checkpoint_token", "tokens"});
+  CHECK(refusal_message(ids({1, 1.5})) == "token 1 is 1.5, not a whole number");
+  CHECK(refusal_message(ids({NAN})) == "token 0 is NaN, not a number");
+  CHECK(refusal_message(ids({2, 3, INFINITY})) == "token 2 is inf, far outside any vocabulary");
+  CHECK(refusal(ids(std::vector<double>(100001, 1.0))) == std::pair<std::string, std::string>{"too_large", "tokens"});
+  CHECK(refusal_message(ids(std::vector<double>(100001, 1.0))) == "more than 100,000 token ids");
+}
+
+TEST_CASE("a size that is only too large says so, not 'is not a size'; a shape alone is not called shape.shape") {
+  CHECK(refusal_message([] { tensor_from_input({{2, 3000000000.0}, {}}, "x"); }) == "x.shape[1] is 3000000000, over the largest size here, 2,147,483,647 (2**31 - 1)");
+  CHECK(refusal_message([] { tensor_from_input({{-1}, {}}, "x"); }) == "x.shape[0] is -1, below 0");
+  CHECK(refusal_message([] { tensor_from_input({{2.5}, {}}, "x"); }) == "x.shape[0] is 2.5, not a whole number");
+  Session s;
+  const uint32_t g = s.manual_seed(1);
+  CHECK(refusal_message([&] { s.rand(g, {2, 1e10}); }) == "shape[1] is 10000000000, over the largest size here, 2,147,483,647 (2**31 - 1)");
+}

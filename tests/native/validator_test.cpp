@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <random>
 
+#include "attention_lab/call_parser.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
 #include "fixtures.hpp"
@@ -199,11 +202,10 @@ TEST_SUITE("validator") {
     CHECK(ds[0].code == "mha_slot_order");
     CHECK(ds[0].slots == std::vector<std::string>{"num_heads", "context_length", "dropout"});
     CHECK(contains(ds[0].hint, "MultiHeadAttentionCombinedQKV(768, 768, 12, 1024, 0.0)"));
-    REQUIRE(ds[0].fixes.size() == 3);
-    SlotMap fixed = pasted;
-    for (const auto& f : ds[0].fixes) fixed[f.slot] = f.slot == "dropout" ? SlotValue::floating(std::stod(f.value)) : SlotValue::integer(std::stod(f.value));
-    const auto after = check_config("MultiHeadAttentionCombinedQKV", fixed);
-    CHECK(std::none_of(after.begin(), after.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; }));
+    // one fix: the three slots change together (set one alone and the other two stay wrong)
+    REQUIRE(ds[0].fixes.size() == 1);
+    CHECK(ds[0].fixes[0].call == "MultiHeadAttentionCombinedQKV(768, 768, 12, 1024)");  // dropout = 0.0 is the default
+    CHECK_FALSE(has_error(parse_call(ds[0].fixes[0].call).diagnostics));
   }
 
   TEST_CASE("the recipes' warnings: FlexAttention ignores dropout, the inverted mask is named with its fix") {
@@ -220,5 +222,97 @@ TEST_SUITE("validator") {
                      {{"d_in", SlotValue::integer(4)}, {"d_out", SlotValue::integer(4)}, {"num_heads", SlotValue::integer(2)}, {"context_length", SlotValue::integer(6)}});
     REQUIRE(find(inverted, "inverted_mask"));
     CHECK(contains(find(inverted, "inverted_mask")->hint, "is_causal=True"));
+  }
+}
+
+TEST_SUITE("validator: fixes lead somewhere") {
+  /// The errors left after applying `f` to `config` (a whole-call fix is read as the page reads it).
+  std::vector<std::string> error_codes(const std::vector<Diagnostic>& ds) {
+    std::vector<std::string> codes;
+    for (const auto& d : ds)
+      if (d.severity == Severity::Error) codes.push_back(d.code);
+    return codes;
+  }
+
+  /// The errors left after applying `f` to `config` (a whole-call fix is read as the page reads it).
+  std::vector<std::string> errors_after(const std::string& class_name, SlotMap config, const Fix& f) {
+    if (!f.call.empty()) return error_codes(parse_call(f.call).diagnostics);
+    config[f.slot] = parse_literal(f.value);
+    return error_codes(check_config(class_name, config));
+  }
+
+  TEST_CASE("GroupedQueryAttention(768, 768, 1024, 0.0, 12): one fix, the whole corrected call, which is valid") {
+    const ParsedCall c = parse_call("GroupedQueryAttention(768, 768, 1024, 0.0, 12)");
+    const Diagnostic* d = find(c.diagnostics, "mha_slot_order");
+    REQUIRE(d);
+    REQUIRE(d->fixes.size() == 1);
+    CHECK(d->fixes[0].slot == "");
+    // num_kv_groups gets a count that divides the 12 heads: 4, three query heads per key/value head
+    CHECK(d->fixes[0].call == "GroupedQueryAttention(768, 768, 0.0, 12, 4)");
+    CHECK(contains(d->hint, "GroupedQueryAttention(768, 768, 0.0, 12, 4)"));
+    CHECK_FALSE(has_error(parse_call(d->fixes[0].call).diagnostics));
+  }
+
+  TEST_CASE("the other swaps are whole calls too: MultiHeadAttention's dropout/num_heads, the latent class's qkv_bias back to False") {
+    const ParsedCall mha_call = parse_call("MultiHeadAttention(768, 768, 1024, 12, 0.1)");
+    REQUIRE(find(mha_call.diagnostics, "slots_swapped"));
+    REQUIRE(find(mha_call.diagnostics, "slots_swapped")->fixes.size() == 1);
+    CHECK(find(mha_call.diagnostics, "slots_swapped")->fixes[0].call == "MultiHeadAttention(768, 768, 1024, 0.1, 12)");
+    const ParsedCall mla = parse_call("MultiHeadLatentAttention(768, 768, 1024, 0.0, 12)");
+    REQUIRE(find(mla.diagnostics, "mha_slot_order"));
+    const std::string fixed = find(mla.diagnostics, "mha_slot_order")->fixes.at(0).call;
+    CHECK(fixed == "MultiHeadLatentAttention(768, 768, 0.0, 12)");
+    CHECK_FALSE(has_error(parse_call(fixed).diagnostics));
+  }
+
+  TEST_CASE("num_heads = 0.0 is not told to write 0 (which fails 'at least 1')") {
+    const auto ds = check_config("MultiHeadAttention", mha(768, 768, 1024, SlotValue::floating(0.0), SlotValue::floating(0.0)));
+    const Diagnostic* d = find(ds, "wrong_type");
+    REQUIRE(d);
+    CHECK_FALSE(contains(d->hint, "Write 0 "));
+    CHECK(contains(d->hint, "at least 1"));
+  }
+
+  TEST_CASE("property: every offered fix gives a valid setup or strictly fewer errors (2,000 random slot fillings, std::mt19937 seeded)") {
+    std::mt19937 rng(20261201);
+    const auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+    const SlotValue pool[] = {SlotValue::integer(0),          SlotValue::integer(1),    SlotValue::integer(2),    SlotValue::integer(3),     SlotValue::integer(4),
+                              SlotValue::integer(6),          SlotValue::integer(12),   SlotValue::integer(10),   SlotValue::integer(768),   SlotValue::integer(1024),
+                              SlotValue::floating(0.0),       SlotValue::floating(0.1), SlotValue::floating(1.0), SlotValue::floating(12.0), SlotValue::floating(768.0),
+                              SlotValue::boolean_value(true), SlotValue::none()};
+    const auto& classes = class_specs();
+    int checked = 0;
+    for (int draw = 0; draw < 2000; ++draw) {
+      const ClassSpec& spec = classes[pick(classes.size())];
+      SlotMap config;
+      for (const auto& slot : spec.slots) {
+        if (slot.default_value && pick(3) == 0) continue;
+        config[slot.name] = pool[pick(std::size(pool))];
+      }
+      const auto ds = check_config(spec.name, config);
+      const std::vector<std::string> before = error_codes(ds);
+      for (const auto& d : ds) {
+        if (d.severity != Severity::Error) continue;
+        for (const auto& f : d.fixes) {
+          ++checked;
+          const std::vector<std::string> after = errors_after(spec.name, config, f);
+          const auto join = [](const std::vector<std::string>& v) {
+            std::string s;
+            for (const auto& x : v) s += x + " ";
+            return s;
+          };
+          INFO(
+              spec.name, " ", d.code, " fix ", f.slot, "=", f.value, f.call, " from ",
+              [&] {
+                std::string s;
+                for (const auto& [k, v] : config) s += k + "=" + v.python() + " ";
+                return s;
+              }(),
+              " errors before: ", join(before), " after: ", join(after));
+          CHECK((after.empty() || after.size() < before.size()));
+        }
+      }
+    }
+    CHECK(checked > 500);
   }
 }

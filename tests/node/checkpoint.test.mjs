@@ -143,6 +143,16 @@ test("checkpointInput: layer 0's input ln_1(wte[ids] + wpe[:T]) matches PyTorch 
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [10] }))).code, "checkpoint_token");
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [] }))).code, "input_empty");
   assert.equal((await rejection(lab.checkpointInput(raw, { tokenIds: [1.5] }))).code, "checkpoint_token");
+  // each id that is no id gets its own true message (none of them "token id -1 is outside the vocabulary")
+  const refusal = async (tokenIds) => {
+    const e = await rejection(lab.checkpointInput(raw, { tokenIds }));
+    return `${e.code}: ${e.message}`;
+  };
+  assert.equal(await refusal([3, 1.5]), "checkpoint_token: token 1 is 1.5, not a whole number");
+  assert.equal(await refusal([NaN]), "checkpoint_token: token 0 is NaN, not a number");
+  assert.equal(await refusal([3, "1"]), "checkpoint_token: token 1 is \"1\", not a number");
+  assert.equal(await refusal(new Array(100001).fill(1)), "too_large: more than 100,000 token ids");
+  assert.equal(await refusal([10]), "checkpoint_token: token id 10 is outside the vocabulary (0 to 9)");
 });
 
 test("the bad-file table: each file the format refuses (duplicate keys, NUL padding, holes, ...) is a coded AttentionError naming the key or byte", async () => {

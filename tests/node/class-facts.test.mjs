@@ -98,21 +98,21 @@ test("diagnostics carry structured fixes: {slot, value} as the reader would type
   const fixesOf = (className, config, code, inputShape) => lab.check(className, config, { inputShape }).find((d) => d.code === code).fixes;
   // d_out = 768 with 10 heads: the four head counts that divide 768 nearest 10 (ascending), then d_out for 10 heads
   assert.deepEqual(fixesOf("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 10 }, "heads_divisibility"), [
-    { slot: "num_heads", value: "4" }, { slot: "num_heads", value: "6" }, { slot: "num_heads", value: "8" }, { slot: "num_heads", value: "12" },
-    { slot: "d_out", value: "760" }, { slot: "d_out", value: "770" },
+    { slot: "num_heads", value: "4", call: "" }, { slot: "num_heads", value: "6", call: "" }, { slot: "num_heads", value: "8", call: "" }, { slot: "num_heads", value: "12", call: "" },
+    { slot: "d_out", value: "760", call: "" }, { slot: "d_out", value: "770", call: "" },
   ]);
   assert.deepEqual(fixesOf("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 12, num_heads: 0.1 }, "slots_swapped"),
-    [{ slot: "dropout", value: "0.1" }, { slot: "num_heads", value: "12" }]);
-  assert.deepEqual(fixesOf("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }, "input_width", [2, 6, 4]), [{ slot: "d_in", value: "4" }]);
-  assert.deepEqual(fixesOf("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }, "context_too_short", [2, 9, 3]), [{ slot: "context_length", value: "9" }]);
-  assert.deepEqual(fixesOf("MultiHeadAttentionWrapper", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }, "wrapper_total_width"), [{ slot: "d_out", value: "64" }]);
+    [{ slot: "", value: "", call: "MultiHeadAttention(768, 768, 1024, 0.1, 12)" }]);
+  assert.deepEqual(fixesOf("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }, "input_width", [2, 6, 4]), [{ slot: "d_in", value: "4", call: "" }]);
+  assert.deepEqual(fixesOf("CausalAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0 }, "context_too_short", [2, 9, 3]), [{ slot: "context_length", value: "9", call: "" }]);
+  assert.deepEqual(fixesOf("MultiHeadAttentionWrapper", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0, num_heads: 12 }, "wrapper_total_width"), [{ slot: "d_out", value: "64", call: "" }]);
   // a diagnostic without a known fix has an empty list
   assert.deepEqual(lab.check("MultiHeadAttention", { d_in: 3 }).find((d) => d.code === "missing_slot").fixes, []);
 });
 
 test("MultiHeadAttention's slot order pasted into GroupedQueryAttention, MultiHeadLatentAttention or MultiHeadAttentionWithSWA is one mha_slot_order diagnosis, with the fix", () => {
   for (const [call, fixed] of [
-    ["GroupedQueryAttention(768, 768, 1024, 0.0, 12)", "GroupedQueryAttention(768, 768, 0.0, 12, num_kv_groups)"],
+    ["GroupedQueryAttention(768, 768, 1024, 0.0, 12)", "GroupedQueryAttention(768, 768, 0.0, 12, 4)"],
     ["MultiHeadAttentionWithSWA(768, 768, 1024, 0.0, 12)", "MultiHeadAttentionWithSWA(768, 768, 0.0, 12)"],
     ["MultiHeadLatentAttention(768, 768, 1024, 0.0, 12)", "MultiHeadLatentAttention(768, 768, 0.0, 12)"],
   ]) {
@@ -123,7 +123,9 @@ test("MultiHeadAttention's slot order pasted into GroupedQueryAttention, MultiHe
     assert.match(d.message, new RegExp(`^slot 3 of ${p.className} is dropout; 1024, 0.0, 12 looks like MultiHeadAttention's order`));
     assert.ok(d.hint.includes(fixed), d.hint);
     assert.equal(d.pytorch, "ZeroDivisionError: float modulo");
-    assert.deepEqual(d.fixes, [{ slot: "dropout", value: "0.0" }, { slot: "num_heads", value: "12" }]);
+    // one fix, the whole call (set dropout alone and num_heads stays 0.0); a valid one
+    assert.deepEqual(d.fixes, [{ slot: "", value: "", call: fixed }]);
+    assert.deepEqual(lab.parseCall(fixed).diagnostics.filter((x) => x.severity === "error"), []);
   }
 });
 

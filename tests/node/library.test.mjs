@@ -217,6 +217,8 @@ test("MultiHeadAttentionWithSWA: key j is hidden from query i when j > i or i - 
   };
   const { mask, weights } = weightsOf(3);
   assert.match(mask.title, /Sliding-window causal mask: each query sees itself and at most 2 keys before it \(sliding_window_size = 3\)/);
+  // one key, not "1 keys"
+  assert.match(weightsOf(2).mask.title, /each query sees itself and at most 1 key before it \(sliding_window_size = 2\)/);
   for (let i = 0; i < 6; i++) {
     for (let j = 0; j < 6; j++) {
       const hidden = j > i || i - j >= 3;

@@ -21,19 +21,19 @@
 //                       widget per page does: the first connected; any other shows a notice and does not
 // @attr autorun         "off" to wait for the Run button instead of running small setups at once
 // @fires run-complete   after every run: detail {className, config, pythonCall, training, outputShape, output, stages, durationMs}
-// @fires run-error      a run failed: detail {code, slot, message, hint}
+// @fires run-error      a run failed, or run() was called on a setup that cannot run: detail {code, slot, message, hint}
 // @csspart lab, panel, presets, setup, facts, tokens, predict, run, trace, compare, checkpoint, code (each panel also has part "panel")
 // @csspart input, call-box, button, run-button, stage-card, output-card, heatmap, diagnostic, error, warning, info
 // Taken off the page, the element stops its run and its worker (nothing else holds it); put back, it
 // carries on with the same state.
 // Theme with CSS custom properties on the element: --al-accent, --al-bg, --al-panel, --al-ink, --al-muted, --al-line, --al-font.
-import { loadAttentionLab } from "../lib/attention-lab.js";
+import { AttentionError, loadAttentionLab } from "../lib/attention-lab.js";
 import { h } from "./dom.js";
 import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabApp } from "./lab-app.js";
-import { callPatch, currentConfig, partialPatch, slotsPatch } from "./lab-model.js";
-import { STATE_ATTRS, claimUrl, readState, readUrlState, releaseUrl, slotNames } from "./url-state.js";
+import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from "./lab-model.js";
+import { STATE_ATTRS, claimUrl, readState, readUrlState, releaseUrl, slotNames, withoutLocked } from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
 const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
@@ -50,7 +50,7 @@ export class AttentionLabElement extends HTMLElement {
 
   connectedCallback() {
     this.ownsUrl = this.hasAttribute("url-state") && claimUrl(this);
-    if (!this.shadowRoot) this.boot();
+    if (!this.shadowRoot) this.started = this.boot();
     else if (this.view) { // re-inserted: carry on where it was
       this.view.resume(this.ownsUrl);
       this.showUrlNotice();
@@ -105,16 +105,25 @@ export class AttentionLabElement extends HTMLElement {
     this.lab = lab;
     const fromAttrs = this.readAttributes(lab);
     const urlState = this.ownsUrl;
+    const locked = nameSet(this.getAttribute("locked"), [...slotNames(lab), ...LOCKABLE]);
     let initial = fromAttrs.state;
     let problems = fromAttrs.problems;
+    let call = this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
     if (urlState && location.search) {
-      const fromUrl = readUrlState(location.search, lab);
-      initial = { ...initial, ...fromUrl.state, slotTexts: { ...(initial.slotTexts ?? {}), ...(fromUrl.state.slotTexts ?? {}) } };
-      problems = [...problems, ...fromUrl.problems];
+      // The call attribute is the exercise; the URL then changes only what it does not lock.
+      if (call !== null && locked.size) {
+        const start = { ...initialState(), ...partialPatch(initialState(), initial) };
+        const read = callPatch(lab, start, call, new Set());
+        initial = { ...initial, className: read.className ?? start.className, slotTexts: read.slotTexts ?? start.slotTexts };
+      }
+      call = null;
+      const fromUrl = withoutLocked(readUrlState(location.search, lab).state, locked); // locks win over the URL
+      initial = { ...initial, ...fromUrl, slotTexts: { ...(initial.slotTexts ?? {}), ...(fromUrl.slotTexts ?? {}) } };
+      problems = [...problems, ...readUrlState(location.search, lab).problems];
     }
     this.view = new LabApp(root, this, lab, {
       initial,
-      locked: nameSet(this.getAttribute("locked"), [...slotNames(lab), ...LOCKABLE]),
+      locked,
       hidden: nameSet(this.getAttribute("hidden"), PANELS),
       urlState,
       autorun: this.getAttribute("autorun") !== "off",
@@ -125,7 +134,6 @@ export class AttentionLabElement extends HTMLElement {
     new MutationObserver((records) => {
       for (const r of records) this.attributeChangedCallback(r.attributeName, r.oldValue, this.getAttribute(r.attributeName));
     }).observe(this, { attributes: true, attributeOldValue: true, attributeFilter: slotNames(lab) });
-    const call = !(urlState && location.search) && this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
     await this.view.start(problems, call);
     if (!this.isConnected) this.view.stop(); // removed while it was starting
   }
@@ -142,16 +150,26 @@ export class AttentionLabElement extends HTMLElement {
       view.setState(callPatch(this.lab, view.state, String(value ?? "").slice(0, 400), view.locked), { edit: true });
       return;
     }
-    const { state } = readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab);
-    if (state.slotTexts) for (const slot of view.locked) delete state.slotTexts[slot];
+    // A changed attribute is an edit like the URL's: what the exercise locks stays as it is.
+    const state = withoutLocked(readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab).state, view.locked);
     const patch = partialPatch(view.state, state);
     const next = { ...view.state, ...patch };
     view.setState({ ...patch, ...slotsPatch(this.lab, next.className, next.slotTexts) }, { edit: true, discrete: true });
   }
 
-  /** Runs the forward pass of the current setup (resolves when the trace is on screen). */
-  run() {
-    return this.view?.run();
+  /**
+   * Runs the forward pass of the current setup. Resolves with run-complete's detail once the trace is
+   * on screen; called during a run, it waits for that run (and runs again if the setup changed since).
+   * Rejects with an AttentionError {code, slot, message, hint} when the run fails, is cancelled, or the
+   * setup cannot run (then run-error fires too, with the same fields: the first error, e.g.
+   * heads_divisibility). Called before the widget has loaded, it waits for it.
+   */
+  async run() {
+    await this.started;
+    if (!this.view) throw new AttentionError({ code: "error", slot: "", message: S.loadFailed(this.dataset.loadError ? "see the widget" : "the widget is not on a page"), hint: "" });
+    const outcome = await this.view.run();
+    if (!outcome.ok) throw new AttentionError(outcome.error);
+    return outcome.detail;
   }
 
   /** The current setup: {className, config} as the library reads it. */

@@ -20,15 +20,44 @@ export function diagBox(d, app) {
     suggestions(d, app));
 }
 
-/** Buttons that apply the values the core offers as fixes, leaving out slots the reader cannot change. */
+/**
+ * Buttons that apply the fixes the core offers: one slot's value, or a whole corrected call when
+ * several slots change together; fixes that would change a locked slot are left out. An exercise whose
+ * class the reader switched, left with an error only locked slots could fix, offers its class back.
+ */
 function suggestions(d, app) {
-  const fixes = (d.fixes ?? []).filter((f) => !app.locked.has(f.slot));
-  if (!fixes.length) return null;
-  return h("p", { class: "diag-fixes" }, h("span", {}, `${S.tryValues} `),
-    fixes.map(({ slot, value }) => h("button", {
-      type: "button", class: "small fix", part: "button", dataset: { testid: "fix", slot, value: String(value) },
-      on: { click: () => app.setSlot(slot, String(value)) },
-    }, S.fixTo(slot, value))));
+  const buttons = [];
+  for (const f of d.fixes ?? []) {
+    if (f.call) {
+      if (changesLocked(f.call, app)) continue;
+      buttons.push(h("button", {
+        type: "button", class: "small fix", part: "button", dataset: { testid: "fix", call: f.call },
+        on: { click: () => app.applyCall(f.call) },
+      }, h("code", {}, f.call)));
+    } else if (!app.locked.has(f.slot)) {
+      buttons.push(h("button", {
+        type: "button", class: "small fix", part: "button", dataset: { testid: "fix", slot: f.slot, value: String(f.value) },
+        on: { click: () => app.setSlot(f.slot, String(f.value)) },
+      }, S.fixTo(f.slot, f.value)));
+    }
+  }
+  const home = app.exerciseClass;
+  if (!buttons.length && d.severity === "error" && (d.fixes ?? []).length && home && app.state.className !== home && !app.locked.has("class")) {
+    buttons.push(h("button", {
+      type: "button", class: "small fix", part: "button", dataset: { testid: "fix-class", className: home },
+      on: { click: () => app.switchClass(home) },
+    }, S.backToClass(home)));
+  }
+  if (!buttons.length) return null;
+  return h("p", { class: "diag-fixes" }, h("span", {}, `${S.tryValues} `), buttons);
+}
+
+/** Whether the whole call `call` (a fix) would change a slot, or the class, the widget locks (the library reads it). */
+function changesLocked(call, app) {
+  if (!app.locked.size) return false;
+  const parsed = app.lab.parseCall(call);
+  if (app.locked.has("class") && parsed.className !== app.state.className) return true;
+  return parsed.slots.some((x) => app.locked.has(x.name) && x.source !== "default" && x.text.trim() !== String(app.state.slotTexts[x.name] ?? "").trim());
 }
 
 /**

@@ -155,3 +155,11 @@ export function mib(bytes) {
   const m = bytes / 1048576;
   return m < 10 ? m.toFixed(1) : thousands(Math.round(m));
 }
+
+/**
+ * Text a reader or a link supplied, isolated for the Unicode bidirectional algorithm (FSI ... PDI, what
+ * <bdi> does): a U+202E inside it cannot reverse the sentence around it.
+ */
+export function isolate(text) {
+  return `\u2068${text}\u2069`;
+}

@@ -18,7 +18,7 @@ import { loadWhenNeeded } from "./lazy-panel.js";
 import { watchScrollBoxes } from "./scroll-cue.js";
 import { Runner } from "./runner.js";
 import {
-  badCells, baseTokens, callPatch, currentConfig, initialState, inputShape, partialPatch, positiveInt, runKey, seedValue, slotsPatch, words,
+  badCells, baseTokens, callPatch, currentConfig, initialState, inputShape, partialPatch, positiveInt, runKey, seedValue, slotsPatch, withEmptySlotsFilled, words,
 } from "./lab-model.js";
 import { setupSetupPanel } from "./setup-panel.js";
 import { setupFactsPanel } from "./facts-panel.js";
@@ -85,6 +85,17 @@ export class LabApp {
     this.setState(slotsPatch(this.lab, s.className, { ...s.slotTexts, [name]: text }), { edit: true, discrete: true });
   }
 
+  /** A whole call set by a button (a fix that moves several slots): read like the call box; locked slots stay. */
+  applyCall(call) {
+    this.setState(callPatch(this.lab, this.state, call, this.locked), { edit: true, discrete: true });
+  }
+
+  /** Another class (the class select, "back to" an exercise's class): same-named slots keep their values. */
+  switchClass(className) {
+    if (this.locked.has("class")) return;
+    this.setState(slotsPatch(this.lab, className, withEmptySlotsFilled(this.lab, className, this.state.slotTexts)), { edit: true, discrete: true });
+  }
+
   /** Lines other panels add to the code view (the comparison on screen). */
   contributedCode() {
     return this.panels.map((p) => p.code?.() ?? "").join("");
@@ -118,6 +129,8 @@ export class LabApp {
       later("checkpoint", () => import("./checkpoint-panel.js").then((m) => m.setupCheckpointPanel(this))),
     ];
     this.setState(call ? callPatch(this.lab, s, call, this.locked) : {});
+    // An exercise (a widget with locks) remembers its class: an error only locked slots could fix offers it back.
+    this.exerciseClass = this.locked.size ? this.state.className : null;
     this.url.keep(this.urlOption);
     if (this.autorun && !this.derived.blocked && this.derived.quick) await this.run();
     firstOutput();

@@ -2,7 +2,7 @@
 // config as the library reads it, the tokens, the input shape, the run key, the calls. No DOM here:
 // panels render from these, and change the state only through the app's setState (lab-app.js).
 import { S } from "./strings.js";
-import { callArgText, callText, f32Text, pyValue, slotValueFromText } from "./format.js";
+import { callText, f32Text, pyValue, slotValueFromText } from "./format.js";
 import { DEFAULTS } from "./url-state.js";
 
 export const MAX_SEED = Number.MAX_SAFE_INTEGER;
@@ -118,8 +118,10 @@ export function keywordCall(lab, s) {
   for (const spec of lab.slots(s.className)) {
     const raw = String(s.slotTexts[spec.name] ?? "").trim();
     if (raw === "") continue;
-    if (spec.default !== undefined && slotValueFromText(raw, spec.type) === spec.default) continue;
-    args.push(`${spec.name}=${callArgText(raw, spec.type)}`);
+    const value = slotValueFromText(raw, spec.type);
+    if (spec.default !== undefined && value === spec.default) continue;
+    // As typed, as the call box has it (dropout=1024 is an int to Python, not 1024.0); True/False spelled out.
+    args.push(`${spec.name}=${typeof value === "boolean" ? pyValue(value, spec.type) : raw}`);
   }
   return `${s.className}(${args.join(", ")})`;
 }

@@ -58,11 +58,45 @@ export function setupRunPanel(app) {
     return [tokensText + batchText, s.training ? S.modeNames.train : S.modeNames.eval];
   }
 
+  /** What keeps a blocked setup from running, as a run error: its first error, else the reason. */
+  function blockedError(d) {
+    const first = [...d.configDiags, ...d.callDiags, ...d.tokens.problems, ...d.inputDiags].find((x) => x.severity === "error");
+    if (first) return { code: first.code, slot: first.slots?.[0] ?? "", message: first.message, hint: first.hint ?? "" };
+    if (seedValue(app.state) === null) return { code: "seed", slot: "seed", message: d.reason, hint: "" };
+    return { code: "blocked", slot: "", message: d.reason, hint: "" };
+  }
+
+  let inFlight = null;
+
+  /**
+   * Runs the current setup. Resolves to {ok: true, detail} (run-complete's detail) once the trace is on
+   * screen, or {ok: false, error} for a failed, cancelled or blocked run (the host hears run-error, but
+   * for a cancel). Called while a run is in flight, it waits for it, then runs again unless that run
+   * was of this very setup.
+   */
   async function run() {
+    if (inFlight) {
+      const done = await inFlight;
+      if (done.ok && !app.derived.stale) return done;
+      return run();
+    }
+    inFlight = runOnce();
+    try {
+      return await inFlight;
+    } finally {
+      inFlight = null;
+    }
+  }
+
+  async function runOnce() {
     clearTimeout(timer);
     const s = app.state;
     const d = app.derived;
-    if (d.blocked || s.running) return;
+    if (d.blocked) {
+      const error = blockedError(d);
+      host.dispatchEvent(new CustomEvent("run-error", { bubbles: true, composed: true, detail: { ...error } }));
+      return { ok: false, error };
+    }
     const t0 = performance.now();
     const { config, description: described, key } = d;
     const call = s.call.trim() || described.pythonCall;
@@ -86,7 +120,7 @@ export function setupRunPanel(app) {
       }
       runFinished();
       app.setState({ running: false, runError });
-      return;
+      return { ok: false, error: runError ?? { code: "cancelled", slot: "", message: S.cancelled, hint: "" } };
     }
     const seq = Number(host.dataset.runs ?? 0) + 1;
     const lastRun = {
@@ -114,14 +148,13 @@ export function setupRunPanel(app) {
     host.dataset.runMs = (performance.now() - t0).toFixed(1);
     runFinished();
     app.setState({ running: false, lastRun });
-    host.dispatchEvent(new CustomEvent("run-complete", {
-      bubbles: true, composed: true,
-      detail: {
-        className, config: { ...described.config }, pythonCall: described.pythonCall, training,
-        outputShape: result.output.shape.slice(), output: result.output, stages: result.trace.map((st) => st.id),
-        durationMs: performance.now() - t0,
-      },
-    }));
+    const detail = {
+      className, config: { ...described.config }, pythonCall: described.pythonCall, training,
+      outputShape: result.output.shape.slice(), output: result.output, stages: result.trace.map((st) => st.id),
+      durationMs: performance.now() - t0,
+    };
+    host.dispatchEvent(new CustomEvent("run-complete", { bubbles: true, composed: true, detail }));
+    return { ok: true, detail };
   }
 
   /** A cheap run of a changed setup starts by itself, unless the reader is predicting (quiz) or autorun is off. */
@@ -129,7 +162,7 @@ export function setupRunPanel(app) {
     clearTimeout(timer);
     const s = app.state;
     if (!d.stale || d.blocked || s.running || !d.quick || !app.autorun || s.quiz) return false;
-    timer = setTimeout(() => { if (app.derived.stale) run(); }, RERUN_PAUSE_MS);
+    timer = setTimeout(() => { if (app.derived.stale && !app.derived.blocked) run(); }, RERUN_PAUSE_MS);
     return true;
   }
 
@@ -143,7 +176,8 @@ export function setupRunPanel(app) {
     render(d) {
       const s = app.state;
       $("run").disabled = d.blocked || s.running;
-      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : S.runReady;
+      // One status at a time: the button says "Running…" while a run is on, so "Ready" waits for it.
+      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady;
       $("run-reason").classList.toggle("blocked", d.blocked);
       renderRunError(s.runError);
       if (d.memory !== null && runner.usesWorker(d.memory) && !d.blocked) {

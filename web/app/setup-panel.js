@@ -5,7 +5,7 @@ import { S } from "./strings.js";
 import { callArgText, pyValue, slotValueFromText } from "./format.js";
 import { DEFAULTS } from "./url-state.js";
 import { consequence } from "./consequences.js";
-import { callPatch, keywordCall, slotsPatch, withEmptySlotsFilled } from "./lab-model.js";
+import { callPatch, keywordCall, slotsPatch } from "./lab-model.js";
 import { diagBox, setValue } from "./diagnostic-view.js";
 
 /** Every class's presets, as the core gives them (the page keeps no copy), with the class they set, in the core's order. */
@@ -37,10 +37,7 @@ export function setupSetupPanel(app) {
   }
   replace(select, groups.map((g) => h("optgroup", { label: S.classGroup(g.book) }, ...g.names.map((name) => h("option", { value: name }, name)))));
   select.disabled = locked.has("class");
-  select.addEventListener("change", () => {
-    const className = select.value;
-    app.setState(slotsPatch(lab, className, withEmptySlotsFilled(lab, className, app.state.slotTexts)), discrete);
-  });
+  select.addEventListener("change", () => app.switchClass(select.value));
   $("call-box").addEventListener("input", (e) => app.setState(callPatch(lab, app.state, e.target.value, locked), edit));
 
   const anyLock = locked.size > 0;
@@ -57,6 +54,7 @@ export function setupSetupPanel(app) {
     app.setState({
       ...slotsPatch(lab, p.className, { ...s.slotTexts, ...p.slots }),
       source: p.source, batch: p.batch, seed: DEFAULTS.seed, training: true, preset: p,
+      prediction: "", // a prediction was about the setup before: the preset is another question
     }, discrete);
     if (!app.derived.blocked) return app.run();
     return undefined;

@@ -14,6 +14,8 @@ const GRID_SHOWN = 12;
 const SVG_CELL_LIMIT = 48 * 48;
 /** A canvas heatmap is at most this many pixels a side (larger slices are max-pooled). */
 const CANVAS_MAX = 512;
+/** A canvas heatmap's width on screen in CSS pixels (style.css .heatmap-canvas; narrower only on a narrow screen). */
+const CANVAS_SHOWN = 240;
 
 export const HEATMAP_STAGES = new Set(["attn_scores", "attn_scores_masked", "attn_weights", "attn_weights_dropout", "mask", "dropout_kept"]);
 const ROW_SUM_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
@@ -213,8 +215,10 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
     }
     frame.append(pic, marker);
   } else {
-    // Max-pool to at most CANVAS_MAX pixels a side so a 1024 x 1024 head draws in a few ms.
-    const px = Math.min(CANVAS_MAX, Math.max(rows, cols));
+    // Max-pool to the pixels it is shown on (CANVAS_SHOWN CSS pixels at the screen's density, at most
+    // CANVAS_MAX) so a 1024 x 1024 head draws in a few ms and the note below says the size it has.
+    const density = Math.max(1, Math.min(2, globalThis.devicePixelRatio || 1));
+    const px = Math.min(CANVAS_MAX, Math.round(CANVAS_SHOWN * density), Math.max(rows, cols));
     const pr = Math.min(rows, px);
     const pc = Math.min(cols, px);
     const canvas = h("canvas", { class: "heatmap-canvas", width: String(pc), height: String(pr), role: "img", "aria-label": S.heatmapLabel(name) });
@@ -250,7 +254,7 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
       readout.textContent = describe(r, c);
     });
     frame.append(canvas, marker);
-    if (pr < rows || pc < cols) box.append(h("p", { class: "muted small-note" }, S.heatmapScaled(rows, cols, px)));
+    if (pr < rows || pc < cols) box.append(h("p", { class: "muted small-note", dataset: { testid: "heatmap-scaled" } }, S.heatmapScaled(rows, cols, CANVAS_SHOWN, px)));
   }
   const cellOf = (r, c) => {
     const v = data[offset + r * cols + c];

@@ -173,7 +173,7 @@ export const S = {
   ckptTraceName: (layer) => `(GPT-2 layer ${layer})`,
   ckptInputWhy: (layer) => (layer === 0
     ? "ln_1(wte[ids] + wpe[:num_tokens]): what layer 0’s attention reads, one row per token."
-    : `ln_1 of the residual stream after blocks 0 to ${layer - 1}: what layer ${layer}’s attention really reads, one row per token.`),
+    : `ln_1 of the residual stream after ${layer === 1 ? "block 0" : `blocks 0 to ${layer - 1}`}: what layer ${layer}’s attention really reads, one row per token.`),
 
   gpt2Title: "The whole model on your tokens",
   gpt2Intro: "Every block of the file runs in turn (read, run, released: one block in memory at a time), in a worker so the page stays responsive. Each small heatmap is one head’s attention pattern: row = query token, column = key token, darker = more weight.",

@@ -2,7 +2,7 @@
 // translated. Plain strings are used as text; functions build sentences from numbers and names.
 // Nothing here is ever parsed as HTML: the widget sets these with textContent only.
 
-import { thousands as n } from "./format.js";
+import { isolate as iso, thousands as n } from "./format.js";
 
 // Counts in sentences carry thousands separators (n()); values shown as Python (shapes, slot = value) do not.
 /** A GPT-2 preset's title from its slot texts: "768 wide, 12 heads of 64, context 1024". */
@@ -151,6 +151,7 @@ export const S = {
   seeSlot: (name) => `see ${name}`,
   tryValues: "Try:",
   fixTo: (slot, value) => `${slot} = ${value}`,
+  backToClass: (className) => `back to ${className}`,
 
   tokensHeading: "3. Tokens",
   sourceLegend: "Embeddings",
@@ -161,7 +162,9 @@ export const S = {
   sentenceLabel: "Sentence (split on spaces; a repeated word reuses its embedding)",
   countLabel: "num_tokens",
   countHint: (ctx) => (ctx ? `at most context_length = ${ctx}` : "how many random tokens"),
-  fillContext: (count) => `Fill the context (${n(count)} tokens)`,
+  fillContext: (count) => `Fill the context (${n(count)} random tokens)`,
+  fillContextSwitch: (count, from) => `Fill the context with ${n(count)} random tokens (instead of ${from})`,
+  sourceShort: { book: "the book’s tokens", sentence: "the sentence", custom: "your grid" },
   bookSentence: "Your journey starts with one step",
   bookNeedsDin3: (dIn) =>
     `The book’s embeddings are 3 numbers wide, but d_in is ${dIn}. Use seeded embeddings, or set d_in to 3.`,
@@ -226,15 +229,15 @@ export const S = {
 
   traceHeading: "5. Every stage of the forward pass",
   traceEmpty: "Press Run to trace the forward pass.",
-  traceStale: (call) => `These results are for ${call}. The setup changed: press Run to update them.`,
+  traceStale: (call) => `These results are for ${iso(call)}. The setup changed: press Run to update them.`,
   heatmapSharedScale: (lo, hi) => `Every heatmap of this stage uses one colour scale, from ${lo} to ${hi}, so heads and batch items compare by colour.`,
   scrollCue: "Scroll sideways for more columns →",
   staleBanner: "The setup has changed since these results were made.",
-  staleBlocked: (reason) => `The setup has changed since these results were made, and cannot run yet: ${reason}.`,
+  staleBlocked: (reason) => `The setup has changed since these results were made, and cannot run yet: ${reason}`, // each reason ends with its own period
   staleRun: "Run the new setup",
-  traceFor: (call, tokens, mode) => `${call} on ${tokens}, ${mode} mode.`,
+  traceFor: (call, tokens, mode) => `${iso(call)} on ${tokens}, ${mode} mode.`,
   tokensBook: (sentence) => `“${sentence}” (book embeddings)`,
-  tokensSentence: (sentence) => `“${sentence}” (seeded embeddings)`,
+  tokensSentence: (sentence) => `“${iso(sentence)}” (seeded embeddings)`,
   tokensRandom: (count) => `${n(count)} random tokens`,
   tokensCustom: (n) => `${n} tokens from the grid`,
   batchSuffix: (b) => `, batch ${b}`,
@@ -267,6 +270,7 @@ export const S = {
   latentNote: (latent, dOut) =>
     `W_UK(W_DKV(x)) = x @ (W_UK.weight @ W_DKV.weight).T (+ W_UK.weight @ W_DKV.bias + W_UK.bias with qkv_bias): this module equals a MultiHeadAttention whose W_key.weight is W_UK.weight @ W_DKV.weight and W_value.weight is W_UV.weight @ W_DKV.weight, (${dOut}, d_in) matrices of rank at most ${latent}. The latent saves the cache, not the arithmetic.`,
   maskNote: "1 marks a future position (key after query). Before softmax it becomes −inf; after softmax its weight is exactly 0.",
+  maskNoteWindow: (w) => `1 marks a hidden key: a future position (key after query), or a key ${w} or more positions before the query (outside the window of ${w}). Before softmax it becomes −inf; after softmax its weight is exactly 0.`,
   maskNoteInverted: "1 marks a hidden key, and here that is every key at or before the query: the mask is inverted. A boolean attn_mask means “attend” in scaled_dot_product_attention but “hide” in nn.MultiheadAttention and masked_fill; the fix is ~mask or is_causal=True.",
   rowSumsNaN: (rows, n) => `${rows} of the ${n} rows ${rows === 1 ? "is" : "are"} NaN: that query sees no key at all (every score −inf), and softmax of a row of −inf is 0/0. Every later stage inherits the NaN.`,
   maskedCount: (each, size, total) => `${n(each)} of the ${n(size)} scores in each query × key slice set to −inf (${n(total)} in all).`,
@@ -281,11 +285,11 @@ export const S = {
   heatmapLabel: (title) => `Heatmap of ${title}`,
   heatmapHover: "Hover a cell, or focus the map and use the arrow keys, to read a value.",
   heatmapKeys: (title) => `${title}: use the arrow keys to read values`,
-  heatmapScaled: (rows, cols, px) => `${n(rows)} × ${n(cols)} values drawn on ${px} × ${px} pixels (each pixel shows the largest value it covers).`,
+  heatmapScaled: (rows, cols, shown, px) => `${n(rows)} × ${n(cols)} values shown on ${shown} × ${shown} pixels${px !== shown ? ` (${px} × ${px} at this screen’s density)` : ""}: each pixel shows the largest value it covers.`,
   logScale: "(log scale)",
   legendMasked: "grey: exactly 0",
   cornerAttention: "query ╲ key",
-  headCaption: (axis, i) => `${axis} ${i}`,
+  headCaption: (axis, i) => (axis === "num_kv_groups" ? `key/value head ${i}` : `${axis} ${i}`),
   batchTab: (axis, i) => `${axis} = ${i}`,
   headTab: (i) => `head ${i}`,
   sliceLabel: (axis) => `Choose ${axis}`,
@@ -345,7 +349,9 @@ export const S = {
   codeCopyFailed: "Select the code and copy it by hand (the clipboard is not available here).",
   codeNoRun: "# Fix the setup to see the code.",
 
-  urlBadClass: (name) => `The link names an unknown class “${name}”; showing MultiHeadAttention instead.`,
+  urlBadClass: (name) => `The link names an unknown class “${iso(name)}”; showing MultiHeadAttention instead.`,
   urlStateTaken: "Another attention-lab on this page already keeps its state in the URL; this one does not.",
   urlBadValue: (key) => `The link’s value for ${key} was not usable and was ignored.`,
+  urlTooLong: (key, length, most) => `The link’s value for ${key} is ${n(length)} characters long (at most ${most}) and was ignored.`,
+  urlTokensCut: (length, kept) => `The link’s tokens were ${n(length)} characters long: only the first ${n(kept)} are used.`,
 };

@@ -104,7 +104,8 @@ function groupMap(kvHeads, queryHeads) {
 function notes(stage, ctx, stages) {
   const out = [];
   // A mask that hides a query's own key (the diagonal) is inverted: it says so, from the values.
-  if (stage.id === "mask") out.push(h("p", { class: "stage-note", dataset: { testid: "mask-note" } }, stage.data[0] === 1 ? S.maskNoteInverted : S.maskNote));
+  if (stage.id === "mask") out.push(h("p", { class: "stage-note", dataset: { testid: "mask-note" } }, stage.data[0] === 1 ? S.maskNoteInverted
+    : ctx.config?.sliding_window_size > 0 ? S.maskNoteWindow(ctx.config.sliding_window_size) : S.maskNote));
   // Fewer key/value heads than query heads (the stage's axes say so): which query heads share each one.
   if (stage.id === "keys" && stage.axes[1] === "num_kv_groups") out.push(groupMap(stage.shape[1], ctx.queryHeads ?? stage.shape[1]));
   // The latent (b, num_tokens, latent_dim): keys and values re-projected from it are a low-rank MultiHeadAttention.
@@ -225,7 +226,7 @@ function tensorView(stage, ctx) {
   const renderTab = (t) => {
     if (nd < 4) return slice(t * sliceSize, "");
     const at = (m) => (t * heads + m) * sliceSize;
-    if (headTabs) return tabs(`${ctx.idPrefix}-${stage.id}-b${t}`, multAxis, heads, (m) => slice(at(m), headCaption(multAxis, m)), S.headTab);
+    if (headTabs) return tabs(`${ctx.idPrefix}-${stage.id}-b${t}`, multAxis, heads, (m) => slice(at(m), headCaption(multAxis, m)), (m) => (multAxis === "num_kv_groups" ? headCaption(multAxis, m) : S.headTab(m)));
     const multiples = h("div", { class: "multiples" });
     for (let m = 0; m < heads; m++) multiples.append(slice(at(m), headCaption(multAxis, m)));
     return multiples;

@@ -145,7 +145,8 @@ export function setupTokensPanel(app) {
       $("count-hint").textContent = S.countHint(!single ? ctx : null);
       const fill = $("fill-context");
       fill.hidden = single || ctx === null;
-      if (ctx !== null) fill.textContent = S.fillContext(Math.min(ctx, MAX_TOKENS));
+      // It fills the context with random tokens: when another source is chosen, the label says it replaces it.
+      if (ctx !== null) fill.textContent = s.source === "random" ? S.fillContext(Math.min(ctx, MAX_TOKENS)) : S.fillContextSwitch(Math.min(ctx, MAX_TOKENS), S.sourceShort[s.source]);
       const seedOk = seedValue(s) !== null;
       $("seed-error").hidden = seedOk;
       setInvalid($("seed"), !seedOk);

@@ -2,8 +2,20 @@
 // replaces the current history entry, a discrete change (or a pause) adds one, and back/forward
 // restores the setup and re-runs it when the run is cheap. Also the notices about unusable values.
 import { S } from "./strings.js";
-import { readUrlState, writeUrlState } from "./url-state.js";
+import { MAX_VALUE, readUrlState, withoutLocked, writeUrlState } from "./url-state.js";
 import { partialPatch, resetPatch, slotsPatch } from "./lab-model.js";
+
+/** The fields of state `s` that `locked` holds (what back/forward keeps). */
+function lockedPart(s, locked) {
+  const part = { slotTexts: {} };
+  for (const slot of locked) if (s.slotTexts[slot] !== undefined) part.slotTexts[slot] = s.slotTexts[slot];
+  if (locked.has("class")) part.className = s.className;
+  if (locked.has("seed")) part.seed = s.seed;
+  if (locked.has("tokens")) Object.assign(part, { source: s.source, tokens: s.tokens, count: s.count, custom: s.custom });
+  if (locked.has("batch")) part.batch = s.batch;
+  if (locked.has("mode")) part.training = s.training;
+  return part;
+}
 
 export function setupUrlPanel(app, problems) {
   const { lab, $ } = app;
@@ -12,16 +24,20 @@ export function setupUrlPanel(app, problems) {
   const query = () => writeUrlState(app.state, lab.slots(app.state.className));
 
   function showNotices(list) {
-    const notices = list.map((p) => (p.key === "class" ? S.urlBadClass(p.value) : S.urlBadValue(p.key)));
+    const notices = list.map((p) => (p.key === "class" ? S.urlBadClass(p.value)
+      : p.tooLong ? S.urlTooLong(p.key, p.tooLong, MAX_VALUE) : p.cut ? S.urlTokensCut(p.cut, p.kept) : S.urlBadValue(p.key)));
     $("status").textContent = notices.join(" ");
     $("status").classList.toggle("status-warning", notices.length > 0);
   }
 
   async function restore() {
-    const { state: fromUrl, problems: found } = readUrlState(location.search, lab);
+    const { state: read, problems: found } = readUrlState(location.search, lab);
     showNotices(found);
-    const start = { ...app.state, ...resetPatch() };
-    const patch = { ...resetPatch(), ...partialPatch(start, fromUrl) };
+    // Back/forward never moves what the exercise locks: the reset keeps it, the URL cannot set it.
+    const fromUrl = withoutLocked(read, app.locked);
+    const { slotTexts: keptSlots, ...kept } = lockedPart(app.state, app.locked);
+    const start = { ...app.state, ...resetPatch(), ...kept, slotTexts: { ...resetPatch().slotTexts, ...keptSlots } };
+    const patch = { ...resetPatch(), ...kept, slotTexts: start.slotTexts, ...partialPatch(start, fromUrl) };
     const s = { ...start, ...patch };
     app.setState({ ...patch, ...slotsPatch(lab, s.className, s.slotTexts) });
     if (app.state.lastRun && !app.derived.blocked && app.derived.quick) await app.run();

@@ -27,6 +27,15 @@ export const MAX_BATCH = 8;
 /** The editable grid's limits (also the most numbers a URL carries for it). */
 export const GRID_MAX = 16;
 const MAX_TEXT = 2000; // a pasted URL never makes an input absurdly long
+/** The longest slot value or seed a link carries (longer ones are ignored, and the notice says why). */
+export const MAX_VALUE = 40;
+
+/** The first `most` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair (an emoji). */
+export function cutText(text, most) {
+  if (text.length <= most) return text;
+  const code = text.charCodeAt(most - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? most - 1 : most);
+}
 
 // One widget per page keeps its state in the URL: the first <attention-lab url-state> connected. Any
 // other behaves as if it had no url-state (and says so) until it is connected again with the URL free.
@@ -58,17 +67,21 @@ export function readState(get, lab) {
     else problems.push({ key: "class", value: name.slice(0, 80) });
   }
   const slotTexts = {};
+  // A value cut short would be another value (and another error): a too long one is ignored, and said so.
   for (const slot of slotNames(lab)) {
     const v = get(slot);
-    if (v !== null) slotTexts[slot] = v.slice(0, 40);
+    if (v !== null && v.length > MAX_VALUE) problems.push({ key: slot, tooLong: v.length });
+    else if (v !== null) slotTexts[slot] = v;
   }
   if (Object.keys(slotTexts).length) state.slotTexts = slotTexts;
   const seed = get("seed");
-  if (seed !== null) state.seed = seed.slice(0, 40);
+  if (seed !== null && seed.length > MAX_VALUE) problems.push({ key: "seed", tooLong: seed.length });
+  else if (seed !== null) state.seed = seed;
   const tokens = get("tokens");
   if (tokens !== null) {
     state.source = "sentence";
-    state.tokens = tokens.slice(0, MAX_TEXT);
+    state.tokens = cutText(tokens, MAX_TEXT);
+    if (state.tokens.length < tokens.length) problems.push({ key: "tokens", cut: tokens.length, kept: state.tokens.length });
   }
   const count = get("num_tokens");
   if (count !== null) {
@@ -103,6 +116,24 @@ export function readState(get, lab) {
     else problems.push({ key: "mode", value: mode.slice(0, 40) });
   }
   return { state, problems };
+}
+
+/**
+ * A partial state without what `locked` holds: a locked exercise keeps its class, slots, seed, tokens,
+ * batch and mode whatever a URL, back/forward or a changed attribute says (locks win over the URL).
+ */
+export function withoutLocked(state, locked) {
+  const out = { ...state };
+  if (locked.has("class")) delete out.className;
+  if (out.slotTexts) {
+    out.slotTexts = { ...out.slotTexts };
+    for (const slot of locked) delete out.slotTexts[slot];
+  }
+  if (locked.has("seed")) delete out.seed;
+  if (locked.has("tokens")) for (const key of ["source", "tokens", "count", "custom"]) delete out[key];
+  if (locked.has("batch")) delete out.batch;
+  if (locked.has("mode")) delete out.training;
+  return out;
 }
 
 /** Reads the query string of a URL. */

@@ -250,6 +250,8 @@ export type ErrorCode =
   | "grid_value"
   /** info: a run big enough to go to the background worker */
   | "large_run"
+  /** el.run() on a setup that cannot run for a reason with no code of its own (no words, a bad token count) */
+  | "blocked"
   /** the background worker failed (it could not load, or crashed) */
   | "worker"
   /** loading a checkpoint into the current module without a valid MultiHeadAttention in the setup */
@@ -273,8 +275,12 @@ export interface Diagnostic {
   hint: string;
   /** What PyTorch itself raises for this setup, when it raises at all ("" when it runs silently). */
   pytorch: string;
-  /** Values that would fix it (slot text as typed), e.g. [{slot: "num_heads", value: "12"}]; empty when none is known. */
-  fixes: Array<{ slot: string; value: string }>;
+  /**
+   * Values that would fix it (slot text as typed), e.g. [{slot: "num_heads", value: "12", call: ""}]; empty
+   * when none is known. When several slots must change together (values in the wrong slots), one fix
+   * holds the whole corrected call instead: {slot: "", value: "", call: "GroupedQueryAttention(768, 768, 0.0, 12, 4)"}.
+   */
+  fixes: Array<{ slot: string; value: string; call: string }>;
 }
 
 export interface ParsedSlot {

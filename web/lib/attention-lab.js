@@ -419,9 +419,21 @@ class KvCache {
   }
 }
 
-/** Token ids as a plain array (read once, here): a non-number becomes -1, which the core refuses by position. */
+/**
+ * Token ids as a plain array of numbers (read once, here). A value that is no number ("1", null) is
+ * refused here, by position, since only JS knows its type; the core refuses the numbers that are no
+ * ids (1.5, NaN, outside the vocabulary) and too many of them: it gets at most one id past its limit.
+ */
 function readTokenIds(tokenIds) {
-  return reading("tokenIds", () => (tokenIds == null ? [] : typeof tokenIds === "object" && tokenIds.length <= 100000 ? Array.from(tokenIds, (id) => (typeof id === "number" ? id : -1)) : [NaN]));
+  return reading("tokenIds", () => {
+    if (tokenIds == null) return [];
+    const refuse = (message) => new AttentionError({ code: "checkpoint_token", slot: "tokens", message, hint: "Token ids are whole numbers, e.g. [15496, 11] for \"Hello,\"." });
+    if (typeof tokenIds !== "object" || !Number.isSafeInteger(tokenIds.length)) throw refuse(`tokenIds must be an array of token ids, got ${valueText(tokenIds)}`);
+    const ids = Array.from({ length: Math.min(tokenIds.length, 100001) }, (_, i) => tokenIds[i]);
+    const at = ids.findIndex((id) => typeof id !== "number");
+    if (at >= 0) throw refuse(`token ${at} is ${valueText(ids[at])}, not a number`);
+    return ids;
+  });
 }
 
 /** Throws AttentionError "cancelled" when `signal` (an AbortSignal, or anything else: ignored) has fired. */

@@ -285,7 +285,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<NamedTensor>(
       "NamedTensor", "name", &NamedTensor::name, "shape", +[](const NamedTensor& p) -> const Shape& { return p.tensor.shape; }, "data",
       +[](const NamedTensor& p) -> const std::vector<float>& { return p.tensor.data; });
-  object<Fix>("Fix", "slot", &Fix::slot, "value", &Fix::value);
+  object<Fix>("Fix", "slot", &Fix::slot, "value", &Fix::value, "call", &Fix::call);
   object<Diagnostic>(
       "Diagnostic", "severity", +[](const Diagnostic& d) { return std::string(severity_name(d.severity)); }, "code", &Diagnostic::code, "slots", &Diagnostic::slots, "message",
       &Diagnostic::message, "hint", &Diagnostic::hint, "pytorch", &Diagnostic::pytorch, "fixes", &Diagnostic::fixes);

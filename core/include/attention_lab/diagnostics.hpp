@@ -9,9 +9,13 @@ namespace attention_lab {
 enum class Severity { Error, Warning, Info };
 
 /// A value that would fix a diagnostic: set `slot` to `value` (the slot's text as typed, e.g. "12").
+/// When several slots must change together (values in the wrong slots), one Fix holds the whole
+/// corrected call instead ("GroupedQueryAttention(768, 768, 0.0, 12, 4)"): `call` is set, `slot` and
+/// `value` are "" (set one slot of such a pair alone and the rest stays wrong).
 struct Fix {
   std::string slot;
   std::string value;
+  std::string call = {};
 };
 const char* severity_name(Severity s);
 

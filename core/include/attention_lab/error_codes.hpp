@@ -126,6 +126,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"grid_width", "page", "a typed token grid whose column count is not d_in"},
     {"grid_value", "page", "a cell of the typed token grid that is not a number"},
     {"large_run", "page", "info: a run big enough to go to the background worker"},
+    {"blocked", "page", "el.run() on a setup that cannot run for a reason with no code of its own (no words, a bad token count)"},
     {"worker", "page", "the background worker failed (it could not load, or crashed)"},
     {"checkpoint_target", "page", "loading a checkpoint into the current module without a valid MultiHeadAttention in the setup"},
     {"no_tokens", "page", "a checkpoint run given no token"},

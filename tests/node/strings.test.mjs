@@ -1,0 +1,25 @@
+// The page's strings table (web/app/strings.js, strings-panels.js) as plain functions: sentences that
+// count read right for one and for many, and a reason slotted into a sentence keeps one period.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { S } from "../../web/app/strings-panels.js";
+
+test("layer 1's real input is 'after block 0', not 'after blocks 0 to 0'", () => {
+  assert.match(S.ckptInputWhy(1), /^ln_1 of the residual stream after block 0: what layer 1’s attention really reads/);
+  assert.match(S.ckptInputWhy(3), /after blocks 0 to 2: what layer 3’s attention/);
+});
+
+test("every reason that blocks a run ends with one period inside the sentences that show it", () => {
+  const reasons = Object.entries(S).filter(([key, v]) => key.startsWith("reason") && typeof v === "string");
+  assert.ok(reasons.length >= 8);
+  for (const [key, reason] of reasons) {
+    for (const line of [S.staleBlocked(reason), S.runBlocked(reason)]) {
+      assert.ok(line.endsWith(".") && !line.endsWith(".."), `${key}: ${line}`);
+    }
+  }
+});
+
+test("user text is isolated for the bidirectional algorithm (FSI ... PDI) where the status line shows it", () => {
+  assert.equal(S.tokensSentence("a\u202Eb"), "“\u2068a\u202Eb\u2069” (seeded embeddings)");
+  assert.ok(S.traceFor("X(1)", "t", "train").startsWith("\u2068X(1)\u2069 on t"));
+});
