@@ -317,7 +317,7 @@ export function setupCheckpointPanel(app) {
     return { ids, words: strs.map(label) };
   }
 
-  /** Traces the loaded layer on `tokens` ({ids, words}: the whole model's, from "Trace layer N"), or the panel's. */
+  /** Traces the loaded layer on `tokens` ({ids, words}: the whole model's, when its "Trace layer N" button asked), or the panel's. */
   async function runLayer(tokens) {
     const module = state.module;
     const file = state.file;
