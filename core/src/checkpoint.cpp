@@ -38,7 +38,7 @@ HeadCount gpt2_head_count(const SafetensorsHeader& header, int64_t d, std::optio
     h.source = "the file's __metadata__ n_head (" + text + ")";
   } else if (const int64_t preset = gpt2_preset_heads(d); preset > 0) {
     h.n_head = preset;
-    h.source = "the GPT-2 preset for width " + std::to_string(d) + " (n_head = " + std::to_string(preset) + "; safetensors files do not store it)";
+    h.source = "the GPT-2 preset for width " + std::to_string(d) + " (n_head = " + std::to_string(preset) + "; this file's __metadata__ has no n_head)";
   } else {
     std::string widths;
     const size_t n = std::size(kGpt2Sizes);

@@ -365,8 +365,11 @@ describe("GPT-2 checkpoints", () => {
     await load(page, "gpt2_d8_h4_prefix.safetensors");
     await page.getByTestId("ckpt-error").waitFor();
     assert.equal(await page.getByTestId("ckpt-error").getAttribute("data-code"), "checkpoint_num_heads");
-    await page.getByTestId("ckpt-layer").fill("5");
+    // fixing the field: the error about the old fields goes, and the panel says to load again
     await page.getByTestId("ckpt-heads").fill("4");
+    assert.equal(await page.getByTestId("ckpt-error").count(), 0);
+    assert.match(await page.getByTestId("ckpt-reload").textContent(), /options changed .*press Load/);
+    await page.getByTestId("ckpt-layer").fill("5");
     await page.getByTestId("ckpt-load").click(); // the same file again: Load reads it with the new fields
     await page.getByTestId("ckpt-error").filter({ hasText: "layer 5" }).waitFor();
     assert.equal(await page.getByTestId("ckpt-error").getAttribute("data-code"), "checkpoint_layer");

@@ -11,6 +11,7 @@
 
 #include "attention_lab/gpt2.hpp"
 #include "attention_lab/session.hpp"
+#include "gpt2_layout.hpp"
 #include "refusal.hpp"
 
 using namespace attention_lab;
@@ -34,19 +35,7 @@ TinyGpt2 tiny_gpt2(int64_t d = 8, int64_t layers = 2, int64_t n_ctx = 12, int64_
   std::vector<std::pair<std::string, Shape>> keys = {{"wte.weight", {vocab, d}}, {"wpe.weight", {n_ctx, d}}};
   for (int64_t L = 0; L < layers; ++L) {
     const std::string p = "h." + std::to_string(L) + ".";
-    for (const auto& [k, s] : std::vector<std::pair<std::string, Shape>>{{"ln_1.weight", {d}},
-                                                                         {"ln_1.bias", {d}},
-                                                                         {"attn.c_attn.weight", {d, 3 * d}},
-                                                                         {"attn.c_attn.bias", {3 * d}},
-                                                                         {"attn.c_proj.weight", {d, d}},
-                                                                         {"attn.c_proj.bias", {d}},
-                                                                         {"ln_2.weight", {d}},
-                                                                         {"ln_2.bias", {d}},
-                                                                         {"mlp.c_fc.weight", {d, 4 * d}},
-                                                                         {"mlp.c_fc.bias", {4 * d}},
-                                                                         {"mlp.c_proj.weight", {4 * d, d}},
-                                                                         {"mlp.c_proj.bias", {d}}})
-      keys.push_back({p + k, s});
+    for (const auto& [k, s] : gpt2_block_shapes(d)) keys.push_back({p + k, s});
   }
   keys.push_back({"ln_f.weight", {d}});
   keys.push_back({"ln_f.bias", {d}});
@@ -247,7 +236,7 @@ TEST_CASE("generate's options are checked by name through the session") {
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
   const auto opts = [](NumberOption max_new, NumberOption temp = {}, NumberOption k = {}, NumberOption eos = {}, NumberOption cache = {}) {
-    return GenerateOptionsInput{max_new, temp, k, eos, cache, {}, {}};
+    return GenerateOptionsInput{max_new, temp, k, eos, cache, {}, {}, {}};
   };
   CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
   CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 0}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
@@ -398,7 +387,7 @@ TEST_CASE("a window bounds the keys held, not the positions: past n_ctx is refus
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
   CHECK(refusal([&] {
-          s.gpt2_generate(m.handle, {1}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 0}}, 0);
+          s.gpt2_generate(m.handle, {1}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 0}, {}}, 0);
         }) == std::pair<std::string, std::string>{"generate_option", "window"});
-  CHECK(s.gpt2_generate(m.handle, {1, 2}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 2}}, 0).resident);
+  CHECK(s.gpt2_generate(m.handle, {1, 2}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 2}, {}}, 0).resident);
 }

@@ -15,6 +15,7 @@
 #include "attention_lab/gpt2.hpp"
 #include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/validator.hpp"
+#include "gpt2_layout.hpp"
 #include "refusal.hpp"
 
 using namespace attention_lab;
@@ -26,19 +27,7 @@ using Tensors = std::vector<std::tuple<std::string, std::string, Shape>>;  // ke
 /// A block's 12 tensors after "<prefix>h.L." for width d, F32.
 void add_block(Tensors& t, const std::string& prefix, int64_t L, int64_t d) {
   const std::string p = prefix + "h." + std::to_string(L) + ".";
-  for (const auto& [k, s] : std::vector<std::pair<std::string, Shape>>{{"ln_1.weight", {d}},
-                                                                       {"ln_1.bias", {d}},
-                                                                       {"attn.c_attn.weight", {d, 3 * d}},
-                                                                       {"attn.c_attn.bias", {3 * d}},
-                                                                       {"attn.c_proj.weight", {d, d}},
-                                                                       {"attn.c_proj.bias", {d}},
-                                                                       {"ln_2.weight", {d}},
-                                                                       {"ln_2.bias", {d}},
-                                                                       {"mlp.c_fc.weight", {d, 4 * d}},
-                                                                       {"mlp.c_fc.bias", {4 * d}},
-                                                                       {"mlp.c_proj.weight", {4 * d, d}},
-                                                                       {"mlp.c_proj.bias", {d}}})
-    t.emplace_back(p + k, "F32", s);
+  for (const auto& [k, s] : gpt2_block_shapes(d)) t.emplace_back(p + k, "F32", s);
 }
 
 /// wte (vocab, d), wpe (n_ctx, d), blocks 0 .. layers-1, ln_f: GPT-2's layout.

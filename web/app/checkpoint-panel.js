@@ -140,6 +140,11 @@ export function setupCheckpointPanel(app) {
   loadButton.addEventListener("click", () => load());
   for (const f of [layerField, headsField, contextField]) {
     f.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && state.file) load(); });
+    // a load error was about the fields as they were: once one changes, it no longer describes them
+    f.input.addEventListener("input", () => {
+      if (!status.querySelector("[data-testid=ckpt-error]")) return;
+      replace(status, h("p", { class: "muted", role: "status", dataset: { testid: "ckpt-reload" } }, S.ckptOptionsChanged));
+    });
   }
   for (const radio of body.querySelectorAll("input[name=ckpt-kind]")) radio.addEventListener("change", () => setKind(radio.value));
   let tokenTimer = 0;
