@@ -7,23 +7,19 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync, ftruncateSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { sparseFile } from "./helpers.mjs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { gpt2Tensors, safetensorsHeader } from "../safetensors.mjs";
+import { gpt2Tensors } from "../safetensors.mjs";
 
 const child = fileURLToPath(new URL("./children/gpt2-generate-peak.mjs", import.meta.url));
 
 test("GPT-2 small at its real size generates within the estimate, weights resident (read once) or re-read per token", (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-gpt2-generate-"));
   try {
-    const file = path.join(dir, "model.safetensors");
-    const { head, dataBytes } = safetensorsHeader(gpt2Tensors());
-    const fd = openSync(file, "w");
-    writeSync(fd, head);
-    ftruncateSync(fd, head.length + dataBytes); // sparse: zeros the disk does not hold
-    closeSync(fd);
+    const file = sparseFile(dir, gpt2Tensors()); // sparse: zeros the disk does not hold
     const jobs = [
       { promptTokens: 20, maxNewTokens: 4, cache: true, resident: null },
       { promptTokens: 20, maxNewTokens: 3, cache: true, resident: false },

@@ -7,7 +7,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync, ftruncateSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { sparseFile } from "./helpers.mjs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,12 +19,8 @@ const child = fileURLToPath(new URL("./children/gpt2-peak.mjs", import.meta.url)
 test("GPT-2 small at its real size (498 MB of weights) runs 20 and 1024 tokens within the estimate, results included; thumbnails stay under 400 MB", (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-gpt2-"));
   try {
-    const file = path.join(dir, "model.safetensors");
+    const file = sparseFile(dir, gpt2Tensors());
     const { head, dataBytes } = safetensorsHeader(gpt2Tensors());
-    const fd = openSync(file, "w");
-    writeSync(fd, head);
-    ftruncateSync(fd, head.length + dataBytes); // sparse: zeros the disk does not hold
-    closeSync(fd);
     assert.ok(head.length + dataBytes > 497e6, `${head.length + dataBytes} bytes`); // 124M float32 weights (the Hub file adds mask buffers: 548 MB)
     for (const [numTokens, attention] of [[20, "full"], [1024, "thumbnails"], [1024, "full"]]) {
       const out = execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify({ path: file, numTokens, attention })], { encoding: "utf8" });
@@ -45,17 +42,6 @@ test("GPT-2 small at its real size (498 MB of weights) runs 20 and 1024 tokens w
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-/** A sparse file of `tensors` ([key, dtype, shape]): the header, then zeros the disk does not hold. */
-function sparseFile(dir, tensors) {
-  const file = path.join(dir, "model.safetensors");
-  const { head, dataBytes } = safetensorsHeader(tensors);
-  const fd = openSync(file, "w");
-  writeSync(fd, head);
-  ftruncateSync(fd, head.length + dataBytes);
-  closeSync(fd);
-  return file;
-}
 
 function measure(file, numTokens, numHeads) {
   return JSON.parse(execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify({ path: file, numTokens, numHeads })], { encoding: "utf8" }));

@@ -1,8 +1,10 @@
 // Shared helpers for the node:test suites: the PyTorch fixtures and tensor comparisons.
-import { readFileSync } from "node:fs";
+import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { safetensorsHeader } from "../safetensors.mjs";
 
 const fixturePath = fileURLToPath(new URL("../fixtures/attention_fixtures.json", import.meta.url));
 
@@ -78,4 +80,15 @@ export function random(seed) {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return Math.floor((s / 4294967296) * n); // the high bits: an LCG's low bits cycle (s % n left some calls never picked)
   };
+}
+
+/** A sparse safetensors file of `tensors` ([key, dtype, shape]) in `dir`: the header, then zeros the disk does not hold. */
+export function sparseFile(dir, tensors) {
+  const file = path.join(dir, "model.safetensors");
+  const { head, dataBytes } = safetensorsHeader(tensors);
+  const fd = openSync(file, "w");
+  writeSync(fd, head);
+  ftruncateSync(fd, head.length + dataBytes);
+  closeSync(fd);
+  return file;
 }
