@@ -23,6 +23,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { baselineLine, judgeBaseline, nativeGemm, torchEnv } from "./baseline.mjs";
 import { gpt2Tensors, safetensorsHeader } from "../tests/safetensors.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -30,7 +31,6 @@ const QUICK = process.env.BENCH_QUICK === "1";
 const ROUNDS = QUICK ? 1 : 3;
 const PROMPT = 64;
 const DECODED = 32;
-const BASELINE_MIN_GFLOPS = 40;
 const SKIP = new Set((process.env.BENCH_SKIP ?? "").split(",").map((s) => s.trim()).filter(Boolean));
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -65,7 +65,7 @@ function writeSyntheticGpt2(file) {
 function torchProcess(file) {
   if (SKIP.has("torch")) return null;
   if (!existsSync("/usr/bin/python3")) return null;
-  const p = spawn("/usr/bin/python3", [path.join(ROOT, "bench/torch_generate.py"), file], { env: { ...process.env, OPENBLAS_NUM_THREADS: "1", OMP_NUM_THREADS: "1" }, stdio: ["pipe", "pipe", "inherit"] });
+  const p = spawn("/usr/bin/python3", [path.join(ROOT, "bench/torch_generate.py"), file], { env: torchEnv(1), stdio: ["pipe", "pipe", "inherit"] });
   const lines = readline.createInterface({ input: p.stdout });
   const queue = [];
   lines.on("line", (l) => queue.shift()?.(JSON.parse(l)));
@@ -149,7 +149,6 @@ async function main() {
   const mb = (b) => `${(b / 1e6).toFixed(0)} MB`;
   const t = out.torch;
   console.log(`\nGPT-2 small-shaped synthetic weights, greedy: prompt ${PROMPT} tokens, then ${DECODED} decoded (load average ${out.loadBefore.join(" ")} -> ${out.loadAfter.join(" ")} on ${out.cpus} CPUs)`);
-  console.log(`  PyTorch ${t.torch ?? "n/a"}: ${t.ready ? `${t.threads} thread, OpenBLAS core ${t.corename ?? "NOT OpenBLAS"} (${(t.blas ?? []).map((b) => path.basename(b)).join(", ")}), torch.mm 1024x768 @ 768x768 ${t.gemm_gflops_1024x768x768} GFLOP/s, OPENBLAS_CORETYPE=${t.openblas_coretype ?? "unset"}` : t.error}`);
   if (t.warnings?.length) console.log(`  PyTorch warnings: ${t.warnings.join("; ")}`);
   const row = (label, s) => console.log(`  ${label.padEnd(34)} ${s ? `${s.msPerToken.toFixed(1).padStart(7)} ms/token  ${s.tokensPerSecond.toFixed(2).padStart(6)} tokens/s  (fastest token ${s.fastestTokenMs.toFixed(1)} ms; prefill ${s.prefillMs.toFixed(0)} ms; rounds ${s.roundsMsPerToken.map((x) => x.toFixed(1)).join(", ")})` : "n/a"}`);
   row("ours, KV cache (WASM, Node)", out.ours);
@@ -159,10 +158,12 @@ async function main() {
   console.log(`  WASM streaming bandwidth ${out.streamGBps?.toFixed(2) ?? "n/a"} GB/s; a token reads ${mb(out.weightBytesPerToken)} of float32 weights: bound ${out.boundMsPerToken?.toFixed(1) ?? "n/a"} ms/token`);
   console.log(`  ids: ours cached = ours uncached for the first ${out.idsAgree.oursCachedUncached} of ${DECODED}; ours = PyTorch for the first ${out.idsAgree.oursPytorch ?? "n/a"}`);
   const vsTorch = out.pytorch ? out.ours.tokensPerSecond / out.pytorch.tokensPerSecond : null;
-  // The baseline rule: single-thread OpenBLAS sgemm runs at ~75 GFLOP/s on AVX-512 machines (tens on
-  // AVX2); near 30 or below, the BLAS (or the machine) is degraded and a ratio against it means nothing.
-  out.baselineValid = Boolean(t.ready && t.corename && t.gemm_gflops_1024x768x768 >= BASELINE_MIN_GFLOPS);
-  if (t.ready && !out.baselineValid) console.log(`  BASELINE DEGRADED: torch.mm at ${t.gemm_gflops_1024x768x768} GFLOP/s (< ${BASELINE_MIN_GFLOPS}) or not OpenBLAS: the ratio to PyTorch is not valid (re-measure on a quiet machine)`);
+  // The baseline rule (bench/baseline.mjs): OpenBLAS, its kernel unforced, torch.mm at >= 60% of this
+  // machine's native GEMM; otherwise a ratio against it means nothing.
+  out.gemmReference = nativeGemm();
+  out.baseline = judgeBaseline(t, out.gemmReference, 1);
+  out.baselineValid = out.baseline.valid;
+  console.log(`  ${baselineLine(t, out.gemmReference, out.baseline)}`);
   const vsBound = out.boundMsPerToken ? out.ours.msPerToken / out.boundMsPerToken : null;
   const vsUncached = out.oursUncached.msPerToken / out.ours.msPerToken;
   const rows = [

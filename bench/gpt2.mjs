@@ -13,6 +13,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { baselineLine, judgeBaseline, nativeGemm, torchEnv } from "./baseline.mjs";
 import { gpt2Tensors, safetensorsHeader } from "../tests/safetensors.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -25,7 +26,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function torchProcess() {
   if (!existsSync("/usr/bin/python3")) return null;
-  const p = spawn("/usr/bin/python3", [path.join(ROOT, "bench/torch_gpt2.py")], { env: { ...process.env, OPENBLAS_NUM_THREADS: "1", OMP_NUM_THREADS: "1" } });
+  const p = spawn("/usr/bin/python3", [path.join(ROOT, "bench/torch_gpt2.py")], { env: torchEnv(1) });
   const lines = readline.createInterface({ input: p.stdout });
   const queue = [];
   lines.on("line", (l) => queue.shift()?.(JSON.parse(l)));
@@ -76,7 +77,9 @@ async function main() {
     out.wasmMs = Math.min(...ours);
     out.torchMs = ready.ready ? Math.min(...theirs) : null;
     out.torch = ready;
-    out.ratio = out.torchMs ? out.wasmMs / out.torchMs : null;
+    out.gemmReference = nativeGemm();
+    out.baseline = judgeBaseline(ready, out.gemmReference, 1);
+    out.ratio = out.torchMs && out.baseline.valid ? out.wasmMs / out.torchMs : null;
     model.dispose();
 
     // (2) peak WASM memory of a 64-token run, in a fresh process
@@ -95,8 +98,9 @@ async function main() {
   console.log(`  ours, WASM in Node:            ${out.wasmMs.toFixed(0)} ms (the file's bytes in memory; every run unpacks each block; logits at the last position)`);
   console.log(`  ours, from a Blob on disk:     ${out.wasmFromBlobMs.toFixed(0)} ms (Node's Blob reads included)`);
   console.log(`  PyTorch ${out.torch.torch ?? "n/a"}, 1 thread:       ${out.torchMs == null ? `n/a (${out.torch.error})` : `${out.torchMs.toFixed(0)} ms (weights in memory; logits at every position)`}`);
+  console.log(`  ${baselineLine(out.torch, out.gemmReference, out.baseline)}`);
   const rows = [
-    ["(G1) whole GPT-2 small forward, 64 tokens <= 2.5x PyTorch", out.ratio == null ? null : out.ratio <= 2.5, out.ratio == null ? "n/a" : `x${out.ratio.toFixed(2)}`],
+    ["(G1) whole GPT-2 small forward, 64 tokens <= 2.5x PyTorch", out.ratio == null ? null : out.ratio <= 2.5, out.ratio == null ? (out.torchMs ? "n/a: the baseline is invalid (above)" : "n/a") : `x${out.ratio.toFixed(2)}`],
     ["(G2) peak WASM memory, GPT-2 small < 400 MB", out.peakBytes < 400 * 1048576, `${mib(out.peakBytes)} (estimate ${mib(out.estimateBytes)})`],
     ["(G3) file -> grid of patterns, 20 tokens < 5 s (Chromium)", out.page.ms == null ? null : out.page.ms < 5000,
       out.page.ms == null ? `n/a: ${out.page.error}` : `${(out.page.ms / 1000).toFixed(2)} s (${out.page.tokens} tokens; the main thread's longest stall ${out.page.worstGapMs.toFixed(0)} ms)`],

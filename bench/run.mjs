@@ -30,6 +30,7 @@ import readline from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import zlib from "node:zlib";
 import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { baselineLine, judgeBaseline, nativeGemm, torchEnv } from "./baseline.mjs";
 import { describe as describeHeader } from "./header.mjs";
 import { timeForwards, checksum as sum } from "./timing.mjs";
 
@@ -54,8 +55,10 @@ const FLOP_FORMULA = "flop(T) = 8*T*d^2 (q, k, v, out projections: 4 x 2*T*d*d) 
 const flop = (T) => 8 * T * D * D + 2 * 2 * H * HD * (T * (T + 1)) / 2;
 const GPT2_PAGE_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123&num_tokens=1024&batch=1&mode=eval";
 
-const ENGINES = ["wasm-node", "wasm-chromium", "native", "torch", "tfjs-wasm"];
-const LABELS = { "wasm-node": "ours WASM (Node)", "wasm-chromium": "ours WASM (Chromium)", native: "ours native", torch: "PyTorch 1 thread", "tfjs-wasm": "TF.js WASM" };
+const ENGINES = ["wasm-node", "wasm-chromium", "native", "torch", "torch-2t", "tfjs-wasm"];
+const LABELS = { "wasm-node": "ours WASM (Node)", "wasm-chromium": "ours WASM (Chromium)", native: "ours native", torch: "PyTorch 1 thread", "torch-2t": "PyTorch 2 threads", "tfjs-wasm": "TF.js WASM" };
+/** The thread count of each PyTorch engine (its baseline is judged at that count). */
+const TORCH_THREADS = { torch: 1, "torch-2t": 2 };
 
 const median = (xs) => {
   const s = xs.slice().sort((a, b) => a - b);
@@ -173,7 +176,7 @@ async function nativeEngine() {
   };
 }
 
-async function torchEngine(tmp, params, input, ours) {
+async function torchEngine(tmp, params, input, ours, threads) {
   if (!existsSync("/usr/bin/python3")) throw new Error("/usr/bin/python3 is missing");
   // Our parameters and inputs as raw float32, so PyTorch runs (and is checked) on the same numbers.
   const order = ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"];
@@ -185,8 +188,7 @@ async function torchEngine(tmp, params, input, ours) {
     const y = ours(T);
     await writeFile(path.join(tmp, `ours_${T}.f32`), Buffer.from(y.buffer, y.byteOffset, y.byteLength));
   }
-  const env = { ...process.env, OPENBLAS_NUM_THREADS: "1", OMP_NUM_THREADS: "1" };
-  const p = lineProcess("/usr/bin/python3", [path.join(ROOT, "bench/torch_bench.py"), "--weights", path.join(tmp, "weights.f32"), "--inputs", tmp], { cwd: ROOT, env });
+  const p = lineProcess("/usr/bin/python3", [path.join(ROOT, "bench/torch_bench.py"), "--weights", path.join(tmp, "weights.f32"), "--inputs", tmp], { cwd: ROOT, env: torchEnv(threads) });
   const ready = await p.next(120_000);
   if (!ready.ready) {
     await p.close();
@@ -516,7 +518,15 @@ async function main() {
   }
   await setUp("wasm-node", () => wasmNodeEngine(lab, module, input));
   await setUp("native", () => nativeEngine());
-  await setUp("torch", () => torchEngine(tmp, params, input, ours));
+  log("native GEMM reference (PyTorch's baseline check)");
+  const gemmReference = nativeGemm();
+  for (const name of ["torch", "torch-2t"]) {
+    await setUp(name, async () => {
+      const engine = await torchEngine(tmp, params, input, ours, TORCH_THREADS[name]);
+      engine.info.baseline = judgeBaseline(engine.info, gemmReference, TORCH_THREADS[name]);
+      return engine;
+    });
+  }
   await setUp("tfjs-wasm", () => tfjsEngine(params, input, ours));
   await setUp("wasm-chromium", async () => {
     if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
@@ -571,10 +581,14 @@ async function main() {
       speed[name][T] = { ms, gflops: flop(T) / (ms * 1e6), roundMedians: rounds.map((r) => r.median), reps: REPS(T) };
     }
   }
+  // Ratios to PyTorch (one thread, and two) only against a baseline judged valid (bench/baseline.mjs).
+  const validBaseline = (e) => Boolean(infos[e]?.baseline?.valid);
   for (const name of ENGINES) {
     for (const T of TOKENS) {
-      const base = speed.torch[T]?.ms;
+      const base = validBaseline("torch") ? speed.torch[T]?.ms : null;
+      const base2 = validBaseline("torch-2t") ? speed["torch-2t"][T]?.ms : null;
       if (speed[name][T].ms != null && base) speed[name][T].xTorch = speed[name][T].ms / base;
+      if (speed[name][T].ms != null && base2) speed[name][T].xTorch2 = speed[name][T].ms / base2;
     }
   }
 
@@ -618,6 +632,7 @@ async function main() {
     flopFormula: FLOP_FORMULA,
     engines: Object.fromEntries(ENGINES.map((e) => [e, { label: LABELS[e], available: !unavailable[e], reason: unavailable[e] ?? null, info: infos[e] ?? null }])),
     speed,
+    gemmReference,
     kernel,
     memory: mem,
     header,
@@ -652,7 +667,7 @@ function evaluateTargets(speed, kernel, page) {
     const c = ms("wasm-chromium", 6);
     // The floor on this machine: T=6's flop at the measured f32x4 peak (no product can beat it).
     const floor = kernel?.peakGflops ? flop(6) / (kernel.peakGflops * 1e6) : null;
-    const torch6 = ms("torch", 6);
+    const torch6 = speed.torch?.[6]?.xTorch == null ? null : ms("torch", 6);
     t.push({ id: "2b", target: "T=6 <= 0.75 ms", met: a == null ? null : a <= 0.75,
       value: `Node ${fmt(a, 3)} ms, Chromium ${fmt(c, 3)} ms (floor here at the f32x4 peak: ${fmt(floor, 3)} ms; x${fmt(torch6 ? a / torch6 : null)} PyTorch)` });
   }
@@ -692,6 +707,7 @@ function printReport(r, unavailable) {
     });
     console.log(padE(LABELS[e], w) + cells.join(""));
   }
+  console.log(padE("ours (Node) x PyTorch 2t", w) + TOKENS.map((T) => pad(r.speed["wasm-node"][T].xTorch2 != null ? `x${r.speed["wasm-node"][T].xTorch2.toFixed(2)}` : "n/a", 18)).join(""));
   console.log(`\nGFLOP/s${r.kernel.available ? ` (fraction of the measured f32x4 peak ${r.kernel.peakGflops.toFixed(1)} GFLOP/s for WASM rows)` : ""}`);
   console.log(padE("engine", w) + TOKENS.map((T) => pad(`T=${T}`, 18)).join(""));
   for (const e of ENGINES) {
@@ -710,9 +726,12 @@ function printReport(r, unavailable) {
     for (const [e, why] of missing) console.log(`  ${LABELS[e] ?? e}: ${why}`);
   }
   const torch = r.engines.torch.info;
-  if (torch) {
-    console.log(`\nPyTorch ${torch.torch}, BLAS: ${torch.uses_openblas ? "OpenBLAS" : "NOT OpenBLAS"} (${(torch.blas ?? []).map((b) => path.basename(b)).join(", ")}), sgemm 1024x768x768 ${torch.gemm_gflops_1024x768x768} GFLOP/s, OPENBLAS_NUM_THREADS=${torch.openblas_num_threads}`);
-    for (const wmsg of torch.warnings ?? []) console.log(`  WARNING: ${wmsg}`);
+  console.log("\nPyTorch's baseline (x PyTorch is printed only when it is valid)");
+  for (const e of ["torch", "torch-2t"]) {
+    const info = r.engines[e].info;
+    if (!info) continue;
+    console.log(`  ${baselineLine(info, r.gemmReference, info.baseline)}`);
+    for (const wmsg of info.warnings ?? []) console.log(`    WARNING: ${wmsg}`);
   }
   const tf = r.engines["tfjs-wasm"].info;
   if (tf) console.log(`TF.js ${tf.version} ${tf.backend} backend, ${tf.threads} thread(s), SIMD ${tf.simd}; max |TF.js - ours| ${Math.max(...Object.values(tf.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);

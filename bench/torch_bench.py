@@ -2,8 +2,8 @@
 """PyTorch reference for npm run bench (run with Debian's /usr/bin/python3 and python3-torch).
 
 torch.nn.MultiheadAttention(768, 12, batch_first=True, bias=True) in eval mode, causal boolean mask,
-need_weights=False, under torch.no_grad(), on one thread (OPENBLAS_NUM_THREADS=1 and
-torch.set_num_threads(1)). bench/run.mjs starts it once and talks to it one line at a time so that
+need_weights=False, under torch.no_grad(), on BENCH_TORCH_THREADS threads (default 1; OPENBLAS_NUM_THREADS
+and torch.set_num_threads set to it by bench/baseline.mjs's torchEnv). bench/run.mjs starts it once and talks to it one line at a time so that
 the engines interleave:
     "T reps"            -> {"T": T, "samples_ms": [...]}   (one warm-up forward first)
     "check T out.f32"   -> {"T": T, "max_abs_diff": ..., "max_abs_ref": ...}  against our output
@@ -11,7 +11,8 @@ the engines interleave:
 With --weights FILE the module holds the same parameters as ours (raw float32, in this order:
 W_query.weight, W_key.weight, W_value.weight (768 x 768 each, (out, in)), out_proj.weight, out_proj.bias;
 in_proj_bias is zero because ours has qkv_bias=False); with --inputs DIR it reads DIR/x_T.f32 as the
-(1, T, 768) input. The first line it prints describes the set-up (versions, BLAS, a GEMM check).
+(1, T, 768) input. The first line it prints describes the set-up (versions, BLAS, a GEMM check:
+bench/torch_baseline.py's report(), judged by bench/baseline.mjs).
 """
 import json
 import os
@@ -20,6 +21,8 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_baseline import report, threads  # noqa: E402
 
 try:
     import torch
@@ -30,39 +33,11 @@ except Exception as e:  # noqa: BLE001 - report any import problem as data
 D, H = 768, 12
 
 
-def loaded_blas():
-    """Which BLAS/LAPACK shared objects this process has mapped (after a matmul ran)."""
-    libs = set()
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                path = line.split()[-1] if len(line.split()) >= 6 else ""
-                name = os.path.basename(path)
-                if "blas" in name or "lapack" in name or "mkl" in name:
-                    libs.add(os.path.realpath(path))
-    except OSError:
-        pass
-    return sorted(libs)
-
-
-def gemm_gflops():
-    """Single-thread (1024 x 768) @ (768 x 768) GFLOP/s: OpenBLAS gives tens, the reference BLAS ~1-2."""
-    a = torch.randn(1024, 768)
-    b = torch.randn(768, 768)
-    torch.mm(a, b)
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * 1024 * 768 * 768 / best / 1e9
-
-
 def main():
     args = sys.argv[1:]
     weights = args[args.index("--weights") + 1] if "--weights" in args else None
     inputs = args[args.index("--inputs") + 1] if "--inputs" in args else None
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads())
     torch.manual_seed(0)
     mha = torch.nn.MultiheadAttention(D, H, batch_first=True, bias=True).eval()
     if weights:
@@ -91,24 +66,9 @@ def main():
         return masks[T]
 
     xs = {}
-    gflops = gemm_gflops()
-    blas = loaded_blas()
-    config = torch.__config__.show()
-    uses_openblas = any("openblas" in b.lower() for b in blas)
-    warnings = []
-    if not uses_openblas:
-        warnings.append("torch does not use OpenBLAS (mapped BLAS: %s): install libopenblas0-pthread; its numbers will be ~20x too slow" % (", ".join(blas) or "none found"))
-    if gflops < 5:
-        warnings.append(f"single-thread sgemm runs at {gflops:.1f} GFLOP/s: looks like the reference BLAS")
-    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-        warnings.append("OPENBLAS_NUM_THREADS is not 1: PyTorch may use several threads")
-    print(json.dumps({
-        "ready": True, "torch": torch.__version__, "blas": blas, "uses_openblas": uses_openblas,
-        "gemm_gflops_1024x768x768": round(gflops, 2), "threads": torch.get_num_threads(),
-        "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-        "build_blas_info": sorted(set(re.findall(r"\b(?:BLAS_INFO|LAPACK_INFO)=[^,\s]+", config))),
-        "warnings": warnings,
-    }), flush=True)
+    ready = report(torch)
+    ready["build_blas_info"] = sorted(set(re.findall(r"\b(?:BLAS_INFO|LAPACK_INFO)=[^,\s]+", torch.__config__.show())))
+    print(json.dumps(ready), flush=True)
 
     with torch.no_grad():
         for line in sys.stdin:

@@ -14,7 +14,6 @@ It prints one line describing the set-up (versions, the BLAS mapped and its core
 and answers {"prefill_ms", "decode_ms": [N forwards], "ids": [new ids], "peak_rss_bytes"}. The prompt
 is ids (i * 977) % vocab_size for i < P, as bench/generate.mjs gives ours.
 """
-import ctypes
 import json
 import os
 import resource
@@ -71,6 +70,8 @@ class MultiHeadAttention(nn.Module):
 # LayerNorm and GELU as the whole-model fixtures write them (the book's chapter 4).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures"))
 from generate_gpt2 import GELU, LayerNorm  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_baseline import report, threads  # noqa: E402
 
 
 class TransformerBlock(nn.Module):
@@ -157,56 +158,14 @@ def load_model(path):
     return model, cfg
 
 
-def loaded_blas():
-    """The BLAS shared objects this process mapped, and OpenBLAS's own report (its core, its threads)."""
-    libs = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) >= 6 and ("blas" in os.path.basename(fields[-1]) or "lapack" in os.path.basename(fields[-1])):
-                libs.add(os.path.realpath(fields[-1]))
-    info = {"blas": sorted(libs), "corename": None, "config": None, "openblas_threads": None}
-    for lib in sorted(libs):
-        try:
-            so = ctypes.CDLL(lib)
-            so.openblas_get_corename.restype = ctypes.c_char_p
-            so.openblas_get_config.restype = ctypes.c_char_p
-            info.update(corename=so.openblas_get_corename().decode(), config=so.openblas_get_config().decode(), openblas_threads=so.openblas_get_num_threads())
-            break
-        except (OSError, AttributeError):
-            continue
-    return info
-
-
-def gemm_gflops():
-    """Single-thread (1024 x 768) @ (768 x 768) torch.mm, best of 5, in GFLOP/s."""
-    a, b = torch.randn(1024, 768), torch.randn(768, 768)
-    torch.mm(a, b)
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * 1024 * 768 * 768 / best / 1e9
-
-
 def peak_rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def main():
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads())
     model, cfg = load_model(sys.argv[1])
-    gflops = gemm_gflops()
-    blas = loaded_blas()
-    warnings = []
-    if not blas["corename"]:
-        warnings.append("torch does not run on OpenBLAS (mapped: %s): install libopenblas0-pthread" % (", ".join(blas["blas"]) or "none"))
-    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-        warnings.append("OPENBLAS_NUM_THREADS is not 1")
-    print(json.dumps({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-                      "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"), **blas, "gemm_gflops_1024x768x768": round(gflops, 2),
-                      "parameters": sum(p.numel() for p in model.parameters()), "peak_rss_bytes": peak_rss(), "warnings": warnings}), flush=True)
+    print(json.dumps({**report(torch), "parameters": sum(p.numel() for p in model.parameters()), "peak_rss_bytes": peak_rss()}), flush=True)
     with torch.no_grad():
         for line in sys.stdin:
             parts = line.split()

@@ -23,12 +23,14 @@ except Exception as e:  # noqa: BLE001
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures"))
 from generate_gpt2 import GPTModel  # noqa: E402  the same book code the fixtures use
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_baseline import report, threads  # noqa: E402
 
-torch.set_num_threads(1)
+torch.set_num_threads(threads())
 torch.manual_seed(0)
 cfg = {"vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12, "n_layers": 12, "drop_rate": 0.0, "qkv_bias": True}
 model = GPTModel(cfg).eval()
-print(json.dumps({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads(), "parameters": sum(p.numel() for p in model.parameters())}), flush=True)
+print(json.dumps({**report(torch), "parameters": sum(p.numel() for p in model.parameters())}), flush=True)
 for line in sys.stdin:
     parts = line.split()
     if not parts or parts[0] == "quit":
