@@ -14,6 +14,18 @@
 #include <cstring>
 #include <vector>
 
+// The SIMD the compiler targeted here (Eigen 3.4 reports AVX2 + FMA as "AVX").
+constexpr const char* kSimd =
+#if defined(__AVX512F__)
+    "AVX-512F + FMA";
+#elif defined(__AVX2__) && defined(__FMA__)
+    "AVX2 + FMA";
+#elif defined(__AVX__)
+    "AVX";
+#else
+    "SSE2";
+#endif
+
 int main(int argc, char** argv) {
   int reps = 10;
   for (int i = 1; i + 1 < argc; ++i)
@@ -30,7 +42,7 @@ int main(int argc, char** argv) {
   }
   const double best = *std::min_element(samples.begin(), samples.end());
   std::printf("{\"engine\": \"eigen-native\", \"m\": %d, \"k\": %d, \"n\": %d, \"gflops\": %.2f, \"simd\": \"%s\", \"checksum\": %.6g, \"samples_ms\": [", m, k, n,
-              2.0 * m * k * n / (best * 1e6), Eigen::SimdInstructionSetsInUse(), static_cast<double>(c.sum()));
+              2.0 * m * k * n / (best * 1e6), kSimd, static_cast<double>(c.sum()));
   for (size_t i = 0; i < samples.size(); ++i) std::printf("%s%.3f", i ? ", " : "", samples[i]);
   std::printf("]}\n");
   return 0;

@@ -52,3 +52,13 @@ test("no OpenBLAS, a forced core, no reference or no PyTorch: invalid, each name
   const none = judgeBaseline({ ready: false, error: "import torch failed: No module named 'torch'" }, native);
   assert.deepEqual(none, { valid: false, fraction: null, reasons: ["PyTorch did not start: import torch failed: No module named 'torch'"] });
 });
+
+test("the native reference is the best of its measurements, so one busy moment does not lower it", async () => {
+  const { bestOf } = await import("../../bench/baseline.mjs");
+  const r = bestOf([{ gflops: 20.05, simd: "AVX2 + FMA" }, { error: "killed" }, { gflops: 57.3, simd: "AVX2 + FMA" }]);
+  assert.equal(r.gflops, 57.3);
+  assert.deepEqual(r.measurements, [20.05, 57.3]);
+  assert.deepEqual(bestOf([{ error: "not built" }]), { error: "not built" });
+  // judged against the best, PyTorch's 42 GFLOP/s is 73%: valid (against the busy 20.05 it looked like 210%)
+  assert.equal(judgeBaseline({ ...healthy, gemm_gflops_1024x768x768: 42 }, r, 1).valid, true);
+});
