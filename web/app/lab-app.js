@@ -39,7 +39,7 @@ export class LabApp {
    * @param root     the shadow root holding buildSkeleton()'s markup
    * @param host     the <attention-lab> element (events and data-* status go on it)
    * @param lab      the AttentionLab facade
-   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, autorun: boolean, workerUrl}
+   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, urlPrefix: string, autorun: boolean, workerUrl}
    */
   constructor(root, host, lab, options) {
     this.root = root;
@@ -50,6 +50,7 @@ export class LabApp {
     this.hidden = options.hidden ?? new Set();
     this.autorun = options.autorun !== false;
     this.urlOption = Boolean(options.urlState);
+    this.urlPrefix = options.urlPrefix ?? "";
     this.runner = new Runner(lab, options.workerUrl);
     this.state = initialState();
     Object.assign(this.state, partialPatch(this.state, options.initial ?? {}));
@@ -72,6 +73,24 @@ export class LabApp {
     this.derived = this.derive();
     for (const panel of this.panels) panel.render(this.derived);
     this.host.dataset.updateMs = (performance.now() - t0).toFixed(1);
+    this.announceSetup(this.derived);
+  }
+
+  /**
+   * setup-change on the host (bubbling, composed) when the setup or its validity changed: on start, after
+   * an edit, an attribute change or back/forward. detail {valid, reason, className, config, diagnostics}:
+   * valid is false when the Run button is off (reason says why), diagnostics are the core's
+   * {code, severity, slot, slots, message, hint} (configuration, call, tokens and input, in that order).
+   */
+  announceSetup(d) {
+    const diagnostics = [...d.configDiags, ...d.callDiags, ...d.tokens.problems, ...d.inputDiags].map((x) => ({
+      code: x.code, severity: x.severity, slot: x.slots?.[0] ?? "", slots: [...(x.slots ?? [])], message: x.message, hint: x.hint ?? "",
+    }));
+    const detail = { valid: !d.blocked, reason: d.reason, className: this.state.className, config: { ...d.config }, diagnostics };
+    const key = JSON.stringify(detail);
+    if (key === this.announced) return;
+    this.announced = key;
+    this.host.dispatchEvent(new CustomEvent("setup-change", { bubbles: true, composed: true, detail }));
   }
 
   run() {
