@@ -106,6 +106,7 @@ export class AttentionLabElement extends HTMLElement {
     const fromAttrs = this.readAttributes(lab);
     const urlState = this.ownsUrl;
     const prefix = urlPrefix(this); // read once, like locked: the keys this widget owns in the URL
+    const compact = this.getAttribute("layout") === "compact"; // read once too
     const locked = nameSet(this.getAttribute("locked"), [...slotNames(lab), ...LOCKABLE]);
     let initial = fromAttrs.state;
     let problems = fromAttrs.problems;
@@ -128,7 +129,9 @@ export class AttentionLabElement extends HTMLElement {
       hidden: nameSet(this.getAttribute("hidden"), PANELS),
       urlState,
       urlPrefix: prefix,
-      autorun: this.getAttribute("autorun") !== "off",
+      layout: compact ? "compact" : "",
+      // A compact widget waits for the reader's Run (predict first) unless autorun="on".
+      autorun: compact ? this.getAttribute("autorun") === "on" : this.getAttribute("autorun") !== "off",
       workerUrl: WORKER_URL,
     });
     this.showUrlNotice();

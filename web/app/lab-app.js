@@ -27,6 +27,7 @@ import { setupPredictPanel } from "./predict-panel.js";
 import { setupRunPanel } from "./run-panel.js";
 import { setupCodePanel } from "./code-panel.js";
 import { setupUrlPanel } from "./url-panel.js";
+import { COMPACT_START, setupCompactLayout } from "./compact-layout.js";
 
 /** Controls that `locked="..."` may name besides the slots. */
 export const LOCKABLE = ["class", "seed", "tokens", "batch", "mode"];
@@ -39,7 +40,7 @@ export class LabApp {
    * @param root     the shadow root holding buildSkeleton()'s markup
    * @param host     the <attention-lab> element (events and data-* status go on it)
    * @param lab      the AttentionLab facade
-   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, urlPrefix: string, autorun: boolean, workerUrl}
+   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, urlPrefix: string, layout: "" | "compact", autorun: boolean, workerUrl}
    */
   constructor(root, host, lab, options) {
     this.root = root;
@@ -54,6 +55,8 @@ export class LabApp {
     this.runner = new Runner(lab, options.workerUrl);
     this.state = initialState();
     Object.assign(this.state, partialPatch(this.state, options.initial ?? {}));
+    this.compact = options.layout === "compact";
+    if (this.compact) Object.assign(this.state, COMPACT_START);
     this.panels = [];
     this.derived = null;
   }
@@ -136,6 +139,7 @@ export class LabApp {
     this.runPanel = setupRunPanel(this);
     this.url = setupUrlPanel(this, problems);
     this.panels = [setupSetupPanel(this), setupFactsPanel(this), setupTokensPanel(this), setupPredictPanel(this), this.runPanel, setupCodePanel(this)];
+    if (this.compact) this.panels.push(setupCompactLayout(this));
     let firstOutput;
     const idle = new Promise((resolve) => (firstOutput = resolve));
     const later = (name, load) => loadWhenNeeded(this.$(name), () => load().then((panel) => {
@@ -147,7 +151,8 @@ export class LabApp {
       later("compare", () => import("./compare-panel.js").then((m) => m.setupComparePanel(this))),
       later("checkpoint", () => import("./checkpoint-panel.js").then((m) => m.setupCheckpointPanel(this))),
     ];
-    this.setState(call ? callPatch(this.lab, s, call, this.locked) : {});
+    // The call attribute is the exercise itself: its class and values are what the locks then hold.
+    this.setState(call ? callPatch(this.lab, s, call, new Set()) : {});
     // An exercise (a widget with locks) remembers its class: an error only locked slots could fix offers it back.
     this.exerciseClass = this.locked.size ? this.state.className : null;
     this.url.keep(this.urlOption);

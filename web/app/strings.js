@@ -154,6 +154,9 @@ export const S = {
   backToClass: (className) => `back to ${className}`,
 
   tokensHeading: "3. Tokens",
+  // layout="compact" (compact-layout.js): the one-line summaries of the collapsed boxes
+  compactFactsSummary: "head_dim, the output width and its rule, the parameters: open when you have predicted, or to check.",
+  compactTokens: (source, batch, seed, training) => `${source}${batch === null ? "" : `, batch ${batch}`}, seed ${iso(String(seed))}, ${training ? "train" : "eval"}`,
   sourceLegend: "Embeddings",
   sourceBook: "The book’s six tokens (3-d embeddings)",
   sourceSentence: "My sentence, seeded embeddings of width d_in",
