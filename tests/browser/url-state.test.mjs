@@ -75,7 +75,7 @@ describe("URL state", () => {
     const second = await addUrlStateWidget(page, "second");
     const notice = second.getByTestId("url-notice");
     assert.ok(await notice.isVisible());
-    assert.equal(await notice.textContent(), "Another attention-lab on this page already keeps its state in the URL; this one does not.");
+    assert.equal(await notice.textContent(), "Another attention-lab on this page already keeps its state in the URL; this one does not (give each widget its own url-prefix to share the URL).");
     assert.equal(await first.getByTestId("url-notice").isVisible(), false);
     // The second did not read the URL either: it starts on the default class, not the link's.
     assert.equal(await second.getByTestId("class-select").inputValue(), "MultiHeadAttention");

@@ -353,7 +353,7 @@ export const S = {
   codeNoRun: "# Fix the setup to see the code.",
 
   urlBadClass: (name) => `The link names an unknown class “${iso(name)}”; showing MultiHeadAttention instead.`,
-  urlStateTaken: "Another attention-lab on this page already keeps its state in the URL; this one does not.",
+  urlStateTaken: "Another attention-lab on this page already keeps its state in the URL; this one does not (give each widget its own url-prefix to share the URL).",
   urlBadValue: (key) => `The link’s value for ${key} was not usable and was ignored.`,
   urlTooLong: (key, length, most) => `The link’s value for ${key} is ${n(length)} characters long (at most ${most}) and was ignored.`,
   urlTokensCut: (length, kept) => `The link’s tokens were ${n(length)} characters long: only the first ${n(kept)} are used.`,
