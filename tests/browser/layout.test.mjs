@@ -138,7 +138,6 @@ describe("layout", () => {
       const dir = await screenshotDir();
       const exercise = page.locator("#exercise");
       const height = () => exercise.evaluate((el) => el.getBoundingClientRect().height);
-      const box = (testid) => exercise.getByTestId(testid).boundingBox();
       // one column: the facts under the setup, as wide as it
       const setup = await exercise.locator("#setup").boundingBox();
       const facts = await exercise.getByTestId("facts").boundingBox();
