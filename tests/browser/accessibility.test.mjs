@@ -64,9 +64,19 @@ describe("accessibility", () => {
     await finish(page);
   });
 
-  test("axe-core finds no violation on the embed page with two widgets", async () => {
+  test("axe-core finds no violation on the embed page with two widgets, nor in the compact exercise after a run with a stage and the facts opened", async () => {
     const page = await openPage(lab, "", { path: "embed.html" });
     assert.deepEqual(await violations(page), []);
+    const exercise = page.locator("#exercise");
+    await exercise.getByTestId("prediction").fill("2");
+    await afterRun(page, () => exercise.getByTestId("run").click(), "#exercise");
+    assert.deepEqual(await violations(page), []);
+    await exercise.locator("[data-stage=attn_weights]").getByTestId("stage-toggle").click();
+    await exercise.getByTestId("facts-toggle").click();
+    await exercise.getByTestId("tokens-toggle").click();
+    assert.deepEqual(await violations(page), []);
+    // the collapsed stage's button is named by its id and its title
+    assert.equal(await exercise.locator("[data-stage=queries]").getByTestId("stage-toggle").textContent(), "queries Queries per head");
     await finish(page);
   });
 

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import sirv from "sirv";
 import { chromium } from "playwright-core";
@@ -53,10 +54,35 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
       tab.on("response", (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
       tab.on("request", (r) => { if (!r.url().startsWith(url) && !r.url().startsWith("data:") && !r.url().startsWith("blob:")) problems.push(`foreign ${r.url()}`); });
       await tab.goto(url + page);
-      await tab.waitForFunction(() => [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.runs >= 1), null, { timeout: 60_000 });
+      await tab.waitForFunction(() => [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.ready), null, { timeout: 60_000 });
+      // a compact exercise waits for the reader's Run; the others ran on load
+      await tab.evaluate(() => Promise.all([...document.querySelectorAll("attention-lab")].map((el) => (el.dataset.runs >= 1 ? null : el.run()))));
+      assert.equal(await tab.getByTestId("file-notice").count(), 0, "served, the page says nothing about file://");
       const summary = await tab.locator("attention-lab").first().locator("[data-stage=output] [data-testid=output-summary]").textContent();
       assert.match(summary, /\(2, 6, \d+\)/);
       assert.deepEqual(problems, []);
+      await tab.close();
+    });
+  }
+
+  for (const page of ["index.html", "embed.html"]) {
+    test(`${page} opened as a file:// URL says to serve it (instead of a blank page), within the page's CSP`, async () => {
+      const tab = await context.newPage();
+      const problems = [];
+      tab.on("pageerror", (e) => problems.push(e.message));
+      tab.on("console", (m) => { if (/Content Security Policy/i.test(m.text())) problems.push(m.text()); });
+      await tab.goto(pathToFileURL(path.join(DIST, page)).href);
+      const notice = tab.getByTestId("file-notice");
+      await notice.waitFor();
+      assert.equal(await notice.isVisible(), true);
+      const text = await notice.textContent();
+      assert.match(text, /has to be served, not opened as a file/);
+      assert.match(text, /python3 -m http\.server 8080/);
+      assert.match(text, /npx serve/);
+      assert.match(text, /node scripts\/serve\.mjs/);
+      const box = await notice.boundingBox();
+      assert.ok(box.height > 40 && box.y < 400, `the notice is on the first screen: ${JSON.stringify(box)}`);
+      assert.deepEqual(problems, [], "no CSP violation, no script error");
       await tab.close();
     });
   }

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ROOT, finish, launchLab, openPage, pasteCall, runPreset, screenshotDir } from "./helpers.mjs";
+import { ROOT, afterRun, finish, launchLab, openPage, pasteCall, runPreset, screenshotDir } from "./helpers.mjs";
 
 const VIEWPORTS = [
   { width: 1280, height: 800 },
@@ -129,6 +129,61 @@ describe("layout", () => {
       await page.getByTestId("ckpt-error").waitFor();
       await page.getByTestId("ckpt-error").evaluate((el) => el.scrollIntoView({ block: "center" }));
       await shot("checkpoint-error");
+      await checkLayout(page);
+      await finish(page);
+    });
+
+    test(`layout="compact" at ${size}: embed.html's locked exercise in one column, the facts folded until asked, one stage open at a time${viewport.width === 1280 ? ", under 1,500 px tall" : ""}`, async () => {
+      const page = await openPage(lab, "", { viewport, path: "embed.html" });
+      const dir = await screenshotDir();
+      const exercise = page.locator("#exercise");
+      const height = () => exercise.evaluate((el) => el.getBoundingClientRect().height);
+      // one column: the facts under the setup, as wide as it
+      const setup = await exercise.locator("#setup").boundingBox();
+      const facts = await exercise.getByTestId("facts").boundingBox();
+      assert.ok(facts.y >= setup.y + setup.height && Math.abs(facts.width - setup.width) < 1, JSON.stringify({ setup, facts }));
+      // no numbered headings (a course page with several widgets would repeat them)
+      const headings = await exercise.locator("h2").allTextContents();
+      assert.deepEqual(headings.filter((t) => /^\s*\d+\./.test(t)), []);
+      assert.ok(headings.includes("Set up the module"), headings.join(" | "));
+      // predict first: nothing has run, and the facts (and the width) are folded away
+      assert.equal(await exercise.locator("[data-stage]").count(), 0);
+      assert.equal(await exercise.getByTestId("output-width").isVisible(), false);
+      assert.equal(await exercise.getByTestId("params-table").isVisible(), false);
+      assert.equal(await exercise.getByTestId("facts-toggle").getAttribute("aria-expanded"), "false");
+      assert.equal(await exercise.getByTestId("slot-d_out-so").isVisible(), false, "the slots' consequences are facts too");
+      const tokensLine = (await exercise.getByTestId("tokens-summary").textContent()).replace(/[\u2068\u2069]/g, ""); // the seed is isolated (user text)
+      assert.match(tokensLine, /book embeddings\), batch 2, seed 123, train/);
+      await page.screenshot({ path: path.join(dir, `compact-before-run-${size}.png`), fullPage: true });
+      await checkLayout(page);
+      // the reader predicts and runs: the output is the one stage open, the others are their headings
+      await exercise.getByTestId("prediction").fill("(2, 6, 2)");
+      await afterRun(page, () => exercise.getByTestId("run").click(), "#exercise");
+      assert.equal(await exercise.getByTestId("prediction-result").getAttribute("data-held"), "true");
+      const toggles = exercise.getByTestId("stage-toggle");
+      const stages = await exercise.locator("[data-stage]").evaluateAll((cards) => cards.map((c) => [c.dataset.stage, c.classList.contains("open")]));
+      assert.ok(stages.length >= 10, `${stages.length} stages`);
+      assert.deepEqual(stages.filter(([, open]) => open).map(([id]) => id), ["output"]);
+      assert.equal(await toggles.count(), stages.length);
+      assert.equal(await exercise.locator("[data-stage=output]").getByTestId("output-summary").isVisible(), true);
+      assert.equal(await exercise.locator("[data-stage=queries] .grid-scroll").first().isVisible(), false, "a collapsed stage shows its heading only");
+      const tall = await height();
+      if (viewport.width === 1280) assert.ok(tall < 1500, `the compact exercise is ${tall} px tall`);
+      assert.equal(await exercise.getByTestId("slot-d_out-so").isVisible(), true, "after the run the consequences show");
+      await exercise.screenshot({ path: path.join(dir, `compact-${size}.png`) });
+      await checkLayout(page);
+      // open another stage: it opens, the output closes (one at a time)
+      await exercise.locator("[data-stage=attn_weights]").getByTestId("stage-toggle").click();
+      assert.deepEqual(await exercise.locator("[data-stage].open").evaluateAll((cards) => cards.map((c) => c.dataset.stage)), ["attn_weights"]);
+      assert.equal(await exercise.locator("[data-stage=attn_weights]").getByTestId("stage-toggle").getAttribute("aria-expanded"), "true");
+      assert.equal(await exercise.locator("[data-stage=output]").getByTestId("output-summary").isVisible(), false);
+      assert.equal(await exercise.locator("[data-stage=attn_weights] .heatmap, [data-stage=attn_weights] .grid-scroll").first().isVisible(), true);
+      await exercise.locator("[data-stage=attn_weights]").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.join(dir, `compact-weights-${size}.png`) });
+      // asking for the facts opens them, the width included
+      await exercise.getByTestId("facts-toggle").click();
+      assert.equal(await exercise.getByTestId("output-width").textContent(), "2");
+      assert.equal(await exercise.getByTestId("params-table").isVisible(), true);
       await checkLayout(page);
       await finish(page);
     });

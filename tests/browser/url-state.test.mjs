@@ -75,7 +75,7 @@ describe("URL state", () => {
     const second = await addUrlStateWidget(page, "second");
     const notice = second.getByTestId("url-notice");
     assert.ok(await notice.isVisible());
-    assert.equal(await notice.textContent(), "Another attention-lab on this page already keeps its state in the URL; this one does not.");
+    assert.equal(await notice.textContent(), "Another attention-lab on this page already keeps its state in the URL; this one does not (give each widget its own url-prefix to share the URL).");
     assert.equal(await first.getByTestId("url-notice").isVisible(), false);
     // The second did not read the URL either: it starts on the default class, not the link's.
     assert.equal(await second.getByTestId("class-select").inputValue(), "MultiHeadAttention");
@@ -141,6 +141,93 @@ describe("URL state", () => {
     assert.ok(line.includes("“\u2068one \u202Etwo three\u2069” (seeded embeddings)"), JSON.stringify(line));
     // the call is isolated too (a comment in the call box may hold any character)
     assert.match(line, /^\u2068MultiHeadAttention\(3, 2, 6, 0\.0, 2\)\u2069 on /);
+    await finish(page);
+  });
+  test("the host page's own keys and #anchor stay: ?lesson=3&d_out=3#part-2 keeps lesson=3 and #part-2 through edits and back/forward", async () => {
+    const page = await openPage(lab, "?lesson=3&d_out=3#part-2");
+    const url = () => currentUrl(page);
+    assert.equal(await page.getByTestId("slot-d_out").inputValue(), "3", "the widget's key is read");
+    let now = await url();
+    assert.equal(now.searchParams.get("lesson"), "3");
+    assert.equal(now.hash, "#part-2");
+    assert.equal([...now.searchParams.keys()][0], "lesson", "the host's key keeps its place");
+    await page.getByTestId("seed").fill("9");  // typing: replaces the entry
+    await page.getByTestId("class-select").selectOption("CausalAttention");  // a discrete change: a new entry
+    now = await url();
+    assert.equal(now.searchParams.get("class"), "CausalAttention");
+    assert.equal(now.searchParams.get("seed"), "9");
+    assert.equal(now.searchParams.get("lesson"), "3");
+    assert.equal(now.hash, "#part-2");
+    await page.goBack();
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.getElementById("class-select").value === "MultiHeadAttention");
+    now = await url();
+    assert.equal(now.searchParams.get("class"), "MultiHeadAttention");
+    assert.equal(now.searchParams.get("lesson"), "3");
+    assert.equal(now.hash, "#part-2");
+    await page.goForward();
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.getElementById("class-select").value === "CausalAttention");
+    assert.equal((await url()).searchParams.get("lesson"), "3");
+    // the host page moving its own anchor or key is not an edit of the widget: its state stays
+    await page.getByTestId("slot-d_out").fill("4");
+    await page.evaluate(() => { location.hash = "#part-3"; });
+    await page.waitForFunction(() => location.hash === "#part-3");
+    assert.equal(await page.getByTestId("slot-d_out").inputValue(), "4");
+    now = await url();
+    assert.equal(now.searchParams.get("d_out"), "4");
+    assert.equal(now.searchParams.get("lesson"), "3");
+    await finish(page);
+  });
+
+  test("url-prefix: several widgets (each with its prefix) and the host page share the URL, each reading and writing its own keys", async () => {
+    const page = await openPage(lab, "?lesson=3&ex1-d_out=5&ex2-class=CausalAttention&ex2-mode=eval#part-2"); // index.html: one unprefixed url-state widget
+    await page.evaluate(() => {
+      for (const prefix of ["ex1-", "ex2-"]) {
+        const el = document.createElement("attention-lab");
+        el.id = prefix.slice(0, -1);
+        el.setAttribute("url-state", "");
+        el.setAttribute("url-prefix", prefix);
+        el.setAttribute("hidden", "presets compare checkpoint code");
+        document.querySelector("main").append(el);
+      }
+    });
+    for (const id of ["ex1", "ex2"]) await page.locator(`#${id}[data-ready]`).waitFor();
+    const main = page.locator("attention-lab:not([id])");
+    const ex1 = page.locator("#ex1");
+    const ex2 = page.locator("#ex2");
+    for (const w of [main, ex1, ex2]) assert.equal(await w.getByTestId("url-notice").isVisible(), false, "each keeps the URL");
+    assert.equal(await ex1.getByTestId("slot-d_out").inputValue(), "5");
+    assert.equal(await ex2.getByTestId("class-select").inputValue(), "CausalAttention");
+    assert.equal(await ex2.getByTestId("mode-eval").isChecked(), true);
+    assert.equal(await main.getByTestId("slot-d_out").inputValue(), "2", "ex1-d_out is not the page widget's d_out");
+    await ex1.getByTestId("seed").fill("11");
+    await ex2.getByTestId("slot-d_out").fill("4");
+    let q = (await currentUrl(page)).searchParams;
+    assert.equal(q.get("ex1-seed"), "11");
+    assert.equal(q.get("ex2-d_out"), "4");
+    assert.equal(q.get("ex2-class"), "CausalAttention");
+    assert.equal(q.get("seed"), "123", "the unprefixed widget's own seed");
+    assert.equal(q.get("lesson"), "3");
+    assert.equal((await currentUrl(page)).hash, "#part-2");
+    // a discrete change in one, then back: only that widget's state moves back
+    await page.waitForTimeout(1600); // a pause: the next change starts a new history entry
+    await ex1.getByTestId("class-select").selectOption("SelfAttention_v2");
+    q = (await currentUrl(page)).searchParams;
+    assert.equal(q.get("ex1-class"), "SelfAttention_v2");
+    await page.goBack();
+    await page.waitForFunction(() => document.querySelector("#ex1").shadowRoot.getElementById("class-select").value === "MultiHeadAttention");
+    assert.equal(await ex2.getByTestId("slot-d_out").inputValue(), "4");
+    assert.equal(await ex2.getByTestId("class-select").inputValue(), "CausalAttention");
+    // a second widget with an owned prefix says it does not keep the URL
+    await page.evaluate(() => {
+      const el = document.createElement("attention-lab");
+      el.id = "ex1b";
+      el.setAttribute("url-state", "");
+      el.setAttribute("url-prefix", "ex1-");
+      el.setAttribute("hidden", "presets compare checkpoint code");
+      document.querySelector("main").append(el);
+    });
+    await page.locator("#ex1b[data-ready]").waitFor();
+    assert.equal(await page.locator("#ex1b").getByTestId("url-notice").isVisible(), true);
     await finish(page);
   });
 });

@@ -33,7 +33,7 @@ import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabApp } from "./lab-app.js";
 import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from "./lab-model.js";
-import { STATE_ATTRS, claimUrl, readState, readUrlState, releaseUrl, slotNames, withoutLocked } from "./url-state.js";
+import { STATE_ATTRS, claimUrl, hasUrlState, readState, readUrlState, releaseUrl, slotNames, urlPrefix, withoutLocked } from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
 const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
@@ -49,7 +49,7 @@ export class AttentionLabElement extends HTMLElement {
   }
 
   connectedCallback() {
-    this.ownsUrl = this.hasAttribute("url-state") && claimUrl(this);
+    this.ownsUrl = this.hasAttribute("url-state") && claimUrl(this, urlPrefix(this));
     if (!this.shadowRoot) this.started = this.boot();
     else if (this.view) { // re-inserted: carry on where it was
       this.view.resume(this.ownsUrl);
@@ -105,11 +105,13 @@ export class AttentionLabElement extends HTMLElement {
     this.lab = lab;
     const fromAttrs = this.readAttributes(lab);
     const urlState = this.ownsUrl;
+    const prefix = urlPrefix(this); // read once, like locked: the keys this widget owns in the URL
+    const compact = this.getAttribute("layout") === "compact"; // read once too
     const locked = nameSet(this.getAttribute("locked"), [...slotNames(lab), ...LOCKABLE]);
     let initial = fromAttrs.state;
     let problems = fromAttrs.problems;
     let call = this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
-    if (urlState && location.search) {
+    if (urlState && hasUrlState(location.search, lab, prefix)) {
       // The call attribute is the exercise; the URL then changes only what it does not lock.
       if (call !== null && locked.size) {
         const start = { ...initialState(), ...partialPatch(initialState(), initial) };
@@ -117,16 +119,19 @@ export class AttentionLabElement extends HTMLElement {
         initial = { ...initial, className: read.className ?? start.className, slotTexts: read.slotTexts ?? start.slotTexts };
       }
       call = null;
-      const fromUrl = withoutLocked(readUrlState(location.search, lab).state, locked); // locks win over the URL
+      const fromUrl = withoutLocked(readUrlState(location.search, lab, prefix).state, locked); // locks win over the URL
       initial = { ...initial, ...fromUrl, slotTexts: { ...(initial.slotTexts ?? {}), ...(fromUrl.slotTexts ?? {}) } };
-      problems = [...problems, ...readUrlState(location.search, lab).problems];
+      problems = [...problems, ...readUrlState(location.search, lab, prefix).problems];
     }
     this.view = new LabApp(root, this, lab, {
       initial,
       locked,
       hidden: nameSet(this.getAttribute("hidden"), PANELS),
       urlState,
-      autorun: this.getAttribute("autorun") !== "off",
+      urlPrefix: prefix,
+      layout: compact ? "compact" : "",
+      // A compact widget waits for the reader's Run (predict first) unless autorun="on".
+      autorun: compact ? this.getAttribute("autorun") === "on" : this.getAttribute("autorun") !== "off",
       workerUrl: WORKER_URL,
     });
     this.showUrlNotice();

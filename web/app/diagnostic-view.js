@@ -83,3 +83,8 @@ export function setInvalid(node, invalid) {
 export function setValue(node, value) {
   if (node.value !== value) node.value = value;
 }
+
+/** The badge a locked control carries (a slot card, the class, the seed, the batch, the tokens, the mode). */
+export function lockBadge(name) {
+  return h("span", { class: "slot-lock", title: S.slotLockedNote, dataset: { testid: `lock-${name}` } }, S.slotLocked);
+}

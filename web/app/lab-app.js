@@ -27,6 +27,7 @@ import { setupPredictPanel } from "./predict-panel.js";
 import { setupRunPanel } from "./run-panel.js";
 import { setupCodePanel } from "./code-panel.js";
 import { setupUrlPanel } from "./url-panel.js";
+import { COMPACT_START, setupCompactLayout } from "./compact-layout.js";
 
 /** Controls that `locked="..."` may name besides the slots. */
 export const LOCKABLE = ["class", "seed", "tokens", "batch", "mode"];
@@ -39,7 +40,7 @@ export class LabApp {
    * @param root     the shadow root holding buildSkeleton()'s markup
    * @param host     the <attention-lab> element (events and data-* status go on it)
    * @param lab      the AttentionLab facade
-   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, autorun: boolean, workerUrl}
+   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, urlPrefix: string, layout: "" | "compact", autorun: boolean, workerUrl}
    */
   constructor(root, host, lab, options) {
     this.root = root;
@@ -50,9 +51,12 @@ export class LabApp {
     this.hidden = options.hidden ?? new Set();
     this.autorun = options.autorun !== false;
     this.urlOption = Boolean(options.urlState);
+    this.urlPrefix = options.urlPrefix ?? "";
     this.runner = new Runner(lab, options.workerUrl);
     this.state = initialState();
     Object.assign(this.state, partialPatch(this.state, options.initial ?? {}));
+    this.compact = options.layout === "compact";
+    if (this.compact) Object.assign(this.state, COMPACT_START);
     this.panels = [];
     this.derived = null;
   }
@@ -72,6 +76,24 @@ export class LabApp {
     this.derived = this.derive();
     for (const panel of this.panels) panel.render(this.derived);
     this.host.dataset.updateMs = (performance.now() - t0).toFixed(1);
+    this.announceSetup(this.derived);
+  }
+
+  /**
+   * setup-change on the host (bubbling, composed) when the setup or its validity changed: on start, after
+   * an edit, an attribute change or back/forward. detail {valid, reason, className, config, diagnostics}:
+   * valid is false when the Run button is off (reason says why), diagnostics are the core's
+   * {code, severity, slot, slots, message, hint} (configuration, call, tokens and input, in that order).
+   */
+  announceSetup(d) {
+    const diagnostics = [...d.configDiags, ...d.callDiags, ...d.tokens.problems, ...d.inputDiags].map((x) => ({
+      code: x.code, severity: x.severity, slot: x.slots?.[0] ?? "", slots: [...(x.slots ?? [])], message: x.message, hint: x.hint ?? "",
+    }));
+    const detail = { valid: !d.blocked, reason: d.reason, className: this.state.className, config: { ...d.config }, diagnostics };
+    const key = JSON.stringify(detail);
+    if (key === this.announced) return;
+    this.announced = key;
+    this.host.dispatchEvent(new CustomEvent("setup-change", { bubbles: true, composed: true, detail }));
   }
 
   run() {
@@ -117,6 +139,7 @@ export class LabApp {
     this.runPanel = setupRunPanel(this);
     this.url = setupUrlPanel(this, problems);
     this.panels = [setupSetupPanel(this), setupFactsPanel(this), setupTokensPanel(this), setupPredictPanel(this), this.runPanel, setupCodePanel(this)];
+    if (this.compact) this.panels.push(setupCompactLayout(this));
     let firstOutput;
     const idle = new Promise((resolve) => (firstOutput = resolve));
     const later = (name, load) => loadWhenNeeded(this.$(name), () => load().then((panel) => {
@@ -128,7 +151,8 @@ export class LabApp {
       later("compare", () => import("./compare-panel.js").then((m) => m.setupComparePanel(this))),
       later("checkpoint", () => import("./checkpoint-panel.js").then((m) => m.setupCheckpointPanel(this))),
     ];
-    this.setState(call ? callPatch(this.lab, s, call, this.locked) : {});
+    // The call attribute is the exercise itself: its class and values are what the locks then hold.
+    this.setState(call ? callPatch(this.lab, s, call, new Set()) : {});
     // An exercise (a widget with locks) remembers its class: an error only locked slots could fix offers it back.
     this.exerciseClass = this.locked.size ? this.state.className : null;
     this.url.keep(this.urlOption);

@@ -6,7 +6,7 @@ import { callArgText, pyValue, slotValueFromText } from "./format.js";
 import { DEFAULTS } from "./url-state.js";
 import { consequence } from "./consequences.js";
 import { callPatch, keywordCall, slotsPatch } from "./lab-model.js";
-import { diagBox, setValue } from "./diagnostic-view.js";
+import { diagBox, lockBadge, setValue } from "./diagnostic-view.js";
 
 /** Every class's presets, as the core gives them (the page keeps no copy), with the class they set, in the core's order. */
 /** A preset's title: the strings table's text, or its function of the preset's slots. */
@@ -21,7 +21,7 @@ export function presetsOf(lab) {
 }
 
 export function setupSetupPanel(app) {
-  const { lab, $, locked } = app;
+  const { lab, $, root, locked } = app;
   const edit = { edit: true };
   const discrete = { edit: true, discrete: true };
   let builtFor = null;
@@ -37,6 +37,7 @@ export function setupSetupPanel(app) {
   }
   replace(select, groups.map((g) => h("optgroup", { label: S.classGroup(g.book) }, ...g.names.map((name) => h("option", { value: name }, name)))));
   select.disabled = locked.has("class");
+  if (locked.has("class")) root.querySelector("label[for=class-select]").append(" ", lockBadge("class"));
   select.addEventListener("change", () => app.switchClass(select.value));
   $("call-box").addEventListener("input", (e) => app.setState(callPatch(lab, app.state, e.target.value, locked), edit));
 
@@ -92,7 +93,7 @@ export function setupSetupPanel(app) {
             h("span", { class: "sr-only" }, S.slotWord), String(spec.position)),
           h("label", { for: id }, h("code", {}, spec.name)),
           h("span", { class: "slot-meta" }, meta.join(" · ")),
-          isLocked ? h("span", { class: "slot-lock", title: S.slotLockedNote }, S.slotLocked) : null),
+          isLocked ? lockBadge(spec.name) : null),
         control,
         h("p", { id: `${id}-doc`, class: "slot-doc" }, spec.doc),
         h("p", { id: `${id}-so`, class: "slot-so", dataset: { testid: `${id}-so` } }),

@@ -154,6 +154,9 @@ export const S = {
   backToClass: (className) => `back to ${className}`,
 
   tokensHeading: "3. Tokens",
+  // layout="compact" (compact-layout.js): the one-line summaries of the collapsed boxes
+  compactFactsSummary: "head_dim, the output width and its rule, the parameters: open when you have predicted, or to check.",
+  compactTokens: (source, batch, seed, training) => `${source}${batch === null ? "" : `, batch ${batch}`}, seed ${iso(String(seed))}, ${training ? "train" : "eval"}`,
   sourceLegend: "Embeddings",
   sourceBook: "The book’s six tokens (3-d embeddings)",
   sourceSentence: "My sentence, seeded embeddings of width d_in",
@@ -350,7 +353,7 @@ export const S = {
   codeNoRun: "# Fix the setup to see the code.",
 
   urlBadClass: (name) => `The link names an unknown class “${iso(name)}”; showing MultiHeadAttention instead.`,
-  urlStateTaken: "Another attention-lab on this page already keeps its state in the URL; this one does not.",
+  urlStateTaken: "Another attention-lab on this page already keeps its state in the URL; this one does not (give each widget its own url-prefix to share the URL).",
   urlBadValue: (key) => `The link’s value for ${key} was not usable and was ignored.`,
   urlTooLong: (key, length, most) => `The link’s value for ${key} is ${n(length)} characters long (at most ${most}) and was ignored.`,
   urlTokensCut: (length, kept) => `The link’s tokens were ${n(length)} characters long: only the first ${n(kept)} are used.`,

@@ -5,7 +5,7 @@ import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { GRID_MAX } from "./url-state.js";
 import { MAX_TOKENS, baseTokens, gridTexts, isNumberText, positiveInt, seedValue, singleSequence, words } from "./lab-model.js";
-import { diagBox, setInvalid, setValue } from "./diagnostic-view.js";
+import { diagBox, lockBadge, setInvalid, setValue } from "./diagnostic-view.js";
 
 export function setupTokensPanel(app) {
   const { lab, $, root, locked } = app;
@@ -32,6 +32,10 @@ export function setupTokensPanel(app) {
   }
   for (const name of ["seed", "batch"]) if (locked.has(name)) lock($(name));
   if (locked.has("mode")) for (const r of root.querySelectorAll("input[name=mode]")) r.disabled = true;
+  // Each locked control says so, like a locked slot card.
+  for (const [name, label] of [["seed", "label[for=seed]"], ["batch", "label[for=batch]"], ["tokens", ".tokens-source legend"], ["mode", ".tokens-mode legend"]]) {
+    if (locked.has(name)) root.querySelector(label).append(" ", lockBadge(name));
+  }
   if (locked.has("tokens")) {
     for (const r of root.querySelectorAll("input[name=source]")) r.disabled = true;
     lock($("sentence"));

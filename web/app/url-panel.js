@@ -2,7 +2,7 @@
 // replaces the current history entry, a discrete change (or a pause) adds one, and back/forward
 // restores the setup and re-runs it when the run is cheap. Also the notices about unusable values.
 import { S } from "./strings.js";
-import { MAX_VALUE, readUrlState, withoutLocked, writeUrlState } from "./url-state.js";
+import { MAX_VALUE, readUrlState, urlKeys, withoutLocked, writeUrlState } from "./url-state.js";
 import { partialPatch, resetPatch, slotsPatch } from "./lab-model.js";
 
 /** The fields of state `s` that `locked` holds (what back/forward keeps). */
@@ -21,7 +21,10 @@ export function setupUrlPanel(app, problems) {
   const { lab, $ } = app;
   let on = false;
   let lastPush = 0;
-  const query = () => writeUrlState(app.state, lab.slots(app.state.className));
+  const prefix = app.urlPrefix;
+  const keys = urlKeys(lab);
+  // The host page's own keys and its #anchor stay; only this widget's keys (under its prefix) change.
+  const url = () => writeUrlState(app.state, lab.slots(app.state.className), { keep: location.search, prefix, keys }) + location.hash;
 
   function showNotices(list) {
     const notices = list.map((p) => (p.key === "class" ? S.urlBadClass(p.value)
@@ -31,7 +34,8 @@ export function setupUrlPanel(app, problems) {
   }
 
   async function restore() {
-    const { state: read, problems: found } = readUrlState(location.search, lab);
+    if (url() === location.search + location.hash) return; // another key or the #anchor moved: not this widget's state
+    const { state: read, problems: found } = readUrlState(location.search, lab, prefix);
     showNotices(found);
     // Back/forward never moves what the exercise locks: the reset keeps it, the URL cannot set it.
     const fromUrl = withoutLocked(read, app.locked);
@@ -50,14 +54,14 @@ export function setupUrlPanel(app, problems) {
       on = keep;
       window.removeEventListener("popstate", restore);
       if (!on) return;
-      history.replaceState(null, "", query());
+      history.replaceState(null, "", url());
       window.addEventListener("popstate", restore);
     },
     /** Typing replaces the current history entry; a discrete change (or a pause) adds one. */
     record(discrete) {
       if (!on) return;
-      const q = query();
-      if (q === location.search) return;
+      const q = url();
+      if (q === location.search + location.hash) return;
       const now = performance.now();
       if (discrete || now - lastPush > 1500) history.pushState(null, "", q);
       else history.replaceState(null, "", q);

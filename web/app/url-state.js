@@ -37,19 +37,40 @@ export function cutText(text, most) {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? most - 1 : most);
 }
 
-// One widget per page keeps its state in the URL: the first <attention-lab url-state> connected. Any
-// other behaves as if it had no url-state (and says so) until it is connected again with the URL free.
-let urlOwner = null;
+// One widget per URL prefix keeps its state in the page URL: the first <attention-lab url-state> connected
+// with that url-prefix ("" by default). Any other with the same prefix behaves as if it had no url-state
+// (and says so) until it is connected again with the prefix free. Widgets with distinct prefixes (and the
+// host page's own keys) share the URL: each reads and writes only its own keys.
+const urlOwners = new Map();
 
-/** True when `widget` now keeps its state in the page URL: it did already, or no connected widget does. */
-export function claimUrl(widget) {
-  if (!urlOwner?.isConnected) urlOwner = widget;
-  return urlOwner === widget;
+/** The longest url-prefix read (a longer one is cut). */
+export const MAX_PREFIX = 40;
+
+/** The element's url-prefix attribute as used: "" when absent, at most MAX_PREFIX characters. */
+export function urlPrefix(widget) {
+  return String(widget.getAttribute("url-prefix") ?? "").trim().slice(0, MAX_PREFIX);
 }
 
-/** `widget` left the page: the next widget that asks may keep the URL. */
+/** True when `widget` now keeps its state under `prefix` in the page URL: it did already, or no connected widget does. */
+export function claimUrl(widget, prefix = "") {
+  if (!urlOwners.get(prefix)?.isConnected) urlOwners.set(prefix, widget);
+  return urlOwners.get(prefix) === widget;
+}
+
+/** `widget` left the page: the next widget that asks for its prefix may keep the URL. */
 export function releaseUrl(widget) {
-  if (urlOwner === widget) urlOwner = null;
+  for (const [prefix, owner] of urlOwners) if (owner === widget) urlOwners.delete(prefix);
+}
+
+/** Every key a widget reads from and writes to the URL (before its prefix): the state's keys, the core's slot names. */
+export function urlKeys(lab) {
+  return ["class", ...slotNames(lab), "seed", "tokens", "num_tokens", "source", "x", "batch", "mode"];
+}
+
+/** True when the query string `search` holds any of the widget's keys under `prefix`. */
+export function hasUrlState(search, lab, prefix = "") {
+  const q = new URLSearchParams(search);
+  return urlKeys(lab).some((k) => q.has(prefix + k));
 }
 
 /**
@@ -136,10 +157,10 @@ export function withoutLocked(state, locked) {
   return out;
 }
 
-/** Reads the query string of a URL. */
-export function readUrlState(search, lab) {
+/** Reads the widget's keys (each under `prefix`) from the query string of a URL; other keys are not its own. */
+export function readUrlState(search, lab, prefix = "") {
   const q = new URLSearchParams(search);
-  return readState((k) => (q.has(k) ? q.get(k) : null), lab);
+  return readState((k) => (q.has(prefix + k) ? q.get(prefix + k) : null), lab);
 }
 
 /**
@@ -162,8 +183,12 @@ export function gridText(custom) {
   return custom.texts.map((r) => r.map((c) => c.trim()).join(",")).join(";");
 }
 
-/** The query string for a state: slots in signature order, the rest only when not default. */
-export function writeUrlState(state, specs) {
+/**
+ * The query string for a state: slots in signature order, the rest only when not default. With
+ * `{keep, prefix, keys}` the keys of `keep` (the page's current query) that are not the widget's stay as they
+ * are and in their place, and the widget's own keys (`keys`, see urlKeys) are written under `prefix` after them.
+ */
+export function writeUrlState(state, specs, { keep = "", prefix = "", keys = [] } = {}) {
   const q = new URLSearchParams();
   q.set("class", state.className);
   for (const spec of specs) {
@@ -178,5 +203,8 @@ export function writeUrlState(state, specs) {
   if (state.source === "custom" && state.custom) q.set("x", gridText(state.custom));
   if (state.batch !== DEFAULTS.batch) q.set("batch", String(state.batch));
   if (state.training !== DEFAULTS.training) q.set("mode", state.training ? "train" : "eval");
-  return `?${q.toString()}`;
+  const out = new URLSearchParams(keep);
+  for (const k of keys) out.delete(prefix + k);
+  for (const [k, v] of q) out.append(prefix + k, v);
+  return `?${out.toString()}`;
 }
