@@ -13,28 +13,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { fencedBlocks } from "./markdown.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const PAGES = path.join(ROOT, "docs", "getting-started");
 const BUILT = existsSync(path.join(ROOT, "web", "lib", "attention_core.wasm"));
 const ANALYZER = existsSync(path.join(ROOT, "tools/docs/node_modules/@custom-elements-manifest/analyzer"));
-
-/** The fenced blocks of a markdown page: {lang, code, line, skip} (skip: the reason of a `not run` line above it). */
-export function fencedBlocks(markdown) {
-  const blocks = [];
-  const lines = markdown.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const open = lines[i].match(/^```(\w*)\s*$/);
-    if (!open) continue;
-    const start = i;
-    const body = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) body.push(lines[i]);
-    const above = lines.slice(0, start).reverse().find((l) => l.trim() !== "");
-    const skip = above?.match(/^<!-- not run: (.+) -->$/)?.[1] ?? null;
-    blocks.push({ lang: open[1], code: body.join("\n"), line: start + 1, skip });
-  }
-  return blocks;
-}
 
 const read = (name) => readFileSync(path.join(PAGES, name), "utf8");
 
