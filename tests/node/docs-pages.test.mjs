@@ -65,6 +65,17 @@ test("the C++ developer's page shows the consumer project the CMake package test
   assert.match(readFileSync(path.join(ROOT, "tools", "docs", "Doxyfile"), "utf8"), /^EXAMPLE_PATH\s*=\s*tests\/cmake-consumer$/m);
 });
 
+test("the output the C++ developer's page shows is the library's for the same module and tokens, within 1e-5", { skip: !BUILT && "no WASM build (npm test builds it)" }, async () => {
+  const shown = fencedBlocks(read("cpp-developer.md")).find((b) => b.lang === "text" && b.code.startsWith('{"shape"'));
+  const out = JSON.parse(shown.code);
+  assert.deepEqual(out.shape, [1, 6, 768]);
+  const { loadAttentionLab } = await import("attention-lab");
+  const lab = await loadAttentionLab();
+  const mha = lab.create("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }, { generator: lab.manualSeed(123) });
+  const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output.data;
+  out.first.forEach((v, i) => assert.ok(Math.abs(v - y[i]) <= 1e-5, `output[${i}]: the page says ${v}, the library gives ${y[i]}`));
+});
+
 test("the docs pages' relative links point at files that exist", () => {
   const pages = [...readdirSync(PAGES).map((n) => path.join(PAGES, n)), path.join(ROOT, "docs", "index.md"), path.join(ROOT, "docs", "cpp-mainpage.md")];
   for (const page of pages) {
