@@ -3,7 +3,8 @@
 // manifest into docs/widget.md (committed, so it reads on GitHub too; TypeDoc includes it).
 //   node scripts/widget-docs.mjs           writes docs/widget.md and build/docs/custom-elements.json
 //   node scripts/widget-docs.mjs --check   (npm run docs) fails when docs/widget.md is stale, or when the
-//                                          manifest and the element disagree (see elementFacts below)
+//                                          manifest and the element disagree: attributes, events, CSS
+//                                          custom properties and parts (see elementFacts below)
 // Needs tools/docs' packages (`npm ci --prefix tools/docs`; npm run docs installs them).
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -46,7 +47,7 @@ export function coreSlotNames(root = ROOT) {
 /**
  * What the element really reads and sends: the attributes it observes (observedAttributes, url-state's
  * STATE_ATTRS, the core's slot names, watched once the core has loaded) or reads with get/hasAttribute,
- * the events web/app dispatches, the --al-* custom properties style.css uses.
+ * the events web/app dispatches, the --al-* custom properties style.css uses, the parts web/app names.
  */
 export async function elementFacts({ source = readFileSync(path.join(ROOT, ELEMENT), "utf8"), root = ROOT } = {}) {
   const { STATE_ATTRS } = await import(pathToFileURL(path.join(root, "web/app/url-state.js")).href);
@@ -60,12 +61,22 @@ export async function elementFacts({ source = readFileSync(path.join(ROOT, ELEME
   for (const g of GLOBAL_ATTRS) attributes.delete(g);
   const app = path.join(root, "web/app");
   const events = new Set();
+  const parts = new Set(); // the names in every `part: "..."` of web/app (static ones: `diagnostic ${level}` gives "diagnostic")
+  let appText = "";
   for (const f of readdirSync(app).filter((n) => n.endsWith(".js"))) {
-    for (const m of readFileSync(path.join(app, f), "utf8").matchAll(/new CustomEvent\("([\w-]+)"/g)) events.add(m[1]);
+    const text = readFileSync(path.join(app, f), "utf8");
+    appText += text;
+    for (const m of text.matchAll(/new CustomEvent\("([\w-]+)"/g)) events.add(m[1]);
+    for (const m of text.matchAll(/\bpart: ([^,}]*)/g)) {
+      const value = m[1].includes("?") ? m[1].slice(m[1].indexOf("?")) : m[1]; // `cond ? "a b" : "a"`: not cond's strings
+      for (const q of value.matchAll(/"([^"]*)"|`([^`]*)`/g)) for (const w of (q[1] ?? q[2]).split(/\s+/)) if (/^[\w-]+$/.test(w)) parts.add(w);
+    }
   }
   const css = readFileSync(path.join(app, "style.css"), "utf8");
   const cssProperties = new Set([...css.matchAll(/var\((--al-[\w-]+)/g)].map((m) => m[1]));
-  return { attributes, events, cssProperties };
+  // a part can also be made from data (a diagnostic's severity): a documented part must at least be a word of web/app
+  const words = new Set(appText.match(/[\w-]+/g));
+  return { attributes, events, cssProperties, parts, words };
 }
 
 /** Where the manifest and the element disagree: one sentence each, naming the name and the fix. */
@@ -84,6 +95,9 @@ export function mismatches(decl, facts, pending = PENDING) {
   compare("attribute", names(decl.attributes), facts.attributes, pending.attributes, "@attr");
   compare("event", names(decl.events), facts.events, pending.events, "@fires");
   compare("CSS custom property", names(decl.cssProperties), facts.cssProperties, [], "@cssprop");
+  const parts = names(decl.cssParts);
+  for (const name of facts.parts ?? []) if (!parts.has(name)) out.push(`CSS part "${name}" is used by the element but not documented: add a @csspart line to the JSDoc of ${ELEMENT}`);
+  for (const name of parts) if (facts.words && !facts.words.has(name)) out.push(`CSS part "${name}" is documented (@csspart) but web/app never names it: remove it from the JSDoc of ${ELEMENT}`);
   for (const list of [decl.attributes, decl.events, decl.cssProperties, decl.cssParts]) {
     for (const x of list ?? []) if (!x.description?.trim()) out.push(`"${x.name}" has no description in the JSDoc of ${ELEMENT}`);
   }

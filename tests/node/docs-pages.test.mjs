@@ -111,6 +111,12 @@ test("the widget's docs: the manifest documents exactly what the element reads, 
     `CSS custom property "--al-radius" is used by the element but not documented: add an @cssprop line to the JSDoc of ${ELEMENT}`,
     `event "run-start" is used by the element but not documented: add an @fires line to the JSDoc of ${ELEMENT}`,
   ]);
+  // A part the element names but the JSDoc does not document, and a documented part nothing names.
+  const parts = { ...facts, parts: new Set([...facts.parts, "stage-title"]) };
+  assert.deepEqual(mismatches(decl, parts), [`CSS part "stage-title" is used by the element but not documented: add a @csspart line to the JSDoc of ${ELEMENT}`]);
+  const typo = elementOf(await manifestOf(source.replace(" * @csspart heatmap -", " * @csspart heatmapp - typo.\n * @csspart heatmap -")));
+  assert.deepEqual(mismatches(typo, facts), [`CSS part "heatmapp" is documented (@csspart) but web/app never names it: remove it from the JSDoc of ${ELEMENT}`]);
+  assert.ok(["lab", "panel", "trace", "run-button", "stage-card", "output-card", "diagnostic", "error"].every((p) => facts.parts.has(p)), "the parts are read from web/app");
   // A slot the core adds (core/src/recipes.cpp) is an attribute of the element: the check asks for its doc.
   const withSlot = { ...facts, attributes: new Set([...facts.attributes, "rope_base"]) };
   assert.match(mismatches(decl, withSlot).join("\n"), /attribute "rope_base" is used by the element but not documented/);
