@@ -2,6 +2,10 @@
 # npm run docs (also a step of npm test): the API docs, and any warning fails them.
 #   C++: Doxygen (Debian's) over core/include/attention_lab -> build/docs/cpp/html/index.html
 #   JS:  TypeDoc over web/lib/attention-lab.d.ts          -> build/docs/js/index.html
+#        with docs/index.md as its landing page and the getting-started pages and docs/widget.md
+#   The <attention-lab> element: its JSDoc -> build/docs/custom-elements.json (@custom-elements-manifest/
+#        analyzer) -> docs/widget.md; fails when that page is stale or the JSDoc misses (or invents) an
+#        attribute, event or CSS property of the element (scripts/widget-docs.mjs)
 # TypeDoc lives in tools/docs with its own pinned TypeScript 5: it needs TypeScript's JS API, which the
 # project's TypeScript 7 (the native compiler, used for the .d.ts type checks) does not have.
 set -euo pipefail
@@ -19,7 +23,14 @@ rm -rf build/docs
 mkdir -p build/docs/cpp
 echo "== docs: Doxygen (C++ headers)"
 ATTENTION_LAB_VERSION=$version doxygen tools/docs/Doxyfile
-echo "== docs: TypeDoc (attention-lab.d.ts)"
-tools/docs/node_modules/.bin/typedoc --logLevel Warn --treatWarningsAsErrors --disableSources --readme none --name "attention-lab $version" \
-  --tsconfig tools/docs/tsconfig.json --entryPoints web/lib/attention-lab.d.ts --out build/docs/js
+echo "== docs: the <attention-lab> element (custom-elements.json, docs/widget.md)"
+node scripts/widget-docs.mjs --check
+echo "== docs: TypeDoc (attention-lab.d.ts, docs/)"
+tools/docs/node_modules/.bin/typedoc --logLevel Warn --treatWarningsAsErrors --disableSources --readme docs/index.md --name "attention-lab $version" \
+  --tsconfig tools/docs/tsconfig.json --entryPoints web/lib/attention-lab.d.ts --out build/docs/js \
+  --projectDocuments docs/getting-started/reader.md --projectDocuments docs/getting-started/course-author.md \
+  --projectDocuments docs/getting-started/js-developer.md --projectDocuments docs/getting-started/cpp-developer.md \
+  --projectDocuments docs/widget.md \
+  --highlightLanguages bash --highlightLanguages css --highlightLanguages html --highlightLanguages javascript \
+  --highlightLanguages json --highlightLanguages typescript --highlightLanguages cpp --highlightLanguages cmake
 echo "docs: build/docs/cpp/html/index.html and build/docs/js/index.html"

@@ -1,9 +1,9 @@
-// Serves the teaching page (web/) on 127.0.0.1 and prints its URL.
-// Usage: node scripts/serve.mjs [--port N]   (default port 8080; 0 picks a free one)
-// Also importable: `startServer({port})` resolves to {url, close()} (used by the browser tests).
+// Serves the teaching page (web/) on 127.0.0.1 and prints its URL. `node scripts/serve.mjs --help` says how.
+// Also importable: `startServer({port, host})` resolves to {url, close()} (used by the browser tests).
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import sirv from "sirv";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "web");
@@ -41,10 +41,52 @@ export function startServer({ port = 8080, host = "127.0.0.1" } = {}) {
   });
 }
 
+export const USAGE = `Usage: node scripts/serve.mjs [--port N] [--host ADDRESS]
+       npm start [-- --port N]            (sets up and builds first)
+
+Serves the teaching page and the <attention-lab> widget (the files of web/: index.html, embed.html,
+app/, lib/ with the built WebAssembly core) over HTTP, with the page's security headers, and prints
+the URL. Build first (npm run build); the page keeps its state in the URL, e.g.
+  http://127.0.0.1:8080/?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12
+
+Options:
+  --port N          the port, 0 to 65535 (default 8080, or the PORT environment variable; 0 picks a free one)
+  --host ADDRESS    the address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 for every interface)
+  -h, --help        print this and exit
+
+For dist/ (the same files, after npm run build), any static server works, e.g. python3 -m http.server -d dist.`;
+
+/** The command line read into {port, host} or {help: true}; throws an Error whose message says what is wrong. */
+export function parseCommandLine(args, env = process.env) {
+  let values;
+  try {
+    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: { port: { type: "string" }, host: { type: "string" }, help: { type: "boolean", short: "h" } } }));
+  } catch (err) {
+    throw new Error(err.message.replace(/\. To specify a positional argument.*$/s, "."));
+  }
+  if (values.help) return { help: true };
+  const portText = values.port ?? env.PORT ?? "8080";
+  const from = values.port !== undefined ? "--port" : env.PORT !== undefined ? "PORT" : "the default";
+  if (!/^\d+$/.test(portText) || Number(portText) > 65535) throw new Error(`${from} ${JSON.stringify(portText)} is not a port: give a whole number from 0 to 65535 (0 picks a free one)`);
+  const host = values.host ?? "127.0.0.1";
+  if (host.trim() === "") throw new Error("--host is empty: give an address such as 127.0.0.1 or 0.0.0.0");
+  return { port: Number(portText), host };
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const i = process.argv.indexOf("--port");
-  const port = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.PORT ?? 8080);
-  startServer({ port })
+  let options;
+  try {
+    options = parseCommandLine(process.argv.slice(2));
+  } catch (err) {
+    console.error(`serve: ${err.message}\nRun node scripts/serve.mjs --help for the options.`);
+    process.exit(2);
+  }
+  if (options.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const { port, host } = options;
+  startServer({ port, host })
     .then(({ url }) => {
       console.log(`attention-lab is running at ${url}`);
       console.log(`Try: ${url}?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123`);
@@ -52,7 +94,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     })
     .catch((err) => {
       if (err.code === "EADDRINUSE") {
-        console.error(`Port ${port} is in use. Run: PORT=8081 npm start`);
+        console.error(`serve: port ${port} is in use. Run: npm start -- --port ${port + 1} (or --port 0 for a free one)`);
+      } else if (err.code === "EADDRNOTAVAIL" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN") {
+        console.error(`serve: cannot listen on ${host} (${err.code}): give an address of this machine, e.g. --host 127.0.0.1`);
       } else console.error(err);
       process.exit(1);
     });

@@ -1,32 +1,7 @@
-// <attention-lab>: the whole lab as one custom element in Shadow DOM. One script tag and one element:
-//
-//   <script type="module" src="app/attention-lab-element.js"></script>
-//   <attention-lab call="MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)" locked="class d_out num_heads"
-//                  hidden="compare code"></attention-lab>
-//
-// @attr class-name      the module class (any of lab.classes: the chapter's five and the two bonus
-//                       classes); default in the strings table (MultiHeadAttention)
-// @attr d_in, d_out, context_length, dropout, num_heads, qkv_bias   slot values, as Python literal text
-// @attr call            a whole Python call, read like the call box ("MultiHeadAttention(3, 2, 6, 0.0, 2)")
-// @attr seed            torch.manual_seed(seed) before the constructor (default 123)
-// @attr tokens          a sentence: word tokens with seeded embeddings of width d_in
-// @attr num_tokens      that many random tokens, torch.rand(num_tokens, d_in)
-// @attr source          book | sentence | random (default book: the book's six 3-d tokens)
-// @attr batch           1 to 8 stacked copies (default 2)
-// @attr mode            "train" or "eval" (default train)
-// @attr locked          space-separated slot names (and class, seed, tokens, batch, mode) a reader cannot change
-// @attr hidden          space-separated panels not shown: presets setup facts tokens predict trace compare checkpoint code
-//                       (an empty hidden keeps its usual meaning: the whole element is hidden)
-// @attr url-state       keep the state in the page URL (slot names as keys); back/forward restore it. One
-//                       widget per page does: the first connected; any other shows a notice and does not
-// @attr autorun         "off" to wait for the Run button instead of running small setups at once
-// @fires run-complete   after every run: detail {className, config, pythonCall, training, outputShape, output, stages, durationMs}
-// @fires run-error      a run failed, or run() was called on a setup that cannot run: detail {code, slot, message, hint}
-// @csspart lab, panel, presets, setup, facts, tokens, predict, run, trace, compare, checkpoint, code (each panel also has part "panel")
-// @csspart input, call-box, button, run-button, stage-card, output-card, heatmap, diagnostic, error, warning, info
-// Taken off the page, the element stops its run and its worker (nothing else holds it); put back, it
-// carries on with the same state.
-// Theme with CSS custom properties on the element: --al-accent, --al-bg, --al-panel, --al-ink, --al-muted, --al-line, --al-font.
+// <attention-lab>: the whole lab as one custom element in Shadow DOM. The element's contract (attributes,
+// events, methods, CSS custom properties and parts) is the JSDoc block on the class below: the docs build
+// reads it with @custom-elements-manifest/analyzer into custom-elements.json and docs/widget.md
+// (node scripts/widget-docs.mjs), and fails when an attribute the element reads is not in it.
 import { AttentionError, loadAttentionLab } from "../lib/attention-lab.js";
 import { h } from "./dom.js";
 import { S } from "./strings.js";
@@ -43,11 +18,113 @@ function nameSet(text, allowed) {
   return new Set(String(text ?? "").split(/\s+/).filter((n) => allowed.includes(n)));
 }
 
+/**
+ * One script tag and one element (`dist/app/` on any static host; the library and its `.wasm` beside it
+ * in `dist/lib/`):
+ *
+ * ```html
+ * <script type="module" src="app/attention-lab-element.js"></script>
+ * <attention-lab call="MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)"
+ *   locked="class d_out num_heads" hidden="compare code"></attention-lab>
+ * ```
+ *
+ * Slot attributes take Python literal text (`"768"`, `"0.0"`, `"True"`, `"None"`, `"torch.float32"`),
+ * checked like typing in the setup panel; their names are the core's (every slot of every class), so
+ * the same names work in `locked` and in the URL. Locked values win over `url-state`, back/forward and
+ * later attribute changes. Taken off the page, the element stops its run and its worker (nothing else
+ * holds it); put back, it carries on with the same state.
+ *
+ * @summary The attention lab: one module set up slot by slot, run on sample tokens, every stage shown.
+ * @tag attention-lab
+ *
+ * @attr {string} class-name - The module class: any of `lab.classes` (the book's five, the chapter 3
+ *   bonus rewrites, the chapter 4 bonus classes). Default `MultiHeadAttention`.
+ * @attr {string} call - A whole Python call instead of the slot attributes, read like the call box:
+ *   `call="CausalAttention(3, 2, 6, 0.5)"` (at most 400 characters).
+ * @attr {string} d_in - Slot `d_in`: width of each input token embedding (the last axis of x).
+ * @attr {string} d_out - Slot `d_out`: the output width (per head for `MultiHeadAttentionWrapper`, total for
+ *   `MultiHeadAttention`).
+ * @attr {string} context_length - Slot `context_length`: most tokens the causal mask covers.
+ * @attr {string} dropout - Slot `dropout`: probability of zeroing each attention weight in training, e.g. `"0.0"`.
+ * @attr {string} num_heads - Slot `num_heads`: number of heads.
+ * @attr {string} qkv_bias - Slot `qkv_bias`: `"True"` or `"False"` (default), a bias on the q/k/v projections.
+ * @attr {string} num_kv_groups - Slot `num_kv_groups` (`GroupedQueryAttention`): key/value heads shared by the query heads.
+ * @attr {string} sliding_window_size - Slot `sliding_window_size` (`MultiHeadAttentionWithSWA`): keys each query
+ *   sees, or `"None"`.
+ * @attr {string} latent_dim - Slot `latent_dim` (`MultiHeadLatentAttention`): width of the latent `c_kv`, or `"None"`.
+ * @attr {string} dtype - Slot `dtype` (`GroupedQueryAttention`): `"None"` or `"torch.float32"`.
+ * @attr {string} need_weights - Slot `need_weights` (`MHAPyTorchClass`): `"True"` (default) or `"False"`.
+ * @attr {string} seed - `torch.manual_seed(seed)` before the constructor (default `123`).
+ * @attr {string} tokens - A sentence: word tokens with seeded embeddings of width `d_in`.
+ * @attr {string} num_tokens - That many random tokens, `torch.rand(num_tokens, d_in)`.
+ * @attr {"book" | "sentence" | "random"} source - Where the tokens come from (default `book`: the book's six 3-d tokens,
+ *   "Your journey starts with one step").
+ * @attr {string} batch - 1 to 8 stacked copies of the tokens (default 2).
+ * @attr {"train" | "eval"} mode - Training (dropout on; default) or eval mode.
+ * @attr {string} locked - Space-separated slot names (and `class`, `seed`, `tokens`, `batch`, `mode`) the reader
+ *   cannot change: for exercises. Read once, when the element loads.
+ * @attr {string} hidden - Space-separated panels not shown: `presets setup facts tokens predict trace compare
+ *   checkpoint code`. An empty `hidden` keeps its usual meaning: the whole element is hidden.
+ * @attr {boolean} url-state - Keep the state in the page URL (slot names as keys); back/forward restore it. One
+ *   widget per page does: the first connected; any other shows a notice and does not.
+ * @attr {"off"} autorun - `"off"` waits for the Run button instead of running small setups at once (on load and
+ *   after each edit).
+ * @attr {"compact"} layout - `"compact"` for course material: one column, stages collapsed to their cards
+ *   with one open at a time, the facts hidden until the reader predicts or asks.
+ * @attr {string} url-prefix - With `url-state`: a prefix for the widget's URL keys (`url-prefix="ex1-"` gives
+ *   `?ex1-d_out=3`), so several widgets and the host page share one URL; the host page's own
+ *   parameters and `#hash` are kept.
+ *
+ * @fires {CustomEvent<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: object[], durationMs: number}>} run-complete -
+ *   After every run (bubbles, composed): the class, the config as the library read it, the Python call,
+ *   train or eval, the output's shape and values, the traced stages and how long it took.
+ * @fires {CustomEvent<{code: string, slot: string, message: string, hint: string}>} run-error - A run failed, or
+ *   `run()` was called on a setup that cannot run (bubbles, composed): the error's code (an `ErrorCode`), slot,
+ *   message and hint.
+ * @fires {CustomEvent<{valid: boolean, className: string, config: object, diagnostics: object[]}>} setup-change -
+ *   After each edit or attribute change (bubbles, composed): whether the setup can run, the class, the
+ *   config and the diagnostics (`{code, slot, message, hint}` as the library's `setup` gives them), so an
+ *   invalid setup is seen without a run.
+ *
+ * @cssprop --al-accent - The accent colour: links, focus rings, the Run button.
+ * @cssprop --al-bg - The element's background.
+ * @cssprop --al-panel - The panels' background.
+ * @cssprop --al-ink - The text colour.
+ * @cssprop --al-muted - Secondary text: hints, notes, axis labels.
+ * @cssprop --al-line - Borders and rules.
+ * @cssprop --al-font - The font family.
+ *
+ * @csspart lab - The whole lab (a region landmark).
+ * @csspart panel - Every panel (each also has its own part below).
+ * @csspart presets - The presets panel.
+ * @csspart setup - The setup panel: class, slots, the call box.
+ * @csspart facts - The facts panel: head_dim, output width and its rule, parameters.
+ * @csspart tokens - The tokens panel: source, sentence, batch, seed, mode.
+ * @csspart predict - The prediction panel.
+ * @csspart run - The run panel: the Run button and why it is off.
+ * @csspart trace - The trace: one card per stage.
+ * @csspart compare - The compare panel: copy weights between modules.
+ * @csspart checkpoint - The GPT-2 checkpoint panel.
+ * @csspart code - The Python code panel.
+ * @csspart input - Every text input and select.
+ * @csspart call-box - The call box (also part `input`).
+ * @csspart button - Every button.
+ * @csspart run-button - The Run buttons (also part `button`).
+ * @csspart stage-card - A stage's card in the trace.
+ * @csspart output-card - The output stage's card (also part `stage-card`).
+ * @csspart heatmap - A heatmap of a large tensor.
+ * @csspart diagnostic - A diagnostic (also one of `error`, `warning`, `info`).
+ * @csspart error - An error diagnostic.
+ * @csspart warning - A warning diagnostic.
+ * @csspart info - A note.
+ */
 export class AttentionLabElement extends HTMLElement {
+  /** @internal The element's own attributes; slot attributes are watched once the core has loaded (boot). */
   static get observedAttributes() {
     return [...STATE_ATTRS, "locked", "hidden"];
   }
 
+  /** @internal Put on the page: claims the URL (url-state), starts, or carries on where it was. */
   connectedCallback() {
     this.ownsUrl = this.hasAttribute("url-state") && claimUrl(this, urlPrefix(this));
     if (!this.shadowRoot) this.started = this.boot();
@@ -57,19 +134,19 @@ export class AttentionLabElement extends HTMLElement {
     }
   }
 
-  /** Removed from the page: the run in flight and the worker stop, so the widget and its memory can go. */
+  /** @internal Removed from the page: the run in flight and the worker stop, so the widget and its memory can go. */
   disconnectedCallback() {
     releaseUrl(this);
     this.ownsUrl = false;
     this.view?.stop();
   }
 
-  /** A url-state widget that another one on the page beat to the URL says so (it is not an error). */
+  /** @internal A url-state widget that another one on the page beat to the URL says so (it is not an error). */
   showUrlNotice() {
     this.shadowRoot.getElementById("url-notice").hidden = !this.hasAttribute("url-state") || this.ownsUrl;
   }
 
-  /** The attributes read as widget state (validated exactly like the URL). */
+  /** @internal The attributes read as widget state (validated exactly like the URL). */
   readAttributes(lab) {
     const get = (key) => {
       const name = key === "class" ? "class-name" : key;
@@ -78,6 +155,7 @@ export class AttentionLabElement extends HTMLElement {
     return readState(get, lab);
   }
 
+  /** @internal Loads the library, reads the attributes (and the URL) and starts the lab. */
   async boot() {
     const root = this.attachShadow({ mode: "open" });
     // Several widgets on one page need distinct landmark names: the element's aria-label or id.
@@ -143,6 +221,7 @@ export class AttentionLabElement extends HTMLElement {
     if (!this.isConnected) this.view.stop(); // removed while it was starting
   }
 
+  /** @internal A changed attribute is an edit (locked values stay). */
   attributeChangedCallback(name, old, value) {
     const view = this.view;
     if (!view || old === value) return;
@@ -165,9 +244,16 @@ export class AttentionLabElement extends HTMLElement {
   /**
    * Runs the forward pass of the current setup. Resolves with run-complete's detail once the trace is
    * on screen; called during a run, it waits for that run (and runs again if the setup changed since).
-   * Rejects with an AttentionError {code, slot, message, hint} when the run fails, is cancelled, or the
-   * setup cannot run (then run-error fires too, with the same fields: the first error, e.g.
-   * heads_divisibility). Called before the widget has loaded, it waits for it.
+   * Rejects with an `AttentionError` `{code, slot, message, hint}` when the run fails, is cancelled, or
+   * the setup cannot run (then run-error fires too, with the same fields: the first error, e.g.
+   * `heads_divisibility`). Called before the widget has loaded, it waits for it.
+   *
+   * ```js
+   * const detail = await document.querySelector("attention-lab").run();
+   * detail.outputShape; // [2, 6, 2] for the book's MultiHeadAttention(3, 2, 6, 0.0, 2), batch 2
+   * ```
+   * @returns {Promise<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: object[], durationMs: number}>} run-complete's detail
+   * @throws {AttentionError} with the run's code (e.g. `heads_divisibility`, `too_large`)
    */
   async run() {
     await this.started;
@@ -177,7 +263,11 @@ export class AttentionLabElement extends HTMLElement {
     return outcome.detail;
   }
 
-  /** The current setup: {className, config} as the library reads it. */
+  /**
+   * The current setup as the library reads it, `null` until the element has loaded.
+   * @type {{className: string, config: object} | null}
+   * @readonly
+   */
   get setup() {
     return this.view ? { className: this.view.state.className, config: currentConfig(this.lab, this.view.state) } : null;
   }
