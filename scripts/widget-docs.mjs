@@ -18,7 +18,7 @@ const ANALYZER = path.join(ROOT, "tools/docs/node_modules/@custom-elements-manif
 
 // Documented ahead of the code that adds them (issue 20's widget branch): not yet read by the element.
 // Once the element reads one, the check fails until it is taken off this list.
-export const PENDING = { attributes: ["layout", "url-prefix"], events: ["setup-change"] };
+export const PENDING = { attributes: [], events: [] };
 // Global HTML attributes the element also reads (its landmark's name): not its own API.
 const GLOBAL_ATTRS = new Set(["aria-label", "id"]);
 
@@ -46,7 +46,8 @@ export function coreSlotNames(root = ROOT) {
 
 /**
  * What the element really reads and sends: the attributes it observes (observedAttributes, url-state's
- * STATE_ATTRS, the core's slot names, watched once the core has loaded) or reads with get/hasAttribute,
+ * STATE_ATTRS, the core's slot names, watched once the core has loaded) or reads with get/hasAttribute
+ * (in the element's file, or url-state.js on the widget),
  * the events web/app dispatches, the --al-* custom properties style.css uses, the parts web/app names.
  */
 export async function elementFacts({ source = readFileSync(path.join(ROOT, ELEMENT), "utf8"), root = ROOT } = {}) {
@@ -57,6 +58,8 @@ export async function elementFacts({ source = readFileSync(path.join(ROOT, ELEME
     ...[...observed.matchAll(/"([\w-]+)"/g)].map((m) => m[1]),
     ...coreSlotNames(root),
     ...[...source.matchAll(/\b(?:get|has)Attribute\("([\w-]+)"\)/g)].map((m) => m[1]),
+    // url-state.js reads the element's url-prefix for it
+    ...[...readFileSync(path.join(root, "web/app/url-state.js"), "utf8").matchAll(/\bwidget\.(?:get|has)Attribute\("([\w-]+)"\)/g)].map((m) => m[1]),
   ]);
   for (const g of GLOBAL_ATTRS) attributes.delete(g);
   const app = path.join(root, "web/app");

@@ -64,13 +64,17 @@ function nameSet(text, allowed) {
  * @attr {string} locked - Space-separated slot names (and `class`, `seed`, `tokens`, `batch`, `mode`) the reader
  *   cannot change: for exercises. Read once, when the element loads.
  * @attr {string} hidden - Space-separated panels not shown: `presets setup facts tokens predict trace compare
- *   checkpoint code`. An empty `hidden` keeps its usual meaning: the whole element is hidden.
- * @attr {boolean} url-state - Keep the state in the page URL (slot names as keys); back/forward restore it. One
- *   widget per page does: the first connected; any other shows a notice and does not.
- * @attr {"off"} autorun - `"off"` waits for the Run button instead of running small setups at once (on load and
- *   after each edit).
- * @attr {"compact"} layout - `"compact"` for course material: one column, stages collapsed to their cards
- *   with one open at a time, the facts hidden until the reader predicts or asks.
+ *   checkpoint code`. An empty `hidden` (or `hidden="hidden"`, or `el.hidden = true`) keeps its usual
+ *   meaning: the whole element is hidden.
+ * @attr {boolean} url-state - Keep the state in the page URL (slot names as keys); back/forward restore it. The
+ *   host page's own keys and `#anchor` are kept. One widget per `url-prefix` does: the first connected;
+ *   any other with the same prefix shows a notice and does not.
+ * @attr {"off" | "on"} autorun - `"off"` waits for the Run button instead of running small setups at once (on
+ *   load and after each edit); `"on"` runs them at once also in the compact layout, which otherwise waits.
+ * @attr {"compact"} layout - `"compact"` for course material: one column, headings without step numbers, the
+ *   facts and tokens folded to a line (the output width hidden until the reader runs or opens the facts),
+ *   each trace stage folded to its heading with one open at a time; it waits for Run (predict first)
+ *   unless `autorun="on"`. Read once, when the element loads.
  * @attr {string} url-prefix - With `url-state`: a prefix for the widget's URL keys (`url-prefix="ex1-"` gives
  *   `?ex1-d_out=3`), so several widgets and the host page share one URL; the host page's own
  *   parameters and `#hash` are kept.
@@ -81,13 +85,14 @@ function nameSet(text, allowed) {
  * @fires {CustomEvent<{code: string, slot: string, message: string, hint: string}>} run-error - A run failed, or
  *   `run()` was called on a setup that cannot run (bubbles, composed): the error's code (an `ErrorCode`), slot,
  *   message and hint.
- * @fires {CustomEvent<{valid: boolean, className: string, config: object, diagnostics: object[]}>} setup-change -
- *   After each edit or attribute change (bubbles, composed): whether the setup can run, the class, the
- *   config and the diagnostics (`{code, slot, message, hint}` as the library's `setup` gives them), so an
- *   invalid setup is seen without a run.
+ * @fires {CustomEvent<{valid: boolean, reason: string, className: string, config: object, diagnostics: object[]}>} setup-change -
+ *   On start and whenever an edit, an attribute or back/forward changes the setup or its validity (bubbles,
+ *   composed): whether the setup can run (and why not), the class, the config and the diagnostics
+ *   (`{code, severity, slot, slots, message, hint}` as the library's `setup` gives them), so an invalid
+ *   setup is seen without a run.
  *
  * @cssprop --al-accent - The accent colour: links, focus rings, the Run button.
- * @cssprop --al-bg - The element's background.
+ * @cssprop --al-bg - The element's background (transparent by default).
  * @cssprop --al-panel - The panels' background.
  * @cssprop --al-ink - The text colour.
  * @cssprop --al-muted - Secondary text: hints, notes, axis labels.
@@ -117,6 +122,7 @@ function nameSet(text, allowed) {
  * @csspart error - An error diagnostic.
  * @csspart warning - A warning diagnostic.
  * @csspart info - A note.
+ * @csspart disclosure - The compact layout's open/close buttons (facts, tokens, each stage).
  */
 export class AttentionLabElement extends HTMLElement {
   /** @internal The element's own attributes; slot attributes are watched once the core has loaded (boot). */
