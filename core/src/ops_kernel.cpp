@@ -3,7 +3,10 @@
 // (Debian's GCC 12.2 without -m flags gets HWY_SCALAR, one lane: same bits, just not fast).
 // Register tile: kRows rows x kWidth columns of c, accumulated over k one term at a time (broadcast
 // a[i, k], multiply by a vector of packed b, add). Mul then Add, never MulAdd: Highway's MulAdd is
-// fused natively but not in WASM, and the bits must be the same in both.
+// fused natively but not in WASM, and the bits must be the same in both. The one exception is the
+// WebAssembly build made with ATTENTION_LAB_RELAXED_FMA (attention_core_fma.wasm, issue 21.3), where
+// mul_add is the fused f32x4.relaxed_madd: its products round once, so its bits differ from the plain
+// binary's (within the fixtures' tolerances), and the facade loads it only where the engine has it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -49,6 +52,19 @@ constexpr int64_t kKc = ATTENTION_LAB_GEMM_KC;               // k block: one (kK
 constexpr int64_t kMc = ATTENTION_LAB_GEMM_MC;               // row block: (kMc, kKc) of a stays in L2 across panels
 static_assert(kWidth % 4 == 0 && kVecs * kLanes == kWidth, "the tile width is a whole number of f32x4 vectors");
 
+/// acc + x * y, lane by lane: a Mul and an Add (two roundings), or in the relaxed-FMA WebAssembly build
+/// one f32x4.relaxed_madd (fused where the engine fuses it). Clang 14 has only the prototype builtin
+/// (a + b * c, opcode 0xfd 0xaf 0x01), which V8 rejects; scripts/relaxed-simd.mjs rewrites it in place
+/// to the final f32x4.relaxed_madd (0xfd 0x85 0x02, a * b + c), which takes the operands in the order
+/// they were pushed: so the builtin is given (x, y, acc), and means x * y + acc once rewritten.
+HWY_INLINE V mul_add(V acc, V x, V y) {
+#if defined(ATTENTION_LAB_RELAXED_FMA) && HWY_TARGET == HWY_WASM
+  return V{__builtin_wasm_fma_f32x4(x.raw, y.raw, acc.raw)};
+#else
+  return hn::Add(acc, hn::Mul(x, y));
+#endif
+}
+
 /// c[0:R, 0:kWidth] (row stride ldc) = (accumulate ? c : 0) + a[0:R, 0:kc] @ panel[0:kc, :], term by
 /// term in k order, then + bias when bias is not null.
 template <int R>
@@ -67,7 +83,7 @@ HWY_INLINE void tile(const float* HWY_RESTRICT a, int64_t lda, const float* HWY_
     for (int v = 0; v < kVecs; ++v) b[v] = hn::LoadU(d, panel + kLanes * v);
     for (int r = 0; r < R; ++r) {
       const V x = hn::Set(d, *row[r]++);
-      for (int v = 0; v < kVecs; ++v) acc[r][v] = hn::Add(acc[r][v], hn::Mul(x, b[v]));
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = mul_add(acc[r][v], x, b[v]);
     }
   }
   if (bias != nullptr) {
@@ -132,7 +148,7 @@ HWY_INLINE void gemv_panels(const float* HWY_RESTRICT a, int64_t k, const float*
   for (const float *x = a, *const end = a + k; x != end; ++x) {
     const V xv = hn::Set(d, *x);
     for (int q = 0; q < P; ++q) {
-      for (int v = 0; v < kVecs; ++v) acc[q][v] = hn::Add(acc[q][v], hn::Mul(xv, hn::LoadU(d, p[q] + kLanes * v)));
+      for (int v = 0; v < kVecs; ++v) acc[q][v] = mul_add(acc[q][v], xv, hn::LoadU(d, p[q] + kLanes * v));
       p[q] += kWidth;
     }
   }
@@ -179,17 +195,17 @@ void vecmat_rows(const float* HWY_RESTRICT a, int64_t k, const float* HWY_RESTRI
     const D d;
     const auto block = [&](const float* r0, int64_t kk, V& acc) {
       const V x0 = hn::LoadU(d, r0 + kk), x1 = hn::LoadU(d, r0 + ldb + kk), x2 = hn::LoadU(d, r0 + 2 * ldb + kk), x3 = hn::LoadU(d, r0 + 3 * ldb + kk);
-      const V lo01 = hn::InterleaveLower(d, x0, x1), lo23 = hn::InterleaveLower(d, x2, x3);     // x0[0] x1[0] x0[1] x1[1], x2[0] x3[0] x2[1] x3[1]
-      const V hi01 = hn::InterleaveUpper(d, x0, x1), hi23 = hn::InterleaveUpper(d, x2, x3);     // the same with [2], [3]
-      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk]), hn::ConcatLowerLower(d, lo23, lo01)));      // column kk of the 4 rows
-      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk + 1]), hn::ConcatUpperUpper(d, lo23, lo01)));  // kk + 1
-      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk + 2]), hn::ConcatLowerLower(d, hi23, hi01)));  // kk + 2
-      acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk + 3]), hn::ConcatUpperUpper(d, hi23, hi01)));  // kk + 3
+      const V lo01 = hn::InterleaveLower(d, x0, x1), lo23 = hn::InterleaveLower(d, x2, x3);  // x0[0] x1[0] x0[1] x1[1], x2[0] x3[0] x2[1] x3[1]
+      const V hi01 = hn::InterleaveUpper(d, x0, x1), hi23 = hn::InterleaveUpper(d, x2, x3);  // the same with [2], [3]
+      acc = mul_add(acc, hn::Set(d, a[kk]), hn::ConcatLowerLower(d, lo23, lo01));            // column kk of the 4 rows
+      acc = mul_add(acc, hn::Set(d, a[kk + 1]), hn::ConcatUpperUpper(d, lo23, lo01));        // kk + 1
+      acc = mul_add(acc, hn::Set(d, a[kk + 2]), hn::ConcatLowerLower(d, hi23, hi01));        // kk + 2
+      acc = mul_add(acc, hn::Set(d, a[kk + 3]), hn::ConcatUpperUpper(d, hi23, hi01));        // kk + 3
     };
     const auto tail = [&](const float* r0, int64_t kk, V& acc) {  // the last k % 4 terms, one column at a time
       for (; kk < k; ++kk) {
         alignas(16) const float column[4] = {r0[kk], r0[ldb + kk], r0[2 * ldb + kk], r0[3 * ldb + kk]};
-        acc = hn::Add(acc, hn::Mul(hn::Set(d, a[kk]), hn::Load(d, column)));
+        acc = mul_add(acc, hn::Set(d, a[kk]), hn::Load(d, column));
       }
     };
     const int64_t k4 = k - k % 4;
@@ -234,7 +250,7 @@ void vecmat_cols(const float* HWY_RESTRICT a, int64_t k, const float* HWY_RESTRI
     const float* row = b + j;
     for (int64_t kk = 0; kk < k; ++kk, row += ldb) {
       const V x = hn::Set(d, a[kk]);
-      for (int v = 0; v < kVecs; ++v) acc[v] = hn::Add(acc[v], hn::Mul(x, hn::LoadU(d, row + kLanes * v)));
+      for (int v = 0; v < kVecs; ++v) acc[v] = mul_add(acc[v], x, hn::LoadU(d, row + kLanes * v));
     }
     for (int v = 0; v < kVecs; ++v) hn::StoreU(acc[v], d, c + j + kLanes * v);
   }
