@@ -99,6 +99,11 @@ test("lab.run is manual_seed, create and a traced forward in one call: the same 
   assert.equal(lab.handlesInUse(), handles, "a run keeps no module or generator");
 });
 
+/** The element as LabApp uses it: its dataset, and dispatchEvent recording what it sends (setup-change). */
+function host(events = []) {
+  return { dataset: {}, dispatchEvent: (e) => { events.push(e); return true; } };
+}
+
 test("the page's app: an edit of one slot makes one setup; a Run click (derive, run, derive) at most two core calls", async () => {
   const calls = [];
   const core = lab._core;
@@ -113,7 +118,7 @@ test("the page's app: an edit of one slot makes one setup; a Run click (derive, 
     };
   }
   try {
-    const app = new LabApp({ getElementById: () => null }, { dataset: {} }, lab, { autorun: false });
+    const app = new LabApp({ getElementById: () => null }, host(), lab, { autorun: false });
     app.panels = [{ render() {} }];  // derive() runs on every render, as on the page
     const s = app.state;
     app.setState(slotsPatch(lab, "MultiHeadAttention", { ...s.slotTexts, d_in: "3", d_out: "2", context_length: "6", dropout: "0.0", num_heads: "2" }), { edit: true });
@@ -154,7 +159,8 @@ test("the page's app: an edit of one slot makes one setup; a Run click (derive, 
 });
 
 test("one memory budget: the page's app refuses a run exactly where the core's estimate passes the core's budget (Setup.memory.budget), by the core's too_large", () => {
-  const app = new LabApp({ getElementById: () => null }, { dataset: {} }, lab, { autorun: false });
+  const events = [];
+  const app = new LabApp({ getElementById: () => null }, host(events), lab, { autorun: false });
   app.panels = [{ render() {} }];
   const config = { d_in: 8, d_out: 8, context_length: 4096, dropout: 0.0, num_heads: 4 };
   app.setState(slotsPatch(lab, "MultiHeadAttention", { ...app.state.slotTexts, d_in: "8", d_out: "8", context_length: "4096", dropout: "0.0", num_heads: "4" }), { edit: true });
@@ -186,4 +192,11 @@ test("one memory budget: the page's app refuses a run exactly where the core's e
   assert.equal(tooLarge.length, 1, "one refusal, the core's");
   assert.match(tooLarge[0].message, new RegExp(`over the ${mib(budget)} MiB budget`));
   assert.deepEqual(d.tokens.problems.map((p) => p.code), [], "the page adds no refusal of its own");
+  // the host hears it: setup-change turned invalid, with the core's too_large among its diagnostics
+  const last = events.at(-1);
+  assert.equal(last.type, "setup-change");
+  assert.equal(last.detail.valid, false);
+  assert.equal(last.detail.reason, S.reasonMemory);
+  assert.deepEqual(last.detail.diagnostics.filter((x) => x.code === "too_large").map((x) => x.slot), [tooLarge[0].slots?.[0] ?? ""]);
+  assert.equal(events.filter((e) => e.detail.valid).at(-1).detail.config.context_length, 4096);
 });
