@@ -17,27 +17,351 @@ export interface TensorLike {
   data: Float32Array | ArrayLike<number>;
 }
 
+// BEGIN generated from the core's class recipes by scripts/config-types.mjs
+/**
+ * The name of every class the core has a recipe for, in `lab.classes`' order (the book's five first).
+ * Generated from the core's recipes (core/src/recipes.cpp) by scripts/config-types.mjs: add a class there.
+ */
 export type ClassName =
+  /** section 3.4.1, ch03/01_main-chapter-code/ch03.ipynb: Self-attention with trainable weight matrices W_query, W_key, W_value of shape (d_in, d_out), used as x @ W. */
   | "SelfAttention_v1"
+  /** section 3.4.2, ch03/01_main-chapter-code/ch03.ipynb: Self-attention with nn.Linear projections (weight stored (d_out, d_in), used as x @ W.T + b). */
   | "SelfAttention_v2"
+  /** section 3.5.3, ch03/01_main-chapter-code/ch03.ipynb: Self-attention that hides future tokens with a causal mask, plus dropout on the attention weights. */
   | "CausalAttention"
+  /** section 3.6.1, ch03/01_main-chapter-code/ch03.ipynb: num_heads CausalAttention modules run one after another; their outputs are concatenated. */
   | "MultiHeadAttentionWrapper"
+  /** section 3.6.2, ch03/01_main-chapter-code/ch03.ipynb: Fused multi-head attention: one projection per q/k/v split into heads, merged, then out_proj. */
   | "MultiHeadAttention"
-  // the book's chapter 3 bonus material: the same multi-head attention written other ways
-  // (ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb, pkg/llms_from_scratch/ch03.py)
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: Multi-head attention with one packed projection qkv = nn.Linear(d_in, 3 * d_out): its output is viewed as (b, num_tokens, 3, num_heads, head_dim) and split into queries, keys and values; the merge views back to x's width, so d_in must equal d_out. */
   | "MultiHeadAttentionCombinedQKV"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in) parameters used as x @ W (einsum "bnd,di->bni"), so d_in must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj. */
   | "MHAEinsum"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: The packed projection with PyTorch's scaled_dot_product_attention(is_causal=True): the causal mask is built for the tokens given, so context_length is stored but never read. */
   | "MHAPyTorchScaledDotProduct"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: scaled_dot_product_attention with an explicit mask: the buffer triu(ones, diagonal=1).bool() is passed as attn_mask, where True means "attend", so the mask is inverted (the book repository's issue #1061): each query sees only later tokens and the last one none (NaN). */
   | "MHAPyTorchSDPAWithoutFlash"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: The packed projection with FlexAttention and a causal block mask of context_length x context_length; FlexAttention has no dropout, so the dropout slot is never used. */
   | "MHAPyTorchFlexAttention"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: PyTorch's own nn.MultiheadAttention(embed_dim=d_out, num_heads, dropout, bias=qkv_bias, add_bias_kv=qkv_bias, batch_first=True) with a boolean causal mask, then proj = nn.Linear(d_out, d_out). embed_dim is d_out, so d_in must equal d_out; qkv_bias also adds bias_k/bias_v, one extra key/value token every query sees. */
   | "MHAPyTorchClass"
+  /** chapter 3 bonus, pkg/llms_from_scratch/ch03.py: The packed projection with scaled_dot_product_attention(is_causal=True), as packaged in llms_from_scratch (ch03.py); no context_length at all. */
   | "PyTorchMultiHeadAttention"
-  // the book's chapter 4 bonus material (ch04/04_gqa, ch04/05_mla, ch04/06_swa), without the KV cache
+  /** chapter 4 bonus, ch04/04_gqa/gpt_with_kv_gqa.py: Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj without bias. */
   | "GroupedQueryAttention"
+  /** chapter 4 bonus, ch04/05_mla/gpt_with_kv_mla.py: Multi-head latent attention: x is projected down to a latent c_kv = W_DKV(x) of latent_dim per token (what its KV cache stores), and keys and values are re-projected from it (W_UK, W_UV); queries, causal mask for the tokens given, out_proj as in MultiHeadAttention; no RoPE. */
   | "MultiHeadLatentAttention"
+  /** chapter 4 bonus, ch04/06_swa/gpt_with_kv_swa.py: The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length. */
   | "MultiHeadAttentionWithSWA";
 
-export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias" | "num_kv_groups" | "dtype" | "sliding_window_size" | "latent_dim" | "need_weights";
+/** A constructor slot's name, as the book and PyTorch spell it: every slot of every class, in order of first use. */
+export type SlotName = "d_in" | "d_out" | "qkv_bias" | "context_length" | "dropout" | "num_heads" | "need_weights" | "num_kv_groups" | "dtype" | "latent_dim" | "sliding_window_size";
+
+/**
+ * The constructor slots of SelfAttention_v1 (section 3.4.1, ch03/01_main-chapter-code/ch03.ipynb): `SelfAttention_v1(d_in, d_out)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface SelfAttention_v1Config {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of each query, key, value and output vector. */
+  d_out: IntSlotValue;
+}
+
+/**
+ * The constructor slots of SelfAttention_v2 (section 3.4.2, ch03/01_main-chapter-code/ch03.ipynb): `SelfAttention_v2(d_in, d_out, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface SelfAttention_v2Config {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of each query, key, value and output vector. */
+  d_out: IntSlotValue;
+  /** Slot 3 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of CausalAttention (section 3.5.3, ch03/01_main-chapter-code/ch03.ipynb): `CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface CausalAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of each query, key, value and output vector. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttentionWrapper (section 3.6.1, ch03/01_main-chapter-code/ch03.ipynb): `MultiHeadAttentionWrapper(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionWrapperConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of EACH head's output; the module's output is num_heads x d_out wide. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (int, required): number of independent CausalAttention heads, concatenated on the last axis. */
+  num_heads: IntSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttention (section 3.6.2, ch03/01_main-chapter-code/ch03.ipynb): `MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttentionCombinedQKV (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MultiHeadAttentionCombinedQKV(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionCombinedQKVConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAEinsum (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAEinsum(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAEinsumConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchScaledDotProduct (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchScaledDotProduct(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchScaledDotProductConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchSDPAWithoutFlash (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchSDPAWithoutFlash(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchSDPAWithoutFlashConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchFlexAttention (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchFlexAttention(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchFlexAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchClass (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchClass(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False, need_weights=True)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchClassConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+  /** Slot 7 (bool, default True): return the head-averaged attention weights too (False lets nn.MultiheadAttention use scaled_dot_product_attention). */
+  need_weights?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of PyTorchMultiHeadAttention (chapter 3 bonus, pkg/llms_from_scratch/ch03.py): `PyTorchMultiHeadAttention(d_in, d_out, num_heads, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface PyTorchMultiHeadAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 5 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of GroupedQueryAttention (chapter 4 bonus, ch04/04_gqa/gpt_with_kv_gqa.py): `GroupedQueryAttention(d_in, d_out, dropout, num_heads, num_kv_groups, dtype=None, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface GroupedQueryAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL width of the queries and the output, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 4 (int, required): number of query heads; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (int, required): number of key/value heads, each shared by num_heads / num_kv_groups query heads (1: multi-query attention). */
+  num_kv_groups: IntSlotValue;
+  /** Slot 6 (torch.dtype | None, default None): parameter dtype: None (float32, PyTorch's default). */
+  dtype?: DtypeSlotValue;
+  /** Slot 7 (bool, default False): add a bias to the query, key and value projections. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadLatentAttention (chapter 4 bonus, ch04/05_mla/gpt_with_kv_mla.py): `MultiHeadLatentAttention(d_in, d_out, dropout, num_heads, qkv_bias=False, latent_dim=None)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadLatentAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 4 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (bool, default False): add a bias to W_query, W_DKV, W_UK and W_UV. */
+  qkv_bias?: BoolSlotValue;
+  /** Slot 6 (int | None, default None): width of the latent c_kv = W_DKV(x) that keys and values are re-projected from (None: max(16, d_out // 8)). */
+  latent_dim?: OptionalIntSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttentionWithSWA (chapter 4 bonus, ch04/06_swa/gpt_with_kv_swa.py): `MultiHeadAttentionWithSWA(d_in, d_out, dropout, num_heads, qkv_bias=False, sliding_window_size=None)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionWithSWAConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 4 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (bool, default False): add a bias to the query, key and value projections. */
+  qkv_bias?: BoolSlotValue;
+  /** Slot 6 (int | None, default None): keys a query sees: itself and the sliding_window_size - 1 before it (None: every earlier key, plain causal). */
+  sliding_window_size?: OptionalIntSlotValue;
+}
+
+/** Each class's config type by class name: what the API checks a config against when the class name is a literal. */
+export interface ClassConfigs {
+  /** {@link SelfAttention_v1Config} */
+  SelfAttention_v1: SelfAttention_v1Config;
+  /** {@link SelfAttention_v2Config} */
+  SelfAttention_v2: SelfAttention_v2Config;
+  /** {@link CausalAttentionConfig} */
+  CausalAttention: CausalAttentionConfig;
+  /** {@link MultiHeadAttentionWrapperConfig} */
+  MultiHeadAttentionWrapper: MultiHeadAttentionWrapperConfig;
+  /** {@link MultiHeadAttentionConfig} */
+  MultiHeadAttention: MultiHeadAttentionConfig;
+  /** {@link MultiHeadAttentionCombinedQKVConfig} */
+  MultiHeadAttentionCombinedQKV: MultiHeadAttentionCombinedQKVConfig;
+  /** {@link MHAEinsumConfig} */
+  MHAEinsum: MHAEinsumConfig;
+  /** {@link MHAPyTorchScaledDotProductConfig} */
+  MHAPyTorchScaledDotProduct: MHAPyTorchScaledDotProductConfig;
+  /** {@link MHAPyTorchSDPAWithoutFlashConfig} */
+  MHAPyTorchSDPAWithoutFlash: MHAPyTorchSDPAWithoutFlashConfig;
+  /** {@link MHAPyTorchFlexAttentionConfig} */
+  MHAPyTorchFlexAttention: MHAPyTorchFlexAttentionConfig;
+  /** {@link MHAPyTorchClassConfig} */
+  MHAPyTorchClass: MHAPyTorchClassConfig;
+  /** {@link PyTorchMultiHeadAttentionConfig} */
+  PyTorchMultiHeadAttention: PyTorchMultiHeadAttentionConfig;
+  /** {@link GroupedQueryAttentionConfig} */
+  GroupedQueryAttention: GroupedQueryAttentionConfig;
+  /** {@link MultiHeadLatentAttentionConfig} */
+  MultiHeadLatentAttention: MultiHeadLatentAttentionConfig;
+  /** {@link MultiHeadAttentionWithSWAConfig} */
+  MultiHeadAttentionWithSWA: MultiHeadAttentionWithSWAConfig;
+}
+// END of the class and slot types (scripts/config-types.mjs)
 
 /** A constructor slot of one class, in the order of the Python signature. */
 export interface SlotSpec {
@@ -57,7 +381,52 @@ export interface SlotSpec {
  * ("768", "0.0", "True"), read exactly as the same text in a pasted call. Anything else is diagnosed.
  */
 export type SlotValue = number | boolean | string | null;
+
+/**
+ * Any class's config, checked by the core only: slot name -> value, any key (an unknown one is the
+ * core's "unknown_slot" diagnostic, a missing one its "missing_slot"). The API takes it where the class
+ * name is not a literal (a `string` or `ClassName` variable); a literal class name gets its own config
+ * type instead (see {@link ConfigFor}).
+ */
 export type Config = Partial<Record<SlotName, SlotValue>> & Record<string, SlotValue>;
+
+/** An int slot's value: a number, or its Python literal text as typed in a form field ("768"). */
+export type IntSlotValue = number | `${number}`;
+/** A float slot's value: a number, or its Python literal text ("0.1"). */
+export type FloatSlotValue = number | `${number}`;
+/** A bool slot's value: a boolean, or Python's "True" / "False". */
+export type BoolSlotValue = boolean | "True" | "False";
+/** An "int | None" slot's value: a number, null for None, or the Python text ("4", "None"). */
+export type OptionalIntSlotValue = number | `${number}` | null | "None";
+/** A "torch.dtype | None" slot's value: null or "None" (float32, PyTorch's default), or "torch.float32" / "torch.float". */
+export type DtypeSlotValue = null | "None" | "torch.float32" | "torch.float";
+
+/** The mark that tells a ParsedConfig from a config written in the code (a type only: no such property exists). */
+declare const parsedConfigMark: unique symbol;
+
+/**
+ * A config read from a pasted call (`ParsedCall.config`): any class's slots, as the text gave them. The
+ * API accepts it whatever the class name, since the core diagnoses it; a config written in the code is
+ * checked against its class's type.
+ */
+export type ParsedConfig = Partial<Record<SlotName, SlotValue>> & {
+  /** A type-only mark (absent at run time): only parseCall makes a ParsedConfig. */
+  readonly [parsedConfigMark]: true;
+};
+
+/**
+ * The config the API takes with the class name `C`: for one literal class name, that class's config
+ * type ({@link ClassConfigs}: `lab.create("MultiHeadAttention", {d_inn: 3})` and a missing `num_heads`
+ * fail to compile) or a {@link ParsedConfig}; for a `string` or a whole-`ClassName` variable, or a name
+ * that is no class, the loose {@link Config}, which the core checks at run time.
+ */
+export type ConfigFor<C extends string> = string extends C
+  ? Config
+  : [ClassName] extends [C]
+    ? Config
+    : C extends ClassName
+      ? ClassConfigs[C] | ParsedConfig
+      : Config;
 
 // BEGIN generated from core/include/attention_lab/error_codes.hpp by scripts/error-codes.mjs
 /**
@@ -296,7 +665,7 @@ export interface ParsedSlot {
 export interface ParsedCall {
   /** "" when no class name could be read. */
   className: string;
-  config: Config;
+  config: ParsedConfig;
   /** Every slot given or defaulted, left to right (a missing required slot is absent and diagnosed), then unknown keywords. */
   slots: ParsedSlot[];
   diagnostics: Diagnostic[];
@@ -845,71 +1214,207 @@ export interface GPT2Model {
   dispose(): void;
 }
 
+/**
+ * The library, loaded: every call into the attention core (web/lib/attention-lab.js over the WebAssembly
+ * build of core/). Get it from {@link loadAttentionLab}. Where a call takes a class name and a config, a
+ * literal class name checks the config against that class's type ({@link ConfigFor}); a `string` takes
+ * any {@link Config} and the core diagnoses it.
+ */
 export interface AttentionLab {
+  /** Every class the core has a recipe for, in the core's order: the book's five (chapter 3), then the bonus classes. */
   readonly classes: ClassName[];
   /** The four GPT-2 sizes from the core's one table, smallest first (head_dim 64 in all four). */
-  readonly gpt2Sizes: ReadonlyArray<{ name: "small" | "medium" | "large" | "XL"; n_embd: number; n_head: number; n_layer: number }>;
+  readonly gpt2Sizes: ReadonlyArray<{
+    /** The size's name, as in GPT2Config.size. */
+    name: "small" | "medium" | "large" | "XL";
+    /** Width of the residual stream (d_in = d_out of each layer's attention). */
+    n_embd: number;
+    /** Heads per layer. */
+    n_head: number;
+    /** Transformer blocks. */
+    n_layer: number;
+  }>;
+  /**
+   * A class's constructor slots in the order of its Python signature (the core's recipe, core/src/recipes.cpp).
+   * @param className - One of {@link AttentionLab.classes}.
+   * @returns Fresh copies of the slot specs: name, 1-based position, type, Python default (undefined when required), doc.
+   * @throws {@link AttentionError} "unknown_class" for a name that is not a class (the hint lists them).
+   * @example
+   * ```ts
+   * lab.slots("MultiHeadAttention").map((s) => s.name);
+   * // ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"]
+   * ```
+   */
   slots(className: ClassName): SlotSpec[];
+  /**
+   * Reads a pasted Python constructor call as Python would, naming each positional value by its slot,
+   * left to right, and filling in the defaults. Never throws: what is wrong is in `diagnostics`.
+   * @param text - A call such as `MultiHeadAttention(768, 768, 1024, 0.0, 12)` or with keywords
+   *   (`num_heads=12`); Python literals only (True, None, 0.1, torch.float32).
+   * @returns The class name read ("" when none), the config (a {@link ParsedConfig}: pass it to
+   *   describe, setup, create, ...), every slot with its position and source, and every diagnostic
+   *   (codes "syntax", "empty", "too_long", "not_a_literal", "unknown_class", "unknown_slot",
+   *   "duplicate_slot", "extra_positional", "positional_after_keyword", "missing_slot", ...).
+   * @example
+   * ```ts
+   * const call = lab.parseCall("MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+   * call.slots[4]; // {name: "num_heads", position: 5, value: 12, source: "positional", text: "12"}
+   * lab.describe(call.className, call.config).parameterCount; // 2360064
+   * ```
+   */
   parseCall(text: string): ParsedCall;
   /**
-   * Every diagnostic at once; never throws. With `inputShape`, also the input checks (rank, width,
-   * num_tokens vs context_length, memory); with `training: false`, the dropout_eval warning.
+   * Every diagnostic of a configuration at once (errors, warnings, info); never throws.
+   * @param className - The class; a `string` is accepted and an unknown one is the "unknown_class" diagnostic.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param options - `inputShape`: also the input checks (rank, width "input_width", num_tokens vs
+   *   context_length "context_too_short", memory "too_large"); `training: false`: the "dropout_eval" warning.
+   * @returns Each problem with its code ({@link ErrorCode}), severity, slots, message, hint, PyTorch's own error and fixes.
+   * @example
+   * ```ts
+   * lab.check("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 })[0].code;
+   * // "heads_divisibility"
+   * ```
    */
-  check(className: string, config: Config, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
-  describe(className: string, config?: Config): Description;
+  check<C extends string>(className: C, config: ConfigFor<C>, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
+  /**
+   * The facts of a configuration derived before anything is allocated: head_dim, output width and
+   * its rule, the parameter table and count, the mask buffer, KV cache bytes, the class's facts.
+   * Never throws: with an error diagnostic, `ok` is false and the derived facts are absent.
+   * @param className - The class; a `string` is accepted (an unknown one gives the "unknown_class" diagnostic).
+   * @param config - Slot name -> value; omit it to read only `class` (and the "missing_slot" diagnostics).
+   * @returns The {@link Description}.
+   * @example
+   * ```ts
+   * const d = lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 });
+   * d.headDim; d.outputWidth; d.parameterCount; // 64, 768, 2360064
+   * ```
+   */
+  describe<C extends string>(className: C, config?: ConfigFor<C>): Description;
   /**
    * check, describe and estimateBytes of one edit in one call into the core (see Setup): one validation
    * of the configuration and one with the input. Never throws for a configuration's problems (they are
-   * diagnostics); throws AttentionError "bad_options" or "unreadable_argument" for options that cannot
-   * be read, and "tensor_shape" (slot "inputShape") when inputShape is not a list of sizes.
-   * `trace` (default true) counts the traced stages in memory.bytes.
+   * diagnostics).
+   * @param className - The class; a `string` is accepted.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param options - `inputShape`: the input, `(b, num_tokens, d_in)` or `(num_tokens, d_in)` for the
+   *   SelfAttention classes (see inputShape); `training` (default true); `trace` (default true) counts
+   *   the traced stages in memory.bytes.
+   * @returns The {@link Setup}: diagnostics, description, memory estimate and budget.
+   * @throws {@link AttentionError} "bad_options" or "unreadable_argument" for options that cannot be
+   *   read, and "tensor_shape" (slot "inputShape") when inputShape is not a list of sizes.
    */
-  setup(className: string, config: Config, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
+  setup<C extends string>(className: C, config: ConfigFor<C>, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
   /**
    * torch.manual_seed(seed) (default 123), the constructor, then forward on x in training mode unless
    * `training: false`, traced unless `trace: false`: one call into the core, nothing kept (dropout draws
    * continue from the constructor's generator, as create + forward with one generator do).
-   * Throws AttentionError: seed; the configuration's first error (its code and slot, as create; call
-   * setup for every diagnostic); forward's input codes (tensor_shape, tensor_size, input_rank,
-   * input_empty, input_width, context_too_short, too_large, non_finite_input).
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param x - The input, `(b, num_tokens, d_in)` row-major float32, or `(num_tokens, d_in)` for the SelfAttention classes.
+   * @param options - `seed` (default 123), `training` (default true), `trace` (default true).
+   * @returns The module's facts, `output` `(b, num_tokens, outputWidth)` and the trace's stages.
+   * @throws {@link AttentionError} "seed"; the configuration's first error (its code and slot, as
+   *   create; call setup for every diagnostic); forward's input codes ("tensor_shape", "tensor_size",
+   *   "input_rank", "input_empty", "input_width", "context_too_short", "too_large", "non_finite_input").
+   * @example
+   * ```ts
+   * const x = lab.bookTokens(); // (6, 3)
+   * const r = lab.run("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 },
+   *   { shape: [1, 6, 3], data: x.data }, { seed: 123, training: false });
+   * r.output.shape; // [1, 6, 2]: (b, num_tokens, d_out)
+   * ```
    */
-  run(className: ClassName, config: Config, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
+  run<C extends ClassName>(className: C, config: ConfigFor<C>, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
   /**
    * The core's facts about a class (slots, input axes, heads, presets, tolerance, python name, ...):
    * the same frozen object as `describe(className, config).class`, read without a call into the core.
-   * Undefined for a name that is not in `classes`.
+   * @param className - Any string.
+   * @returns The frozen {@link ClassFacts}, or undefined for a name that is not in `classes`.
    */
   classFacts(className: string): ClassFacts | undefined;
-  manualSeed(seed: number): Generator;
-  /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
-  create(className: ClassName, config: Config, options?: { generator?: Generator }): AttentionModule;
   /**
-   * Throws AttentionError: copy_unsupported, copy_plan (slot: the plan key), or forward's input codes for
-   * `tokens` (slot "tokens"); nothing is copied then.
+   * A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`
+   * (torch-rng.md): pass it to create (the parameters' init) and forward (the dropout masks).
+   * @param seed - A whole number (a safe integer), as torch.manual_seed takes.
+   * @returns A {@link Generator} in WASM memory (released on dispose() or garbage collection).
+   * @throws {@link AttentionError} "seed" (slot "seed") for a seed that is not a whole number.
+   * @example
+   * ```ts
+   * lab.manualSeed(123).rand([2, 3]).data; // torch.manual_seed(123); torch.rand(2, 3)
+   * ```
+   */
+  manualSeed(seed: number): Generator;
+  /**
+   * Builds a module as `torch.manual_seed(...)` then the Python constructor would (same parameters,
+   * bit for bit), in WASM memory.
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param options - `generator`: the stream the parameters are drawn from (default: manualSeed(123)).
+   * @returns The {@link AttentionModule}.
+   * @throws {@link AttentionError} with the code and slot of the configuration's first error diagnostic
+   *   (all of them in `.diagnostics`); "generator" for a generator not made by manualSeed; "disposed".
+   * @example
+   * ```ts
+   * const mha = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 },
+   *   { generator: lab.manualSeed(123) });
+   * mha.forward({ shape: [1, 6, 3], data: lab.bookTokens().data }).output.shape; // [1, 6, 2]
+   * ```
+   */
+  create<C extends ClassName>(className: C, config: ConfigFor<C>, options?: { generator?: Generator }): AttentionModule;
+  /**
+   * Copies weights from one module into another with the book's map (exercise 3.1: SelfAttention_v2's
+   * nn.Linear weights into SelfAttention_v1's matrices, each transposed; MultiHeadAttention into a
+   * chapter 3 bonus class), then runs both on `tokens` in eval mode and compares every stage.
+   * @param from - The source module.
+   * @param to - The module written into.
+   * @param plan - Per parameter, whether to copy and transpose (see {@link CopyPlan}).
+   * @param options - `tokens`: the input compared on (default: the book's tokens when d_in is 3, else seeded tokens).
+   * @returns The {@link CopyReport}: what happened to each matrix, whether the outputs agree, the PyTorch lines.
+   * @throws {@link AttentionError} "copy_unsupported", "copy_plan" (slot: the plan key), or forward's
+   *   input codes for `tokens` (slot "tokens"); nothing is copied then.
    */
   copyWeights(from: AttentionModule, to: AttentionModule, plan: CopyPlan, options?: { tokens?: TensorLike }): CopyReport;
-  /** The PyTorch lines of a copy plan (the same text as CopyReport.code) before anything is built. */
+  /**
+   * The PyTorch lines of a copy plan (the same text as CopyReport.code) before anything is built.
+   * @param fromClass - The source class.
+   * @param toClass - The target class.
+   * @param plan - The copy plan.
+   * @returns Python source, one assignment per line.
+   * @throws {@link AttentionError} "copy_unsupported" for another class, "copy_plan" for a plan entry that does not fit.
+   */
   copyCode(fromClass: "SelfAttention_v1" | "SelfAttention_v2", toClass: "SelfAttention_v1" | "SelfAttention_v2", plan: CopyPlan): string;
   /**
    * GPT-2 attention from a .safetensors file (Hugging Face names, with or without `transformer.`):
    * c_attn split on its last axis into q, k, v and each transposed; c_proj transposed into out_proj.
-   * Rejects with AttentionError: checkpoint_truncated, checkpoint_bad_header, checkpoint_bad_offsets,
-   * checkpoint_missing_key, checkpoint_layer, checkpoint_shape, checkpoint_num_heads,
-   * checkpoint_context_length, checkpoint_config_mismatch, checkpoint_dtype, checkpoint_source,
-   * disposed (a disposed CheckpointFile).
+   * @param source - The file's bytes, a Blob or File, or a {@link CheckpointFile}.
+   * @param options - Which layer, num_heads, context_length, or a module to load `into`.
+   * @returns A promise of the MultiHeadAttention module and a {@link CheckpointReport} of the keys used, ignored and transposed.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_truncated",
+   *   "checkpoint_bad_header", "checkpoint_bad_offsets", "checkpoint_missing_key", "checkpoint_layer",
+   *   "checkpoint_shape", "checkpoint_num_heads", "checkpoint_context_length",
+   *   "checkpoint_config_mismatch", "checkpoint_dtype", "checkpoint_source", "disposed" (a disposed CheckpointFile).
    */
-  loadCheckpoint(source: CheckpointSource, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
+  loadCheckpoint(source: CheckpointSource, options?: CheckpointOptions): Promise<{
+    /** A MultiHeadAttention (or `options.into`) holding the layer's attention weights. */
+    module: AttentionModule;
+    /** What was read from the file, and how. */
+    report: CheckpointReport;
+  }>;
   /**
-   * The input a real GPT-2 layer's attention sees, shape (1, num_tokens, d): ln_1 of the residual stream
-   * entering block `layer` (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only
-   * one wte row per token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a
-   * time), so the file must hold the whole model (`num_heads` for widths that are not GPT-2's).
-   * Every layer refuses what the whole model refuses: a NaN or infinity in a row read
-   * (non_finite_parameter), a dtype other than F32, F16, BF16 (checkpoint_dtype). `signal` is checked
-   * before anything is read and races every read.
-   * Rejects with AttentionError: checkpoint_missing_key, checkpoint_token, context_too_short,
-   * checkpoint_layer, checkpoint_num_heads, checkpoint_dtype, non_finite_parameter, non_finite_stage
-   * (layer > 0), cancelled, disposed (a disposed CheckpointFile), and the header errors.
+   * The input a real GPT-2 layer's attention sees: ln_1 of the residual stream entering block `layer`
+   * (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only one wte row per
+   * token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a time), so the
+   * file must hold the whole model (`num_heads` for widths that are not GPT-2's). Every layer refuses
+   * what the whole model refuses: a NaN or infinity in a row read (non_finite_parameter), a dtype other
+   * than F32, F16, BF16 (checkpoint_dtype). `signal` is checked before anything is read and races every read.
+   * @param source - The file's bytes, a Blob or File, or a {@link CheckpointFile}.
+   * @param options - `tokenIds` (GPT-2 BPE ids), `layer` (default 0), `num_heads`, `signal`.
+   * @returns A promise of the tensor `(1, num_tokens, n_embd)`.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_missing_key",
+   *   "checkpoint_token", "context_too_short", "checkpoint_layer", "checkpoint_num_heads",
+   *   "checkpoint_dtype", "non_finite_parameter", "non_finite_stage" (layer > 0), "cancelled",
+   *   "disposed" (a disposed CheckpointFile), and the header errors.
    */
   checkpointInput(source: CheckpointSource, options: { tokenIds: number[]; layer?: number; num_heads?: number; signal?: AbortSignal }): Promise<Tensor>;
   /**
@@ -917,41 +1422,107 @@ export interface AttentionLab {
    * Hugging Face's GPT-2), reading only its header now; F32, F16 or BF16; keys with or without
    * `transformer.`. GPT-2 small, medium, large and XL are recognised from their shapes; other widths
    * need `num_heads` (or an `n_head` entry in the header's __metadata__; loadCheckpoint reads it by the
-   * same rule). The blocks must be h.0 .. h.{n_layer-1}, none missing or partial.
-   * Rejects with AttentionError: checkpoint_source, checkpoint_read, the header errors,
-   * checkpoint_missing_key (a gap in the blocks or a partial block: names the missing keys),
-   * checkpoint_bad_header (blocks under both h. and transformer.h.), checkpoint_shape, checkpoint_dtype,
-   * checkpoint_num_heads, checkpoint_layer,
-   * disposed (a disposed CheckpointFile). Given a CheckpointFile, the model shares its parsed header.
+   * same rule). The blocks must be h.0 .. h.{n_layer-1}, none missing or partial. Given a
+   * CheckpointFile, the model shares its parsed header.
+   * @param source - The file's bytes, a Blob or File, or a {@link CheckpointFile}.
+   * @param options - `num_heads` for a width that is not GPT-2's.
+   * @returns A promise of the {@link GPT2Model}.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_source",
+   *   "checkpoint_read", the header errors, "checkpoint_missing_key" (a gap in the blocks or a partial
+   *   block: names the missing keys), "checkpoint_bad_header" (blocks under both h. and
+   *   transformer.h.), "checkpoint_shape", "checkpoint_dtype", "checkpoint_num_heads",
+   *   "checkpoint_layer", "disposed" (a disposed CheckpointFile).
+   * @example
+   * ```ts
+   * const model = await lab.loadGPT2(file); // a File from an <input type="file">
+   * const r = await model.run([464, 3139]);
+   * r.layers[5].attnWeights.shape; // [1, 12, 2, 2]: (1, n_head, num_tokens, num_tokens)
+   * ```
    */
   loadGPT2(source: CheckpointSource, options?: { num_heads?: number }): Promise<GPT2Model>;
   /**
    * Opens a .safetensors file (an ArrayBuffer, a typed array, a Blob or a File; File.slice: never read
    * whole) once: reads its first 8 bytes and its header and parses the header, as loadCheckpoint,
    * checkpointInput and loadGPT2 would each do for themselves. Give the result to them to load layers,
-   * trace inputs and run the model with one parse. A CheckpointFile given here is returned as it is.
-   * Rejects with AttentionError: checkpoint_source, checkpoint_read, checkpoint_truncated,
-   * checkpoint_bad_header, checkpoint_duplicate_key, checkpoint_bad_offsets.
+   * trace inputs and run the model with one parse.
+   * @param source - The file; a CheckpointFile given here is returned as it is.
+   * @returns A promise of the {@link CheckpointFile}.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_source",
+   *   "checkpoint_read", "checkpoint_truncated", "checkpoint_bad_header", "checkpoint_duplicate_key",
+   *   "checkpoint_bad_offsets".
    */
   openCheckpoint(source: CheckpointSource): Promise<CheckpointFile>;
-  /** Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads. */
-  equivalentConfig(className: ClassName, config: Config): { className: ClassName; config: Record<SlotName, number | boolean>; pythonCall: string };
+  /**
+   * Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads.
+   * @param className - "MultiHeadAttentionWrapper" or "MultiHeadAttention".
+   * @param config - Its config (see {@link ConfigFor}).
+   * @returns The other class, its full config and its Python call.
+   * @throws {@link AttentionError} the configuration's first error; "convert_unsupported" for another class.
+   */
+  equivalentConfig<C extends ClassName>(className: C, config: ConfigFor<C>): {
+    /** The equivalent class. */
+    className: ClassName;
+    /** Its every slot, defaults filled in. */
+    config: Record<SlotName, number | boolean>;
+    /** Its positional Python call. */
+    pythonCall: string;
+  };
   /**
    * Wrapper -> fused MultiHeadAttention (heads stacked, out_proj = identity with zero bias) or fused ->
    * wrapper (head h takes rows h*head_dim ...). layout "interleaved" builds the head-merge mistake on purpose.
+   * @param module - A MultiHeadAttentionWrapper or a MultiHeadAttention.
+   * @param options - `layout`: "stacked" (default) or "interleaved".
+   * @returns The new module and the PyTorch lines that build it.
+   * @throws {@link AttentionError} "convert_unsupported", "convert_layout", "disposed".
    */
-  convert(module: AttentionModule, options?: { layout?: "stacked" | "interleaved" }): { module: AttentionModule; code: string };
-  /** Both modules on x in eval mode; every stage they share compared. agree: every maxAbsDiff <= 1e-6. */
-  compare(a: AttentionModule, b: AttentionModule, x: TensorLike): { stages: StageDiff[]; maxAbsDiff: number; agree: boolean; tolerance: number };
-  /** The book's six 3-d embeddings of "Your journey starts with one step", shape (6, 3). */
+  convert(module: AttentionModule, options?: { layout?: "stacked" | "interleaved" }): {
+    /** The converted module. */
+    module: AttentionModule;
+    /** The PyTorch lines of the conversion. */
+    code: string;
+  };
+  /**
+   * Both modules on x in eval mode; every stage they share (same id and shape) compared.
+   * @param a - The first module.
+   * @param b - The second module.
+   * @param x - The input both take, `(b, num_tokens, d_in)` (or `(num_tokens, d_in)`).
+   * @returns Each shared stage's max |a - b|, the largest, and whether all are within the tolerance.
+   * @throws {@link AttentionError} "compare_unsupported", forward's input codes, "disposed".
+   */
+  compare(a: AttentionModule, b: AttentionModule, x: TensorLike): {
+    /** Every stage both modules have, in order. */
+    stages: StageDiff[];
+    /** The largest difference over the stages. */
+    maxAbsDiff: number;
+    /** maxAbsDiff <= tolerance. */
+    agree: boolean;
+    /** The class's tolerance (1e-6). */
+    tolerance: number;
+  };
+  /**
+   * The book's six 3-d embeddings of "Your journey starts with one step" (section 3.3.1).
+   * @returns The tensor `(num_tokens, d_in)` = (6, 3).
+   */
   bookTokens(): Tensor;
   /**
    * Word tokens with seeded embeddings; a repeated word gets the same row:
    * vocab = list(dict.fromkeys(words)); table = torch.rand(len(vocab), d_in, generator=torch.Generator().manual_seed(seed));
    * x = table[[vocab.index(w) for w in words]]  -> (num_tokens, d_in)
+   * @param words - The words, one token each.
+   * @param dIn - d_in, the embedding width.
+   * @param seed - The table's seed.
+   * @returns The tensor `(num_tokens, d_in)`.
+   * @throws {@link AttentionError} "tensor_shape" (no words, a bad width or too many values).
    */
   sentenceTokens(words: string[], dIn: number, seed: number): Tensor;
-  /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
+  /**
+   * torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)).
+   * @param numTokens - num_tokens, a whole number from 1.
+   * @param dIn - d_in, a whole number from 1.
+   * @param seed - The generator's seed.
+   * @returns The tensor `(num_tokens, d_in)`.
+   * @throws {@link AttentionError} "tensor_shape" (slot "d_in") for sizes that are not whole numbers from 1, or too many values.
+   */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
   /**
    * Bytes the parameters plus a forward on inputShape need at their peak, traced unless `trace: false`,
@@ -959,25 +1530,70 @@ export interface AttentionLab {
    * and the budget the core refuses above (one budget: the page refuses by it too). The estimate bounds
    * the real peak: a forward grows `heapPeak()` plus its results' bytes by at most `bytes`
    * (tests/node/memory-estimate.test.mjs measures it).
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param inputShape - The input, `(b, num_tokens, d_in)` (or `(num_tokens, d_in)`); without it the parameters alone.
+   * @param options - `trace` (default true).
+   * @returns The estimate and the budget, in bytes.
+   * @throws {@link AttentionError} the configuration's first error; "tensor_shape" for a bad inputShape.
    */
-  estimateBytes(className: ClassName, config: Config, inputShape?: number[], options?: { trace?: boolean }): { bytes: number; budget: number };
+  estimateBytes<C extends ClassName>(className: C, config: ConfigFor<C>, inputShape?: number[], options?: { trace?: boolean }): {
+    /** Peak bytes of the parameters and the forward, results included. */
+    bytes: number;
+    /** The core's memory budget in bytes (kDefaultMemoryBudgetBytes). */
+    budget: number;
+  };
   /**
-   * A module rebuilt from plain data (e.g. posted to a Web Worker): every parameter by PyTorch name.
-   * Throws AttentionError: missing_parameter, unknown_parameter, parameter_shape, or the config's errors.
+   * A module rebuilt from plain data (e.g. posted to a Web Worker): every parameter by PyTorch name
+   * (a whole state_dict() may also carry the causal mask buffers, checked and reported in `notes`).
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param parameters - Every parameter, `{name, shape, data}` with PyTorch's names and shapes (e.g. module.parameters()).
+   * @param options - `generator`: the stream later dropout draws from (default: manualSeed(123)).
+   * @returns The {@link AttentionModule}.
+   * @throws {@link AttentionError} "missing_parameter", "unknown_parameter", "parameter_shape",
+   *   "mask_buffer", "non_finite_parameter", or the config's errors.
    */
-  fromParameters(className: ClassName, config: Config, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
-  /** Bytes of WASM heap in use (for leak checks). */
+  fromParameters<C extends ClassName>(className: C, config: ConfigFor<C>, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
+  /**
+   * Bytes of WASM heap in use (for leak checks).
+   * @returns Bytes allocated now.
+   */
   heapInUse(): number;
   /**
    * The most WASM heap ever taken from memory so far, in bytes (allocator footprint, including
    * fragmentation; it never shrinks). Its growth over one call, plus the bytes of the results the call
    * copied out, is that call's real peak, which the memory estimate (`estimateBytes`) bounds.
+   * @returns The high-water mark in bytes.
    */
   heapPeak(): number;
-  /** Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection). */
+  /**
+   * Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection).
+   * @returns How many handles are alive.
+   */
   handlesInUse(): number;
-  /** The input shape a class takes: [b, numTokens, dIn] for the batched classes, [numTokens, dIn] for SelfAttention_v1/v2. */
+  /**
+   * The input shape a class takes.
+   * @param className - The class.
+   * @param numTokens - num_tokens.
+   * @param dIn - d_in.
+   * @param b - The batch size (default 1).
+   * @returns `[b, numTokens, dIn]` for the batched classes, `[numTokens, dIn]` for SelfAttention_v1/v2.
+   */
   inputShape(className: ClassName, numTokens: number, dIn: number, b?: number): number[];
 }
 
+/**
+ * Loads the WebAssembly core (web/lib/attention_core.mjs and its .wasm, fetched beside the .mjs in a
+ * browser, read from disk in Node) once and returns the library: every call returns the same promise.
+ * @returns A promise of the {@link AttentionLab}.
+ * @throws Rejects with the loader's error when the WebAssembly module cannot be fetched or compiled.
+ * @example
+ * ```ts
+ * import { loadAttentionLab } from "attention-lab";
+ * const lab = await loadAttentionLab();
+ * lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }).parameterCount;
+ * // 2360064 (section 3.6.2's GPT-2 small attention)
+ * ```
+ */
 export function loadAttentionLab(): Promise<AttentionLab>;
