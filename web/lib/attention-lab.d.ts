@@ -405,9 +405,9 @@ export type DtypeSlotValue = null | "None" | "torch.float32" | "torch.float";
 declare const parsedConfigMark: unique symbol;
 
 /**
- * A config read from a pasted call (`ParsedCall.config`): any class's slots, as the text gave them. The
- * API accepts it whatever the class name, since the core diagnoses it; a config written in the code is
- * checked against its class's type.
+ * A config read from a pasted call (`ParsedCall.config`): any class's slots, as the text gave them. check,
+ * describe, setup, create and run accept it whatever the class name, since the core diagnoses it; a
+ * config written in the code is checked against its class's type ({@link ConfigFor}).
  */
 export type ParsedConfig = Partial<Record<SlotName, SlotValue>> & {
   /** A type-only mark (absent at run time): only parseCall makes a ParsedConfig. */
@@ -416,16 +416,17 @@ export type ParsedConfig = Partial<Record<SlotName, SlotValue>> & {
 
 /**
  * The config the API takes with the class name `C`: for one literal class name, that class's config
- * type ({@link ClassConfigs}: `lab.create("MultiHeadAttention", {d_inn: 3})` and a missing `num_heads`
- * fail to compile) or a {@link ParsedConfig}; for a `string` or a whole-`ClassName` variable, or a name
- * that is no class, the loose {@link Config}, which the core checks at run time.
+ * type ({@link ClassConfigs}: `lab.create("MultiHeadAttention", {d_inn: 3})`, a missing `num_heads` or
+ * `qkv_bias: 1` fail to compile); for a `string` or a whole-`ClassName` variable, or a name that is no
+ * class, the loose {@link Config}, which the core checks at run time. check, describe, setup, create
+ * and run also take a {@link ParsedConfig} with any class name.
  */
 export type ConfigFor<C extends string> = string extends C
   ? Config
   : [ClassName] extends [C]
     ? Config
     : C extends ClassName
-      ? ClassConfigs[C] | ParsedConfig
+      ? ClassConfigs[C]
       : Config;
 
 // BEGIN generated from core/include/attention_lab/error_codes.hpp by scripts/error-codes.mjs
@@ -1264,6 +1265,15 @@ export interface AttentionLab {
    */
   parseCall(text: string): ParsedCall;
   /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
+   */
+  check(className: string, config: ParsedConfig, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
+  /**
    * Every diagnostic of a configuration at once (errors, warnings, info); never throws.
    * @param className - The class; a `string` is accepted and an unknown one is the "unknown_class" diagnostic.
    * @param config - Slot name -> value (see {@link ConfigFor}).
@@ -1277,6 +1287,14 @@ export interface AttentionLab {
    * ```
    */
   check<C extends string>(className: C, config: ConfigFor<C>, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
+  /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @returns As in the next signature.
+   */
+  describe(className: string, config: ParsedConfig): Description;
   /**
    * The facts of a configuration derived before anything is allocated: head_dim, output width and
    * its rule, the parameter table and count, the mask buffer, KV cache bytes, the class's facts.
@@ -1292,6 +1310,15 @@ export interface AttentionLab {
    */
   describe<C extends string>(className: C, config?: ConfigFor<C>): Description;
   /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
+   */
+  setup(className: string, config: ParsedConfig, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
+  /**
    * check, describe and estimateBytes of one edit in one call into the core (see Setup): one validation
    * of the configuration and one with the input. Never throws for a configuration's problems (they are
    * diagnostics).
@@ -1305,6 +1332,16 @@ export interface AttentionLab {
    *   read, and "tensor_shape" (slot "inputShape") when inputShape is not a list of sizes.
    */
   setup<C extends string>(className: C, config: ConfigFor<C>, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
+  /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param x - As in the next signature.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
+   */
+  run(className: ClassName, config: ParsedConfig, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
   /**
    * torch.manual_seed(seed) (default 123), the constructor, then forward on x in training mode unless
    * `training: false`, traced unless `trace: false`: one call into the core, nothing kept (dropout draws
@@ -1345,6 +1382,15 @@ export interface AttentionLab {
    * ```
    */
   manualSeed(seed: number): Generator;
+  /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
+   */
+  create(className: ClassName, config: ParsedConfig, options?: { generator?: Generator }): AttentionModule;
   /**
    * Builds a module as `torch.manual_seed(...)` then the Python constructor would (same parameters,
    * bit for bit), in WASM memory.
