@@ -7,13 +7,17 @@
 
 /** A row-major float32 tensor. */
 export interface Tensor {
+  /** The size of each axis, outermost first, e.g. [2, 6, 3] for (b, num_tokens, d_in). */
   shape: number[];
+  /** The values, row-major (the last axis varies fastest); `data.length` is the product of `shape`. */
   data: Float32Array;
 }
 
 /** What a caller may pass where a tensor is expected (plain arrays are copied into a Float32Array). */
 export interface TensorLike {
+  /** The size of each axis, outermost first. */
   shape: number[];
+  /** The values, row-major; copied once into WASM memory (plain arrays are converted to float32). */
   data: Float32Array | ArrayLike<number>;
 }
 
@@ -365,6 +369,7 @@ export interface ClassConfigs {
 
 /** A constructor slot of one class, in the order of the Python signature. */
 export interface SlotSpec {
+  /** The slot's name, as the Python signature spells it ("d_in", "num_heads", ...). */
   name: SlotName;
   /** 1-based position in the constructor call. */
   position: number;
@@ -634,12 +639,18 @@ export type ErrorCode =
   | "error";
 // END generated
 
+/**
+ * One problem with a configuration or an input, as the core's validator reports it: all of them at
+ * once, errors (they block the run) before warnings (suspicious but legal) and info.
+ */
 export interface Diagnostic {
+  /** "error" blocks create and run; "warning" and "info" explain a legal setup. */
   severity: "error" | "warning" | "info";
   /** Stable machine code, e.g. "heads_divisibility", "missing_slot", "input_width". */
   code: ErrorCode;
   /** The slots involved (may be empty for class-level or input problems). */
   slots: string[];
+  /** What is wrong, naming the values (e.g. "d_out = 3 is not divisible by num_heads = 2"). */
   message: string;
   /** How to fix it. */
   hint: string;
@@ -650,31 +661,49 @@ export interface Diagnostic {
    * when none is known. When several slots must change together (values in the wrong slots), one fix
    * holds the whole corrected call instead: {slot: "", value: "", call: "GroupedQueryAttention(768, 768, 0.0, 12, 4)"}.
    */
-  fixes: Array<{ slot: string; value: string; call: string }>;
+  fixes: Array<{
+    /** The slot to change. */
+    slot: string;
+    /** Its new value, as Python text. */
+    value: string;
+    /** The whole call with the fix applied. */
+    call: string;
+  }>;
 }
 
+/** One slot of a pasted call, as parseCall read it. */
 export interface ParsedSlot {
+  /** The slot's name (an unknown keyword keeps its own). */
   name: string;
   /** 1-based slot position in the class signature (0 for an unknown keyword). */
   position: number;
+  /** The value read (a number, a boolean, null for None, or the text of an expression such as torch.float32). */
   value: SlotValue;
+  /** Where the value came from: a positional argument, a keyword argument, or the signature's default. */
   source: "positional" | "keyword" | "default";
   /** The text as written in the call ("" for defaults). */
   text: string;
 }
 
+/** A pasted Python constructor call, read by parseCall. */
 export interface ParsedCall {
   /** "" when no class name could be read. */
   className: string;
+  /** Slot name -> value, for describe, setup, create, ... with any class name (see {@link ParsedConfig}). */
   config: ParsedConfig;
   /** Every slot given or defaulted, left to right (a missing required slot is absent and diagnosed), then unknown keywords. */
   slots: ParsedSlot[];
+  /** Every problem of the call: its syntax, then the configuration's (as check gives them). */
   diagnostics: Diagnostic[];
 }
 
+/** One parameter of a class's configuration, before it is built. */
 export interface ParameterInfo {
+  /** PyTorch's name, as named_parameters() gives it ("W_query.weight", "out_proj.bias"). */
   name: string;
+  /** Its shape, e.g. [d_out, d_in] for an nn.Linear weight. */
   shape: number[];
+  /** Its element count (the product of shape). */
   count: number;
 }
 
@@ -682,15 +711,21 @@ export interface ParameterInfo {
 export interface Description {
   /** false when any diagnostic is an error; the derived facts below are then absent. */
   ok: boolean;
+  /** The configuration's diagnostics (no input checks: see check with inputShape). */
   diagnostics: Diagnostic[];
   /** Every slot with defaults filled in. */
   config?: Record<SlotName, number | boolean>;
   /** The positional Python call, e.g. "MultiHeadAttention(768, 768, 1024, 0.0, 12)". */
   pythonCall?: string;
+  /** d_k of the 1/sqrt(d_k) scaling: d_out for the single-head classes, d_out / num_heads for the fused ones. */
   headDim?: number;
+  /** The last axis of the output: num_heads x d_out for the wrapper, d_out otherwise. */
   outputWidth?: number;
+  /** The rule that gives it, with the numbers, e.g. "d_out = 768, shared by 12 heads of 64". */
   outputWidthRule?: string;
+  /** Every parameter in registration order (named_parameters()). */
   parameters?: ParameterInfo[];
+  /** Their total element count (2,360,064 for GPT-2 small's attention). */
   parameterCount?: number;
   /** Bytes of the registered mask buffer (context_length^2 elements of maskBufferDtype), 0 for classes without one. */
   maskBytes?: number;
@@ -713,6 +748,7 @@ export interface Description {
  * `check`, `describe` and `estimateBytes` on the same arguments, computed together (core/include/attention_lab/setup.hpp).
  */
 export interface Setup {
+  /** The class name as the core read it. */
   className: string;
   /** No error among the configuration's own diagnostics (= description.ok): the module can be built. */
   ok: boolean;
@@ -725,18 +761,29 @@ export interface Setup {
    * `budget` is the core's one memory budget: with `trace` true (the default), `diagnostics` holds a too_large error
    * exactly when bytes is over it.
    */
-  memory: { bytes: number; budget: number } | null;
+  memory: {
+    /** The estimate of the run's peak, in bytes (as estimateBytes). */
+    bytes: number;
+    /** The core's memory budget, in bytes. */
+    budget: number;
+  } | null;
 }
 
 /** One seeded construction and one forward pass (`lab.run`): the module's facts and what it gave. */
 export interface RunResult {
+  /** The class run. */
   className: ClassName;
   /** Every slot with defaults filled in. */
   config: Record<SlotName, number | boolean>;
+  /** The positional Python call, e.g. "MultiHeadAttention(3, 2, 6, 0.0, 2)". */
   pythonCall: string;
+  /** d_k of the 1/sqrt(d_k) scaling. */
   headDim: number;
+  /** The output's last axis. */
   outputWidth: number;
+  /** The rule that gives outputWidth, with the numbers. */
   outputWidthRule: string;
+  /** The forward's output, `(b, num_tokens, outputWidth)` (or `(num_tokens, d_out)` for the SelfAttention classes). */
   output: Tensor;
   /** Present unless `trace: false` was passed. */
   trace?: Stage[];
@@ -752,6 +799,7 @@ export interface Preset {
   slots: Record<string, string>;
   /** "book": the chapter's six 3-d tokens; "sentence": seeded embeddings of width d_in. */
   tokens: "book" | "sentence";
+  /** The batch size b of the preset's input. */
   batch: number;
   /** E.g. why qkv_bias is False in the GPT-2 presets. */
   note: string;
@@ -761,12 +809,24 @@ export interface Preset {
 
 /** The core's facts about one class: the page and the widget read them and keep no copy. */
 export interface ClassFacts {
+  /** The class's name, as the book's Python spells it. */
   name: ClassName;
+  /** One or two sentences: what the class does. */
   doc: string;
   /** The book section, e.g. "section 3.6.2", or the bonus folder and file. */
   source: string;
   /** Where the class lives in the book's repository; section is "" for bonus material. */
-  book: { chapter: string; folder: string; file: string; section: string };
+  book: {
+    /** The chapter, e.g. "3". */
+    chapter: string;
+    /** The folder of the book's repository, e.g. "ch03/01_main-chapter-code". */
+    folder: string;
+    /** The file in it, e.g. "ch03.ipynb". */
+    file: string;
+    /** The section, e.g. "section 3.6.2" ("" for bonus material). */
+    section: string;
+  };
+  /** The constructor slots, in the order of the Python signature. */
   slots: SlotSpec[];
   /** The axes of forward's input, e.g. ["b", "num_tokens", "d_in"] (row-major). */
   inputAxes: string[];
@@ -784,7 +844,13 @@ export interface ClassFacts {
   /** Whether PyTorch's forward needs d_in == d_out (a view to x's width, an einsum, nn.MultiheadAttention's embed_dim). */
   needsSquare: boolean;
   /** Classes whose modules copyWeights copies into this one with the book's map, with a sentence on the outcome. */
-  copiesFrom: { from: ClassName; note: string }[];
+  copiesFrom: {
+    /** The source class. */
+    from: ClassName;
+    /** A sentence on what the copy gives. */
+    note: string;
+  }[];
+  /** Ready setups for this class (the book's examples, the GPT-2 sizes). */
   presets: Preset[];
   /** Stages agree when no value differs by more than this (1e-6). */
   tolerance: number;
@@ -802,31 +868,41 @@ export interface ClassFacts {
   loadsCheckpoints: boolean;
 }
 
-/** One stage of a forward pass. `axes` names each axis of `shape`. */
 /** The whole stage at a glance, computed by the core: min, max and mean over its finite values (NaN when none). */
 export interface StageSummary {
+  /** The smallest finite value. */
   min: number;
+  /** The largest finite value. */
   max: number;
+  /** The mean of the finite values. */
   mean: number;
   /** Values that are -inf (masked scores). */
   negInf: number;
   /** Values that are exactly 0 (masked or dropped weights). */
   zeros: number;
+  /** Every value, finite or not. */
   count: number;
 }
 
+/** One stage of a forward pass: a tensor with its id, title, formula and named axes (`axes` names each axis of `shape`). */
 export interface Stage extends Tensor {
   /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), cache_c_kv (a cached step of a latent class: every latent row the cache holds, (b, T_past + T_new, latent_dim)), keys, values, cache_k, cache_v (a cached step of the others), attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
   id: string;
+  /** The stage's title as the page shows it, e.g. "Attention weights per head (each row sums to 1)". */
   title: string;
+  /** How it is computed, in the book's notation, e.g. "torch.softmax(attn_scores / d_k**0.5, dim=-1)". */
   formula: string;
+  /** The name of each axis of `shape`, e.g. ["b", "num_heads", "query", "key"]. */
   axes: string[];
+  /** Min, max, mean and counts over the whole stage. */
   summary: StageSummary;
   /** One summary per slice over the last two axes, in order (per batch item and head for (b, num_heads, T, T)). */
   sliceSummaries: StageSummary[];
 }
 
+/** What module.forward gives. */
 export interface ForwardResult {
+  /** The output, `(b, num_tokens, outputWidth)` (or `(num_tokens, d_out)` for the SelfAttention classes). */
   output: Tensor;
   /** Present when `trace: true` was passed. */
   trace?: Stage[];
@@ -840,10 +916,23 @@ export interface ForwardResult {
 
 /** A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`. */
 export interface Generator {
+  /** The seed it was made with (manualSeed(seed)). */
   readonly seed: number;
-  /** torch.rand(*shape) */
+  /**
+   * torch.rand(*shape): uniform floats in [0, 1), drawn from this stream.
+   * @param shape - The sizes of the axes.
+   * @returns A new tensor of that shape.
+   * @throws {@link AttentionError} "tensor_shape" for sizes that are not whole numbers, "too_large", "disposed".
+   */
   rand(shape: number[]): Tensor;
-  /** nn.Dropout(p) in training mode applied to `tensor` (survivors scaled by 1/(1-p)). */
+  /**
+   * nn.Dropout(p) in training mode applied to `tensor` (survivors scaled by 1/(1-p)), the mask drawn
+   * from this stream as PyTorch's CPU kernel draws it.
+   * @param tensor - Any tensor.
+   * @param p - The probability of zeroing each value, in [0, 1].
+   * @returns A new tensor of the same shape.
+   * @throws {@link AttentionError} "dropout_range", the tensor codes, "disposed".
+   */
   dropout(tensor: TensorLike, p: number): Tensor;
   /**
    * Frees the generator's state in WASM memory now; garbage collection does it otherwise (nothing
@@ -872,33 +961,72 @@ export interface KvCache {
   readonly bytes: number;
   /** What MultiHeadAttention of the same width would hold for as many tokens: b x tokens x 2 x outputWidth x 4 bytes (the core's rule). */
   readonly bytesMha: number;
-  /** Empties the cache (the book's reset_cache): the next chunk is at position 0. */
+  /**
+   * Empties the cache (the book's reset_cache): the next chunk is at position 0.
+   * @throws {@link AttentionError} "disposed".
+   */
   reset(): void;
   /** Frees the cache's memory now (garbage collection does it otherwise). */
   dispose(): void;
 }
 
+/**
+ * A module built by create, fromParameters, loadCheckpoint or convert: the Python module's parameters
+ * in WASM memory (written once, read by every forward), and its forward.
+ */
 export interface AttentionModule {
+  /** Its class. */
   readonly className: ClassName;
+  /** Every slot with defaults filled in. */
   readonly config: Readonly<Record<SlotName, number | boolean>>;
   /** d_k used in the 1/sqrt(d_k) scaling. */
   readonly headDim: number;
+  /** The output's last axis: num_heads x d_out for the wrapper, d_out otherwise. */
   readonly outputWidth: number;
   /** e.g. "num_heads x d_out = 2 x 1 = 2". */
   readonly outputWidthRule: string;
+  /** The total element count of its parameters. */
   readonly parameterCount: number;
   /** What fromParameters checked besides the parameters (e.g. a state_dict's causal mask buffer); empty otherwise. */
   readonly notes: readonly string[];
-  /** Copies of every parameter, in PyTorch's named_parameters() order and names. */
-  parameters(): Array<{ name: string; shape: number[]; data: Float32Array }>;
-  /** Throws AttentionError ("unknown_parameter" | "parameter_shape") on a bad name or shape. */
+  /**
+   * Copies of every parameter, in PyTorch's named_parameters() order and names.
+   * @returns One entry per parameter (e.g. W_query.weight `(d_out, d_in)`), its data a fresh copy.
+   * @throws {@link AttentionError} "disposed".
+   */
+  parameters(): Array<{
+    /** PyTorch's name, e.g. "W_query.weight". */
+    name: string;
+    /** Its shape, e.g. [d_out, d_in]. */
+    shape: number[];
+    /** A copy of its values, row-major. */
+    data: Float32Array;
+  }>;
+  /**
+   * Overwrites one parameter (as `module.<name>.data.copy_(tensor)` in PyTorch).
+   * @param name - PyTorch's name, as parameters() gives it.
+   * @param tensor - The values, of the parameter's shape.
+   * @throws {@link AttentionError} "unknown_parameter" on a bad name, "parameter_shape" on a bad shape,
+   *   "non_finite_parameter", the tensor codes, "disposed".
+   */
   setParameter(name: string, tensor: TensorLike): void;
   /**
-   * Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.
-   * `training` defaults to true (a fresh PyTorch module is in training mode).
-   * Throws AttentionError (slot "x" unless named): tensor_shape, tensor_size, input_rank, input_empty,
-   * input_width ("d_in"), context_too_short ("context_length"), too_large (the traced run is over the
-   * memory budget; refused before allocating), non_finite_input.
+   * The module's forward pass, as `module(x)` in PyTorch.
+   * @param x - Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.
+   * @param options - `training` defaults to true (a fresh PyTorch module is in training mode);
+   *   `generator` draws the dropout masks (default: the module's own, from create); `trace: true`
+   *   returns every stage; `cache` appends to a KV cache (see newCache).
+   * @returns The output `(b, num_tokens, outputWidth)`, the trace when asked, and warnings.
+   * @throws {@link AttentionError} (slot "x" unless named): "tensor_shape", "tensor_size",
+   *   "input_rank", "input_empty", "input_width" ("d_in"), "context_too_short" ("context_length"),
+   *   "too_large" (the traced run is over the memory budget; refused before allocating),
+   *   "non_finite_input", "generator_missing", the cache codes, "disposed".
+   * @example
+   * ```ts
+   * const { output, trace } = mha.forward({ shape: [2, 6, 3], data }, { trace: true });
+   * output.shape; // [2, 6, 2]: (b, num_tokens, d_out)
+   * trace?.find((s) => s.id === "attn_weights")?.axes; // ["b", "num_heads", "query", "key"]
+   * ```
    */
   forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean; cache?: KvCache }): ForwardResult;
   /**
@@ -915,8 +1043,10 @@ export interface AttentionModule {
    * last sliding_window_size entries (ch04/06_swa). `window`: at most that many entries, the oldest
    * shifted out before each chunk (gpt_with_kv_cache_optimized.py); without it a cache of a class with
    * a mask buffer is refused past context_length ("cache_full", naming both numbers).
-   * Throws AttentionError "cache_unsupported" for a class without a causal mask over its own keys, and
-   * "cache_window" for a window that is not a whole number from 1.
+   * @param options - `window`: keep at most this many entries.
+   * @returns An empty {@link KvCache}.
+   * @throws {@link AttentionError} "cache_unsupported" for a class without a causal mask over its own
+   *   keys, "cache_window" for a window that is not a whole number from 1, "disposed".
    */
   newCache(options?: { window?: number }): KvCache;
   /**
@@ -927,8 +1057,11 @@ export interface AttentionModule {
   dispose(): void;
 }
 
+/** What copyWeights does with one parameter. */
 export interface CopyPlanEntry {
+  /** Copy it (false: the target keeps its own values). */
   copy: boolean;
+  /** Transpose it on the way (nn.Linear's (out, in) <-> a matrix used as x @ W). */
   transpose: boolean;
 }
 /**
@@ -939,6 +1072,7 @@ export interface CopyPlanEntry {
  */
 export type CopyPlan = Partial<Record<string, CopyPlanEntry>>;
 
+/** What copyWeights did with one target parameter. */
 export interface CopyMatrixReport {
   /** The target parameter. */
   name: string;
@@ -948,12 +1082,17 @@ export interface CopyMatrixReport {
   action: "copied" | "transposed" | "not_copied" | "shape_mismatch" | "packed" | "identity" | "kept" | "untransposed";
   /** The source parameters it is made from (empty for identity and kept). */
   sources: string[];
+  /** The source's shape (as stored). */
   fromShape: number[];
+  /** The target's shape. */
   toShape: number[];
+  /** What to do about it ("" when nothing). */
   hint: string;
 }
 
+/** What copyWeights did and whether the two modules now agree. */
 export interface CopyReport {
+  /** One entry per target parameter. */
   matrices: CopyMatrixReport[];
   /** Max |from(tokens) - to(tokens)| over the outputs; null when the output shapes differ. */
   maxAbsDiff: number | null;
@@ -961,6 +1100,7 @@ export interface CopyReport {
   agree: boolean;
   /** Sentences about what else matters (biases, shapes). */
   notes: string[];
+  /** The input both modules were compared on. */
   tokens: Tensor;
   /** Every stage both modules have (same id and shape), compared on `tokens` in eval mode. */
   stages: StageDiff[];
@@ -968,16 +1108,25 @@ export interface CopyReport {
   code: string;
 }
 
+/** One stage two modules share, compared. */
 export interface StageDiff {
+  /** The stage id (see {@link Stage.id}). */
   id: string;
+  /** Max |a - b| over the stage's values. */
   maxAbsDiff: number;
 }
 
+/** What loadCheckpoint read from the file, and how. */
 export interface CheckpointReport {
   /** Keys whose values were loaded, with the file's own names. */
   used: string[];
   /** The first 200 other keys, in the header's order, and why each was not used (mask buffers, other layers, embeddings, ...). */
-  ignored: Array<{ key: string; reason: string }>;
+  ignored: Array<{
+    /** The file's key. */
+    key: string;
+    /** Why it was not used. */
+    reason: string;
+  }>;
   /** How many keys were not used, listed in `ignored` or not (a header can hold a million). */
   ignoredCount: number;
   /** The highest layer number with attention weights (h.{layer}.attn.c_attn.weight). */
@@ -992,6 +1141,7 @@ export interface CheckpointReport {
   gpt2Vocab: boolean;
 }
 
+/** loadCheckpoint's options. */
 export interface CheckpointOptions {
   /** Which transformer block (h.{layer}); default 0. */
   layer?: number;
@@ -1027,10 +1177,23 @@ export interface CheckpointFile {
 /** What the checkpoint functions read: the file's bytes, or a CheckpointFile opened from them. */
 export type CheckpointSource = ArrayBuffer | ArrayBufferView | Blob | CheckpointFile;
 
+/**
+ * What every call of the library throws (or rejects with): a stable code, the slot or argument it is
+ * about, and how to fix it. Tests assert `.code`, not the wording of `.message`.
+ * @example
+ * ```ts
+ * try { lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 }); }
+ * catch (e) { if (e instanceof AttentionError) console.log(e.code, e.slot); } // "heads_divisibility" "d_out"
+ * ```
+ */
 export class AttentionError extends Error {
+  /** The stable code: see {@link ErrorCode} for each one's meaning. */
   readonly code: ErrorCode;
+  /** The slot or argument it is about ("num_heads", "x", "seed", ...), "" when none. */
   readonly slot: string;
+  /** How to fix it. */
   readonly hint: string;
+  /** For a configuration's error: every diagnostic of the configuration (the first error is this one); else empty. */
   readonly diagnostics: Diagnostic[];
 }
 
@@ -1038,11 +1201,13 @@ export class AttentionError extends Error {
 export interface GPT2Config {
   /** Width of the residual stream (wte.weight's columns): 768 for GPT-2 small. */
   n_embd: number;
+  /** Heads per block (head_dim = n_embd / n_head). */
   n_head: number;
   /** Transformer blocks h.0 .. h.{n_layer - 1}. */
   n_layer: number;
   /** Positions (wpe.weight's rows): the most tokens a run takes. */
   n_ctx: number;
+  /** Token ids 0 .. vocab_size - 1 (wte.weight's rows): 50257 for GPT-2. */
   vocab_size: number;
   /** The dtype of wte.weight. */
   dtype: "F32" | "F16" | "BF16";
@@ -1050,14 +1215,19 @@ export interface GPT2Config {
   size: "small" | "medium" | "large" | "XL" | "";
 }
 
+/** A GPT-2 run's progress, as onProgress receives it. */
 export interface GPT2Progress {
+  /** What just finished: the embedding, a block, a layer's input, or the logits. */
   step: "embedding" | "block" | "input" | "logits";
   /** The block just run (step "block"), or whose input was made (step "input"). */
   layer?: number;
+  /** Steps done so far. */
   done: number;
+  /** Steps in the whole run. */
   total: number;
 }
 
+/** model.run's options. */
 export interface GPT2RunOptions {
   /** Called after each step: the embedding, each block, the logits. */
   onProgress?: (progress: GPT2Progress) => void;
@@ -1072,7 +1242,9 @@ export interface GPT2RunOptions {
   attention?: "full" | "thumbnails";
 }
 
+/** model.run's result (attention "full"). */
 export interface GPT2Result {
+  /** One entry per block, h.0 first. */
   layers: {
     /** The residual stream entering the block, shape (1, num_tokens, n_embd). */
     input: Tensor;
@@ -1082,11 +1254,17 @@ export interface GPT2Result {
   /** The logits at the last position, shape (vocab_size): ln_f(x)[-1] @ wte^T (the tied output head). */
   lastLogits: Float32Array;
   /** The 5 most likely next tokens by softmax of lastLogits, most likely first. */
-  nextTokens: { id: number; prob: number }[];
+  nextTokens: {
+    /** The token id. */
+    id: number;
+    /** Its probability. */
+    prob: number;
+  }[];
 }
 
 /** model.run with `attention: "thumbnails"`: per layer what a layer x head grid and a head view draw. */
 export interface GPT2ThumbnailResult extends Omit<GPT2Result, "layers"> {
+  /** One entry per block, h.0 first. */
   layers: {
     /**
      * Each head's weights averaged into (1, n_head, S, S) cells, S = min(num_tokens, 64): cell (a, b) is the mean
@@ -1151,11 +1329,17 @@ export interface GPT2GenerateOptions {
 
 /** One generated token. */
 export interface GPT2GenerateStep {
+  /** The token id picked. */
   token: number;
   /** Its probability under the distribution it was picked from: softmax of the (top-k) logits / temperature (temperature 1 when greedy). */
   prob: number;
   /** The 5 most likely tokens of that distribution, most likely first (the picked one among them when it is that likely). */
-  top: { id: number; prob: number }[];
+  top: {
+    /** The token id. */
+    id: number;
+    /** Its probability. */
+    prob: number;
+  }[];
   /** Positions held in the KV cache after this step (0 without the cache; at most the window). */
   cacheTokens: number;
   /** Their keys and values: 2 x n_layer x cacheTokens x n_embd x 4 bytes. */
@@ -1166,14 +1350,21 @@ export interface GPT2GenerateStep {
    * keys = the positions it attends to (prompt + new so far, cropped to n_ctx without the cache). Each
    * row is the last row of model.run's attnWeights (1, n_head, keys, keys) on the same ids. Else null.
    */
-  attention: { shape: [number, number, number]; data: Float32Array } | null;
+  attention: {
+    /** [n_layer, n_head, keys]. */
+    shape: [number, number, number];
+    /** The rows, row-major. */
+    data: Float32Array;
+  } | null;
   /** Milliseconds this token took (reads included). */
   ms: number;
 }
 
+/** What model.generate gives. */
 export interface GPT2Generation {
   /** The prompt, then the new tokens (eosId not appended). */
   tokenIds: number[];
+  /** One step per generated token, in order. */
   steps: GPT2GenerateStep[];
   /** "eos" when eosId was picked, else "maxNewTokens". */
   stoppedBy: "eos" | "maxNewTokens";
@@ -1188,8 +1379,14 @@ export interface GPT2Generation {
  * time (read, run, release), then ln_f and wte in chunks: its memory is one block plus the activations.
  */
 export interface GPT2Model {
+  /** What the file holds, from its header. */
   readonly config: Readonly<GPT2Config>;
-  /** Bytes a run on numTokens tokens takes at its peak, its results as the caller holds them included (checked before every run). */
+  /**
+   * Bytes a run on numTokens tokens takes at its peak, its results as the caller holds them included (checked before every run).
+   * @param numTokens - num_tokens of the run.
+   * @param options - `attention`: what the run keeps per layer, as in {@link GPT2RunOptions}.
+   * @returns Bytes of WebAssembly memory and results.
+   */
   estimateBytes(numTokens: number, options?: { attention?: "full" | "thumbnails" }): number;
   /**
    * The whole forward in eval mode on GPT-2 BPE token ids. Rejects (never throws, bad options too) with
@@ -1199,17 +1396,46 @@ export interface GPT2Model {
    * float32: `slot` is the first stage that turned non-finite, one of "embedding", "ln_1", "attn",
    * "attn_residual", "ln_2", "c_fc", "gelu", "mlp_c_proj", "mlp_residual", "ln_f", "logits"; the message
    * names its block h.L and the token and column), disposed, run_option (the `attention` option).
+   * @param tokenIds - GPT-2 BPE ids, at most n_ctx of them.
+   * @param options - onProgress, signal; `attention` "full" (the default).
+   * @returns A promise of each layer's input `(1, num_tokens, n_embd)` and attention weights
+   *   `(1, n_head, num_tokens, num_tokens)`, the last position's logits `(vocab_size)` and the 5 likeliest next tokens.
+   * @throws {@link AttentionError} (the promise rejects with it): the codes above.
    */
   run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions & { attention?: "full" }): Promise<GPT2Result>;
+  /**
+   * The same forward with `attention: "thumbnails"`: per layer what a layer x head grid and a head
+   * view draw, computed in the core, instead of the whole weights (see {@link GPT2ThumbnailResult}).
+   * @param tokenIds - GPT-2 BPE ids, at most n_ctx of them.
+   * @param options - onProgress, signal, `attention: "thumbnails"`.
+   * @returns A promise of the {@link GPT2ThumbnailResult}.
+   * @throws {@link AttentionError} (the promise rejects with it): the codes of the "full" run.
+   */
   run(tokenIds: ArrayLike<number>, options: GPT2RunOptions & { attention: "thumbnails" }): Promise<GPT2ThumbnailResult>;
   /**
    * Writes text: up to maxNewTokens GPT-2 BPE ids after tokenIds (see GPT2GenerateOptions). Rejects with
    * AttentionError: generate_option (names the option), cache_context, cache_window, checkpoint_token, input_empty,
    * too_large, generator, busy, cancelled, callback (slot "onToken"), checkpoint_read, non_finite_parameter,
    * non_finite_probabilities, disposed.
+   * @param tokenIds - The prompt, GPT-2 BPE ids.
+   * @param options - maxNewTokens (required), temperature, topK, eosId, generator, cache, window, ... (see {@link GPT2GenerateOptions}).
+   * @returns A promise of the prompt and new ids, each step, why it stopped.
+   * @throws {@link AttentionError} (the promise rejects with it): the codes above.
+   * @example
+   * ```ts
+   * const out = await model.generate([15496, 11, 314, 716], { maxNewTokens: 10, temperature: 1.4, topK: 25, generator: lab.manualSeed(123) });
+   * out.tokenIds; // the prompt, then up to 10 new ids: chapter 5's generate(...) after torch.manual_seed(123)
+   * ```
    */
   generate(tokenIds: ArrayLike<number>, options: GPT2GenerateOptions): Promise<GPT2Generation>;
-  /** What block `layer`'s attention sees: ln_1 of the stream entering it, shape (1, num_tokens, n_embd). */
+  /**
+   * What block `layer`'s attention sees: ln_1 of the stream entering it.
+   * @param tokenIds - GPT-2 BPE ids.
+   * @param layer - The block, 0 .. n_layer - 1.
+   * @param options - onProgress, signal.
+   * @returns A promise of the tensor `(1, num_tokens, n_embd)`.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_layer", and the codes of run.
+   */
   attentionInput(tokenIds: ArrayLike<number>, layer: number, options?: GPT2RunOptions): Promise<Tensor>;
   /** Frees the model's WebAssembly memory now (otherwise garbage collection does it). */
   dispose(): void;
