@@ -20,6 +20,12 @@ mkdir -p build/docs/cpp
 echo "== docs: Doxygen (C++ headers)"
 ATTENTION_LAB_VERSION=$version doxygen tools/docs/Doxyfile
 echo "== docs: TypeDoc (attention-lab.d.ts)"
+# Every public declaration must carry a doc comment: an undocumented one is a warning, and warnings fail.
+documented=()
+for kind in Function Method Class Constructor Interface Property Accessor TypeAlias Variable Enum EnumMember; do
+  documented+=(--requiredToBeDocumented "$kind")
+done
 tools/docs/node_modules/.bin/typedoc --logLevel Warn --treatWarningsAsErrors --disableSources --readme none --name "attention-lab $version" \
+  --validation.notDocumented "${documented[@]}" \
   --tsconfig tools/docs/tsconfig.json --entryPoints web/lib/attention-lab.d.ts --out build/docs/js
 echo "docs: build/docs/cpp/html/index.html and build/docs/js/index.html"

@@ -408,6 +408,8 @@ export type DtypeSlotValue = null | "None" | "torch.float32" | "torch.float";
 
 /** The mark that tells a ParsedConfig from a config written in the code (a type only: no such property exists). */
 declare const parsedConfigMark: unique symbol;
+// Only what is marked `export` is the module's (without this line a .d.ts exports every declaration).
+export {};
 
 /**
  * A config read from a pasted call (`ParsedCall.config`): any class's slots, as the text gave them. check,
