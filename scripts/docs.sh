@@ -26,6 +26,6 @@ for kind in Function Method Class Constructor Interface Property Accessor TypeAl
   documented+=(--requiredToBeDocumented "$kind")
 done
 tools/docs/node_modules/.bin/typedoc --logLevel Warn --treatWarningsAsErrors --disableSources --readme none --name "attention-lab $version" \
-  --validation.notDocumented "${documented[@]}" \
+  --validation.notDocumented "${documented[@]}" --sort source-order \
   --tsconfig tools/docs/tsconfig.json --entryPoints web/lib/attention-lab.d.ts --out build/docs/js
 echo "docs: build/docs/cpp/html/index.html and build/docs/js/index.html"

@@ -1867,7 +1867,7 @@ export interface AttentionLab {
  * import { loadAttentionLab } from "attention-lab";
  * const lab = await loadAttentionLab();
  * lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }).parameterCount;
- * // 2360064 (section 3.6.2's GPT-2 small attention)
+ * // 2360064: GPT-2 small's attention (exercise 3.3)
  * ```
  */
 export function loadAttentionLab(): Promise<AttentionLab>;
