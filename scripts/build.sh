@@ -19,6 +19,9 @@ cmake --preset wasm >/dev/null
 cmake --build --preset wasm -j "$jobs"
 # attention_core_fma.wasm: the same glue's fused multiply-add binary (relaxed SIMD, issue 21.3).
 cp build/wasm/attention_core.mjs build/wasm/attention_core.wasm build/wasm/attention_core_fma.wasm web/lib/
+# The .d.ts class and slot types (ClassName, SlotName, one config interface per class) from the
+# core's class recipes, read through the module just built.
+node scripts/config-types.mjs
 echo "build: web/lib/attention_core.mjs ($(stat -c %s web/lib/attention_core.mjs) bytes) + attention_core.wasm ($(stat -c %s web/lib/attention_core.wasm) bytes)"
 # dist/: the page, the embed example, the widget and the library, ready for any static host.
 node scripts/dist.mjs

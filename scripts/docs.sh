@@ -26,7 +26,13 @@ ATTENTION_LAB_VERSION=$version doxygen tools/docs/Doxyfile
 echo "== docs: the <attention-lab> element (custom-elements.json, docs/widget.md)"
 node scripts/widget-docs.mjs --check
 echo "== docs: TypeDoc (attention-lab.d.ts, docs/)"
+# Every public declaration must carry a doc comment: an undocumented one is a warning, and warnings fail.
+documented=()
+for kind in Function Method Class Constructor Interface Property Accessor TypeAlias Variable Enum EnumMember; do
+  documented+=(--requiredToBeDocumented "$kind")
+done
 tools/docs/node_modules/.bin/typedoc --logLevel Warn --treatWarningsAsErrors --disableSources --readme docs/index.md --name "attention-lab $version" \
+  --validation.notDocumented "${documented[@]}" --sort source-order \
   --tsconfig tools/docs/tsconfig.json --entryPoints web/lib/attention-lab.d.ts --out build/docs/js \
   --projectDocuments docs/getting-started/reader.md --projectDocuments docs/getting-started/course-author.md \
   --projectDocuments docs/getting-started/js-developer.md --projectDocuments docs/getting-started/cpp-developer.md \

@@ -7,40 +7,369 @@
 
 /** A row-major float32 tensor. */
 export interface Tensor {
+  /** The size of each axis, outermost first, e.g. [2, 6, 3] for (b, num_tokens, d_in). */
   shape: number[];
+  /** The values, row-major (the last axis varies fastest); `data.length` is the product of `shape`. */
   data: Float32Array;
 }
 
 /** What a caller may pass where a tensor is expected (plain arrays are copied into a Float32Array). */
 export interface TensorLike {
+  /** The size of each axis, outermost first. */
   shape: number[];
+  /** The values, row-major; copied once into WASM memory (plain arrays are converted to float32). */
   data: Float32Array | ArrayLike<number>;
 }
 
+// BEGIN generated from the core's class recipes by scripts/config-types.mjs
+/**
+ * The name of every class the core has a recipe for, in `lab.classes`' order (the book's five first).
+ * Generated from the core's recipes (core/src/recipes.cpp) by scripts/config-types.mjs: add a class there.
+ */
 export type ClassName =
+  /** section 3.4.1, ch03/01_main-chapter-code/ch03.ipynb: Self-attention with trainable weight matrices W_query, W_key, W_value of shape (d_in, d_out), used as x @ W. */
   | "SelfAttention_v1"
+  /** section 3.4.2, ch03/01_main-chapter-code/ch03.ipynb: Self-attention with nn.Linear projections (weight stored (d_out, d_in), used as x @ W.T + b). */
   | "SelfAttention_v2"
+  /** section 3.5.3, ch03/01_main-chapter-code/ch03.ipynb: Self-attention that hides future tokens with a causal mask, plus dropout on the attention weights. */
   | "CausalAttention"
+  /** section 3.6.1, ch03/01_main-chapter-code/ch03.ipynb: num_heads CausalAttention modules run one after another; their outputs are concatenated. */
   | "MultiHeadAttentionWrapper"
+  /** section 3.6.2, ch03/01_main-chapter-code/ch03.ipynb: Fused multi-head attention: one projection per q/k/v split into heads, merged, then out_proj. */
   | "MultiHeadAttention"
-  // the book's chapter 3 bonus material: the same multi-head attention written other ways
-  // (ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb, pkg/llms_from_scratch/ch03.py)
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: Multi-head attention with one packed projection qkv = nn.Linear(d_in, 3 * d_out): its output is viewed as (b, num_tokens, 3, num_heads, head_dim) and split into queries, keys and values; the merge views back to x's width, so d_in must equal d_out. */
   | "MultiHeadAttentionCombinedQKV"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in) parameters used as x @ W (einsum "bnd,di->bni"), so d_in must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj. */
   | "MHAEinsum"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: The packed projection with PyTorch's scaled_dot_product_attention(is_causal=True): the causal mask is built for the tokens given, so context_length is stored but never read. */
   | "MHAPyTorchScaledDotProduct"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: scaled_dot_product_attention with an explicit mask: the buffer triu(ones, diagonal=1).bool() is passed as attn_mask, where True means "attend", so the mask is inverted (the book repository's issue #1061): each query sees only later tokens and the last one none (NaN). */
   | "MHAPyTorchSDPAWithoutFlash"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: The packed projection with FlexAttention and a causal block mask of context_length x context_length; FlexAttention has no dropout, so the dropout slot is never used. */
   | "MHAPyTorchFlexAttention"
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: PyTorch's own nn.MultiheadAttention(embed_dim=d_out, num_heads, dropout, bias=qkv_bias, add_bias_kv=qkv_bias, batch_first=True) with a boolean causal mask, then proj = nn.Linear(d_out, d_out). embed_dim is d_out, so d_in must equal d_out; qkv_bias also adds bias_k/bias_v, one extra key/value token every query sees. */
   | "MHAPyTorchClass"
+  /** chapter 3 bonus, pkg/llms_from_scratch/ch03.py: The packed projection with scaled_dot_product_attention(is_causal=True), as packaged in llms_from_scratch (ch03.py); no context_length at all. */
   | "PyTorchMultiHeadAttention"
-  // the book's chapter 4 bonus material (ch04/04_gqa, ch04/05_mla, ch04/06_swa), without the KV cache
+  /** chapter 4 bonus, ch04/04_gqa/gpt_with_kv_gqa.py: Grouped-query attention: num_kv_groups key/value heads, each shared by a group of query heads (repeat_interleave); causal mask for the tokens given; out_proj without bias. */
   | "GroupedQueryAttention"
+  /** chapter 4 bonus, ch04/05_mla/gpt_with_kv_mla.py: Multi-head latent attention: x is projected down to a latent c_kv = W_DKV(x) of latent_dim per token (what its KV cache stores), and keys and values are re-projected from it (W_UK, W_UV); queries, causal mask for the tokens given, out_proj as in MultiHeadAttention; no RoPE. */
   | "MultiHeadLatentAttention"
+  /** chapter 4 bonus, ch04/06_swa/gpt_with_kv_swa.py: The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length. */
   | "MultiHeadAttentionWithSWA";
 
-export type SlotName = "d_in" | "d_out" | "context_length" | "dropout" | "num_heads" | "qkv_bias" | "num_kv_groups" | "dtype" | "sliding_window_size" | "latent_dim" | "need_weights";
+/** A constructor slot's name, as the book and PyTorch spell it: every slot of every class, in order of first use. */
+export type SlotName = "d_in" | "d_out" | "qkv_bias" | "context_length" | "dropout" | "num_heads" | "need_weights" | "num_kv_groups" | "dtype" | "latent_dim" | "sliding_window_size";
+
+/**
+ * The constructor slots of SelfAttention_v1 (section 3.4.1, ch03/01_main-chapter-code/ch03.ipynb): `SelfAttention_v1(d_in, d_out)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface SelfAttention_v1Config {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of each query, key, value and output vector. */
+  d_out: IntSlotValue;
+}
+
+/**
+ * The constructor slots of SelfAttention_v2 (section 3.4.2, ch03/01_main-chapter-code/ch03.ipynb): `SelfAttention_v2(d_in, d_out, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface SelfAttention_v2Config {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of each query, key, value and output vector. */
+  d_out: IntSlotValue;
+  /** Slot 3 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of CausalAttention (section 3.5.3, ch03/01_main-chapter-code/ch03.ipynb): `CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface CausalAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of each query, key, value and output vector. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttentionWrapper (section 3.6.1, ch03/01_main-chapter-code/ch03.ipynb): `MultiHeadAttentionWrapper(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionWrapperConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): width of EACH head's output; the module's output is num_heads x d_out wide. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (int, required): number of independent CausalAttention heads, concatenated on the last axis. */
+  num_heads: IntSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttention (section 3.6.2, ch03/01_main-chapter-code/ch03.ipynb): `MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttentionCombinedQKV (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MultiHeadAttentionCombinedQKV(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionCombinedQKVConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAEinsum (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAEinsum(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAEinsumConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 5 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the query, key and value projections (GPT-2 has one). */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchScaledDotProduct (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchScaledDotProduct(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchScaledDotProductConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchSDPAWithoutFlash (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchSDPAWithoutFlash(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchSDPAWithoutFlashConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchFlexAttention (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchFlexAttention(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchFlexAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MHAPyTorchClass (chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb): `MHAPyTorchClass(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False, need_weights=True)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MHAPyTorchClassConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (int, required): most tokens the module is built for (context_length x context_length). */
+  context_length: IntSlotValue;
+  /** Slot 5 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 6 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+  /** Slot 7 (bool, default True): return the head-averaged attention weights too (False lets nn.MultiheadAttention use scaled_dot_product_attention). */
+  need_weights?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of PyTorchMultiHeadAttention (chapter 3 bonus, pkg/llms_from_scratch/ch03.py): `PyTorchMultiHeadAttention(d_in, d_out, num_heads, dropout=0.0, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface PyTorchMultiHeadAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 4 (float, default 0.0): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout?: FloatSlotValue;
+  /** Slot 5 (bool, default False): add a bias to the packed query/key/value projection. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of GroupedQueryAttention (chapter 4 bonus, ch04/04_gqa/gpt_with_kv_gqa.py): `GroupedQueryAttention(d_in, d_out, dropout, num_heads, num_kv_groups, dtype=None, qkv_bias=False)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface GroupedQueryAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL width of the queries and the output, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 4 (int, required): number of query heads; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (int, required): number of key/value heads, each shared by num_heads / num_kv_groups query heads (1: multi-query attention). */
+  num_kv_groups: IntSlotValue;
+  /** Slot 6 (torch.dtype | None, default None): parameter dtype: None (float32, PyTorch's default). */
+  dtype?: DtypeSlotValue;
+  /** Slot 7 (bool, default False): add a bias to the query, key and value projections. */
+  qkv_bias?: BoolSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadLatentAttention (chapter 4 bonus, ch04/05_mla/gpt_with_kv_mla.py): `MultiHeadLatentAttention(d_in, d_out, dropout, num_heads, qkv_bias=False, latent_dim=None)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadLatentAttentionConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 4 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (bool, default False): add a bias to W_query, W_DKV, W_UK and W_UV. */
+  qkv_bias?: BoolSlotValue;
+  /** Slot 6 (int | None, default None): width of the latent c_kv = W_DKV(x) that keys and values are re-projected from (None: max(16, d_out // 8)). */
+  latent_dim?: OptionalIntSlotValue;
+}
+
+/**
+ * The constructor slots of MultiHeadAttentionWithSWA (chapter 4 bonus, ch04/06_swa/gpt_with_kv_swa.py): `MultiHeadAttentionWithSWA(d_in, d_out, dropout, num_heads, qkv_bias=False, sliding_window_size=None)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttentionWithSWAConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
+  dropout: FloatSlotValue;
+  /** Slot 4 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (bool, default False): add a bias to the query, key and value projections. */
+  qkv_bias?: BoolSlotValue;
+  /** Slot 6 (int | None, default None): keys a query sees: itself and the sliding_window_size - 1 before it (None: every earlier key, plain causal). */
+  sliding_window_size?: OptionalIntSlotValue;
+}
+
+/** Each class's config type by class name: what the API checks a config against when the class name is a literal. */
+export interface ClassConfigs {
+  /** {@link SelfAttention_v1Config} */
+  SelfAttention_v1: SelfAttention_v1Config;
+  /** {@link SelfAttention_v2Config} */
+  SelfAttention_v2: SelfAttention_v2Config;
+  /** {@link CausalAttentionConfig} */
+  CausalAttention: CausalAttentionConfig;
+  /** {@link MultiHeadAttentionWrapperConfig} */
+  MultiHeadAttentionWrapper: MultiHeadAttentionWrapperConfig;
+  /** {@link MultiHeadAttentionConfig} */
+  MultiHeadAttention: MultiHeadAttentionConfig;
+  /** {@link MultiHeadAttentionCombinedQKVConfig} */
+  MultiHeadAttentionCombinedQKV: MultiHeadAttentionCombinedQKVConfig;
+  /** {@link MHAEinsumConfig} */
+  MHAEinsum: MHAEinsumConfig;
+  /** {@link MHAPyTorchScaledDotProductConfig} */
+  MHAPyTorchScaledDotProduct: MHAPyTorchScaledDotProductConfig;
+  /** {@link MHAPyTorchSDPAWithoutFlashConfig} */
+  MHAPyTorchSDPAWithoutFlash: MHAPyTorchSDPAWithoutFlashConfig;
+  /** {@link MHAPyTorchFlexAttentionConfig} */
+  MHAPyTorchFlexAttention: MHAPyTorchFlexAttentionConfig;
+  /** {@link MHAPyTorchClassConfig} */
+  MHAPyTorchClass: MHAPyTorchClassConfig;
+  /** {@link PyTorchMultiHeadAttentionConfig} */
+  PyTorchMultiHeadAttention: PyTorchMultiHeadAttentionConfig;
+  /** {@link GroupedQueryAttentionConfig} */
+  GroupedQueryAttention: GroupedQueryAttentionConfig;
+  /** {@link MultiHeadLatentAttentionConfig} */
+  MultiHeadLatentAttention: MultiHeadLatentAttentionConfig;
+  /** {@link MultiHeadAttentionWithSWAConfig} */
+  MultiHeadAttentionWithSWA: MultiHeadAttentionWithSWAConfig;
+}
+// END of the class and slot types (scripts/config-types.mjs)
 
 /** A constructor slot of one class, in the order of the Python signature. */
 export interface SlotSpec {
+  /** The slot's name, as the Python signature spells it ("d_in", "num_heads", ...). */
   name: SlotName;
   /** 1-based position in the constructor call. */
   position: number;
@@ -57,7 +386,55 @@ export interface SlotSpec {
  * ("768", "0.0", "True"), read exactly as the same text in a pasted call. Anything else is diagnosed.
  */
 export type SlotValue = number | boolean | string | null;
+
+/**
+ * Any class's config, checked by the core only: slot name -> value, any key (an unknown one is the
+ * core's "unknown_slot" diagnostic, a missing one its "missing_slot"). The API takes it where the class
+ * name is not a literal (a `string` or `ClassName` variable); a literal class name gets its own config
+ * type instead (see {@link ConfigFor}).
+ */
 export type Config = Partial<Record<SlotName, SlotValue>> & Record<string, SlotValue>;
+
+/** An int slot's value: a number, or its Python literal text as typed in a form field ("768"). */
+export type IntSlotValue = number | `${number}`;
+/** A float slot's value: a number, or its Python literal text ("0.1"). */
+export type FloatSlotValue = number | `${number}`;
+/** A bool slot's value: a boolean, or Python's "True" / "False". */
+export type BoolSlotValue = boolean | "True" | "False";
+/** An "int | None" slot's value: a number, null for None, or the Python text ("4", "None"). */
+export type OptionalIntSlotValue = number | `${number}` | null | "None";
+/** A "torch.dtype | None" slot's value: null or "None" (float32, PyTorch's default), or "torch.float32" / "torch.float". */
+export type DtypeSlotValue = null | "None" | "torch.float32" | "torch.float";
+
+/** The mark that tells a ParsedConfig from a config written in the code (a type only: no such property exists). */
+declare const parsedConfigMark: unique symbol;
+// Only what is marked `export` is the module's (without this line a .d.ts exports every declaration).
+export {};
+
+/**
+ * A config read from a pasted call (`ParsedCall.config`): any class's slots, as the text gave them. check,
+ * describe, setup, create and run accept it whatever the class name, since the core diagnoses it; a
+ * config written in the code is checked against its class's type ({@link ConfigFor}).
+ */
+export type ParsedConfig = Partial<Record<SlotName, SlotValue>> & {
+  /** A type-only mark (absent at run time): only parseCall makes a ParsedConfig. */
+  readonly [parsedConfigMark]: true;
+};
+
+/**
+ * The config the API takes with the class name `C`: for one literal class name, that class's config
+ * type ({@link ClassConfigs}: `lab.create("MultiHeadAttention", {d_inn: 3})`, a missing `num_heads` or
+ * `qkv_bias: 1` fail to compile); for a `string` or a whole-`ClassName` variable, or a name that is no
+ * class, the loose {@link Config}, which the core checks at run time. check, describe, setup, create
+ * and run also take a {@link ParsedConfig} with any class name.
+ */
+export type ConfigFor<C extends string> = string extends C
+  ? Config
+  : [ClassName] extends [C]
+    ? Config
+    : C extends ClassName
+      ? ClassConfigs[C]
+      : Config;
 
 // BEGIN generated from core/include/attention_lab/error_codes.hpp by scripts/error-codes.mjs
 /**
@@ -264,12 +641,18 @@ export type ErrorCode =
   | "error";
 // END generated
 
+/**
+ * One problem with a configuration or an input, as the core's validator reports it: all of them at
+ * once, errors (they block the run) before warnings (suspicious but legal) and info.
+ */
 export interface Diagnostic {
+  /** "error" blocks create and run; "warning" and "info" explain a legal setup. */
   severity: "error" | "warning" | "info";
   /** Stable machine code, e.g. "heads_divisibility", "missing_slot", "input_width". */
   code: ErrorCode;
   /** The slots involved (may be empty for class-level or input problems). */
   slots: string[];
+  /** What is wrong, naming the values (e.g. "d_out = 3 is not divisible by num_heads = 2"). */
   message: string;
   /** How to fix it. */
   hint: string;
@@ -280,31 +663,49 @@ export interface Diagnostic {
    * when none is known. When several slots must change together (values in the wrong slots), one fix
    * holds the whole corrected call instead: {slot: "", value: "", call: "GroupedQueryAttention(768, 768, 0.0, 12, 4)"}.
    */
-  fixes: Array<{ slot: string; value: string; call: string }>;
+  fixes: Array<{
+    /** The slot to change. */
+    slot: string;
+    /** Its new value, as Python text. */
+    value: string;
+    /** The whole call with the fix applied. */
+    call: string;
+  }>;
 }
 
+/** One slot of a pasted call, as parseCall read it. */
 export interface ParsedSlot {
+  /** The slot's name (an unknown keyword keeps its own). */
   name: string;
   /** 1-based slot position in the class signature (0 for an unknown keyword). */
   position: number;
+  /** The value read (a number, a boolean, null for None, or the text of an expression such as torch.float32). */
   value: SlotValue;
+  /** Where the value came from: a positional argument, a keyword argument, or the signature's default. */
   source: "positional" | "keyword" | "default";
   /** The text as written in the call ("" for defaults). */
   text: string;
 }
 
+/** A pasted Python constructor call, read by parseCall. */
 export interface ParsedCall {
   /** "" when no class name could be read. */
   className: string;
-  config: Config;
+  /** Slot name -> value, for describe, setup, create, ... with any class name (see {@link ParsedConfig}). */
+  config: ParsedConfig;
   /** Every slot given or defaulted, left to right (a missing required slot is absent and diagnosed), then unknown keywords. */
   slots: ParsedSlot[];
+  /** Every problem of the call: its syntax, then the configuration's (as check gives them). */
   diagnostics: Diagnostic[];
 }
 
+/** One parameter of a class's configuration, before it is built. */
 export interface ParameterInfo {
+  /** PyTorch's name, as named_parameters() gives it ("W_query.weight", "out_proj.bias"). */
   name: string;
+  /** Its shape, e.g. [d_out, d_in] for an nn.Linear weight. */
   shape: number[];
+  /** Its element count (the product of shape). */
   count: number;
 }
 
@@ -312,15 +713,21 @@ export interface ParameterInfo {
 export interface Description {
   /** false when any diagnostic is an error; the derived facts below are then absent. */
   ok: boolean;
+  /** The configuration's diagnostics (no input checks: see check with inputShape). */
   diagnostics: Diagnostic[];
   /** Every slot with defaults filled in. */
   config?: Record<SlotName, number | boolean>;
   /** The positional Python call, e.g. "MultiHeadAttention(768, 768, 1024, 0.0, 12)". */
   pythonCall?: string;
+  /** d_k of the 1/sqrt(d_k) scaling: d_out for the single-head classes, d_out / num_heads for the fused ones. */
   headDim?: number;
+  /** The last axis of the output: num_heads x d_out for the wrapper, d_out otherwise. */
   outputWidth?: number;
+  /** The rule that gives it, with the numbers, e.g. "d_out = 768, shared by 12 heads of 64". */
   outputWidthRule?: string;
+  /** Every parameter in registration order (named_parameters()). */
   parameters?: ParameterInfo[];
+  /** Their total element count (2,360,064 for GPT-2 small's attention). */
   parameterCount?: number;
   /** Bytes of the registered mask buffer (context_length^2 elements of maskBufferDtype), 0 for classes without one. */
   maskBytes?: number;
@@ -343,6 +750,7 @@ export interface Description {
  * `check`, `describe` and `estimateBytes` on the same arguments, computed together (core/include/attention_lab/setup.hpp).
  */
 export interface Setup {
+  /** The class name as the core read it. */
   className: string;
   /** No error among the configuration's own diagnostics (= description.ok): the module can be built. */
   ok: boolean;
@@ -355,18 +763,29 @@ export interface Setup {
    * `budget` is the core's one memory budget: with `trace` true (the default), `diagnostics` holds a too_large error
    * exactly when bytes is over it.
    */
-  memory: { bytes: number; budget: number } | null;
+  memory: {
+    /** The estimate of the run's peak, in bytes (as estimateBytes). */
+    bytes: number;
+    /** The core's memory budget, in bytes. */
+    budget: number;
+  } | null;
 }
 
 /** One seeded construction and one forward pass (`lab.run`): the module's facts and what it gave. */
 export interface RunResult {
+  /** The class run. */
   className: ClassName;
   /** Every slot with defaults filled in. */
   config: Record<SlotName, number | boolean>;
+  /** The positional Python call, e.g. "MultiHeadAttention(3, 2, 6, 0.0, 2)". */
   pythonCall: string;
+  /** d_k of the 1/sqrt(d_k) scaling. */
   headDim: number;
+  /** The output's last axis. */
   outputWidth: number;
+  /** The rule that gives outputWidth, with the numbers. */
   outputWidthRule: string;
+  /** The forward's output, `(b, num_tokens, outputWidth)` (or `(num_tokens, d_out)` for the SelfAttention classes). */
   output: Tensor;
   /** Present unless `trace: false` was passed. */
   trace?: Stage[];
@@ -382,6 +801,7 @@ export interface Preset {
   slots: Record<string, string>;
   /** "book": the chapter's six 3-d tokens; "sentence": seeded embeddings of width d_in. */
   tokens: "book" | "sentence";
+  /** The batch size b of the preset's input. */
   batch: number;
   /** E.g. why qkv_bias is False in the GPT-2 presets. */
   note: string;
@@ -391,12 +811,24 @@ export interface Preset {
 
 /** The core's facts about one class: the page and the widget read them and keep no copy. */
 export interface ClassFacts {
+  /** The class's name, as the book's Python spells it. */
   name: ClassName;
+  /** One or two sentences: what the class does. */
   doc: string;
   /** The book section, e.g. "section 3.6.2", or the bonus folder and file. */
   source: string;
   /** Where the class lives in the book's repository; section is "" for bonus material. */
-  book: { chapter: string; folder: string; file: string; section: string };
+  book: {
+    /** The chapter, e.g. "3". */
+    chapter: string;
+    /** The folder of the book's repository, e.g. "ch03/01_main-chapter-code". */
+    folder: string;
+    /** The file in it, e.g. "ch03.ipynb". */
+    file: string;
+    /** The section, e.g. "section 3.6.2" ("" for bonus material). */
+    section: string;
+  };
+  /** The constructor slots, in the order of the Python signature. */
   slots: SlotSpec[];
   /** The axes of forward's input, e.g. ["b", "num_tokens", "d_in"] (row-major). */
   inputAxes: string[];
@@ -414,7 +846,13 @@ export interface ClassFacts {
   /** Whether PyTorch's forward needs d_in == d_out (a view to x's width, an einsum, nn.MultiheadAttention's embed_dim). */
   needsSquare: boolean;
   /** Classes whose modules copyWeights copies into this one with the book's map, with a sentence on the outcome. */
-  copiesFrom: { from: ClassName; note: string }[];
+  copiesFrom: {
+    /** The source class. */
+    from: ClassName;
+    /** A sentence on what the copy gives. */
+    note: string;
+  }[];
+  /** Ready setups for this class (the book's examples, the GPT-2 sizes). */
   presets: Preset[];
   /** Stages agree when no value differs by more than this (1e-6). */
   tolerance: number;
@@ -432,31 +870,41 @@ export interface ClassFacts {
   loadsCheckpoints: boolean;
 }
 
-/** One stage of a forward pass. `axes` names each axis of `shape`. */
 /** The whole stage at a glance, computed by the core: min, max and mean over its finite values (NaN when none). */
 export interface StageSummary {
+  /** The smallest finite value. */
   min: number;
+  /** The largest finite value. */
   max: number;
+  /** The mean of the finite values. */
   mean: number;
   /** Values that are -inf (masked scores). */
   negInf: number;
   /** Values that are exactly 0 (masked or dropped weights). */
   zeros: number;
+  /** Every value, finite or not. */
   count: number;
 }
 
+/** One stage of a forward pass: a tensor with its id, title, formula and named axes (`axes` names each axis of `shape`). */
 export interface Stage extends Tensor {
   /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), cache_c_kv (a cached step of a latent class: every latent row the cache holds, (b, T_past + T_new, latent_dim)), keys, values, cache_k, cache_v (a cached step of the others), attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
   id: string;
+  /** The stage's title as the page shows it, e.g. "Attention weights per head (each row sums to 1)". */
   title: string;
+  /** How it is computed, in the book's notation, e.g. "torch.softmax(attn_scores / d_k**0.5, dim=-1)". */
   formula: string;
+  /** The name of each axis of `shape`, e.g. ["b", "num_heads", "query", "key"]. */
   axes: string[];
+  /** Min, max, mean and counts over the whole stage. */
   summary: StageSummary;
   /** One summary per slice over the last two axes, in order (per batch item and head for (b, num_heads, T, T)). */
   sliceSummaries: StageSummary[];
 }
 
+/** What module.forward gives. */
 export interface ForwardResult {
+  /** The output, `(b, num_tokens, outputWidth)` (or `(num_tokens, d_out)` for the SelfAttention classes). */
   output: Tensor;
   /** Present when `trace: true` was passed. */
   trace?: Stage[];
@@ -470,10 +918,23 @@ export interface ForwardResult {
 
 /** A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`. */
 export interface Generator {
+  /** The seed it was made with (manualSeed(seed)). */
   readonly seed: number;
-  /** torch.rand(*shape) */
+  /**
+   * torch.rand(*shape): uniform floats in [0, 1), drawn from this stream.
+   * @param shape - The sizes of the axes.
+   * @returns A new tensor of that shape.
+   * @throws {@link AttentionError} "tensor_shape" for sizes that are not whole numbers, "too_large", "disposed".
+   */
   rand(shape: number[]): Tensor;
-  /** nn.Dropout(p) in training mode applied to `tensor` (survivors scaled by 1/(1-p)). */
+  /**
+   * nn.Dropout(p) in training mode applied to `tensor` (survivors scaled by 1/(1-p)), the mask drawn
+   * from this stream as PyTorch's CPU kernel draws it.
+   * @param tensor - Any tensor.
+   * @param p - The probability of zeroing each value, in [0, 1].
+   * @returns A new tensor of the same shape.
+   * @throws {@link AttentionError} "dropout_range", the tensor codes, "disposed".
+   */
   dropout(tensor: TensorLike, p: number): Tensor;
   /**
    * Frees the generator's state in WASM memory now; garbage collection does it otherwise (nothing
@@ -502,33 +963,72 @@ export interface KvCache {
   readonly bytes: number;
   /** What MultiHeadAttention of the same width would hold for as many tokens: b x tokens x 2 x outputWidth x 4 bytes (the core's rule). */
   readonly bytesMha: number;
-  /** Empties the cache (the book's reset_cache): the next chunk is at position 0. */
+  /**
+   * Empties the cache (the book's reset_cache): the next chunk is at position 0.
+   * @throws {@link AttentionError} "disposed".
+   */
   reset(): void;
   /** Frees the cache's memory now (garbage collection does it otherwise). */
   dispose(): void;
 }
 
+/**
+ * A module built by create, fromParameters, loadCheckpoint or convert: the Python module's parameters
+ * in WASM memory (written once, read by every forward), and its forward.
+ */
 export interface AttentionModule {
+  /** Its class. */
   readonly className: ClassName;
+  /** Every slot with defaults filled in. */
   readonly config: Readonly<Record<SlotName, number | boolean>>;
   /** d_k used in the 1/sqrt(d_k) scaling. */
   readonly headDim: number;
+  /** The output's last axis: num_heads x d_out for the wrapper, d_out otherwise. */
   readonly outputWidth: number;
   /** e.g. "num_heads x d_out = 2 x 1 = 2". */
   readonly outputWidthRule: string;
+  /** The total element count of its parameters. */
   readonly parameterCount: number;
   /** What fromParameters checked besides the parameters (e.g. a state_dict's causal mask buffer); empty otherwise. */
   readonly notes: readonly string[];
-  /** Copies of every parameter, in PyTorch's named_parameters() order and names. */
-  parameters(): Array<{ name: string; shape: number[]; data: Float32Array }>;
-  /** Throws AttentionError ("unknown_parameter" | "parameter_shape") on a bad name or shape. */
+  /**
+   * Copies of every parameter, in PyTorch's named_parameters() order and names.
+   * @returns One entry per parameter (e.g. W_query.weight `(d_out, d_in)`), its data a fresh copy.
+   * @throws {@link AttentionError} "disposed".
+   */
+  parameters(): Array<{
+    /** PyTorch's name, e.g. "W_query.weight". */
+    name: string;
+    /** Its shape, e.g. [d_out, d_in]. */
+    shape: number[];
+    /** A copy of its values, row-major. */
+    data: Float32Array;
+  }>;
+  /**
+   * Overwrites one parameter (as `module.<name>.data.copy_(tensor)` in PyTorch).
+   * @param name - PyTorch's name, as parameters() gives it.
+   * @param tensor - The values, of the parameter's shape.
+   * @throws {@link AttentionError} "unknown_parameter" on a bad name, "parameter_shape" on a bad shape,
+   *   "non_finite_parameter", the tensor codes, "disposed".
+   */
   setParameter(name: string, tensor: TensorLike): void;
   /**
-   * Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.
-   * `training` defaults to true (a fresh PyTorch module is in training mode).
-   * Throws AttentionError (slot "x" unless named): tensor_shape, tensor_size, input_rank, input_empty,
-   * input_width ("d_in"), context_too_short ("context_length"), too_large (the traced run is over the
-   * memory budget; refused before allocating), non_finite_input.
+   * The module's forward pass, as `module(x)` in PyTorch.
+   * @param x - Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.
+   * @param options - `training` defaults to true (a fresh PyTorch module is in training mode);
+   *   `generator` draws the dropout masks (default: the module's own, from create); `trace: true`
+   *   returns every stage; `cache` appends to a KV cache (see newCache).
+   * @returns The output `(b, num_tokens, outputWidth)`, the trace when asked, and warnings.
+   * @throws {@link AttentionError} (slot "x" unless named): "tensor_shape", "tensor_size",
+   *   "input_rank", "input_empty", "input_width" ("d_in"), "context_too_short" ("context_length"),
+   *   "too_large" (the traced run is over the memory budget; refused before allocating),
+   *   "non_finite_input", "generator_missing", the cache codes, "disposed".
+   * @example
+   * ```ts
+   * const { output, trace } = mha.forward({ shape: [2, 6, 3], data }, { trace: true });
+   * output.shape; // [2, 6, 2]: (b, num_tokens, d_out)
+   * trace?.find((s) => s.id === "attn_weights")?.axes; // ["b", "num_heads", "query", "key"]
+   * ```
    */
   forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean; cache?: KvCache }): ForwardResult;
   /**
@@ -545,8 +1045,10 @@ export interface AttentionModule {
    * last sliding_window_size entries (ch04/06_swa). `window`: at most that many entries, the oldest
    * shifted out before each chunk (gpt_with_kv_cache_optimized.py); without it a cache of a class with
    * a mask buffer is refused past context_length ("cache_full", naming both numbers).
-   * Throws AttentionError "cache_unsupported" for a class without a causal mask over its own keys, and
-   * "cache_window" for a window that is not a whole number from 1.
+   * @param options - `window`: keep at most this many entries.
+   * @returns An empty {@link KvCache}.
+   * @throws {@link AttentionError} "cache_unsupported" for a class without a causal mask over its own
+   *   keys, "cache_window" for a window that is not a whole number from 1, "disposed".
    */
   newCache(options?: { window?: number }): KvCache;
   /**
@@ -557,8 +1059,11 @@ export interface AttentionModule {
   dispose(): void;
 }
 
+/** What copyWeights does with one parameter. */
 export interface CopyPlanEntry {
+  /** Copy it (false: the target keeps its own values). */
   copy: boolean;
+  /** Transpose it on the way (nn.Linear's (out, in) <-> a matrix used as x @ W). */
   transpose: boolean;
 }
 /**
@@ -569,6 +1074,7 @@ export interface CopyPlanEntry {
  */
 export type CopyPlan = Partial<Record<string, CopyPlanEntry>>;
 
+/** What copyWeights did with one target parameter. */
 export interface CopyMatrixReport {
   /** The target parameter. */
   name: string;
@@ -578,12 +1084,17 @@ export interface CopyMatrixReport {
   action: "copied" | "transposed" | "not_copied" | "shape_mismatch" | "packed" | "identity" | "kept" | "untransposed";
   /** The source parameters it is made from (empty for identity and kept). */
   sources: string[];
+  /** The source's shape (as stored). */
   fromShape: number[];
+  /** The target's shape. */
   toShape: number[];
+  /** What to do about it ("" when nothing). */
   hint: string;
 }
 
+/** What copyWeights did and whether the two modules now agree. */
 export interface CopyReport {
+  /** One entry per target parameter. */
   matrices: CopyMatrixReport[];
   /** Max |from(tokens) - to(tokens)| over the outputs; null when the output shapes differ. */
   maxAbsDiff: number | null;
@@ -591,6 +1102,7 @@ export interface CopyReport {
   agree: boolean;
   /** Sentences about what else matters (biases, shapes). */
   notes: string[];
+  /** The input both modules were compared on. */
   tokens: Tensor;
   /** Every stage both modules have (same id and shape), compared on `tokens` in eval mode. */
   stages: StageDiff[];
@@ -598,16 +1110,25 @@ export interface CopyReport {
   code: string;
 }
 
+/** One stage two modules share, compared. */
 export interface StageDiff {
+  /** The stage id (see {@link Stage.id}). */
   id: string;
+  /** Max |a - b| over the stage's values. */
   maxAbsDiff: number;
 }
 
+/** What loadCheckpoint read from the file, and how. */
 export interface CheckpointReport {
   /** Keys whose values were loaded, with the file's own names. */
   used: string[];
   /** The first 200 other keys, in the header's order, and why each was not used (mask buffers, other layers, embeddings, ...). */
-  ignored: Array<{ key: string; reason: string }>;
+  ignored: Array<{
+    /** The file's key. */
+    key: string;
+    /** Why it was not used. */
+    reason: string;
+  }>;
   /** How many keys were not used, listed in `ignored` or not (a header can hold a million). */
   ignoredCount: number;
   /** The highest layer number with attention weights (h.{layer}.attn.c_attn.weight). */
@@ -622,6 +1143,7 @@ export interface CheckpointReport {
   gpt2Vocab: boolean;
 }
 
+/** loadCheckpoint's options. */
 export interface CheckpointOptions {
   /** Which transformer block (h.{layer}); default 0. */
   layer?: number;
@@ -657,10 +1179,23 @@ export interface CheckpointFile {
 /** What the checkpoint functions read: the file's bytes, or a CheckpointFile opened from them. */
 export type CheckpointSource = ArrayBuffer | ArrayBufferView | Blob | CheckpointFile;
 
+/**
+ * What every call of the library throws (or rejects with): a stable code, the slot or argument it is
+ * about, and how to fix it. Tests assert `.code`, not the wording of `.message`.
+ * @example
+ * ```ts
+ * try { lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 }); }
+ * catch (e) { if (e instanceof AttentionError) console.log(e.code, e.slot); } // "heads_divisibility" "d_out"
+ * ```
+ */
 export class AttentionError extends Error {
+  /** The stable code: see {@link ErrorCode} for each one's meaning. */
   readonly code: ErrorCode;
+  /** The slot or argument it is about ("num_heads", "x", "seed", ...), "" when none. */
   readonly slot: string;
+  /** How to fix it. */
   readonly hint: string;
+  /** For a configuration's error: every diagnostic of the configuration (the first error is this one); else empty. */
   readonly diagnostics: Diagnostic[];
 }
 
@@ -668,11 +1203,13 @@ export class AttentionError extends Error {
 export interface GPT2Config {
   /** Width of the residual stream (wte.weight's columns): 768 for GPT-2 small. */
   n_embd: number;
+  /** Heads per block (head_dim = n_embd / n_head). */
   n_head: number;
   /** Transformer blocks h.0 .. h.{n_layer - 1}. */
   n_layer: number;
   /** Positions (wpe.weight's rows): the most tokens a run takes. */
   n_ctx: number;
+  /** Token ids 0 .. vocab_size - 1 (wte.weight's rows): 50257 for GPT-2. */
   vocab_size: number;
   /** The dtype of wte.weight. */
   dtype: "F32" | "F16" | "BF16";
@@ -680,14 +1217,19 @@ export interface GPT2Config {
   size: "small" | "medium" | "large" | "XL" | "";
 }
 
+/** A GPT-2 run's progress, as onProgress receives it. */
 export interface GPT2Progress {
+  /** What just finished: the embedding, a block, a layer's input, or the logits. */
   step: "embedding" | "block" | "input" | "logits";
   /** The block just run (step "block"), or whose input was made (step "input"). */
   layer?: number;
+  /** Steps done so far. */
   done: number;
+  /** Steps in the whole run. */
   total: number;
 }
 
+/** model.run's options. */
 export interface GPT2RunOptions {
   /** Called after each step: the embedding, each block, the logits. */
   onProgress?: (progress: GPT2Progress) => void;
@@ -702,7 +1244,9 @@ export interface GPT2RunOptions {
   attention?: "full" | "thumbnails";
 }
 
+/** model.run's result (attention "full"). */
 export interface GPT2Result {
+  /** One entry per block, h.0 first. */
   layers: {
     /** The residual stream entering the block, shape (1, num_tokens, n_embd). */
     input: Tensor;
@@ -712,11 +1256,17 @@ export interface GPT2Result {
   /** The logits at the last position, shape (vocab_size): ln_f(x)[-1] @ wte^T (the tied output head). */
   lastLogits: Float32Array;
   /** The 5 most likely next tokens by softmax of lastLogits, most likely first. */
-  nextTokens: { id: number; prob: number }[];
+  nextTokens: {
+    /** The token id. */
+    id: number;
+    /** Its probability. */
+    prob: number;
+  }[];
 }
 
 /** model.run with `attention: "thumbnails"`: per layer what a layer x head grid and a head view draw. */
 export interface GPT2ThumbnailResult extends Omit<GPT2Result, "layers"> {
+  /** One entry per block, h.0 first. */
   layers: {
     /**
      * Each head's weights averaged into (1, n_head, S, S) cells, S = min(num_tokens, 64): cell (a, b) is the mean
@@ -781,11 +1331,17 @@ export interface GPT2GenerateOptions {
 
 /** One generated token. */
 export interface GPT2GenerateStep {
+  /** The token id picked. */
   token: number;
   /** Its probability under the distribution it was picked from: softmax of the (top-k) logits / temperature (temperature 1 when greedy). */
   prob: number;
   /** The 5 most likely tokens of that distribution, most likely first (the picked one among them when it is that likely). */
-  top: { id: number; prob: number }[];
+  top: {
+    /** The token id. */
+    id: number;
+    /** Its probability. */
+    prob: number;
+  }[];
   /** Positions held in the KV cache after this step (0 without the cache; at most the window). */
   cacheTokens: number;
   /** Their keys and values: 2 x n_layer x cacheTokens x n_embd x 4 bytes. */
@@ -796,14 +1352,21 @@ export interface GPT2GenerateStep {
    * keys = the positions it attends to (prompt + new so far, cropped to n_ctx without the cache). Each
    * row is the last row of model.run's attnWeights (1, n_head, keys, keys) on the same ids. Else null.
    */
-  attention: { shape: [number, number, number]; data: Float32Array } | null;
+  attention: {
+    /** [n_layer, n_head, keys]. */
+    shape: [number, number, number];
+    /** The rows, row-major. */
+    data: Float32Array;
+  } | null;
   /** Milliseconds this token took (reads included). */
   ms: number;
 }
 
+/** What model.generate gives. */
 export interface GPT2Generation {
   /** The prompt, then the new tokens (eosId not appended). */
   tokenIds: number[];
+  /** One step per generated token, in order. */
   steps: GPT2GenerateStep[];
   /** "eos" when eosId was picked, else "maxNewTokens". */
   stoppedBy: "eos" | "maxNewTokens";
@@ -818,8 +1381,14 @@ export interface GPT2Generation {
  * time (read, run, release), then ln_f and wte in chunks: its memory is one block plus the activations.
  */
 export interface GPT2Model {
+  /** What the file holds, from its header. */
   readonly config: Readonly<GPT2Config>;
-  /** Bytes a run on numTokens tokens takes at its peak, its results as the caller holds them included (checked before every run). */
+  /**
+   * Bytes a run on numTokens tokens takes at its peak, its results as the caller holds them included (checked before every run).
+   * @param numTokens - num_tokens of the run.
+   * @param options - `attention`: what the run keeps per layer, as in {@link GPT2RunOptions}.
+   * @returns Bytes of WebAssembly memory and results.
+   */
   estimateBytes(numTokens: number, options?: { attention?: "full" | "thumbnails" }): number;
   /**
    * The whole forward in eval mode on GPT-2 BPE token ids. Rejects (never throws, bad options too) with
@@ -829,87 +1398,297 @@ export interface GPT2Model {
    * float32: `slot` is the first stage that turned non-finite, one of "embedding", "ln_1", "attn",
    * "attn_residual", "ln_2", "c_fc", "gelu", "mlp_c_proj", "mlp_residual", "ln_f", "logits"; the message
    * names its block h.L and the token and column), disposed, run_option (the `attention` option).
+   * @param tokenIds - GPT-2 BPE ids, at most n_ctx of them.
+   * @param options - onProgress, signal; `attention` "full" (the default).
+   * @returns A promise of each layer's input `(1, num_tokens, n_embd)` and attention weights
+   *   `(1, n_head, num_tokens, num_tokens)`, the last position's logits `(vocab_size)` and the 5 likeliest next tokens.
+   * @throws {@link AttentionError} (the promise rejects with it): the codes above.
    */
   run(tokenIds: ArrayLike<number>, options?: GPT2RunOptions & { attention?: "full" }): Promise<GPT2Result>;
+  /**
+   * The same forward with `attention: "thumbnails"`: per layer what a layer x head grid and a head
+   * view draw, computed in the core, instead of the whole weights (see {@link GPT2ThumbnailResult}).
+   * @param tokenIds - GPT-2 BPE ids, at most n_ctx of them.
+   * @param options - onProgress, signal, `attention: "thumbnails"`.
+   * @returns A promise of the {@link GPT2ThumbnailResult}.
+   * @throws {@link AttentionError} (the promise rejects with it): the codes of the "full" run.
+   */
   run(tokenIds: ArrayLike<number>, options: GPT2RunOptions & { attention: "thumbnails" }): Promise<GPT2ThumbnailResult>;
   /**
    * Writes text: up to maxNewTokens GPT-2 BPE ids after tokenIds (see GPT2GenerateOptions). Rejects with
    * AttentionError: generate_option (names the option), cache_context, cache_window, checkpoint_token, input_empty,
    * too_large, generator, busy, cancelled, callback (slot "onToken"), checkpoint_read, non_finite_parameter,
    * non_finite_probabilities, disposed.
+   * @param tokenIds - The prompt, GPT-2 BPE ids.
+   * @param options - maxNewTokens (required), temperature, topK, eosId, generator, cache, window, ... (see {@link GPT2GenerateOptions}).
+   * @returns A promise of the prompt and new ids, each step, why it stopped.
+   * @throws {@link AttentionError} (the promise rejects with it): the codes above.
+   * @example
+   * ```ts
+   * const out = await model.generate([15496, 11, 314, 716], { maxNewTokens: 10, temperature: 1.4, topK: 25, generator: lab.manualSeed(123) });
+   * out.tokenIds; // the prompt, then up to 10 new ids: chapter 5's generate(...) after torch.manual_seed(123)
+   * ```
    */
   generate(tokenIds: ArrayLike<number>, options: GPT2GenerateOptions): Promise<GPT2Generation>;
-  /** What block `layer`'s attention sees: ln_1 of the stream entering it, shape (1, num_tokens, n_embd). */
+  /**
+   * What block `layer`'s attention sees: ln_1 of the stream entering it.
+   * @param tokenIds - GPT-2 BPE ids.
+   * @param layer - The block, 0 .. n_layer - 1.
+   * @param options - onProgress, signal.
+   * @returns A promise of the tensor `(1, num_tokens, n_embd)`.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_layer", and the codes of run.
+   */
   attentionInput(tokenIds: ArrayLike<number>, layer: number, options?: GPT2RunOptions): Promise<Tensor>;
   /** Frees the model's WebAssembly memory now (otherwise garbage collection does it). */
   dispose(): void;
 }
 
+/**
+ * The library, loaded: every call into the attention core (web/lib/attention-lab.js over the WebAssembly
+ * build of core/). Get it from {@link loadAttentionLab}. Where a call takes a class name and a config, a
+ * literal class name checks the config against that class's type ({@link ConfigFor}); a `string` takes
+ * any {@link Config} and the core diagnoses it.
+ */
 export interface AttentionLab {
+  /** Every class the core has a recipe for, in the core's order: the book's five (chapter 3), then the bonus classes. */
   readonly classes: ClassName[];
   /** The four GPT-2 sizes from the core's one table, smallest first (head_dim 64 in all four). */
-  readonly gpt2Sizes: ReadonlyArray<{ name: "small" | "medium" | "large" | "XL"; n_embd: number; n_head: number; n_layer: number }>;
+  readonly gpt2Sizes: ReadonlyArray<{
+    /** The size's name, as in GPT2Config.size. */
+    name: "small" | "medium" | "large" | "XL";
+    /** Width of the residual stream (d_in = d_out of each layer's attention). */
+    n_embd: number;
+    /** Heads per layer. */
+    n_head: number;
+    /** Transformer blocks. */
+    n_layer: number;
+  }>;
+  /**
+   * A class's constructor slots in the order of its Python signature (the core's recipe, core/src/recipes.cpp).
+   * @param className - One of {@link AttentionLab.classes}.
+   * @returns Fresh copies of the slot specs: name, 1-based position, type, Python default (undefined when required), doc.
+   * @throws {@link AttentionError} "unknown_class" for a name that is not a class (the hint lists them).
+   * @example
+   * ```ts
+   * lab.slots("MultiHeadAttention").map((s) => s.name);
+   * // ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"]
+   * ```
+   */
   slots(className: ClassName): SlotSpec[];
+  /**
+   * Reads a pasted Python constructor call as Python would, naming each positional value by its slot,
+   * left to right, and filling in the defaults. Never throws: what is wrong is in `diagnostics`.
+   * @param text - A call such as `MultiHeadAttention(768, 768, 1024, 0.0, 12)` or with keywords
+   *   (`num_heads=12`); Python literals only (True, None, 0.1, torch.float32).
+   * @returns The class name read ("" when none), the config (a {@link ParsedConfig}: pass it to
+   *   describe, setup, create, ...), every slot with its position and source, and every diagnostic
+   *   (codes "syntax", "empty", "too_long", "not_a_literal", "unknown_class", "unknown_slot",
+   *   "duplicate_slot", "extra_positional", "positional_after_keyword", "missing_slot", ...).
+   * @example
+   * ```ts
+   * const call = lab.parseCall("MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+   * call.slots[4]; // {name: "num_heads", position: 5, value: 12, source: "positional", text: "12"}
+   * lab.describe(call.className, call.config).parameterCount; // 2360064
+   * ```
+   */
   parseCall(text: string): ParsedCall;
   /**
-   * Every diagnostic at once; never throws. With `inputShape`, also the input checks (rank, width,
-   * num_tokens vs context_length, memory); with `training: false`, the dropout_eval warning.
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
    */
-  check(className: string, config: Config, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
-  describe(className: string, config?: Config): Description;
+  check(className: string, config: ParsedConfig, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
+  /**
+   * Every diagnostic of a configuration at once (errors, warnings, info); never throws.
+   * @param className - The class; a `string` is accepted and an unknown one is the "unknown_class" diagnostic.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param options - `inputShape`: also the input checks (rank, width "input_width", num_tokens vs
+   *   context_length "context_too_short", memory "too_large"); `training: false`: the "dropout_eval" warning.
+   * @returns Each problem with its code ({@link ErrorCode}), severity, slots, message, hint, PyTorch's own error and fixes.
+   * @example
+   * ```ts
+   * lab.check("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 })[0].code;
+   * // "heads_divisibility"
+   * ```
+   */
+  check<C extends string>(className: C, config: ConfigFor<C>, options?: { inputShape?: number[]; training?: boolean }): Diagnostic[];
+  /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @returns As in the next signature.
+   */
+  describe(className: string, config: ParsedConfig): Description;
+  /**
+   * The facts of a configuration derived before anything is allocated: head_dim, output width and
+   * its rule, the parameter table and count, the mask buffer, KV cache bytes, the class's facts.
+   * Never throws: with an error diagnostic, `ok` is false and the derived facts are absent.
+   * @param className - The class; a `string` is accepted (an unknown one gives the "unknown_class" diagnostic).
+   * @param config - Slot name -> value; omit it to read only `class` (and the "missing_slot" diagnostics).
+   * @returns The {@link Description}.
+   * @example
+   * ```ts
+   * const d = lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 });
+   * d.headDim; d.outputWidth; d.parameterCount; // 64, 768, 2360064
+   * ```
+   */
+  describe<C extends string>(className: C, config?: ConfigFor<C>): Description;
+  /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
+   */
+  setup(className: string, config: ParsedConfig, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
   /**
    * check, describe and estimateBytes of one edit in one call into the core (see Setup): one validation
    * of the configuration and one with the input. Never throws for a configuration's problems (they are
-   * diagnostics); throws AttentionError "bad_options" or "unreadable_argument" for options that cannot
-   * be read, and "tensor_shape" (slot "inputShape") when inputShape is not a list of sizes.
-   * `trace` (default true) counts the traced stages in memory.bytes.
+   * diagnostics).
+   * @param className - The class; a `string` is accepted.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param options - `inputShape`: the input, `(b, num_tokens, d_in)` or `(num_tokens, d_in)` for the
+   *   SelfAttention classes (see inputShape); `training` (default true); `trace` (default true) counts
+   *   the traced stages in memory.bytes.
+   * @returns The {@link Setup}: diagnostics, description, memory estimate and budget.
+   * @throws {@link AttentionError} "bad_options" or "unreadable_argument" for options that cannot be
+   *   read, and "tensor_shape" (slot "inputShape") when inputShape is not a list of sizes.
    */
-  setup(className: string, config: Config, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
+  setup<C extends string>(className: C, config: ConfigFor<C>, options?: { inputShape?: number[] | null; training?: boolean; trace?: boolean }): Setup;
+  /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param x - As in the next signature.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
+   */
+  run(className: ClassName, config: ParsedConfig, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
   /**
    * torch.manual_seed(seed) (default 123), the constructor, then forward on x in training mode unless
    * `training: false`, traced unless `trace: false`: one call into the core, nothing kept (dropout draws
    * continue from the constructor's generator, as create + forward with one generator do).
-   * Throws AttentionError: seed; the configuration's first error (its code and slot, as create; call
-   * setup for every diagnostic); forward's input codes (tensor_shape, tensor_size, input_rank,
-   * input_empty, input_width, context_too_short, too_large, non_finite_input).
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param x - The input, `(b, num_tokens, d_in)` row-major float32, or `(num_tokens, d_in)` for the SelfAttention classes.
+   * @param options - `seed` (default 123), `training` (default true), `trace` (default true).
+   * @returns The module's facts, `output` `(b, num_tokens, outputWidth)` and the trace's stages.
+   * @throws {@link AttentionError} "seed"; the configuration's first error (its code and slot, as
+   *   create; call setup for every diagnostic); forward's input codes ("tensor_shape", "tensor_size",
+   *   "input_rank", "input_empty", "input_width", "context_too_short", "too_large", "non_finite_input").
+   * @example
+   * ```ts
+   * const x = lab.bookTokens(); // (6, 3)
+   * const r = lab.run("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 },
+   *   { shape: [1, 6, 3], data: x.data }, { seed: 123, training: false });
+   * r.output.shape; // [1, 6, 2]: (b, num_tokens, d_out)
+   * ```
    */
-  run(className: ClassName, config: Config, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
+  run<C extends ClassName>(className: C, config: ConfigFor<C>, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
   /**
    * The core's facts about a class (slots, input axes, heads, presets, tolerance, python name, ...):
    * the same frozen object as `describe(className, config).class`, read without a call into the core.
-   * Undefined for a name that is not in `classes`.
+   * @param className - Any string.
+   * @returns The frozen {@link ClassFacts}, or undefined for a name that is not in `classes`.
    */
   classFacts(className: string): ClassFacts | undefined;
-  manualSeed(seed: number): Generator;
-  /** Throws AttentionError on any error diagnostic. Without a generator, uses manualSeed(123). */
-  create(className: ClassName, config: Config, options?: { generator?: Generator }): AttentionModule;
   /**
-   * Throws AttentionError: copy_unsupported, copy_plan (slot: the plan key), or forward's input codes for
-   * `tokens` (slot "tokens"); nothing is copied then.
+   * A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`
+   * (torch-rng.md): pass it to create (the parameters' init) and forward (the dropout masks).
+   * @param seed - A whole number (a safe integer), as torch.manual_seed takes.
+   * @returns A {@link Generator} in WASM memory (released on dispose() or garbage collection).
+   * @throws {@link AttentionError} "seed" (slot "seed") for a seed that is not a whole number.
+   * @example
+   * ```ts
+   * lab.manualSeed(123).rand([2, 3]).data; // torch.manual_seed(123); torch.rand(2, 3)
+   * ```
+   */
+  manualSeed(seed: number): Generator;
+  /**
+   * With a config read from a pasted call ({@link ParsedConfig}), for any class name: the core diagnoses it.
+   * Otherwise the next signature (a literal class name checks its config against the class's type).
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param options - As in the next signature.
+   * @returns As in the next signature.
+   */
+  create(className: ClassName, config: ParsedConfig, options?: { generator?: Generator }): AttentionModule;
+  /**
+   * Builds a module as `torch.manual_seed(...)` then the Python constructor would (same parameters,
+   * bit for bit), in WASM memory.
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param options - `generator`: the stream the parameters are drawn from (default: manualSeed(123)).
+   * @returns The {@link AttentionModule}.
+   * @throws {@link AttentionError} with the code and slot of the configuration's first error diagnostic
+   *   (all of them in `.diagnostics`); "generator" for a generator not made by manualSeed; "disposed".
+   * @example
+   * ```ts
+   * const mha = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 },
+   *   { generator: lab.manualSeed(123) });
+   * mha.forward({ shape: [1, 6, 3], data: lab.bookTokens().data }).output.shape; // [1, 6, 2]
+   * ```
+   */
+  create<C extends ClassName>(className: C, config: ConfigFor<C>, options?: { generator?: Generator }): AttentionModule;
+  /**
+   * Copies weights from one module into another with the book's map (exercise 3.1: SelfAttention_v2's
+   * nn.Linear weights into SelfAttention_v1's matrices, each transposed; MultiHeadAttention into a
+   * chapter 3 bonus class), then runs both on `tokens` in eval mode and compares every stage.
+   * @param from - The source module.
+   * @param to - The module written into.
+   * @param plan - Per parameter, whether to copy and transpose (see {@link CopyPlan}).
+   * @param options - `tokens`: the input compared on (default: the book's tokens when d_in is 3, else seeded tokens).
+   * @returns The {@link CopyReport}: what happened to each matrix, whether the outputs agree, the PyTorch lines.
+   * @throws {@link AttentionError} "copy_unsupported", "copy_plan" (slot: the plan key), or forward's
+   *   input codes for `tokens` (slot "tokens"); nothing is copied then.
    */
   copyWeights(from: AttentionModule, to: AttentionModule, plan: CopyPlan, options?: { tokens?: TensorLike }): CopyReport;
-  /** The PyTorch lines of a copy plan (the same text as CopyReport.code) before anything is built. */
+  /**
+   * The PyTorch lines of a copy plan (the same text as CopyReport.code) before anything is built.
+   * @param fromClass - The source class.
+   * @param toClass - The target class.
+   * @param plan - The copy plan.
+   * @returns Python source, one assignment per line.
+   * @throws {@link AttentionError} "copy_unsupported" for another class, "copy_plan" for a plan entry that does not fit.
+   */
   copyCode(fromClass: "SelfAttention_v1" | "SelfAttention_v2", toClass: "SelfAttention_v1" | "SelfAttention_v2", plan: CopyPlan): string;
   /**
    * GPT-2 attention from a .safetensors file (Hugging Face names, with or without `transformer.`):
    * c_attn split on its last axis into q, k, v and each transposed; c_proj transposed into out_proj.
-   * Rejects with AttentionError: checkpoint_truncated, checkpoint_bad_header, checkpoint_bad_offsets,
-   * checkpoint_missing_key, checkpoint_layer, checkpoint_shape, checkpoint_num_heads,
-   * checkpoint_context_length, checkpoint_config_mismatch, checkpoint_dtype, checkpoint_source,
-   * disposed (a disposed CheckpointFile).
+   * @param source - The file's bytes, a Blob or File, or a {@link CheckpointFile}.
+   * @param options - Which layer, num_heads, context_length, or a module to load `into`.
+   * @returns A promise of the MultiHeadAttention module and a {@link CheckpointReport} of the keys used, ignored and transposed.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_truncated",
+   *   "checkpoint_bad_header", "checkpoint_bad_offsets", "checkpoint_missing_key", "checkpoint_layer",
+   *   "checkpoint_shape", "checkpoint_num_heads", "checkpoint_context_length",
+   *   "checkpoint_config_mismatch", "checkpoint_dtype", "checkpoint_source", "disposed" (a disposed CheckpointFile).
    */
-  loadCheckpoint(source: CheckpointSource, options?: CheckpointOptions): Promise<{ module: AttentionModule; report: CheckpointReport }>;
+  loadCheckpoint(source: CheckpointSource, options?: CheckpointOptions): Promise<{
+    /** A MultiHeadAttention (or `options.into`) holding the layer's attention weights. */
+    module: AttentionModule;
+    /** What was read from the file, and how. */
+    report: CheckpointReport;
+  }>;
   /**
-   * The input a real GPT-2 layer's attention sees, shape (1, num_tokens, d): ln_1 of the residual stream
-   * entering block `layer` (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only
-   * one wte row per token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a
-   * time), so the file must hold the whole model (`num_heads` for widths that are not GPT-2's).
-   * Every layer refuses what the whole model refuses: a NaN or infinity in a row read
-   * (non_finite_parameter), a dtype other than F32, F16, BF16 (checkpoint_dtype). `signal` is checked
-   * before anything is read and races every read.
-   * Rejects with AttentionError: checkpoint_missing_key, checkpoint_token, context_too_short,
-   * checkpoint_layer, checkpoint_num_heads, checkpoint_dtype, non_finite_parameter, non_finite_stage
-   * (layer > 0), cancelled, disposed (a disposed CheckpointFile), and the header errors.
+   * The input a real GPT-2 layer's attention sees: ln_1 of the residual stream entering block `layer`
+   * (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only one wte row per
+   * token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a time), so the
+   * file must hold the whole model (`num_heads` for widths that are not GPT-2's). Every layer refuses
+   * what the whole model refuses: a NaN or infinity in a row read (non_finite_parameter), a dtype other
+   * than F32, F16, BF16 (checkpoint_dtype). `signal` is checked before anything is read and races every read.
+   * @param source - The file's bytes, a Blob or File, or a {@link CheckpointFile}.
+   * @param options - `tokenIds` (GPT-2 BPE ids), `layer` (default 0), `num_heads`, `signal`.
+   * @returns A promise of the tensor `(1, num_tokens, n_embd)`.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_missing_key",
+   *   "checkpoint_token", "context_too_short", "checkpoint_layer", "checkpoint_num_heads",
+   *   "checkpoint_dtype", "non_finite_parameter", "non_finite_stage" (layer > 0), "cancelled",
+   *   "disposed" (a disposed CheckpointFile), and the header errors.
    */
   checkpointInput(source: CheckpointSource, options: { tokenIds: number[]; layer?: number; num_heads?: number; signal?: AbortSignal }): Promise<Tensor>;
   /**
@@ -917,41 +1696,107 @@ export interface AttentionLab {
    * Hugging Face's GPT-2), reading only its header now; F32, F16 or BF16; keys with or without
    * `transformer.`. GPT-2 small, medium, large and XL are recognised from their shapes; other widths
    * need `num_heads` (or an `n_head` entry in the header's __metadata__; loadCheckpoint reads it by the
-   * same rule). The blocks must be h.0 .. h.{n_layer-1}, none missing or partial.
-   * Rejects with AttentionError: checkpoint_source, checkpoint_read, the header errors,
-   * checkpoint_missing_key (a gap in the blocks or a partial block: names the missing keys),
-   * checkpoint_bad_header (blocks under both h. and transformer.h.), checkpoint_shape, checkpoint_dtype,
-   * checkpoint_num_heads, checkpoint_layer,
-   * disposed (a disposed CheckpointFile). Given a CheckpointFile, the model shares its parsed header.
+   * same rule). The blocks must be h.0 .. h.{n_layer-1}, none missing or partial. Given a
+   * CheckpointFile, the model shares its parsed header.
+   * @param source - The file's bytes, a Blob or File, or a {@link CheckpointFile}.
+   * @param options - `num_heads` for a width that is not GPT-2's.
+   * @returns A promise of the {@link GPT2Model}.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_source",
+   *   "checkpoint_read", the header errors, "checkpoint_missing_key" (a gap in the blocks or a partial
+   *   block: names the missing keys), "checkpoint_bad_header" (blocks under both h. and
+   *   transformer.h.), "checkpoint_shape", "checkpoint_dtype", "checkpoint_num_heads",
+   *   "checkpoint_layer", "disposed" (a disposed CheckpointFile).
+   * @example
+   * ```ts
+   * const model = await lab.loadGPT2(file); // a File from an <input type="file">
+   * const r = await model.run([464, 3139]);
+   * r.layers[5].attnWeights.shape; // [1, 12, 2, 2]: (1, n_head, num_tokens, num_tokens)
+   * ```
    */
   loadGPT2(source: CheckpointSource, options?: { num_heads?: number }): Promise<GPT2Model>;
   /**
    * Opens a .safetensors file (an ArrayBuffer, a typed array, a Blob or a File; File.slice: never read
    * whole) once: reads its first 8 bytes and its header and parses the header, as loadCheckpoint,
    * checkpointInput and loadGPT2 would each do for themselves. Give the result to them to load layers,
-   * trace inputs and run the model with one parse. A CheckpointFile given here is returned as it is.
-   * Rejects with AttentionError: checkpoint_source, checkpoint_read, checkpoint_truncated,
-   * checkpoint_bad_header, checkpoint_duplicate_key, checkpoint_bad_offsets.
+   * trace inputs and run the model with one parse.
+   * @param source - The file; a CheckpointFile given here is returned as it is.
+   * @returns A promise of the {@link CheckpointFile}.
+   * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_source",
+   *   "checkpoint_read", "checkpoint_truncated", "checkpoint_bad_header", "checkpoint_duplicate_key",
+   *   "checkpoint_bad_offsets".
    */
   openCheckpoint(source: CheckpointSource): Promise<CheckpointFile>;
-  /** Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads. */
-  equivalentConfig(className: ClassName, config: Config): { className: ClassName; config: Record<SlotName, number | boolean>; pythonCall: string };
+  /**
+   * Wrapper (d_out per head) <-> MultiHeadAttention (d_out total) with the same heads.
+   * @param className - "MultiHeadAttentionWrapper" or "MultiHeadAttention".
+   * @param config - Its config (see {@link ConfigFor}).
+   * @returns The other class, its full config and its Python call.
+   * @throws {@link AttentionError} the configuration's first error; "convert_unsupported" for another class.
+   */
+  equivalentConfig<C extends ClassName>(className: C, config: ConfigFor<C>): {
+    /** The equivalent class. */
+    className: ClassName;
+    /** Its every slot, defaults filled in. */
+    config: Record<SlotName, number | boolean>;
+    /** Its positional Python call. */
+    pythonCall: string;
+  };
   /**
    * Wrapper -> fused MultiHeadAttention (heads stacked, out_proj = identity with zero bias) or fused ->
    * wrapper (head h takes rows h*head_dim ...). layout "interleaved" builds the head-merge mistake on purpose.
+   * @param module - A MultiHeadAttentionWrapper or a MultiHeadAttention.
+   * @param options - `layout`: "stacked" (default) or "interleaved".
+   * @returns The new module and the PyTorch lines that build it.
+   * @throws {@link AttentionError} "convert_unsupported", "convert_layout", "disposed".
    */
-  convert(module: AttentionModule, options?: { layout?: "stacked" | "interleaved" }): { module: AttentionModule; code: string };
-  /** Both modules on x in eval mode; every stage they share compared. agree: every maxAbsDiff <= 1e-6. */
-  compare(a: AttentionModule, b: AttentionModule, x: TensorLike): { stages: StageDiff[]; maxAbsDiff: number; agree: boolean; tolerance: number };
-  /** The book's six 3-d embeddings of "Your journey starts with one step", shape (6, 3). */
+  convert(module: AttentionModule, options?: { layout?: "stacked" | "interleaved" }): {
+    /** The converted module. */
+    module: AttentionModule;
+    /** The PyTorch lines of the conversion. */
+    code: string;
+  };
+  /**
+   * Both modules on x in eval mode; every stage they share (same id and shape) compared.
+   * @param a - The first module.
+   * @param b - The second module.
+   * @param x - The input both take, `(b, num_tokens, d_in)` (or `(num_tokens, d_in)`).
+   * @returns Each shared stage's max |a - b|, the largest, and whether all are within the tolerance.
+   * @throws {@link AttentionError} "compare_unsupported", forward's input codes, "disposed".
+   */
+  compare(a: AttentionModule, b: AttentionModule, x: TensorLike): {
+    /** Every stage both modules have, in order. */
+    stages: StageDiff[];
+    /** The largest difference over the stages. */
+    maxAbsDiff: number;
+    /** maxAbsDiff <= tolerance. */
+    agree: boolean;
+    /** The class's tolerance (1e-6). */
+    tolerance: number;
+  };
+  /**
+   * The book's six 3-d embeddings of "Your journey starts with one step" (section 3.3.1).
+   * @returns The tensor `(num_tokens, d_in)` = (6, 3).
+   */
   bookTokens(): Tensor;
   /**
    * Word tokens with seeded embeddings; a repeated word gets the same row:
    * vocab = list(dict.fromkeys(words)); table = torch.rand(len(vocab), d_in, generator=torch.Generator().manual_seed(seed));
    * x = table[[vocab.index(w) for w in words]]  -> (num_tokens, d_in)
+   * @param words - The words, one token each.
+   * @param dIn - d_in, the embedding width.
+   * @param seed - The table's seed.
+   * @returns The tensor `(num_tokens, d_in)`.
+   * @throws {@link AttentionError} "tensor_shape" (no words, a bad width or too many values).
    */
   sentenceTokens(words: string[], dIn: number, seed: number): Tensor;
-  /** torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)). */
+  /**
+   * torch.rand(num_tokens, d_in, generator=torch.Generator().manual_seed(seed)).
+   * @param numTokens - num_tokens, a whole number from 1.
+   * @param dIn - d_in, a whole number from 1.
+   * @param seed - The generator's seed.
+   * @returns The tensor `(num_tokens, d_in)`.
+   * @throws {@link AttentionError} "tensor_shape" (slot "d_in") for sizes that are not whole numbers from 1, or too many values.
+   */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
   /**
    * Bytes the parameters plus a forward on inputShape need at their peak, traced unless `trace: false`,
@@ -959,25 +1804,70 @@ export interface AttentionLab {
    * and the budget the core refuses above (one budget: the page refuses by it too). The estimate bounds
    * the real peak: a forward grows `heapPeak()` plus its results' bytes by at most `bytes`
    * (tests/node/memory-estimate.test.mjs measures it).
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param inputShape - The input, `(b, num_tokens, d_in)` (or `(num_tokens, d_in)`); without it the parameters alone.
+   * @param options - `trace` (default true).
+   * @returns The estimate and the budget, in bytes.
+   * @throws {@link AttentionError} the configuration's first error; "tensor_shape" for a bad inputShape.
    */
-  estimateBytes(className: ClassName, config: Config, inputShape?: number[], options?: { trace?: boolean }): { bytes: number; budget: number };
+  estimateBytes<C extends ClassName>(className: C, config: ConfigFor<C>, inputShape?: number[], options?: { trace?: boolean }): {
+    /** Peak bytes of the parameters and the forward, results included. */
+    bytes: number;
+    /** The core's memory budget in bytes (kDefaultMemoryBudgetBytes). */
+    budget: number;
+  };
   /**
-   * A module rebuilt from plain data (e.g. posted to a Web Worker): every parameter by PyTorch name.
-   * Throws AttentionError: missing_parameter, unknown_parameter, parameter_shape, or the config's errors.
+   * A module rebuilt from plain data (e.g. posted to a Web Worker): every parameter by PyTorch name
+   * (a whole state_dict() may also carry the causal mask buffers, checked and reported in `notes`).
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param parameters - Every parameter, `{name, shape, data}` with PyTorch's names and shapes (e.g. module.parameters()).
+   * @param options - `generator`: the stream later dropout draws from (default: manualSeed(123)).
+   * @returns The {@link AttentionModule}.
+   * @throws {@link AttentionError} "missing_parameter", "unknown_parameter", "parameter_shape",
+   *   "mask_buffer", "non_finite_parameter", or the config's errors.
    */
-  fromParameters(className: ClassName, config: Config, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
-  /** Bytes of WASM heap in use (for leak checks). */
+  fromParameters<C extends ClassName>(className: C, config: ConfigFor<C>, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
+  /**
+   * Bytes of WASM heap in use (for leak checks).
+   * @returns Bytes allocated now.
+   */
   heapInUse(): number;
   /**
    * The most WASM heap ever taken from memory so far, in bytes (allocator footprint, including
    * fragmentation; it never shrinks). Its growth over one call, plus the bytes of the results the call
    * copied out, is that call's real peak, which the memory estimate (`estimateBytes`) bounds.
+   * @returns The high-water mark in bytes.
    */
   heapPeak(): number;
-  /** Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection). */
+  /**
+   * Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection).
+   * @returns How many handles are alive.
+   */
   handlesInUse(): number;
-  /** The input shape a class takes: [b, numTokens, dIn] for the batched classes, [numTokens, dIn] for SelfAttention_v1/v2. */
+  /**
+   * The input shape a class takes.
+   * @param className - The class.
+   * @param numTokens - num_tokens.
+   * @param dIn - d_in.
+   * @param b - The batch size (default 1).
+   * @returns `[b, numTokens, dIn]` for the batched classes, `[numTokens, dIn]` for SelfAttention_v1/v2.
+   */
   inputShape(className: ClassName, numTokens: number, dIn: number, b?: number): number[];
 }
 
+/**
+ * Loads the WebAssembly core (web/lib/attention_core.mjs and its .wasm, fetched beside the .mjs in a
+ * browser, read from disk in Node) once and returns the library: every call returns the same promise.
+ * @returns A promise of the {@link AttentionLab}.
+ * @throws Rejects with the loader's error when the WebAssembly module cannot be fetched or compiled.
+ * @example
+ * ```ts
+ * import { loadAttentionLab } from "attention-lab";
+ * const lab = await loadAttentionLab();
+ * lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }).parameterCount;
+ * // 2360064: GPT-2 small's attention (exercise 3.3)
+ * ```
+ */
 export function loadAttentionLab(): Promise<AttentionLab>;

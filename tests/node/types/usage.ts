@@ -1,5 +1,5 @@
 // Compiled by types.test.mjs: every call of the public API, with the types the .d.ts promises.
-import { loadAttentionLab, AttentionError, type Tensor, type Stage, type CopyReport, type Diagnostic } from "attention-lab";
+import { loadAttentionLab, AttentionError, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type CopyReport, type Diagnostic } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
@@ -64,6 +64,29 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof AttentionError) console.log(e.code, e.slot, e.hint, e.diagnostics.length);
   }
+  // The config types: a literal class name checks its config; strings are the slots' Python text.
+  const typed: MultiHeadAttentionConfig = { d_in: "768", d_out: 768, context_length: "1024", dropout: "0.0", num_heads: 12, qkv_bias: "False" };
+  const gqa = lab.describe("GroupedQueryAttention", { d_in: 8, d_out: 8, dropout: 0.1, num_heads: 4, num_kv_groups: 2, dtype: "torch.float32", qkv_bias: true });
+  const swa = lab.setup("MultiHeadAttentionWithSWA", { d_in: 8, d_out: 8, dropout: 0.0, num_heads: 2, sliding_window_size: "None" });
+  // A parsed call's config goes with any class name (the core diagnoses it), also a literal one.
+  const fromText = lab.create("MultiHeadAttention", parsed.config);
+  const ranText = lab.run("MultiHeadAttention", parsed.config, { shape: [1, 6, 768], data: new Float32Array(6 * 768) });
+  const checked: Diagnostic[] = lab.check("MultiHeadAttention", parsed.config);
+  // A class name that is a string or a whole-ClassName variable takes any config: the core checks it.
+  const someName: string = parsed.className;
+  const someClass: ClassName = lab.classes[0];
+  const loose: Config = { d_in: 3, d_out: 2, d_inn: 4 };
+  const anyDiags: Diagnostic[] = lab.check(someName, { d_inn: 3 });
+  const anyDescription = lab.describe(someName, loose);
+  const anyModule = lab.create(someClass, loose);
+  const anyBytes: number = lab.estimateBytes(someClass, m.config, [1, 6, 3]).bytes;
+  const facts = lab.describe("MultiHeadAttention").class;
+  // The README's library example, as written there.
+  const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 };
+  const mha = lab.create("MultiHeadAttention", config, { generator: gen });
+  const s = lab.setup("MultiHeadAttention", config, { inputShape: [2, 6, 3] });
+  const rr = lab.run("MultiHeadAttention", config, { shape: [2, 6, 3], data: new Float32Array(36) }, { seed: 123 });
+  console.log(typed, gqa, swa, fromText, ranText, checked, anyDiags, anyDescription, anyModule, anyBytes, facts, mha, s, rr);
   console.log(names, pos, diags, count, dropped, width, rule, stages, agree, heap, t, sized, fileInput);
 }
 void main();

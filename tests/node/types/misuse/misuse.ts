@@ -1,10 +1,12 @@
-// Must NOT compile: types.test.mjs checks that tsc rejects it, so the .d.ts is really consulted.
+// Must NOT compile: types.test.mjs checks that tsc rejects each expected line, so the .d.ts is really consulted.
 import { loadAttentionLab } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
-  const width: string = lab.create("MultiHeadAttention", {}).outputWidth;  // number, not string
-  lab.copyWeights(1, 2, {});  // modules, not numbers
+  // expect: Type 'number' is not assignable to type 'string'
+  const width: string = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }).outputWidth;
+  // expect: Argument of type 'number' is not assignable to parameter of type 'AttentionModule'
+  lab.copyWeights(1, 2, {});
   console.log(width);
 }
 void main();
