@@ -1271,10 +1271,14 @@ async function createCore(compiled) {
     // does not build a URL from import.meta.url, which a classic-script bundle leaves empty
     locateFile: (file) => file,
     instantiateWasm(imports, receive) {
-      WebAssembly.instantiate(wasmModule, imports).then(
-        (instance) => receive(instance, wasmModule),
-        (err) => fail(loadError("wasm_binary", `the WebAssembly module does not fit attention_core.mjs (${errorText(err)})`, "Pass this package's own attention_core.wasm: a .wasm from another build (or another version) has other imports.", "wasmBinary")),
-      );
+      const misfit = (err) => fail(loadError("wasm_binary", `the WebAssembly module does not fit attention_core.mjs (${errorText(err)})`, "Pass this package's own attention_core.wasm: a .wasm from another build (or another version) has other imports and exports.", "wasmBinary"));
+      WebAssembly.instantiate(wasmModule, imports).then((instance) => {
+        try {
+          receive(instance, wasmModule);  // throws when the exports are not the glue's (no memory, say)
+        } catch (err) {
+          misfit(err);
+        }
+      }, misfit);
       return {};  // the exports arrive through receive
     },
   });
