@@ -59,7 +59,7 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
   });
 
   test("a wasmUrl that is not a URL or a non-empty string is wasm_url", async () => {
-    for (const wasmUrl of [3, "", "  ", {}, { href: `${base}/core.wasm` }, [`${base}/core.wasm`], true]) {
+    for (const wasmUrl of [3, "", "  ", {}, { href: 3 }, { href: "" }, [`${base}/core.wasm`], true]) {
       const r = await refusal({ wasmUrl });
       assert.deepEqual([r.code, r.slot], ["wasm_url", "wasmUrl"], String(wasmUrl));
       assert.match(r.message, /^wasmUrl must be a URL or a non-empty string, got /);

@@ -105,20 +105,25 @@ describe("the npm package", () => {
     });
   });
 
-  test("under jsdom's globals (what vitest's jsdom environment installs: window, document, self, location) it loads from disk and runs", () => {
+  test("under jsdom's globals (as vitest's jsdom environment installs them: window, document, jsdom's own URL and Blob...) it loads from disk and runs", () => {
     const jsdom = pathToFileURL(path.join(ROOT, "node_modules/jsdom/lib/api.js")).href;
     const out = node("jsdom.mjs", `
       import { JSDOM } from ${JSON.stringify(jsdom)};
       const dom = new JSDOM("<!doctype html><p>course page</p>", { url: "http://localhost:3000/lesson/3" });
-      for (const key of ["window", "document", "self", "location", "navigator", "HTMLElement", "customElements"]) {
-        Object.defineProperty(globalThis, key, { value: dom.window[key === "window" || key === "self" ? "window" : key], configurable: true, writable: true });
+      const NodeURL = URL;
+      for (const key of ["window", "self", "document", "location", "navigator", "HTMLElement", "customElements", "URL", "URLSearchParams", "Blob", "File", "FileReader", "AbortController", "AbortSignal", "Event", "EventTarget", "DOMException"]) {
+        Object.defineProperty(globalThis, key, { value: key === "window" || key === "self" ? dom.window : dom.window[key], configurable: true, writable: true });
       }
+      // vitest 4 installs its own subclass of jsdom's URL (so a URL.prototype with no own href)
+      globalThis.URL = class URL extends dom.window.URL {};
       const { loadAttentionLab, AttentionError } = await import("attention-lab");
-      const lab = await loadAttentionLab();
+      // a URL made with jsdom's URL class (vitest's tests make them so): a file: URL is read from disk
+      const lab = await loadAttentionLab({ wasmUrl: new URL("./node_modules/attention-lab/web/lib/attention_core.wasm", import.meta.url) });
+      const same = (await loadAttentionLab()) === lab;
       ${RUN}
-      console.log(JSON.stringify({ ...result, window: typeof window, paragraph: document.querySelector("p").textContent }));
+      console.log(JSON.stringify({ ...result, same, window: typeof window, jsdomURL: URL !== NodeURL, paragraph: document.querySelector("p").textContent }));
     `);
-    assert.deepEqual(out, { ...expected, window: "object", paragraph: "course page" });
+    assert.deepEqual(out, { ...expected, same: true, window: "object", jsdomURL: true, paragraph: "course page" });
   });
 });
 

@@ -1147,17 +1147,13 @@ function errorText(err) {
   }
 }
 
-const urlHref = Object.getOwnPropertyDescriptor(URL.prototype, "href").get;
-
-/** wasmUrl as {kind, key, label, compile}: a non-empty string (resolved by fetch) or a URL. */
+/** wasmUrl as {kind, key, label, compile}: a non-empty string (resolved by fetch) or a URL (any realm's: its href). */
 function urlSource(wasmUrl) {
   let url = typeof wasmUrl === "string" ? wasmUrl : null;
   if (url === null && wasmUrl !== null && typeof wasmUrl === "object") {
-    try {
-      url = urlHref.call(wasmUrl);  // a URL (its internal slot: a Proxy or a look-alike is refused)
-    } catch {
-      url = null;
-    }
+    // a URL, also another realm's (jsdom's, under vitest) or a Location: read by its href
+    const href = reading("wasmUrl", () => wasmUrl.href);
+    url = typeof href === "string" ? href : null;
   }
   if (url === null || url.trim() === "") {
     throw loadError("wasm_url", `wasmUrl must be a URL or a non-empty string, got ${valueText(wasmUrl)}`, "Pass where attention_core.wasm is served, e.g. \"/assets/attention_core.wasm\" or new URL(\"./attention_core.wasm\", import.meta.url).", "wasmUrl");

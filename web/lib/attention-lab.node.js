@@ -17,8 +17,8 @@ const readDefault = () => readFile(new URL("./attention_core.wasm", import.meta.
 /** A file: wasmUrl's path (a string "file:..." or a URL object with protocol file:), else null; never throws. */
 function filePath(wasmUrl) {
   try {
-    const href = typeof wasmUrl === "string" ? wasmUrl : wasmUrl instanceof URL ? wasmUrl.href : null;
-    return href !== null && /^file:/i.test(href) ? fileURLToPath(href) : null;
+    const href = typeof wasmUrl === "string" ? wasmUrl : wasmUrl !== null && typeof wasmUrl === "object" ? wasmUrl.href : null;  // any realm's URL (jsdom's under vitest)
+    return typeof href === "string" && /^file:/i.test(href) ? fileURLToPath(href) : null;
   } catch {
     return null;  // not a file URL that names a path: the browser module refuses it with its own code
   }
