@@ -46,7 +46,9 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
   after(() => new Promise((resolve) => server.close(resolve)));
 
   test("options that are not its own are refused, naming the option", async () => {
-    assert.deepEqual((await refusal("core.wasm")).code, "bad_options");
+    const string = await refusal("core.wasm");
+    assert.deepEqual([string.code, string.slot], ["bad_options", "loadAttentionLab"]);
+    assert.match(string.hint, /\{wasmUrl: .*\}, \{wasmBinary: bytes\}, or nothing/);
     const unknown = await refusal({ wasmPath: "/core.wasm" });
     assert.deepEqual([unknown.code, unknown.slot], ["wasm_options", "wasmPath"]);
     assert.match(unknown.message, /no option "wasmPath"/);

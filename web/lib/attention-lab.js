@@ -1289,6 +1289,9 @@ export function loadAttentionLab(options) {
   let source;
   let readDefault;
   try {
+    if (options !== undefined && options !== null && typeof options !== "object") {
+      throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
+    }
     const opts = readOptions(options, "loadAttentionLab");
     readDefault = opts[DEFAULT_WASM];
     const unknown = Object.keys(opts).filter((k) => !LOAD_OPTIONS.includes(k));

@@ -40,7 +40,8 @@ export async function loadAttentionLab(options) {
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new AttentionError({ code: "wasm_fetch", slot: "wasmUrl", message: `attention_core.wasm could not be read from ${path} (${err?.code ?? "error"})`, hint: "Check the path; new URL(\"./attention_core.wasm\", import.meta.url) is relative to the file that writes it." });
+    const reason = err?.code;  // ENOENT, EACCES, EISDIR...
+    throw new AttentionError({ code: "wasm_fetch", slot: "wasmUrl", message: `attention_core.wasm could not be read from ${path} (${typeof reason === "string" ? reason : "unreadable"})`, hint: "Check the path; new URL(\"./attention_core.wasm\", import.meta.url) is relative to the file that writes it." });
   }
   const { wasmUrl: _url, ...rest } = opts;
   return loadFromBrowserModule({ ...rest, wasmBinary: bytes });
