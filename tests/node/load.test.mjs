@@ -139,4 +139,15 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
     assert.deepEqual(await run(`{ wasmUrl: "${base}/octets.wasm" }`), want);
     assert.deepEqual(await run(`{ wasmBinary: new Uint8Array(readFileSync("web/lib/attention_core.wasm")).buffer }`), want);
   });
+
+  test("the browser module imported by path in Node reads no global to guess: it fetches its file: URL, and says to import the package instead", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", `
+      import { loadAttentionLab } from "./web/lib/attention-lab.js";
+      const e = await loadAttentionLab().then(() => null, (err) => err);
+      console.log(JSON.stringify({ code: e?.code, message: e?.message, hint: e?.hint }));`], { cwd: new URL("../..", import.meta.url) });
+    const e = JSON.parse(stdout);
+    assert.equal(e.code, "wasm_fetch");
+    assert.match(e.message, /^attention_core\.wasm could not be fetched from attention_core\.wasm beside attention-lab\.js \(file:\/\/.*\/web\/lib\/attention_core\.wasm\) \(TypeError: fetch failed\)$/);
+    assert.match(e.hint, /In Node, import "attention-lab" itself \(its Node entry reads the file from disk\)/);
+  });
 });
