@@ -2,8 +2,8 @@
 // (the browser module, its Node entry, the .d.ts, the built WebAssembly core), the README, the
 // changelog and the license; installed from the tarball into an empty folder (no network: it has no
 // dependencies), it imports, requires and runs GPT-2 small's attention with the same bits as this
-// checkout, also under jsdom's globals (vitest's jsdom environment), and `npm pack` refuses a tree
-// whose core is not built.
+// checkout, also under jsdom's globals and in vitest's jsdom environment, and `npm pack` refuses a
+// tree whose core is not built.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -124,6 +124,28 @@ describe("the npm package", () => {
       console.log(JSON.stringify({ ...result, same, window: typeof window, jsdomURL: URL !== NodeURL, paragraph: document.querySelector("p").textContent }));
     `);
     assert.deepEqual(out, { ...expected, same: true, window: "object", jsdomURL: true, paragraph: "course page" });
+  });
+
+  test("vitest 4 with the jsdom environment: a test file in the installed project loads it and gets Node's bits", () => {
+    writeFileSync(path.join(app, "lab.test.js"), `// @vitest-environment jsdom
+      import { loadAttentionLab, AttentionError } from "attention-lab";
+      test("the library in vitest's jsdom environment", async () => {
+        expect(typeof window).toBe("object");
+        const lab = await loadAttentionLab();
+        ${RUN}
+        expect(result).toEqual(${JSON.stringify(expected)});
+      });
+      test("a wasmUrl made with the environment's URL class, and a wrong option", async () => {
+        const url = new URL("./node_modules/attention-lab/web/lib/attention_core.wasm", ${JSON.stringify(pathToFileURL(`${app}/`).href)});
+        expect(await loadAttentionLab({ wasmUrl: url }).catch((e) => e.code)).toBe("wasm_loaded");
+        expect(await loadAttentionLab({ wasmPath: url }).catch((e) => e.code)).toBe("wasm_options");
+      });
+    `);
+    const vitest = path.join(ROOT, "node_modules", ".bin", "vitest");
+    execFileSync(vitest, ["run", "--globals", "--reporter=json", "--outputFile=vitest.json", "lab.test.js"], { cwd: app, env: { ...process.env, NO_COLOR: "1" }, stdio: "ignore" });
+    const report = JSON.parse(readFileSync(path.join(app, "vitest.json"), "utf8"));
+    const results = report.testResults.flatMap((f) => f.assertionResults.map((a) => [a.title, a.status, a.failureMessages]));
+    assert.deepEqual(results, [["the library in vitest's jsdom environment", "passed", []], ["a wasmUrl made with the environment's URL class, and a wrong option", "passed", []]]);
   });
 });
 
