@@ -4,7 +4,8 @@
 //   .wasm imported through the package's exports (`attention-lab/attention_core.wasm`, copied by
 //   `--loader:.wasm=file`) and handed over as `wasmUrl`;
 // - webpack 5 with no configuration beyond mode and entry: it follows the library's
-//   `new URL("./attention_core.wasm", import.meta.url)` and emits the .wasm as an asset by itself.
+//   `new URL("./attention_core.wasm", import.meta.url)` and emits the .wasm as an asset by itself;
+// - Vite 8's production build with no configuration, which follows the same pattern.
 // Each bundle is served by a plain static server; the page's numbers must be Node's, bit for bit.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -15,6 +16,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as esbuild from "esbuild";
 import webpack from "webpack";
+import { build as viteBuild } from "vite";
 import sirv from "sirv";
 import { chromium } from "playwright-core";
 import { loadAttentionLab } from "attention-lab";
@@ -55,6 +57,15 @@ loadAttentionLab().then(async (lab) => {
   show({ ...facts(lab), again, elsewhere });
 }, (e) => show({ error: codeOf(e), message: e.message }));
 `,
+  // an ES module app (top-level await), the .wasm located by Vite
+  vite: `import { loadAttentionLab, AttentionError } from "attention-lab";
+${RUN}
+try {
+  show(facts(await loadAttentionLab()));
+} catch (e) {
+  show({ error: codeOf(e), message: e.message });
+}
+`,
 };
 
 /** Runs webpack 5 through its Node API (no CLI): production mode, the entry, the output folder. */
@@ -71,7 +82,7 @@ function runWebpack(context, entry, outDir) {
   });
 }
 
-describe("the npm tarball bundled by esbuild and by webpack 5", () => {
+describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
   let dir;
   let server;
   let context;
@@ -88,6 +99,7 @@ describe("the npm tarball bundled by esbuild and by webpack 5", () => {
     const site = path.join(dir, "site");
     for (const [name, source] of Object.entries(APPS)) {
       writeFileSync(path.join(app, `${name}.js`), source);
+      if (name === "vite") continue;  // Vite writes its own index.html from the app's
       mkdirSync(path.join(site, name), { recursive: true });
       writeFileSync(path.join(site, name, "index.html"), `<!doctype html><meta charset="utf-8"><title>${name}</title><pre id="out"></pre><script src="./${name}.js"></script>`);
     }
@@ -96,7 +108,12 @@ describe("the npm tarball bundled by esbuild and by webpack 5", () => {
     built.esbuild = { warnings: es.warnings.map((w) => w.text), files: Object.keys(es.metafile.outputs).map((f) => path.basename(f)).sort() };
     const wp = await runWebpack(app, "./webpack.js", path.join(site, "webpack"));
     built.webpack = { warnings: wp.warnings.map((w) => w.message), files: wp.assets.map((a) => a.name).sort() };
-    for (const name of Object.keys(APPS)) built[name].code = readFileSync(path.join(site, name, `${name}.js`), "utf8");
+    // vite build, from the app's index.html, with the base the site serves it under
+    writeFileSync(path.join(app, "index.html"), `<!doctype html><meta charset="utf-8"><title>vite</title><pre id="out"></pre><script type="module" src="./vite.js"></script>`);
+    const vite = await viteBuild({ root: app, base: "/vite/", configFile: false, logLevel: "silent", build: { outDir: path.join(site, "vite"), emptyOutDir: true } });
+    built.vite = { files: vite.output.map((o) => o.fileName).sort() };
+    for (const name of ["esbuild", "webpack"]) built[name].code = readFileSync(path.join(site, name, `${name}.js`), "utf8");
+    built.vite.code = vite.output.filter((o) => o.type === "chunk").map((o) => o.code).join("\n");
     const files = sirv(site);
     server = http.createServer((req, res) => files(req, res, () => { res.statusCode = 404; res.end(); }));
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -165,5 +182,17 @@ describe("the npm tarball bundled by esbuild and by webpack 5", () => {
     assert.deepEqual(problems, []);
     assert.deepEqual(wasm, [{ path: `/webpack/${wasmAssets[0]}`, status: 200, type: "application/wasm" }]);
     assert.deepEqual(readdirSync(path.join(dir, "site", "webpack")).sort(), [...b.files, "index.html"].sort());
+  });
+
+  test("vite build with no configuration: it emits the .wasm itself; the page runs with Node's bits", async () => {
+    const b = built.vite;
+    const wasmFile = b.files.find((f) => f.endsWith(".wasm"));
+    assert.match(wasmFile, /^assets\/attention_core-[\w-]+\.wasm$/);
+    assert.equal(b.files.filter((f) => f.endsWith(".js")).length, 1);
+    assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
+    const { result, problems, wasm } = await run("vite");
+    assert.deepEqual(result, expected);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(wasm, [{ path: `/vite/${wasmFile}`, status: 200, type: "application/wasm" }]);
   });
 });
