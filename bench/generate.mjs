@@ -22,7 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { baselineLine, judgeBaseline, nativeGemm, torchEnv } from "./baseline.mjs";
 import { gpt2Tensors, safetensorsHeader } from "../tests/safetensors.mjs";
 

@@ -14,7 +14,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { layer0Shapes, safetensors } from "../tests/safetensors.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

@@ -3,7 +3,7 @@
 // 1024 tokens, with --trace or without. Prints one JSON line:
 //   wasmMemoryBytes  the WebAssembly memory after the run; it only grows, so it is the high-water mark
 //   rssBytes         process RSS after the run; maxRssBytes the process's peak RSS (getrusage)
-import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 
 const trace = process.argv.includes("--trace");
 const T = Number(process.env.BENCH_MEMORY_TOKENS ?? 1024);

@@ -29,7 +29,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import zlib from "node:zlib";
-import { loadAttentionLab } from "../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { baselineLine, bestOf, judgeBaseline, measureNativeGemm, torchEnv } from "./baseline.mjs";
 import { describe as describeHeader } from "./header.mjs";
 import { timeForwards, checksum as sum } from "./timing.mjs";

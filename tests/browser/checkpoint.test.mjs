@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { loadAttentionLab } from "../../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { ROOT, afterRun, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
 import { layer0Checkpoint, layer0Shapes, safetensors } from "../safetensors.mjs";
 

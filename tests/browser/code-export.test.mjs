@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
-import { loadAttentionLab } from "../../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { finish, launchLab, openPage, runPreset } from "./helpers.mjs";
 
 /** Fails unless `code` parses as Python (python3's ast; no torch needed). */

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { decode, encode } from "gpt-tokenizer/encoding/r50k_base";
-import { loadAttentionLab } from "../../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { gpt2File } from "../gpt2-files.mjs";
 import { finish, launchLab, openPage, SCREENSHOT_DIR, screenshotDir } from "./helpers.mjs";
 

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { loadAttentionLab } from "../../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { GPT2_FIXTURES, gpt2File } from "../gpt2-files.mjs";
 import { finish, launchLab, openPage, SCREENSHOT_DIR, screenshotDir } from "./helpers.mjs";
 

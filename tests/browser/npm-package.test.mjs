@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import sirv from "sirv";
 import { chromium } from "playwright-core";
-import { loadAttentionLab } from "../../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { ROOT } from "./helpers.mjs";
 
 describe("the npm tarball in a page", () => {

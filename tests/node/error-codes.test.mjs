@@ -46,6 +46,7 @@ function literalCodes(file) {
     /\bcode\s*[!=]==?\s*"([a-z0-9_]+)"/g, // err?.code === "cancelled"
     /"code",\s*"([a-z0-9_]+)"/g, // o.set("code", "...")
     /\bAttentionError\(\s*"([a-z0-9_]+)"/g, // the core's throws
+    /\bloadError\(\s*"([a-z0-9_]+)"/g, // the facade's loading errors: loadError("wasm_fetch", ...)
     /\{false, \{"([a-z0-9_]+)"/g, // the bindings' failures: {false, {"out_of_memory", ...}}
     /\bwhole_option\([^;]*?,\s*"([a-z0-9_]+)"\)/g, // whole_option(options, "layer", 0, "checkpoint_layer")
   ];
@@ -95,7 +96,7 @@ test("the generator reads the table strictly", () => {
 
 test("every code the boundary (core session, bindings), the facade and the page mint or test for is in the union; the library mints none of the page's", () => {
   const union = new Set(unionOfDts(DTS).map((u) => u.code));
-  const library = [...literalCodes("core/src/session.cpp"), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js")];
+  const library = [...literalCodes("core/src/session.cpp"), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js"), ...literalCodes("web/lib/attention-lab.node.js")];
   const page = app.flatMap(literalCodes);
   const missing = [...library, ...page].filter(({ code }) => !union.has(code)).map(({ code, file }) => `${file}: ${code}`);
   assert.deepEqual(missing, [], "codes not in core/include/attention_lab/error_codes.hpp");
@@ -103,7 +104,7 @@ test("every code the boundary (core session, bindings), the facade and the page 
   assert.deepEqual(pageOnly, []);
   // the scan sees each way the layers write a code
   const found = new Set([...library, ...page].map((x) => x.code));
-  for (const code of ["out_of_memory", "internal", "disposed", "checkpoint_num_heads", "unreadable_argument", "bad_options", "worker", "no_tokens", "error", "cancelled"]) {
+  for (const code of ["wasm_fetch", "wasm_loaded", "out_of_memory", "internal", "disposed", "checkpoint_num_heads", "unreadable_argument", "bad_options", "worker", "no_tokens", "error", "cancelled"]) {
     assert.ok(found.has(code), code);
   }
   // and each of the page's own codes is one the page really mints
@@ -116,6 +117,7 @@ test("every code of the table is written somewhere as a literal (core, bindings,
     ...readdirSync(new URL("core/include/attention_lab/", root)).filter((name) => name !== "error_codes.hpp").map((name) => `core/include/attention_lab/${name}`),
     "web/wasm/bindings.cpp",
     "web/lib/attention-lab.js",
+    "web/lib/attention-lab.node.js",
     ...app,
   ];
   const text = sources.map(read).join("\n");

@@ -1,51 +1,198 @@
 // The npm package holds what a user imports and nothing else. `npm pack` gives the library
-// (the facade, its .d.ts, the built WebAssembly core), the README, the changelog and the license;
-// installed from the tarball into an empty folder (no network: it has no dependencies), it imports
-// and runs GPT-2 small's attention with the same bits as this checkout.
-import { test } from "node:test";
+// (the browser module, its Node entry, the .d.ts, the built WebAssembly core), the README, the
+// changelog and the license; installed from the tarball into an empty folder (no network: it has no
+// dependencies), it imports, requires and runs GPT-2 small's attention with the same bits as this
+// checkout, also under jsdom's globals and in vitest's jsdom environment, and `npm pack` refuses a
+// tree whose core is not built.
+import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadAttentionLab } from "attention-lab";
+import { packProblems } from "../../scripts/prepack.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-test("npm pack ships the library alone; installed into an empty folder it imports and runs", async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-pack-"));
-  try {
-    const npm = (args, cwd) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-    const [packed] = JSON.parse(npm(["pack", "--json", "--pack-destination", dir], ROOT));
+const MHA = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
+const npm = (args, cwd) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+// What each app prints: GPT-2 small's attention run seeded, and the code of a config that fails.
+const RUN = `
+  const mha = lab.create("MultiHeadAttention", ${JSON.stringify(MHA)}, { generator: lab.manualSeed(123) });
+  const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
+  let code = "";
+  try { lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 }); } catch (e) { code = e instanceof AttentionError ? e.code : "?"; }
+  const result = { headDim: lab.describe("MultiHeadAttention", ${JSON.stringify(MHA)}).headDim, shape: y.shape, first: Array.from(y.data.slice(0, 8)), code, classes: lab.classes.length };
+`;
+
+describe("the npm package", () => {
+  let dir;
+  let app;
+  let packed;
+  let expected;
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-pack-"));
+    [packed] = JSON.parse(npm(["pack", "--json", "--pack-destination", dir], ROOT));
+    app = path.join(dir, "app");
+    mkdirSync(app);
+    writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+    npm(["install", "--offline", path.join(dir, packed.filename)], app);
+    const lab = await loadAttentionLab();
+    const mha = lab.create("MultiHeadAttention", MHA, { generator: lab.manualSeed(123) });
+    const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
+    expected = { headDim: 64, shape: [1, 6, 768], first: Array.from(y.data.slice(0, 8)), code: "heads_divisibility", classes: lab.classes.length };
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  const node = (file, source, args = []) => {
+    writeFileSync(path.join(app, file), source);
+    return JSON.parse(execFileSync(process.execPath, [...args, file], { cwd: app, encoding: "utf8" }));
+  };
+
+  test("npm pack ships the library alone; installed into an empty folder it imports and runs", () => {
     assert.deepEqual(packed.files.map((f) => f.path).sort(), [
       "CHANGELOG.md", "LICENSE", "README.md", "package.json",
-      "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
+      "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
     ]);
     assert.ok(packed.size < 400_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog has a section for it
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
     assert.equal(packed.version, version);
     assert.match(readFileSync(path.join(ROOT, "CHANGELOG.md"), "utf8"), new RegExp(`^## ${version.replace(/\./g, "\\.")} `, "m"));
-    const app = path.join(dir, "app");
-    execFileSync("mkdir", ["-p", app]);
-    writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-    npm(["install", "--offline", path.join(dir, packed.filename)], app);
-    writeFileSync(path.join(app, "main.mjs"), `
+    const out = node("main.mjs", `
       import { loadAttentionLab, AttentionError } from "attention-lab";
       const lab = await loadAttentionLab();
-      const mha = lab.create("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }, { generator: lab.manualSeed(123) });
-      const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
-      let code = "";
-      try { lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 }); } catch (e) { code = e instanceof AttentionError ? e.code : "?"; }
-      console.log(JSON.stringify({ shape: y.shape, first: Array.from(y.data.slice(0, 8)), code, classes: lab.classes.length }));
+      ${RUN}
+      console.log(JSON.stringify({ ...result, entry: import.meta.resolve("attention-lab") }));
     `);
-    const out = JSON.parse(execFileSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8" }));
-    const lab = await loadAttentionLab();
-    const mha = lab.create("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }, { generator: lab.manualSeed(123) });
-    const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
-    assert.deepEqual(out, { shape: [1, 6, 768], first: Array.from(y.data.slice(0, 8)), code: "heads_divisibility", classes: lab.classes.length });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    assert.deepEqual(out, { ...expected, entry: pathToFileURL(path.join(app, "node_modules/attention-lab/web/lib/attention-lab.node.js")).href });
+  });
+
+  test("require() of the package works on the Node versions engines admits (>=20.19: require of an ES module)", () => {
+    const { engines } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+    assert.deepEqual(engines, { node: ">=20.19" });
+    const [major, minor] = process.versions.node.split(".").map(Number);
+    assert.ok(major > 20 || (major === 20 && minor >= 19), `this Node (${process.version}) is one engines admits`);
+    const out = node("main.cjs", `
+      const { loadAttentionLab, AttentionError } = require("attention-lab");
+      loadAttentionLab().then((lab) => {
+        ${RUN}
+        console.log(JSON.stringify({ ...result, entry: require.resolve("attention-lab") }));
+      });
+    `, ["--no-warnings"]);
+    assert.deepEqual(out, { ...expected, entry: path.join(app, "node_modules/attention-lab/web/lib/attention-lab.node.js") });
+  });
+
+  test("exports: the .wasm and package.json are reachable; other files are not", () => {
+    const out = node("exports.mjs", `
+      import { readFileSync } from "node:fs";
+      import { createRequire } from "node:module";
+      const require = createRequire(import.meta.url);
+      const wasm = import.meta.resolve("attention-lab/attention_core.wasm");
+      let deep = "";
+      try { import.meta.resolve("attention-lab/web/lib/attention_core.mjs"); } catch (e) { deep = e.code; }
+      console.log(JSON.stringify({ wasm, bytes: readFileSync(new URL(wasm)).length, version: require("attention-lab/package.json").version, deep }));
+    `);
+    assert.deepEqual(out, {
+      wasm: pathToFileURL(path.join(app, "node_modules/attention-lab/web/lib/attention_core.wasm")).href,
+      bytes: readFileSync(path.join(ROOT, "web/lib/attention_core.wasm")).length,
+      version: packed.version,
+      deep: "ERR_PACKAGE_PATH_NOT_EXPORTED",
+    });
+  });
+
+  test("under jsdom's globals (as vitest's jsdom environment installs them: window, document, jsdom's own URL and Blob...) it loads from disk and runs", () => {
+    const jsdom = pathToFileURL(path.join(ROOT, "node_modules/jsdom/lib/api.js")).href;
+    const out = node("jsdom.mjs", `
+      import { JSDOM } from ${JSON.stringify(jsdom)};
+      const dom = new JSDOM("<!doctype html><p>course page</p>", { url: "http://localhost:3000/lesson/3" });
+      const NodeURL = URL;
+      for (const key of ["window", "self", "document", "location", "navigator", "HTMLElement", "customElements", "URL", "URLSearchParams", "Blob", "File", "FileReader", "AbortController", "AbortSignal", "Event", "EventTarget", "DOMException"]) {
+        Object.defineProperty(globalThis, key, { value: key === "window" || key === "self" ? dom.window : dom.window[key], configurable: true, writable: true });
+      }
+      // vitest 4 installs its own subclass of jsdom's URL (so a URL.prototype with no own href)
+      globalThis.URL = class URL extends dom.window.URL {};
+      const { loadAttentionLab, AttentionError } = await import("attention-lab");
+      // a URL made with jsdom's URL class (vitest's tests make them so): a file: URL is read from disk
+      const lab = await loadAttentionLab({ wasmUrl: new URL("./node_modules/attention-lab/web/lib/attention_core.wasm", import.meta.url) });
+      const same = (await loadAttentionLab()) === lab;
+      ${RUN}
+      console.log(JSON.stringify({ ...result, same, window: typeof window, jsdomURL: URL !== NodeURL, paragraph: document.querySelector("p").textContent }));
+    `);
+    assert.deepEqual(out, { ...expected, same: true, window: "object", jsdomURL: true, paragraph: "course page" });
+  });
+
+  test("vitest 4 with the jsdom environment: a test file in the installed project loads it and gets Node's bits", () => {
+    writeFileSync(path.join(app, "lab.test.js"), `// @vitest-environment jsdom
+      import { loadAttentionLab, AttentionError } from "attention-lab";
+      test("the library in vitest's jsdom environment", async () => {
+        expect(typeof window).toBe("object");
+        const lab = await loadAttentionLab();
+        ${RUN}
+        expect(result).toEqual(${JSON.stringify(expected)});
+      });
+      test("a wasmUrl made with the environment's URL class, and a wrong option", async () => {
+        const url = new URL("./node_modules/attention-lab/web/lib/attention_core.wasm", ${JSON.stringify(pathToFileURL(`${app}/`).href)});
+        expect(await loadAttentionLab({ wasmUrl: url }).catch((e) => e.code)).toBe("wasm_loaded");
+        expect(await loadAttentionLab({ wasmPath: url }).catch((e) => e.code)).toBe("wasm_options");
+      });
+    `);
+    const vitest = path.join(ROOT, "node_modules", ".bin", "vitest");
+    execFileSync(vitest, ["run", "--globals", "--reporter=json", "--outputFile=vitest.json", "lab.test.js"], { cwd: app, env: { ...process.env, NO_COLOR: "1" }, stdio: "ignore" });
+    const report = JSON.parse(readFileSync(path.join(app, "vitest.json"), "utf8"));
+    const results = report.testResults.flatMap((f) => f.assertionResults.map((a) => [a.title, a.status, a.failureMessages]));
+    assert.deepEqual(results, [["the library in vitest's jsdom environment", "passed", []], ["a wasmUrl made with the environment's URL class, and a wrong option", "passed", []]]);
+  });
+});
+
+describe("npm pack refuses a tree whose WebAssembly core is not built (the prepack hook)", () => {
+  let dir;
+  before(() => {
+    // a copy of what `npm pack` reads, without the built files (the real ones are not touched)
+    dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-unbuilt-"));
+    for (const file of ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "scripts/prepack.mjs", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention-lab.d.ts"]) {
+      cpSync(path.join(ROOT, file), path.join(dir, file));
+    }
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("unbuilt: npm pack fails, names the missing files and says to run npm run build, and writes no tarball", () => {
+    let failure;
+    try {
+      npm(["pack", "--pack-destination", dir], dir);
+    } catch (err) {
+      failure = err;
+    }
+    assert.ok(failure, "npm pack succeeded on an unbuilt tree");
+    assert.notEqual(failure.status, 0);
+    assert.match(failure.stderr, /prepack: refusing to pack attention-lab/);
+    assert.match(failure.stderr, /web\/lib\/attention_core\.mjs is missing/);
+    assert.match(failure.stderr, /web\/lib\/attention_core\.wasm is missing: this tree is not built/);
+    assert.match(failure.stderr, /Run `npm run build`/);
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith(".tgz")), []);
+  });
+
+  test("empty, not the build's, or stale against build/wasm: each refused with its reason; this checkout's built files pass", () => {
+    const lib = path.join(dir, "web/lib");
+    writeFileSync(path.join(lib, "attention_core.mjs"), "");
+    writeFileSync(path.join(lib, "attention_core.wasm"), "<!doctype html>");
+    assert.deepEqual(packProblems(dir), [
+      "web/lib/attention_core.mjs is empty (0 bytes): an interrupted build?",
+      "web/lib/attention_core.wasm is not a WebAssembly module (it does not start with \\0asm).",
+    ]);
+    cpSync(path.join(ROOT, "web/lib/attention_core.mjs"), path.join(lib, "attention_core.mjs"));
+    cpSync(path.join(ROOT, "web/lib/attention_core.wasm"), path.join(lib, "attention_core.wasm"));
+    assert.deepEqual(packProblems(dir), []);
+    mkdirSync(path.join(dir, "build/wasm"), { recursive: true });
+    cpSync(path.join(ROOT, "web/lib/attention_core.mjs"), path.join(dir, "build/wasm/attention_core.mjs"));
+    writeFileSync(path.join(dir, "build/wasm/attention_core.wasm"), Buffer.concat([readFileSync(path.join(lib, "attention_core.wasm")), Buffer.from([0])]));
+    assert.deepEqual(packProblems(dir), ["web/lib/attention_core.wasm differs from build/wasm/attention_core.wasm: the copy in web/lib is stale (the build copies it there)."]);
+    assert.deepEqual(packProblems(ROOT), []);
+  });
 });

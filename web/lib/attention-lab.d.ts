@@ -592,6 +592,17 @@ export type ErrorCode =
   | "checkpoint_config_mismatch"
   /** a token id outside the vocabulary */
   | "checkpoint_token"
+  // loading the core (loadAttentionLab)
+  /** loadAttentionLab given an option it does not have, or both wasmUrl and wasmBinary */
+  | "wasm_options"
+  /** wasmUrl that is not a URL or a non-empty string, or a .wasm that cannot be located (a classic-script bundle) */
+  | "wasm_url"
+  /** wasmBinary (or what wasmUrl served) that is not attention_core.wasm: not bytes, detached, no \0asm magic, or from another build */
+  | "wasm_binary"
+  /** the .wasm could not be fetched or read (network error, HTTP status, missing file); names the URL */
+  | "wasm_fetch"
+  /** the core is already loaded from another source (it is loaded once: pass the options on the first call) */
+  | "wasm_loaded"
   // arguments and lifetimes
   /** reading an argument threw (a getter, a Proxy trap) */
   | "unreadable_argument"
@@ -1858,16 +1869,65 @@ export interface AttentionLab {
 }
 
 /**
- * Loads the WebAssembly core (web/lib/attention_core.mjs and its .wasm, fetched beside the .mjs in a
- * browser, read from disk in Node) once and returns the library: every call returns the same promise.
- * @returns A promise of the {@link AttentionLab}.
- * @throws Rejects with the loader's error when the WebAssembly module cannot be fetched or compiled.
+ * Where {@link loadAttentionLab} gets the WebAssembly core (`attention_core.wasm`, about 1 MB) from:
+ * at most one of the two. With neither, the browser module fetches `./attention_core.wasm` relative
+ * to its own URL (`new URL("./attention_core.wasm", import.meta.url)`, which webpack 5 and Vite copy
+ * as an asset), and the Node entry reads that file from disk.
+ * Anchors: onnxruntime-web `env.wasm.wasmPaths`, sql.js `locateFile`, tfjs `setWasmPaths`.
+ */
+export interface LoadOptions {
+  /**
+   * The URL the `.wasm` is served from: a URL, or a string that `fetch` resolves (relative to the
+   * page or worker). Compiled while it streams in when served as `application/wasm`. In Node a
+   * `file:` URL is read from disk. A bundler gives it: esbuild's `--loader:.wasm=file` with
+   * `import wasmUrl from "attention-lab/attention_core.wasm"`, Vite's `?url` suffix, webpack's
+   * `asset/resource`.
+   */
+  wasmUrl?: string | URL;
+  /**
+   * The bytes of `attention_core.wasm` (an ArrayBuffer, a typed array or a DataView; a Node Buffer
+   * is one): for a host that fetches or caches them itself. Copied when compiled.
+   */
+  wasmBinary?: ArrayBuffer | ArrayBufferView;
+}
+
+/**
+ * Loads the WebAssembly core and resolves to the lab: the one entry point of the library.
+ *
+ * The core is loaded once per realm (a page, a worker, a Node process) and shared by every caller,
+ * `<attention-lab>` elements included; the first call decides where the `.wasm` comes from. A later
+ * call with no `wasmUrl`/`wasmBinary` resolves to that same lab (while it loads too); one naming the
+ * same URL (or the same bytes) as the first call does too; one naming another source rejects with
+ * `wasm_loaded`: pass the options on the first call, before any `<attention-lab>` element connects.
+ * A load that failed is forgotten, so the next call tries again (with corrected options, say).
+ *
+ * Which file runs is chosen by package.json's export conditions, never by looking at globals:
+ * `node` gets `attention-lab.node.js` (reads the `.wasm` from disk; vitest under jsdom is Node too),
+ * browsers and bundlers get `attention-lab.js` (no `node:` import; fetches the `.wasm`).
+ *
+ * @param options - where the `.wasm` comes from ({@link LoadOptions}); nothing for the default.
+ * @returns the lab (the same object for every call that shares the load).
+ * @throws {@link AttentionError} as a rejection, never synchronously: `bad_options` (options not an
+ *   object), `wasm_options` (an unknown option, or both), `wasm_url` (not a URL or a string; or, with
+ *   no options, a bundle where `import.meta.url` is empty), `wasm_binary` (not the bytes of
+ *   attention_core.wasm: not bytes, detached, no `\0asm` magic, an HTML page, another build),
+ *   `wasm_fetch` (the request failed or answered an error status; the message names the URL),
+ *   `wasm_loaded` (already loaded from another source), `unreadable_argument` (a throwing getter).
  * @example
- * ```ts
+ * ```js
  * import { loadAttentionLab } from "attention-lab";
- * const lab = await loadAttentionLab();
- * lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }).parameterCount;
- * // 2360064: GPT-2 small's attention (exercise 3.3)
+ * const lab = await loadAttentionLab(); // Node, a static page, webpack 5, Vite
+ * lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }).headDim; // 64
+ * ```
+ * @example
+ * ```js
+ * // esbuild: esbuild app.js --bundle --platform=browser --loader:.wasm=file --outdir=out
+ * import wasmUrl from "attention-lab/attention_core.wasm";
+ * const lab = await loadAttentionLab({ wasmUrl });
+ * ```
+ * @example
+ * ```js
+ * const lab = await loadAttentionLab({ wasmBinary: await (await fetch("/cache/attention_core.wasm")).arrayBuffer() });
  * ```
  */
-export function loadAttentionLab(): Promise<AttentionLab>;
+export function loadAttentionLab(options?: LoadOptions): Promise<AttentionLab>;

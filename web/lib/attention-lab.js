@@ -1118,24 +1118,216 @@ function isBlob(v) {
   }
 }
 
-let labPromise;
+// ---- loading the core ----------------------------------------------------------------------------
+// The core (attention_core.mjs + attention_core.wasm) is loaded once per realm (a page, a worker, a Node
+// process) and shared by every caller, <attention-lab> elements included. Where the .wasm comes from
+// is the first call's choice: this module's own URL by default, or `wasmUrl`, or `wasmBinary`.
+// This file reads no global to guess where it runs: Node gets ./attention-lab.node.js through the
+// "node" condition of package.json's exports, which hands over a reader of the file on disk under
+// the key below.
 
-/**
- * The WebAssembly binary beside this module: in browsers Emscripten's loader compiles it while it
- * streams in (WebAssembly.instantiateStreaming, application/wasm); Node 20's fetch cannot read a file
- * URL, so there it is read from disk and handed over as `wasmBinary`.
- */
-async function coreOptions() {
-  const isNode = typeof globalThis.process === "object" && typeof globalThis.process.versions?.node === "string" && typeof window === "undefined" && typeof self === "undefined";
-  if (!isNode) return {};
-  const { readFile } = await import("node:fs/promises");
-  return { wasmBinary: await readFile(new URL("./attention_core.wasm", import.meta.url)) };
+/** The key under which attention-lab.node.js passes its reader of the .wasm on disk (Node's fetch cannot read a file: URL). */
+const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
+const LOAD_OPTIONS = ["wasmUrl", "wasmBinary"];
+const SOURCE_HINT = "Pass loadAttentionLab({wasmUrl}) with the URL the .wasm is served from (a bundler gives it: see the README's bundler recipes), or {wasmBinary} with its bytes.";
+
+/** The load in progress or done: {kind, key, label, promise}; forgotten when it fails, so a later call can try again. */
+let loaded;
+
+function loadError(code, message, hint, slot = "") {
+  return new AttentionError({ code, slot, message, hint });
 }
 
-/** Loads the WASM core once (attention_core.mjs and its .wasm, no network beyond this package's own files). */
-export function loadAttentionLab() {
-  labPromise ??= coreOptions()
-    .then((options) => createAttentionCore(options))
-    .then((core) => new Lab(core));
-  return labPromise;
+/** An error's name and message for a sentence (a thrown non-Error says only that). */
+function errorText(err) {
+  try {
+    return err instanceof Error ? `${err.name}: ${String(err.message).slice(0, 200)}` : "a value was thrown";
+  } catch {
+    return "a value was thrown";
+  }
+}
+
+/** wasmUrl as {kind, key, label, compile}: a non-empty string (resolved by fetch) or a URL (any realm's: its href). */
+function urlSource(wasmUrl) {
+  let url = typeof wasmUrl === "string" ? wasmUrl : null;
+  if (url === null && wasmUrl !== null && typeof wasmUrl === "object") {
+    // a URL, also another realm's (jsdom's, under vitest) or a Location: read by its href
+    const href = reading("wasmUrl", () => wasmUrl.href);
+    url = typeof href === "string" ? href : null;
+  }
+  if (url === null || url.trim() === "") {
+    throw loadError("wasm_url", `wasmUrl must be a URL or a non-empty string, got ${valueText(wasmUrl)}`, "Pass where attention_core.wasm is served, e.g. \"/assets/attention_core.wasm\" or new URL(\"./attention_core.wasm\", import.meta.url).", "wasmUrl");
+  }
+  const label = `wasmUrl ${JSON.stringify(url.length > 120 ? `${url.slice(0, 120)}…` : url)}`;
+  return { kind: "url", key: url, label, compile: () => fetchWasm(url, label, "Check that the URL serves attention_core.wasm (the browser's network panel shows the request)") };
+}
+
+/** The bytes of an ArrayBuffer or a view of one (null when it is neither, or detached). */
+function bytesOf(v) {
+  try {
+    if (isArrayBuffer(v)) return new Uint8Array(v);
+    if (isTypedArray(v)) return new Uint8Array(typedBuffer.call(v), typedOffset.call(v), typedByteLength.call(v));
+    if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);  // a DataView
+  } catch {
+    // a detached buffer
+  }
+  return null;
+}
+
+/** FNV-1a of the bytes with their length: what tells a second wasmBinary from the first. */
+function fingerprint(bytes) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  return `${bytes.length}:${(h >>> 0).toString(16)}`;
+}
+
+/** wasmBinary as {kind, key, label, compile}: the bytes of a WebAssembly module, checked before anything is compiled. */
+function binarySource(wasmBinary) {
+  const bytes = bytesOf(wasmBinary);
+  if (bytes === null) {
+    throw loadError("wasm_binary", `wasmBinary must be an ArrayBuffer or a typed array or DataView of attention_core.wasm's bytes, got ${ArrayBuffer.isView(wasmBinary) || isArrayBuffer(wasmBinary) ? "a detached buffer" : valueText(wasmBinary)}`, "Pass the bytes of the file, e.g. await (await fetch(url)).arrayBuffer() or fs.readFileSync(path).", "wasmBinary");
+  }
+  const magic = [0x00, 0x61, 0x73, 0x6d];  // "\0asm": every WebAssembly module starts with it
+  if (bytes.length < 8 || magic.some((b, i) => bytes[i] !== b)) {
+    const head = Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, "0")).join(" ");
+    throw loadError("wasm_binary", `wasmBinary is not a WebAssembly module: ${bytes.length} bytes${bytes.length ? ` starting ${head}` : ""}, not 00 61 73 6d ("\\0asm")`, bytes[0] === 0x3c ? "These bytes start with \"<\": an HTML page (a server's 404 or fallback page), not the .wasm. Check the URL they were fetched from." : "Pass the bytes of attention_core.wasm itself, from the same build as attention_core.mjs.", "wasmBinary");
+  }
+  const label = `wasmBinary (${bytes.length} bytes)`;
+  return { kind: "binary", key: fingerprint(bytes), label, compile: () => compileBytes(bytes, label) };
+}
+
+/** WebAssembly.compile of the bytes (it copies them at once), its CompileError as AttentionError "wasm_binary". */
+async function compileBytes(bytes, label) {
+  try {
+    return await WebAssembly.compile(bytes);
+  } catch (err) {
+    throw loadError("wasm_binary", `${label} is not a WebAssembly module that compiles (${errorText(err)})`, "Pass the bytes of attention_core.wasm from the same build as attention_core.mjs.", "wasmBinary");
+  }
+}
+
+/**
+ * The module fetched from url: compiled while it streams in when served as application/wasm
+ * (WebAssembly.compileStreaming), from its bytes otherwise. AttentionError "wasm_fetch" when the
+ * request fails or answers an error status, "wasm_binary" when the answer is not the module.
+ */
+async function fetchWasm(url, label, check) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "same-origin" });
+  } catch (err) {
+    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched from ${label} (${errorText(err)})`, `${check}. ${SOURCE_HINT} In Node, import "attention-lab" itself (its Node entry reads the file from disk).`, "wasmUrl");
+  }
+  if (!response.ok) {
+    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched: ${label} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`, `${check}. ${SOURCE_HINT}`, "wasmUrl");
+  }
+  const streaming = typeof WebAssembly.compileStreaming === "function" && /^application\/wasm\b/i.test(response.headers.get("content-type") ?? "");
+  try {
+    return streaming ? await WebAssembly.compileStreaming(response) : await WebAssembly.compile(await response.arrayBuffer());
+  } catch (err) {
+    throw loadError("wasm_binary", `what ${label} answered is not a WebAssembly module that compiles (${errorText(err)})`, "The URL must serve attention_core.wasm from the same build as attention_core.mjs, not a page (a server's fallback page answers 200 too).", "wasmUrl");
+  }
+}
+
+/** The default: attention_core.wasm beside this module (a bundler that knows new URL(..., import.meta.url) copies it), or the Node entry's reader. */
+function defaultSource(readDefault) {
+  const label = "attention_core.wasm beside attention-lab.js";
+  if (typeof readDefault === "function") {
+    const compile = async () => {
+      let bytes;
+      try {
+        bytes = await readDefault();
+      } catch (err) {
+        throw loadError("wasm_fetch", `${label} could not be read (${errorText(err)})`, "Build the package (npm run build) or reinstall it; or pass loadAttentionLab({wasmBinary}) with the bytes.");
+      }
+      return compileBytes(bytes, label);
+    };
+    return { kind: "default", key: "", label, compile };
+  }
+  const compile = () => {
+    let url;
+    try {
+      url = new URL("./attention_core.wasm", import.meta.url);
+    } catch {
+      throw loadError("wasm_url", `${label} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
+    }
+    return fetchWasm(url, `${label} (${url.href})`, "Copy attention_core.wasm beside the file that imports it, or tell the bundler to (new URL(\"./attention_core.wasm\", import.meta.url) is the pattern webpack and Vite follow)");
+  };
+  return { kind: "default", key: "", label, compile: async () => compile() };
+}
+
+/** The Emscripten glue instantiated on the compiled module (the glue itself fetches nothing). */
+async function createCore(compiled) {
+  const wasmModule = await compiled;
+  let fail;
+  const failed = new Promise((_, reject) => {
+    fail = reject;
+  });
+  const core = createAttentionCore({
+    // never used to fetch (instantiateWasm below instantiates the module it is given); set so the glue
+    // does not build a URL from import.meta.url, which a classic-script bundle leaves empty
+    locateFile: (file) => file,
+    instantiateWasm(imports, receive) {
+      const misfit = (err) => fail(loadError("wasm_binary", `the WebAssembly module does not fit attention_core.mjs (${errorText(err)})`, "Pass this package's own attention_core.wasm: a .wasm from another build (or another version) has other imports and exports.", "wasmBinary"));
+      WebAssembly.instantiate(wasmModule, imports).then((instance) => {
+        try {
+          receive(instance, wasmModule);  // throws when the exports are not the glue's (no memory, say)
+        } catch (err) {
+          misfit(err);
+        }
+      }, misfit);
+      return {};  // the exports arrive through receive
+    },
+  });
+  return Promise.race([core, failed]);
+}
+
+/**
+ * Loads the WASM core once and resolves to the lab (see the .d.ts for the options and the rule for a
+ * second call). Never throws: bad options and failed loads reject with AttentionError.
+ */
+export function loadAttentionLab(options) {
+  let source;
+  let readDefault;
+  try {
+    if (options !== undefined && options !== null && typeof options !== "object") {
+      throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
+    }
+    const opts = readOptions(options, "loadAttentionLab");
+    readDefault = opts[DEFAULT_WASM];
+    const unknown = Object.keys(opts).filter((k) => !LOAD_OPTIONS.includes(k));
+    if (unknown.length > 0) {
+      const names = unknown.slice(0, 5).map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)).join(", ");
+      throw loadError("wasm_options", `loadAttentionLab has no option ${names}`, "Its options are wasmUrl (where attention_core.wasm is served) and wasmBinary (its bytes); pass at most one.", unknown[0].slice(0, 40));
+    }
+    const given = LOAD_OPTIONS.filter((k) => opts[k] !== undefined && opts[k] !== null);
+    if (given.length === 2) {
+      throw loadError("wasm_options", "loadAttentionLab was given both wasmUrl and wasmBinary", "Pass one: wasmUrl to fetch the .wasm, or wasmBinary when you have its bytes already.", "wasmBinary");
+    }
+    source = given[0] === "wasmUrl" ? urlSource(opts.wasmUrl) : given[0] === "wasmBinary" ? binarySource(opts.wasmBinary) : null;
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (loaded !== undefined) {
+    if (source === null || (source.kind === loaded.kind && source.key === loaded.key)) return loaded.promise;
+    return Promise.reject(loadError(
+      "wasm_loaded",
+      `the core is already ${loaded.done ? "loaded" : "loading"} from ${loaded.label}; it is loaded once, so it cannot also be loaded from ${source.label}`,
+      "Pass wasmUrl or wasmBinary on the first call of loadAttentionLab (before any <attention-lab> element connects); later calls may pass nothing and share that lab.",
+      source.kind === "url" ? "wasmUrl" : "wasmBinary",
+    ));
+  }
+  source ??= defaultSource(readDefault);
+  const entry = { kind: source.kind, key: source.key, label: source.label, done: false };
+  entry.promise = createCore(source.compile()).then(
+    (core) => {
+      entry.done = true;
+      return new Lab(core);
+    },
+    (err) => {
+      if (loaded === entry) loaded = undefined;
+      throw isAttentionError(err) ? err : loadError("internal", `the WebAssembly core could not start (${errorText(err)})`, "Please report this with the browser or Node version.");
+    },
+  );
+  loaded = entry;
+  return entry.promise;
 }

@@ -1,5 +1,5 @@
 // Compiled by types.test.mjs: every call of the public API, with the types the .d.ts promises.
-import { loadAttentionLab, AttentionError, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type CopyReport, type Diagnostic } from "attention-lab";
+import { loadAttentionLab, AttentionError, type AttentionLab, type LoadOptions, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type CopyReport, type Diagnostic } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
@@ -89,4 +89,11 @@ async function main(): Promise<void> {
   console.log(typed, gqa, swa, fromText, ranText, checked, anyDiags, anyDescription, anyModule, anyBytes, facts, mha, s, rr);
   console.log(names, pos, diags, count, dropped, width, rule, stages, agree, heap, t, sized, fileInput);
 }
+// loadAttentionLab's options: where the .wasm is (a string or a URL) or its bytes; the same lab type.
+async function loading(): Promise<void> {
+  const options: LoadOptions[] = [{ wasmUrl: "/assets/attention_core.wasm" }, { wasmUrl: new URL("https://example.test/attention_core.wasm") }, { wasmBinary: new ArrayBuffer(8) }, { wasmBinary: new Uint8Array(8) }, {}];
+  const labs: AttentionLab[] = await Promise.all(options.map((o) => loadAttentionLab(o)));
+  console.log(labs.length);
+}
 void main();
+void loading();
