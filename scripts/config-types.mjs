@@ -119,7 +119,7 @@ export function rewrite(dts, block) {
 
 /** The block as the built core gives it now (needs web/lib/attention_core.{mjs,wasm}: scripts/build.sh). */
 export async function currentBlock() {
-  const { loadAttentionLab } = await import(pathToFileURL(path.join(ROOT, "web/lib/attention-lab.js")).href);
+  const { loadAttentionLab } = await import(pathToFileURL(path.join(ROOT, "web/lib/attention-lab.node.js")).href); // the Node entry: reads the .wasm from disk
   return renderTypes(readClasses(await loadAttentionLab()));
 }
 

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { loadAttentionLab } from "../../web/lib/attention-lab.js";
+import { loadAttentionLab } from "attention-lab";
 import { BEGIN, END, VALUE_TYPES, readClasses, renderTypes, rewrite } from "../../scripts/config-types.mjs";
 
 const root = new URL("../../", import.meta.url);
