@@ -58,7 +58,8 @@ describe("the npm package", () => {
       "CHANGELOG.md", "LICENSE", "README.md", "package.json",
       "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
     ]);
-    assert.ok(packed.size < 400_000, `${packed.size} bytes packed`);
+    // the .wasm (~320 KB gzip) and a .d.ts that documents every declaration (issue 20)
+    assert.ok(packed.size < 450_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog has a section for it
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
     assert.equal(packed.version, version);
