@@ -4,11 +4,8 @@
 //   mha = MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
 //   context_vecs = mha(batch)
 //   print(context_vecs); print("context_vecs.shape:", context_vecs.shape)
-// Its CMakeLists.txt:
-//   find_package(attention_lab 0.1 CONFIG REQUIRED)
-//   add_executable(mha mha.cpp)
-//   target_link_libraries(mha PRIVATE attention_lab::core)
-// (tests/node/cmake-package.test.mjs builds and runs this file against `cmake --install` of the repository.)
+// Built by the CMakeLists.txt beside it (find_package(attention_lab), attention_lab::core);
+// tests/node/cmake-package.test.mjs builds and runs it against `cmake --install` of the repository.
 #include <cstdio>
 #include <vector>
 

@@ -2,9 +2,9 @@
 // project (tests/cmake-consumer) finds it with find_package(attention_lab 0.1 CONFIG), links
 // attention_lab::core, makes MultiHeadAttention(768, 768, 1024, 0.0, 12) after torch.manual_seed(123)
 // and runs a forward: its numbers are the library's (WASM) within 1e-5, and the package's version is
-// package.json's. The same project compiles the README's C++ example (examples/cpp/mha.cpp, the
-// book's MultiHeadAttention(3, 2, 6, 0.0, 2) through the typed path), whose printout is PyTorch's and
-// the JS library's. The installed package is the public API alone: attention_lab::core exported (no
+// package.json's. The README's C++ example (examples/cpp: mha.cpp and its CMakeLists.txt, the book's
+// MultiHeadAttention(3, 2, 6, 0.0, 2) through the typed path) builds the same way; its printout is
+// PyTorch's and the JS library's. The installed package is the public API alone: attention_lab::core exported (no
 // helper target), no find_dependency (no installed header includes Eigen, nlohmann or Highway), no
 // private members in modules.hpp, the LICENSE under share/doc/attention_lab.
 import { test } from "node:test";
@@ -40,8 +40,13 @@ test("cmake --install exports attention_lab::core; a consumer project builds and
     const mha = lab.create("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }, { generator: lab.manualSeed(123) });
     const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output.data;
     out.first.forEach((v, i) => assert.ok(Math.abs(v - y[i]) <= 1e-5, `output[${i}]: native ${v}, WASM ${y[i]}`));
-    // the README's example: the book's printout (PyTorch's fixture to 4 decimals) and the JS library's numbers
-    const printed = run(path.join(build, "mha"), []);
+    // the README's example (examples/cpp, a project of its own, warnings as errors): the book's printout
+    // (PyTorch's fixture to 4 decimals) and the JS library's numbers
+    const example = path.join(dir, "example");
+    run("cmake", ["-S", path.join(ROOT, "examples", "cpp"), "-B", example, `-DCMAKE_PREFIX_PATH=${prefix}`, "-DCMAKE_BUILD_TYPE=Release",
+      "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror", "-DCMAKE_DISABLE_FIND_PACKAGE_Eigen3=TRUE", "-DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=TRUE"]);
+    run("cmake", ["--build", example]);
+    const printed = run(path.join(example, "mha"), []);
     const tensorText = printed.slice(0, printed.indexOf("\ncontext_vecs.shape"));
     assert.match(tensorText, /^tensor\(\[\[\[0\.3190, 0\.4858\],\n {9}\[0\.2943, 0\.3897\],/);
     assert.match(tensorText, /\[0\.2575, 0\.4028\]\],\n\n {8}\[\[0\.3190, 0\.4858\],/);
