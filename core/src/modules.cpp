@@ -84,7 +84,48 @@ int64_t parameter_count(const ModuleConfig& config) {
   return n;
 }
 
-AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forward(config)) {
+/// What a module holds behind its interface (kept out of the installed header): the plan, each
+/// parameter's name and shape, where each lives among the operators the forward reads, and those
+/// operators, each prepared once (and again after set_parameter): queries, keys, values, out_proj, a
+/// second projection and the down-projection to a latent as right-hand matrices (k, n) with their
+/// biases (keys and values read the latent when there is one), and appended key/value tokens.
+struct AttentionModule::Impl {
+  explicit Impl(const ModuleConfig& config);
+
+  static constexpr int kRoles = 6;  // Role::Query, Key (or KeyUp), Value (or ValueUp), Out, Proj, LatentDown
+  struct Prepared {
+    ops::PackedMatrix weight[kRoles];
+    std::vector<float> bias[kRoles];  // (n); empty when the operator has no bias
+    std::vector<float> token[2];      // bias_k, bias_v: (kv_heads * head_dim); empty when none
+  };
+  /// Rows [row, row + rows) of a parameter hold outputs [offset, offset + rows) of operator `role`.
+  struct Piece {
+    int role;
+    int64_t row, rows, offset;
+  };
+  /// Where parameter i lives: the pieces of the operators it makes up.
+  struct Home {
+    Layout layout = Layout::OutIn;
+    std::vector<Piece> pieces;
+  };
+
+  const ModuleConfig& config() const { return plan_.config; }
+  bool caches_keys() const { return plan_.mask == MaskKind::Causal && plan_.extra_kv == 0; }
+  /// Parameter i's values; `unpacked` caches each prepared matrix unpacked (one call's scratch).
+  Tensor value(size_t i, std::vector<float> (&unpacked)[kRoles]) const;
+  void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
+  const float* bias(int role) const;
+  Tensor forward_pass(const Tensor& x, const ForwardOptions& options) const;
+  Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;
+
+  ForwardPlan plan_;
+  std::vector<NamedTensor> params_;  // names and shapes (values live in prepared_)
+  std::vector<Home> home_;
+  bool in_out_[kRoles] = {};  // the operator's weights are stored (in, out): x @ W
+  Prepared prepared_;
+};
+
+AttentionModule::Impl::Impl(const ModuleConfig& config) : plan_(plan_forward(config)) {
   const ForwardPlan& p = plan_;
   try {
     // Each operator lives once, prepared for the forward: q/k/v as (d_in, heads * head_dim) right-hand
@@ -131,6 +172,20 @@ AttentionModule::AttentionModule(const ModuleConfig& config) : plan_(plan_forwar
     throw AttentionError("too_large", "d_out", "not enough memory for the parameters of " + config.python_call(), "Use smaller sizes.");
   }
 }
+
+AttentionModule::AttentionModule(const ModuleConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+AttentionModule::AttentionModule(const AttentionModule& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+AttentionModule::AttentionModule(AttentionModule&&) noexcept = default;
+AttentionModule& AttentionModule::operator=(const AttentionModule& other) {
+  if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);
+  return *this;
+}
+AttentionModule& AttentionModule::operator=(AttentionModule&&) noexcept = default;
+AttentionModule::~AttentionModule() = default;
+
+const ModuleConfig& AttentionModule::config() const { return impl_->config(); }
+const ForwardPlan& AttentionModule::plan() const { return impl_->plan_; }
+bool AttentionModule::caches_keys() const { return impl_->caches_keys(); }
 
 AttentionModule::AttentionModule(const ModuleConfig& config, TorchGenerator& generator) : AttentionModule(config) {
   // Draws in the recipe's init order (module by module for the wrapper's heads); a step may fill a
@@ -186,7 +241,7 @@ AttentionModule::AttentionModule(const ModuleConfig& config, TorchGenerator& gen
   set_parameters(values);
 }
 
-Tensor AttentionModule::value(size_t i, std::vector<float> (&unpacked)[kRoles]) const {
+Tensor AttentionModule::Impl::value(size_t i, std::vector<float> (&unpacked)[kRoles]) const {
   const Home& home = home_[i];
   const Shape& shape = params_[i].tensor.shape;
   Tensor out(shape);
@@ -213,7 +268,7 @@ Tensor AttentionModule::value(size_t i, std::vector<float> (&unpacked)[kRoles]) 
   return out;
 }
 
-void AttentionModule::store(const std::vector<std::pair<size_t, const Tensor*>>& values) {
+void AttentionModule::Impl::store(const std::vector<std::pair<size_t, const Tensor*>>& values) {
   for (int role = 0; role < kRoles; ++role) {
     // The weights of this operator among the values: packed once, whatever their number.
     std::vector<std::pair<const Piece*, const Tensor*>> pieces;
@@ -252,25 +307,26 @@ void AttentionModule::store(const std::vector<std::pair<size_t, const Tensor*>>&
   }
 }
 
-const float* AttentionModule::bias(int role) const { return prepared_.bias[role].empty() ? nullptr : prepared_.bias[role].data(); }
+const float* AttentionModule::Impl::bias(int role) const { return prepared_.bias[role].empty() ? nullptr : prepared_.bias[role].data(); }
 
 std::vector<NamedTensor> AttentionModule::parameters() const {
-  std::vector<float> unpacked[kRoles];  // each prepared matrix unpacked once, whatever the number of heads
+  std::vector<float> unpacked[Impl::kRoles];  // each prepared matrix unpacked once, whatever the number of heads
   std::vector<NamedTensor> out;
-  for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, value(i, unpacked)});
+  for (size_t i = 0; i < impl_->params_.size(); ++i) out.push_back({impl_->params_[i].name, impl_->value(i, unpacked)});
   return out;
 }
 
 std::optional<Tensor> AttentionModule::parameter(const std::string& name) const {
-  std::vector<float> unpacked[kRoles];
-  for (size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].name == name) return value(i, unpacked);
+  std::vector<float> unpacked[Impl::kRoles];
+  for (size_t i = 0; i < impl_->params_.size(); ++i)
+    if (impl_->params_[i].name == name) return impl_->value(i, unpacked);
   return std::nullopt;
 }
 
 void AttentionModule::set_parameter(const std::string& name, const Tensor& value) { set_parameters({{name, value}}); }
 
 void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
+  const std::vector<NamedTensor>& params_ = impl_->params_;
   std::vector<std::pair<size_t, const Tensor*>> found;
   for (const auto& [name, value] : values) {
     size_t i = 0;
@@ -302,7 +358,7 @@ void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
     found.push_back({i, &value});
   }
   try {
-    store(found);  // all checks passed: all or nothing
+    impl_->store(found);  // all checks passed: all or nothing
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", values.empty() ? "" : values.front().name, "not enough memory to prepare the parameters", "Use smaller sizes.");
   }
@@ -363,12 +419,12 @@ void check_input(const ForwardPlan& plan, const Tensor& x, const std::string& wh
 Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
   std::optional<TorchGenerator> start;  // the generator before the run, to rerun it traced
   if (options.warnings != nullptr && options.generator != nullptr) start = *options.generator;
-  Tensor y = forward_pass(x, options);
-  if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) options.warnings->push_back(non_finite_warning(x, options, start));
+  Tensor y = impl_->forward_pass(x, options);
+  if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) options.warnings->push_back(impl_->non_finite_warning(x, options, start));
   return y;
 }
 
-Diagnostic AttentionModule::non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const {
+Diagnostic AttentionModule::Impl::non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const {
   Diagnostic d;
   d.severity = Severity::Warning;
   d.code = "non_finite_stage";
@@ -434,7 +490,7 @@ Diagnostic AttentionModule::non_finite_warning(const Tensor& x, const ForwardOpt
   return d;
 }
 
-Tensor AttentionModule::forward_pass(const Tensor& x, const ForwardOptions& options) const {
+Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options) const {
   const ForwardPlan& p = plan_;
   const ModuleConfig& c = p.config;
   check_input(p, x, "x", options.memory_budget_bytes, options.trace != nullptr);

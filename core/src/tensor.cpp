@@ -1,5 +1,6 @@
 #include "attention_lab/tensor.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 #include "attention_lab/ops.hpp"
@@ -51,6 +52,82 @@ int64_t Tensor::size(int axis) const {
   const int a = axis < 0 ? axis + r : axis;
   if (a < 0 || a >= r) throw AttentionError("tensor_axis", "", "axis " + std::to_string(axis) + " is out of range for shape " + shape_string(shape), "");
   return shape[static_cast<size_t>(a)];
+}
+
+float Tensor::at(const Shape& index) const {
+  if (index.size() != shape.size())
+    throw AttentionError("tensor_axis", "index", "index " + shape_string(index) + " has " + std::to_string(index.size()) + " entries for a tensor of shape " + shape_string(shape),
+                         "Give one index per axis.");
+  size_t flat = 0;
+  for (size_t a = 0; a < shape.size(); ++a) {
+    const int64_t i = index[a] < 0 ? index[a] + shape[a] : index[a];
+    if (i < 0 || i >= shape[a])
+      throw AttentionError("tensor_axis", "index", "index " + std::to_string(index[a]) + " is out of range for axis " + std::to_string(a) + " of shape " + shape_string(shape),
+                           "Axis " + std::to_string(a) + " takes 0 to " + std::to_string(shape[a] - 1) + " (or negative from the end).");
+    flat = flat * static_cast<size_t>(shape[a]) + static_cast<size_t>(i);
+  }
+  return data[flat];
+}
+
+Tensor tensor_from(const float* values, Shape shape) {
+  for (int64_t d : shape) {
+    if (d < 0) throw AttentionError("tensor_shape", "", "shape " + shape_string(shape) + " has a negative size", "Every size must be 0 or more.");
+  }
+  const int64_t n = numel_of(shape);
+  if (values == nullptr && n > 0)
+    throw AttentionError("tensor_size", "", "shape " + shape_string(shape) + " holds " + std::to_string(n) + " values but the data pointer is null",
+                         "Pass the buffer's first float.");
+  return Tensor(std::move(shape), std::vector<float>(values, values + n));
+}
+
+namespace {
+
+/// The entries of axis `axis` from flat offset `at` (the block's first value), as PyTorch nests them.
+void append_block(std::string& out, const Tensor& t, size_t axis, size_t at, size_t stride, const std::vector<std::string>& cells, size_t width) {
+  out += '[';
+  const size_t n = static_cast<size_t>(t.shape[axis]);
+  const size_t inner = axis + 1 < t.shape.size() ? stride / std::max<size_t>(n, 1) : 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) {
+      if (axis + 1 == t.shape.size()) {
+        out += ", ";
+      } else {
+        out += ',';
+        out.append(t.shape.size() - 1 - axis, '\n');
+        out.append(7 + axis + 1, ' ');  // under the first value: "tensor(" and one '[' per outer axis
+      }
+    }
+    if (axis + 1 == t.shape.size()) {
+      out.append(width - cells[at + i].size(), ' ');
+      out += cells[at + i];
+    } else {
+      append_block(out, t, axis + 1, at + i * inner, inner, cells, width);
+    }
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::string tensor_string(const Tensor& t, int decimals) {
+  std::vector<std::string> cells;
+  size_t width = 0;
+  for (float v : t.data) {
+    char buf[64];
+    if (std::isnan(v)) {
+      std::snprintf(buf, sizeof buf, "nan");
+    } else if (std::isinf(v)) {
+      std::snprintf(buf, sizeof buf, v > 0 ? "inf" : "-inf");
+    } else {
+      std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(v));
+    }
+    cells.emplace_back(buf);
+    width = std::max(width, cells.back().size());
+  }
+  if (t.shape.empty()) return "tensor(" + (cells.empty() ? std::string("0") : cells.front()) + ")";
+  std::string out = "tensor(";
+  append_block(out, t, 0, 0, t.data.size(), cells, width);
+  return out + ")";
 }
 
 namespace {

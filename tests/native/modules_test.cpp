@@ -296,6 +296,21 @@ TEST_SUITE("modules") {
       CHECK(e.hint().find("transposed") != std::string::npos);
     }
   }
+  TEST_CASE("a copy of a module is deep: a parameter set on the copy leaves the original as it was") {
+    TorchGenerator gen(123);
+    const AttentionModule original(validated_config("SelfAttention_v2", {{"d_in", SlotValue::integer(3)}, {"d_out", SlotValue::integer(2)}}), gen);
+    const Tensor before = *original.parameter("W_query.weight");
+    AttentionModule copy = original;
+    copy.set_parameter("W_query.weight", Tensor({2, 3}));
+    CHECK(copy.parameter("W_query.weight")->data == std::vector<float>(6, 0.0f));
+    CHECK(original.parameter("W_query.weight")->data == before.data);
+    AttentionModule assigned(original.config());
+    assigned = copy;
+    CHECK(assigned.parameter("W_query.weight")->data == std::vector<float>(6, 0.0f));
+    AttentionModule moved = std::move(assigned);
+    CHECK(moved.config().python_call() == "SelfAttention_v2(3, 2)");
+    CHECK(moved.forward(book_tokens()).shape == Shape{6, 2});
+  }
 }
 
 TEST_SUITE("tokens") {

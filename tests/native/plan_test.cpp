@@ -193,7 +193,8 @@ TEST_SUITE("plan") {
         }
         g_counting = false;
         const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);  // what the core allocates (the results' copy apart)
-        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 8192,     // + names, shapes and stage texts
+        // + names, shapes and stage texts, and the module's own object (AttentionModule::Impl, about 0.7 KB)
+        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216,
                       c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
       }
     }
@@ -235,7 +236,7 @@ TEST_SUITE("plan") {
         }
         g_counting = false;
         const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);
-        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 8192,
+        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216,  // as above
                       c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
       }
     }

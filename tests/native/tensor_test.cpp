@@ -1,4 +1,5 @@
-// Tensors: the whole-tensor summary the trace carries for every stage.
+// Tensors: the whole-tensor summary the trace carries for every stage; a tensor from a caller's buffer,
+// one value by index, and the tensor as PyTorch prints it.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -89,5 +90,35 @@ TEST_SUITE("tensor") {
       if (stage.id == "attn_scores_masked") CHECK(stage.summary.neg_inf == 30);
       if (stage.id == "attn_weights") CHECK(stage.summary.zeros == 30);
     }
+  }
+  TEST_CASE("tensor_from copies a row-major buffer into (b, num_tokens, d_in), and at() reads one value back") {
+    const float buffer[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    const Tensor x = tensor_from(buffer, {2, 3, 2});  // (b, num_tokens, d_in)
+    CHECK(x.shape == Shape{2, 3, 2});
+    CHECK(x.data == std::vector<float>(buffer, buffer + 12));
+    CHECK(x.at({1, 2, 1}) == 11.0f);  // 1 * 6 + 2 * 2 + 1
+    CHECK(x.at({0, 1, 0}) == 2.0f);
+    CHECK(x.at({-1, -1, 0}) == 10.0f);  // negative counts from the end, as in PyTorch
+    CHECK(tensor_from(nullptr, {0, 3}).numel() == 0);
+    const auto code_of = [](auto&& f) -> std::string {
+      try {
+        f();
+      } catch (const AttentionError& e) {
+        return e.code() + "/" + e.slot();
+      }
+      return "";
+    };
+    CHECK(code_of([] { tensor_from(nullptr, {1, 2}); }) == "tensor_size/");
+    CHECK(code_of([&] { tensor_from(buffer, {2, -1}); }) == "tensor_shape/");
+    CHECK(code_of([&] { (void)x.at({2, 0, 0}); }) == "tensor_axis/index");
+    CHECK(code_of([&] { (void)x.at({0, 0}); }) == "tensor_axis/index");
+    CHECK(code_of([&] { (void)x.at({0, -4, 0}); }) == "tensor_axis/index");
+  }
+
+  TEST_CASE("tensor_string prints as PyTorch does: aligned columns, a blank line between rank-3 blocks") {
+    CHECK(tensor_string(Tensor({2}, {0.5f, -1.25f})) == "tensor([ 0.5000, -1.2500])");
+    CHECK(tensor_string(Tensor({2, 2}, {0.31901830f, 0.48576289f, 0.29434600f, 0.38967627f})) == "tensor([[0.3190, 0.4858],\n        [0.2943, 0.3897]])");
+    CHECK(tensor_string(Tensor({2, 1, 2}, {1, 2, 3, 4}), 1) == "tensor([[[1.0, 2.0]],\n\n        [[3.0, 4.0]]])");
+    CHECK(tensor_string(Tensor({1, 2}, {-std::numeric_limits<float>::infinity(), 0.0f}), 2) == "tensor([[-inf, 0.00]])");
   }
 }

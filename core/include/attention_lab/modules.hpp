@@ -1,4 +1,6 @@
-// The five attention modules of the book's chapter 3 (section 3.3-3.6), with a stage-by-stage trace.
+// An attention module of any class of the recipe list (class_specs(): the book's chapter 3 classes,
+// its bonus rewrites, its chapter 4 bonus classes), built seeded or from given weights, and its forward
+// with a stage-by-stage trace.
 #pragma once
 
 #include <memory>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "attention_lab/diagnostics.hpp"
-#include "attention_lab/ops.hpp"
 #include "attention_lab/plan.hpp"
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
@@ -105,10 +106,17 @@ class AttentionModule {
   /// Zero-initialised parameters (for loading values with set_parameter).
   explicit AttentionModule(const ModuleConfig& config);
 
-  const ModuleConfig& config() const { return plan_.config; }
-  const ForwardPlan& plan() const { return plan_; }
+  /// Copies are deep (parameters included); a moved-from module may only be assigned to or destroyed.
+  AttentionModule(const AttentionModule& other);
+  AttentionModule(AttentionModule&& other) noexcept;
+  AttentionModule& operator=(const AttentionModule& other);
+  AttentionModule& operator=(AttentionModule&& other) noexcept;
+  ~AttentionModule();
+
+  const ModuleConfig& config() const;
+  const ForwardPlan& plan() const;
   /// Whether a forward may take a KvCache: a causal mask over the module's own keys (no appended ones).
-  bool caches_keys() const { return plan_.mask == MaskKind::Causal && plan_.extra_kv == 0; }
+  bool caches_keys() const;
   /// Every parameter by its PyTorch name, in named_parameters() order (copies: the module keeps its
   /// weights prepared for the forward, written once).
   std::vector<NamedTensor> parameters() const;
@@ -129,39 +137,8 @@ class AttentionModule {
   Tensor forward(const Tensor& x, const ForwardOptions& options = {}) const;
 
  private:
-  Tensor forward_pass(const Tensor& x, const ForwardOptions& options) const;
-  Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;
-
-  /// The operators the forward reads, each prepared once (and again after set_parameter), whatever
-  /// parameters they come from: queries, keys, values, out_proj, a second projection and the
-  /// down-projection to a latent as right-hand matrices (k, n) with their biases (keys and values
-  /// read the latent when there is one), and appended key/value tokens.
-  static constexpr int kRoles = 6;  // Role::Query, Key (or KeyUp), Value (or ValueUp), Out, Proj, LatentDown
-  struct Prepared {
-    ops::PackedMatrix weight[kRoles];
-    std::vector<float> bias[kRoles];  // (n); empty when the operator has no bias
-    std::vector<float> token[2];      // bias_k, bias_v: (kv_heads * head_dim); empty when none
-  };
-  /// Rows [row, row + rows) of a parameter hold outputs [offset, offset + rows) of operator `role`.
-  struct Piece {
-    int role;
-    int64_t row, rows, offset;
-  };
-  /// Where parameter i lives: the pieces of the operators it makes up.
-  struct Home {
-    Layout layout = Layout::OutIn;
-    std::vector<Piece> pieces;
-  };
-  /// Parameter i's values; `unpacked` caches each prepared matrix unpacked (one call's scratch).
-  Tensor value(size_t i, std::vector<float> (&unpacked)[kRoles]) const;
-  void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
-  const float* bias(int role) const;
-
-  ForwardPlan plan_;
-  std::vector<NamedTensor> params_;  // names and shapes (values live in prepared_)
-  std::vector<Home> home_;
-  bool in_out_[kRoles] = {};  // the operator's weights are stored (in, out): x @ W
-  Prepared prepared_;
+  struct Impl;  // the plan, the parameters' homes and the prepared operators (modules.cpp)
+  std::unique_ptr<Impl> impl_;
 };
 
 /// The book's six 3-d embeddings of "Your journey starts with one step": (6, 3).

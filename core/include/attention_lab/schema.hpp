@@ -1,5 +1,6 @@
-// The attention classes as recipes (data): the five of the book's chapter 3, its bonus ways to write
-// multi-head attention, and two of its chapter 4 bonus classes; their slots and typed configs.
+// The attention classes as recipes (data): the book's chapter 3 classes, its bonus ways to write
+// multi-head attention and its chapter 4 bonus classes (class_specs() lists them); their slots and
+// validated configs.
 #pragma once
 
 #include <map>
@@ -212,7 +213,7 @@ struct ClassSpec {
   std::string source() const;
 };
 
-/// The classes in the book's order: chapter 3's five, its bonus ways to write multi-head attention,
+/// The classes in the book's order: chapter 3's main classes, its bonus ways to write multi-head attention,
 /// then the chapter 4 bonus classes. The one recipe table (recipes.cpp).
 const std::vector<ClassSpec>& class_specs();
 /// nullptr when no class has that name (exact names only).

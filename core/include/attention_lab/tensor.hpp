@@ -34,7 +34,23 @@ struct Tensor {
   /// Size of axis `axis`; negative counts from the end (as in PyTorch).
   int64_t size(int axis) const;
   int rank() const { return static_cast<int>(shape.size()); }
+  /// The value at `index`, one entry per axis (as x[0, 5, 1] in PyTorch; negative counts from the
+  /// end). Throws AttentionError "tensor_axis" (slot "index") for an index with another rank than the
+  /// tensor's or out of an axis' range.
+  float at(const Shape& index) const;
 };
+
+/// A tensor of `shape` holding a copy of the numel_of(shape) floats at `values`, read row-major (the
+/// last axis varies fastest): e.g. a (b, num_tokens, d_in) input from a caller's buffer. Throws
+/// AttentionError "tensor_shape" for a negative size, "tensor_size" when `values` is null and the shape
+/// is not empty.
+Tensor tensor_from(const float* values, Shape shape);
+
+/// The tensor as PyTorch prints it (`print(t)`), in fixed point with `decimals` digits after the
+/// point: "tensor([[0.3190, 0.4858],\n        [0.2943, 0.3897]])", columns right-aligned to the widest
+/// value, a blank line between the blocks of a rank-3 tensor. (PyTorch switches to scientific notation
+/// when the values span more than 1000x; this never does.)
+std::string tensor_string(const Tensor& t, int decimals = 4);
 
 /// What a reader sees of a whole tensor at a glance: min, max and mean of its finite values (NaN when
 /// there are none), how many are -inf (masked scores) and how many are exactly 0 (masked weights).
