@@ -59,6 +59,10 @@ test("the C++ developer's page shows the consumer project the CMake package test
   const cmake = blocks.filter((b) => b.lang === "cmake");
   assert.ok(cpp.some((b) => b.code === readFileSync(path.join(consumer, "main.cpp"), "utf8").trimEnd()), "tests/cmake-consumer/main.cpp is shown as it is");
   assert.ok(cmake.some((b) => b.code === readFileSync(path.join(consumer, "CMakeLists.txt"), "utf8").trimEnd()), "tests/cmake-consumer/CMakeLists.txt is shown as it is");
+  // the typed path: examples/cpp (which the consumer test builds and runs) as it is
+  const example = path.join(ROOT, "examples", "cpp");
+  assert.ok(cpp.some((b) => b.code === readFileSync(path.join(example, "mha.cpp"), "utf8").trimEnd()), "examples/cpp/mha.cpp is shown as it is");
+  assert.ok(cmake.some((b) => b.code === readFileSync(path.join(example, "CMakeLists.txt"), "utf8").trimEnd()), "examples/cpp/CMakeLists.txt is shown as it is");
   // The Doxygen main page includes the same files (\include), so it cannot drift.
   const mainpage = readFileSync(path.join(ROOT, "docs", "cpp-mainpage.md"), "utf8");
   assert.match(mainpage, /\\include main\.cpp/);
