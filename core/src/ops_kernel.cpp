@@ -21,6 +21,14 @@
 
 namespace attention_lab::ops {
 
+bool kernel_fuses_multiply_add() {
+#if defined(ATTENTION_LAB_RELAXED_FMA) && HWY_TARGET == HWY_WASM
+  return true;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;

@@ -6,7 +6,10 @@
 // - webpack 5 with no configuration beyond mode and entry: it follows the library's
 //   `new URL("./attention_core.wasm", import.meta.url)` and emits the .wasm as an asset by itself;
 // - Vite 8's production build with no configuration, which follows the same pattern.
-// Each bundle is served by a plain static server; the page's numbers must be Node's, bit for bit.
+// Each bundle is served by a plain static server; the page's numbers must be Node's, bit for bit, from
+// the same binary: Chromium has relaxed SIMD, so webpack's and Vite's default load is the fused
+// multiply-add binary (checked against Node running it with --experimental-wasm-relaxed-simd), and
+// esbuild's, given the exported attention_core.wasm, the plain one (against Node's default).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -33,7 +36,7 @@ function facts(lab) {
   const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
   let code = "";
   try { lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 }); } catch (e) { code = e instanceof AttentionError ? e.code : "not an AttentionError"; }
-  return { headDim: d.headDim, outputWidth: d.outputWidth, parameterCount: d.parameterCount, shape: y.shape, first: Array.from(y.data.slice(0, 8)), code };
+  return { kernel: lab.kernel, headDim: d.headDim, outputWidth: d.outputWidth, parameterCount: d.parameterCount, shape: y.shape, first: Array.from(y.data.slice(0, 8)), code };
 }
 const show = (result) => { document.getElementById("out").textContent = JSON.stringify(result); };
 const codeOf = (e) => (e instanceof AttentionError ? e.code : String(e));
@@ -87,6 +90,7 @@ describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
   let server;
   let context;
   let expected;
+  let expectedFma;
   const built = {};
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-bundlers-"));
@@ -125,6 +129,9 @@ describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
     const lab = await loadAttentionLab();
     const { AttentionError } = await import("attention-lab");
     expected = new Function("AttentionError", "document", `${RUN}; return facts;`)(AttentionError, null)(lab);
+    // the same app in a Node that has relaxed SIMD: the default is then the fused multiply-add binary
+    expectedFma = JSON.parse(execFileSync(process.execPath, ["--experimental-wasm-relaxed-simd", "--input-type=module", "-e",
+      `import { loadAttentionLab, AttentionError } from "attention-lab"; ${RUN}; console.log(JSON.stringify(facts(await loadAttentionLab())));`], { cwd: ROOT, encoding: "utf8" }));
   });
   after(async () => {
     await context?.close();
@@ -149,7 +156,12 @@ describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
     return { result, problems, wasm };
   }
 
-  test("the numbers Node gives (the same test app, from this checkout)", () => {
+  test("the numbers Node gives (the same test app, from this checkout), from each binary", () => {
+    assert.equal(expected.kernel, "simd128");
+    assert.equal(expectedFma.kernel, "relaxed_madd");
+    assert.deepEqual({ ...expectedFma, kernel: "simd128", first: expected.first }, expected, "the same facts from both binaries");
+    assert.notDeepEqual(expectedFma.first, expected.first, "fused multiply-adds round differently");
+    for (let i = 0; i < 8; i++) assert.ok(Math.abs(expectedFma.first[i] - expected.first[i]) <= 1e-6, `output ${i}: ${expectedFma.first[i]} vs ${expected.first[i]}`);
     assert.equal(expected.headDim, 64);
     assert.equal(expected.outputWidth, 768);
     assert.equal(expected.parameterCount, 2_360_064);
@@ -175,23 +187,27 @@ describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
     assert.deepEqual(b.warnings, []);
     const wasmAssets = b.files.filter((f) => f.endsWith(".wasm"));
     assert.deepEqual(b.files.filter((f) => !f.endsWith(".wasm")), ["webpack.js"]);
-    assert.equal(wasmAssets.length, 1);
+    assert.equal(wasmAssets.length, 2, "both binaries emitted (the plain one and the relaxed-SIMD one)");
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, wasm } = await run("webpack");
-    assert.deepEqual(result, { ...expected, again: true, elsewhere: "wasm_loaded" });
+    assert.deepEqual(result, { ...expectedFma, again: true, elsewhere: "wasm_loaded" });
     assert.deepEqual(problems, []);
-    assert.deepEqual(wasm, [{ path: `/webpack/${wasmAssets[0]}`, status: 200, type: "application/wasm" }]);
+    assert.equal(wasm.length, 1, "one binary fetched");
+    assert.ok(wasmAssets.map((f) => `/webpack/${f}`).includes(wasm[0].path), wasm[0].path);
+    assert.deepEqual(wasm, [{ path: wasm[0].path, status: 200, type: "application/wasm" }]);
     assert.deepEqual(readdirSync(path.join(dir, "site", "webpack")).sort(), [...b.files, "index.html"].sort());
   });
 
   test("vite build with no configuration: it emits the .wasm itself; the page runs with Node's bits", async () => {
     const b = built.vite;
-    const wasmFile = b.files.find((f) => f.endsWith(".wasm"));
-    assert.match(wasmFile, /^assets\/attention_core-[\w-]+\.wasm$/);
+    const wasmFiles = b.files.filter((f) => f.endsWith(".wasm"));
+    assert.equal(wasmFiles.length, 2, "both binaries emitted");
+    const wasmFile = wasmFiles.find((f) => f.startsWith("assets/attention_core_fma-"));
+    assert.match(wasmFile, /^assets\/attention_core_fma-[\w-]+\.wasm$/);
     assert.equal(b.files.filter((f) => f.endsWith(".js")).length, 1);
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, wasm } = await run("vite");
-    assert.deepEqual(result, expected);
+    assert.deepEqual(result, expectedFma);
     assert.deepEqual(problems, []);
     assert.deepEqual(wasm, [{ path: `/vite/${wasmFile}`, status: 200, type: "application/wasm" }]);
   });

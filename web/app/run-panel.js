@@ -177,7 +177,8 @@ export function setupRunPanel(app) {
       const s = app.state;
       $("run").disabled = d.blocked || s.running;
       // One status at a time: the button says "Running…" while a run is on, so "Ready" waits for it.
-      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady;
+      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady(lab.kernel);
+      $("run-reason").dataset.kernel = lab.kernel; // which binary runs (the worker loads the same one)
       $("run-reason").classList.toggle("blocked", d.blocked);
       renderRunError(s.runError);
       if (d.memory !== null && runner.usesWorker(d.memory) && !d.blocked) {

@@ -210,7 +210,10 @@ export const S = {
   predictWhyTokens: (n) => `One row per token: num_tokens = ${n}.`,
 
   runButton: "Run forward pass",
-  runReady: "Ready: the forward pass runs in your browser.",
+  // lab.kernel: which WebAssembly binary runs (issue 21.3)
+  runReady: (kernel) => (kernel === "relaxed_madd"
+    ? "Ready: the forward pass runs in your browser (WebAssembly SIMD, fused multiply-add)."
+    : "Ready: the forward pass runs in your browser (WebAssembly SIMD)."),
   runBlocked: (reason) => `Run is disabled: ${reason}`,
   reasonErrors: (n) => `${n} error${n === 1 ? "" : "s"} in the setup (marked in red above).`,
   reasonNoWords: "type at least one word.",

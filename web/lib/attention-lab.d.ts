@@ -1853,6 +1853,18 @@ export interface AttentionLab {
    */
   heapPeak(): number;
   /**
+   * Which products the loaded binary runs, as the core was compiled (issue 21.3):
+   * - `"relaxed_madd"`: `attention_core_fma.wasm`, each multiply-add of the matrix products one
+   *   relaxed-SIMD `f32x4.relaxed_madd` (fused, one rounding, where the engine has FMA). The default
+   *   where `WebAssembly.validate` accepts relaxed SIMD (Chromium; Node 20 only with
+   *   `--experimental-wasm-relaxed-simd`). Its outputs differ from the plain binary's in the last bits
+   *   (within every PyTorch fixture's tolerance); parameters and dropout masks are the same bits.
+   * - `"simd128"`: `attention_core.wasm`, a multiply then an add (the bits of the sequential scalar sum,
+   *   as the native build). Elsewhere the default, and what `wasmUrl` pointing at
+   *   `attention-lab/attention_core.wasm` always loads.
+   */
+  readonly kernel: "relaxed_madd" | "simd128";
+  /**
    * Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection).
    * @returns How many handles are alive.
    */

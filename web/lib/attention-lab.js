@@ -1057,6 +1057,15 @@ class Lab {
     return this._core.heapPeak();
   }
 
+  /**
+   * Which products this binary runs, as the core was compiled: "relaxed_madd" (attention_core_fma.wasm:
+   * each multiply-add one f32x4.relaxed_madd, fused where the engine has FMA) or "simd128" (a multiply
+   * then an add: the bits of the scalar sequential sum, as the native build).
+   */
+  get kernel() {
+    return this._core.kernelFusesMultiplyAdd() ? "relaxed_madd" : "simd128";
+  }
+
   /** How many modules and generators live in WASM memory now (released on dispose or collection). */
   handlesInUse() {
     return unwrap(this._core.handlesInUse());
@@ -1228,14 +1237,41 @@ async function fetchWasm(url, label, check) {
   }
 }
 
-/** The default: attention_core.wasm beside this module (a bundler that knows new URL(..., import.meta.url) copies it), or the Node entry's reader. */
+/**
+ * Whether this engine has the final relaxed-SIMD proposal's f32x4.relaxed_madd (Chromium by default;
+ * Node 20 only with --experimental-wasm-relaxed-simd): WebAssembly.validate of a module whose one
+ * function pushes three v128 constants and multiply-adds them. Nothing is compiled or run.
+ */
+function hasRelaxedSimd() {
+  const zeros = new Array(16).fill(0);
+  const body = [0x00, ...[0, 1, 2].flatMap(() => [0xfd, 0x0c, ...zeros]), 0xfd, 0x85, 0x02, 0x0b];  // locals; 3 x v128.const; relaxed_madd; end
+  const bytes = new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,  // "\0asm", version 1
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b,        // type section: () -> v128
+    0x03, 0x02, 0x01, 0x00,                          // function section: one function of that type
+    0x0a, body.length + 2, 0x01, body.length, ...body,  // code section
+  ]);
+  try {
+    return WebAssembly.validate(bytes);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The default: the binary beside this module (a bundler that knows new URL(..., import.meta.url)
+ * copies both), or the Node entry's reader. attention_core_fma.wasm (products as relaxed-SIMD
+ * multiply-adds, issue 21.3) where the engine validates relaxed SIMD, else attention_core.wasm.
+ */
 function defaultSource(readDefault) {
-  const label = "attention_core.wasm beside attention-lab.js";
+  const fma = hasRelaxedSimd();
+  const file = fma ? "attention_core_fma.wasm" : "attention_core.wasm";
+  const label = `${file} beside attention-lab.js`;
   if (typeof readDefault === "function") {
     const compile = async () => {
       let bytes;
       try {
-        bytes = await readDefault();
+        bytes = await readDefault(file);
       } catch (err) {
         throw loadError("wasm_fetch", `${label} could not be read (${errorText(err)})`, "Build the package (npm run build) or reinstall it; or pass loadAttentionLab({wasmBinary}) with the bytes.");
       }
@@ -1246,7 +1282,8 @@ function defaultSource(readDefault) {
   const compile = () => {
     let url;
     try {
-      url = new URL("./attention_core.wasm", import.meta.url);
+      // two literal patterns, so that webpack and Vite emit both binaries as assets
+      url = fma ? new URL("./attention_core_fma.wasm", import.meta.url) : new URL("./attention_core.wasm", import.meta.url);
     } catch {
       throw loadError("wasm_url", `${label} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
     }

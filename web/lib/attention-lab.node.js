@@ -12,7 +12,8 @@ export * from "./attention-lab.js";
 /** The key under which ./attention-lab.js takes a reader of its .wasm (see loadAttentionLab there). */
 const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
 
-const readDefault = () => readFile(new URL("./attention_core.wasm", import.meta.url));
+/** Reads the default binary the browser module picked: attention_core.wasm, or attention_core_fma.wasm where relaxed SIMD validates. */
+const readDefault = (file) => readFile(new URL(file === "attention_core_fma.wasm" ? "./attention_core_fma.wasm" : "./attention_core.wasm", import.meta.url));
 
 /** A file: wasmUrl's path (a string "file:..." or a URL object with protocol file:), else null; never throws. */
 function filePath(wasmUrl) {

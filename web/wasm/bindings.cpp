@@ -3,8 +3,9 @@
 // function is a Session call, each result a value_object of a core struct. The glue: std::vector ->
 // Array (float -> Float32Array, uint32 -> Uint32Array, copied out of the heap), std::optional -> the
 // value or null, maps and (name, value) lists -> objects, int64 -> number, SlotValue -> a JS value;
-// every call returns {ok, error: {code, slot, message, hint}, value} (no exception reaches JS); and
-// dlmalloc's heap figures (heapInUse, heapPeak), which only this build has.
+// every call returns {ok, error: {code, slot, message, hint}, value} (no exception reaches JS);
+// dlmalloc's heap figures (heapInUse, heapPeak), which only this build has; and whether this binary's
+// products are relaxed-SIMD multiply-adds (kernelFusesMultiplyAdd: attention_core_fma.wasm).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -12,6 +13,7 @@
 #include <new>
 #include <type_traits>
 
+#include "attention_lab/ops.hpp"
 #include "attention_lab/session.hpp"
 
 using emscripten::val;
@@ -383,4 +385,5 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>);
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);
+  emscripten::function("kernelFusesMultiplyAdd", &attention_lab::ops::kernel_fuses_multiply_add);
 }

@@ -85,6 +85,12 @@ Kernel active_kernel();
 /// A kernel's name for messages and test reports: "Eigen" or "simd_gemm".
 const char* kernel_name(Kernel kernel);
 
+/// Whether this build's products take each multiply-add as one relaxed-SIMD `f32x4.relaxed_madd`
+/// (fused, one rounding, where the engine has FMA): true only in the WebAssembly binary built with
+/// ATTENTION_LAB_RELAXED_FMA (attention_core_fma.wasm, issue 21.3); false in every other build, where
+/// each term is a multiply then an add (the bits of the scalar sequential sum). Fixed when compiled.
+bool kernel_fuses_multiply_add();
+
 /// The inverse of pack_b: writes b back as (k, n) row-major, or (n, k) when transpose_b.
 void unpack_b(const PackedMatrix& packed, float* b, bool transpose_b);
 
