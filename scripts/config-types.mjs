@@ -12,6 +12,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { replaceBlock } from "./error-codes.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const DTS = "web/lib/attention-lab.d.ts";
@@ -107,14 +108,9 @@ export function renderTypes(classes) {
   return out.join("\n");
 }
 
-/** The .d.ts text with its generated block replaced; throws unless both markers are there once. */
+/** The .d.ts text with its generated types block replaced; throws unless both markers are there once. */
 export function rewrite(dts, block) {
-  const begin = dts.indexOf(BEGIN);
-  const end = dts.indexOf(END);
-  if (begin < 0 || end < begin || dts.indexOf(BEGIN, begin + 1) >= 0 || dts.indexOf(END, end + 1) >= 0) {
-    throw new Error(`${DTS}: expected the lines '${BEGIN}' and '${END}' once each, in that order`);
-  }
-  return dts.slice(0, begin) + block + dts.slice(end + END.length);
+  return replaceBlock(dts, BEGIN, END, block, DTS);
 }
 
 /** The block as the built core gives it now (needs web/lib/attention_core.{mjs,wasm}: scripts/build.sh). */

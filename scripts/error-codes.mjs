@@ -85,14 +85,23 @@ export function renderUnion({ groups, codes }) {
   return out.join("\n");
 }
 
-/** The .d.ts text with its generated block replaced; throws unless both markers are there once. */
-export function rewrite(dts, block) {
-  const begin = dts.indexOf(BEGIN);
-  const end = dts.indexOf(END);
-  if (begin < 0 || end < begin || dts.indexOf(BEGIN, begin + 1) >= 0 || dts.indexOf(END, end + 1) >= 0) {
-    throw new Error(`${DTS}: expected the lines '${BEGIN}' and '${END}' once each, in that order`);
+/**
+ * `text` with the block between the marker lines `begin` and `end` (both included) replaced by
+ * `block`; throws, naming `file`, unless both markers are there once, in that order. The one rule for
+ * every generated block of the .d.ts (this script's ErrorCode union, config-types.mjs's types).
+ */
+export function replaceBlock(text, begin, end, block, file) {
+  const b = text.indexOf(begin);
+  const e = text.indexOf(end);
+  if (b < 0 || e < b || text.indexOf(begin, b + 1) >= 0 || text.indexOf(end, e + 1) >= 0) {
+    throw new Error(`${file}: expected the lines '${begin}' and '${end}' once each, in that order`);
   }
-  return dts.slice(0, begin) + block + dts.slice(end + END.length);
+  return text.slice(0, b) + block + text.slice(e + end.length);
+}
+
+/** The .d.ts text with its generated ErrorCode block replaced; throws unless both markers are there once. */
+export function rewrite(dts, block) {
+  return replaceBlock(dts, BEGIN, END, block, DTS);
 }
 
 /** The table as the header has it now. */

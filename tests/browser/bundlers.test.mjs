@@ -23,7 +23,7 @@ import { build as viteBuild } from "vite";
 import sirv from "sirv";
 import { chromium } from "playwright-core";
 import { loadAttentionLab } from "attention-lab";
-import { ROOT } from "./helpers.mjs";
+import { ROOT, installPackedTarball } from "./helpers.mjs";
 
 const MHA = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
 
@@ -94,12 +94,7 @@ describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
   const built = {};
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-bundlers-"));
-    const npm = (args, cwd) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-    const [packed] = JSON.parse(npm(["pack", "--json", "--pack-destination", dir], ROOT));
-    const app = path.join(dir, "app");
-    mkdirSync(app);
-    writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true }));
-    npm(["install", "--offline", path.join(dir, packed.filename)], app);
+    const app = installPackedTarball(dir, "app");
     const site = path.join(dir, "site");
     for (const [name, source] of Object.entries(APPS)) {
       writeFileSync(path.join(app, `${name}.js`), source);

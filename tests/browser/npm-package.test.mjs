@@ -3,8 +3,7 @@
 // way a site without a bundler uses an npm package) runs GPT-2 small's attention and gets the same
 // numbers as Node does from this checkout.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -12,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import sirv from "sirv";
 import { chromium } from "playwright-core";
 import { loadAttentionLab } from "attention-lab";
-import { ROOT } from "./helpers.mjs";
+import { installPackedTarball } from "./helpers.mjs";
 
 describe("the npm tarball in a page", () => {
   let dir;
@@ -20,12 +19,7 @@ describe("the npm tarball in a page", () => {
   let context;
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-pack-page-"));
-    const npm = (args, cwd) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-    const [packed] = JSON.parse(npm(["pack", "--json", "--pack-destination", dir], ROOT));
-    const site = path.join(dir, "site");
-    mkdirSync(site);
-    writeFileSync(path.join(site, "package.json"), JSON.stringify({ name: "site", private: true }));
-    npm(["install", "--offline", path.join(dir, packed.filename)], site);
+    const site = installPackedTarball(dir, "site");
     writeFileSync(path.join(site, "index.html"), `<!doctype html><meta charset="utf-8"><title>site</title>
 <script type="importmap">{"imports": {"attention-lab": "./node_modules/attention-lab/web/lib/attention-lab.js"}}</script>
 <script type="module" src="./main.js"></script><pre id="out"></pre>`);
