@@ -11,7 +11,6 @@
 // multiply-add binary (checked against Node running it with --experimental-wasm-relaxed-simd), and
 // esbuild's, given the exported attention_core.wasm, the plain one (against Node's default).
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -23,7 +22,7 @@ import { build as viteBuild } from "vite";
 import sirv from "sirv";
 import { chromium } from "playwright-core";
 import { loadAttentionLab } from "attention-lab";
-import { ROOT, installPackedTarball } from "./helpers.mjs";
+import { inNodeWithRelaxedSimd, installPackedTarball } from "./helpers.mjs";
 
 const MHA = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
 
@@ -125,8 +124,7 @@ describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
     const { AttentionError } = await import("attention-lab");
     expected = new Function("AttentionError", "document", `${RUN}; return facts;`)(AttentionError, null)(lab);
     // the same app in a Node that has relaxed SIMD: the default is then the fused multiply-add binary
-    expectedFma = JSON.parse(execFileSync(process.execPath, ["--experimental-wasm-relaxed-simd", "--input-type=module", "-e",
-      `import { loadAttentionLab, AttentionError } from "attention-lab"; ${RUN}; console.log(JSON.stringify(facts(await loadAttentionLab())));`], { cwd: ROOT, encoding: "utf8" }));
+    expectedFma = inNodeWithRelaxedSimd(`${RUN}; console.log(JSON.stringify(facts(await loadAttentionLab())));`);
   });
   after(async () => {
     await context?.close();

@@ -155,3 +155,13 @@ export function installPackedTarball(dir, name) {
   npm(["install", "--offline", path.join(dir, packed.filename)], project);
   return project;
 }
+
+/**
+ * Runs `body` (an ES module body that has `loadAttentionLab` and `AttentionError` from "attention-lab"
+ * in scope and prints one JSON line) in a Node with relaxed SIMD, where the library's default binary is
+ * the fused multiply-add one Chromium loads; returns what it printed, parsed.
+ */
+export function inNodeWithRelaxedSimd(body) {
+  const source = `import { loadAttentionLab, AttentionError } from "attention-lab";\n${body}`;
+  return JSON.parse(execFileSync(process.execPath, ["--experimental-wasm-relaxed-simd", "--input-type=module", "-e", source], { cwd: ROOT, encoding: "utf8" }));
+}

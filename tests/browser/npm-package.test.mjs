@@ -1,7 +1,7 @@
 // The npm tarball in a page. `npm pack`, installed offline into an empty folder, then that
 // folder served by a plain static server: a page that imports the library through an import map (the
 // way a site without a bundler uses an npm package) runs GPT-2 small's attention and gets the same
-// numbers as Node does from this checkout.
+// numbers as Node does from this checkout (running the same binary: Chromium's is the relaxed-SIMD one).
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -11,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import sirv from "sirv";
 import { chromium } from "playwright-core";
 import { loadAttentionLab } from "attention-lab";
-import { installPackedTarball } from "./helpers.mjs";
+import { inNodeWithRelaxedSimd, installPackedTarball } from "./helpers.mjs";
 
 describe("the npm tarball in a page", () => {
   let dir;
@@ -27,7 +27,7 @@ describe("the npm tarball in a page", () => {
 const lab = await loadAttentionLab();
 const mha = lab.create("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }, { generator: lab.manualSeed(123) });
 const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
-document.getElementById("out").textContent = JSON.stringify({ shape: y.shape, first: Array.from(y.data.slice(0, 8)) });`);
+document.getElementById("out").textContent = JSON.stringify({ kernel: lab.kernel, shape: y.shape, first: Array.from(y.data.slice(0, 8)) });`);
     const files = sirv(site);
     server = http.createServer((req, res) => files(req, res, () => { res.statusCode = 404; res.end(); }));
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -49,10 +49,16 @@ document.getElementById("out").textContent = JSON.stringify({ shape: y.shape, fi
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => document.getElementById("out").textContent !== "", null, { timeout: 60_000 });
     const got = JSON.parse(await page.locator("#out").textContent());
-    const lab = await loadAttentionLab();
-    const mha = lab.create("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }, { generator: lab.manualSeed(123) });
-    const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
-    assert.deepEqual(got, { shape: [1, 6, 768], first: Array.from(y.data.slice(0, 8)) });
+    // Chromium has relaxed SIMD, so the page loads the fused multiply-add binary: Node running the
+    // same binary gives its bits; Node's default (plain) binary gives them within 1e-6
+    const RUN = `const mha = lab.create("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }, { generator: lab.manualSeed(123) });
+      const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
+      const result = { kernel: lab.kernel, shape: y.shape, first: Array.from(y.data.slice(0, 8)) };`;
+    assert.equal(got.kernel, "relaxed_madd");
+    assert.deepEqual(got, inNodeWithRelaxedSimd(`const lab = await loadAttentionLab(); ${RUN} console.log(JSON.stringify(result));`));
+    const plain = new Function("lab", `${RUN} return result;`)(await loadAttentionLab());
+    assert.equal(plain.kernel, "simd128");
+    assert.ok(got.first.every((v, i) => Math.abs(v - plain.first[i]) <= 1e-6), `${got.first} vs ${plain.first}`);
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -759,6 +759,8 @@ class Lab {
     this.classes = Object.freeze(specs.map((s) => s.name));
     /** The four GPT-2 sizes, from the core's one table: [{name, n_embd, n_head, n_layer}]. */
     this.gpt2Sizes = deepFreeze(unwrap(core.gpt2Sizes()));
+    // Which products the binary runs (see the kernel getter): fixed when it was compiled, asked once.
+    this._kernel = core.kernelFusesMultiplyAdd() ? "relaxed_madd" : "simd128";
   }
 
   /** The core's facts about a class (the same object describe returns as `.class`); undefined for an unknown name. */
@@ -1063,7 +1065,7 @@ class Lab {
    * then an add: the bits of the scalar sequential sum, as the native build).
    */
   get kernel() {
-    return this._core.kernelFusesMultiplyAdd() ? "relaxed_madd" : "simd128";
+    return this._kernel;
   }
 
   /** How many modules and generators live in WASM memory now (released on dispose or collection). */
