@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 
+#include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
 
@@ -204,6 +205,8 @@ Session::~Session() = default;
 std::vector<ClassSpec> Session::classes() const { return class_specs(); }
 
 std::vector<Gpt2Size> Session::gpt2_sizes() const { return {std::begin(kGpt2Sizes), std::end(kGpt2Sizes)}; }
+
+bool Session::kernel_fuses_multiply_add() const { return ops::kernel_fuses_multiply_add(); }
 
 ParsedCall Session::parse_call(const std::string& text) const {
   ParsedCall c = attention_lab::parse_call(text);

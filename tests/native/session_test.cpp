@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "attention_lab/ops.hpp"
 #include "attention_lab/session.hpp"
 #include "refusal.hpp"
 
@@ -154,4 +155,10 @@ TEST_CASE("a size that is only too large says so, not 'is not a size'; a shape a
   Session s;
   const uint32_t g = s.manual_seed(1);
   CHECK(refusal_message([&] { s.rand(g, {2, 1e10}); }) == "shape[1] is 10000000000, over the largest size here, 2,147,483,647 (2**31 - 1)");
+}
+
+TEST_CASE("the session says which products this build runs: the native build multiplies then adds (no relaxed-SIMD multiply-add)") {
+  const Session session;
+  CHECK_FALSE(session.kernel_fuses_multiply_add());
+  CHECK(session.kernel_fuses_multiply_add() == ops::kernel_fuses_multiply_add());
 }

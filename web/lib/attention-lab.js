@@ -760,7 +760,7 @@ class Lab {
     /** The four GPT-2 sizes, from the core's one table: [{name, n_embd, n_head, n_layer}]. */
     this.gpt2Sizes = deepFreeze(unwrap(core.gpt2Sizes()));
     // Which products the binary runs (see the kernel getter): fixed when it was compiled, asked once.
-    this._kernel = core.kernelFusesMultiplyAdd() ? "relaxed_madd" : "simd128";
+    this._kernel = unwrap(core.kernelFusesMultiplyAdd()) ? "relaxed_madd" : "simd128";
   }
 
   /** The core's facts about a class (the same object describe returns as `.class`); undefined for an unknown name. */

@@ -165,6 +165,9 @@ class Session {
   // ---- facts and configs (no handles) ----
   std::vector<ClassSpec> classes() const;
   std::vector<Gpt2Size> gpt2_sizes() const;
+  /// Whether this build's products are relaxed-SIMD multiply-adds (ops::kernel_fuses_multiply_add:
+  /// true only in attention_core_fma.wasm); the facade's lab.kernel.
+  bool kernel_fuses_multiply_add() const;
   ParsedCall parse_call(const std::string& text) const;
   std::vector<Diagnostic> check(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape,
                                 const std::optional<bool>& training) const;
