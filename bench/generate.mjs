@@ -62,10 +62,11 @@ function writeSyntheticGpt2(file) {
   closeSync(fd);
 }
 
-function torchProcess(file) {
-  if (SKIP.has("torch")) return null;
+/** bench/torch_generate.py on `threads` threads (BENCH_SKIP names "torch" for one thread, "torch-2t" for two). */
+function torchProcess(file, threads) {
+  if (SKIP.has(threads === 1 ? "torch" : `torch-${threads}t`)) return null;
   if (!existsSync("/usr/bin/python3")) return null;
-  const p = spawn("/usr/bin/python3", [path.join(ROOT, "bench/torch_generate.py"), file], { env: torchEnv(1), stdio: ["pipe", "pipe", "inherit"] });
+  const p = spawn("/usr/bin/python3", [path.join(ROOT, "bench/torch_generate.py"), file], { env: torchEnv(threads), stdio: ["pipe", "pipe", "inherit"] });
   const lines = readline.createInterface({ input: p.stdout });
   const queue = [];
   lines.on("line", (l) => queue.shift()?.(JSON.parse(l)));
@@ -105,19 +106,26 @@ async function main() {
     const ids = Array.from({ length: PROMPT }, (_, i) => (i * 977) % c.vocab_size);
 
     const kernel = [await decodeBench()];
-    const torch = torchProcess(file);
+    const torch = torchProcess(file, 1);
     out.torch = torch ? await torch.next() : { ready: false, error: SKIP.has("torch") ? "skipped (BENCH_SKIP)" : "/usr/bin/python3 is missing" };
+    const torch2 = torchProcess(file, 2);
+    out.torch2 = torch2 ? await torch2.next() : { ready: false, error: SKIP.has("torch-2t") ? "skipped (BENCH_SKIP)" : "/usr/bin/python3 is missing" };
     await ours(model, ids.slice(0, 8), true);  // warm-up (V8's tiers)
-    const runs = { ours: [], torch: [], oursUncached: [], torchUncached: [] };
-    for (let r = 0; r < ROUNDS; r++) {  // interleaved; the order alternates
-      const steps = [async () => runs.ours.push(await ours(model, ids, true)), async () => out.torch.ready && runs.torch.push(await torch.ask(`cached ${PROMPT} ${DECODED}`))];
-      for (const s of r % 2 ? steps.reverse() : steps) await s();
+    const runs = { ours: [], torch: [], torch2: [], oursUncached: [], torchUncached: [] };
+    for (let r = 0; r < ROUNDS; r++) {  // interleaved; the order rotates
+      const steps = [
+        async () => runs.ours.push(await ours(model, ids, true)),
+        async () => out.torch.ready && runs.torch.push(await torch.ask(`cached ${PROMPT} ${DECODED}`)),
+        async () => out.torch2.ready && runs.torch2.push(await torch2.ask(`cached ${PROMPT} ${DECODED}`)),
+      ];
+      for (let i = 0; i < steps.length; i++) await steps[(i + r) % steps.length]();
     }
     // without the cache: one round each (ours reruns 65..96 positions per token: ~30 x the cached work)
     runs.oursUncached.push(await ours(model, ids, false));
     if (out.torch.ready) runs.torchUncached.push(await torch.ask(`uncached ${PROMPT} ${DECODED}`));
     kernel.push(await decodeBench());
     torch?.close();
+    torch2?.close();
     model.dispose();
     out.loadAfter = load();
 
@@ -130,6 +138,7 @@ async function main() {
     out.oursUncached = summary(runs.oursUncached);
     out.pytorch = summary(runs.torch);
     out.pytorchUncached = summary(runs.torchUncached);
+    out.pytorch2 = summary(runs.torch2);
     out.torchPeakRssBytes = runs.torch.length ? Math.max(...[...runs.torch, ...runs.torchUncached].map((r) => r.peak_rss_bytes)) : null;
     out.streamGBps = kernel.every((k) => k.available) ? Math.max(...kernel.map((k) => k.streamGBps)) : null;
     out.gemv = kernel[0].available ? kernel.map((k) => k.gemv) : kernel[0].reason;
@@ -155,6 +164,7 @@ async function main() {
   row("ours, no cache", out.oursUncached);
   row("PyTorch 1 thread, KV cache", out.pytorch);
   row("PyTorch 1 thread, no cache", out.pytorchUncached);
+  row("PyTorch 2 threads, KV cache", out.pytorch2);
   console.log(`  WASM streaming bandwidth ${out.streamGBps?.toFixed(2) ?? "n/a"} GB/s; a token reads ${mb(out.weightBytesPerToken)} of float32 weights: bound ${out.boundMsPerToken?.toFixed(1) ?? "n/a"} ms/token`);
   console.log(`  ids: ours cached = ours uncached for the first ${out.idsAgree.oursCachedUncached} of ${DECODED}; ours = PyTorch for the first ${out.idsAgree.oursPytorch ?? "n/a"}`);
   const vsTorch = out.pytorch ? out.ours.tokensPerSecond / out.pytorch.tokensPerSecond : null;
@@ -164,11 +174,16 @@ async function main() {
   out.baseline = judgeBaseline(t, out.gemmReference, 1);
   out.baselineValid = out.baseline.valid;
   console.log(`  ${baselineLine(t, out.gemmReference, out.baseline)}`);
+  out.baseline2 = judgeBaseline(out.torch2, out.gemmReference, 2);
+  if (out.torch2.ready) console.log(`  ${baselineLine(out.torch2, out.gemmReference, out.baseline2)}`);
+  const vsTorch2 = out.pytorch2 ? out.ours.tokensPerSecond / out.pytorch2.tokensPerSecond : null;
   const vsBound = out.boundMsPerToken ? out.ours.msPerToken / out.boundMsPerToken : null;
   const vsUncached = out.oursUncached.msPerToken / out.ours.msPerToken;
   const rows = [
     ["(D1) cached decode >= 1.2x PyTorch's tokens/s (1 thread)", vsTorch == null || !out.baselineValid ? null : vsTorch >= 1.2,
       vsTorch == null ? "n/a" : `x${vsTorch.toFixed(2)}${out.baselineValid ? "" : " (baseline degraded: not valid)"}`],
+    ["(D1b) cached decode vs PyTorch 2 threads (tokens/s)", null,
+      vsTorch2 == null ? "n/a" : `x${vsTorch2.toFixed(2)}${out.baseline2.valid ? "" : " (baseline degraded: not valid)"}`],
     ["(D2) cached decode within 1.25x of the bandwidth bound", vsBound == null ? null : vsBound <= 1.25, vsBound == null ? "n/a" : `x${vsBound.toFixed(2)}`],
     ["(D3) cached decode >= 5x uncached (64 + 32 tokens)", vsUncached >= 5, `x${vsUncached.toFixed(1)}`],
     ["(D4) peak WASM memory <= the core's estimate", out.peakBytes <= out.estimateBytes, `${mb(out.peakBytes)} (estimate ${mb(out.estimateBytes)}; PyTorch peak RSS ${out.torchPeakRssBytes ? mb(out.torchPeakRssBytes) : "n/a"})`],
