@@ -10,6 +10,15 @@ export function when(v, f) {
   return v instanceof Promise ? v.then(f) : f(v);
 }
 
+/**
+ * when(v, f) for what the page draws: a value that cannot be read any more (a trace released by a
+ * newer run while its cards were still up) draws nothing rather than raising.
+ */
+export function draw(v, f) {
+  if (!(v instanceof Promise)) return f(v);
+  return v.then(f).catch(() => undefined);
+}
+
 /** The rows and columns of a stage's slices (its last two axes; a rank-1 stage is one row). */
 function sliceDims(shape) {
   const nd = shape.length;
@@ -105,21 +114,30 @@ function cached(ask) {
  */
 function querySource(stage, ask) {
   const memo = cached(ask);
-  const { shape, id } = stage;
   const windowAt = (offset, shownRows, shownCols) => {
-    const w = windowOf(shape, offset, shownRows, shownCols);
-    return memo(`window:${w.offsets}:${w.sizes}`, { stage: id, kind: "window", ...w });
+    const q = windowQuery(stage, offset, shownRows, shownCols);
+    return memo(`window:${q.offsets}:${q.sizes}`, q);
   };
   return {
     first: stage.first,
     table: (offset, rows, cols, shownRows, shownCols) => when(windowAt(offset, shownRows, shownCols), (r) => ({ values: r.data, rowSums: r.rowSums })),
     pool(offset, rows, cols, height, width) {
-      const at = indicesOf(shape, offset);
-      return memo(`heatmap:${at.batch}:${at.head}:${height}:${width}`, { stage: id, kind: "heatmap", ...at, height, width });
+      const q = heatmapQuery(stage, offset, height, width);
+      return memo(`heatmap:${q.batch}:${q.head}:${height}:${width}`, q);
     },
     cells: (offset, rows, cols) => when(windowAt(offset, rows, cols), (r) => r.data),
-    data: () => memo("data", { stage: id, kind: "data" }),
+    data: () => memo("data", { stage: stage.id, kind: "data" }),
   };
+}
+
+/** The query of a table's window: `shownRows` x `shownCols` of the slice at flat `offset`. */
+export function windowQuery(stage, offset, shownRows, shownCols) {
+  return { stage: stage.id, kind: "window", ...windowOf(stage.shape, offset, shownRows, shownCols) };
+}
+
+/** The query of a heatmap: the slice at flat `offset` max-pooled to (height, width). */
+export function heatmapQuery(stage, offset, height, width) {
+  return { stage: stage.id, kind: "heatmap", ...indicesOf(stage.shape, offset), height, width };
 }
 
 /** A LazyTrace's query answered on this thread. */
