@@ -161,8 +161,8 @@ struct Session::Objects {
     ResidentTrace r;
     r.handle = next++;
     for (const Stage& st : stages) {
-      r.stages.push_back({st.id, st.title, st.formula, st.axes, st.tensor.shape, st.summary, st.slice_summaries,
-                          st.tensor.data.empty() ? std::nan("") : static_cast<double>(st.tensor.data[0])});
+      r.stages.push_back(
+          {st.id, st.title, st.formula, st.axes, st.tensor.shape, st.summary, st.slice_summaries, st.tensor.data.empty() ? std::nan("") : static_cast<double>(st.tensor.data[0])});
       r.bytes += 4.0 * static_cast<double>(st.tensor.data.size());
     }
     traces[r.handle] = std::move(stages);
@@ -325,8 +325,8 @@ TraceWindow Session::trace_window(uint32_t trace, const std::string& stage, cons
   const Stage& s = stage_of(objects_->trace(trace), stage);
   const size_t nd = s.tensor.shape.size();
   if (offsets.size() != nd || sizes.size() != nd)
-    throw AttentionError("trace_range", "offsets", s.id + " has " + std::to_string(nd) + " axes, got " + std::to_string(offsets.size()) + " offsets and " +
-                                                       std::to_string(sizes.size()) + " sizes",
+    throw AttentionError("trace_range", "offsets",
+                         s.id + " has " + std::to_string(nd) + " axes, got " + std::to_string(offsets.size()) + " offsets and " + std::to_string(sizes.size()) + " sizes",
                          "Give one offset and one size per axis.");
   std::vector<int64_t> at(nd), n(nd);
   for (size_t i = 0; i < nd; ++i) {
@@ -724,7 +724,8 @@ bool Session::release(uint32_t handle) {
 }
 
 double Session::handles_in_use() const {
-  return static_cast<double>(objects_->modules.size() + objects_->generators.size() + objects_->headers.size() + objects_->gpt2.size() + objects_->caches.size() + objects_->traces.size());
+  return static_cast<double>(objects_->modules.size() + objects_->generators.size() + objects_->headers.size() + objects_->gpt2.size() + objects_->caches.size() +
+                             objects_->traces.size());
 }
 
 }  // namespace attention_lab

@@ -165,18 +165,13 @@ TEST_CASE("the session says which products this build runs: the native build mul
 
 TEST_CASE("a resident trace gives each stage's facts at once and its values on request, equal to the eager trace's") {
   Session s;
-  const ResidentRun lazy = s.run_resident("MultiHeadAttention", book_mha(), {{2, 6, 3}, [] {
-                                            std::vector<float> v = book_tokens().data;
-                                            v.insert(v.end(), v.begin(), v.end());
-                                            return v;
-                                          }()},
-                                          123, false);
-  RunResult eager = s.run_module("MultiHeadAttention", book_mha(), {{2, 6, 3}, [] {
-                                   std::vector<float> v = book_tokens().data;
-                                   v.insert(v.end(), v.begin(), v.end());
-                                   return v;
-                                 }()},
-                                 123, false, true);
+  const auto two_items = [] {  // the book's tokens twice: (2, 6, 3)
+    std::vector<float> v = book_tokens().data;
+    v.insert(v.end(), v.begin(), v.end());
+    return TensorInput{{2, 6, 3}, v};
+  };
+  const ResidentRun lazy = s.run_resident("MultiHeadAttention", book_mha(), two_items(), 123, false);
+  RunResult eager = s.run_module("MultiHeadAttention", book_mha(), two_items(), 123, false, true);
   CHECK(lazy.output.data == eager.output.data);  // the same bits
   REQUIRE(lazy.trace.stages.size() == eager.trace.size());
   double bytes = 0;

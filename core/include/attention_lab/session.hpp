@@ -133,16 +133,16 @@ struct ResidentForward {
 /// One heatmap of a resident stage: its (rows, cols) slice max-pooled to (height, width) cells
 /// (max_pool's rule: masked cells stay -inf).
 struct TraceHeatmap {
-  double rows = 0, cols = 0;      // the slice's size
-  double height = 0, width = 0;   // the cells given
-  std::vector<float> values;      // (height, width) row-major
+  double rows = 0, cols = 0;     // the slice's size
+  double height = 0, width = 0;  // the cells given
+  std::vector<float> values;     // (height, width) row-major
 };
 
 /// A window of a resident stage (a table's visible part) and the sum of each of its rows over the
 /// whole last axis.
 struct TraceWindow {
-  Tensor window;                  // (sizes...) row-major
-  std::vector<double> row_sums;   // one per row of the window (each index of its leading axes)
+  Tensor window;                 // (sizes...) row-major
+  std::vector<double> row_sums;  // one per row of the window (each index of its leading axes)
 };
 
 /// A byte range of the file (absolute offsets) that the next step needs, by the name the step reads it by.
