@@ -108,7 +108,7 @@ export function setupRunPanel(app) {
     const progress = startProgress();
     try {
       const x = buildInput(lab, s, config, app.tokensFor(config.d_in));
-      result = await runner.run({ className, config, x, seed: seedValue(s), training }, { bytes: d.memory, fullConfig: described.config, firstDraw });
+      result = await runner.run({ className, config, x, seed: seedValue(s), training }, { bytes: d.memory, firstDraw });
       host.dataset.computeMs = (performance.now() - t0).toFixed(1); // the forward (and, for big runs, the worker) alone
     } catch (err) {
       progress.stop();

@@ -53,11 +53,10 @@ export class Runner {
    * the core) here or in the worker; AttentionError-like objects on failure. The trace's stages are
    * lazy ({id, title, formula, axes, shape, summary, sliceSummaries, first, ask}: stage-source.js
    * reads them), released by the next run. `bytes`: the Setup's memory estimate of this run
-   * (app.derived.memory), which picks where it runs; `fullConfig`: the Setup's config (defaults filled
-   * in), for the worker's warm-up after a big run; `firstDraw(stages)`: the queries of the page's first
+   * (app.derived.memory), which picks where it runs; `firstDraw(stages)`: the queries of the page's first
    * draw of a trace, answered with a run in the worker.
    */
-  async run(job, { bytes, fullConfig, firstDraw = () => [] }) {
+  async run(job, { bytes, firstDraw = () => [] }) {
     if (!this.usesWorker(bytes) && bytes <= WORKER_BYTES) {
       // A small run: its whole trace is a few KB, copied out at once (one call into the core).
       const r = this.lab.run(job.className, job.config, job.x, { seed: job.seed, training: job.training, trace: true });
@@ -94,12 +93,8 @@ export class Runner {
     const given = first.length ? await this.query(worker, first) : [];
     first.forEach((q, i) => answers.set(queryKey(q), given[i]));
     const stages = facts.trace.map((s) => ({ ...s, ask: (q) => (answers.has(queryKey(q)) ? answers.get(queryKey(q)) : ask(q)) }));
-    // A big run leaves a big WASM heap behind in the worker: it keeps the trace until the next run, and
-    // a fresh worker warms up for that run (the reader usually runs again).
-    if (bytes > 256 * 1048576) {
-      this.worker = null;
-      this.warm({ className: job.className, config: fullConfig });
-    }
+    // The worker keeps the trace until the next run, which releases it first and reuses the heap it
+    // grew (a fresh worker would grow its heap again: ~0.3 s for GPT-2 small on 1024 tokens).
     return { output: facts.output, trace: stages, warnings: facts.warnings };
   }
 
