@@ -386,10 +386,11 @@ double plan_heap_bytes(const ForwardPlan& p, const std::optional<Shape>& input_s
       // What only the trace keeps (the rest is moved into it): the four (b, H, T, Tk) stages, the
       // (T, Tk) mask, and copies of the input, out_proj, proj and the output.
       floats += 4 * b * heads * t * tk + t * tk + b * t * d_in + (p.proj ? 3 : 2) * b * t * width;
-      // and each of its stages' summaries: at most one per (b, head) slice, 12 floats' worth each,
-      // and its texts (title, formula, axes and the fields that fill them: about 256 bytes a stage)
+      // and each of its stages' summaries: at most one per (b, head) slice, 16 floats' worth each
+      // (TensorSummary: 3 doubles and 5 int64), and its texts (title, formula, axes and the fields that
+      // fill them: about 256 bytes a stage)
       const double stages = p.latent_dim > 0 ? 15 : 14;  // c_kv only with a latent
-      floats += stages * b * heads * 12 + stages * 64;
+      floats += stages * b * heads * 16 + stages * 64;
     }
   }
   return floats * 4.0;
@@ -452,6 +453,25 @@ double plan_result_bytes(const ForwardPlan& p, const std::optional<Shape>& input
     floats += static_cast<double>(stages) * ((b * heads + 1) * 64 + 256);
   }
   return floats * 4.0;
+}
+
+double plan_resident_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape) {
+  double bytes = plan_heap_bytes(p, input_shape, true) + plan_result_bytes(p, input_shape, false);
+  if (!input_shape || input_shape->empty()) return bytes;
+  const Shape& s = *input_shape;
+  const double b = s.size() == 3 ? static_cast<double>(s[0]) : 1.0;
+  const double t = static_cast<double>(s.size() >= 2 ? s[s.size() - 2] : 1);
+  const double tk = t + static_cast<double>(p.extra_kv);
+  const double heads = static_cast<double>(p.query_heads);
+  const double stages = p.latent_dim > 0 ? 15 : 14;
+  // The stages' facts copied out (Session::run_resident's TraceStage list, then its JS objects): the
+  // summaries twice over (16 floats each, then a JS object of 256 bytes' worth) and the texts.
+  double floats = stages * (b * heads + 1) * (16 + 64) + stages * 256;
+  // and what one query copies out while it runs: at most a whole stage (trace_data, an export), once
+  // in the heap and once into JS: the largest is a (b, H, T, Tk) slab or a (b, num_tokens, width) activation.
+  const double widest = static_cast<double>(std::max({p.config.d_in, p.proj_width, p.output_width, p.config.d_out, p.latent_dim}));
+  floats += 2 * std::max({b * heads * t * tk, b * t * widest, b * heads * tk * static_cast<double>(p.head_dim)});
+  return bytes + floats * 4.0;
 }
 
 double plan_bytes(const ForwardPlan& p, const std::optional<Shape>& input_shape, bool trace) {

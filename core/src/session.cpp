@@ -148,7 +148,26 @@ struct Session::Objects {
   std::map<uint32_t, std::shared_ptr<const SafetensorsHeader>> headers;
   std::map<uint32_t, std::unique_ptr<Gpt2File>> gpt2;
   std::map<uint32_t, std::pair<uint32_t, KvCache>> caches;  // handle -> (its module, the cache)
+  std::map<uint32_t, std::vector<Stage>> traces;            // resident traces: the stages, values and all
   uint32_t next = 1;
+
+  const std::vector<Stage>& trace(uint32_t h) const {
+    const auto it = traces.find(h);
+    if (it == traces.end()) throw AttentionError("disposed", "trace", "this trace was disposed", "Run again for a new trace (or keep it until you are done drawing it).");
+    return it->second;
+  }
+  /// Keeps `stages` under a new handle; the caller's copy of their facts.
+  ResidentTrace keep_trace(std::vector<Stage> stages) {
+    ResidentTrace r;
+    r.handle = next++;
+    for (const Stage& st : stages) {
+      r.stages.push_back(
+          {st.id, st.title, st.formula, st.axes, st.tensor.shape, st.summary, st.slice_summaries, st.tensor.data.empty() ? std::nan("") : static_cast<double>(st.tensor.data[0])});
+      r.bytes += 4.0 * static_cast<double>(st.tensor.data.size());
+    }
+    traces[r.handle] = std::move(stages);
+    return r;
+  }
 
   AttentionModule& module(uint32_t h) const {
     const auto it = modules.find(h);
@@ -246,6 +265,90 @@ RunResult Session::run_module(const std::string& class_name, const SlotMap& conf
   opts.training = training;
   opts.trace = trace;
   return attention_lab::run_module(class_name, config, input, opts);
+}
+
+ResidentRun Session::run_resident(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training) {
+  RunResult r = run_module(class_name, config, std::move(x), seed, training, true);
+  return {std::move(r.config), std::move(r.output), objects_->keep_trace(std::move(r.trace)), std::move(r.warnings)};
+}
+
+MemoryEstimate Session::estimate_resident_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape) const {
+  const ModuleConfig c = validated_config(class_name, config);
+  return {plan_resident_bytes(plan_forward(c), optional_shape(input_shape)), kDefaultMemoryBudgetBytes};
+}
+
+namespace {
+const Stage& stage_of(const std::vector<Stage>& stages, const std::string& id) {
+  for (const Stage& s : stages)
+    if (s.id == id) return s;
+  std::string ids;
+  for (const Stage& s : stages) ids += (ids.empty() ? "" : ", ") + s.id;
+  throw AttentionError("trace_stage", "stage", "this trace has no stage '" + id + "'", "Its stages are " + ids + ".");
+}
+
+/// index as a whole number in [0, size) of axis `axis` of `s`, else trace_range naming both.
+int64_t index_in(const Stage& s, size_t axis, double index, const char* what) {
+  const double size = static_cast<double>(s.tensor.shape[axis]);
+  if (!(index >= 0 && index < size && index == std::floor(index)))
+    throw AttentionError("trace_range", what,
+                         std::string(what) + " " + format_g(index, 12) + " is outside axis " + std::to_string(axis) + " (" + s.axes[axis] + ") of " + s.id + ", which has " +
+                             format_g(size, 12) + (size == 1 ? " entry" : " entries"),
+                         size > 0 ? "Use a whole number from 0 to " + format_g(size - 1, 12) + "." : "That axis is empty.");
+  return static_cast<int64_t>(index);
+}
+}  // namespace
+
+TraceHeatmap Session::trace_heatmap(uint32_t trace, const std::string& stage, const std::vector<double>& leading, double height, double width) const {
+  const Stage& s = stage_of(objects_->trace(trace), stage);
+  const size_t nd = s.tensor.shape.size();
+  const size_t lead = nd >= 2 ? nd - 2 : 0;
+  if (leading.size() != lead)
+    throw AttentionError("trace_range", "leading", s.id + " has " + std::to_string(lead) + " axes before its last two, got " + std::to_string(leading.size()) + " indices",
+                         lead == 0 ? "Give no batch or head index for this stage." : "Give one index per leading axis (batch, then head).");
+  for (const double side : {height, width})
+    if (!(side >= 1 && side <= 4096 && side == std::floor(side)))
+      throw AttentionError("trace_range", "size", "a heatmap side of " + format_g(side, 12) + " cells", "Ask for a whole number of cells from 1 to 4096 a side.");
+  int64_t offset = 0;
+  for (size_t i = 0; i < lead; ++i) offset = offset * s.tensor.shape[i] + index_in(s, i, leading[i], i == 0 ? "batch" : "head");
+  const int64_t rows = nd >= 2 ? s.tensor.shape[nd - 2] : 1, cols = nd >= 1 ? s.tensor.shape[nd - 1] : 1;
+  TraceHeatmap h;
+  h.rows = static_cast<double>(rows);
+  h.cols = static_cast<double>(cols);
+  const int64_t hh = std::min(rows, static_cast<int64_t>(height)), ww = std::min(cols, static_cast<int64_t>(width));
+  h.height = static_cast<double>(hh);
+  h.width = static_cast<double>(ww);
+  if (rows > 0 && cols > 0) h.values = max_pool(s.tensor.data.data() + offset * rows * cols, rows, cols, hh, ww);
+  return h;
+}
+
+TraceWindow Session::trace_window(uint32_t trace, const std::string& stage, const std::vector<double>& offsets, const std::vector<double>& sizes) const {
+  const Stage& s = stage_of(objects_->trace(trace), stage);
+  const size_t nd = s.tensor.shape.size();
+  if (offsets.size() != nd || sizes.size() != nd)
+    throw AttentionError("trace_range", "offsets",
+                         s.id + " has " + std::to_string(nd) + " axes, got " + std::to_string(offsets.size()) + " offsets and " + std::to_string(sizes.size()) + " sizes",
+                         "Give one offset and one size per axis.");
+  std::vector<int64_t> at(nd), n(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    const double size = static_cast<double>(s.tensor.shape[i]);
+    if (!(offsets[i] >= 0 && offsets[i] <= size && offsets[i] == std::floor(offsets[i])) || !(sizes[i] >= 0 && sizes[i] == std::floor(sizes[i]) && offsets[i] + sizes[i] <= size))
+      throw AttentionError("trace_range", "offsets",
+                           "offset " + format_g(offsets[i], 12) + " and size " + format_g(sizes[i], 12) + " on axis " + std::to_string(i) + " (" + s.axes[i] + ") of " + s.id +
+                               " reach past its " + format_g(size, 12) + " entries",
+                           "Keep offset + size within the axis: at most " + format_g(size, 12) + ".");
+    at[i] = static_cast<int64_t>(offsets[i]);
+    n[i] = static_cast<int64_t>(sizes[i]);
+  }
+  return {tensor_window(s.tensor, at, n), window_row_sums(s.tensor, at, n)};
+}
+
+Tensor Session::trace_data(uint32_t trace, const std::string& stage) const { return stage_of(objects_->trace(trace), stage).tensor; }
+
+double Session::trace_bytes_in_use() const {
+  double bytes = 0;
+  for (const auto& [h, stages] : objects_->traces)
+    for (const Stage& s : stages) bytes += 4.0 * static_cast<double>(s.tensor.data.size());
+  return bytes;
 }
 
 MemoryEstimate Session::estimate_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, bool trace) const {
@@ -350,6 +453,11 @@ ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, ui
   if (trace) r.trace = std::move(stages);
   if (kv != nullptr) r.cache = objects_->state(cache);
   return r;
+}
+
+ResidentForward Session::forward_resident(uint32_t module, TensorInput x, bool training, uint32_t generator, uint32_t cache) {
+  ForwardResult r = forward(module, std::move(x), training, generator, true, cache);
+  return {std::move(r.output), objects_->keep_trace(std::move(*r.trace)), std::move(r.warnings), std::move(r.cache)};
 }
 
 CacheState Session::new_cache(uint32_t module, const NumberOption& window) {
@@ -611,11 +719,13 @@ bool Session::release(uint32_t handle) {
   objects_->headers.erase(handle);
   objects_->gpt2.erase(handle);
   objects_->caches.erase(handle);
+  objects_->traces.erase(handle);
   return true;
 }
 
 double Session::handles_in_use() const {
-  return static_cast<double>(objects_->modules.size() + objects_->generators.size() + objects_->headers.size() + objects_->gpt2.size() + objects_->caches.size());
+  return static_cast<double>(objects_->modules.size() + objects_->generators.size() + objects_->headers.size() + objects_->gpt2.size() + objects_->caches.size() +
+                             objects_->traces.size());
 }
 
 }  // namespace attention_lab

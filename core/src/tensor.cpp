@@ -131,9 +131,11 @@ std::string tensor_string(const Tensor& t, int decimals) {
 }
 
 namespace {
-TensorSummary summary_of(float min, float max, double sum, int64_t finite, int64_t neg_inf, int64_t zeros, int64_t count) {
+TensorSummary summary_of(float min, float max, double sum, int64_t finite, int64_t neg_inf, int64_t zeros, int64_t count, int64_t nan_rows = 0) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   TensorSummary s;
+  s.non_finite = count - finite;
+  s.nan_rows = nan_rows;
   s.min = finite ? min : nan;
   s.max = finite ? max : nan;
   s.mean = finite ? sum / static_cast<double>(finite) : nan;
@@ -155,9 +157,16 @@ std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whol
   ops::ValueSummary all;
   all.min = std::numeric_limits<float>::infinity();
   all.max = -all.min;
+  // Rows of a slice that begin with NaN: one strided read per row (the first column), not a scan.
+  const int64_t cols = t.rank() >= 1 ? t.shape.back() : 1;
+  int64_t nan_rows_all = 0;
   for (int64_t offset = 0; slice > 0 && offset < t.numel(); offset += slice) {
     const ops::ValueSummary v = ops::summarize_values(t.data.data() + offset, slice);
-    out.push_back(summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, slice));
+    int64_t nan_rows = 0;
+    if (v.finite < slice && cols > 0)
+      for (int64_t r = offset; r < offset + slice; r += cols) nan_rows += std::isnan(t.data[static_cast<size_t>(r)]) ? 1 : 0;
+    nan_rows_all += nan_rows;
+    out.push_back(summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, slice, nan_rows));
     all.min = std::min(all.min, v.min);
     all.max = std::max(all.max, v.max);
     all.sum += v.sum;
@@ -165,7 +174,76 @@ std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whol
     all.neg_inf += v.neg_inf;
     all.zeros += v.zeros;
   }
-  whole = summary_of(all.min, all.max, all.sum, all.finite, all.neg_inf, all.zeros, t.numel());
+  whole = summary_of(all.min, all.max, all.sum, all.finite, all.neg_inf, all.zeros, t.numel(), nan_rows_all);
+  return out;
+}
+
+std::vector<float> max_pool(const float* x, int64_t rows, int64_t cols, int64_t height, int64_t width) {
+  std::vector<float> out(static_cast<size_t>(height * width));
+  for (int64_t y = 0; y < height; ++y) {
+    const int64_t r0 = y * rows / height;
+    const int64_t r1 = std::max(r0 + 1, (y + 1) * rows / height);
+    for (int64_t c = 0; c < width; ++c) {
+      const int64_t c0 = c * cols / width;
+      const int64_t c1 = std::max(c0 + 1, (c + 1) * cols / width);
+      float best = -std::numeric_limits<float>::infinity();
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* row = x + r * cols;
+        for (int64_t k = c0; k < c1; ++k)
+          if (row[k] > best) best = row[k];  // NaN > best is false: NaN never wins
+      }
+      out[static_cast<size_t>(y * width + c)] = best;
+    }
+  }
+  return out;
+}
+
+namespace {
+/// Calls f(offset of the row's first window value in t, offset of the whole row in t) for each row of
+/// the window, in row-major order of its leading axes.
+template <typename F>
+void for_window_rows(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes, F f) {
+  const size_t nd = t.shape.size();
+  if (nd == 0) {
+    f(0, 0);
+    return;
+  }
+  std::vector<int64_t> strides(nd, 1);
+  for (size_t i = nd - 1; i-- > 0;) strides[i] = strides[i + 1] * t.shape[i + 1];
+  for (size_t i = 0; i + 1 < nd; ++i)
+    if (sizes[i] == 0) return;
+  std::vector<int64_t> at(offsets.begin(), offsets.end());
+  while (true) {
+    int64_t row = 0;
+    for (size_t i = 0; i + 1 < nd; ++i) row += at[i] * strides[i];
+    f(row + offsets[nd - 1], row);
+    size_t i = nd - 1;
+    while (i-- > 0) {
+      if (++at[i] < offsets[i] + sizes[i]) break;
+      at[i] = offsets[i];
+    }
+    if (i == static_cast<size_t>(-1)) return;
+  }
+}
+}  // namespace
+
+Tensor tensor_window(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes) {
+  Shape shape(sizes.begin(), sizes.end());
+  std::vector<float> data;
+  data.reserve(static_cast<size_t>(numel_of(shape)));
+  const int64_t n = sizes.empty() ? 1 : sizes.back();
+  for_window_rows(t, offsets, sizes, [&](int64_t begin, int64_t) { data.insert(data.end(), t.data.begin() + begin, t.data.begin() + begin + n); });
+  return Tensor(std::move(shape), std::move(data));
+}
+
+std::vector<double> window_row_sums(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes) {
+  std::vector<double> out;
+  const int64_t cols = t.shape.empty() ? 1 : t.shape.back();
+  for_window_rows(t, offsets, sizes, [&](int64_t, int64_t row) {
+    double sum = 0.0;
+    for (int64_t c = 0; c < cols; ++c) sum += t.data[static_cast<size_t>(row + c)];
+    out.push_back(sum);
+  });
   return out;
 }
 

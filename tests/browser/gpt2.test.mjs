@@ -147,6 +147,40 @@ describe("the whole GPT-2 model on the page", () => {
     await finish(page);
   });
 
+  test("on 1,024 ids a grid click redraws only what changed: two cells' pressed states and the head view, from the core's thumbnails", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
+    await page.getByTestId("ckpt-file").setInputFiles(file);
+    const runs = (n) => page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === String(k), n);
+    await runs(1);
+    await page.getByTestId("ckpt-kind-ids").check();
+    await page.getByTestId("ckpt-ids").fill(Array.from({ length: 1024 }, (_, i) => tiny.token_ids[i % tiny.token_ids.length]).join(", "));
+    await page.getByTestId("gpt2-run").click();
+    await runs(2);
+    assert.match(await page.getByTestId("gpt2-grid").locator("caption").textContent(), /on 1024 tokens/);
+    // every mutation of the grid and the head view while one cell is clicked
+    const seen = await page.evaluate(async () => {
+      const root = document.querySelector("attention-lab").shadowRoot;
+      const grid = root.querySelector("[data-testid=gpt2-grid]");
+      const view = root.querySelector("[data-testid=gpt2-head-view]");
+      const canvases = [...grid.querySelectorAll("canvas")];
+      const records = [];
+      const watch = new MutationObserver((list) => records.push(...list.map((m) => ({ where: grid.contains(m.target) ? "grid" : "view", type: m.type, attribute: m.attributeName, layer: m.target.dataset?.layer, head: m.target.dataset?.head }))));
+      watch.observe(grid, { subtree: true, childList: true, attributes: true, characterData: true });
+      watch.observe(view, { subtree: true, childList: true, attributes: true, characterData: true });
+      grid.querySelector('[data-layer="1"][data-head="1"]').click();
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      watch.disconnect();
+      return { records, sameCanvases: canvases.every((c, i) => c === grid.querySelectorAll("canvas")[i] && c.isConnected), title: view.querySelector("h4").textContent };
+    });
+    assert.ok(seen.sameCanvases, "the grid's thumbnails are the same canvases");
+    const inGrid = seen.records.filter((r) => r.where === "grid");
+    assert.deepEqual(inGrid.map((r) => [r.type, r.attribute, r.layer, r.head]), [["attributes", "aria-pressed", "0", "0"], ["attributes", "aria-pressed", "1", "1"]]);
+    assert.ok(seen.records.some((r) => r.where === "view" && r.type === "childList"), "the head view is redrawn");
+    assert.match(seen.title, /layer 1, head 1/i);
+    await finish(page);
+  });
+
   test("a failed or cancelled whole-model run marks the patterns and next tokens still on screen as the previous run's", async () => {
     const page = await openPage(lab);
     await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));

@@ -9,6 +9,7 @@
 
 #include "attention_lab/modules.hpp"
 #include "attention_lab/plan.hpp"
+#include "attention_lab/session.hpp"
 #include "attention_lab/validator.hpp"
 
 using namespace attention_lab;
@@ -311,6 +312,36 @@ TEST_SUITE("plan") {
       CHECK(e.code() == "too_large");
       CHECK(e.slot() == "x");
       CHECK(std::string(e.what()).find("MiB, over the") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a resident trace's estimate bounds the peak of the run and its largest query, and the trace is released with its handle") {
+    // GPT-2's head layout at a small size: 4 heads, 96 tokens, so the four (b, H, T, T) stages dominate
+    const SlotMap slots = mha(32, 32, 128, 0.0, 4);
+    for (const int64_t b : {1, 2}) {
+      const Shape shape{b, 96, 32};
+      TensorInput x{{static_cast<double>(b), 96, 32}, std::vector<float>(static_cast<size_t>(b * 96 * 32), 0.25f)};
+      const double estimate = plan_resident_bytes(plan_forward(config_of("MultiHeadAttention", slots)), shape);
+      g_live = 0;
+      g_peak = 0;
+      g_counting = true;
+      {
+        Session s;
+        const ResidentRun r = s.run_resident("MultiHeadAttention", slots, std::move(x), 123, false);
+        CHECK(r.trace.bytes == s.trace_bytes_in_use());
+        const Tensor weights = s.trace_data(r.trace.handle, "attn_weights");  // an export: the largest stage, copied
+        CHECK(weights.shape == Shape{b, 4, 96, 96});
+        (void)s.trace_heatmap(r.trace.handle, "attn_weights", {0, 3}, 512, 512);
+        (void)s.trace_window(r.trace.handle, "attn_weights", {0, 0, 0, 0}, {1, 1, 12, 12});
+        s.release(r.trace.handle);
+        CHECK(s.trace_bytes_in_use() == 0);
+      }
+      g_counting = false;
+      // (the estimate also counts the caller's JS copy of that export, which native code does not make)
+      CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216, "b=" << b << ": peak " << g_peak.load() << " > resident estimate " << estimate);
+      CHECK(g_live.load() <= 4096);  // nothing of the trace outlives its release (scratch kept from before may be freed: below 0)
+      // and it is well under the estimate of a trace copied out whole (the eager trace's JS copies)
+      CHECK(estimate < plan_bytes(plan_forward(config_of("MultiHeadAttention", slots)), shape, true));
     }
   }
 }

@@ -162,3 +162,75 @@ TEST_CASE("the session says which products this build runs: the native build mul
   CHECK_FALSE(session.kernel_fuses_multiply_add());
   CHECK(session.kernel_fuses_multiply_add() == ops::kernel_fuses_multiply_add());
 }
+
+TEST_CASE("a resident trace gives each stage's facts at once and its values on request, equal to the eager trace's") {
+  Session s;
+  const auto two_items = [] {  // the book's tokens twice: (2, 6, 3)
+    std::vector<float> v = book_tokens().data;
+    v.insert(v.end(), v.begin(), v.end());
+    return TensorInput{{2, 6, 3}, v};
+  };
+  const ResidentRun lazy = s.run_resident("MultiHeadAttention", book_mha(), two_items(), 123, false);
+  RunResult eager = s.run_module("MultiHeadAttention", book_mha(), two_items(), 123, false, true);
+  CHECK(lazy.output.data == eager.output.data);  // the same bits
+  REQUIRE(lazy.trace.stages.size() == eager.trace.size());
+  double bytes = 0;
+  for (size_t i = 0; i < eager.trace.size(); ++i) {
+    const Stage& e = eager.trace[i];
+    const TraceStage& l = lazy.trace.stages[i];
+    CHECK(l.id == e.id);
+    CHECK(l.shape == e.tensor.shape);
+    CHECK(l.summary.count == e.summary.count);
+    CHECK(s.trace_data(lazy.trace.handle, e.id).data == e.tensor.data);
+    bytes += 4.0 * static_cast<double>(e.tensor.data.size());
+  }
+  CHECK(lazy.trace.bytes == bytes);
+  const Stage& w = eager.trace[7];
+  REQUIRE(w.id == "attn_weights");  // (2, 2, 6, 6)
+  // a window of batch 1, head 0, rows 2..4, columns 0..2, and the sum of each whole row (1 after softmax)
+  const TraceWindow win = s.trace_window(lazy.trace.handle, "attn_weights", {1, 0, 2, 0}, {1, 1, 3, 3});
+  CHECK(win.window.shape == Shape{1, 1, 3, 3});
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t c = 0; c < 3; ++c) CHECK(win.window.data[static_cast<size_t>(r * 3 + c)] == w.tensor.data[static_cast<size_t>(72 + (2 + r) * 6 + c)]);
+  REQUIRE(win.row_sums.size() == 3);
+  for (const double sum : win.row_sums) CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+  // a heatmap of (batch 0, head 1) at 3 x 2 cells: each the max of a 2 x 3 block; masked (0) cells upper right
+  const TraceHeatmap hm = s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 1}, 3, 2);
+  CHECK(hm.rows == 6);
+  CHECK(hm.height == 3);
+  CHECK(hm.width == 2);
+  for (int64_t y = 0; y < 3; ++y)
+    for (int64_t x = 0; x < 2; ++x) {
+      float best = -INFINITY;
+      for (int64_t r = 2 * y; r < 2 * y + 2; ++r)
+        for (int64_t c = 3 * x; c < 3 * x + 3; ++c) best = std::max(best, w.tensor.data[static_cast<size_t>(36 + r * 6 + c)]);
+      CHECK(hm.values[static_cast<size_t>(y * 2 + x)] == best);
+    }
+  CHECK(hm.values[1] == 0.0f);  // queries 0 and 1 see none of keys 3..5
+  // larger than the slice: the slice itself; -inf stays -inf
+  const TraceHeatmap masked = s.trace_heatmap(lazy.trace.handle, "attn_scores_masked", {0, 0}, 512, 512);
+  CHECK(masked.height == 6);
+  CHECK(masked.values[1] == -INFINITY);
+  // every refusal names what it refused
+  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_wieghts", {0, 0}, 8, 8); }) == std::pair<std::string, std::string>{"trace_stage", "stage"});
+  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {2, 0}, 8, 8); }) == std::pair<std::string, std::string>{"trace_range", "batch"});
+  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 2}, 8, 8); }) == std::pair<std::string, std::string>{"trace_range", "head"});
+  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0}, 8, 8); }) == std::pair<std::string, std::string>{"trace_range", "leading"});
+  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 0, 8); }) == std::pair<std::string, std::string>{"trace_range", "size"});
+  CHECK(refusal([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 4, 0}, {1, 1, 3, 6}); }) == std::pair<std::string, std::string>{"trace_range", "offsets"});
+  CHECK(s.handles_in_use() == 1);
+  s.release(lazy.trace.handle);
+  CHECK(s.handles_in_use() == 0);
+  CHECK(refusal([&] { s.trace_data(lazy.trace.handle, "output"); }) == std::pair<std::string, std::string>{"disposed", "trace"});
+}
+
+TEST_CASE("a stage's summaries count its non-finite values and the rows that begin with NaN") {
+  const Tensor t({2, 2, 3}, {NAN, NAN, NAN, 1, 2, -INFINITY, 0, 1, 2, NAN, 0, 0});
+  TensorSummary whole;
+  const std::vector<TensorSummary> slices = summarize_slices(t, whole);
+  CHECK(slices[0].nan_rows == 1);
+  CHECK(slices[0].non_finite == 4);
+  CHECK(slices[1].nan_rows == 1);
+  CHECK(whole.nan_rows == 2);
+  CHECK(whole.non_finite == 5);
+}

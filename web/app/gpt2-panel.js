@@ -148,14 +148,22 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
     const n = first.shape[2];  // the first min(T, 48) tokens: their weights are exact (a causal query sees no later key)
     const row = 18;
     const pic = svg("svg", { class: "gpt2-lines", viewBox: `0 0 320 ${n * row + 8}`, width: "320", role: "img", "aria-label": S.gpt2HeadLabel(layer, head) });
+    // Up to 48 x 49 / 2 = 1,176 lines: each cloned from one made here and given its numbers (a click
+    // on a cell redraws this view alone, so this is what a click costs).
+    const proto = svg("line", { x1: "110", x2: "210", class: "gpt2-line" }, svg("title"));
     for (let i = 0; i < n; i++) {
       for (let j = 0; j <= i; j++) {
         const v = w[(head * n + i) * n + j];
         if (v < 0.01) continue;
-        pic.append(svg("line", {
-          x1: "110", y1: String(i * row + 12), x2: "210", y2: String(j * row + 12), "stroke-width": (v * 6).toFixed(2), "stroke-opacity": (0.25 + 0.75 * v).toFixed(2),
-          class: "gpt2-line", dataset: { query: String(i), key: String(j) },
-        }, svg("title", {}, S.gpt2LineTitle(state.words[i], state.words[j], v))));
+        const line = proto.cloneNode(true);
+        line.setAttribute("y1", String(i * row + 12));
+        line.setAttribute("y2", String(j * row + 12));
+        line.setAttribute("stroke-width", (v * 6).toFixed(2));
+        line.setAttribute("stroke-opacity", (0.25 + 0.75 * v).toFixed(2));
+        line.dataset.query = String(i);
+        line.dataset.key = String(j);
+        line.firstChild.textContent = S.gpt2LineTitle(state.words[i], state.words[j], v);
+        pic.append(line);
       }
       pic.append(svg("text", { x: "104", y: String(i * row + 16), "text-anchor": "end" }, state.words[i]));
       pic.append(svg("text", { x: "216", y: String(i * row + 16) }, state.words[i]));

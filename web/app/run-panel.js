@@ -4,7 +4,7 @@
 // with a banner and its own Run button at the top of the results.
 import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
-import { renderTrace } from "./tensor-view.js";
+import { firstDraw, renderTrace } from "./tensor-view.js";
 import { errorBox } from "./diagnostic-view.js";
 import { buildInput, seedValue, singleSequence, words } from "./lab-model.js";
 
@@ -108,7 +108,7 @@ export function setupRunPanel(app) {
     const progress = startProgress();
     try {
       const x = buildInput(lab, s, config, app.tokensFor(config.d_in));
-      result = await runner.run({ className, config, x, seed: seedValue(s), training }, { bytes: d.memory, fullConfig: described.config });
+      result = await runner.run({ className, config, x, seed: seedValue(s), training }, { bytes: d.memory, firstDraw });
       host.dataset.computeMs = (performance.now() - t0).toFixed(1); // the forward (and, for big runs, the worker) alone
     } catch (err) {
       progress.stop();

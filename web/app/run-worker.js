@@ -1,16 +1,22 @@
 // A module Web Worker that runs large forward passes off the main thread with the same facade:
 // torch.manual_seed(seed), the constructor, then forward with tracing, as one lab.run (one call into
-// the core). The trace's Float32Arrays are transferred back (no copy). Messages with a `kind` are the
+// the core). The trace is lazy: it stays here, in this worker's WASM memory, and only its stages'
+// facts go back; the page then asks for what it draws ({id, queries}: heatmaps, table windows, a whole
+// stage for an export), answered with transferred Float32Arrays. The next run releases it. Messages with a `kind` are the
 // checkpoint panel's file work (checkpoint-load.js), answered as {id, ok, ...result} or
 // {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
 import { generatePlain, gpt2Plain, inputPlain, loadPlain, tracePlain } from "./checkpoint-load.js";
+import { askTrace } from "./stage-source.js";
 
 const ready = loadAttentionLab();
 
 const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, traceLayer: tracePlain, runGPT2: gpt2Plain, generateGPT2: generatePlain };
 /** Work that can be cancelled, by request id. */
 const controllers = new Map();
+/** The last run's lazy trace (released by the next run), and that run's request id. */
+let trace = null;
+let traceRun = 0;
 
 /** An error as plain data (an AttentionError's code, slot, message and hint). */
 const plainError = (err) => ({ code: err?.code ?? "error", slot: err?.slot ?? "", message: err?.message ?? String(err), hint: err?.hint ?? "" });
@@ -18,6 +24,18 @@ const plainError = (err) => ({ code: err?.code ?? "error", slot: err?.slot ?? ""
 self.addEventListener("message", async (e) => {
   if (e.data.cancel) {
     controllers.get(e.data.cancel)?.abort();
+    return;
+  }
+  if (e.data.queries) {
+    const { id, run, queries } = e.data;
+    try {
+      if (!trace || run !== traceRun) throw { code: "disposed", slot: "trace", message: "this trace was released", hint: "" };
+      const answers = queries.map((q) => askTrace(trace, q));
+      const buffers = new Set(answers.map((a) => (a instanceof Float32Array ? a.buffer : a.data.buffer)));
+      self.postMessage({ id, ok: true, answers }, [...buffers]);
+    } catch (err) {
+      self.postMessage({ id, ok: false, error: plainError(err) });
+    }
     return;
   }
   if (e.data.kind) {
@@ -54,9 +72,12 @@ self.addEventListener("message", async (e) => {
   const { id, className, config, x, seed, training } = e.data;
   try {
     const lab = await ready;
-    const r = lab.run(className, config, x, { seed, training, trace: true });  // one call into the core
-    const buffers = new Set([r.output.data.buffer, ...r.trace.map((s) => s.data.buffer)]);
-    self.postMessage({ id, ok: true, output: r.output, trace: r.trace, warnings: r.warnings }, [...buffers]);
+    trace?.dispose();
+    trace = null;
+    const r = lab.run(className, config, x, { seed, training, trace: "lazy" });  // one call into the core
+    trace = r.trace;
+    traceRun = id;
+    self.postMessage({ id, ok: true, output: r.output, trace: r.trace.stages, warnings: r.warnings }, [r.output.data.buffer]);
   } catch (err) {
     self.postMessage({ id, ok: false, error: plainError(err) });
   }

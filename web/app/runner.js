@@ -1,11 +1,16 @@
-// Runs a traced forward pass: small ones at once on the main thread (book sizes take a few ms),
-// large ones in a module Web Worker (run-worker.js) so the page stays responsive; the trace comes
-// back as transferred Float32Arrays. Where a run goes follows the core's memory estimate of it (the
-// Setup of the edit). The same worker also reads GPT-2 checkpoints for the checkpoint panel
+// Runs a traced forward pass: small ones at once on the main thread (book sizes take a few ms; their
+// whole trace, a few KB, is copied out), large ones in a module Web Worker (run-worker.js) so the page
+// stays responsive. A large run's trace is lazy (trace: "lazy"): its stages stay in WASM memory where
+// the run was made, and the page asks it for what it draws (stage-source.js). From the worker, the
+// first draw's answers come back with the run (the page lists them: firstDraw) and any other view
+// (another head, an export) is a message; where no worker can run (no Worker, no workerUrl) a large
+// run is lazy on the main thread, each view a call into the core. The trace is released with the next run. Where a
+// run goes follows the core's memory estimate of it (the Setup of the edit). The same worker also reads GPT-2 checkpoints for the checkpoint panel
 // (request(), checkpoint-load.js) in a second instance of it: cancelling a traced run ends the runs'
 // worker (its one synchronous call cannot be interrupted otherwise), and must not end a whole-model run
 // or a generation in flight with it.
 import { S } from "./strings.js";
+import { askTrace } from "./stage-source.js";
 
 /** Runs that need more than this run in the worker. */
 const WORKER_BYTES = 8 * 1048576;
@@ -22,6 +27,12 @@ export class Runner {
     this.requests = new Map();
     this.nextId = 1;
     this.closed = false;
+    /** The last run's lazy trace on this thread (released by the next run), or null. */
+    this.trace = null;
+    /** The worker that holds the last big run's trace (the runs' worker, or one retired after a very large run). */
+    this.traceWorker = null;
+    /** Trace queries in flight, by id: {resolve, reject}. */
+    this.queries = new Map();
   }
 
   /** True when this page can run work in a module Worker. */
@@ -39,28 +50,83 @@ export class Runner {
 
   /**
    * {className, config, x, seed, training} -> {output, trace, warnings}, by one lab.run (one call into
-   * the core) here or in the worker; AttentionError-like objects on failure. `bytes`: the Setup's
-   * memory estimate of this run (app.derived.memory), which picks where it runs; `fullConfig`: the
-   * Setup's config (defaults filled in), for the worker's warm-up after a big run.
+   * the core) here or in the worker; AttentionError-like objects on failure. The trace's stages are
+   * lazy ({id, title, formula, axes, shape, summary, sliceSummaries, first, ask}: stage-source.js
+   * reads them), released by the next run. `bytes`: the Setup's memory estimate of this run
+   * (app.derived.memory), which picks where it runs; `firstDraw(stages)`: the queries of the page's first
+   * draw of a trace, answered with a run in the worker.
    */
-  async run(job, { bytes, fullConfig }) {
-    if (!this.usesWorker(bytes)) {
+  async run(job, { bytes, firstDraw = () => [] }) {
+    if (!this.usesWorker(bytes) && bytes <= WORKER_BYTES) {
+      // A small run: its whole trace is a few KB, copied out at once (one call into the core).
       const r = this.lab.run(job.className, job.config, job.x, { seed: job.seed, training: job.training, trace: true });
+      this.release();
       return { output: r.output, trace: r.trace, warnings: r.warnings };
     }
+    if (!this.usesWorker(bytes)) {
+      // A large run where no worker can run it: lazy on this thread, each view one call into the core.
+      const r = this.lab.run(job.className, job.config, job.x, { seed: job.seed, training: job.training, trace: "lazy" });
+      this.release();
+      this.trace = r.trace;
+      // (a card of this run still up after the next run released the trace reads nothing more)
+      const ask = (q) => {
+        if (r.trace.disposed) return Promise.reject({ code: "disposed", slot: "trace", message: "this trace was released", hint: "" });
+        return askTrace(r.trace, q);
+      };
+      return { output: r.output, trace: r.trace.stages.map((s) => ({ ...s, ask })), warnings: r.warnings };
+    }
+    // The worker replaces its trace with the run's; the last run's cards stay up (stale) until the new
+    // ones are drawn, and what they ask meanwhile is refused (they draw nothing more).
+    this.release();
     const worker = this.ensureWorker();
     const id = this.nextId++;
-    const result = await new Promise((resolve, reject) => {
+    const facts = await new Promise((resolve, reject) => {
       this.pending = { id, resolve, reject };
       worker.postMessage({ id, ...job, x: { shape: job.x.shape, data: job.x.data } });
     });
-    // A big run leaves a big WASM heap behind in the worker: let it go, and start a fresh one for the
-    // next run (the reader usually runs again).
-    if (bytes > 256 * 1048576) {
-      this.dropWorker();
-      this.warm({ className: job.className, config: fullConfig });
-    }
-    return result;
+    this.traceWorker = worker;
+    this.traceRun = id;
+    // The first draw's answers in one round trip: the page draws them at once from the cache.
+    const ask = this.askWorker(worker);
+    const answers = new Map();
+    const first = firstDraw(facts.trace);
+    const given = first.length ? await this.query(worker, first) : [];
+    first.forEach((q, i) => answers.set(queryKey(q), given[i]));
+    const stages = facts.trace.map((s) => ({ ...s, ask: (q) => (answers.has(queryKey(q)) ? answers.get(queryKey(q)) : ask(q)) }));
+    // The worker keeps the trace until the next run, which releases it first and reuses the heap it
+    // grew (a fresh worker would grow its heap again: ~0.3 s for GPT-2 small on 1024 tokens).
+    return { output: facts.output, trace: stages, warnings: facts.warnings };
+  }
+
+  /** A trace query to the worker that holds the trace: a Promise of its answer. */
+  askWorker(worker) {
+    return (q) => this.query(worker, [q]).then((a) => a[0]);
+  }
+
+  /** Queries of the trace in `worker`, answered together: a Promise of their answers, in order. */
+  query(worker, queries) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (worker !== this.traceWorker) {
+        reject({ code: "disposed", slot: "trace", message: "this trace was released", hint: "" });
+        return;
+      }
+      this.queries.set(id, { resolve, reject });
+      worker.postMessage({ id, run: this.traceRun, queries });
+    });
+  }
+
+  /**
+   * Releases the last run's trace: on this thread, disposed; in a worker, the next run there replaces it,
+   * and a worker retired after a very large run ends (its heap with it).
+   */
+  release() {
+    this.trace?.dispose();
+    this.trace = null;
+    if (this.traceWorker && this.traceWorker !== this.worker) this.traceWorker.terminate();
+    this.traceWorker = null;
+    for (const q of this.queries.values()) q.reject({ code: "disposed", slot: "trace", message: "this trace was released", hint: "" });
+    this.queries.clear();
   }
 
   /**
@@ -91,6 +157,13 @@ export class Runner {
   ensureWorker() {
     if (this.worker) return this.worker;
     this.worker = this.spawn((data) => {
+      const q = this.queries.get(data.id);
+      if (q) {
+        this.queries.delete(data.id);
+        if (data.ok) q.resolve(data.answers);
+        else q.reject(data.error);
+        return;
+      }
       const p = this.pending;
       if (!p || data.id !== p.id) return;
       this.pending = null;
@@ -136,8 +209,9 @@ export class Runner {
     return worker;
   }
 
-  /** Ends the runs' worker (a cancelled or very large run); the file worker goes on. */
+  /** Ends the runs' worker (a cancelled run, the widget closed), and a trace it held; the file worker goes on. */
   dropWorker() {
+    if (this.traceWorker && this.traceWorker === this.worker) this.release();
     this.worker?.terminate();
     this.worker = null;
   }
@@ -159,6 +233,7 @@ export class Runner {
     const waiting = [...this.requests.values()];
     this.requests.clear();
     this.cancel();
+    this.release();
     this.dropWorker();
     this.fileWorker?.terminate();
     this.fileWorker = null;
@@ -169,4 +244,9 @@ export class Runner {
   open() {
     this.closed = false;
   }
+}
+
+/** A trace query's cache key: the same query, the same key. */
+function queryKey(q) {
+  return JSON.stringify([q.stage, q.kind, q.offsets, q.sizes, q.batch, q.head, q.height, q.width]);
 }

@@ -5,6 +5,7 @@ import { h, svg } from "./dom.js";
 import { S } from "./strings.js";
 import { num, shapeText, summarize } from "./format.js";
 import { canvasBlob, download, heatmapCanvas, heatmapSvg } from "./export.js";
+import { draw, heatmapQuery, sourceOf, when, windowQuery } from "./stage-source.js";
 
 /** A 2-D slice larger than this on either side is shown truncated. */
 export const GRID_LIMIT = 16;
@@ -22,10 +23,23 @@ const ROW_SUM_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
 /** Stages where an exact 0 means something (masked after softmax, dropped by dropout). */
 const EXACT_ZERO_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
 
-/** The summary of the slice at `offset` (the core's, for traced stages), else computed here. */
+/** The summary of the slice at `offset` (the core's, for traced stages), else computed here (stages the page makes). */
 export function sliceSummary(stage, offset, n) {
   const fromCore = n > 0 ? stage.sliceSummaries?.[offset / n] : undefined;
   return fromCore ?? summarize(stage.data, offset, offset + n);
+}
+
+/** Fills `box` with make(v) once v (a value, or a Promise from the worker) is there; a failed read leaves it empty. */
+function fill(box, v, make) {
+  const out = draw(v, (x) => {
+    box.append(...[make(x)].flat().filter(Boolean));
+    return box;
+  });
+  if (out instanceof Promise) {
+    box.setAttribute("aria-busy", "true");
+    out.then(() => box.removeAttribute("aria-busy"));
+  }
+  return box;
 }
 
 /** The whole-tensor summary: the core's (every traced stage has one), else computed here (stages the page makes). */
@@ -53,11 +67,31 @@ function cellText(stage, v) {
   return num(v);
 }
 
+/**
+ * The queries sliceView makes of a lazy stage's slice at `offset` (its table's window; its heatmap's
+ * cells or pooled pixels at screen density `density`): what a run in the worker answers with the run.
+ */
+export function sliceQueries(stage, offset, rows, cols, density) {
+  const out = [windowQuery(stage, offset, rows > GRID_LIMIT ? GRID_SHOWN : rows, cols > GRID_LIMIT ? GRID_SHOWN : cols)];
+  if (HEATMAP_STAGES.has(stage.id)) {
+    if (svgHeatmap(rows, cols)) out.push(windowQuery(stage, offset, rows, cols));
+    else {
+      const px = heatmapPixels(rows, cols, density);
+      out.push(heatmapQuery(stage, offset, Math.min(rows, px), Math.min(cols, px)));
+    }
+  }
+  return out;
+}
+
+/** The screen's density as the heatmaps use it (1 to 2). */
+export function screenDensity() {
+  return Math.max(1, Math.min(2, globalThis.devicePixelRatio || 1));
+}
+
 export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const fig = h("figure", { class: "slice" });
   const headMatch = /^head (\d+)$/.exec(caption);
   if (caption) fig.append(h("figcaption", { class: headMatch ? `head-${Number(headMatch[1]) % 8}` : null }, caption));
-  const data = stage.data;
   const truncRows = rows > GRID_LIMIT;
   const truncCols = cols > GRID_LIMIT;
   const shownRows = truncRows ? GRID_SHOWN : rows;
@@ -77,30 +111,30 @@ export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, capt
   if (truncCols) headRow.append(h("th", { scope: "col", class: "ellipsis" }, "…"));
   if (rowSums) headRow.append(h("th", { scope: "col", class: "rowsum" }, S.rowSum));
   table.append(h("thead", {}, headRow));
-  const body = h("tbody");
-  for (let r = 0; r < shownRows; r++) {
-    const tr = h("tr", {}, h("th", { scope: "row" }, label(rowAxis, r, ctx.words)));
-    const base = offset + r * cols;
-    for (let c = 0; c < shownCols; c++) {
-      const v = data[base + c];
-      const td = h("td", {}, cellText(stage, v));
-      if (v === -Infinity || Number.isNaN(v)) td.className = "masked";
-      else if (v === 0) td.className = "zero";
-      tr.append(td);
+  // The shown window and its rows' sums over every column: read here for an eager stage, computed by
+  // the core for a lazy one (at once on this thread, or with the run from the worker).
+  const body = fill(h("tbody"), sourceOf(stage).table(offset, rows, cols, shownRows, shownCols), ({ values, rowSums: sums }) => {
+    const trs = [];
+    for (let r = 0; r < shownRows; r++) {
+      const tr = h("tr", {}, h("th", { scope: "row" }, label(rowAxis, r, ctx.words)));
+      for (let c = 0; c < shownCols; c++) {
+        const v = values[r * shownCols + c];
+        const td = h("td", {}, cellText(stage, v));
+        if (v === -Infinity || Number.isNaN(v)) td.className = "masked";
+        else if (v === 0) td.className = "zero";
+        tr.append(td);
+      }
+      if (truncCols) tr.append(h("td", { class: "ellipsis" }, "…"));
+      if (rowSums) tr.append(h("td", { class: "rowsum", dataset: { testid: "rowsum" } }, num(sums[r])));
+      trs.push(tr);
     }
-    if (truncCols) tr.append(h("td", { class: "ellipsis" }, "…"));
-    if (rowSums) {
-      let sum = 0;
-      for (let c = 0; c < cols; c++) sum += data[base + c];
-      tr.append(h("td", { class: "rowsum", dataset: { testid: "rowsum" } }, num(sum)));
+    if (truncRows) {
+      const tr = h("tr", { class: "ellipsis" }, h("th", { scope: "row" }, "…"));
+      for (let c = 0; c < shownCols + (truncCols ? 1 : 0) + (rowSums ? 1 : 0); c++) tr.append(h("td", {}, "…"));
+      trs.push(tr);
     }
-    body.append(tr);
-  }
-  if (truncRows) {
-    const tr = h("tr", { class: "ellipsis" }, h("th", { scope: "row" }, "…"));
-    for (let c = 0; c < shownCols + (truncCols ? 1 : 0) + (rowSums ? 1 : 0); c++) tr.append(h("td", {}, "…"));
-    body.append(tr);
-  }
+    return trs;
+  });
   table.append(body);
   const scroller = h("div", { class: "grid-scroll", tabindex: "0", role: "region", "aria-label": `${stage.title} ${caption}${ctx.labName ?? ""}`.trim() }, table);
   const row = h("div", { class: "slice-row" }, scroller);
@@ -137,6 +171,16 @@ export function color(t) {
   return RAMP_TABLE[Math.round(Math.min(1, Math.max(0, t)) * RAMP_LEVELS)];
 }
 
+/** The cells a side of a canvas heatmap of a (rows, cols) slice has, at screen density `density` (1 to 2). */
+export function heatmapPixels(rows, cols, density) {
+  return Math.min(CANVAS_MAX, Math.round(CANVAS_SHOWN * density), Math.max(rows, cols));
+}
+
+/** Whether a (rows, cols) slice's heatmap is SVG rectangles (else a canvas). */
+export function svgHeatmap(rows, cols) {
+  return rows * cols <= SVG_CELL_LIMIT;
+}
+
 /**
  * The colour scale of a stage's heatmaps: the stage's finite min and max (from its summary), so every
  * head and batch item of the stage is coloured on one scale and compares by colour. Weights (and the
@@ -155,7 +199,11 @@ export function heatmapRange(stage) {
 }
 
 function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
-  const data = stage.data;
+  const source = sourceOf(stage);
+  // The whole slice, read when a value is asked for (hover, keys, an export): a lazy stage's from the
+  // core (once; from the worker, a Promise), an eager stage's from its data.
+  let slice = null;
+  const cells = () => (slice ??= when(source.cells(offset, rows, cols), (v) => (slice = v)));
   const [lo, hi] = heatmapRange(stage);
   // Long rows spread their weight thin (about 1/num_tokens each): a log scale keeps them visible.
   const weights = EXACT_ZERO_STAGES.has(stage.id);
@@ -169,17 +217,16 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const name = `${stage.title} ${caption}`.trim();
   const box = h("div", { class: "heatmap", part: "heatmap", dataset: { testid: "heatmap" } });
   const readout = h("output", { class: "heatmap-readout" }, S.heatmapHover);
-  const describe = (r, c) => {
-    const v = data[offset + r * cols + c];
-    return `${label(rowAxis, r, ctx.words)} → ${label(colAxis, c, ctx.words)}: ${cellText(stage, v)}${v === -Infinity ? ` (${S.masked})` : ""}`;
-  };
+  const describeValue = (r, c, v) => `${label(rowAxis, r, ctx.words)} → ${label(colAxis, c, ctx.words)}: ${cellText(stage, v)}${v === -Infinity ? ` (${S.masked})` : ""}`;
+  /** Says cell (r, c) in the readout (when the slice is there: at once, but for a lazy stage in the worker). */
+  const readCell = (r, c) => draw(cells(), (v) => { readout.textContent = describeValue(r, c, v[r * cols + c]); });
   // Keyboard: the picture is focusable; arrow keys move a cursor cell and the readout says its value.
   let cursor = null;
   const frame = h("div", { class: "heatmap-frame", tabindex: "0", role: "group", "aria-label": S.heatmapKeys(S.heatmapLabel(name)) });
   const marker = h("div", { class: "heatmap-cursor", hidden: true });
   const showCursor = () => {
     const [r, c] = cursor;
-    readout.textContent = describe(r, c);
+    readCell(r, c);
     marker.hidden = false;
     marker.style.left = `${(100 * c) / cols}%`;
     marker.style.top = `${(100 * r) / rows}%`;
@@ -196,70 +243,62 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   });
   frame.addEventListener("blur", () => { marker.hidden = true; });
 
-  if (rows * cols <= SVG_CELL_LIMIT) {
+  if (svgHeatmap(rows, cols)) {
     const size = 24;
     const pic = svg("svg", {
       class: "heatmap-svg", viewBox: `0 0 ${cols * size} ${rows * size}`,
       width: String(Math.min(cols * size, 288)), role: "img", "aria-label": S.heatmapLabel(name),
     });
-    for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++) {
-        const v = data[offset + r * cols + c];
-        const rect = svg("rect", {
-          x: String(c * size), y: String(r * size), width: String(size), height: String(size),
-          fill: `rgb(${rgbOf(v).join(",")})`, class: v === -Infinity ? "masked" : "",
-        }, svg("title", {}, describe(r, c)));
-        rect.addEventListener("mouseenter", () => { readout.textContent = describe(r, c); });
-        pic.append(rect);
+    fill(pic, cells(), (data) => {
+      const rects = [];
+      for (let r = 0; r < rows; r++) {
+        for (let c = 0; c < cols; c++) {
+          const v = data[r * cols + c];
+          const rect = svg("rect", {
+            x: String(c * size), y: String(r * size), width: String(size), height: String(size),
+            fill: `rgb(${rgbOf(v).join(",")})`, class: v === -Infinity ? "masked" : "",
+          }, svg("title", {}, describeValue(r, c, v)));
+          rect.addEventListener("mouseenter", () => { readout.textContent = describeValue(r, c, v); });
+          rects.push(rect);
+        }
       }
-    }
+      return rects;
+    });
     frame.append(pic, marker);
   } else {
-    // Max-pool to the pixels it is shown on (CANVAS_SHOWN CSS pixels at the screen's density, at most
-    // CANVAS_MAX) so a 1024 x 1024 head draws in a few ms and the note below says the size it has.
-    const density = Math.max(1, Math.min(2, globalThis.devicePixelRatio || 1));
-    const px = Math.min(CANVAS_MAX, Math.round(CANVAS_SHOWN * density), Math.max(rows, cols));
+    // Max-pooled to the pixels it is shown on (CANVAS_SHOWN CSS pixels at the screen's density, at most
+    // CANVAS_MAX), by the core for a lazy stage (stage-source.js, the same rule here for an eager one),
+    // so a 1024 x 1024 head draws in a few ms and the note below says the size it has.
+    const px = heatmapPixels(rows, cols, screenDensity());
     const pr = Math.min(rows, px);
     const pc = Math.min(cols, px);
     const canvas = h("canvas", { class: "heatmap-canvas", width: String(pc), height: String(pr), role: "img", "aria-label": S.heatmapLabel(name) });
-    const g = canvas.getContext("2d");
-    const img = g.createImageData(pc, pr);
-    for (let y = 0; y < pr; y++) {
-      const r0 = Math.floor((y * rows) / pr);
-      const r1 = Math.max(r0 + 1, Math.floor(((y + 1) * rows) / pr));
-      for (let x = 0; x < pc; x++) {
-        const c0 = Math.floor((x * cols) / pc);
-        const c1 = Math.max(c0 + 1, Math.floor(((x + 1) * cols) / pc));
-        let best = -Infinity;
-        for (let r = r0; r < r1; r++) {
-          const base = offset + r * cols;
-          for (let c = c0; c < c1; c++) {
-            const v = data[base + c];
-            if (v > best) best = v;
-          }
-        }
-        const rgb = rgbOf(best);
-        const i = (y * pc + x) * 4;
-        img.data[i] = rgb[0];
-        img.data[i + 1] = rgb[1];
-        img.data[i + 2] = rgb[2];
-        img.data[i + 3] = 255;
+    draw(source.pool(offset, rows, cols, pr, pc), (pooled) => {
+      const g = canvas.getContext("2d");
+      const img = g.createImageData(pc, pr);
+      for (let i = 0; i < pooled.length; i++) {
+        const rgb = rgbOf(pooled[i]);
+        img.data[4 * i] = rgb[0];
+        img.data[4 * i + 1] = rgb[1];
+        img.data[4 * i + 2] = rgb[2];
+        img.data[4 * i + 3] = 255;
       }
-    }
-    g.putImageData(img, 0, 0);
+      g.putImageData(img, 0, 0);
+    });
     canvas.addEventListener("mousemove", (e) => {
       const rect = canvas.getBoundingClientRect();
       const c = Math.min(cols - 1, Math.floor(((e.clientX - rect.left) / rect.width) * cols));
       const r = Math.min(rows - 1, Math.floor(((e.clientY - rect.top) / rect.height) * rows));
-      readout.textContent = describe(r, c);
+      readCell(r, c);
     });
     frame.append(canvas, marker);
     if (pr < rows || pc < cols) box.append(h("p", { class: "muted small-note", dataset: { testid: "heatmap-scaled" } }, S.heatmapScaled(rows, cols, CANVAS_SHOWN, px)));
   }
-  const cellOf = (r, c) => {
-    const v = data[offset + r * cols + c];
+  // Exports draw every cell of the slice (read first: at once, or from the worker).
+  const withCells = (f) => draw(cells(), (data) => f((r, c) => {
+    const v = data[r * cols + c];
     return [v, rgbOf(v)];
-  };
+  }));
   const file = `${stage.id}${caption ? `-${caption.replace(/\s+/g, "")}` : ""}`;
   box.prepend(frame);
   box.append(
@@ -270,15 +309,15 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
     h("div", { class: "export-row" },
       h("button", {
         type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "PNG"), dataset: { testid: "export-png" },
-        on: { click: async () => download(box, await canvasBlob(heatmapCanvas(rows, cols, cellOf)), `${file}.png`) },
+        on: { click: () => withCells(async (cellOf) => download(box, await canvasBlob(heatmapCanvas(rows, cols, cellOf)), `${file}.png`)) },
       }, S.exportHeatmap.png),
       h("button", {
         type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "SVG"), dataset: { testid: "export-svg" },
         on: {
-          click: () => {
+          click: () => withCells((cellOf) => {
             const png = rows * cols > 96 * 96 ? heatmapCanvas(rows, cols, cellOf).toDataURL("image/png") : "";
             download(box, heatmapSvg(rows, cols, cellOf, `${name} ${shapeText([rows, cols])}`, png), `${file}.svg`);
-          },
+          }),
         },
       }, S.exportHeatmap.svg)));
   return box;

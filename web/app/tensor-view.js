@@ -7,7 +7,8 @@ import { h, nextPaint, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { num, namedShape, shapeText } from "./format.js";
 import { download, stageCsv, stageJson, stageNpy } from "./export.js";
-import { GRID_LIMIT, HEATMAP_STAGES, heatmapRange, sliceView, stageSummary } from "./slice-view.js";
+import { GRID_LIMIT, HEATMAP_STAGES, heatmapRange, screenDensity, sliceQueries, sliceView, stageSummary } from "./slice-view.js";
+import { draw, numel, sourceOf, when, withData } from "./stage-source.js";
 
 /** Up to this many heads sit side by side; more get a tab each. */
 const MULTIPLES_MAX = 4;
@@ -24,7 +25,7 @@ export async function renderTrace(nav, cards, stages, ctx, onProgress) {
   const anchor = ctx.anchorPrefix ?? "";
   replace(nav, h("ol", {}, stages.map((s) => h("li", {}, h("a", { href: `#${anchor}stage-${s.id}`, on: { click: (e) => jump(e, cards, s.id) } }, s.id)))));
   replace(cards);
-  const total = stages.reduce((a, s) => a + s.data.length, 0);
+  const total = stages.reduce((a, s) => a + numel(s), 0);
   const chunked = total > 200_000;
   // Large traces yield to the browser whenever a frame's worth of work (~12 ms) is done, so the page
   // keeps painting and the progress bar moves, without waiting a frame for every small card.
@@ -37,6 +38,35 @@ export async function renderTrace(nav, cards, stages, ctx, onProgress) {
     }
     cards.append(stageCard(stages[i], ctx, stages));
   }
+}
+
+/**
+ * The queries of the first draw of `stages` (lazy stages' facts): for each stage, the slices its card
+ * shows before any tab is pressed (the first batch item; its heads side by side, or the first head's
+ * tab), as tensorView lays them out. A run in the worker answers them with the run.
+ */
+export function firstDraw(stages) {
+  const density = screenDensity();
+  const out = [];
+  for (const stage of stages) {
+    const { shape } = stage;
+    const nd = shape.length;
+    if (nd === 0) continue;
+    const rows = nd === 1 ? 1 : shape[nd - 2];
+    const cols = shape[nd - 1];
+    const { heads, headTabs } = layout(shape, rows, cols);
+    const offsets = nd < 4 || headTabs ? [0] : Array.from({ length: heads }, (_, m) => m * rows * cols);
+    for (const offset of offsets) out.push(...sliceQueries(stage, offset, rows, cols, density));
+  }
+  return out;
+}
+
+/** How tensorView lays out a stage: big (a truncated table and a summary), its heads, whether they get tabs. */
+function layout(shape, rows, cols) {
+  const nd = shape.length;
+  const big = rows * cols > GRID_LIMIT * GRID_LIMIT || rows > GRID_LIMIT || cols > GRID_LIMIT;
+  const heads = nd >= 4 ? shape[1] : 1;
+  return { big, heads, headTabs: heads > MULTIPLES_MAX || (heads > 1 && big) };
 }
 
 /** In-page links inside a shadow root: scroll the card into view and move focus to it. */
@@ -73,7 +103,7 @@ function stageCard(stage, ctx, stages) {
   }
   if (stage.id === "attn_weights") card.append(h("p", { class: "stage-note", dataset: { testid: "scale-note" } }, scaleNote(ctx)));
   if (stage.id === "heads_concat") card.append(concatMap(stage, ctx));
-  if (HEATMAP_STAGES.has(stage.id) && stage.shape.length > 2 && stage.data.length > stage.shape.at(-1) * stage.shape.at(-2)) {
+  if (HEATMAP_STAGES.has(stage.id) && stage.shape.length > 2 && numel(stage) > stage.shape.at(-1) * stage.shape.at(-2)) {
     // Several heatmaps in one card: one colour scale for all of them, and the card says so.
     const [lo, hi] = heatmapRange(stage);
     card.append(h("p", { class: "stage-note", dataset: { testid: "heatmap-scale-note" } }, S.heatmapSharedScale(num(lo, 2), num(hi, 2))));
@@ -104,7 +134,7 @@ function groupMap(kvHeads, queryHeads) {
 function notes(stage, ctx, stages) {
   const out = [];
   // A mask that hides a query's own key (the diagonal) is inverted: it says so, from the values.
-  if (stage.id === "mask") out.push(h("p", { class: "stage-note", dataset: { testid: "mask-note" } }, stage.data[0] === 1 ? S.maskNoteInverted
+  if (stage.id === "mask") out.push(h("p", { class: "stage-note", dataset: { testid: "mask-note" } }, sourceOf(stage).first === 1 ? S.maskNoteInverted
     : ctx.config?.sliding_window_size > 0 ? S.maskNoteWindow(ctx.config.sliding_window_size) : S.maskNote));
   // Fewer key/value heads than query heads (the stage's axes say so): which query heads share each one.
   if (stage.id === "keys" && stage.axes[1] === "num_kv_groups") out.push(groupMap(stage.shape[1], ctx.queryHeads ?? stage.shape[1]));
@@ -112,23 +142,17 @@ function notes(stage, ctx, stages) {
   if (stage.id === "c_kv") out.push(h("p", { class: "stage-note", dataset: { testid: "latent-note" } }, S.latentNote(stage.shape.at(-1), ctx.config?.d_out ?? "d_out")));
   const nd = stage.shape.length;
   const slice = stage.shape[nd - 1] * stage.shape[nd - 2];
-  // The first slice is counted here; whole-tensor counts come with the stage (summarized by the core).
-  const countInSlice = (value) => {
-    let n = 0;
-    for (let i = 0; i < slice; i++) if (stage.data[i] === value) n++;
-    return n;
-  };
+  // The first slice's counts and the whole tensor's, both from the core's summaries of the stage.
+  const first = stage.sliceSummaries?.[0];
   if (stage.id === "attn_scores_masked") {
-    out.push(h("p", { class: "stage-note" }, S.maskedCount(countInSlice(-Infinity), slice, stageSummary(stage).negInf)));
+    out.push(h("p", { class: "stage-note" }, S.maskedCount(first.negInf, slice, stageSummary(stage).negInf)));
   }
   if (stage.id === "attn_weights") {
-    // rows of the first slice that hold NaN: a query whose every key is masked (softmax of all −inf)
-    const cols = stage.shape[nd - 1];
-    let nanRows = 0;
-    for (let r = 0; r < stage.shape[nd - 2]; r++) if (Number.isNaN(stage.data[r * cols])) nanRows++;
+    // rows of the first slice that begin with NaN: a query whose every key is masked (softmax of all −inf)
+    const nanRows = first.nanRows;
     out.push(h("p", { class: nanRows ? "stage-note warn" : "stage-note", dataset: { testid: "row-sums" } }, nanRows ? S.rowSumsNaN(nanRows, stage.shape[nd - 2]) : S.rowSumsOne));
     if (stages.some((s) => s.id === "mask")) {
-      out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(countInSlice(0), slice, stageSummary(stage).zeros)));
+      out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(first.zeros, slice, stageSummary(stage).zeros)));
     }
   }
   if (stage.id === "attn_weights_dropout") {
@@ -136,13 +160,19 @@ function notes(stage, ctx, stages) {
     const scale = Number((1 / (1 - ctx.dropout)).toFixed(4));
     out.push(h("p", { class: "stage-note" }, active ? S.rowSumsDropout(String(ctx.dropout), String(scale)) : S.rowSumsNoDropout(ctx.training ? S.dropoutOffZero : S.dropoutOffEval)));
     const before = stages.find((s) => s.id === "attn_weights");
-    if (active && before && before.data.length === stage.data.length) out.push(keptMask(stage, before, ctx, scale));
+    if (active && before && numel(before) === numel(stage)) {
+      // both stages' values (a lazy trace's copied out, from the worker when it lives there)
+      const box = h("div", { class: "kept", dataset: { testid: "kept-mask" } });
+      const both = when(sourceOf(stage).data(), (after) => when(sourceOf(before).data(), (b) => [after, b]));
+      draw(both, ([after, b]) => keptMask(box, { ...stage, data: after }, { ...before, data: b }, ctx, scale));
+      out.push(box);
+    }
   }
   return out;
 }
 
-/** Dropout's kept mask, read off the two stages: kept where the output is not 0 (1/(1−p)), else 0. */
-function keptMask(after, before, ctx, scale) {
+/** Dropout's kept mask into `box`, read off the two stages: kept where the output is not 0 (1/(1−p)), else 0. */
+function keptMask(box, after, before, ctx, scale) {
   const data = new Float32Array(after.data.length);
   let kept = 0;
   let total = 0;
@@ -158,7 +188,7 @@ function keptMask(after, before, ctx, scale) {
     }
   }
   const stage = { id: "dropout_kept", title: "kept mask", formula: "", axes: after.axes, shape: after.shape, data };
-  return h("div", { class: "kept", dataset: { testid: "kept-mask" } },
+  box.append(
     h("h4", {}, S.keptHeading(String(scale))),
     h("p", { class: "muted" }, S.keptNote(kept, total, ctx.dropout)),
     tensorView(stage, { ...ctx, idPrefix: `${ctx.idPrefix}-kept` }));
@@ -180,14 +210,14 @@ function concatMap(stage, ctx) {
 }
 
 function exportRow(stage, card) {
-  const big = stage.data.length > TEXT_EXPORT_MAX;
-  const make = { json: () => stageJson(stage), csv: () => stageCsv(stage), npy: () => stageNpy(stage) };
+  const big = numel(stage) > TEXT_EXPORT_MAX;
+  const make = { json: stageJson, csv: stageCsv, npy: stageNpy };
   return h("div", { class: "export-row", role: "group", "aria-label": S.exportStage(stage.id) },
     h("span", { class: "muted" }, `${S.exportLabel}: `),
     Object.entries(S.exportFormats).map(([fmt, label]) => h("button", {
       type: "button", class: "small", part: "button", disabled: big && fmt !== "npy",
       "aria-label": S.exportStageLabel(stage.id, label), dataset: { testid: `export-${fmt}`, format: fmt },
-      on: { click: () => download(card, make[fmt](), `${stage.id}.${fmt}`) },
+      on: { click: () => draw(withData(stage), (full) => download(card, make[fmt](full), `${stage.id}.${fmt}`)) },
     }, label)));
 }
 
@@ -196,7 +226,7 @@ function tensorView(stage, ctx) {
   const nd = shape.length;
   const box = h("div", { class: "tensor" });
   if (nd === 0) {
-    box.append(h("p", {}, num(stage.data[0])));
+    box.append(h("p", {}, num(sourceOf(stage).first)));
     return box;
   }
   const rows = nd === 1 ? 1 : shape[nd - 2];
@@ -206,7 +236,7 @@ function tensorView(stage, ctx) {
   const sliceSize = rows * cols;
   const slice = (offset, caption) => sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption);
 
-  const big = sliceSize > GRID_LIMIT * GRID_LIMIT || rows > GRID_LIMIT || cols > GRID_LIMIT;
+  const { big, heads, headTabs } = layout(shape, rows, cols);
   if (big) {
     const s = stageSummary(stage);
     box.append(h("p", { class: "tensor-summary", dataset: { testid: "tensor-summary" } },
@@ -220,9 +250,7 @@ function tensorView(stage, ctx) {
   // heads) or a second row of tabs (many heads, or large slices).
   const tabAxis = axes[0];
   const tabCount = shape[0];
-  const heads = nd >= 4 ? shape[1] : 1;
   const multAxis = nd >= 4 ? axes[1] : "";
-  const headTabs = heads > MULTIPLES_MAX || (heads > 1 && big);
   const renderTab = (t) => {
     if (nd < 4) return slice(t * sliceSize, "");
     const at = (m) => (t * heads + m) * sliceSize;

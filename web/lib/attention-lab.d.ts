@@ -608,8 +608,12 @@ export type ErrorCode =
   | "unreadable_argument"
   /** an options argument that is not an object */
   | "bad_options"
-  /** the module, generator, checkpoint file or GPT-2 model was disposed */
+  /** the module, generator, checkpoint file, GPT-2 model or lazy trace was disposed */
   | "disposed"
+  /** a lazy trace asked for a stage it does not have (names the id and lists the trace's stages) */
+  | "trace_stage"
+  /** a lazy trace query out of range: a batch or head index, a window's offset + size past its axis, a heatmap side outside 1..4096 (names the axis and value) */
+  | "trace_range"
   /** a GPT-2 model is already running (one run at a time per model) */
   | "busy"
   /** a GPT-2 run was cancelled through its signal */
@@ -895,6 +899,119 @@ export interface StageSummary {
   zeros: number;
   /** Every value, finite or not. */
   count: number;
+  /** Values that are NaN, +inf or -inf. */
+  nonFinite: number;
+  /** Rows (along the last axis) that begin with NaN: a query whose every key is masked gets softmax(all -inf), a row of NaN. */
+  nanRows: number;
+}
+
+/** One stage of a {@link LazyTrace}: every fact of a {@link Stage} but its values, which stay in WASM memory. */
+export interface LazyStage {
+  /** As {@link Stage.id}. */
+  id: string;
+  /** As {@link Stage.title}. */
+  title: string;
+  /** As {@link Stage.formula}. */
+  formula: string;
+  /** The name of each axis of `shape`. */
+  axes: string[];
+  /** The sizes, row-major. */
+  shape: number[];
+  /** Min, max, mean and counts over the whole stage. */
+  summary: StageSummary;
+  /** One summary per slice over the last two axes, in row-major order of the leading axes. */
+  sliceSummaries: StageSummary[];
+  /** The value at index 0 (NaN for an empty stage): the mask's first value says whether it is inverted. */
+  first: number;
+}
+
+/** A heatmap of one slice of a lazy stage, downsampled by the core. */
+export interface LazyHeatmap {
+  /** The stage's id. */
+  stage: string;
+  /** The slice's rows (the stage's second-to-last axis). */
+  rows: number;
+  /** The slice's columns (its last axis). */
+  cols: number;
+  /** Cells down: min(rows, the height asked). */
+  height: number;
+  /** Cells across: min(cols, the width asked). */
+  width: number;
+  /**
+   * `(height, width)` row-major float32: each cell the max of its block of the slice (rows
+   * floor(y * rows / height) up to the next cell's start, at least one; columns likewise). NaN never
+   * wins a cell and a cell whose values are all -inf or NaN is -inf, so masked cells stay masked.
+   */
+  values: Float32Array;
+}
+
+/** A window of a lazy stage (a table's visible part). */
+export interface LazySlice {
+  /** The stage's id. */
+  stage: string;
+  /** The window's sizes (the `sizes` asked). */
+  shape: number[];
+  /** Its values, row-major float32. */
+  data: Float32Array;
+  /** For each row of the window (each index of its leading axes, row-major), the sum of the whole row of the stage along its last axis, not only the window's columns. */
+  rowSums: number[];
+}
+
+/**
+ * A forward's trace kept in WASM memory (`trace: "lazy"`): the stages' facts at once, their values
+ * asked for as they are drawn, computed by the core. It holds `bytes` of WASM memory until
+ * `dispose()` (or garbage collection); every query after that throws "disposed".
+ */
+export interface LazyTrace {
+  /** Each stage's facts, in trace order (the ids of {@link Stage.id}). */
+  readonly stages: readonly LazyStage[];
+  /** Bytes of float32 values it holds in WASM memory. */
+  readonly bytes: number;
+  /** True once dispose() ran. */
+  readonly disposed: boolean;
+  /**
+   * One slice over the stage's last two axes, max-pooled by the core to the cells it is drawn on.
+   * @param stage - A stage id, e.g. "attn_weights".
+   * @param options - `batch` and `head` (default 0; `head` only for a rank-4 stage, `batch` for rank 3
+   *   and 4), `width` and `height` in cells (whole numbers from 1 to 4096, default 512; a side larger
+   *   than the slice's gives the slice's).
+   * @returns The {@link LazyHeatmap}.
+   * @throws {@link AttentionError} "trace_stage" (no such stage; the message lists them), "trace_range"
+   *   (slot "batch" or "head": an index past its axis, named with the axis size; slot "size": a side
+   *   outside 1..4096), "disposed" (slot "trace").
+   */
+  heatmap(stage: string, options?: { batch?: number; head?: number; width?: number; height?: number }): LazyHeatmap;
+  /**
+   * A window of the stage: `sizes[i]` entries from `offsets[i]` on each axis.
+   * @param stage - A stage id.
+   * @param options - `offsets` and `sizes`, one whole number per axis, `offsets[i] + sizes[i] <= shape[i]`.
+   * @returns The {@link LazySlice}, with each row's sum over the whole last axis.
+   * @throws {@link AttentionError} "trace_range" (slot "offsets": not one per axis, or past an axis,
+   *   named with its size), "trace_stage", "disposed".
+   * @example
+   * ```ts
+   * const { trace } = lab.run("MultiHeadAttention", config, x, { trace: "lazy" });
+   * trace.slice("attn_weights", { offsets: [0, 0, 0, 0], sizes: [1, 1, 12, 12] }).rowSums; // 12 x 1
+   * trace.heatmap("attn_weights", { batch: 0, head: 3, width: 240, height: 240 }).values.length; // 57600
+   * trace.dispose();
+   * ```
+   */
+  slice(stage: string, options: { offsets: number[]; sizes: number[] }): LazySlice;
+  /**
+   * A copy of the whole stage (an export).
+   * @param stage - A stage id.
+   * @returns The tensor, as `trace: true` gives it.
+   * @throws {@link AttentionError} "trace_stage", "disposed".
+   */
+  data(stage: string): Tensor;
+  /**
+   * Every stage copied out, as `trace: true` gives them.
+   * @returns The stages, values and all.
+   * @throws {@link AttentionError} "disposed".
+   */
+  data(): Stage[];
+  /** Frees the trace's WASM memory now; later queries throw "disposed". */
+  dispose(): void;
 }
 
 /** One stage of a forward pass: a tensor with its id, title, formula and named axes (`axes` names each axis of `shape`). */
@@ -911,6 +1028,22 @@ export interface Stage extends Tensor {
   summary: StageSummary;
   /** One summary per slice over the last two axes, in order (per batch item and head for (b, num_heads, T, T)). */
   sliceSummaries: StageSummary[];
+}
+
+/** What module.forward gives with `trace: "lazy"`. */
+export interface LazyForwardResult {
+  /** The output, the same bits as without a trace. */
+  output: Tensor;
+  /** The trace, kept in WASM memory. */
+  trace: LazyTrace;
+  /** As {@link ForwardResult.warnings}. */
+  warnings?: Diagnostic[];
+}
+
+/** What lab.run gives with `trace: "lazy"`: {@link RunResult} with a {@link LazyTrace}. */
+export interface LazyRunResult extends Omit<RunResult, "trace"> {
+  /** The trace, kept in WASM memory. */
+  trace: LazyTrace;
 }
 
 /** What module.forward gives. */
@@ -1042,6 +1175,15 @@ export interface AttentionModule {
    * ```
    */
   forward(x: TensorLike, options?: { training?: boolean; generator?: Generator; trace?: boolean; cache?: KvCache }): ForwardResult;
+  /**
+   * The forward with its trace kept in WASM memory: the stages' facts at once, their values on request
+   * ({@link LazyTrace}); the output is the same bits. Estimated by `estimateBytes(..., {trace: "lazy"})`.
+   * @param x - As in the previous signature.
+   * @param options - As in the previous signature, with `trace: "lazy"`.
+   * @returns The output and the {@link LazyTrace} (dispose it when drawn).
+   * @throws {@link AttentionError} as the previous signature.
+   */
+  forward(x: TensorLike, options: { training?: boolean; generator?: Generator; trace: "lazy"; cache?: KvCache }): LazyForwardResult;
   /**
    * An empty KV cache for this module (the book's cache_k / cache_v, ch04/03_kv-cache). Pass it as
    * `forward(chunk, {training: false, cache})`: the chunk `(b, num_tokens, d_in)` comes after every
@@ -1582,6 +1724,26 @@ export interface AttentionLab {
    */
   run(className: ClassName, config: ParsedConfig, x: TensorLike, options?: { seed?: number; training?: boolean; trace?: boolean }): RunResult;
   /**
+   * run with the trace kept in WASM memory ({@link LazyTrace}), for a pasted call's config.
+   * @param className - The class.
+   * @param config - `parseCall(text).config`.
+   * @param x - As in the typed signature.
+   * @param options - As there, with `trace: "lazy"`.
+   * @returns As there, with a {@link LazyTrace}.
+   */
+  run(className: ClassName, config: ParsedConfig, x: TensorLike, options: { seed?: number; training?: boolean; trace: "lazy" }): LazyRunResult;
+  /**
+   * run with the trace kept in WASM memory: the stages' facts at once, their values asked of the
+   * {@link LazyTrace} as they are drawn (no JS copy of the whole trace). The output is the same bits.
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param x - As in the next signature.
+   * @param options - As in the next signature, with `trace: "lazy"`.
+   * @returns The module's facts, `output` and the {@link LazyTrace} (dispose it when drawn).
+   * @throws {@link AttentionError} as the next signature.
+   */
+  run<C extends ClassName>(className: C, config: ConfigFor<C>, x: TensorLike, options: { seed?: number; training?: boolean; trace: "lazy" }): LazyRunResult;
+  /**
    * torch.manual_seed(seed) (default 123), the constructor, then forward on x in training mode unless
    * `training: false`, traced unless `trace: false`: one call into the core, nothing kept (dropout draws
    * continue from the constructor's generator, as create + forward with one generator do).
@@ -1818,11 +1980,13 @@ export interface AttentionLab {
    * @param className - The class.
    * @param config - Slot name -> value (see {@link ConfigFor}).
    * @param inputShape - The input, `(b, num_tokens, d_in)` (or `(num_tokens, d_in)`); without it the parameters alone.
-   * @param options - `trace` (default true).
+   * @param options - `trace` (default true); `"lazy"`: a trace kept in WASM memory (the traced forward's
+   *   heap, the output's copy, the stages' facts and one query's copy of at most a whole stage, no JS
+   *   copy of the trace).
    * @returns The estimate and the budget, in bytes.
    * @throws {@link AttentionError} the configuration's first error; "tensor_shape" for a bad inputShape.
    */
-  estimateBytes<C extends ClassName>(className: C, config: ConfigFor<C>, inputShape?: number[], options?: { trace?: boolean }): {
+  estimateBytes<C extends ClassName>(className: C, config: ConfigFor<C>, inputShape?: number[], options?: { trace?: boolean | "lazy" }): {
     /** Peak bytes of the parameters and the forward, results included. */
     bytes: number;
     /** The core's memory budget in bytes (kDefaultMemoryBudgetBytes). */
@@ -1853,6 +2017,11 @@ export interface AttentionLab {
    */
   heapPeak(): number;
   /**
+   * Bytes the lazy traces alive now hold in WASM memory (their float32 values; 0 once each is disposed).
+   * @returns Bytes held.
+   */
+  traceBytesInUse(): number;
+  /**
    * Which products the loaded binary runs, as the core was compiled (issue 21.3):
    * - `"relaxed_madd"`: `attention_core_fma.wasm`, each multiply-add of the matrix products one
    *   relaxed-SIMD `f32x4.relaxed_madd` (fused, one rounding, where the engine has FMA). The default
@@ -1865,7 +2034,7 @@ export interface AttentionLab {
    */
   readonly kernel: "relaxed_madd" | "simd128";
   /**
-   * Modules, generators, checkpoint files and GPT-2 models alive in WASM memory (released on dispose() or garbage collection).
+   * Modules, generators, checkpoint files, GPT-2 models and lazy traces alive in WASM memory (released on dispose() or garbage collection).
    * @returns How many handles are alive.
    */
   handlesInUse(): number;

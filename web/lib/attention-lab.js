@@ -345,6 +345,13 @@ class AttentionModule {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(gen)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
     }
     const input = toTensor(x, "x");
+    if (isLazy(trace)) {
+      const r = unwrap(this.#core.forwardResident(this._handle, input, Boolean(training), gen ? gen._handle : 0, cache ? cache._handle : 0));
+      if (r.cache) cache._update(r.cache);
+      const out = { output: r.output, trace: new Trace(this.#core, r.trace) };
+      if (r.warnings?.length) out.warnings = r.warnings;
+      return out;
+    }
     const r = unwrap(this.#core.forward(this._handle, input, Boolean(training), gen ? gen._handle : 0, Boolean(trace), cache ? cache._handle : 0));
     if (r.cache) cache._update(r.cache);
     const out = trace ? { output: r.output, trace: r.trace } : { output: r.output };
@@ -359,6 +366,103 @@ class AttentionModule {
   }
 
   /** Frees the module's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
+  dispose() {
+    if (this.#handle === 0) return;
+    this.#core.release(this.#handle);
+    released.unregister(this);
+    this.#handle = 0;
+  }
+}
+
+/** Whether a trace option asks for the lazy (resident) trace: the string "lazy"; anything else is read as a boolean, as always. */
+function isLazy(trace) {
+  return trace === "lazy";
+}
+
+/** A trace query's index or size as a number for the core, which checks it (NaN when it is none). */
+function plainNumber(v, fallback) {
+  if (v === undefined || v === null) return fallback;
+  const p = plainValue(v);
+  return typeof p === "number" ? p : NaN;
+}
+
+/** A list of numbers for a trace query (offsets, sizes), read once here. */
+function plainNumbers(v, what) {
+  if (!Array.isArray(v)) throw new AttentionError({ code: "trace_range", slot: what, message: `${what} must be an array with one whole number per axis, got ${valueText(v)}`, hint: "For example {offsets: [0, 0, 0, 0], sizes: [1, 1, 12, 12]}." });
+  return reading(what, () => Array.from({ length: Math.min(v.length, 64) }, (_, i) => plainNumber(v[i], NaN)));
+}
+
+/**
+ * A traced forward whose stage tensors stay in WASM memory (trace: "lazy"): each stage's facts at once
+ * (id, title, formula, axes, shape, summary, sliceSummaries, first), its values asked for as they are
+ * drawn. Released by dispose() or when garbage-collected.
+ */
+class Trace {
+  #core;
+  #handle;
+  static is(v) {
+    return v !== null && typeof v === "object" && #handle in v;
+  }
+  constructor(core, resident) {
+    this.#core = core;
+    this.#handle = resident.handle;
+    released.register(this, { release: core.release, handle: resident.handle }, this);
+    this.stages = deepFreeze(resident.stages);
+    this.bytes = resident.bytes;
+    Object.freeze(this);
+  }
+  /** @internal */
+  get _handle() {
+    if (this.#handle === 0) throw new AttentionError({ code: "disposed", slot: "trace", message: "this trace was disposed", hint: "Run again for a new trace (or keep it until you are done drawing it)." });
+    return this.#handle;
+  }
+  /** True once dispose() ran. */
+  get disposed() {
+    return this.#handle === 0;
+  }
+  #id(stage) {
+    const id = plainString(stage);
+    return id === null ? `<${typeof stage}>` : id;
+  }
+  /** The indices before a stage's last two axes: [batch, head] of a rank-4 stage, [batch] of rank 3, none below. */
+  #leading(id, batch, head) {
+    const s = this.stages.find((x) => x.id === id);
+    const nd = s ? s.shape.length : 2;
+    const b = plainNumber(batch, 0);
+    const h = plainNumber(head, 0);
+    return nd >= 4 ? [b, h, ...Array(nd - 4).fill(0)] : nd === 3 ? [b] : [];
+  }
+  /**
+   * One (batch, head) slice of `stage` max-pooled by the core to at most (height, width) cells.
+   */
+  heatmap(stage, options) {
+    const { batch, head, width, height } = readOptions(options, "heatmap");
+    const id = this.#id(stage);
+    const r = unwrap(this.#core.traceHeatmap(this._handle, id, this.#leading(id, batch, head), plainNumber(height, 512), plainNumber(width, 512)));
+    return { stage: id, rows: r.rows, cols: r.cols, height: r.height, width: r.width, values: r.values };
+  }
+  /** The window of `stage` at `offsets` of `sizes` (one per axis), and each of its rows' sum over the whole last axis. */
+  slice(stage, options) {
+    const { offsets, sizes } = readOptions(options, "slice");
+    const id = this.#id(stage);
+    const r = unwrap(this.#core.traceWindow(this._handle, id, plainNumbers(offsets, "offsets"), plainNumbers(sizes, "sizes")));
+    return { stage: id, shape: r.window.shape, data: r.window.data, rowSums: r.rowSums };
+  }
+  /**
+   * A copy of the whole of `stage` ({shape, data}); without a stage, every stage as trace: true gives
+   * them ({id, title, formula, axes, shape, data, summary, sliceSummaries} each).
+   */
+  data(stage) {
+    if (stage === undefined) {
+      return this.stages.map((s) => {
+        const { first: _first, ...facts } = s;
+        return { ...facts, shape: [...s.shape], data: unwrap(this.#core.traceData(this._handle, s.id)).data };
+      });
+    }
+    const t = unwrap(this.#core.traceData(this._handle, this.#id(stage)));
+    return { shape: t.shape, data: t.data };
+  }
+  /** Frees the trace's WASM memory now (otherwise garbage collection does it); later queries throw `disposed`. */
   dispose() {
     if (this.#handle === 0) return;
     this.#core.release(this.#handle);
@@ -843,6 +947,10 @@ class Lab {
       throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
     }
     const input = toTensor(x, "x");
+    if (isLazy(trace)) {
+      const r = unwrap(this._core.runResident(plainString(className) ?? "", plainConfig(config), input, seed, Boolean(training)));
+      return { ...moduleFacts(r), output: r.output, trace: new Trace(this._core, r.trace), warnings: r.warnings };
+    }
     const r = unwrap(this._core.runModule(plainString(className) ?? "", plainConfig(config), input, seed, Boolean(training), Boolean(trace)));
     return { ...moduleFacts(r), output: r.output, ...(trace ? { trace: r.trace } : {}), warnings: r.warnings };
   }
@@ -1005,6 +1113,10 @@ class Lab {
    */
   estimateBytes(className, config, inputShape, options) {
     const trace = readOptions(options, "estimateBytes").trace;
+    if (isLazy(trace)) {
+      const r = unwrap(this._core.estimateResidentBytes(plainString(className) ?? "", plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape, "inputShape") : null));
+      return { bytes: r.bytes, budget: r.budget };
+    }
     const r = unwrap(this._core.estimateBytes(plainString(className) ?? "", plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape, "inputShape") : null, trace === undefined ? true : Boolean(trace)));
     return { bytes: r.bytes, budget: r.budget };
   }
@@ -1052,6 +1164,11 @@ class Lab {
 
   heapInUse() {
     return this._core.heapInUse();
+  }
+
+  /** Bytes the lazy traces alive now hold in WASM memory (their float32 values; 0 once each is disposed). */
+  traceBytesInUse() {
+    return unwrap(this._core.traceBytesInUse());
   }
 
   /** The most WASM heap ever taken (bytes; it never shrinks): what the tab holds after the largest call. */

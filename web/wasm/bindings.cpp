@@ -290,7 +290,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
       "Diagnostic", "severity", +[](const Diagnostic& d) { return std::string(severity_name(d.severity)); }, "code", &Diagnostic::code, "slots", &Diagnostic::slots, "message",
       &Diagnostic::message, "hint", &Diagnostic::hint, "pytorch", &Diagnostic::pytorch, "fixes", &Diagnostic::fixes);
   object<TensorSummary>("TensorSummary", "min", &TensorSummary::min, "max", &TensorSummary::max, "mean", &TensorSummary::mean, "negInf", &num<&TensorSummary::neg_inf>, "zeros",
-                        &num<&TensorSummary::zeros>, "count", &num<&TensorSummary::count>);
+                        &num<&TensorSummary::zeros>, "count", &num<&TensorSummary::count>, "nonFinite", &num<&TensorSummary::non_finite>, "nanRows",
+                        &num<&TensorSummary::nan_rows>);
   object<Stage>(
       "Stage", "shape", +[](const Stage& s) -> const Shape& { return s.tensor.shape; }, "data", +[](const Stage& s) -> const std::vector<float>& { return s.tensor.data; }, "id",
       &Stage::id, "title", &Stage::title, "formula", &Stage::formula, "axes", &Stage::axes, "summary", &Stage::summary, "sliceSummaries", &Stage::slice_summaries);
@@ -334,6 +335,15 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                      &CacheState::tokens, "bytes", &CacheState::bytes, "bytesMha", &CacheState::bytes_mha);
   object<ForwardResult>("ForwardResult", "output", &take<&ForwardResult::output>, "trace", &take<&ForwardResult::trace>, "warnings", &ForwardResult::warnings, "cache",
                         &ForwardResult::cache);
+  object<TraceStage>("TraceStage", "id", &TraceStage::id, "title", &TraceStage::title, "formula", &TraceStage::formula, "axes", &TraceStage::axes, "shape", &TraceStage::shape,
+                     "summary", &TraceStage::summary, "sliceSummaries", &TraceStage::slice_summaries, "first", &TraceStage::first);
+  object<ResidentTrace>("ResidentTrace", "handle", &ResidentTrace::handle, "stages", &ResidentTrace::stages, "bytes", &ResidentTrace::bytes);
+  object<ResidentRun>("ResidentRun", "module", &ResidentRun::config, "output", &take<&ResidentRun::output>, "trace", &ResidentRun::trace, "warnings", &ResidentRun::warnings);
+  object<ResidentForward>("ResidentForward", "output", &take<&ResidentForward::output>, "trace", &ResidentForward::trace, "warnings", &ResidentForward::warnings, "cache",
+                          &ResidentForward::cache);
+  object<TraceHeatmap>("TraceHeatmap", "rows", &TraceHeatmap::rows, "cols", &TraceHeatmap::cols, "height", &TraceHeatmap::height, "width", &TraceHeatmap::width, "values",
+                       &take<&TraceHeatmap::values>);
+  object<TraceWindow>("TraceWindow", "window", &take<&TraceWindow::window>, "rowSums", &TraceWindow::row_sums);
   object<IgnoredKey>("IgnoredKey", "key", &IgnoredKey::key, "reason", &IgnoredKey::reason);
   object<CheckpointReport>("CheckpointReport", "used", &CheckpointReport::used, "ignored", &CheckpointReport::ignored, "ignoredCount", &num<&CheckpointReport::ignored_count>,
                            "maxLayer", &num<&CheckpointReport::max_layer>, "missing", &CheckpointReport::missing, "transposed", &CheckpointReport::transposed, "sources",
@@ -381,7 +391,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>, "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish",
             call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "gpt2Generate", call<&Session::gpt2_generate>, "gpt2GenerateReads",
             call<&Session::gpt2_generate_reads>, "gpt2GenerateStep", call<&Session::gpt2_generate_step>, "release", call<&Session::release>, "handlesInUse",
-            call<&Session::handles_in_use>);
+            call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>, "forwardResident", call<&Session::forward_resident>, "estimateResidentBytes",
+            call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>, "traceWindow", call<&Session::trace_window>, "traceData",
+            call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>);
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);
 }

@@ -106,4 +106,10 @@ double plan_result_bytes(const ForwardPlan& plan, const std::optional<Shape>& in
 /// the traced rerun that names the non-finite stage.
 double plan_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape, bool trace = true);
 
+/// The estimate of a forward whose trace stays in WASM memory (a resident, or lazy, trace): the heap
+/// of a traced forward (plan_heap_bytes: the trace is what stays), the output's copy, the stages'
+/// facts copied out, and one query's copy of at most a whole stage (an export). No JS copy of the
+/// trace. It bounds the heap's growth over the run and its queries while the trace lives.
+double plan_resident_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape);
+
 }  // namespace attention_lab

@@ -95,6 +95,56 @@ struct ForwardResult {
   std::optional<CacheState> cache;  // a cached forward: the cache after the chunk
 };
 
+/// One stage of a resident trace as the caller sees it at once: every fact of the stage but its
+/// values, which stay in WASM memory (Session::trace_heatmap, trace_slice, trace_data read them).
+struct TraceStage {
+  std::string id, title, formula;
+  std::vector<std::string> axes;
+  Shape shape;
+  TensorSummary summary;                       // of the whole tensor
+  std::vector<TensorSummary> slice_summaries;  // of each slice over the last two axes, in row-major order of the leading axes
+  double first = 0;                            // the value at index 0 (NaN when the tensor is empty): the mask's note reads it
+};
+
+/// A traced forward's stages kept in WASM memory under `handle` (the lazy trace), released with
+/// Session::release(handle): what the caller draws is asked of it.
+struct ResidentTrace {
+  uint32_t handle = 0;
+  std::vector<TraceStage> stages;
+  double bytes = 0;  // the float32 values it holds: 4 x the stages' numel
+};
+
+/// A resident-trace run (Session::run_resident): run_module's result, its trace kept in WASM memory.
+struct ResidentRun {
+  ModuleConfig config;
+  Tensor output;
+  ResidentTrace trace;
+  std::vector<Diagnostic> warnings;
+};
+
+/// A resident-trace forward (Session::forward_resident).
+struct ResidentForward {
+  Tensor output;
+  ResidentTrace trace;
+  std::vector<Diagnostic> warnings;
+  std::optional<CacheState> cache;
+};
+
+/// One heatmap of a resident stage: its (rows, cols) slice max-pooled to (height, width) cells
+/// (max_pool's rule: masked cells stay -inf).
+struct TraceHeatmap {
+  double rows = 0, cols = 0;     // the slice's size
+  double height = 0, width = 0;  // the cells given
+  std::vector<float> values;     // (height, width) row-major
+};
+
+/// A window of a resident stage (a table's visible part) and the sum of each of its rows over the
+/// whole last axis.
+struct TraceWindow {
+  Tensor window;                 // (sizes...) row-major
+  std::vector<double> row_sums;  // one per row of the window (each index of its leading axes)
+};
+
 /// A byte range of the file (absolute offsets) that the next step needs, by the name the step reads it by.
 struct FileRead {
   std::string name;
@@ -175,6 +225,23 @@ class Session {
   Setup describe(const std::string& class_name, const SlotMap& config) const;
   RunResult run_module(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training, bool trace) const;
   MemoryEstimate estimate_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, bool trace) const;
+  /// run_module with the trace kept in WASM memory (ResidentTrace), checked against the same budget.
+  ResidentRun run_resident(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training);
+  /// The estimate of a resident-trace run (plan_resident_bytes): the trace stays in the heap and only
+  /// the output and the stages' facts are copied out.
+  MemoryEstimate estimate_resident_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape) const;
+
+  // ---- resident traces (lazy traces); stage: its id; leading: one index per axis before the last two ----
+  /// The (b, head) slice of `stage` max-pooled to at most (height, width) cells (each a whole number
+  /// from 1 to 4096; larger than the slice: the slice's own size). AttentionError disposed (a released
+  /// trace), trace_stage (no stage of that id), trace_range (an index out of its axis, a bad size).
+  TraceHeatmap trace_heatmap(uint32_t trace, const std::string& stage, const std::vector<double>& leading, double height, double width) const;
+  /// The window of `stage` at `offsets` of `sizes` (one of each per axis). Errors as trace_heatmap.
+  TraceWindow trace_window(uint32_t trace, const std::string& stage, const std::vector<double>& offsets, const std::vector<double>& sizes) const;
+  /// A copy of the whole stage (an export). Errors as trace_heatmap.
+  Tensor trace_data(uint32_t trace, const std::string& stage) const;
+  /// Bytes the resident traces hold now (their float32 values).
+  double trace_bytes_in_use() const;
   ModuleConfig equivalent_config(const std::string& class_name, const SlotMap& config) const;
   std::string copy_code(const std::string& from_class, const std::string& to_class, const std::vector<PlanEntryInput>& plan) const;
   Tensor book_tokens() const;
@@ -194,6 +261,9 @@ class Session {
   bool set_parameter(uint32_t module, const std::string& name, TensorInput t);
   /// `cache`: 0, or a cache of new_cache for this module (a cached forward of the next chunk).
   ForwardResult forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache);
+  /// forward with the trace kept in WASM memory (a ResidentTrace: stage facts at once, values on
+  /// request). The output bits are forward's, traced or not.
+  ResidentForward forward_resident(uint32_t module, TensorInput x, bool training, uint32_t generator, uint32_t cache);
   /// An empty KV cache for `module` (AttentionError cache_unsupported for a class without a causal
   /// mask over its own keys); `window`: absent for a cache that grows, else the most entries it keeps
   /// (a whole number from 1: cache_window).

@@ -54,14 +54,34 @@ std::string tensor_string(const Tensor& t, int decimals = 4);
 
 /// What a reader sees of a whole tensor at a glance: min, max and mean of its finite values (NaN when
 /// there are none), how many are -inf (masked scores) and how many are exactly 0 (masked weights).
+/// Also how many are not finite (NaN, +inf or -inf) and, over a slice's rows (the last axis), how
+/// many rows begin with NaN: a query whose every key is masked gets softmax(all -inf), a row of NaN.
 struct TensorSummary {
   double min = 0.0, max = 0.0, mean = 0.0;
   int64_t neg_inf = 0, zeros = 0, count = 0;
+  int64_t non_finite = 0, nan_rows = 0;
 };
 TensorSummary summarize(const Tensor& t);
 /// The summary of each slice over the last two axes (one per (b, head) of a (b, H, T, T) stage; one in
 /// all for a rank-2 tensor), and in `whole` the summary of the tensor, in the same single pass.
 std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whole);
+
+/// A (rows, cols) row-major slice `x` downsampled to (height, width) cells, 1 <= height <= rows,
+/// 1 <= width <= cols: cell (y, x) holds the largest value of source rows r0 = floor(y * rows /
+/// height) to max(r0 + 1, floor((y + 1) * rows / height)) - 1 and of the columns found likewise (max
+/// pooling: one strong weight in a cell stays visible, as the page's heatmaps have always drawn it).
+/// NaN never wins a cell, and a cell whose values are all -inf or NaN is -inf, so masked cells stay
+/// masked. height = rows and width = cols give the slice itself, NaN read as -inf.
+/// Returns (height, width) row-major.
+std::vector<float> max_pool(const float* x, int64_t rows, int64_t cols, int64_t height, int64_t width);
+
+/// The window of `t` that starts at `offsets` and has `sizes` (one of each per axis; the caller has
+/// checked that offsets[i] + sizes[i] <= t.shape[i]), row-major in the window's shape.
+Tensor tensor_window(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes);
+/// For each row of that window (each index of its leading axes), the sum in index order, in double,
+/// of the whole row of `t` along the last axis (not only the window's columns): a table of the
+/// attention weights shows 12 of 1,024 columns and the row sum of all 1,024.
+std::vector<double> window_row_sums(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes);
 
 /// Where the first NaN or infinity of `values` (n floats, row-major in `shape`) is, as "[1, 2]" and
 /// its value ("nan", "inf", "-inf"); "" when every value is finite.
