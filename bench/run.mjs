@@ -742,7 +742,7 @@ function printReport(r, unavailable) {
   const padE = (s, n) => String(s).padEnd(n);
   console.log(`\n${CALL}, eval, batch 1, causal; ${r.config.rounds} round(s), figure = min over rounds of per-round medians${r.quick ? " (BENCH_QUICK: smoke run, numbers are rough)" : ""}`);
   console.log(`machine: ${r.machine.cpus} cpus, ${r.machine.model}, load ${r.machine.loadavg.map((x) => x.toFixed(1)).join(" ")}`);
-  const w = 26;
+  const w = Math.max(26, ...ENGINES.map((e) => LABELS[e].length + 2));
   console.log(`\nforward time, ms (x PyTorch)`);
   console.log(padE("engine", w) + TOKENS.map((T) => pad(`T=${T}`, 18)).join(""));
   for (const e of ENGINES) {
@@ -780,8 +780,8 @@ function printReport(r, unavailable) {
     console.log(`  ${baselineLine(info, r.gemmReference, info.baseline)}`);
     for (const wmsg of info.warnings ?? []) console.log(`    WARNING: ${wmsg}`);
   }
-  const binaries = ["wasm-node", "wasm-chromium"].filter((e) => r.engines[e].available).map((e) => `${LABELS[e]}: ${e === "wasm-node" ? r.nodeKernel : r.engines[e].info?.kernel ?? "?"}`);
-  if (binaries.length) console.log(`binaries (lab.kernel: relaxed_madd is attention_core_fma.wasm): ${binaries.join("; ")}`);
+  const binaries = ["wasm-node", "wasm-node-mt", "wasm-chromium"].filter((e) => r.engines[e].available).map((e) => `${LABELS[e]}: ${e === "wasm-node" ? r.nodeKernel : r.engines[e].info?.kernel ?? "?"}`);
+  if (binaries.length) console.log(`binaries (lab.kernel: relaxed_madd is attention_core[_mt]_fma.wasm, _mt the threaded build): ${binaries.join("; ")}`);
   const tf = r.engines["tfjs-wasm"].info;
   if (tf) console.log(`TF.js ${tf.version} ${tf.backend} backend, ${tf.threads} thread(s), SIMD ${tf.simd}; max |TF.js - ours| ${Math.max(...Object.values(tf.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
   if (torch?.check) console.log(`max |PyTorch - ours| ${Math.max(...Object.values(torch.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);

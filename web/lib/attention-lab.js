@@ -1298,8 +1298,11 @@ function defaultSource(readDefault, threads) {
   const compile = () => {
     let url;
     try {
-      // literal patterns, so that webpack and Vite emit every binary as an asset
-      if (threaded) url = fma ? new URL("./attention_core_mt_fma.wasm", import.meta.url) : new URL("./attention_core_mt.wasm", import.meta.url);
+      // The single-thread binaries as literal patterns, so that webpack and Vite emit both as assets; the
+      // threaded ones by a name (bundlers leave it alone): they run only with their glue and worker
+      // beside this file (see threadedGlue), which a bundle does not have.
+      const here = import.meta.url;  // not new URL(name, import.meta.url), which webpack would try to resolve
+      if (threaded) url = new URL(`./${file}`, here);
       else url = fma ? new URL("./attention_core_fma.wasm", import.meta.url) : new URL("./attention_core.wasm", import.meta.url);
     } catch {
       throw loadError("wasm_url", `${label} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
@@ -1332,12 +1335,16 @@ function threadCount(threads, node) {
  * .js in browsers.
  */
 async function threadedGlue(node) {
+  // By URL, never a literal specifier: a bundler leaves it to the runtime (it would inline the glue
+  // into a chunk whose worker cannot import it back), and without the files beside this module (a
+  // bundle) the import fails and the load falls back to one thread.
+  const here = import.meta.url;
+  const beside = (name) => new URL(name, here);
   try {
-    const glue = await import("./attention_core_mt.mjs");
-    const worker = node ? new URL("./attention_core_mt.worker.cjs", import.meta.url) : new URL("./attention_core_mt.worker.js", import.meta.url);
-    return { create: glue.default, worker };
-  } catch (err) {
-    throw loadError("wasm_fetch", `the threaded glue attention_core_mt.mjs could not be loaded (${errorText(err)})`, "Build the package (npm run build) or reinstall it; or pass loadAttentionLab({threads: 1}) for the single-thread core.");
+    const glue = await import(/* webpackIgnore: true */ /* @vite-ignore */ beside("./attention_core_mt.mjs").href);
+    return { create: glue.default, worker: beside(node ? "./attention_core_mt.worker.cjs" : "./attention_core_mt.worker.js") };
+  } catch {
+    return null;
   }
 }
 
@@ -1352,9 +1359,15 @@ function unrefWorker(worker) {
  * core's ThreadPool started on them (core.setThreads). In Node the workers are unref'd, so that a
  * process whose work is done exits while the lab lives.
  */
-async function createCore(compiled, threads = 1, node = undefined) {
-  const glue = threads > 1 ? await threadedGlue(node !== undefined) : { create: createAttentionCore, worker: null };
-  const wasmModule = await compiled;
+async function createCore(source, node = undefined, readDefault = undefined) {
+  let threads = source.threads ?? 1;
+  let glue = threads > 1 ? await threadedGlue(node !== undefined) : null;
+  if (glue === null && threads > 1) {
+    threads = 1;  // no threaded glue here (a bundle): the single-thread core
+    source = defaultSource(readDefault, 1);
+  }
+  glue ??= { create: createAttentionCore, worker: null };
+  const wasmModule = await source.compile();
   let fail;
   const failed = new Promise((_, reject) => {
     fail = reject;
@@ -1438,7 +1451,7 @@ export function loadAttentionLab(options) {
   // a wasmUrl or wasmBinary is a single-thread binary (attention_core*.wasm, with attention_core.mjs)
   source ??= defaultSource(readDefault, threads);
   const entry = { kind: source.kind, key: source.key, label: source.label, done: false, threads: source.threads ?? 1 };
-  entry.promise = createCore(source.compile(), entry.threads, node).then(
+  entry.promise = createCore(source, node, readDefault).then(
     (core) => {
       entry.done = true;
       return new Lab(core);
