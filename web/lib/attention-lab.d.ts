@@ -1918,7 +1918,9 @@ export interface LoadOptions {
    * browser), at most 4. Threads need shared memory: Node always has it, a browser only on a
    * cross-origin isolated page, so elsewhere the core runs on one thread whatever this says
    * ({@link AttentionLab.threads} tells). `1` loads the single-thread binary (no Workers at all).
-   * With `wasmUrl` or `wasmBinary` the core is the single-thread one.
+   * With `wasmUrl` or `wasmBinary` the core is the single-thread one, and so it is in a bundle (the
+   * threaded glue `attention_core_mt.mjs`, its worker and binaries run only from beside
+   * `attention-lab.js`: where they cannot be imported, the load falls back to one thread).
    */
   threads?: number;
 }

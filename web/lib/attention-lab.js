@@ -1315,14 +1315,14 @@ function defaultSource(readDefault, threads) {
 /**
  * The threads a default load runs on: `threads` when given (checked: a whole number from 1 to 16),
  * else the machine's cores, at most 4; and 1 wherever threads cannot run: a page that is not
- * cross-origin isolated (no SharedArrayBuffer across Workers), or an engine without
- * SharedArrayBuffer. Node (the Node entry's `node`) always can.
+ * cross-origin isolated (no SharedArrayBuffer across Workers), a realm without Worker, or an engine
+ * without SharedArrayBuffer. Node (the Node entry's `node`) always can.
  */
 function threadCount(threads, node) {
   if (threads !== undefined && threads !== null && !(typeof threads === "number" && Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) {
     throw loadError("bad_threads", `threads must be a whole number from 1 to ${MAX_THREADS}, got ${valueText(threads)}`, "Pass {threads: 1} for one thread, or leave threads out for as many as the machine has (at most 4).", "threads");
   }
-  const isolated = node !== undefined || globalThis.crossOriginIsolated === true;
+  const isolated = node !== undefined || (globalThis.crossOriginIsolated === true && typeof Worker === "function");
   if (!isolated || typeof SharedArrayBuffer !== "function") return 1;
   if (threads !== undefined && threads !== null) return threads;
   const cores = node !== undefined ? node.cores : globalThis.navigator?.hardwareConcurrency;
