@@ -15,7 +15,7 @@ try {
     return inputs.get(T);
   };
   window.benchRun = (T, reps) => timeForwards(m, input(T), reps);
-  window.benchInfo = { userAgent: navigator.userAgent, crossOriginIsolated: globalThis.crossOriginIsolated ?? false, kernel: lab.kernel };
+  window.benchInfo = { userAgent: navigator.userAgent, crossOriginIsolated: globalThis.crossOriginIsolated ?? false, kernel: lab.kernel, threads: lab.threads };
   document.body.dataset.ready = "true";
 } catch (e) {
   document.body.dataset.error = String(e?.message ?? e);

@@ -55,8 +55,16 @@ const FLOP_FORMULA = "flop(T) = 8*T*d^2 (q, k, v, out projections: 4 x 2*T*d*d) 
 const flop = (T) => 8 * T * D * D + 2 * 2 * H * HD * (T * (T + 1)) / 2;
 const GPT2_PAGE_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123&num_tokens=1024&batch=1&mode=eval";
 
-const ENGINES = ["wasm-node", "wasm-chromium", "native", "torch", "torch-2t", "tfjs-wasm"];
-const LABELS = { "wasm-node": "ours WASM (Node)", "wasm-chromium": "ours WASM (Chromium)", native: "ours native", torch: "PyTorch 1 thread", "torch-2t": "PyTorch 2 threads", "tfjs-wasm": "TF.js WASM" };
+const ENGINES = ["wasm-node", "wasm-node-mt", "wasm-chromium", "native", "torch", "torch-2t", "tfjs-wasm"];
+/** The threads of the threaded rows, as their cores reported them (filled in when they start). */
+const ROW_THREADS = {};
+const threadsText = (n) => (n == null ? "N threads" : n === 1 ? "1 thread" : `${n} threads`);
+const LABELS = {
+  "wasm-node": "ours WASM (Node, 1 thread)",
+  get "wasm-node-mt"() { return `ours WASM (Node, ${threadsText(ROW_THREADS["wasm-node-mt"])})`; },
+  get "wasm-chromium"() { return `ours WASM (Chromium isolated, ${threadsText(ROW_THREADS["wasm-chromium"])})`; },
+  native: "ours native", torch: "PyTorch 1 thread", "torch-2t": "PyTorch 2 threads", "tfjs-wasm": "TF.js WASM",
+};
 /** The thread count of each PyTorch engine (its baseline is judged at that count). */
 const TORCH_THREADS = { torch: 1, "torch-2t": 2 };
 
@@ -122,6 +130,29 @@ async function wasmNodeEngine(lab, module, input) {
     run(T, reps) {
       return timeForwards(module, input(T), reps);
     },
+  };
+}
+
+/** The threaded WASM row: bench/wasm-threads.mjs in a child process (its own core, the default in Node). */
+async function wasmThreadsEngine(expectedChecksum) {
+  const p = lineProcess(process.execPath, [path.join(ROOT, "bench/wasm-threads.mjs")], { cwd: ROOT });
+  const ready = await p.next(60_000);
+  if (!ready.ready) throw new Error(JSON.stringify(ready));
+  ROW_THREADS["wasm-node-mt"] = ready.threads;
+  const check = {};
+  for (const T of TOKENS) {  // the same binary kind as the parent's (simd128): the same bits at any thread count
+    const r = await p.request(`${T} 0`);
+    check[T] = { checksum: r.checksum, oneThreadChecksum: expectedChecksum(T) };
+    if (r.error || r.checksum !== expectedChecksum(T)) throw new Error(r.error ?? `output on ${ready.threads} threads differs from one thread's at T=${T}: checksum ${r.checksum} vs ${expectedChecksum(T)}`);
+  }
+  return {
+    info: { node: ready.node, threads: ready.threads, kernel: ready.kernel, check },
+    async run(T, reps) {
+      const r = await p.request(`${T} ${reps}`);
+      if (r.error) throw new Error(r.error);
+      return { samples: r.samples_ms, checksum: r.checksum };
+    },
+    close: () => p.close(),
   };
 }
 
@@ -215,9 +246,12 @@ async function torchEngine(tmp, params, input, ours, threads) {
 /** Serves web/ at / and bench/ at /bench/ (no page CSP here: the bench page is not the teaching page). */
 async function benchServer() {
   const { default: sirv } = await import("sirv");
+  const { ISOLATION_HEADERS } = await import("../scripts/serve.mjs");
   const web = sirv(path.join(ROOT, "web"), { dev: true });
   const bench = sirv(path.join(ROOT, "bench"), { dev: true });
   const server = http.createServer((req, res) => {
+    // cross-origin isolated, as npm start's server: the page gets the threaded core
+    for (const [k, v] of Object.entries(ISOLATION_HEADERS)) res.setHeader(k, v);
     const notFound = () => { res.statusCode = 404; res.end("Not found"); };
     if (req.url.startsWith("/bench/")) {
       req.url = req.url.slice("/bench".length);
@@ -261,6 +295,7 @@ async function chromiumEngine(browser, server, expectedChecksum, nodeKernel) {
   const error = await page.evaluate(() => document.body.dataset.error);
   if (error) throw new Error(`bench page: ${error}`);
   const info = await page.evaluate(() => window.benchInfo);
+  ROW_THREADS["wasm-chromium"] = info.threads;
   // Same module, same input: the same bits as in Node from the same binary; Chromium loads the fused
   // multiply-add one where Node has the plain one, and then each output is within 1e-6 of Node's, so
   // the sum of the T x 768 of them is within T x 768 x 1e-6.
@@ -274,7 +309,7 @@ async function chromiumEngine(browser, server, expectedChecksum, nodeKernel) {
     }
   }
   return {
-    info: { ...info, chromium: browser.version, check, timerNote: "performance.now() in a page that is not cross-origin isolated is coarsened to 100 us" },
+    info: { ...info, chromium: browser.version, check, timerNote: info.crossOriginIsolated ? "cross-origin isolated: performance.now() at 5 us" : "performance.now() in a page that is not cross-origin isolated is coarsened to 100 us" },
     run: (T, reps) => page.evaluate(([t, n]) => window.benchRun(t, n), [T, reps]),
     close: () => page.close(),
   };
@@ -536,7 +571,8 @@ async function gridClick(browser) {
 
 async function main() {
   const started = Date.now();
-  const lab = await loadAttentionLab();
+  // One thread here (the "ours WASM (Node, 1 thread)" row); the threaded row runs in its own process.
+  const lab = await loadAttentionLab({ threads: 1 });
   const module = lab.create("MultiHeadAttention", CONFIG);
   const params = module.parameters();
   const inputs = new Map();
@@ -573,6 +609,7 @@ async function main() {
     try { browser = await launchChromium(); } catch (e) { browserError = errText(e); log(`chromium: ${browserError}`); }
   }
   await setUp("wasm-node", () => wasmNodeEngine(lab, module, input));
+  await setUp("wasm-node-mt", () => wasmThreadsEngine((T) => sum(ours(T))));
   await setUp("native", () => nativeEngine());
   // PyTorch's baseline: the native GEMM reference is measured next to each PyTorch process's own
   // torch.mm (best of all its measurements), then each process is judged against it.
@@ -659,7 +696,7 @@ async function main() {
   const kernel = await kernelBench().catch((e) => ({ available: false, reason: `kernel bench failed: ${errText(e)}` }));
   if (!kernel.available) log(`note: ${kernel.reason}`);
   if (kernel.available) {
-    for (const name of ["wasm-node", "wasm-chromium", "tfjs-wasm"]) {
+    for (const name of ["wasm-node", "wasm-node-mt", "wasm-chromium", "tfjs-wasm"]) {
       for (const T of TOKENS) if (speed[name][T].gflops) speed[name][T].fractionOfPeak = speed[name][T].gflops / kernel.peakGflops;
     }
   }
@@ -760,7 +797,7 @@ function printReport(r, unavailable) {
   const padE = (s, n) => String(s).padEnd(n);
   console.log(`\n${CALL}, eval, batch 1, causal; ${r.config.rounds} round(s), figure = min over rounds of per-round medians${r.quick ? " (BENCH_QUICK: smoke run, numbers are rough)" : ""}`);
   console.log(`machine: ${r.machine.cpus} cpus, ${r.machine.model}, load ${r.machine.loadavg.map((x) => x.toFixed(1)).join(" ")}`);
-  const w = 26;
+  const w = Math.max(26, ...ENGINES.map((e) => LABELS[e].length + 2));
   console.log(`\nforward time, ms (x PyTorch)`);
   console.log(padE("engine", w) + TOKENS.map((T) => pad(`T=${T}`, 18)).join(""));
   for (const e of ENGINES) {
@@ -798,8 +835,8 @@ function printReport(r, unavailable) {
     console.log(`  ${baselineLine(info, r.gemmReference, info.baseline)}`);
     for (const wmsg of info.warnings ?? []) console.log(`    WARNING: ${wmsg}`);
   }
-  const binaries = ["wasm-node", "wasm-chromium"].filter((e) => r.engines[e].available).map((e) => `${LABELS[e]}: ${e === "wasm-node" ? r.nodeKernel : r.engines[e].info?.kernel ?? "?"}`);
-  if (binaries.length) console.log(`binaries (lab.kernel: relaxed_madd is attention_core_fma.wasm): ${binaries.join("; ")}`);
+  const binaries = ["wasm-node", "wasm-node-mt", "wasm-chromium"].filter((e) => r.engines[e].available).map((e) => `${LABELS[e]}: ${e === "wasm-node" ? r.nodeKernel : r.engines[e].info?.kernel ?? "?"}`);
+  if (binaries.length) console.log(`binaries (lab.kernel: relaxed_madd is attention_core[_mt]_fma.wasm, _mt the threaded build): ${binaries.join("; ")}`);
   const tf = r.engines["tfjs-wasm"].info;
   if (tf) console.log(`TF.js ${tf.version} ${tf.backend} backend, ${tf.threads} thread(s), SIMD ${tf.simd}; max |TF.js - ours| ${Math.max(...Object.values(tf.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
   if (torch?.check) console.log(`max |PyTorch - ours| ${Math.max(...Object.values(torch.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);

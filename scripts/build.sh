@@ -18,7 +18,11 @@ cmake --build --preset native -j "$jobs"
 cmake --preset wasm >/dev/null
 cmake --build --preset wasm -j "$jobs"
 # attention_core_fma.wasm: the same glue's fused multiply-add binary (relaxed SIMD, issue 21.3).
-cp build/wasm/attention_core.mjs build/wasm/attention_core.wasm build/wasm/attention_core_fma.wasm web/lib/
+# attention_core_mt*: the threaded build (pthreads, issue 21.2), its own glue and pthread worker (.js
+# for browsers, .cjs for Node), plain and fused multiply-add; the facade picks one of the four at load.
+cp build/wasm/attention_core.mjs build/wasm/attention_core.wasm build/wasm/attention_core_fma.wasm \
+   build/wasm/attention_core_mt.mjs build/wasm/attention_core_mt.wasm build/wasm/attention_core_mt_fma.wasm \
+   build/wasm/attention_core_mt.worker.js build/wasm/attention_core_mt.worker.cjs web/lib/
 # The .d.ts class and slot types (ClassName, SlotName, one config interface per class) from the
 # core's class recipes, read through the module just built.
 node scripts/config-types.mjs

@@ -1,7 +1,7 @@
 // Writes dist/: the teaching page, the embed example, the widget and the library with its .wasm, ready
 // to copy to any static host (no server side; the files fetch nothing from other origins). Run by
 // scripts/build.sh after the WebAssembly build and the vendored tokenizer.
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -17,4 +17,21 @@ for (const part of PARTS) {
 rmSync(DIST, { recursive: true, force: true });
 mkdirSync(DIST);
 for (const part of PARTS) cpSync(path.join(WEB, part), path.join(DIST, part), { recursive: true });
-console.log(`dist: ${PARTS.join(", ")} -> ${path.relative(ROOT, DIST)}/`);
+
+// A static host that cannot send Cross-Origin-Opener-Policy / -Embedder-Policy (GitHub Pages, say):
+// coi-serviceworker (the pinned npm package) registers itself as a service worker that adds both to
+// every response of the site, then reloads once, so the page is cross-origin isolated and the core runs
+// on threads. A classic script of the site's own (the CSP's script-src 'self' and worker-src 'self'
+// allow it); where the page is isolated already (npm start's server, a host that sends the headers) it
+// does nothing. The pages of web/ do not carry it: npm start sends the headers itself.
+export const COI_SCRIPT = "coi-serviceworker.js";
+export const COI_TAG = `<script src="${COI_SCRIPT}"></script>`;
+cpSync(path.join(ROOT, "node_modules", "coi-serviceworker", "coi-serviceworker.js"), path.join(DIST, COI_SCRIPT));
+for (const page of ["index.html", "embed.html"]) {
+  const file = path.join(DIST, page);
+  const html = readFileSync(file, "utf8");
+  const anchor = '  <script src="app/file-notice.js" defer></script>';
+  if (!html.includes(anchor)) throw new Error(`dist: ${page} has no ${anchor.trim()} to put ${COI_TAG} before`);
+  writeFileSync(file, html.replace(anchor, `  ${COI_TAG}\n${anchor}`));
+}
+console.log(`dist: ${PARTS.join(", ")}, ${COI_SCRIPT} -> ${path.relative(ROOT, DIST)}/`);

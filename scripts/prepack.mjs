@@ -1,20 +1,28 @@
 // npm's prepack hook (package.json "prepack"): refuses to pack a tree whose WebAssembly core is not
 // built, so `npm pack` / `npm publish` never ship a package without its .wasm (they would, silently:
 // "files" lists the two built files, and npm skips a listed file that is missing).
-// It checks that web/lib/attention_core.mjs, attention_core.wasm and attention_core_fma.wasm exist, are not empty,
-// are what the build makes (the .wasm starts with the WebAssembly magic, the .mjs exports
-// createAttentionCore), and, when the tree has a build (build/wasm/), are the same bytes as it.
+// It checks that web/lib/attention_core.mjs, attention_core.wasm and attention_core_fma.wasm, and the
+// threaded build's attention_core_mt.mjs, attention_core_mt.wasm, attention_core_mt_fma.wasm and its
+// pthread worker (attention_core_mt.worker.js, .worker.cjs) exist, are not empty, are what the build
+// makes (each .wasm starts with the WebAssembly magic, each .mjs exports createAttentionCore), and, when
+// the tree has a build (build/wasm/), are the same bytes as it.
 // Usage: node scripts/prepack.mjs [root]   (exit 1 with the reason on stderr)
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+
+/** The built files the package ships (package.json "files"), in the order their problems are listed. */
+export const PACKED = [
+  "attention_core.mjs", "attention_core.wasm", "attention_core_fma.wasm",
+  "attention_core_mt.mjs", "attention_core_mt.wasm", "attention_core_mt_fma.wasm", "attention_core_mt.worker.js", "attention_core_mt.worker.cjs",
+];
 
 const BUILD = "Run `npm run build` (or `bash scripts/build.sh`), then pack again.";
 
 /** The reasons the tree at root cannot be packed (empty when it can). */
 export function packProblems(root) {
   const problems = [];
-  for (const name of ["attention_core.mjs", "attention_core.wasm", "attention_core_fma.wasm"]) {
+  for (const name of PACKED) {
     const file = path.join(root, "web", "lib", name);
     const shown = `web/lib/${name}`;
     if (!existsSync(file)) {

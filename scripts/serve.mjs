@@ -17,12 +17,20 @@ export const SECURITY_HEADERS = {
   "Referrer-Policy": "no-referrer",
 };
 
+/** Cross-origin isolation (issue 21.2): with both, the page may share memory with its Workers
+ *  (crossOriginIsolated, SharedArrayBuffer), so the facade loads the threaded core. require-corp
+ *  holds every subresource to same-origin or CORP-marked: the page loads only its own files. */
+export const ISOLATION_HEADERS = {
+  "Cross-Origin-Opener-Policy": "same-origin",
+  "Cross-Origin-Embedder-Policy": "require-corp",
+};
+
 export function startServer({ port = 8080, host = "127.0.0.1" } = {}) {
   const assets = sirv(root, {
     dev: true, // no caching: a rebuilt WASM module is served at once
     extensions: ["html"],
     setHeaders(res) {
-      for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+      for (const [k, v] of Object.entries({ ...SECURITY_HEADERS, ...ISOLATION_HEADERS })) res.setHeader(k, v);
     },
   });
   const server = http.createServer((req, res) =>
@@ -45,8 +53,8 @@ export const USAGE = `Usage: node scripts/serve.mjs [--port N] [--host ADDRESS]
        npm start [-- --port N]            (sets up and builds first)
 
 Serves the teaching page and the <attention-lab> widget (the files of web/: index.html, embed.html,
-app/, lib/ with the built WebAssembly core) over HTTP, with the page's security headers, and prints
-the URL. Build first (npm run build); the page keeps its state in the URL, e.g.
+app/, lib/ with the built WebAssembly core) over HTTP, with the page's security headers and the two
+that make it cross-origin isolated (so the core runs on threads), and prints the URL. Build first (npm run build); the page keeps its state in the URL, e.g.
   http://127.0.0.1:8080/?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12
 
 Options:

@@ -314,6 +314,7 @@ Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::ve
     options.training = false;
     options.attn_weights = &out.attn_weights;
     options.memory_budget_bytes = 1e300;  // the run's estimate was checked at its start
+    options.pool = pool_;
     const Tensor a = attn.forward(h, options);
     check_gpt2_stage(a.data.data(), a.data.size(), d, layer, "attn", "attn(ln_1(x))");
     for (size_t i = 0; i < x_.data.size(); ++i) x_.data[i] += a.data[i];
@@ -332,13 +333,13 @@ Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::ve
     std::vector<float> hidden(static_cast<size_t>(T * 4 * d));
     {
       const ops::PackedMatrix fc = ops::pack_b(value(8).data(), d, 4 * d, false);
-      ops::gemm(h.data.data(), T, d, fc, value(9).data(), hidden.data());
+      ops::gemm(pool_, h.data.data(), T, d, fc, value(9).data(), hidden.data());
     }
     check_gpt2_stage(hidden.data(), hidden.size(), 4 * d, layer, "c_fc", "c_fc(ln_2(x))");
     gelu_tanh(hidden.data(), hidden.size());
     check_gpt2_stage(hidden.data(), hidden.size(), 4 * d, layer, "gelu", "gelu_tanh(c_fc(ln_2(x)))");
     const ops::PackedMatrix proj = ops::pack_b(value(10).data(), 4 * d, d, false);
-    ops::gemm(hidden.data(), T, 4 * d, proj, value(11).data(), h.data.data());
+    ops::gemm(pool_, hidden.data(), T, 4 * d, proj, value(11).data(), h.data.data());
     check_gpt2_stage(h.data.data(), h.data.size(), d, layer, "mlp_c_proj", "c_proj(gelu(c_fc(ln_2(x))))");
     for (size_t i = 0; i < x_.data.size(); ++i) x_.data[i] += h.data[i];
     check_gpt2_stage(x_.data.data(), x_.data.size(), d, layer, "mlp_residual", "x + mlp(ln_2(x))");
@@ -394,7 +395,7 @@ void Gpt2Run::logits_rows(int64_t begin, const std::vector<uint8_t>& bytes) {
     const std::vector<float> values = decoded(r, bytes);  // (n, d)
     rows = ops::pack_b(values.data(), d, n, true);
   }
-  ops::gemm(last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
+  ops::gemm(pool_, last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
   // the earlier rows are finite (each chunk is checked as it comes), so the first bad one is named by its token id
   if (!first_non_finite(logits_.data() + begin, static_cast<size_t>(n), Shape{n}).empty())
     check_gpt2_stage(logits_.data(), static_cast<size_t>(begin + n), 1, -1, "logits", "ln_f(x)[-1] @ wte^T");
@@ -659,7 +660,7 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
   std::vector<float> h(x_);
   ops::layer_norm_rows(h.data(), n, d, w.ln1_w.data(), w.ln1_b.data(), 1e-5f);
   std::vector<float> qkv(static_cast<size_t>(n * 3 * d));
-  ops::gemm(h.data(), n, d, w.attn, w.attn_b.data(), qkv.data());
+  ops::gemm(pool_, h.data(), n, d, w.attn, w.attn_b.data(), qkv.data());
   for (int64_t i = 0; i < n; ++i)
     for (int64_t hh = 0; hh < H; ++hh) {
       const float* row = qkv.data() + i * 3 * d + hh * hd;
@@ -679,7 +680,7 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
       continue;
     }
     ops::pack_b_into(keys_t, K + hh * cap * hd, hd, T, true);
-    ops::gemm(qkv.data() + hh * hd, n, hd, keys_t, nullptr, scores.data(), ops::Triangle::None, 3 * d);  // q @ k^T (n, T)
+    ops::gemm(pool_, qkv.data() + hh * hd, n, hd, keys_t, nullptr, scores.data(), ops::Triangle::None, 3 * d);  // q @ k^T (n, T)
     for (int64_t i = 0; i < n; ++i) {  // chunk row i sees the held keys and the chunk's 0 .. i (the causal mask's row)
       float* row = scores.data() + i * T;
       const int64_t seen = held + i + 1;
@@ -688,17 +689,17 @@ void Gpt2Generation::run_block(const Block& w, int64_t layer) {
       if (!attention_.empty() && i == n - 1) std::copy(row, row + seen, attention_.data() + (layer * H + hh) * cap);  // the new token's row
     }
     ops::pack_b_into(values, Vv + hh * cap * hd, T, hd, false);
-    ops::gemm(scores.data(), n, T, values, nullptr, context.data() + hh * hd, ops::Triangle::None, 0, d);  // weights @ v (n, hd)
+    ops::gemm(pool_, scores.data(), n, T, values, nullptr, context.data() + hh * hd, ops::Triangle::None, 0, d);  // weights @ v (n, hd)
   }
-  ops::gemm(context.data(), n, d, w.proj, w.proj_b.data(), h.data());
+  ops::gemm(pool_, context.data(), n, d, w.proj, w.proj_b.data(), h.data());
   for (size_t i = 0; i < x_.size(); ++i) x_[i] += h[i];
   // x = x + c_proj(gelu(c_fc(ln_2(x))))
   h = x_;
   ops::layer_norm_rows(h.data(), n, d, w.ln2_w.data(), w.ln2_b.data(), 1e-5f);
   std::vector<float> hidden(static_cast<size_t>(n * 4 * d));
-  ops::gemm(h.data(), n, d, w.fc, w.fc_b.data(), hidden.data());
+  ops::gemm(pool_, h.data(), n, d, w.fc, w.fc_b.data(), hidden.data());
   gelu_tanh(hidden.data(), hidden.size());
-  ops::gemm(hidden.data(), n, 4 * d, w.mlp, w.mlp_b.data(), h.data());
+  ops::gemm(pool_, hidden.data(), n, 4 * d, w.mlp, w.mlp_b.data(), h.data());
   for (size_t i = 0; i < x_.size(); ++i) x_[i] += h[i];
 }
 
@@ -756,7 +757,7 @@ void Gpt2Generation::run_phase(const std::map<std::string, std::vector<uint8_t>>
     case Phase::Logits: {
       const int64_t begin = chunk_ * kGpt2LogitsChunkRows;
       if (resident_ && static_cast<size_t>(chunk_) < wte_chunks_.size()) {
-        ops::gemm(last_.data(), 1, d, wte_chunks_[static_cast<size_t>(chunk_)], nullptr, logits_.data() + begin);
+        ops::gemm(pool_, last_.data(), 1, d, wte_chunks_[static_cast<size_t>(chunk_)], nullptr, logits_.data() + begin);
       } else {
         const ByteRead r = reads().front();
         ops::PackedMatrix rows;
@@ -764,7 +765,7 @@ void Gpt2Generation::run_phase(const std::map<std::string, std::vector<uint8_t>>
           const std::vector<float> values = values_of(r, bytes);  // (rows, d)
           rows = ops::pack_b(values.data(), d, r.entry.shape[0], true);
         }
-        ops::gemm(last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
+        ops::gemm(pool_, last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
         if (resident_) wte_chunks_.push_back(std::move(rows));
       }
       ++chunk_;

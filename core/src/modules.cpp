@@ -569,7 +569,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     const bool latent_cache = cache != nullptr && p.latent_dim > 0;
     if (p.latent_dim > 0) {
       latent = Tensor({b, T, p.latent_dim});
-      ops::gemm(x.data.data(), b * T, c.d_in, prepared_.weight[5], bias(5), latent.data.data());
+      ops::gemm(options.pool, x.data.data(), b * T, c.d_in, prepared_.weight[5], bias(5), latent.data.data());
     }
     if (latent_cache) {
       const int64_t L = p.latent_dim, entries = cache->entries();
@@ -588,7 +588,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
         const bool from_latent = m > 0 && p.latent_dim > 0;
         const int64_t made = m == 0 ? T : kv_rows;  // rows projected: the chunk's, or every cached latent's
         const float* source = !from_latent ? x.data.data() : latent_cache ? latent_all.data.data() : latent.data.data();
-        ops::gemm(source, b * made, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*made, heads*hd)
+        ops::gemm(options.pool, source, b * made, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*made, heads*hd)
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
           for (int64_t h = 0; h < heads; ++h) {
@@ -653,7 +653,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
       constexpr float kNegInf = -std::numeric_limits<float>::infinity();
       // scores = q @ k^T (T, Tk); with a plain causal mask and no trace only the lower triangle is needed.
       ops::pack_b_into(keys_t, k, hd, Tk, true);  // reuses the buffer of the previous head
-      ops::gemm(q, T, hd, keys_t, nullptr, s, lower && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
+      ops::gemm(options.pool, q, T, hd, keys_t, nullptr, s, lower && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
       keep(scores, offset, s);
       if (masked && (tracing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
         for (int64_t i = 0; i < T; ++i)
@@ -672,7 +672,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
       if (p.dropout_stage) keep(dropped, offset, s);
       // context = weights @ v (T, hd); a causal row i has zero weight past key i.
       ops::pack_b_into(values, v, Tk, hd, false);
-      ops::gemm(s, T, Tk, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), lower ? ops::Triangle::ALower : ops::Triangle::None);
+      ops::gemm(options.pool, s, T, Tk, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), lower ? ops::Triangle::ALower : ops::Triangle::None);
     };
     if (p.dropout_heads_outer) {
       for (int64_t h = 0; h < H; ++h)
@@ -694,11 +694,11 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     // when the class has one (MHAPyTorchClass: proj after nn.MultiheadAttention's own out_proj).
     if (p.out_proj) {
       out_proj = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
-      ops::gemm(concat.data.data(), b * T, c.d_out, prepared_.weight[3], bias(3), out_proj.data.data());
+      ops::gemm(options.pool, concat.data.data(), b * T, c.d_out, prepared_.weight[3], bias(3), out_proj.data.data());
     }
     if (p.proj) {
       projected = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
-      ops::gemm(out_proj.data.data(), b * T, c.d_out, prepared_.weight[4], bias(4), projected.data.data());
+      ops::gemm(options.pool, out_proj.data.data(), b * T, c.d_out, prepared_.weight[4], bias(4), projected.data.data());
     }
     // The last pass's tensor is the output; the trace keeps its own copy of it.
     Tensor* last = p.proj ? &projected : p.out_proj ? &out_proj : p.layout != HeadsRule::Single ? &concat : &context;

@@ -1,5 +1,7 @@
 #include "attention_lab/ops.hpp"
 
+#include "attention_lab/thread_pool.hpp"
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
@@ -52,19 +54,25 @@ void matmul(const float* a, const float* b, int64_t m, int64_t k, int64_t n, boo
 #endif
 }
 
-void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+namespace {
+/// Column panels [p_begin, p_end) of gemm's product, all rows: the kernel's block, or Eigen on each
+/// packed panel (the reference; the triangle hint is then ignored: the full product is computed).
+void gemm_panels(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc, int64_t row_begin,
+                 int64_t row_end, int64_t p_begin, int64_t p_end) {
 #if ATTENTION_LAB_SIMD_KERNEL
-  simd_gemm(a, m, k, b, bias, c, tri, lda, ldc);
+  simd_gemm_block(a, m, k, b, bias, c, tri, lda, ldc, row_begin, row_end, p_begin, p_end);
 #else
-  (void)tri;  // the reference computes the full product
+  (void)tri;
+  (void)row_begin;
+  (void)row_end;  // Eigen's tasks are whole columns of panels: all rows
   if (b.k != k) throw std::invalid_argument("gemm: a has " + std::to_string(k) + " columns but b was packed with k = " + std::to_string(b.k));
   // Eigen, panel by panel: panel p is (k, w) row-major and fills columns p*w .. p*w + w - 1 of c.
   using Stride = Eigen::OuterStride<>;
-  const int64_t w = packed_floats(1, 1);  // the panel width
+  const int64_t w = gemm_panel_width();
   if (lda == 0) lda = k;
   if (ldc == 0) ldc = b.n;
   const Eigen::Map<const RowMatrix, 0, Stride> A(a, m, k, Stride(lda));  // (m, k)
-  for (int64_t j0 = 0; j0 < b.n; j0 += w) {
+  for (int64_t j0 = p_begin * w; j0 < std::min(b.n, p_end * w); j0 += w) {
     const int64_t cols = std::min(w, b.n - j0);
     const Eigen::Map<const RowMatrix, 0, Stride> P(b.data.data() + j0 * k, k, cols, Stride(w));  // (k, cols) of panel j0 / w
     Eigen::Map<RowMatrix, 0, Stride> C(c + j0, m, cols, Stride(ldc));                            // (m, cols)
@@ -72,6 +80,39 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
     if (bias != nullptr) C.rowwise() += ConstVector(bias + j0, cols);
   }
 #endif
+}
+
+/// Multiply-adds per task of a parallel product: ~6 microseconds of one thread, a hundred times a
+/// task's bookkeeping.
+constexpr double kMinTaskWork = 1 << 16;
+}  // namespace
+
+void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+  gemm(nullptr, a, m, k, b, bias, c, tri, lda, ldc);
+}
+
+void gemm(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+  const int64_t w = gemm_panel_width(), panels = (b.n + w - 1) / w;
+  const double work = static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(b.n);
+  if (pool == nullptr || work < kMinParallelWork || m <= 0 || panels <= 0) {
+    gemm_panels(a, m, k, b, bias, c, tri, lda, ldc, 0, m, 0, panels);
+    return;
+  }
+  // Tasks: row blocks (the SIMD kernel's own; Eigen takes all rows at once) times groups of panels,
+  // as many panels as make a task worth it, in multiples of 4 (the kernel's one-row groups).
+#if ATTENTION_LAB_SIMD_KERNEL
+  const int64_t rows = m == 1 ? 1 : gemm_row_block();
+#else
+  const int64_t rows = m;
+#endif
+  const double row_work = static_cast<double>(std::min(rows, m)) * static_cast<double>(std::max<int64_t>(k, 1)) * static_cast<double>(w);
+  int64_t group = static_cast<int64_t>(std::ceil(kMinTaskWork / row_work));
+  group = std::min(panels, (std::max<int64_t>(group, 1) + 3) / 4 * 4);
+  const int64_t row_tasks = (m + rows - 1) / rows, panel_tasks = (panels + group - 1) / group;
+  parallel_for(pool, row_tasks * panel_tasks, work, [&](int64_t t) {
+    const int64_t r = t / panel_tasks, p = t % panel_tasks;
+    gemm_panels(a, m, k, b, bias, c, tri, lda, ldc, r * rows, std::min(m, (r + 1) * rows), p * group, std::min(panels, (p + 1) * group));
+  });
 }
 
 void vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, bool transpose_b, float* c) {

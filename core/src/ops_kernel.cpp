@@ -168,10 +168,11 @@ HWY_INLINE void gemv_panels(const float* HWY_RESTRICT a, int64_t k, const float*
     }
 }
 
-/// c (n) = a (k) @ b (+ bias) for a packed b, k >= 1: groups of kGemvPanels panels, then the rest one
-/// panel at a time; a group that reaches past column n goes through a local copy (no store past n).
-void gemv_packed(const float* a, int64_t k, const PackedMatrix& b, const float* bias, float* c) {
-  const int64_t n = b.n, panels = (n + kWidth - 1) / kWidth;
+/// c (n) = a (k) @ b (+ bias) for a packed b, k >= 1, the columns of panels [p_begin, p_end): groups of
+/// kGemvPanels panels, then the rest one panel at a time (each column's sum is the same either way); a
+/// group that reaches past column n goes through a local copy (no store past n).
+void gemv_packed(const float* a, int64_t k, const PackedMatrix& b, const float* bias, float* c, int64_t p_begin, int64_t p_end) {
+  const int64_t n = b.n, panels = p_end;
   const float* data = b.data.data();
   const auto group = [&](auto width, int64_t p) {
     constexpr int P = decltype(width)::value;
@@ -188,7 +189,7 @@ void gemv_packed(const float* a, int64_t k, const PackedMatrix& b, const float* 
     gemv_panels<P>(a, k, panel, bias != nullptr ? local_bias : nullptr, local);
     std::memcpy(c + j0, local, sizeof(float) * cols);
   };
-  int64_t p = 0;
+  int64_t p = p_begin;
   for (; p + kGemvPanels <= panels; p += kGemvPanels) group(std::integral_constant<int, kGemvPanels>(), p);
   for (; p < panels; ++p) group(std::integral_constant<int, 1>(), p);
 }
@@ -317,29 +318,41 @@ PackedMatrix pack_b(const float* b, int64_t k, int64_t n, bool transpose_b) {
   return packed;
 }
 
+int64_t gemm_row_block() { return kMc; }
+
+int64_t gemm_panel_width() { return kWidth; }
+
 void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+  simd_gemm_block(a, m, k, b, bias, c, tri, lda, ldc, 0, m, 0, (b.n + kWidth - 1) / kWidth);
+}
+
+void simd_gemm_block(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc, int64_t row_begin,
+                     int64_t row_end, int64_t panel_begin, int64_t panel_end) {
   if (b.k != k) throw std::invalid_argument("gemm: a has " + std::to_string(k) + " columns but b was packed with k = " + std::to_string(b.k));
   const int64_t n = b.n;
   if (lda == 0) lda = k;
   if (ldc == 0) ldc = n;
-  if (m <= 0 || n <= 0) return;
+  row_end = std::min(row_end, m);
+  panel_end = std::min(panel_end, (n + kWidth - 1) / kWidth);
+  if (row_begin >= row_end || panel_begin >= panel_end) return;
   if (k <= 0) {  // the empty sum: 0, then + bias
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias != nullptr ? 0.0f + bias[j] : 0.0f;
+    for (int64_t i = row_begin; i < row_end; ++i)
+      for (int64_t j = panel_begin * kWidth; j < std::min(n, panel_end * kWidth); ++j) c[i * ldc + j] = bias != nullptr ? 0.0f + bias[j] : 0.0f;
     return;
   }
   if (m == 1) {  // one row: stream the panels once (the same sums; the triangles change nothing at m = 1)
-    gemv_packed(a, k, b, bias, c);
+    gemv_packed(a, k, b, bias, c, panel_begin, panel_end);
     return;
   }
-  const int64_t panels = (n + kWidth - 1) / kWidth;
   // Loops: k blocks outermost (a tile reloads its partial sums from c, so each sum stays sequential),
-  // then row blocks, then panels, then register tiles down the row block.
+  // then row blocks, then panels, then register tiles down the row block. Row blocks start at
+  // multiples of kMc from row 0 whatever row_begin is (it is one), so every tile is the one the whole
+  // product would run.
   for (int64_t pc = 0; pc < k; pc += kKc) {
     const int64_t kc = std::min(kKc, k - pc);
-    for (int64_t ic = 0; ic < m; ic += kMc) {
-      const int64_t mc = std::min(kMc, m - ic);
-      for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t ic = row_begin; ic < row_end; ic += kMc) {
+      const int64_t mc = std::min(kMc, row_end - ic);
+      for (int64_t p = panel_begin; p < panel_end; ++p) {
         const int64_t j0 = p * kWidth;
         const int64_t cols = std::min(kWidth, n - j0);
         const float* panel = b.data.data() + (p * k + pc) * kWidth;  // (kc, kWidth) slice of panel p

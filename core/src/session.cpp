@@ -149,6 +149,7 @@ struct Session::Objects {
   std::map<uint32_t, std::unique_ptr<Gpt2File>> gpt2;
   std::map<uint32_t, std::pair<uint32_t, KvCache>> caches;  // handle -> (its module, the cache)
   std::map<uint32_t, std::vector<Stage>> traces;            // resident traces: the stages, values and all
+  std::unique_ptr<ThreadPool> pool;                         // null: one thread (set_threads)
   uint32_t next = 1;
 
   const std::vector<Stage>& trace(uint32_t h) const {
@@ -227,6 +228,17 @@ std::vector<Gpt2Size> Session::gpt2_sizes() const { return {std::begin(kGpt2Size
 
 bool Session::kernel_fuses_multiply_add() const { return ops::kernel_fuses_multiply_add(); }
 
+double Session::set_threads(double threads) {
+  if (!(std::isfinite(threads) && threads == std::floor(threads) && threads >= 1 && threads <= ThreadPool::kMaxThreads))
+    throw AttentionError("bad_threads", "threads", "threads must be a whole number from 1 to " + std::to_string(ThreadPool::kMaxThreads) + ", got " + format_g(threads, 12),
+                         "Pass {threads: 1} for one thread, or leave threads out for as many as the machine has (at most 4).");
+  objects_->pool.reset();  // join the old workers before starting new ones
+  if (threads > 1) objects_->pool = std::make_unique<ThreadPool>(static_cast<int>(threads));
+  return this->threads();
+}
+
+double Session::threads() const { return objects_->pool ? objects_->pool->size() : 1; }
+
 ParsedCall Session::parse_call(const std::string& text) const {
   ParsedCall c = attention_lab::parse_call(text);
   // A float written in an int slot (768.0) keeps its text, so create(config) reports it like the call did.
@@ -264,6 +276,7 @@ RunResult Session::run_module(const std::string& class_name, const SlotMap& conf
   opts.seed = seed_from(seed);
   opts.training = training;
   opts.trace = trace;
+  opts.pool = objects_->pool.get();
   return attention_lab::run_module(class_name, config, input, opts);
 }
 
@@ -449,6 +462,7 @@ ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, ui
   opts.trace = trace ? &stages : nullptr;
   opts.warnings = &r.warnings;
   opts.cache = kv;
+  opts.pool = objects_->pool.get();
   r.output = m.forward(input, opts);
   if (trace) r.trace = std::move(stages);
   if (kv != nullptr) r.cache = objects_->state(cache);
@@ -592,6 +606,7 @@ std::vector<FileRead> Session::gpt2_start(uint32_t model, const std::vector<doub
   f.run.reset();
   f.generation.reset();
   f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes, mode);
+  f.run->use_pool(objects_->pool.get());
   return file_reads(*f.header, f.run->embedding_reads());
 }
 
@@ -684,6 +699,7 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
   o.window = whole_option(in.window, "window", 1, "generate_option");
   o.attention = bool_option(in.attention, "attention").value_or(false);
   f.generation = std::make_unique<Gpt2Generation>(*f.header, f.config, ids_from(ids), o, budget > 0 ? budget : kDefaultMemoryBudgetBytes);
+  f.generation->use_pool(objects_->pool.get());
   return {f.generation->resident(), f.generation->estimate_bytes()};
 }
 

@@ -73,6 +73,7 @@ RunResult run_module(const std::string& class_name, const SlotMap& config, const
   fwd.trace = options.trace ? &r.trace : nullptr;
   fwd.memory_budget_bytes = options.memory_budget_bytes;
   fwd.warnings = &r.warnings;
+  fwd.pool = options.pool;
   r.output = module.forward(x, fwd);
   return r;
 }

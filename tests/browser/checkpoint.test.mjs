@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { loadAttentionLab } from "attention-lab";
-import { ROOT, afterRun, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
+import { ROOT, afterRun, appWorkers, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
 import { layer0Checkpoint, layer0Shapes, safetensors } from "../safetensors.mjs";
 
 const DIR = path.join(ROOT, "tests", "fixtures", "checkpoints");
@@ -292,10 +292,10 @@ describe("GPT-2 checkpoints", () => {
     // A layer this wide is traced in the worker (the core's estimate of the run is over what the page
     // runs on the main thread): the page's own library makes no traced forward for it.
     await page.evaluate(`(${countForwards})()`);
-    await page.workers()[0].evaluate(`(${countForwards})()`);
+    await appWorkers(page)[0].evaluate(`(${countForwards})()`);
     const cards = await runIds(page, "3, 1, 4, 1, 5");
     assert.equal(await page.evaluate(() => self.forwards), 0, "no traced forward on the main thread");
-    assert.equal(await page.workers()[0].evaluate(() => self.forwards), 1, "the layer was traced in the worker");
+    assert.equal(await appWorkers(page)[0].evaluate(() => self.forwards), 1, "the layer was traced in the worker");
     const weights = cards.locator("[data-stage=attn_weights]");
     assert.match(await weights.getByTestId("stage-shape").textContent(), /\(b=1, num_heads=12, query=5, key=5\)/);
     assert.equal(await weights.getByRole("tab").count(), 12, "one tab per head");
@@ -409,7 +409,7 @@ describe("GPT-2 checkpoints", () => {
       });
       await page.getByTestId("ckpt-heads").fill("2");
       // The worker starts with the first request; its parses are counted from then on.
-      const started = page.workers()[0] ? Promise.resolve(page.workers()[0]) : page.waitForEvent("worker");
+      const started = appWorkers(page)[0] ? Promise.resolve(appWorkers(page)[0]) : page.waitForEvent("worker", { predicate: (w) => !/attention_core_mt\.worker\.js$/.test(w.url()) });
       const t0 = Date.now();
       await page.getByTestId("ckpt-file").setInputFiles(file);
       const worker = await started;
@@ -417,7 +417,7 @@ describe("GPT-2 checkpoints", () => {
       const summary = page.getByTestId("ckpt-summary");
       await summary.waitFor({ timeout: bound });
       assert.match(await summary.textContent(), /Loaded layer 0 of million\.safetensors into MultiHeadAttention\(4, 4, 32, 0\.0, 2, qkv_bias=True\)/);
-      assert.equal(page.workers().length, 1, "the file was read in the page's worker");
+      assert.equal(appWorkers(page).length, 1, "the file was read in the page's worker");
       // 1,000,000 extra keys plus ln_1 (2), wpe and wte are ignored; 200 are listed, the rest counted.
       assert.match(await page.locator("details.ckpt-ignored summary").textContent(), /Keys ignored \(1,000,004\)/);
       const rows = page.getByTestId("ckpt-ignored").locator("tbody tr");
@@ -465,7 +465,7 @@ describe("GPT-2 checkpoints", () => {
     assert.equal(await page.getByTestId("ckpt-ignored-more").textContent(), "… and 104 more keys, not listed.");
     const cards = await runIds(page, "4, 5");
     assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 2, 4\)/);
-    assert.equal(page.workers().length, 0);
+    assert.equal(appWorkers(page).length, 0);
     await finish(page);
   });
 });

@@ -1,6 +1,7 @@
 // dist/ (written by npm run build) is a static site. Served by a plain static file server
 // (sirv, no headers of ours) under a sub-path, as a static host would, the page and the embed example
-// load, run the book's setup, and ask for nothing outside dist/.
+// load, run the book's setup, and ask for nothing outside dist/; its service worker
+// (coi-serviceworker) makes the page cross-origin isolated there, so the core runs on threads.
 import assert from "node:assert/strict";
 import http from "node:http";
 import { existsSync } from "node:fs";
@@ -64,6 +65,23 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
       await tab.close();
     });
   }
+
+  test("without the headers, coi-serviceworker (copied into dist/) makes the page cross-origin isolated after one reload, and the core runs on threads", async () => {
+    const tab = await context.newPage();
+    const problems = [];
+    tab.on("pageerror", (e) => problems.push(e.message));
+    tab.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
+    await tab.goto(url);
+    // the first visit registers the worker and reloads; the page it reloads to is isolated
+    await tab.waitForFunction(() => globalThis.crossOriginIsolated === true && [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.ready), null, { timeout: 60_000 });
+    const seen = await tab.evaluate(async () => {
+      const reason = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=run-reason]");
+      return { controlled: Boolean(navigator.serviceWorker.controller), cores: navigator.hardwareConcurrency, threads: reason.dataset.threads, kernel: reason.dataset.kernel };
+    });
+    assert.deepEqual(seen, { controlled: true, cores: seen.cores, threads: String(Math.min(seen.cores, 4)), kernel: "relaxed_madd" });
+    assert.deepEqual(problems, [], "no CSP violation, no script error");
+    await tab.close();
+  });
 
   for (const page of ["index.html", "embed.html"]) {
     test(`${page} opened as a file:// URL says to serve it (instead of a blank page), within the page's CSP`, async () => {

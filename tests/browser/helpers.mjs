@@ -90,6 +90,15 @@ export async function openPage(lab, query = "", { viewport, path = "", init } = 
   return page;
 }
 
+/**
+ * The page's own workers (the run worker), leaving out the threaded core's pthread workers
+ * (attention_core_mt.worker.js: on a cross-origin isolated page each lab has threads - 1 of them,
+ * mostly blocked waiting for work, so nothing can be evaluated in them).
+ */
+export function appWorkers(page) {
+  return page.workers().filter((w) => !/\/attention_core_mt\.worker\.js$/.test(w.url()));
+}
+
 /** Fails when the page logged an error, threw, or asked another origin for anything. */
 export function assertClean(page) {
   assert.deepEqual(page.problems, [], "page errors, console errors or foreign requests");

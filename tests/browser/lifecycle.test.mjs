@@ -3,26 +3,27 @@
 // memory. Put back, the same element carries on and starts a worker again when a run needs one.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, finish, launchLab, openPage } from "./helpers.mjs";
+import { afterRun, appWorkers, finish, launchLab, openPage } from "./helpers.mjs";
 
 /** MultiHeadAttention(256, 256, 512, 0.0, 4) on 512 random tokens: ~46 MiB, over the 8 MiB that go to the worker, under the 64 MiB that run at once. */
 const BIG = { call: "MultiHeadAttention(256, 256, 512, 0.0, 4)", num_tokens: "512", batch: "1", hidden: "compare checkpoint code" };
 
-/** Counts workers as Playwright sees them: each one appears on start and closes on terminate. */
+/** Counts the page's own workers as Playwright sees them (not the threaded core's pthread workers, see appWorkers): each one appears on start and closes on terminate. */
 function watchWorkers(page) {
   const seen = { started: 0, closed: 0 };
   page.on("worker", (worker) => {
+    if (/\/attention_core_mt\.worker\.js$/.test(worker.url())) return;
     seen.started += 1;
     worker.on("close", () => { seen.closed += 1; });
   });
   return seen;
 }
 
-/** Waits until `page.workers()` holds `n` workers (close events arrive a little after terminate). */
+/** Waits until the page holds `n` workers of its own (appWorkers) (close events arrive a little after terminate). */
 async function workersBecome(page, n, timeout = 10_000) {
   const t0 = Date.now();
-  while (page.workers().length !== n) {
-    if (Date.now() - t0 > timeout) assert.fail(`${page.workers().length} workers alive after ${timeout} ms, expected ${n}`);
+  while (appWorkers(page).length !== n) {
+    if (Date.now() - t0 > timeout) assert.fail(`${appWorkers(page).length} workers alive after ${timeout} ms, expected ${n}`);
     await page.waitForTimeout(50);
   }
 }
@@ -50,10 +51,10 @@ describe("widget lifecycle", () => {
   test("4 add / run in the worker / remove cycles leave no worker alive", async () => {
     const page = await openPage(lab);
     const seen = watchWorkers(page);
-    assert.equal(page.workers().length, 0, "the book-size page runs on the main thread");
+    assert.equal(appWorkers(page).length, 0, "the book-size page runs on the main thread");
     for (let i = 0; i < 4; i++) {
       await addBig(page, `big${i}`);
-      assert.equal(page.workers().length, 1, `cycle ${i}: the run went to one worker`);
+      assert.equal(appWorkers(page).length, 1, `cycle ${i}: the run went to one worker`);
       await page.evaluate((id) => document.getElementById(id).remove(), `big${i}`);
       await workersBecome(page, 0);
     }
@@ -84,7 +85,7 @@ describe("widget lifecycle", () => {
     await afterRun(page, () => widget.getByTestId("run").click(), "#again", 120_000);
     assert.equal(await widget.getByTestId("run-error").textContent(), "");
     assert.match(await widget.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 512, 256\)/);
-    assert.equal(page.workers().length, 1);
+    assert.equal(appWorkers(page).length, 1);
     assert.equal(seen.started, 2);
     await page.evaluate(() => document.getElementById("again").remove());
     await workersBecome(page, 0);

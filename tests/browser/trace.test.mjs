@@ -5,7 +5,7 @@
 // progress bar while the page keeps answering.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, finish, launchLab, openPage, pasteCall, rowCells, runPreset, SCREENSHOT_DIR, screenshotDir } from "./helpers.mjs";
+import { afterRun, appWorkers, finish, launchLab, openPage, pasteCall, rowCells, runPreset, SCREENSHOT_DIR, screenshotDir } from "./helpers.mjs";
 
 const MHA_STAGES = [
   "input", "queries", "keys", "values", "attn_scores", "mask", "attn_scores_masked",
@@ -285,7 +285,7 @@ describe("trace of small and large runs", () => {
       await afterRun(page, () => page.getByTestId("run").click());
       assert.match(await page.locator("[data-stage=output]").getByTestId("output-summary").textContent(), new RegExp(`^Output: \\(2, 6, ${value}\\)`));
     }
-    assert.equal(page.workers().length, 0, "no worker: book-size runs stay on the main thread");
+    assert.equal(appWorkers(page).length, 0, "no worker: book-size runs stay on the main thread");
     await finish(page);
   });
 
@@ -303,7 +303,7 @@ describe("trace of small and large runs", () => {
     assert.match(await page.getByTestId("progress").textContent(), /Running the forward pass… \d+\.\d s/);
     // While it runs in the worker, the page answers an edit in the edit's own task: the run has not
     // finished when the new head_dim is read. (How long the main thread may stall is a speed figure.)
-    assert.equal(page.workers().length, 1, "the run went to the worker");
+    assert.equal(appWorkers(page).length, 1, "the run went to the worker");
     assert.deepEqual(await editAndRead(page, "num_heads", "16", "head-dim"), { fact: "48", runs: runsBefore });
     await page.getByTestId("slot-num_heads").fill("12");
     await done;

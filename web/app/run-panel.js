@@ -177,8 +177,9 @@ export function setupRunPanel(app) {
       const s = app.state;
       $("run").disabled = d.blocked || s.running;
       // One status at a time: the button says "Running…" while a run is on, so "Ready" waits for it.
-      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady(lab.kernel);
+      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady(lab.kernel, lab.threads);
       $("run-reason").dataset.kernel = lab.kernel; // which binary runs (the worker loads the same one)
+      $("run-reason").dataset.threads = String(lab.threads); // and on how many threads (cross-origin isolated pages: several)
       $("run-reason").classList.toggle("blocked", d.blocked);
       renderRunError(s.runError);
       if (d.memory !== null && runner.usesWorker(d.memory) && !d.blocked) {

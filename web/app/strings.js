@@ -210,10 +210,9 @@ export const S = {
   predictWhyTokens: (n) => `One row per token: num_tokens = ${n}.`,
 
   runButton: "Run forward pass",
-  // lab.kernel: which WebAssembly binary runs (issue 21.3)
-  runReady: (kernel) => (kernel === "relaxed_madd"
-    ? "Ready: the forward pass runs in your browser (WebAssembly SIMD, fused multiply-add)."
-    : "Ready: the forward pass runs in your browser (WebAssembly SIMD)."),
+  // lab.kernel and lab.threads: which WebAssembly binary runs, on how many threads (issue 21.3, 21.2)
+  runReady: (kernel, threads = 1) =>
+    `Ready: the forward pass runs in your browser (WebAssembly SIMD${kernel === "relaxed_madd" ? ", fused multiply-add" : ""}, ${threads > 1 ? `${threads} threads` : "one thread"}).`,
   runBlocked: (reason) => `Run is disabled: ${reason}`,
   reasonErrors: (n) => `${n} error${n === 1 ? "" : "s"} in the setup (marked in red above).`,
   reasonNoWords: "type at least one word.",

@@ -603,6 +603,8 @@ export type ErrorCode =
   | "wasm_fetch"
   /** the core is already loaded from another source (it is loaded once: pass the options on the first call) */
   | "wasm_loaded"
+  /** loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16 */
+  | "bad_threads"
   // arguments and lifetimes
   /** reading an argument threw (a getter, a Proxy trap) */
   | "unreadable_argument"
@@ -2034,6 +2036,15 @@ export interface AttentionLab {
    */
   readonly kernel: "relaxed_madd" | "simd128";
   /**
+   * The threads the core's matrix products run on (issue 21.2): its thread pool's size, as it really
+   * started. Above 1 only for the threaded binaries (`attention_core_mt.wasm`, `attention_core_mt_fma.wasm`
+   * with `attention_core_mt.mjs` and its pthread worker), which a default load picks in Node and on a
+   * cross-origin isolated page (`crossOriginIsolated`: served with `Cross-Origin-Opener-Policy:
+   * same-origin` and `Cross-Origin-Embedder-Policy: require-corp`); 1 elsewhere, with `{threads: 1}`,
+   * and with `wasmUrl`/`wasmBinary` (single-thread binaries). Results have the same bits at any count.
+   */
+  readonly threads: number;
+  /**
    * Modules, generators, checkpoint files, GPT-2 models and lazy traces alive in WASM memory (released on dispose() or garbage collection).
    * @returns How many handles are alive.
    */
@@ -2070,6 +2081,17 @@ export interface LoadOptions {
    * is one): for a host that fetches or caches them itself. Copied when compiled.
    */
   wasmBinary?: ArrayBuffer | ArrayBufferView;
+  /**
+   * The most threads the core runs on: a whole number from 1 to 16 (else `bad_threads`). Without it,
+   * the machine's cores (`os.availableParallelism()` in Node, `navigator.hardwareConcurrency` in a
+   * browser), at most 4. Threads need shared memory: Node always has it, a browser only on a
+   * cross-origin isolated page, so elsewhere the core runs on one thread whatever this says
+   * ({@link AttentionLab.threads} tells). `1` loads the single-thread binary (no Workers at all).
+   * With `wasmUrl` or `wasmBinary` the core is the single-thread one, and so it is in a bundle (the
+   * threaded glue `attention_core_mt.mjs`, its worker and binaries run only from beside
+   * `attention-lab.js`: where they cannot be imported, the load falls back to one thread).
+   */
+  threads?: number;
 }
 
 /**
@@ -2093,7 +2115,8 @@ export interface LoadOptions {
  *   no options, a bundle where `import.meta.url` is empty), `wasm_binary` (not the bytes of
  *   attention_core.wasm: not bytes, detached, no `\0asm` magic, an HTML page, another build),
  *   `wasm_fetch` (the request failed or answered an error status; the message names the URL),
- *   `wasm_loaded` (already loaded from another source), `unreadable_argument` (a throwing getter).
+ *   `wasm_loaded` (already loaded from another source, or on another thread count), `bad_threads`
+ *   (threads not a whole number from 1 to 16), `unreadable_argument` (a throwing getter).
  * @example
  * ```js
  * import { loadAttentionLab } from "attention-lab";

@@ -865,6 +865,8 @@ class Lab {
     this.gpt2Sizes = deepFreeze(unwrap(core.gpt2Sizes()));
     // Which products the binary runs (see the kernel getter): fixed when it was compiled, asked once.
     this._kernel = unwrap(core.kernelFusesMultiplyAdd()) ? "relaxed_madd" : "simd128";
+    // The threads its forwards run on: the core's pool, as it really started (asked once).
+    this._threads = unwrap(core.threads());
   }
 
   /** The core's facts about a class (the same object describe returns as `.class`); undefined for an unknown name. */
@@ -1185,6 +1187,11 @@ class Lab {
     return this._kernel;
   }
 
+  /** The threads the core's products run on (its pool's size: 1 for the single-thread binary). */
+  get threads() {
+    return this._threads;
+  }
+
   /** How many modules and generators live in WASM memory now (released on dispose or collection). */
   handlesInUse() {
     return unwrap(this._core.handlesInUse());
@@ -1256,7 +1263,13 @@ function isBlob(v) {
 
 /** The key under which attention-lab.node.js passes its reader of the .wasm on disk (Node's fetch cannot read a file: URL). */
 const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
-const LOAD_OPTIONS = ["wasmUrl", "wasmBinary"];
+const LOAD_OPTIONS = ["wasmUrl", "wasmBinary", "threads"];
+/** The key under which attention-lab.node.js says it is Node: {cores}, the threads the machine has. */
+const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
+/** The most threads the default picks (more barely helps these products, and each is a Worker with the whole module). */
+const DEFAULT_MAX_THREADS = 4;
+/** The most threads the option accepts (the core's ThreadPool::kMaxThreads). */
+const MAX_THREADS = 16;
 const SOURCE_HINT = "Pass loadAttentionLab({wasmUrl}) with the URL the .wasm is served from (a bundler gives it: see the README's bundler recipes), or {wasmBinary} with its bytes.";
 
 /** The load in progress or done: {kind, key, label, promise}; forgotten when it fails, so a later call can try again. */
@@ -1382,9 +1395,10 @@ function hasRelaxedSimd() {
  * copies both), or the Node entry's reader. attention_core_fma.wasm (products as relaxed-SIMD
  * multiply-adds, issue 21.3) where the engine validates relaxed SIMD, else attention_core.wasm.
  */
-function defaultSource(readDefault) {
+function defaultSource(readDefault, threads) {
   const fma = hasRelaxedSimd();
-  const file = fma ? "attention_core_fma.wasm" : "attention_core.wasm";
+  const threaded = threads > 1;
+  const file = `attention_core${threaded ? "_mt" : ""}${fma ? "_fma" : ""}.wasm`;
   const label = `${file} beside attention-lab.js`;
   if (typeof readDefault === "function") {
     const compile = async () => {
@@ -1396,32 +1410,91 @@ function defaultSource(readDefault) {
       }
       return compileBytes(bytes, label);
     };
-    return { kind: "default", key: "", label, compile };
+    return { kind: "default", key: "", label, compile, threads };
   }
   const compile = () => {
     let url;
     try {
-      // two literal patterns, so that webpack and Vite emit both binaries as assets
-      url = fma ? new URL("./attention_core_fma.wasm", import.meta.url) : new URL("./attention_core.wasm", import.meta.url);
+      // The single-thread binaries as literal patterns, so that webpack and Vite emit both as assets; the
+      // threaded ones by a name (bundlers leave it alone): they run only with their glue and worker
+      // beside this file (see threadedGlue), which a bundle does not have.
+      const here = import.meta.url;  // not new URL(name, import.meta.url), which webpack would try to resolve
+      if (threaded) url = new URL(`./${file}`, here);
+      else url = fma ? new URL("./attention_core_fma.wasm", import.meta.url) : new URL("./attention_core.wasm", import.meta.url);
     } catch {
       throw loadError("wasm_url", `${label} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
     }
     return fetchWasm(url, `${label} (${url.href})`, "Copy attention_core.wasm beside the file that imports it, or tell the bundler to (new URL(\"./attention_core.wasm\", import.meta.url) is the pattern webpack and Vite follow)");
   };
-  return { kind: "default", key: "", label, compile: async () => compile() };
+  return { kind: "default", key: "", label, compile: async () => compile(), threads };
 }
 
-/** The Emscripten glue instantiated on the compiled module (the glue itself fetches nothing). */
-async function createCore(compiled) {
-  const wasmModule = await compiled;
+/**
+ * The threads a default load runs on: `threads` when given (checked: a whole number from 1 to 16),
+ * else the machine's cores, at most 4; and 1 wherever threads cannot run: a page that is not
+ * cross-origin isolated (no SharedArrayBuffer across Workers), a realm without Worker, or an engine
+ * without SharedArrayBuffer. Node (the Node entry's `node`) always can.
+ */
+function threadCount(threads, node) {
+  if (threads !== undefined && threads !== null && !(typeof threads === "number" && Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) {
+    throw loadError("bad_threads", `threads must be a whole number from 1 to ${MAX_THREADS}, got ${valueText(threads)}`, "Pass {threads: 1} for one thread, or leave threads out for as many as the machine has (at most 4).", "threads");
+  }
+  const isolated = node !== undefined || (globalThis.crossOriginIsolated === true && typeof Worker === "function");
+  if (!isolated || typeof SharedArrayBuffer !== "function") return 1;
+  if (threads !== undefined && threads !== null) return threads;
+  const cores = node !== undefined ? node.cores : globalThis.navigator?.hardwareConcurrency;
+  return Number.isInteger(cores) && cores >= 1 ? Math.min(cores, DEFAULT_MAX_THREADS) : 1;
+}
+
+/**
+ * The threaded glue (attention_core_mt.mjs, loaded only when a load runs on threads) and the URL of
+ * its pthread worker: the .cjs copy in Node (a .js there is an ES module under "type": "module"), the
+ * .js in browsers.
+ */
+async function threadedGlue(node) {
+  // By URL, never a literal specifier: a bundler leaves it to the runtime (it would inline the glue
+  // into a chunk whose worker cannot import it back), and without the files beside this module (a
+  // bundle) the import fails and the load falls back to one thread.
+  const here = import.meta.url;
+  const beside = (name) => new URL(name, here);
+  try {
+    const glue = await import(/* webpackIgnore: true */ /* @vite-ignore */ beside("./attention_core_mt.mjs").href);
+    return { create: glue.default, worker: beside(node ? "./attention_core_mt.worker.cjs" : "./attention_core_mt.worker.js") };
+  } catch {
+    return null;
+  }
+}
+
+/** A Node worker thread that must not keep the process alive (browsers' Workers have no unref). */
+function unrefWorker(worker) {
+  if (typeof worker?.unref === "function") worker.unref();
+}
+
+/**
+ * The Emscripten glue instantiated on the compiled module (the glue itself fetches nothing); with
+ * threads > 1 the threaded glue, its pool of threads - 1 workers loaded before it resolves, and the
+ * core's ThreadPool started on them (core.setThreads). In Node the workers are unref'd, so that a
+ * process whose work is done exits while the lab lives.
+ */
+async function createCore(source, node = undefined, readDefault = undefined) {
+  let threads = source.threads ?? 1;
+  let glue = threads > 1 ? await threadedGlue(node !== undefined) : null;
+  if (glue === null && threads > 1) {
+    threads = 1;  // no threaded glue here (a bundle): the single-thread core
+    source = defaultSource(readDefault, 1);
+  }
+  glue ??= { create: createAttentionCore, worker: null };
+  const wasmModule = await source.compile();
   let fail;
   const failed = new Promise((_, reject) => {
     fail = reject;
   });
-  const core = createAttentionCore({
+  const started = glue.create({
+    ...(glue.worker ? { pthreadPoolSize: threads - 1 } : {}),
     // never used to fetch (instantiateWasm below instantiates the module it is given); set so the glue
-    // does not build a URL from import.meta.url, which a classic-script bundle leaves empty
-    locateFile: (file) => file,
+    // does not build a URL from import.meta.url, which a classic-script bundle leaves empty; the
+    // threaded glue asks it for its worker file
+    locateFile: (file) => (glue.worker && /\.worker\.js$/.test(file) ? glue.worker : file),
     instantiateWasm(imports, receive) {
       const misfit = (err) => fail(loadError("wasm_binary", `the WebAssembly module does not fit attention_core.mjs (${errorText(err)})`, "Pass this package's own attention_core.wasm: a .wasm from another build (or another version) has other imports and exports.", "wasmBinary"));
       WebAssembly.instantiate(wasmModule, imports).then((instance) => {
@@ -1434,7 +1507,13 @@ async function createCore(compiled) {
       return {};  // the exports arrive through receive
     },
   });
-  return Promise.race([core, failed]);
+  const core = await Promise.race([started, failed]);
+  if (glue.worker) {
+    unwrap(core.setThreads(threads));
+    const pool = core.PThread;
+    for (const w of [...(pool?.unusedWorkers ?? []), ...(pool?.runningWorkers ?? [])]) unrefWorker(w);
+  }
+  return core;
 }
 
 /**
@@ -1444,18 +1523,24 @@ async function createCore(compiled) {
 export function loadAttentionLab(options) {
   let source;
   let readDefault;
+  let node;
+  let askedThreads;
+  let threads = 1;
   try {
     if (options !== undefined && options !== null && typeof options !== "object") {
       throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
     }
     const opts = readOptions(options, "loadAttentionLab");
     readDefault = opts[DEFAULT_WASM];
+    node = opts[NODE_THREADS];
+    askedThreads = opts.threads;
+    threads = threadCount(askedThreads, node);
     const unknown = Object.keys(opts).filter((k) => !LOAD_OPTIONS.includes(k));
     if (unknown.length > 0) {
       const names = unknown.slice(0, 5).map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)).join(", ");
-      throw loadError("wasm_options", `loadAttentionLab has no option ${names}`, "Its options are wasmUrl (where attention_core.wasm is served) and wasmBinary (its bytes); pass at most one.", unknown[0].slice(0, 40));
+      throw loadError("wasm_options", `loadAttentionLab has no option ${names}`, "Its options are wasmUrl (where attention_core.wasm is served) and wasmBinary (its bytes), at most one of them, and threads.", unknown[0].slice(0, 40));
     }
-    const given = LOAD_OPTIONS.filter((k) => opts[k] !== undefined && opts[k] !== null);
+    const given = ["wasmUrl", "wasmBinary"].filter((k) => opts[k] !== undefined && opts[k] !== null);
     if (given.length === 2) {
       throw loadError("wasm_options", "loadAttentionLab was given both wasmUrl and wasmBinary", "Pass one: wasmUrl to fetch the .wasm, or wasmBinary when you have its bytes already.", "wasmBinary");
     }
@@ -1464,6 +1549,14 @@ export function loadAttentionLab(options) {
     return Promise.reject(err);
   }
   if (loaded !== undefined) {
+    if (source === null && askedThreads !== undefined && askedThreads !== null && loaded.threads !== threads) {
+      return Promise.reject(loadError(
+        "wasm_loaded",
+        `the core is already ${loaded.done ? "loaded" : "loading"} on ${loaded.threads} thread${loaded.threads === 1 ? "" : "s"}; it is loaded once, so it cannot also run on ${threads}`,
+        "Pass threads on the first call of loadAttentionLab (before any <attention-lab> element connects); later calls may pass nothing and share that lab.",
+        "threads",
+      ));
+    }
     if (source === null || (source.kind === loaded.kind && source.key === loaded.key)) return loaded.promise;
     return Promise.reject(loadError(
       "wasm_loaded",
@@ -1472,9 +1565,10 @@ export function loadAttentionLab(options) {
       source.kind === "url" ? "wasmUrl" : "wasmBinary",
     ));
   }
-  source ??= defaultSource(readDefault);
-  const entry = { kind: source.kind, key: source.key, label: source.label, done: false };
-  entry.promise = createCore(source.compile()).then(
+  // a wasmUrl or wasmBinary is a single-thread binary (attention_core*.wasm, with attention_core.mjs)
+  source ??= defaultSource(readDefault, threads);
+  const entry = { kind: source.kind, key: source.key, label: source.label, done: false, threads: source.threads ?? 1 };
+  entry.promise = createCore(source, node, readDefault).then(
     (core) => {
       entry.done = true;
       return new Lab(core);

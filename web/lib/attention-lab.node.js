@@ -4,6 +4,7 @@
 // attention_core.wasm from disk when no wasmUrl/wasmBinary is given (Node's fetch cannot read a
 // file: URL) and reads a file: wasmUrl from disk too. Only this file imports node: modules.
 import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { AttentionError, loadAttentionLab as loadFromBrowserModule } from "./attention-lab.js";
 
@@ -12,8 +13,13 @@ export * from "./attention-lab.js";
 /** The key under which ./attention-lab.js takes a reader of its .wasm (see loadAttentionLab there). */
 const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
 
-/** Reads the default binary the browser module picked: attention_core.wasm, or attention_core_fma.wasm where relaxed SIMD validates. */
-const readDefault = (file) => readFile(new URL(file === "attention_core_fma.wasm" ? "./attention_core_fma.wasm" : "./attention_core.wasm", import.meta.url));
+/** The key under which ./attention-lab.js takes Node's facts for its threads ({cores}): Node can always run the threaded core. */
+const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
+
+/** The binaries the browser module may pick (attention_core[_mt][_fma].wasm), read from beside this file. */
+const BINARIES = ["attention_core.wasm", "attention_core_fma.wasm", "attention_core_mt.wasm", "attention_core_mt_fma.wasm"];
+const readDefault = (file) => readFile(new URL(`./${BINARIES.includes(file) ? file : BINARIES[0]}`, import.meta.url));
+const node = () => ({ cores: availableParallelism() });
 
 /** A file: wasmUrl's path (a string "file:..." or a URL object with protocol file:), else null; never throws. */
 function filePath(wasmUrl) {
@@ -27,7 +33,7 @@ function filePath(wasmUrl) {
 
 /** Node's loadAttentionLab: the browser module's, with the .wasm read from disk (same options, same errors). */
 export async function loadAttentionLab(options) {
-  if (options === undefined || options === null) return loadFromBrowserModule({ [DEFAULT_WASM]: readDefault });
+  if (options === undefined || options === null) return loadFromBrowserModule({ [DEFAULT_WASM]: readDefault, [NODE_THREADS]: node() });
   if (typeof options !== "object") return loadFromBrowserModule(options);  // "bad_options"
   let opts;
   try {
@@ -36,7 +42,7 @@ export async function loadAttentionLab(options) {
     return loadFromBrowserModule(options);  // a throwing getter: reported as "unreadable_argument" there
   }
   const path = filePath(opts.wasmUrl);
-  if (path === null) return loadFromBrowserModule({ ...opts, [DEFAULT_WASM]: readDefault });
+  if (path === null) return loadFromBrowserModule({ ...opts, [DEFAULT_WASM]: readDefault, [NODE_THREADS]: node() });
   let bytes;
   try {
     bytes = await readFile(path);
@@ -45,5 +51,5 @@ export async function loadAttentionLab(options) {
     throw new AttentionError({ code: "wasm_fetch", slot: "wasmUrl", message: `attention_core.wasm could not be read from ${path} (${typeof reason === "string" ? reason : "unreadable"})`, hint: "Check the path; new URL(\"./attention_core.wasm\", import.meta.url) is relative to the file that writes it." });
   }
   const { wasmUrl: _url, ...rest } = opts;
-  return loadFromBrowserModule({ ...rest, wasmBinary: bytes });
+  return loadFromBrowserModule({ ...rest, wasmBinary: bytes, [NODE_THREADS]: node() });
 }

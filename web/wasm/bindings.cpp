@@ -376,7 +376,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
 // ---- the calls ----------------------------------------------------------------------------------------
 
 EMSCRIPTEN_BINDINGS(attention_lab_calls) {
-  functions("classes", call<&Session::classes>, "gpt2Sizes", call<&Session::gpt2_sizes>, "kernelFusesMultiplyAdd", call<&Session::kernel_fuses_multiply_add>, "parseCall",
+  functions("classes", call<&Session::classes>, "gpt2Sizes", call<&Session::gpt2_sizes>, "kernelFusesMultiplyAdd", call<&Session::kernel_fuses_multiply_add>, "setThreads", call<&Session::set_threads>, "threads", call<&Session::threads>, "parseCall",
             call<&Session::parse_call>, "check", call<&Session::check>, "setup", call<&Session::setup>, "describe", call<&Session::describe>, "runModule",
             call<&Session::run_module>, "estimateBytes", call<&Session::estimate_bytes>, "equivalentConfig", call<&Session::equivalent_config>, "copyCode",
             call<&Session::copy_code>, "bookTokens", call<&Session::book_tokens>, "seededTokens", call<&Session::seeded_tokens>, "sentenceTokens", call<&Session::sentence_tokens>,

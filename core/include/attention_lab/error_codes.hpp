@@ -116,6 +116,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"wasm_binary", "loading", "wasmBinary (or what wasmUrl served) that is not attention_core.wasm: not bytes, detached, no \\0asm magic, or from another build"},
     {"wasm_fetch", "loading", "the .wasm could not be fetched or read (network error, HTTP status, missing file); names the URL"},
     {"wasm_loaded", "loading", "the core is already loaded from another source (it is loaded once: pass the options on the first call)"},
+    {"bad_threads", "loading", "loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16"},
     {"unreadable_argument", "arguments", "reading an argument threw (a getter, a Proxy trap)"},
     {"bad_options", "arguments", "an options argument that is not an object"},
     {"disposed", "arguments", "the module, generator, checkpoint file, GPT-2 model or lazy trace was disposed"},

@@ -125,6 +125,10 @@ class Gpt2Run {
   ByteRead logits_read(int64_t begin) const;
   void logits_rows(int64_t begin, const std::vector<uint8_t>& bytes);
 
+  /// Runs the products of every later step on `pool` (null: one thread; the same bits either way).
+  /// The pool must outlive the steps that use it.
+  void use_pool(ThreadPool* pool) { pool_ = pool; }
+
   /// The logits at the last position (vocab_size), once every chunk is in.
   const std::vector<float>& last_logits() const;
   /// The k most likely next tokens by softmax of last_logits: (id, probability), most likely first.
@@ -142,6 +146,7 @@ class Gpt2Run {
   std::vector<char> logits_done_;  // per chunk
   int64_t next_layer_ = 0;
   bool embedded_ = false, normed_ = false;
+  ThreadPool* pool_ = nullptr;
 };
 
 /// The options of a generation, as the book's chapter 5 `generate(model, idx, max_new_tokens,
@@ -213,6 +218,10 @@ class Gpt2Generation {
   bool stopped_by_eos() const { return eos_; }
   const std::vector<int64_t>& token_ids() const { return ids_; }
 
+  /// Runs the products of every later step on `pool` (null: one thread; the same bits either way).
+  /// The pool must outlive the steps that use it.
+  void use_pool(ThreadPool* pool) { pool_ = pool; }
+
   /// The byte ranges the next step needs (empty when it needs none).
   std::vector<ByteRead> reads() const;
   /// Runs the next step on `bytes` (by ByteRead::name), then every following step that needs no
@@ -249,6 +258,7 @@ class Gpt2Generation {
   std::vector<ops::PackedMatrix> wte_chunks_;   // resident: wte in logits chunks, packed
   std::vector<float> ln_f_w_, ln_f_b_, last_, logits_;
   std::vector<float> attention_;  // with options.attention: (n_layer, n_head, capacity) the last position's attn_weights row
+  ThreadPool* pool_ = nullptr;
 };
 
 }  // namespace attention_lab

@@ -12,6 +12,7 @@
 #include "attention_lab/plan.hpp"
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
+#include "attention_lab/thread_pool.hpp"
 #include "attention_lab/torch_generator.hpp"
 #include "attention_lab/validator.hpp"
 
@@ -88,6 +89,9 @@ struct ForwardOptions {
   /// (past context_length for a class with a mask buffer, without a window), cache_window (a chunk
   /// longer than the window). The cache changes only when the forward succeeds.
   KvCache* cache = nullptr;
+  /// When non-null, the products run on this pool (ops::gemm's tasks); the output has the same bits
+  /// at any pool size, and with none.
+  ThreadPool* pool = nullptr;
 };
 
 /// The checks forward makes on x before any work, in this order: tensor_size (data vs shape),

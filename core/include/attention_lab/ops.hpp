@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <vector>
 
+namespace attention_lab {
+class ThreadPool;
+}
+
 namespace attention_lab::ops {
 
 /// y = x @ weight^T + bias, as torch.nn.functional.linear.
@@ -53,6 +57,18 @@ enum class Triangle {
 /// bias (b.n) or nullptr. c must not alias a. b.k != k throws std::invalid_argument. No allocation.
 void simd_gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0, int64_t ldc = 0);
 
+/// Rows [row_begin, row_end) and column panels [panel_begin, panel_end) (columns panel * w .. panel * w
+/// + w - 1, w = gemm_panel_width()) of simd_gemm's product, every value with the bits simd_gemm gives
+/// it: row_begin must be a multiple of gemm_row_block() (0 when m == 1). What a thread pool's task
+/// runs (ops::gemm with a pool).
+void simd_gemm_block(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc, int64_t row_begin,
+                     int64_t row_end, int64_t panel_begin, int64_t panel_end);
+
+/// The kernel's row block (rows of a kept in cache across panels) and panel width: the units a
+/// parallel product is split into.
+int64_t gemm_row_block();
+int64_t gemm_panel_width();
+
 /// With m == 1 (one token: a decoded position, one row of logits) simd_gemm streams the packed panels
 /// once, in memory order, several panels side by side so that their sequential sums overlap: the product
 /// runs at memory bandwidth, with the same bits.
@@ -72,6 +88,13 @@ void vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, b
 /// WebAssembly build) it is simd_gemm; otherwise Eigen on each packed panel, the reference (the
 /// triangle hint is then ignored: the full product is computed). Same arguments and errors as simd_gemm.
 void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0, int64_t ldc = 0);
+
+/// gemm on a thread pool (null: one thread): c split into tasks of whole row blocks and column panels
+/// (Eigen: column panels only, which it computes one by one anyway), sized from m, k and n alone, each
+/// at least ~65k multiply-adds; every value has the bits gemm gives it, at any thread count. Small
+/// products (below kMinParallelWork) run inline.
+void gemm(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0,
+          int64_t ldc = 0);
 
 /// The two implementations of the products (and of softmax_rows' exps) a build can run.
 enum class Kernel {

@@ -218,6 +218,14 @@ class Session {
   /// Whether this build's products are relaxed-SIMD multiply-adds (ops::kernel_fuses_multiply_add:
   /// true only in attention_core_fma.wasm); the facade's lab.kernel.
   bool kernel_fuses_multiply_add() const;
+  /// Runs every later forward's products (modules, GPT-2 runs and generations started after it) on a
+  /// pool of `threads` threads (1: none), replacing the earlier pool; returns the pool's real size
+  /// (fewer when the system starts fewer threads: an Emscripten build whose Web Worker pool is smaller).
+  /// The results have the same bits at any size. Throws AttentionError bad_threads unless threads is
+  /// a whole number from 1 to ThreadPool::kMaxThreads.
+  double set_threads(double threads);
+  /// The pool's size: the threads a forward runs on (1 without a pool); the facade's lab.threads.
+  double threads() const;
   ParsedCall parse_call(const std::string& text) const;
   std::vector<Diagnostic> check(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape,
                                 const std::optional<bool>& training) const;

@@ -76,6 +76,7 @@ struct RunOptions {
   bool training = true;
   bool trace = true;
   double memory_budget_bytes = kDefaultMemoryBudgetBytes;
+  ThreadPool* pool = nullptr;  // the forward's products (ForwardOptions::pool)
 };
 
 struct RunResult {
