@@ -55,7 +55,7 @@ const FLOP_FORMULA = "flop(T) = 8*T*d^2 (q, k, v, out projections: 4 x 2*T*d*d) 
 const flop = (T) => 8 * T * D * D + 2 * 2 * H * HD * (T * (T + 1)) / 2;
 const GPT2_PAGE_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123&num_tokens=1024&batch=1&mode=eval";
 
-const ENGINES = ["wasm-node", "wasm-node-mt", "wasm-chromium", "native", "torch", "torch-2t", "tfjs-wasm"];
+const ENGINES = ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "native", "torch", "torch-2t", "tfjs-wasm"];
 /** The threads of the threaded rows, as their cores reported them (filled in when they start). */
 const ROW_THREADS = {};
 const threadsText = (n) => (n == null ? "N threads" : n === 1 ? "1 thread" : `${n} threads`);
@@ -63,6 +63,7 @@ const LABELS = {
   "wasm-node": "ours WASM (Node, 1 thread)",
   get "wasm-node-mt"() { return `ours WASM (Node, ${threadsText(ROW_THREADS["wasm-node-mt"])})`; },
   get "wasm-chromium"() { return `ours WASM (Chromium isolated, ${threadsText(ROW_THREADS["wasm-chromium"])})`; },
+  get "wasm-chromium-static"() { return `ours WASM (Chromium, static host, ${threadsText(ROW_THREADS["wasm-chromium-static"])})`; },
   native: "ours native", torch: "PyTorch 1 thread", "torch-2t": "PyTorch 2 threads", "tfjs-wasm": "TF.js WASM",
 };
 /** The thread count of each PyTorch engine (its baseline is judged at that count). */
@@ -243,15 +244,18 @@ async function torchEngine(tmp, params, input, ours, threads) {
   };
 }
 
-/** Serves web/ at / and bench/ at /bench/ (no page CSP here: the bench page is not the teaching page). */
-async function benchServer() {
+/**
+ * Serves web/ at / and bench/ at /bench/ (no page CSP here: the bench page is not the teaching page);
+ * cross-origin isolated unless `isolated` is false (a plain static host: the single-thread core).
+ */
+async function benchServer(isolated = true) {
   const { default: sirv } = await import("sirv");
   const { ISOLATION_HEADERS } = await import("../scripts/serve.mjs");
   const web = sirv(path.join(ROOT, "web"), { dev: true });
   const bench = sirv(path.join(ROOT, "bench"), { dev: true });
   const server = http.createServer((req, res) => {
     // cross-origin isolated, as npm start's server: the page gets the threaded core
-    for (const [k, v] of Object.entries(ISOLATION_HEADERS)) res.setHeader(k, v);
+    if (isolated) for (const [k, v] of Object.entries(ISOLATION_HEADERS)) res.setHeader(k, v);
     const notFound = () => { res.statusCode = 404; res.end("Not found"); };
     if (req.url.startsWith("/bench/")) {
       req.url = req.url.slice("/bench".length);
@@ -285,7 +289,7 @@ async function launchChromium() {
   }
 }
 
-async function chromiumEngine(browser, server, expectedChecksum, nodeKernel) {
+async function chromiumEngine(browser, server, expectedChecksum, nodeKernel, name = "wasm-chromium") {
   const page = await browser.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
@@ -295,7 +299,7 @@ async function chromiumEngine(browser, server, expectedChecksum, nodeKernel) {
   const error = await page.evaluate(() => document.body.dataset.error);
   if (error) throw new Error(`bench page: ${error}`);
   const info = await page.evaluate(() => window.benchInfo);
-  ROW_THREADS["wasm-chromium"] = info.threads;
+  ROW_THREADS[name] = info.threads;
   // Same module, same input: the same bits as in Node from the same binary; Chromium loads the fused
   // multiply-add one where Node has the plain one, and then each output is within 1e-6 of Node's, so
   // the sum of the T x 768 of them is within T x 768 x 1e-6.
@@ -603,7 +607,7 @@ async function main() {
   };
   let browser = null;
   let benchSrv = null;
-  const needBrowser = !SKIP.has("wasm-chromium") || !SKIP.has("page");
+  const needBrowser = !SKIP.has("wasm-chromium") || !SKIP.has("wasm-chromium-static") || !SKIP.has("page");
   let browserError = null;
   if (needBrowser) {
     try { browser = await launchChromium(); } catch (e) { browserError = errText(e); log(`chromium: ${browserError}`); }
@@ -629,6 +633,12 @@ async function main() {
     if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
     benchSrv = await benchServer();
     return chromiumEngine(browser, benchSrv, (T) => sum(ours(T)), lab.kernel);
+  });
+  let staticSrv = null;
+  await setUp("wasm-chromium-static", async () => {
+    if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
+    staticSrv = await benchServer(false);
+    return chromiumEngine(browser, staticSrv, (T) => sum(ours(T)), lab.kernel, "wasm-chromium-static");
   });
   if (engines.native) {
     // Same module and input; native and WASM may sum in another order, so compare loosely.
@@ -691,12 +701,13 @@ async function main() {
 
   for (const name of Object.keys(engines)) await engines[name].close?.();
   if (benchSrv) await benchSrv.close();
+  if (staticSrv) await staticSrv.close();
 
   log("kernel bench hook");
   const kernel = await kernelBench().catch((e) => ({ available: false, reason: `kernel bench failed: ${errText(e)}` }));
   if (!kernel.available) log(`note: ${kernel.reason}`);
   if (kernel.available) {
-    for (const name of ["wasm-node", "wasm-node-mt", "wasm-chromium", "tfjs-wasm"]) {
+    for (const name of ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "tfjs-wasm"]) {
       for (const T of TOKENS) if (speed[name][T].gflops) speed[name][T].fractionOfPeak = speed[name][T].gflops / kernel.peakGflops;
     }
   }
@@ -769,6 +780,13 @@ function evaluateTargets(speed, kernel, page) {
     t.push({ id: "2b", target: "T=6 <= 0.75 ms", met: a == null ? null : a <= 0.75,
       value: `Node ${fmt(a, 3)} ms, Chromium ${fmt(c, 3)} ms (floor here at the f32x4 peak: ${fmt(floor, 3)} ms; x${fmt(torch6 ? a / torch6 : null)} PyTorch)` });
   }
+  // Issue 21, target 2: T=1024 <= 1.0x PyTorch one thread when isolated (threads + FMA), <= 1.5x on a plain static host.
+  {
+    const xi = speed["wasm-chromium"]?.[1024]?.xTorch ?? null;
+    const xs = speed["wasm-chromium-static"]?.[1024]?.xTorch ?? null;
+    t.push({ id: "21.2a", target: "T=1024 <= 1.0x PyTorch 1 thread, isolated (Chromium)", met: xi == null ? null : xi <= 1.0, value: `x${fmt(xi)} (${LABELS["wasm-chromium"]})` });
+    t.push({ id: "21.2b", target: "T=1024 <= 1.5x PyTorch 1 thread, static host (Chromium)", met: xs == null ? null : xs <= 1.5, value: `x${fmt(xs)} (${LABELS["wasm-chromium-static"]})` });
+  }
   // (3) WASM matmul >= 70% of the f32x4 peak at 1024x768x768 (from the kernel bench).
   {
     const f = kernel.available && kernel.gemm1024x768x768Gflops ? kernel.gemm1024x768x768Gflops / kernel.peakGflops : null;
@@ -835,7 +853,7 @@ function printReport(r, unavailable) {
     console.log(`  ${baselineLine(info, r.gemmReference, info.baseline)}`);
     for (const wmsg of info.warnings ?? []) console.log(`    WARNING: ${wmsg}`);
   }
-  const binaries = ["wasm-node", "wasm-node-mt", "wasm-chromium"].filter((e) => r.engines[e].available).map((e) => `${LABELS[e]}: ${e === "wasm-node" ? r.nodeKernel : r.engines[e].info?.kernel ?? "?"}`);
+  const binaries = ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static"].filter((e) => r.engines[e].available).map((e) => `${LABELS[e]}: ${e === "wasm-node" ? r.nodeKernel : r.engines[e].info?.kernel ?? "?"}`);
   if (binaries.length) console.log(`binaries (lab.kernel: relaxed_madd is attention_core[_mt]_fma.wasm, _mt the threaded build): ${binaries.join("; ")}`);
   const tf = r.engines["tfjs-wasm"].info;
   if (tf) console.log(`TF.js ${tf.version} ${tf.backend} backend, ${tf.threads} thread(s), SIMD ${tf.simd}; max |TF.js - ours| ${Math.max(...Object.values(tf.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
