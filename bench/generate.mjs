@@ -62,28 +62,30 @@ function writeSyntheticGpt2(file) {
   closeSync(fd);
 }
 
-/** bench/torch_generate.py on `threads` threads (BENCH_SKIP names "torch" for one thread, "torch-2t" for two). */
-function torchProcess(file, threads) {
-  if (SKIP.has(threads === 1 ? "torch" : `torch-${threads}t`)) return null;
-  if (!existsSync("/usr/bin/python3")) return null;
-  const p = spawn("/usr/bin/python3", [path.join(ROOT, "bench/torch_generate.py"), file], { env: torchEnv(threads), stdio: ["pipe", "pipe", "inherit"] });
+/**
+ * A child process that answers one JSON line per stdin line (bench/torch_generate.py's protocol, which
+ * bench/generate-ours.mjs follows): {next, ask(text), close}; a dead child answers {ready: false, error}.
+ */
+function lineProcess(command, args, env, name) {
+  const p = spawn(command, args, { env, stdio: ["pipe", "pipe", "inherit"] });
   const lines = readline.createInterface({ input: p.stdout });
   const queue = [];
   lines.on("line", (l) => queue.shift()?.(JSON.parse(l)));
-  p.on("exit", () => { for (const r of queue.splice(0)) r({ ready: false, error: "bench/torch_generate.py exited" }); });
+  p.on("exit", () => { for (const r of queue.splice(0)) r({ ready: false, error: `${name} exited` }); });
   const next = () => new Promise((resolve) => queue.push(resolve));
   return { next, ask: (text) => { const r = next(); p.stdin.write(`${text}\n`); return r; }, close: () => p.stdin.end("quit\n") };
 }
 
-/** Ours on `threads` threads in a child process (bench/generate-ours.mjs), same protocol as torchProcess. */
+/** bench/torch_generate.py on `threads` threads (BENCH_SKIP names "torch" for one thread, "torch-2t" for two). */
+function torchProcess(file, threads) {
+  if (SKIP.has(threads === 1 ? "torch" : `torch-${threads}t`)) return null;
+  if (!existsSync("/usr/bin/python3")) return null;
+  return lineProcess("/usr/bin/python3", [path.join(ROOT, "bench/torch_generate.py"), file], torchEnv(threads), "bench/torch_generate.py");
+}
+
+/** Ours on `threads` threads in a child process (bench/generate-ours.mjs, loadAttentionLab({threads})). */
 function oursProcess(file, threads) {
-  const p = spawn(process.execPath, [path.join(ROOT, "bench/generate-ours.mjs"), file, String(threads)], { stdio: ["pipe", "pipe", "inherit"] });
-  const lines = readline.createInterface({ input: p.stdout });
-  const queue = [];
-  lines.on("line", (l) => queue.shift()?.(JSON.parse(l)));
-  p.on("exit", () => { for (const r of queue.splice(0)) r({ ready: false, error: "bench/generate-ours.mjs exited" }); });
-  const next = () => new Promise((resolve) => queue.push(resolve));
-  return { next, ask: (text) => { const r = next(); p.stdin.write(`${text}\n`); return r; }, close: () => p.stdin.end("quit\n") };
+  return lineProcess(process.execPath, [path.join(ROOT, "bench/generate-ours.mjs"), file, String(threads)], process.env, "bench/generate-ours.mjs");
 }
 
 async function decodeBench() {
