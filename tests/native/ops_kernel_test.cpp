@@ -12,18 +12,11 @@
 #include <vector>
 
 #include "attention_lab/ops.hpp"
+#include "random_values.hpp"
 
 using namespace attention_lab;
 
 namespace {
-
-std::vector<float> random_values(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(count));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 /// The contract's scalar reference: the sequential sum over k from 0.0f, one multiply then one add per
 /// term, bias last (this file is compiled with -ffp-contract=off). b (k, n), or (n, k) with transpose_b.

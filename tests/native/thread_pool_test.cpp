@@ -15,19 +15,12 @@
 #include "attention_lab/ops.hpp"
 #include "attention_lab/session.hpp"
 #include "attention_lab/thread_pool.hpp"
+#include "random_values.hpp"
 #include "refusal.hpp"
 
 using namespace attention_lab;
 
 namespace {
-
-std::vector<float> random_values(int64_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(count));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 /// Whether two float arrays hold the same bits, value for value (NaN payloads and -0 included).
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) { return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0; }
