@@ -7,7 +7,9 @@ import { timeForwards } from "/bench/timing.mjs";
 const CONFIG = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
 
 try {
-  const lab = await loadAttentionLab();
+  // A page's main thread defaults to one thread; cross-origin isolated, the bench asks for the
+  // default a Worker gets (the machine's cores, at most 4), as the teaching page's run worker has.
+  const lab = await loadAttentionLab(globalThis.crossOriginIsolated ? { threads: Math.min(navigator.hardwareConcurrency || 1, 4) } : undefined);
   const m = lab.create("MultiHeadAttention", CONFIG);
   const inputs = new Map();
   const input = (T) => {

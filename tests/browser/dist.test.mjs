@@ -1,7 +1,7 @@
 // dist/ (written by npm run build) is a static site. Served by a plain static file server
 // (sirv, no headers of ours) under a sub-path, as a static host would, the page and the embed example
 // load, run the book's setup, and ask for nothing outside dist/; its service worker
-// (coi-serviceworker) makes the page cross-origin isolated there, so the core runs on threads.
+// (coi-serviceworker) makes the page cross-origin isolated there, so its run worker runs the core on threads.
 import assert from "node:assert/strict";
 import http from "node:http";
 import { existsSync } from "node:fs";
@@ -66,7 +66,7 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
     });
   }
 
-  test("without the headers, coi-serviceworker (copied into dist/) makes the page cross-origin isolated after one reload, and the core runs on threads", async () => {
+  test("without the headers, coi-serviceworker (copied into dist/) makes the page cross-origin isolated after one reload, and its run worker runs on threads", async () => {
     const tab = await context.newPage();
     const problems = [];
     tab.on("pageerror", (e) => problems.push(e.message));
@@ -76,9 +76,13 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
     await tab.waitForFunction(() => globalThis.crossOriginIsolated === true && [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.ready), null, { timeout: 60_000 });
     const seen = await tab.evaluate(async () => {
       const reason = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=run-reason]");
-      return { controlled: Boolean(navigator.serviceWorker.controller), cores: navigator.hardwareConcurrency, threads: reason.dataset.threads, kernel: reason.dataset.kernel };
+      // the page's run worker (large runs, the whole GPT-2, generation) says what it runs on
+      const w = new Worker(new URL("app/run-worker.js", location.href), { type: "module" });
+      const worker = await new Promise((resolve) => w.addEventListener("message", (e) => { if (e.data.info) resolve(e.data.info); }));
+      w.terminate();
+      return { controlled: Boolean(navigator.serviceWorker.controller), cores: navigator.hardwareConcurrency, page: { threads: reason.dataset.threads, kernel: reason.dataset.kernel }, worker };
     });
-    assert.deepEqual(seen, { controlled: true, cores: seen.cores, threads: String(Math.min(seen.cores, 4)), kernel: "relaxed_madd" });
+    assert.deepEqual(seen, { controlled: true, cores: seen.cores, page: { threads: "1", kernel: "relaxed_madd" }, worker: { threads: Math.min(seen.cores, 4), kernel: "relaxed_madd" } });
     assert.deepEqual(problems, [], "no CSP violation, no script error");
     await tab.close();
   });

@@ -53,6 +53,7 @@ export class LabApp {
     this.urlOption = Boolean(options.urlState);
     this.urlPrefix = options.urlPrefix ?? "";
     this.runner = new Runner(lab, options.workerUrl);
+    this.runner.onWorkerInfo = () => this.render();  // the run panel says what the worker runs on
     this.state = initialState();
     Object.assign(this.state, partialPatch(this.state, options.initial ?? {}));
     this.compact = options.layout === "compact";

@@ -177,9 +177,14 @@ export function setupRunPanel(app) {
       const s = app.state;
       $("run").disabled = d.blocked || s.running;
       // One status at a time: the button says "Running…" while a run is on, so "Ready" waits for it.
-      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady(lab.kernel, lab.threads);
-      $("run-reason").dataset.kernel = lab.kernel; // which binary runs (the worker loads the same one)
-      $("run-reason").dataset.threads = String(lab.threads); // and on how many threads (cross-origin isolated pages: several)
+      // Which binary runs this setup and on how many threads: the page's own lab (one thread) for a small
+      // run, the worker's (the cores, on a cross-origin isolated page) for a large one, once it has loaded.
+      const inWorker = d.memory !== null && runner.usesWorker(d.memory);
+      const where = inWorker ? runner.workerInfo ?? { threads: null, kernel: lab.kernel } : lab;
+      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady(where.kernel, where.threads, inWorker);
+      $("run-reason").dataset.kernel = where.kernel;
+      $("run-reason").dataset.threads = where.threads === null ? "" : String(where.threads);
+      $("run-reason").dataset.where = inWorker ? "worker" : "page";
       $("run-reason").classList.toggle("blocked", d.blocked);
       renderRunError(s.runError);
       if (d.memory !== null && runner.usesWorker(d.memory) && !d.blocked) {

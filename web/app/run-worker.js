@@ -10,6 +10,9 @@ import { generatePlain, gpt2Plain, inputPlain, loadPlain, tracePlain } from "./c
 import { askTrace } from "./stage-source.js";
 
 const ready = loadAttentionLab();
+// Which binary runs here and on how many threads (a Worker gets the cores on an isolated page): the run
+// panel says so for the runs it sends here.
+ready.then((lab) => self.postMessage({ info: { threads: lab.threads, kernel: lab.kernel } }), () => {});
 
 const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, traceLayer: tracePlain, runGPT2: gpt2Plain, generateGPT2: generatePlain };
 /** Work that can be cancelled, by request id. */

@@ -33,6 +33,10 @@ export class Runner {
     this.traceWorker = null;
     /** Trace queries in flight, by id: {resolve, reject}. */
     this.queries = new Map();
+    /** What the runs' worker runs on once it has loaded ({threads, kernel}: its lab's), else null. */
+    this.workerInfo = null;
+    /** Called when workerInfo arrives (the app renders again). */
+    this.onWorkerInfo = () => {};
   }
 
   /** True when this page can run work in a module Worker. */
@@ -157,6 +161,11 @@ export class Runner {
   ensureWorker() {
     if (this.worker) return this.worker;
     this.worker = this.spawn((data) => {
+      if (data.info) {
+        this.workerInfo = data.info;
+        this.onWorkerInfo(data.info);
+        return;
+      }
       const q = this.queries.get(data.id);
       if (q) {
         this.queries.delete(data.id);
@@ -182,6 +191,7 @@ export class Runner {
   ensureFileWorker() {
     if (this.fileWorker) return this.fileWorker;
     this.fileWorker = this.spawn((data) => {
+      if (data.info) return;
       const r = this.requests.get(data.id);
       if (!r) return;
       if (data.progress) {

@@ -211,8 +211,9 @@ export const S = {
 
   runButton: "Run forward pass",
   // lab.kernel and lab.threads: which WebAssembly binary runs, on how many threads (issue 21.3, 21.2)
-  runReady: (kernel, threads = 1) =>
-    `Ready: the forward pass runs in your browser (WebAssembly SIMD${kernel === "relaxed_madd" ? ", fused multiply-add" : ""}, ${threads > 1 ? `${threads} threads` : "one thread"}).`,
+  // (a large setup runs in a worker: threads is null until the worker has loaded)
+  runReady: (kernel, threads = 1, inWorker = false) =>
+    `Ready: the forward pass runs in your browser (WebAssembly SIMD${kernel === "relaxed_madd" ? ", fused multiply-add" : ""}${threads === null ? "" : threads > 1 ? `, ${threads} threads` : ", one thread"}${inWorker ? ", in a worker" : ""}).`,
   runBlocked: (reason) => `Run is disabled: ${reason}`,
   reasonErrors: (n) => `${n} error${n === 1 ? "" : "s"} in the setup (marked in red above).`,
   reasonNoWords: "type at least one word.",

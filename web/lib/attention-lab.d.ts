@@ -2038,10 +2038,11 @@ export interface AttentionLab {
   /**
    * The threads the core's matrix products run on (issue 21.2): its thread pool's size, as it really
    * started. Above 1 only for the threaded binaries (`attention_core_mt.wasm`, `attention_core_mt_fma.wasm`
-   * with `attention_core_mt.mjs` and its pthread worker), which a default load picks in Node and on a
-   * cross-origin isolated page (`crossOriginIsolated`: served with `Cross-Origin-Opener-Policy:
-   * same-origin` and `Cross-Origin-Embedder-Policy: require-corp`); 1 elsewhere, with `{threads: 1}`,
-   * and with `wasmUrl`/`wasmBinary` (single-thread binaries). Results have the same bits at any count.
+   * with `attention_core_mt.mjs` and its pthread worker), which a default load picks in Node and in a
+   * Worker of a cross-origin isolated page (`crossOriginIsolated`: served with `Cross-Origin-Opener-Policy:
+   * same-origin` and `Cross-Origin-Embedder-Policy: require-corp`), and `{threads}` asks for on such a
+   * page's main thread; 1 elsewhere (a page's main thread by default), with `{threads: 1}`, and with
+   * `wasmUrl`/`wasmBinary` (single-thread binaries). Results have the same bits at any count.
    */
   readonly threads: number;
   /**
@@ -2061,7 +2062,7 @@ export interface AttentionLab {
 }
 
 /**
- * Where {@link loadAttentionLab} gets the WebAssembly core (`attention_core.wasm`, about 1 MB) from:
+ * Where {@link loadAttentionLab} gets the WebAssembly core (`attention_core.wasm`, about 860 KB) from:
  * at most one of the two. With neither, the browser module fetches `./attention_core.wasm` relative
  * to its own URL (`new URL("./attention_core.wasm", import.meta.url)`, which webpack 5 and Vite copy
  * as an asset), and the Node entry reads that file from disk.
@@ -2084,7 +2085,9 @@ export interface LoadOptions {
   /**
    * The most threads the core runs on: a whole number from 1 to 16 (else `bad_threads`). Without it,
    * the machine's cores (`os.availableParallelism()` in Node, `navigator.hardwareConcurrency` in a
-   * browser), at most 4. Threads need shared memory: Node always has it, a browser only on a
+   * browser's Worker), at most 4; on a page's main thread (a Window) one: a pool there starts slower
+   * than the page's small forwards run, and a Window cannot block on it, so run big work in a module
+   * Worker (the teaching page does) or pass `{threads}`. Threads need shared memory: Node always has it, a browser only on a
    * cross-origin isolated page, so elsewhere the core runs on one thread whatever this says
    * ({@link AttentionLab.threads} tells). `1` loads the single-thread binary (no Workers at all).
    * With `wasmUrl` or `wasmBinary` the core is the single-thread one, and so it is in a bundle (the

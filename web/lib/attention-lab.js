@@ -1431,9 +1431,12 @@ function defaultSource(readDefault, threads) {
 
 /**
  * The threads a default load runs on: `threads` when given (checked: a whole number from 1 to 16),
- * else the machine's cores, at most 4; and 1 wherever threads cannot run: a page that is not
- * cross-origin isolated (no SharedArrayBuffer across Workers), a realm without Worker, or an engine
- * without SharedArrayBuffer. Node (the Node entry's `node`) always can.
+ * else the machine's cores, at most 4, in Node and in a Worker; one on a page's main thread (a
+ * Window), which runs the page's small forwards sooner than a pool of Workers starts (each loads the
+ * glue and instantiates the module) and cannot block on one (a Window cannot Atomics.wait): the page
+ * runs its big work in a module Worker, which gets the cores. And 1 wherever threads cannot run: a
+ * page that is not cross-origin isolated (no SharedArrayBuffer across Workers), a realm without
+ * Worker, or an engine without SharedArrayBuffer. Node (the Node entry's `node`) always can.
  */
 function threadCount(threads, node) {
   if (threads !== undefined && threads !== null && !(typeof threads === "number" && Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) {
@@ -1442,6 +1445,7 @@ function threadCount(threads, node) {
   const isolated = node !== undefined || (globalThis.crossOriginIsolated === true && typeof Worker === "function");
   if (!isolated || typeof SharedArrayBuffer !== "function") return 1;
   if (threads !== undefined && threads !== null) return threads;
+  if (node === undefined && globalThis.window !== undefined && globalThis.window === globalThis) return 1;  // a page's main thread
   const cores = node !== undefined ? node.cores : globalThis.navigator?.hardwareConcurrency;
   return Number.isInteger(cores) && cores >= 1 ? Math.min(cores, DEFAULT_MAX_THREADS) : 1;
 }
