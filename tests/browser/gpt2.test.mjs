@@ -95,6 +95,14 @@ describe("the whole GPT-2 model on the page", () => {
     assert.deepEqual(await lines.evaluateAll((ls) => ls.map((l) => `${l.dataset.query}-${l.dataset.key}`)), want);
     const width = Number(await lines.first().getAttribute("stroke-width"));
     assert.ok(Math.abs(width - 6 * w[(1 * T + 0) * T + 0]) < 0.01, `stroke ${width}`);
+    // a line's tooltip is made when the pointer first comes over it: query -> key and the weight
+    const [qi, kj] = want[want.length - 1].split("-").map(Number);
+    assert.equal(await view.locator("line > title").count(), 0, "no tooltip made before a hover");
+    const line = view.locator(`line[data-query="${qi}"][data-key="${kj}"]`);
+    await line.dispatchEvent("pointerover");
+    await line.dispatchEvent("pointerover");
+    const words = await view.locator('text[text-anchor="end"]').allTextContents();
+    assert.deepEqual(await line.locator("title").allTextContents(), [`${words[qi]} → ${words[kj]}: ${w[(1 * T + qi) * T + kj].toFixed(3)}`], "one title, made once");
     await page.getByTestId("gpt2-section").screenshot({ path: `${SCREENSHOT_DIR}/gpt2-whole-model.png` });
 
     // Trace layer 1 below: its input stage is ln_1 of what block 0 left, as PyTorch computed it, on the
