@@ -7,6 +7,7 @@
 //   native         build/native/attention_lab_native_bench (the core linked natively)
 //   torch          /usr/bin/python3 bench/torch_bench.py: nn.MultiheadAttention on one thread, OpenBLAS
 //   tfjs-wasm      TF.js 4.22 WASM backend, one thread, SIMD (bench/tfjs-mha.mjs), checked against ours
+//   tfjs-wasm-chromium  the same in Chromium on the isolated page, threaded build, the cores (at most 4) (bench/tfjs-browser.html)
 // Timing: ROUNDS rounds; in each round every T runs on every engine in turn (the engine order rotates),
 // each a warm-up plus REPS timed forwards; an engine's figure for T is the smallest of its per-round
 // medians. Ratios are against torch. Plus: GFLOP/s and the fraction of a measured f32x4 peak (when the
@@ -55,7 +56,7 @@ const FLOP_FORMULA = "flop(T) = 8*T*d^2 (q, k, v, out projections: 4 x 2*T*d*d) 
 const flop = (T) => 8 * T * D * D + 2 * 2 * H * HD * (T * (T + 1)) / 2;
 const GPT2_PAGE_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123&num_tokens=1024&batch=1&mode=eval";
 
-const ENGINES = ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "native", "torch", "torch-2t", "tfjs-wasm"];
+const ENGINES = ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "native", "torch", "torch-2t", "tfjs-wasm", "tfjs-wasm-chromium"];
 /** The threads of the threaded rows, as their cores reported them (filled in when they start). */
 const ROW_THREADS = {};
 const threadsText = (n) => (n == null ? "N threads" : n === 1 ? "1 thread" : `${n} threads`);
@@ -65,6 +66,7 @@ const LABELS = {
   get "wasm-chromium"() { return `ours WASM (Chromium isolated, ${threadsText(ROW_THREADS["wasm-chromium"])})`; },
   get "wasm-chromium-static"() { return `ours WASM (Chromium, static host, ${threadsText(ROW_THREADS["wasm-chromium-static"])})`; },
   native: "ours native", torch: "PyTorch 1 thread", "torch-2t": "PyTorch 2 threads", "tfjs-wasm": "TF.js WASM",
+  get "tfjs-wasm-chromium"() { return `TF.js WASM (Chromium isolated, ${threadsText(ROW_THREADS["tfjs-wasm-chromium"])})`; },
 };
 /** The thread count of each PyTorch engine (its baseline is judged at that count). */
 const TORCH_THREADS = { torch: 1, "torch-2t": 2 };
@@ -253,6 +255,7 @@ async function benchServer(isolated = true) {
   const { ISOLATION_HEADERS } = await import("../scripts/serve.mjs");
   const web = sirv(path.join(ROOT, "web"), { dev: true });
   const bench = sirv(path.join(ROOT, "bench"), { dev: true });
+  const tfjs = sirv(path.join(ROOT, "node_modules/@tensorflow"), { dev: true });  // the TF.js peer's page
   const server = http.createServer((req, res) => {
     // cross-origin isolated, as npm start's server: the page gets the threaded core
     if (isolated) for (const [k, v] of Object.entries(ISOLATION_HEADERS)) res.setHeader(k, v);
@@ -260,6 +263,9 @@ async function benchServer(isolated = true) {
     if (req.url.startsWith("/bench/")) {
       req.url = req.url.slice("/bench".length);
       bench(req, res, notFound);
+    } else if (req.url.startsWith("/node_modules/@tensorflow/")) {
+      req.url = req.url.slice("/node_modules/@tensorflow".length);
+      tfjs(req, res, notFound);
     } else web(req, res, notFound);
   });
   await new Promise((resolve, reject) => { server.once("error", reject); server.listen(0, "127.0.0.1", resolve); });
@@ -314,6 +320,27 @@ async function chromiumEngine(browser, server, expectedChecksum, nodeKernel, nam
   }
   return {
     info: { ...info, chromium: browser.version, check, timerNote: info.crossOriginIsolated ? "cross-origin isolated: performance.now() at 5 us" : "performance.now() in a page that is not cross-origin isolated is coarsened to 100 us" },
+    run: (T, reps) => page.evaluate(([t, n]) => window.benchRun(t, n), [T, reps]),
+    close: () => page.close(),
+  };
+}
+
+/** TF.js in Chromium at its best thread count (bench/tfjs-browser.html, on the isolated bench server). */
+async function tfjsChromiumEngine(browser, server) {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(`${server.url}bench/tfjs-browser.html`);
+  await page.waitForFunction(() => document.body.dataset.ready || document.body.dataset.error, null, { timeout: 60_000 })
+    .catch(() => { throw new Error(`TF.js bench page did not load: ${errors.join("; ") || "timeout"}`); });
+  const error = await page.evaluate(() => document.body.dataset.error);
+  if (error) throw new Error(`TF.js bench page: ${error}`);
+  const info = await page.evaluate(() => window.benchInfo);
+  ROW_THREADS["tfjs-wasm-chromium"] = info.threads;
+  const check = {};
+  for (const T of TOKENS) check[T] = { maxAbsDiff: (await page.evaluate(([t]) => window.benchRun(t, 0), [T])).maxAbsDiff };
+  return {
+    info: { ...info, chromium: browser.version, check },
     run: (T, reps) => page.evaluate(([t, n]) => window.benchRun(t, n), [T, reps]),
     close: () => page.close(),
   };
@@ -617,7 +644,7 @@ async function main() {
   };
   let browser = null;
   let benchSrv = null;
-  const needBrowser = !SKIP.has("wasm-chromium") || !SKIP.has("wasm-chromium-static") || !SKIP.has("page");
+  const needBrowser = !SKIP.has("wasm-chromium") || !SKIP.has("wasm-chromium-static") || !SKIP.has("tfjs-wasm-chromium") || !SKIP.has("page");
   let browserError = null;
   if (needBrowser) {
     try { browser = await launchChromium(); } catch (e) { browserError = errText(e); log(`chromium: ${browserError}`); }
@@ -643,6 +670,11 @@ async function main() {
     if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
     benchSrv = await benchServer();
     return chromiumEngine(browser, benchSrv, (T) => sum(ours(T)), lab.kernel);
+  });
+  await setUp("tfjs-wasm-chromium", async () => {
+    if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
+    benchSrv ??= await benchServer();
+    return tfjsChromiumEngine(browser, benchSrv);
   });
   let staticSrv = null;
   await setUp("wasm-chromium-static", async () => {
@@ -717,7 +749,7 @@ async function main() {
   const kernel = await kernelBench().catch((e) => ({ available: false, reason: `kernel bench failed: ${errText(e)}` }));
   if (!kernel.available) log(`note: ${kernel.reason}`);
   if (kernel.available) {
-    for (const name of ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "tfjs-wasm"]) {
+    for (const name of ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "tfjs-wasm", "tfjs-wasm-chromium"]) {
       for (const T of TOKENS) if (speed[name][T].gflops) speed[name][T].fractionOfPeak = speed[name][T].gflops / kernel.peakGflops;
     }
   }
@@ -775,6 +807,14 @@ function evaluateTargets(speed, kernel, page) {
     const pairs = TOKENS.map((T) => [T, ms("wasm-node", T), ms("tfjs-wasm", T)]);
     const known = pairs.every(([, a, b]) => a != null && b != null);
     t.push({ id: "1", target: "faster than TF.js-WASM at every T (Node)", met: known ? pairs.every(([, a, b]) => a < b) : null,
+      value: pairs.map(([T, a, b]) => `T=${T}: x${a != null && b != null ? fmt(a / b) : "n/a"}`).join(", ") });
+  }
+  // (21.1) ahead of the WASM peer at its best thread count too: TF.js threaded in the isolated page
+  // against ours threaded there.
+  {
+    const pairs = TOKENS.map((T) => [T, ms("wasm-chromium", T), ms("tfjs-wasm-chromium", T)]);
+    const known = pairs.every(([, a, b]) => a != null && b != null);
+    t.push({ id: "21.1", target: "faster than TF.js-WASM at every T, both on the isolated page's threads (Chromium)", met: known ? pairs.every(([, a, b]) => a < b) : null,
       value: pairs.map(([T, a, b]) => `T=${T}: x${a != null && b != null ? fmt(a / b) : "n/a"}`).join(", ") });
   }
   // (2a) T=1024 <= 1.35x PyTorch; (2b) T=6 <= 0.75 ms.
@@ -867,6 +907,8 @@ function printReport(r, unavailable) {
   if (binaries.length) console.log(`binaries (lab.kernel: relaxed_madd is attention_core[_mt]_fma.wasm, _mt the threaded build): ${binaries.join("; ")}`);
   const tf = r.engines["tfjs-wasm"].info;
   if (tf) console.log(`TF.js ${tf.version} ${tf.backend} backend, ${tf.threads} thread(s), SIMD ${tf.simd}; max |TF.js - ours| ${Math.max(...Object.values(tf.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
+  const tfc = r.engines["tfjs-wasm-chromium"]?.info;
+  if (tfc) console.log(`TF.js in Chromium (isolated ${tfc.crossOriginIsolated}): ${tfc.version} ${tfc.backend} backend, ${tfc.threads} thread(s) by its own count (asked for ${tfc.threadsAsked}, the threaded SIMD build), SIMD ${tfc.simd}; max |TF.js - ours| ${Math.max(...Object.values(tfc.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
   if (torch?.check) console.log(`max |PyTorch - ours| ${Math.max(...Object.values(torch.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
 
   console.log("\nmemory, GPT-2 small, T = 1024, one eval forward (fresh Node process per case)");

@@ -1,5 +1,6 @@
 // The WASM peer for npm run bench: the same causal multi-head attention in TF.js ops on the WASM
-// backend (single thread, SIMD on), with the same parameters and input as ours.
+// backend (SIMD on; one thread in Node, the threaded build on a cross-origin isolated page), with the
+// same parameters and input as ours.
 //   4 matMuls for the projections (weights pre-transposed once to (in, out), outside the timing),
 //   K transposed once, per head one 2-D matMul for the scores (no transposeB: ~15x slower there), + a (T, T) mask holding -inf above the diagonal,
 //   softmax, one 2-D matMul with the values (TF.js's best figures come from 2-D matMuls per head),
@@ -11,11 +12,15 @@ import * as tfWasmNs from "@tensorflow/tfjs-backend-wasm";
 const tf = tfCore.default?.matMul ? tfCore.default : tfCore;
 const tfWasm = tfWasmNs.setWasmPaths ? tfWasmNs : tfWasmNs.default;
 
-/** Sets up the WASM backend. `wasmPrefix`: a directory path (Node) or URL prefix (browser) ending in "/". */
-export async function initTfjs(wasmPrefix) {
-  tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
+/**
+ * Sets up the WASM backend. `wasmPrefix`: a directory path (Node) or URL prefix (browser) ending in "/".
+ * `threads` > 1: tfjs-backend-wasm-threaded-simd.wasm with that many threads (a cross-origin isolated
+ * page only: it needs SharedArrayBuffer).
+ */
+export async function initTfjs(wasmPrefix, { threads = 1 } = {}) {
+  tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", threads > 1);
   tf.env().set("WASM_HAS_SIMD_SUPPORT", true);
-  tfWasm.setThreadsCount(1);
+  tfWasm.setThreadsCount(threads);
   tfWasm.setWasmPaths(wasmPrefix);
   const ok = await tf.setBackend("wasm");
   if (!ok) throw new Error("tf.setBackend('wasm') failed");
