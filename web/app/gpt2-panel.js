@@ -151,7 +151,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
     // Up to 48 x 49 / 2 = 1,176 lines: each cloned from one made here and given its numbers (a click
     // on a cell redraws this view alone, so this is what a click costs). A line's tooltip (its <title>)
     // is made when the pointer first comes over it: the picture is one image to assistive technology
-    // (role img, its aria-label), and 1,176 titles made up front were a third of a click.
+    // (role img, its aria-label), and 1,176 titles made up front were a third of a click's script.
     const proto = svg("line", { x1: "110", x2: "210", class: "gpt2-line" });
     const all = document.createDocumentFragment();
     for (let i = 0; i < n; i++) {
