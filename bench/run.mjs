@@ -295,16 +295,21 @@ async function launchChromium() {
   }
 }
 
-async function chromiumEngine(browser, server, expectedChecksum, nodeKernel, name = "wasm-chromium") {
+/** A bench page (bench/<file>) once it says ready: the page and its window.benchInfo; throws its error. */
+async function openBenchPage(browser, server, file) {
   const page = await browser.context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${server.url}bench/browser.html`);
+  await page.goto(`${server.url}bench/${file}`);
   await page.waitForFunction(() => document.body.dataset.ready || document.body.dataset.error, null, { timeout: 60_000 })
-    .catch(() => { throw new Error(`bench page did not load: ${errors.join("; ") || "timeout"}`); });
+    .catch(() => { throw new Error(`bench page ${file} did not load: ${errors.join("; ") || "timeout"}`); });
   const error = await page.evaluate(() => document.body.dataset.error);
-  if (error) throw new Error(`bench page: ${error}`);
-  const info = await page.evaluate(() => window.benchInfo);
+  if (error) throw new Error(`bench page ${file}: ${error}`);
+  return { page, info: await page.evaluate(() => window.benchInfo) };
+}
+
+async function chromiumEngine(browser, server, expectedChecksum, nodeKernel, name = "wasm-chromium") {
+  const { page, info } = await openBenchPage(browser, server, "browser.html");
   ROW_THREADS[name] = info.threads;
   // Same module, same input: the same bits as in Node from the same binary; Chromium loads the fused
   // multiply-add one where Node has the plain one, and then each output is within 1e-6 of Node's, so
@@ -327,15 +332,7 @@ async function chromiumEngine(browser, server, expectedChecksum, nodeKernel, nam
 
 /** TF.js in Chromium at its best thread count (bench/tfjs-browser.html, on the isolated bench server). */
 async function tfjsChromiumEngine(browser, server) {
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${server.url}bench/tfjs-browser.html`);
-  await page.waitForFunction(() => document.body.dataset.ready || document.body.dataset.error, null, { timeout: 60_000 })
-    .catch(() => { throw new Error(`TF.js bench page did not load: ${errors.join("; ") || "timeout"}`); });
-  const error = await page.evaluate(() => document.body.dataset.error);
-  if (error) throw new Error(`TF.js bench page: ${error}`);
-  const info = await page.evaluate(() => window.benchInfo);
+  const { page, info } = await openBenchPage(browser, server, "tfjs-browser.html");
   ROW_THREADS["tfjs-wasm-chromium"] = info.threads;
   const check = {};
   for (const T of TOKENS) check[T] = { maxAbsDiff: (await page.evaluate(([t]) => window.benchRun(t, 0), [T])).maxAbsDiff };
