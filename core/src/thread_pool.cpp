@@ -1,9 +1,23 @@
 #include "attention_lab/thread_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <system_error>
 
 namespace attention_lab {
+
+namespace {
+/// Polls `ready` for up to ThreadPool::kSpinMicroseconds; true as soon as it holds, false on time out
+/// (then the caller blocks). The clock is read once every 64 polls.
+template <typename Ready>
+bool spin_until(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicroseconds);
+  for (int i = 1;; ++i) {
+    if (ready()) return true;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) return false;
+  }
+}
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   const int n = std::clamp(threads, 1, kMaxThreads);
@@ -51,6 +65,7 @@ void ThreadPool::work() {
   for (;;) {
     const std::function<void(int64_t)>* task;
     int64_t count;
+    spin_until([&] { return stop_.load(std::memory_order_relaxed) || job_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || (task_ != nullptr && job_ != seen); });
@@ -86,6 +101,7 @@ void ThreadPool::run(int64_t count, const std::function<void(int64_t)>& task) {
   }
   wake_.notify_all();
   drain(task, count);
+  spin_until([&] { return finished_.load(std::memory_order_acquire) == count && active_.load(std::memory_order_acquire) == 0; });
   std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(mutex_);

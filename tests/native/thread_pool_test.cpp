@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "attention_lab/modules.hpp"
@@ -62,6 +64,24 @@ TEST_SUITE("thread_pool") {
     pool.run(10, [&](int64_t) { again += 1; });
     CHECK(again.load() == 10);
   }
+
+  TEST_CASE("runs back to back (workers still polling) and after a pause (workers asleep) both run every task on the workers too") {
+    ThreadPool pool(3);
+    for (const int pause_us : {0, 0, 3 * ThreadPool::kSpinMicroseconds, 0, 5 * ThreadPool::kSpinMicroseconds}) {
+      std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+      std::vector<std::atomic<int>> calls(64);
+      std::atomic<int> off_caller{0};
+      const std::thread::id caller = std::this_thread::get_id();
+      pool.run(64, [&](int64_t i) {
+        calls[static_cast<size_t>(i)] += 1;
+        if (std::this_thread::get_id() != caller) off_caller += 1;
+        // long enough that the caller cannot drain all 64 before a worker joins (woken or polling)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      });
+      for (const auto& c : calls) CHECK(c.load() == 1);
+      CHECK(off_caller.load() > 0);
+    }
+  }  // and the destructor stops workers whether they poll or sleep (the test would hang otherwise)
 
   TEST_CASE("a run inside a task runs inline: nested products do not wait for busy workers") {
     ThreadPool pool(2);

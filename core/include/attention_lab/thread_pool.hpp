@@ -8,6 +8,7 @@
 // whether its task runs on the caller, on a worker, or on a pool of one.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -34,6 +35,12 @@ class ThreadPool {
   /// Threads that run tasks: 1 + the workers started.
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
+  /// How long a thread polls before it blocks, in microseconds: a worker after a job (the next one, the
+  /// forward's next product, comes tens of microseconds later), and the caller waiting for the last
+  /// task. Waking a blocked thread costs a futex wake, on a VM an interrupt to an idle core: tens to
+  /// hundreds of microseconds, a whole product at 6 tokens. Idle, a pool polls this long and sleeps.
+  static constexpr int kSpinMicroseconds = 200;
+
   /// Runs task(i) once for every i in [0, count) and returns when all are done; the caller runs tasks
   /// too. Tasks are claimed in index order by whichever thread is free. The first exception a task
   /// throws is rethrown here (after every task has finished). A run() called from inside a task, or
@@ -48,10 +55,13 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   const std::function<void(int64_t)>* task_ = nullptr;  // the job of the current run, or null
-  int64_t count_ = 0, next_ = 0, finished_ = 0;
-  uint64_t job_ = 0;  // bumped per run: a worker takes part in each job once
-  int active_ = 0;    // workers inside the current job
-  bool busy_ = false, stop_ = false;
+  int64_t count_ = 0, next_ = 0;
+  // Written under mutex_; atomic so that a polling thread may read them without it.
+  std::atomic<int64_t> finished_{0};
+  std::atomic<uint64_t> job_{0};  // bumped per run: a worker takes part in each job once
+  std::atomic<int> active_{0};    // workers inside the current job
+  std::atomic<bool> stop_{false};
+  bool busy_ = false;
   std::exception_ptr error_;
 };
 
