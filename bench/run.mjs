@@ -8,6 +8,10 @@
 //   torch          /usr/bin/python3 bench/torch_bench.py: nn.MultiheadAttention on one thread, OpenBLAS
 //   tfjs-wasm      TF.js 4.22 WASM backend, one thread, SIMD (bench/tfjs-mha.mjs), checked against ours
 //   tfjs-wasm-chromium  the same in Chromium on the isolated page, threaded build, the cores (at most 4) (bench/tfjs-browser.html)
+//   ort-wasm       onnxruntime-web 1.30's WASM execution provider in Node, one thread, on the book's MultiHeadAttention
+//                  as torch.onnx.export writes it with our parameters (bench/onnx_export.py, bench/ort-node.mjs)
+//   ort-wasm-mt    the same on numThreads = the cores (at most 4), as ours threaded
+//   ort-wasm-chromium   the same in Chromium on the isolated page, numThreads = the cores (at most 4) (bench/ort-browser.html)
 // Timing: ROUNDS rounds; in each round every T runs on every engine in turn (the engine order rotates),
 // each a warm-up plus REPS timed forwards; an engine's figure for T is the smallest of its per-round
 // medians. Ratios are against torch. Plus: GFLOP/s and the fraction of a measured f32x4 peak (when the
@@ -56,7 +60,9 @@ const FLOP_FORMULA = "flop(T) = 8*T*d^2 (q, k, v, out projections: 4 x 2*T*d*d) 
 const flop = (T) => 8 * T * D * D + 2 * 2 * H * HD * (T * (T + 1)) / 2;
 const GPT2_PAGE_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123&num_tokens=1024&batch=1&mode=eval";
 
-const ENGINES = ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "native", "torch", "torch-2t", "tfjs-wasm", "tfjs-wasm-chromium"];
+const ENGINES = ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "native", "torch", "torch-2t", "tfjs-wasm", "tfjs-wasm-chromium", "ort-wasm", "ort-wasm-mt", "ort-wasm-chromium"];
+/** The WASM rows (ours and the peers): their GFLOP/s are also quoted as a fraction of the f32x4 peak. */
+const WASM_ENGINES = ENGINES.filter((e) => !["native", "torch", "torch-2t"].includes(e));
 /** The threads of the threaded rows, as their cores reported them (filled in when they start). */
 const ROW_THREADS = {};
 const threadsText = (n) => (n == null ? "N threads" : n === 1 ? "1 thread" : `${n} threads`);
@@ -67,7 +73,12 @@ const LABELS = {
   get "wasm-chromium-static"() { return `ours WASM (Chromium, static host, ${threadsText(ROW_THREADS["wasm-chromium-static"])})`; },
   native: "ours native", torch: "PyTorch 1 thread", "torch-2t": "PyTorch 2 threads", "tfjs-wasm": "TF.js WASM",
   get "tfjs-wasm-chromium"() { return `TF.js WASM (Chromium isolated, ${threadsText(ROW_THREADS["tfjs-wasm-chromium"])})`; },
+  "ort-wasm": "onnxruntime-web (Node, 1 thread)",
+  get "ort-wasm-mt"() { return `onnxruntime-web (Node, ${threadsText(ROW_THREADS["ort-wasm-mt"])})`; },
+  get "ort-wasm-chromium"() { return `onnxruntime-web (Chromium isolated, ${threadsText(ROW_THREADS["ort-wasm-chromium"])})`; },
 };
+/** The thread count of each onnxruntime-web row in Node (the threaded one as ours threaded: the cores, at most 4). */
+const ORT_THREADS = { "ort-wasm": 1, "ort-wasm-mt": Math.min(os.availableParallelism?.() ?? os.cpus().length, 4) };
 /** The thread count of each PyTorch engine (its baseline is judged at that count). */
 const TORCH_THREADS = { torch: 1, "torch-2t": 2 };
 
@@ -193,6 +204,49 @@ async function tfjsEngine(params, input, ours) {
   };
 }
 
+/** tmp/mha.onnx: bench/onnx_export.py's export of the book's MultiHeadAttention with our parameters (once). */
+let onnxModel = null;
+function exportOnnx(tmp) {
+  onnxModel ??= (async () => {
+    if (!existsSync("/usr/bin/python3")) throw new Error("/usr/bin/python3 is missing (bash bench/setup.sh installs python3-torch)");
+    const file = path.join(tmp, "mha.onnx");
+    const r = await run("/usr/bin/python3", [path.join(ROOT, "bench/onnx_export.py"), "--weights", path.join(tmp, "weights.f32"), "--out", file], { cwd: ROOT });
+    let answer;
+    try { answer = JSON.parse(r.stdout.trim().split("\n").pop()); } catch { throw new Error(`bench/onnx_export.py: ${errText(r.error ?? r.stderr ?? "no output")}`); }
+    if (!answer.ok) throw new Error(`bench/onnx_export.py: ${answer.error}`);
+    return { file, bytes: answer.bytes, torch: answer.torch };
+  })();
+  return onnxModel;
+}
+
+/** An onnxruntime-web row in Node: bench/ort-node.mjs in its own process on `threads` threads, checked against ours. */
+async function ortNodeEngine(tmp, name) {
+  const model = await exportOnnx(tmp);
+  const p = lineProcess(process.execPath, [path.join(ROOT, "bench/ort-node.mjs"), "--model", model.file, "--inputs", tmp, "--threads", String(ORT_THREADS[name])], { cwd: ROOT });
+  const ready = await p.next(60_000);
+  if (!ready.ready) {
+    await p.close();
+    throw new Error(ready.error ?? JSON.stringify(ready));
+  }
+  ROW_THREADS[name] = ready.threads;
+  const check = {};
+  for (const T of TOKENS) {
+    const r = await p.request(`${T} 0`);
+    if (r.error) throw new Error(r.error);
+    check[T] = { maxAbsDiff: r.max_abs_diff };
+    if (!(r.max_abs_diff <= 1e-4)) throw new Error(`onnxruntime-web output differs from ours at T=${T}: max |diff| = ${r.max_abs_diff}`);
+  }
+  return {
+    info: { ...ready, model: { bytes: model.bytes, exportedBy: `torch.onnx.export (torch ${model.torch}, opset 17)` }, check },
+    async run(T, reps) {
+      const r = await p.request(`${T} ${reps}`);
+      if (r.error) throw new Error(r.error);
+      return { samples: r.samples_ms, checksum: r.checksum };
+    },
+    close: () => p.close(),
+  };
+}
+
 async function nativeEngine() {
   const exe = path.join(ROOT, "build/native/attention_lab_native_bench");
   if (!existsSync(exe)) throw new Error(`${path.relative(ROOT, exe)} is not built (cmake --build --preset native --target attention_lab_native_bench)`);
@@ -210,18 +264,24 @@ async function nativeEngine() {
   };
 }
 
-async function torchEngine(tmp, params, input, ours, threads) {
-  if (!existsSync("/usr/bin/python3")) throw new Error("/usr/bin/python3 is missing");
-  // Our parameters and inputs as raw float32, so PyTorch runs (and is checked) on the same numbers.
+/**
+ * Our parameters, inputs and outputs as raw float32 in `tmp`, so PyTorch and onnxruntime-web run (and
+ * are checked) on the same numbers: weights.f32 (W_query, W_key, W_value, out_proj weights (out, in),
+ * out_proj.bias), x_T.f32 and ours_T.f32 for each T.
+ */
+async function writeBenchFiles(tmp, params, input, ours) {
   const order = ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"];
   const parts = order.map((n) => params.find((p) => p.name === n).data);
-  await writeFile(path.join(tmp, "weights.f32"), Buffer.concat(parts.map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength))));
+  const bytes = (a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  await writeFile(path.join(tmp, "weights.f32"), Buffer.concat(parts.map(bytes)));
   for (const T of TOKENS) {
-    const x = input(T).data;
-    await writeFile(path.join(tmp, `x_${T}.f32`), Buffer.from(x.buffer, x.byteOffset, x.byteLength));
-    const y = ours(T);
-    await writeFile(path.join(tmp, `ours_${T}.f32`), Buffer.from(y.buffer, y.byteOffset, y.byteLength));
+    await writeFile(path.join(tmp, `x_${T}.f32`), bytes(input(T).data));
+    await writeFile(path.join(tmp, `ours_${T}.f32`), bytes(ours(T)));
   }
+}
+
+async function torchEngine(tmp, threads) {
+  if (!existsSync("/usr/bin/python3")) throw new Error("/usr/bin/python3 is missing");
   const p = lineProcess("/usr/bin/python3", [path.join(ROOT, "bench/torch_bench.py"), "--weights", path.join(tmp, "weights.f32"), "--inputs", tmp], { cwd: ROOT, env: torchEnv(threads) });
   const ready = await p.next(120_000);
   if (!ready.ready) {
@@ -247,15 +307,19 @@ async function torchEngine(tmp, params, input, ours, threads) {
 }
 
 /**
- * Serves web/ at / and bench/ at /bench/ (no page CSP here: the bench page is not the teaching page);
- * cross-origin isolated unless `isolated` is false (a plain static host: the single-thread core).
+ * Serves web/ at / and bench/ at /bench/ (no page CSP here: the bench page is not the teaching page),
+ * the peers' pinned packages at /node_modules/@tensorflow/ and /node_modules/onnxruntime-web/, and
+ * `tmp` at /bench-model/ (bench/onnx_export.py's mha.onnx); cross-origin isolated unless `isolated` is
+ * false (a plain static host: the single-thread core).
  */
-async function benchServer(isolated = true) {
+async function benchServer(tmp, isolated = true) {
   const { default: sirv } = await import("sirv");
   const { ISOLATION_HEADERS } = await import("../scripts/serve.mjs");
   const web = sirv(path.join(ROOT, "web"), { dev: true });
   const bench = sirv(path.join(ROOT, "bench"), { dev: true });
   const tfjs = sirv(path.join(ROOT, "node_modules/@tensorflow"), { dev: true });  // the TF.js peer's page
+  const ort = sirv(path.join(ROOT, "node_modules/onnxruntime-web"), { dev: true });  // the onnxruntime-web peer's page
+  const model = sirv(tmp, { dev: true });
   const server = http.createServer((req, res) => {
     // cross-origin isolated, as npm start's server: the page gets the threaded core
     if (isolated) for (const [k, v] of Object.entries(ISOLATION_HEADERS)) res.setHeader(k, v);
@@ -266,6 +330,12 @@ async function benchServer(isolated = true) {
     } else if (req.url.startsWith("/node_modules/@tensorflow/")) {
       req.url = req.url.slice("/node_modules/@tensorflow".length);
       tfjs(req, res, notFound);
+    } else if (req.url.startsWith("/node_modules/onnxruntime-web/")) {
+      req.url = req.url.slice("/node_modules/onnxruntime-web".length);
+      ort(req, res, notFound);
+    } else if (req.url === "/bench-model/mha.onnx") {
+      req.url = "/mha.onnx";
+      model(req, res, notFound);
     } else web(req, res, notFound);
   });
   await new Promise((resolve, reject) => { server.once("error", reject); server.listen(0, "127.0.0.1", resolve); });
@@ -330,10 +400,13 @@ async function chromiumEngine(browser, server, expectedChecksum, nodeKernel, nam
   };
 }
 
-/** TF.js in Chromium at its best thread count (bench/tfjs-browser.html, on the isolated bench server). */
-async function tfjsChromiumEngine(browser, server) {
-  const { page, info } = await openBenchPage(browser, server, "tfjs-browser.html");
-  ROW_THREADS["tfjs-wasm-chromium"] = info.threads;
+/**
+ * A WASM peer in Chromium at its best thread count (bench/<file>, on the isolated bench server): TF.js
+ * (tfjs-browser.html) or onnxruntime-web (ort-browser.html); each page checks its output against ours.
+ */
+async function peerChromiumEngine(browser, server, file, name) {
+  const { page, info } = await openBenchPage(browser, server, file);
+  ROW_THREADS[name] = info.threads;
   const check = {};
   for (const T of TOKENS) check[T] = { maxAbsDiff: (await page.evaluate(([t]) => window.benchRun(t, 0), [T])).maxAbsDiff };
   return {
@@ -624,6 +697,7 @@ async function main() {
     return outputs.get(T);
   };
   const tmp = await mkdtemp(path.join(os.tmpdir(), "attention-lab-bench-"));
+  await writeBenchFiles(tmp, params, input, ours);
 
   const engines = {};
   const unavailable = {};
@@ -641,7 +715,7 @@ async function main() {
   };
   let browser = null;
   let benchSrv = null;
-  const needBrowser = !SKIP.has("wasm-chromium") || !SKIP.has("wasm-chromium-static") || !SKIP.has("tfjs-wasm-chromium") || !SKIP.has("page");
+  const needBrowser = ["wasm-chromium", "wasm-chromium-static", "tfjs-wasm-chromium", "ort-wasm-chromium", "page"].some((e) => !SKIP.has(e));
   let browserError = null;
   if (needBrowser) {
     try { browser = await launchChromium(); } catch (e) { browserError = errText(e); log(`chromium: ${browserError}`); }
@@ -655,7 +729,7 @@ async function main() {
   const references = [measureNativeGemm()];
   for (const name of ["torch", "torch-2t"]) {
     await setUp(name, async () => {
-      const engine = await torchEngine(tmp, params, input, ours, TORCH_THREADS[name]);
+      const engine = await torchEngine(tmp, TORCH_THREADS[name]);
       references.push(measureNativeGemm());
       return engine;
     });
@@ -663,20 +737,27 @@ async function main() {
   const gemmReference = bestOf(references);
   for (const name of ["torch", "torch-2t"]) if (engines[name]) infos[name].baseline = judgeBaseline(infos[name], gemmReference, TORCH_THREADS[name]);
   await setUp("tfjs-wasm", () => tfjsEngine(params, input, ours));
+  for (const name of ["ort-wasm", "ort-wasm-mt"]) await setUp(name, () => ortNodeEngine(tmp, name));
   await setUp("wasm-chromium", async () => {
     if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
-    benchSrv = await benchServer();
+    benchSrv = await benchServer(tmp);
     return chromiumEngine(browser, benchSrv, (T) => sum(ours(T)), lab.kernel);
   });
   await setUp("tfjs-wasm-chromium", async () => {
     if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
-    benchSrv ??= await benchServer();
-    return tfjsChromiumEngine(browser, benchSrv);
+    benchSrv ??= await benchServer(tmp);
+    return peerChromiumEngine(browser, benchSrv, "tfjs-browser.html", "tfjs-wasm-chromium");
+  });
+  await setUp("ort-wasm-chromium", async () => {
+    if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
+    await exportOnnx(tmp);
+    benchSrv ??= await benchServer(tmp);
+    return peerChromiumEngine(browser, benchSrv, "ort-browser.html", "ort-wasm-chromium");
   });
   let staticSrv = null;
   await setUp("wasm-chromium-static", async () => {
     if (!browser) throw new Error(`Chromium did not start: ${browserError}`);
-    staticSrv = await benchServer(false);
+    staticSrv = await benchServer(tmp, false);
     return chromiumEngine(browser, staticSrv, (T) => sum(ours(T)), lab.kernel, "wasm-chromium-static");
   });
   if (engines.native) {
@@ -746,7 +827,7 @@ async function main() {
   const kernel = await kernelBench().catch((e) => ({ available: false, reason: `kernel bench failed: ${errText(e)}` }));
   if (!kernel.available) log(`note: ${kernel.reason}`);
   if (kernel.available) {
-    for (const name of ["wasm-node", "wasm-node-mt", "wasm-chromium", "wasm-chromium-static", "tfjs-wasm", "tfjs-wasm-chromium"]) {
+    for (const name of WASM_ENGINES) {
       for (const T of TOKENS) if (speed[name][T].gflops) speed[name][T].fractionOfPeak = speed[name][T].gflops / kernel.peakGflops;
     }
   }
@@ -786,7 +867,6 @@ async function main() {
     header,
     page,
     targets,
-    onnxruntimeWeb: "not included: building the model needs Python's onnx (not a Debian package here) or a hand-written protobuf encoder",
     durationS: (Date.now() - started) / 1000,
   };
   await mkdir(path.dirname(OUT), { recursive: true });
@@ -799,21 +879,17 @@ function evaluateTargets(speed, kernel, page) {
   const t = [];
   const ms = (e, T) => speed[e]?.[T]?.ms ?? null;
   const fmt = (v, d = 2) => (v == null ? "n/a" : v.toFixed(d));
-  // (1) faster than TF.js-WASM at every T (Node, same runtime for both).
-  {
-    const pairs = TOKENS.map((T) => [T, ms("wasm-node", T), ms("tfjs-wasm", T)]);
-    const known = pairs.every(([, a, b]) => a != null && b != null);
-    t.push({ id: "1", target: "faster than TF.js-WASM at every T (Node)", met: known ? pairs.every(([, a, b]) => a < b) : null,
-      value: pairs.map(([T, a, b]) => `T=${T}: x${a != null && b != null ? fmt(a / b) : "n/a"}`).join(", ") });
-  }
-  // (21.1) ahead of the WASM peer at its best thread count too: TF.js threaded in the isolated page
-  // against ours threaded there.
-  {
-    const pairs = TOKENS.map((T) => [T, ms("wasm-chromium", T), ms("tfjs-wasm-chromium", T)]);
-    const known = pairs.every(([, a, b]) => a != null && b != null);
-    t.push({ id: "21.1", target: "faster than TF.js-WASM at every T, both on the isolated page's threads (Chromium)", met: known ? pairs.every(([, a, b]) => a < b) : null,
-      value: pairs.map(([T, a, b]) => `T=${T}: x${a != null && b != null ? fmt(a / b) : "n/a"}`).join(", ") });
-  }
+  // (1) ahead of every WASM peer at every T, in every mode (issue 21's target 1): each pair is ours
+  // and a peer in the same runtime on the same threads; the value is ours / theirs.
+  const ahead = (id, target, pairsOf) => {
+    const pairs = TOKENS.map((T) => [T, ...pairsOf.map(([o, p]) => [ms(o, T), ms(p, T)])]);
+    const known = pairs.every(([, ...ps]) => ps.every(([a, b]) => a != null && b != null));
+    t.push({ id, target, met: known ? pairs.every(([, ...ps]) => ps.every(([a, b]) => a < b)) : null,
+      value: pairs.map(([T, ...ps]) => `T=${T}: ${ps.map(([a, b]) => `x${a != null && b != null ? fmt(a / b) : "n/a"}`).join(" / ")}`).join(", ") });
+  };
+  ahead("1", "faster than TF.js-WASM / onnxruntime-web at every T (Node, 1 thread)", [["wasm-node", "tfjs-wasm"], ["wasm-node", "ort-wasm"]]);
+  ahead("21.1", "faster than TF.js-WASM / onnxruntime-web at every T, on the isolated page's threads (Chromium)", [["wasm-chromium", "tfjs-wasm-chromium"], ["wasm-chromium", "ort-wasm-chromium"]]);
+  ahead("21.1n", "faster than onnxruntime-web at every T, both on the cores (Node, threads)", [["wasm-node-mt", "ort-wasm-mt"]]);
   // (2a) T=1024 <= 1.35x PyTorch; (2b) T=6 <= 0.75 ms.
   {
     const x = speed["wasm-node"]?.[1024]?.xTorch ?? null;
@@ -906,6 +982,10 @@ function printReport(r, unavailable) {
   if (tf) console.log(`TF.js ${tf.version} ${tf.backend} backend, ${tf.threads} thread(s), SIMD ${tf.simd}; max |TF.js - ours| ${Math.max(...Object.values(tf.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
   const tfc = r.engines["tfjs-wasm-chromium"]?.info;
   if (tfc) console.log(`TF.js in Chromium (isolated ${tfc.crossOriginIsolated}): ${tfc.version} ${tfc.backend} backend, ${tfc.threads} thread(s) by its own count (asked for ${tfc.threadsAsked}, the threaded SIMD build), SIMD ${tfc.simd}; max |TF.js - ours| ${Math.max(...Object.values(tfc.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
+  for (const e of ["ort-wasm", "ort-wasm-mt", "ort-wasm-chromium"]) {
+    const o = r.engines[e]?.info;
+    if (o) console.log(`${LABELS[e]}: onnxruntime-web ${o.version}, ${o.executionProvider} EP, numThreads ${o.threads}, graph optimisation ${o.graphOptimizationLevel}; max |onnxruntime-web - ours| ${Math.max(...Object.values(o.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
+  }
   if (torch?.check) console.log(`max |PyTorch - ours| ${Math.max(...Object.values(torch.check).map((c) => c.maxAbsDiff)).toExponential(1)}`);
 
   console.log("\nmemory, GPT-2 small, T = 1024, one eval forward (fresh Node process per case)");
