@@ -19,8 +19,10 @@ cmake --preset wasm >/dev/null
 cmake --build --preset wasm -j "$jobs"
 # attention_core_fma.wasm: the same glue's fused multiply-add binary (relaxed SIMD, issue 21.3).
 # attention_core_mt*: the threaded build (pthreads, issue 21.2), its own glue and pthread worker (.js
-# for browsers, .cjs for Node), plain and fused multiply-add; the facade picks one of the four at load.
+# for browsers, .cjs for Node), plain and fused multiply-add; attention_core_lean*: without the checkpoint
+# and GPT-2 readers (the teaching page's main thread); the facade picks one of the six at load.
 cp build/wasm/attention_core.mjs build/wasm/attention_core.wasm build/wasm/attention_core_fma.wasm \
+   build/wasm/attention_core_lean.wasm build/wasm/attention_core_lean_fma.wasm \
    build/wasm/attention_core_mt.mjs build/wasm/attention_core_mt.wasm build/wasm/attention_core_mt_fma.wasm \
    build/wasm/attention_core_mt.worker.js build/wasm/attention_core_mt.worker.cjs web/lib/
 # The .d.ts class and slot types (ClassName, SlotName, one config interface per class) from the

@@ -1,7 +1,8 @@
 // npm's prepack hook (package.json "prepack"): refuses to pack a tree whose WebAssembly core is not
 // built, so `npm pack` / `npm publish` never ship a package without its .wasm (they would, silently:
 // "files" lists the two built files, and npm skips a listed file that is missing).
-// It checks that web/lib/attention_core.mjs, attention_core.wasm and attention_core_fma.wasm, and the
+// It checks that web/lib/attention_core.mjs, attention_core.wasm, attention_core_fma.wasm and their lean
+// twins (attention_core_lean.wasm, attention_core_lean_fma.wasm), and the
 // threaded build's attention_core_mt.mjs, attention_core_mt.wasm, attention_core_mt_fma.wasm and its
 // pthread worker (attention_core_mt.worker.js, .worker.cjs) exist, are not empty, are what the build
 // makes (each .wasm starts with the WebAssembly magic, each .mjs exports createAttentionCore), and, when
@@ -13,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** The built files the package ships (package.json "files"), in the order their problems are listed. */
 export const PACKED = [
-  "attention_core.mjs", "attention_core.wasm", "attention_core_fma.wasm",
+  "attention_core.mjs", "attention_core.wasm", "attention_core_fma.wasm", "attention_core_lean.wasm", "attention_core_lean_fma.wasm",
   "attention_core_mt.mjs", "attention_core_mt.wasm", "attention_core_mt_fma.wasm", "attention_core_mt.worker.js", "attention_core_mt.worker.cjs",
 ];
 

@@ -34,8 +34,9 @@ describe("delivery", () => {
     assert.ok(timing.checkpoint > timing.firstOutput, `checkpoint-panel.js requested at ${timing.checkpoint} ms`);
     // one binary fetched: Chromium has relaxed SIMD, so the fused multiply-add one (issue 21.3); on one
     // thread, although npm start's server makes the page cross-origin isolated: the page's main thread
-    // runs small forwards only (its run worker, for big ones, loads the threaded build: threads.test.mjs)
-    assert.deepEqual(timing.wasms.map(([name]) => name), ["/lib/attention_core_fma.wasm"]);
+    // runs small forwards only (its run worker, for big ones, loads the threaded build: threads.test.mjs);
+    // and lean (<attention-lab lean>): the checkpoint readers run in that worker too
+    assert.deepEqual(timing.wasms.map(([name]) => name), ["/lib/attention_core_lean_fma.wasm"]);
     assert.ok(timing.wasms[0][1] > 400_000, `the binary is its own file (${timing.wasms[0][1]} bytes)`);
     assert.equal(timing.kernel, "relaxed_madd", "the run panel says which binary runs");
     assert.ok(timing.mjs < 100_000, `the glue module holds no inlined binary (${timing.mjs} bytes)`);

@@ -22,19 +22,19 @@ describe("threads", () => {
   before(async () => { lab = await launchLab(); });
   after(async () => { await lab?.close(); });
 
-  test("served by npm start the page is cross-origin isolated; its main thread loads the single-thread fused binary, no threaded glue, and says one thread", async () => {
+  test("served by npm start the page is cross-origin isolated; its main thread loads the single-thread fused lean binary, no threaded glue, and says one thread", async () => {
     const page = await openPage(lab);
     const seen = await page.evaluate(async () => {
       const { loadAttentionLab } = await import("/lib/attention-lab.js");
       const l = await loadAttentionLab();
       return {
-        isolated: globalThis.crossOriginIsolated, threads: l.threads, kernel: l.kernel,
+        isolated: globalThis.crossOriginIsolated, threads: l.threads, kernel: l.kernel, hasCheckpoints: l.hasCheckpoints,
         files: performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname).filter((p) => /\/lib\/attention_core\w*\.(wasm|mjs|js)$/.test(p)),
       };
     });
     assert.equal(seen.isolated, true);
-    assert.deepEqual([seen.threads, seen.kernel], [1, "relaxed_madd"]);
-    assert.deepEqual(seen.files.sort(), ["/lib/attention_core.mjs", "/lib/attention_core_fma.wasm"], "the single-thread glue and fused binary only");
+    assert.deepEqual([seen.threads, seen.kernel, seen.hasCheckpoints], [1, "relaxed_madd", false]);
+    assert.deepEqual(seen.files.sort(), ["/lib/attention_core.mjs", "/lib/attention_core_lean_fma.wasm"], "the single-thread glue and the fused lean binary only");
     assert.equal(page.workers().length, 0, "no Worker at all for the default (small) setup");
     assert.deepEqual(await readyLine(page), { text: "Ready: the forward pass runs in your browser (WebAssembly SIMD, fused multiply-add, one thread).", kernel: "relaxed_madd", threads: "1", where: "page" });
     await finish(page);

@@ -57,12 +57,13 @@ describe("the npm package", () => {
     assert.deepEqual(packed.files.map((f) => f.path).sort(), [
       "CHANGELOG.md", "LICENSE", "README.md", "package.json",
       "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
-      "web/lib/attention_core_fma.wasm", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.wasm", "web/lib/attention_core_mt.worker.cjs",
+      "web/lib/attention_core_fma.wasm", "web/lib/attention_core_lean.wasm", "web/lib/attention_core_lean_fma.wasm", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.wasm", "web/lib/attention_core_mt.worker.cjs",
       "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt_fma.wasm",
     ]);
-    // four binaries of ~320 KB gzip each (plain SIMD128 and relaxed SIMD, issue 21.3; each single-thread
-    // and threaded, issue 21.2) and a .d.ts that documents every declaration (issue 20)
-    assert.ok(packed.size < 1_600_000, `${packed.size} bytes packed`);
+    // four binaries of ~300 KB gzip each (plain SIMD128 and relaxed SIMD, issue 21.3; each single-thread
+    // and threaded, issue 21.2), the two lean single-thread ones of ~200 KB (no checkpoint readers) and
+    // a .d.ts that documents every declaration (issue 20)
+    assert.ok(packed.size < 2_000_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog has a section for it
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
     assert.equal(packed.version, version);
@@ -188,17 +189,20 @@ describe("npm pack refuses a tree whose WebAssembly core is not built (the prepa
     writeFileSync(path.join(lib, "attention_core.mjs"), "");
     writeFileSync(path.join(lib, "attention_core.wasm"), "<!doctype html>");
     const missing = (name) => `web/lib/${name} is missing: this tree is not built, and the package would have no WebAssembly core.`;
+    const lean = ["attention_core_lean.wasm", "attention_core_lean_fma.wasm"];
     const threaded = ["attention_core_mt.mjs", "attention_core_mt.wasm", "attention_core_mt_fma.wasm", "attention_core_mt.worker.js", "attention_core_mt.worker.cjs"];
     assert.deepEqual(packProblems(dir), [
       "web/lib/attention_core.mjs is empty (0 bytes): an interrupted build?",
       "web/lib/attention_core.wasm is not a WebAssembly module (it does not start with \\0asm).",
       missing("attention_core_fma.wasm"),
+      ...lean.map(missing),
       ...threaded.map(missing),
     ]);
     cpSync(path.join(ROOT, "web/lib/attention_core.mjs"), path.join(lib, "attention_core.mjs"));
     cpSync(path.join(ROOT, "web/lib/attention_core.wasm"), path.join(lib, "attention_core.wasm"));
-    assert.deepEqual(packProblems(dir), [missing("attention_core_fma.wasm"), ...threaded.map(missing)]);
+    assert.deepEqual(packProblems(dir), [missing("attention_core_fma.wasm"), ...lean.map(missing), ...threaded.map(missing)]);
     cpSync(path.join(ROOT, "web/lib/attention_core_fma.wasm"), path.join(lib, "attention_core_fma.wasm"));
+    for (const name of lean) cpSync(path.join(ROOT, "web/lib", name), path.join(lib, name));
     assert.deepEqual(packProblems(dir), threaded.map(missing));
     for (const name of threaded) cpSync(path.join(ROOT, "web/lib", name), path.join(lib, name));
     assert.deepEqual(packProblems(dir), []);

@@ -78,6 +78,11 @@ function nameSet(text, allowed) {
  * @attr {string} url-prefix - With `url-state`: a prefix for the widget's URL keys (`url-prefix="ex1-"` gives
  *   `?ex1-d_out=3`), so several widgets and the host page share one URL; the host page's own
  *   parameters and `#hash` are kept.
+ * @attr {boolean} lean - Load the lean core on the page (no checkpoint readers: ~200 KB gzip instead of ~295):
+ *   the element reads checkpoints in its Worker anyway, so only a host page script that calls
+ *   `lab.openCheckpoint`, `loadCheckpoint`, `checkpointInput` or `loadGPT2` itself needs it left out. The
+ *   core is loaded once per page: the first element or script to load it decides. Ignored where no
+ *   Worker runs. Read once, when the element loads.
  *
  * @fires {CustomEvent<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: object[], durationMs: number}>} run-complete -
  *   After every run (bubbles, composed): the class, the config as the library read it, the Python call,
@@ -177,7 +182,8 @@ export class AttentionLabElement extends HTMLElement {
     status.textContent = S.loading;
     let lab;
     try {
-      lab = await loadAttentionLab();
+      // `lean`: the main thread's lab without the checkpoint readers, which run in the Worker (checkpoint-load.js)
+      lab = await loadAttentionLab(this.hasAttribute("lean") && typeof Worker === "function" ? { checkpoints: false } : undefined);
     } catch (err) {
       status.textContent = S.loadFailed(err?.message ?? String(err));
       status.classList.add("status-error");

@@ -605,6 +605,8 @@ export type ErrorCode =
   | "wasm_loaded"
   /** loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16 */
   | "bad_threads"
+  /** a checkpoint method (openCheckpoint, loadCheckpoint, checkpointInput, loadGPT2) on a lab loaded with {checkpoints: false}: the lean binary has no readers */
+  | "no_checkpoints"
   // arguments and lifetimes
   /** reading an argument threw (a getter, a Proxy trap) */
   | "unreadable_argument"
@@ -2036,6 +2038,15 @@ export interface AttentionLab {
    */
   readonly kernel: "relaxed_madd" | "simd128";
   /**
+   * Whether this lab reads checkpoints: `openCheckpoint`, `loadCheckpoint`, `checkpointInput` and
+   * `loadGPT2`. False only for a lean binary (`attention_core_lean.wasm`, `attention_core_lean_fma.wasm`:
+   * built without the safetensors, checkpoint and GPT-2 code, ~200 KB gzip instead of ~295), which
+   * `loadAttentionLab({checkpoints: false})` loads on one thread; those four methods then reject with
+   * `no_checkpoints`. The teaching page's main thread runs one (`<attention-lab lean>`): its Worker,
+   * a full lab, reads the files.
+   */
+  readonly hasCheckpoints: boolean;
+  /**
    * The threads the core's matrix products run on (issue 21.2): its thread pool's size, as it really
    * started. Above 1 only for the threaded binaries (`attention_core_mt.wasm`, `attention_core_mt_fma.wasm`
    * with `attention_core_mt.mjs` and its pthread worker), which a default load picks in Node and in a
@@ -2095,6 +2106,15 @@ export interface LoadOptions {
    * `attention-lab.js`: where they cannot be imported, the load falls back to one thread).
    */
   threads?: number;
+  /**
+   * `false`: the caller needs no checkpoint readers, so a single-thread load may take the lean binary
+   * (`attention_core_lean[_fma].wasm`, without the safetensors, checkpoint and GPT-2 code: ~200 KB gzip
+   * instead of ~295; the same forwards, bit for bit), and {@link AttentionLab.hasCheckpoints} is then
+   * false. A threaded load, `wasmUrl` and `wasmBinary` are what they are (full unless the URL or the
+   * bytes are a lean binary); a bundle without the lean files falls back to the full binary. A later
+   * call with `checkpoints: true` on a lean lab rejects with `wasm_loaded`. Not a boolean: `wasm_options`.
+   */
+  checkpoints?: boolean;
 }
 
 /**

@@ -1000,6 +1000,7 @@ class Lab {
    * 0.0, n_head, qkv_bias=True), reading only the header and the four tensors it needs.
    */
   async loadCheckpoint(source, options) {
+    this.#needCheckpoints("loadCheckpoint");
     const { layer = 0, num_heads, context_length, into } = readOptions(options, "loadCheckpoint");
     const opened = sourceOf(source);
     const core = this._core;
@@ -1030,6 +1031,7 @@ class Lab {
    * source, with no further header read or parse. A CheckpointFile given here is returned as it is.
    */
   async openCheckpoint(source) {
+    this.#needCheckpoints("openCheckpoint");
     const opened = sourceOf(source);
     return CheckpointFile.is(opened) ? opened : openFile(this._core, opened);
   }
@@ -1041,6 +1043,7 @@ class Lab {
    * ({n_embd, n_head, n_layer, n_ctx, vocab_size, dtype, size}) and `run(tokenIds, options)`.
    */
   async loadGPT2(source, options) {
+    this.#needCheckpoints("loadGPT2");
     const { num_heads } = readOptions(options, "loadGPT2");
     const opened = sourceOf(source);
     const core = this._core;
@@ -1055,6 +1058,7 @@ class Lab {
    * time, so the file must hold the whole model (options: num_heads for widths not GPT-2's, signal).
    */
   async checkpointInput(source, options) {
+    this.#needCheckpoints("checkpointInput");
     const { tokenIds, layer = 0, num_heads, signal } = readOptions(options, "checkpointInput");
     const opened = sourceOf(source);
     const ids = readTokenIds(tokenIds);
@@ -1074,6 +1078,25 @@ class Lab {
         }
       }
       return unwrap(core.blockInput(file._handle, ids, where, await readRanges(reader, reads, signal)));
+    });
+  }
+
+  /**
+   * Whether this lab reads checkpoints (openCheckpoint, loadCheckpoint, checkpointInput, loadGPT2):
+   * false for a lean binary (loadAttentionLab({checkpoints: false}): attention_core_lean*.wasm, built
+   * without those readers), true for every other.
+   */
+  get hasCheckpoints() {
+    return typeof this._core.checkpointOpen === "function";
+  }
+
+  /** Rejects a checkpoint method on a lean lab ("no_checkpoints"), naming the method and the way out. */
+  #needCheckpoints(method) {
+    if (this.hasCheckpoints) return;
+    throw new AttentionError({
+      code: "no_checkpoints", slot: method,
+      message: `lab.${method} needs the checkpoint readers, and this lab was loaded without them (loadAttentionLab({checkpoints: false}) loads the lean binary)`,
+      hint: "Load the lab without {checkpoints: false} (the first call of loadAttentionLab decides), or read the file where a full lab runs (the teaching page reads files in its Worker).",
     });
   }
 
@@ -1263,7 +1286,7 @@ function isBlob(v) {
 
 /** The key under which attention-lab.node.js passes its reader of the .wasm on disk (Node's fetch cannot read a file: URL). */
 const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
-const LOAD_OPTIONS = ["wasmUrl", "wasmBinary", "threads"];
+const LOAD_OPTIONS = ["wasmUrl", "wasmBinary", "threads", "checkpoints"];
 /** The key under which attention-lab.node.js says it is Node: {cores}, the threads the machine has. */
 const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
 /** The most threads the default picks (more barely helps these products, and each is a Worker with the whole module). */
@@ -1393,12 +1416,13 @@ function hasRelaxedSimd() {
 /**
  * The default: the binary beside this module (a bundler that knows new URL(..., import.meta.url)
  * copies both), or the Node entry's reader. attention_core_fma.wasm (products as relaxed-SIMD
- * multiply-adds, issue 21.3) where the engine validates relaxed SIMD, else attention_core.wasm.
+ * multiply-adds, issue 21.3) where the engine validates relaxed SIMD, else attention_core.wasm; with
+ * `lean` on one thread their lean twins (attention_core_lean[_fma].wasm: no checkpoint readers).
  */
-function defaultSource(readDefault, threads) {
+function defaultSource(readDefault, threads, lean = false) {
   const fma = hasRelaxedSimd();
   const threaded = threads > 1;
-  const file = `attention_core${threaded ? "_mt" : ""}${fma ? "_fma" : ""}.wasm`;
+  const file = `attention_core${threaded ? "_mt" : lean ? "_lean" : ""}${fma ? "_fma" : ""}.wasm`;
   const label = `${file} beside attention-lab.js`;
   if (typeof readDefault === "function") {
     const compile = async () => {
@@ -1410,23 +1434,24 @@ function defaultSource(readDefault, threads) {
       }
       return compileBytes(bytes, label);
     };
-    return { kind: "default", key: "", label, compile, threads };
+    return { kind: "default", key: "", label, compile, threads, lean: lean && !threaded };
   }
   const compile = () => {
     let url;
     try {
       // The single-thread binaries as literal patterns, so that webpack and Vite emit both as assets; the
       // threaded ones by a name (bundlers leave it alone): they run only with their glue and worker
-      // beside this file (see threadedGlue), which a bundle does not have.
+      // beside this file (see threadedGlue), which a bundle does not have. The lean ones by a name too
+      // (a bundle has none of them: the load then falls back to the full binary, see createCore).
       const here = import.meta.url;  // not new URL(name, import.meta.url), which webpack would try to resolve
-      if (threaded) url = new URL(`./${file}`, here);
+      if (threaded || lean) url = new URL(`./${file}`, here);
       else url = fma ? new URL("./attention_core_fma.wasm", import.meta.url) : new URL("./attention_core.wasm", import.meta.url);
     } catch {
       throw loadError("wasm_url", `${label} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
     }
     return fetchWasm(url, `${label} (${url.href})`, "Copy attention_core.wasm beside the file that imports it, or tell the bundler to (new URL(\"./attention_core.wasm\", import.meta.url) is the pattern webpack and Vite follow)");
   };
-  return { kind: "default", key: "", label, compile: async () => compile(), threads };
+  return { kind: "default", key: "", label, compile: async () => compile(), threads, lean: lean && !threaded };
 }
 
 /**
@@ -1488,7 +1513,15 @@ async function createCore(source, node = undefined, readDefault = undefined) {
     source = defaultSource(readDefault, 1);
   }
   glue ??= { create: createAttentionCore, worker: null };
-  const wasmModule = await source.compile();
+  let wasmModule;
+  try {
+    wasmModule = await source.compile();
+  } catch (err) {
+    if (!source.lean) throw err;
+    // no lean binary beside this module (a bundle emits only the full ones): the full one does all it does
+    source = defaultSource(readDefault, 1);
+    wasmModule = await source.compile();
+  }
   let fail;
   const failed = new Promise((_, reject) => {
     fail = reject;
@@ -1530,6 +1563,8 @@ export function loadAttentionLab(options) {
   let node;
   let askedThreads;
   let threads = 1;
+  let lean = false;
+  let askedCheckpoints;
   try {
     if (options !== undefined && options !== null && typeof options !== "object") {
       throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
@@ -1539,10 +1574,15 @@ export function loadAttentionLab(options) {
     node = opts[NODE_THREADS];
     askedThreads = opts.threads;
     threads = threadCount(askedThreads, node);
+    if (opts.checkpoints !== undefined && opts.checkpoints !== null && typeof opts.checkpoints !== "boolean") {
+      throw loadError("wasm_options", `checkpoints must be true or false, got ${valueText(opts.checkpoints)}`, "Pass {checkpoints: false} to load the lean binary (no checkpoint readers), or leave it out.", "checkpoints");
+    }
+    askedCheckpoints = opts.checkpoints;
+    lean = askedCheckpoints === false;
     const unknown = Object.keys(opts).filter((k) => !LOAD_OPTIONS.includes(k));
     if (unknown.length > 0) {
       const names = unknown.slice(0, 5).map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)).join(", ");
-      throw loadError("wasm_options", `loadAttentionLab has no option ${names}`, "Its options are wasmUrl (where attention_core.wasm is served) and wasmBinary (its bytes), at most one of them, and threads.", unknown[0].slice(0, 40));
+      throw loadError("wasm_options", `loadAttentionLab has no option ${names}`, "Its options are wasmUrl (where attention_core.wasm is served) and wasmBinary (its bytes), at most one of them, threads and checkpoints.", unknown[0].slice(0, 40));
     }
     const given = ["wasmUrl", "wasmBinary"].filter((k) => opts[k] !== undefined && opts[k] !== null);
     if (given.length === 2) {
@@ -1561,6 +1601,14 @@ export function loadAttentionLab(options) {
         "threads",
       ));
     }
+    if (source === null && askedCheckpoints === true && loaded.lean) {
+      return Promise.reject(loadError(
+        "wasm_loaded",
+        `the core is already ${loaded.done ? "loaded" : "loading"} without the checkpoint readers ({checkpoints: false}); it is loaded once, so it cannot also load them`,
+        "Leave {checkpoints: false} out of the first call of loadAttentionLab (before any <attention-lab lean> element connects); later calls may pass nothing and share that lab.",
+        "checkpoints",
+      ));
+    }
     if (source === null || (source.kind === loaded.kind && source.key === loaded.key)) return loaded.promise;
     return Promise.reject(loadError(
       "wasm_loaded",
@@ -1570,12 +1618,14 @@ export function loadAttentionLab(options) {
     ));
   }
   // a wasmUrl or wasmBinary is a single-thread binary (attention_core*.wasm, with attention_core.mjs)
-  source ??= defaultSource(readDefault, threads);
-  const entry = { kind: source.kind, key: source.key, label: source.label, done: false, threads: source.threads ?? 1 };
+  source ??= defaultSource(readDefault, threads, lean);
+  const entry = { kind: source.kind, key: source.key, label: source.label, done: false, threads: source.threads ?? 1, lean: Boolean(source.lean) };
   entry.promise = createCore(source, node, readDefault).then(
     (core) => {
       entry.done = true;
-      return new Lab(core);
+      const lab = new Lab(core);
+      entry.lean = !lab.hasCheckpoints;  // what loaded (a lean load may have fallen back to the full binary)
+      return lab;
     },
     (err) => {
       if (loaded === entry) loaded = undefined;

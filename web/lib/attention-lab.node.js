@@ -16,8 +16,8 @@ const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
 /** The key under which ./attention-lab.js takes Node's facts for its threads ({cores}): Node can always run the threaded core. */
 const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
 
-/** The binaries the browser module may pick (attention_core[_mt][_fma].wasm), read from beside this file. */
-const BINARIES = ["attention_core.wasm", "attention_core_fma.wasm", "attention_core_mt.wasm", "attention_core_mt_fma.wasm"];
+/** The binaries the browser module may pick (attention_core[_mt|_lean][_fma].wasm), read from beside this file. */
+const BINARIES = ["attention_core.wasm", "attention_core_fma.wasm", "attention_core_mt.wasm", "attention_core_mt_fma.wasm", "attention_core_lean.wasm", "attention_core_lean_fma.wasm"];
 const readDefault = (file) => readFile(new URL(`./${BINARIES.includes(file) ? file : BINARIES[0]}`, import.meta.url));
 const node = () => ({ cores: availableParallelism() });
 

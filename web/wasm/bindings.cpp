@@ -3,12 +3,11 @@
 // function is a Session call, each result a value_object of a core struct. The glue: std::vector ->
 // Array (float -> Float32Array, uint32 -> Uint32Array, copied out of the heap), std::optional -> the
 // value or null, maps and (name, value) lists -> objects, int64 -> number, SlotValue -> a JS value;
-// every call returns {ok, error: {code, slot, message, hint}, value} (no exception reaches JS);
-// and dlmalloc's heap figures (heapInUse, heapPeak), which only this build has.
+// every call returns {ok, error: {code, slot, message, hint}, value} (no exception reaches JS); and
+// dlmalloc's heap figures (heapInUse, heapPeak). ATTENTION_LAB_LEAN: the lean binaries' declarations.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
-
 #include <new>
 #include <type_traits>
 
@@ -384,16 +383,18 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             call<&Session::generator_state>, "rand", call<&Session::rand>, "dropout", call<&Session::dropout>, "create", call<&Session::create>, "fromParameters",
             call<&Session::from_parameters>, "parameters", call<&Session::parameters>, "setParameter", call<&Session::set_parameter>, "forward", call<&Session::forward>,
             "newCache", call<&Session::new_cache>, "resetCache", call<&Session::reset_cache>, "convert", call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights",
-            call<&Session::copy_weights>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>, "planCheckpoint",
+            call<&Session::copy_weights>, "release", call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>,
+            "forwardResident", call<&Session::forward_resident>, "estimateResidentBytes", call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>,
+            "traceWindow", call<&Session::trace_window>, "traceData", call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>);
+#ifndef ATTENTION_LAB_LEAN  // the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
+  functions("checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>, "planCheckpoint",
             call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput",
             call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>, "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed",
             call<&Session::gpt2_embed>, "gpt2BlockReads", call<&Session::gpt2_block_reads>, "gpt2Block", call<&Session::gpt2_block>, "gpt2InputReads",
             call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>, "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>,
             "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish", call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "gpt2Generate",
-            call<&Session::gpt2_generate>, "gpt2GenerateReads", call<&Session::gpt2_generate_reads>, "gpt2GenerateStep", call<&Session::gpt2_generate_step>, "release",
-            call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>, "forwardResident",
-            call<&Session::forward_resident>, "estimateResidentBytes", call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>, "traceWindow",
-            call<&Session::trace_window>, "traceData", call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>);
+            call<&Session::gpt2_generate>, "gpt2GenerateReads", call<&Session::gpt2_generate_reads>, "gpt2GenerateStep", call<&Session::gpt2_generate_step>);
+#endif
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);
 }

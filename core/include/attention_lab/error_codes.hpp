@@ -117,6 +117,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"wasm_fetch", "loading", "the .wasm could not be fetched or read (network error, HTTP status, missing file); names the URL"},
     {"wasm_loaded", "loading", "the core is already loaded from another source (it is loaded once: pass the options on the first call)"},
     {"bad_threads", "loading", "loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16"},
+    {"no_checkpoints", "loading", "a checkpoint method (openCheckpoint, loadCheckpoint, checkpointInput, loadGPT2) on a lab loaded with {checkpoints: false}: the lean binary has no readers"},
     {"unreadable_argument", "arguments", "reading an argument threw (a getter, a Proxy trap)"},
     {"bad_options", "arguments", "an options argument that is not an object"},
     {"disposed", "arguments", "the module, generator, checkpoint file, GPT-2 model or lazy trace was disposed"},

@@ -1,0 +1,98 @@
+// loadAttentionLab({checkpoints: false}): the lean binaries (attention_core_lean[_fma].wasm, the
+// bindings without the checkpoint and GPT-2 readers), in a process of its own (node --test runs each
+// file in one) so that the first load happens here: what loads, that its forwards and parameters are
+// the full binary's bits, that the four checkpoint methods refuse with no_checkpoints, and the
+// once-per-realm rule with the option.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
+import { AttentionError, loadAttentionLab } from "attention-lab";
+
+const ROOT = new URL("../..", import.meta.url);
+const CONFIG = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
+
+/** GPT-2 small's attention under seed 123 on 64 seeded tokens: the SHA-256 of its output's and each parameter's float32 bits. */
+const PROBE = `
+  const m = lab.create("MultiHeadAttention", ${JSON.stringify(CONFIG)}, { generator: lab.manualSeed(123) });
+  const y = m.forward({ shape: [1, 64, 768], data: lab.seededTokens(64, 768, 1).data }, { training: false }).output;
+  const sha = (a) => createHash("sha256").update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)).digest("hex");
+  const bits = { output: sha(y.data), parameters: m.parameters().map((p) => p.name + ":" + sha(p.data)).join(",") };`;
+
+/** What a fresh Node process loads with `options` (a JS expression), and its probe's bits. */
+async function child(options) {
+  const script = `
+    import { loadAttentionLab } from "attention-lab";
+    import { createHash } from "node:crypto";
+    const lab = await loadAttentionLab(${options});
+    ${PROBE}
+    console.log(JSON.stringify({ hasCheckpoints: lab.hasCheckpoints, threads: lab.threads, kernel: lab.kernel, bits }));
+    process.exit(0);`;
+  const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, maxBuffer: 64 << 20 });
+  return JSON.parse(stdout);
+}
+
+/** The AttentionError a promise rejects with, as {code, slot, message, hint}. */
+async function refusal(promise) {
+  const err = await promise.then(() => assert.fail("it resolved"), (e) => e);
+  assert.ok(err instanceof AttentionError, String(err));
+  return { code: err.code, slot: err.slot, message: err.message, hint: err.hint };
+}
+
+describe("loadAttentionLab({checkpoints: false})", () => {
+  test("checkpoints that is not a boolean is wasm_options naming it (and nothing is loaded)", async () => {
+    const r = await refusal(loadAttentionLab({ checkpoints: "no", threads: 1 }));
+    assert.deepEqual([r.code, r.slot], ["wasm_options", "checkpoints"]);
+    assert.match(r.message, /checkpoints must be true or false, got "no"/);
+  });
+
+  let lab;
+  test("on one thread it loads the lean binary: no checkpoint readers, the full binary's bits for the same module and input", async () => {
+    lab = await loadAttentionLab({ checkpoints: false, threads: 1 });
+    assert.equal(lab.hasCheckpoints, false);
+    assert.equal(lab.threads, 1);
+    assert.equal(lab.kernel, "simd128");  // Node 20 without --experimental-wasm-relaxed-simd
+    const bits = new Function("lab", "createHash", `${PROBE}; return bits;`)(lab, createHash);
+    const full = await child("{ threads: 1 }");
+    assert.deepEqual([full.hasCheckpoints, full.threads, full.kernel], [true, 1, "simd128"]);
+    assert.equal(bits.output, full.bits.output);
+    assert.equal(bits.parameters, full.bits.parameters);
+  });
+
+  test("the lean binary is the smaller download it is for: at most three quarters of the full one, gzipped", () => {
+    const gz = (name) => gzipSync(readFileSync(new URL(`web/lib/${name}`, ROOT)), { level: 9 }).length;
+    for (const [lean, full] of [["attention_core_lean.wasm", "attention_core.wasm"], ["attention_core_lean_fma.wasm", "attention_core_fma.wasm"]]) {
+      assert.ok(gz(lean) <= 0.75 * gz(full), `${lean} ${gz(lean)} bytes gzip, ${full} ${gz(full)}`);
+    }
+  });
+
+  test("openCheckpoint, loadCheckpoint, checkpointInput and loadGPT2 reject with no_checkpoints naming the method", async () => {
+    const file = new Uint8Array(16);
+    for (const [method, call] of [
+      ["openCheckpoint", () => lab.openCheckpoint(file)],
+      ["loadCheckpoint", () => lab.loadCheckpoint(file, { layer: 0 })],
+      ["checkpointInput", () => lab.checkpointInput(file, { tokenIds: [1, 2] })],
+      ["loadGPT2", () => lab.loadGPT2(file)],
+    ]) {
+      const r = await refusal(call());
+      assert.deepEqual([r.code, r.slot], ["no_checkpoints", method]);
+      assert.match(r.message, new RegExp(`lab\\.${method} needs the checkpoint readers`));
+      assert.match(r.hint, /without \{checkpoints: false\}/);
+    }
+  });
+
+  test("loaded once: a later call with nothing or checkpoints: false shares the lean lab; checkpoints: true is wasm_loaded", async () => {
+    assert.equal(await loadAttentionLab(), lab);
+    assert.equal(await loadAttentionLab({ checkpoints: false }), lab);
+    const r = await refusal(loadAttentionLab({ checkpoints: true }));
+    assert.deepEqual([r.code, r.slot], ["wasm_loaded", "checkpoints"]);
+  });
+
+  test("a threaded load has no lean binary: checkpoints: false there loads the full threaded one, readers and all", async () => {
+    const r = await child("{ checkpoints: false, threads: 2 }");
+    assert.deepEqual([r.hasCheckpoints, r.threads], [true, 2]);
+  });
+});
