@@ -1,5 +1,6 @@
 // Serves the teaching page (web/) on 127.0.0.1 and prints its URL. `node scripts/serve.mjs --help` says how.
-// Also importable: `startServer({port, host})` resolves to {url, close()} (used by the browser tests).
+// Also importable: `startServer({port, host, dir})` resolves to {url, close()} (used by the browser tests;
+// `dir` another folder to serve with the same headers, e.g. dist/ for the bench's first view of it).
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,8 +26,8 @@ export const ISOLATION_HEADERS = {
   "Cross-Origin-Embedder-Policy": "require-corp",
 };
 
-export function startServer({ port = 8080, host = "127.0.0.1" } = {}) {
-  const assets = sirv(root, {
+export function startServer({ port = 8080, host = "127.0.0.1", dir = root } = {}) {
+  const assets = sirv(dir, {
     dev: true, // no caching: a rebuilt WASM module is served at once
     extensions: ["html"],
     setHeaders(res) {

@@ -1,6 +1,7 @@
 // Lean delivery: the WebAssembly binary comes as its own file (compiled while it streams in), and the
 // code of the panels below the trace (compare, checkpoint) is left out of the first view: it loads
-// when a panel comes near the viewport or once the page is idle after its first output.
+// when a panel comes near the viewport or once the page is idle after its first output; the whole
+// GPT-2's section with the first file chosen.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { finish, launchLab, openPage } from "./helpers.mjs";
@@ -25,6 +26,7 @@ describe("delivery", () => {
         firstOutput: window.__firstOutputAt,
         compare: at("/app/compare-panel.js")?.startTime,
         checkpoint: at("/app/checkpoint-panel.js")?.startTime,
+        gpt2: at("/app/gpt2-panel.js")?.startTime ?? null,
         wasms: performance.getEntriesByType("resource").filter((e) => /\/lib\/attention_core[\w]*\.wasm$/.test(e.name)).map((e) => [new URL(e.name).pathname, e.decodedBodySize]),
         kernel: document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=run-reason]")?.dataset.kernel,
         mjs: at("/lib/attention_core.mjs")?.decodedBodySize,
@@ -32,6 +34,8 @@ describe("delivery", () => {
     });
     assert.ok(timing.compare > timing.firstOutput, `compare-panel.js requested at ${timing.compare} ms, first output at ${timing.firstOutput} ms`);
     assert.ok(timing.checkpoint > timing.firstOutput, `checkpoint-panel.js requested at ${timing.checkpoint} ms`);
+    // the whole model's section (and its generation) comes with the first file chosen (gpt2.test.mjs)
+    assert.equal(timing.gpt2, null, "gpt2-panel.js is not fetched before a file is chosen");
     // one binary fetched: Chromium has relaxed SIMD, so the fused multiply-add one (issue 21.3); on one
     // thread, although npm start's server makes the page cross-origin isolated: the page's main thread
     // runs small forwards only (its run worker, for big ones, loads the threaded build: threads.test.mjs);

@@ -4,7 +4,7 @@
 // (coi-serviceworker) makes the page cross-origin isolated there, so its run worker runs the core on threads.
 import assert from "node:assert/strict";
 import http from "node:http";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
@@ -45,6 +45,24 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
     await context?.close();
     await new Promise((resolve) => server?.close(resolve));
     await rm(profile, { recursive: true, force: true });
+  });
+
+  test("dist/'s JavaScript and CSS are minified (the pages above run on them); the vendored tokenizer is as published", () => {
+    let web = 0;
+    let dist = 0;
+    for (const dir of ["app", "lib"]) {
+      for (const name of readdirSync(path.join(DIST, dir)).filter((n) => /\.(m?js|css)$/.test(n))) {
+        const a = statSync(path.join(ROOT, "web", dir, name)).size;
+        const b = statSync(path.join(DIST, dir, name)).size;
+        assert.ok(b < a, `dist/${dir}/${name}: ${b} bytes, web/'s ${a}`);
+        web += a;
+        dist += b;
+      }
+    }
+    assert.ok(dist < 0.7 * web, `dist's scripts and styles ${dist} bytes against web/'s ${web}`);
+    const vendored = readdirSync(path.join(DIST, "vendor"), { recursive: true }).filter((f) => statSync(path.join(DIST, "vendor", f)).isFile());
+    assert.ok(vendored.length > 0);
+    for (const f of vendored) assert.ok(readFileSync(path.join(DIST, "vendor", f)).equals(readFileSync(path.join(ROOT, "web/vendor", f))), `dist/vendor/${f} is web/vendor's`);
   });
 
   for (const page of ["", "embed.html"]) {

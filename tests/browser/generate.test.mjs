@@ -38,13 +38,13 @@ describe("GPT-2 writes text on the page", () => {
   });
 
   const runs = (page, n, timeout = 30_000) =>
-    page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]").dataset.runs === String(k), n, { timeout });
+    page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]")?.dataset.runs === String(k), n, { timeout });
   /** The page with the tiny file loaded and the whole model run once. */
   async function loaded() {
     const page = await openPage(lab);
     await page.getByTestId("ckpt-heads").fill(String(spec.n_head));
     await page.getByTestId("ckpt-file").setInputFiles(file);
-    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === "1");
     return page;
   }
   /** Per layer x head (row-major), the most weighted key of a step's rows and its weight, as the grid should say. */
@@ -194,13 +194,13 @@ describe("GPT-2 writes text on the page", () => {
     // (a setup this large does not run on its own: Run starts it)
     await page.getByTestId("ckpt-heads").fill(String(spec.n_head));
     await page.getByTestId("ckpt-file").setInputFiles(file);
-    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === "1");
     await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(greedy.prompt.join(", "));
     const total = 1000;  // long enough to be in flight when the traced run is cancelled (checked below)
     await page.getByTestId("gen-max").fill(String(total));
     await page.getByTestId("gen-run").click();
-    await page.waitForFunction(() => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]").dataset.tokens) >= 2);
+    await page.waitForFunction(() => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]")?.dataset.tokens) >= 2);
     const before = await widgetRuns();
     await page.getByTestId("run").click();
     await page.getByTestId("cancel").click();
@@ -223,7 +223,7 @@ describe("GPT-2 writes text on the page", () => {
     const section = page.getByTestId("gpt2-generate");
     await page.getByTestId("gen-max").fill("1000");
     await page.getByTestId("gen-run").click();
-    await page.waitForFunction(() => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]").dataset.tokens) >= 2);
+    await page.waitForFunction(() => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]")?.dataset.tokens) >= 2);
     await page.getByTestId("gen-cancel").click();
     await page.getByTestId("gen-diag").waitFor();
     assert.equal(await page.getByTestId("gen-diag").getAttribute("data-code"), "cancelled");

@@ -38,7 +38,7 @@ describe("the whole GPT-2 model on the page", () => {
     // tokenized with GPT-2's BPE, since the file's vocabulary is GPT-2's 50,257 tokens (its width is not GPT-2's)
     await page.getByTestId("ckpt-file").setInputFiles(file);
     const section = page.getByTestId("gpt2-section");
-    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === "1");
     assert.equal(await page.getByTestId("ckpt-kind-text").isChecked(), true, "a 50,257-token file starts on the sentence");
     assert.equal(await page.getByTestId("gpt2-cell").count(), tiny.n_layer * tiny.n_head);
     const sentence = await page.getByTestId("ckpt-chips").locator("li").evaluateAll((lis) => lis.map((li) => li.dataset.id));
@@ -127,12 +127,12 @@ describe("the whole GPT-2 model on the page", () => {
     await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
     await page.getByTestId("ckpt-file").setInputFiles(file);
     const section = page.getByTestId("gpt2-section");
-    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "1");
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === "1");
     const ids = Array.from({ length: 100 }, (_, i) => tiny.token_ids[i % tiny.token_ids.length]);
     await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(ids.join(", "));
     await section.getByTestId("gpt2-run").click();
-    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === "2");
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === "2");
     // the same numbers from the library in Node: the page draws them, it does not compute them
     const nodeLab = await loadAttentionLab();
     const model = await nodeLab.loadGPT2(gpt2File(nodeLab, tiny), { num_heads: tiny.n_head });
@@ -159,7 +159,7 @@ describe("the whole GPT-2 model on the page", () => {
     const page = await openPage(lab);
     await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
     await page.getByTestId("ckpt-file").setInputFiles(file);
-    const runs = (n) => page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === String(k), n);
+    const runs = (n) => page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === String(k), n);
     await runs(1);
     await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(Array.from({ length: 1024 }, (_, i) => tiny.token_ids[i % tiny.token_ids.length]).join(", "));
@@ -193,7 +193,7 @@ describe("the whole GPT-2 model on the page", () => {
     const page = await openPage(lab);
     await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
     await page.getByTestId("ckpt-file").setInputFiles(file);
-    const runs = (n) => page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]").dataset.runs === String(k), n);
+    const runs = (n) => page.waitForFunction((k) => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === String(k), n);
     await runs(1);
     await page.getByTestId("ckpt-kind-ids").check();
     await page.getByTestId("ckpt-ids").fill(tiny.token_ids.join(", "));

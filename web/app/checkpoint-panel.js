@@ -16,7 +16,6 @@ import { checkpointInput, loadCheckpoint, traceLayer } from "./checkpoint-load.j
 import { seedValue } from "./lab-model.js";
 import { loadCode, attnPrefix, runCode } from "./checkpoint-code.js";
 import { errorBox } from "./diagnostic-view.js";
-import { setupGpt2Section } from "./gpt2-panel.js";
 
 /** Token chips shown at most (the run takes them all). */
 const CHIPS_MAX = 64;
@@ -90,19 +89,28 @@ export function setupCheckpointPanel(app) {
   const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
   const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
-  // The whole model on the same tokens; its "trace this layer" loads that layer here and runs it.
-  const gpt2 = setupGpt2Section(app, {
-    async traceLayer(layer, tokens) {
-      layerField.input.value = String(layer);
-      await load();
-      if (state.module && state.layer === layer) await runLayer(tokens);
-      runTitle.scrollIntoView({ block: "start" });
-    },
-    runAgain: () => runWholeModel(),
-    input: () => wholeModelInput(),
-  });
+  // The whole model on the same tokens; its "trace this layer" loads that layer here and runs it. Its
+  // code (gpt2-panel.js, the generation's) is fetched with the first file chosen, not with the page.
+  const gpt2Slot = h("div", { class: "gpt2-slot" });
+  let gpt2 = null;
+  const gpt2Section = async () => {
+    if (gpt2) return gpt2;
+    const { setupGpt2Section } = await import("./gpt2-panel.js");
+    gpt2 ??= setupGpt2Section(app, {
+      async traceLayer(layer, tokens) {
+        layerField.input.value = String(layer);
+        await load();
+        if (state.module && state.layer === layer) await runLayer(tokens);
+        runTitle.scrollIntoView({ block: "start" });
+      },
+      runAgain: () => runWholeModel(),
+      input: () => wholeModelInput(),
+    });
+    gpt2Slot.replaceWith(gpt2.node);  // once: a second caller finds the slot gone
+    return gpt2;
+  };
   const runBox = h("div", { class: "ckpt-run", hidden: true, role: "group", "aria-labelledby": "ckpt-run-title", dataset: { testid: "ckpt-run-box" } },
-    h("div", { class: "ckpt-tokens" }, kind, textBox, idsBox), pieces, gpt2.node,
+    h("div", { class: "ckpt-tokens" }, kind, textBox, idsBox), pieces, gpt2Slot,
     runTitle, runIntro,
     h("div", { class: "run-row" }, runButton), runError, traceStatus, stageNav, stageCards);
 
@@ -117,7 +125,7 @@ export function setupCheckpointPanel(app) {
     state.file = file;
     fileName.textContent = S.ckptFileName(file.name, bytesText(file.size));
     loadButton.disabled = false;
-    gpt2.reset();
+    (await gpt2Section()).reset();
     await load();
     if (state.file === file && state.module) await runWholeModel();
   };
@@ -158,7 +166,7 @@ export function setupCheckpointPanel(app) {
   /** The whole model on the panel's tokens (a file of one attention layer says it cannot). */
   async function runWholeModel() {
     const input = await wholeModelInput();
-    if (input) await gpt2.run(input);
+    if (input) await (await gpt2Section()).run(input);
   }
 
   /** What the whole model runs on: the file, the panel's tokens, the head count, a decoder (ids -> text) or null; null when the tokens are not valid. */

@@ -251,9 +251,8 @@ void declare_result() {
   (void)declared;
 }
 
-/// Session member M as a JS function.
 template <auto M>
-constexpr auto call = &Call<M>::run;
+constexpr auto call = &Call<M>::run;  // Session member M as a JS function
 
 /// Declares each ("name", call<&Session::member>) pair as the JS function `name`, and its Result type.
 inline void functions() {}
@@ -270,7 +269,6 @@ double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 double heap_peak() { return static_cast<double>(malloc_max_footprint()); }
 
 // ---- the types --------------------------------------------------------------------------------------
-
 EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Failure>("Failure", "code", &Failure::code, "slot", &Failure::slot, "message", &Failure::message, "hint", &Failure::hint);
   object<TensorInput>("TensorInput", "shape", &TensorInput::shape, "data", &TensorInput::data);
@@ -278,8 +276,6 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<NumberOption>("NumberOption", "type", &NumberOption::type, "value", &NumberOption::value);
   object<PlanEntryInput>("PlanEntryInput", "name", &PlanEntryInput::name, "copy", &PlanEntryInput::copy, "transpose", &PlanEntryInput::transpose, "object",
                          &PlanEntryInput::object);
-  object<CheckpointOptionsInput>("CheckpointOptionsInput", "layer", &CheckpointOptionsInput::layer, "num_heads", &CheckpointOptionsInput::num_heads, "context_length",
-                                 &CheckpointOptionsInput::context_length, "intoClass", &CheckpointOptionsInput::into_class, "intoConfig", &CheckpointOptionsInput::into_config);
   object<Tensor>("Tensor", "shape", &Tensor::shape, "data", &Tensor::data);
   object<NamedTensor>(
       "NamedTensor", "name", &NamedTensor::name, "shape", +[](const NamedTensor& p) -> const Shape& { return p.tensor.shape; }, "data",
@@ -353,6 +349,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                        "toShape", &MatrixReport::to_shape, "hint", &MatrixReport::hint);
   object<CopyReport>("CopyReport", "matrices", &CopyReport::matrices, "maxAbsDiff", &CopyReport::max_abs_diff, "agree", &CopyReport::agree, "notes", &CopyReport::notes, "tokens",
                      &take<&CopyReport::tokens>, "stages", &CopyReport::stages, "code", &CopyReport::code);
+#ifndef ATTENTION_LAB_LEAN  // the types of the checkpoint and GPT-2 readers
+  object<CheckpointOptionsInput>("CheckpointOptionsInput", "layer", &CheckpointOptionsInput::layer, "num_heads", &CheckpointOptionsInput::num_heads, "context_length",
+                                 &CheckpointOptionsInput::context_length, "intoClass", &CheckpointOptionsInput::into_class, "intoConfig", &CheckpointOptionsInput::into_config);
   object<FileRead>("FileRead", "name", &FileRead::name, "begin", &FileRead::begin, "end", &FileRead::end);
   object<CheckpointPlanResult>("CheckpointPlan", "needed", &CheckpointPlanResult::needed, "config", &CheckpointPlanResult::config, "report", &CheckpointPlanResult::report);
   object<OpenedFile>("OpenedFile", "handle", &OpenedFile::handle, "keys", &OpenedFile::keys, "dataStart", &OpenedFile::data_start);
@@ -370,6 +369,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<GeneratedToken>("GeneratedToken", "token", &GeneratedToken::token, "prob", &GeneratedToken::prob, "top", &GeneratedToken::top, "cacheTokens",
                          &GeneratedToken::cache_tokens, "cacheBytes", &GeneratedToken::cache_bytes, "attention", &GeneratedToken::attention);
   object<GenerateStepResult>("GenerateStepResult", "finished", &GenerateStepResult::finished, "eos", &GenerateStepResult::eos, "token", &GenerateStepResult::token);
+#endif
 }
 
 // ---- the calls ----------------------------------------------------------------------------------------
