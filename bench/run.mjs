@@ -2,7 +2,8 @@
 //
 // GPT-2 small attention, MultiHeadAttention(768, 768, 1024, 0.0, 12), eval mode, batch 1, causal, on
 // T in {6, 64, 256, 1024} tokens (the same seeded module and input everywhere we control them):
-//   wasm-node      our WASM through the public API in Node: lab.create once, m.forward(x, {training: false})
+//   wasm-node      our WASM through the public API in Node, one thread, in a child process (bench/wasm-threads.mjs
+//                  --threads 1): lab.create once, m.forward(x, {training: false})
 //   wasm-chromium  the same in headless Debian Chromium (bench/browser.html, served here)
 //   native         build/native/attention_lab_native_bench (the core linked natively)
 //   torch          /usr/bin/python3 bench/torch_bench.py: nn.MultiheadAttention on one thread, OpenBLAS
@@ -37,7 +38,7 @@ import zlib from "node:zlib";
 import { loadAttentionLab } from "attention-lab";
 import { baselineLine, bestOf, judgeBaseline, measureNativeGemm, torchEnv } from "./baseline.mjs";
 import { describe as describeHeader } from "./header.mjs";
-import { timeForwards, checksum as sum } from "./timing.mjs";
+import { checksum as sum } from "./timing.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -138,21 +139,17 @@ function run(cmd, args, options = {}) {
 // ---- engines ------------------------------------------------------------------------------------
 // Each: {name, info, run(T, reps) -> {samples, checksum?}, close()}; a failed set-up leaves {name, reason}.
 
-async function wasmNodeEngine(lab, module, input) {
-  return {
-    info: { node: process.version },
-    run(T, reps) {
-      return timeForwards(module, input(T), reps);
-    },
-  };
-}
-
-/** The threaded WASM row: bench/wasm-threads.mjs in a child process (its own core, the default in Node). */
-async function wasmThreadsEngine(expectedChecksum) {
-  const p = lineProcess(process.execPath, [path.join(ROOT, "bench/wasm-threads.mjs")], { cwd: ROOT });
+/**
+ * Our Node rows: bench/wasm-threads.mjs in a child process (its own core), on one thread (wasm-node)
+ * or the default in Node, the cores (wasm-node-mt); like the peers' Node rows, none runs in this
+ * process, which holds the bench's data and its Chromium. Checked bit for bit against this process's
+ * one-thread output (the same binary kind, simd128, at any thread count).
+ */
+async function wasmNodeEngine(expectedChecksum, name) {
+  const p = lineProcess(process.execPath, [path.join(ROOT, "bench/wasm-threads.mjs"), ...(name === "wasm-node" ? ["--threads", "1"] : [])], { cwd: ROOT });
   const ready = await p.next(60_000);
   if (!ready.ready) throw new Error(JSON.stringify(ready));
-  ROW_THREADS["wasm-node-mt"] = ready.threads;
+  ROW_THREADS[name] = ready.threads;
   const check = {};
   for (const T of TOKENS) {  // the same binary kind as the parent's (simd128): the same bits at any thread count
     const r = await p.request(`${T} 0`);
@@ -741,8 +738,7 @@ async function main() {
   if (needBrowser) {
     try { browser = await launchChromium(); } catch (e) { browserError = errText(e); log(`chromium: ${browserError}`); }
   }
-  await setUp("wasm-node", () => wasmNodeEngine(lab, module, input));
-  await setUp("wasm-node-mt", () => wasmThreadsEngine((T) => sum(ours(T))));
+  for (const name of ["wasm-node", "wasm-node-mt"]) await setUp(name, () => wasmNodeEngine((T) => sum(ours(T)), name));
   await setUp("native", () => nativeEngine());
   // PyTorch's baseline: the native GEMM reference is measured next to each PyTorch process's own
   // torch.mm (best of all its measurements), then each process is judged against it.

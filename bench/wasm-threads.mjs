@@ -1,14 +1,15 @@
-// The "ours WASM (Node, N threads)" row of bench/run.mjs, in its own process (the core loads once per
-// realm, and the parent's runs on one thread): the library's default in Node, the threaded binary on a
-// pool of the machine's cores (at most 4), the same module (seed 123) and inputs (seededTokens(T, 768,
-// 1)) as the other WASM rows. Prints {ready, threads, kernel}, then answers each stdin line "T reps"
+// Our Node rows of bench/run.mjs, each in its own process (the core loads once per realm): the
+// library's default in Node, the threaded binary on a pool of the machine's cores (at most 4), or with
+// --threads 1 the single-thread one; the same module (seed 123) and inputs (seededTokens(T, 768, 1))
+// as the other WASM rows. Prints {ready, threads, kernel}, then answers each stdin line "T reps"
 // with {samples_ms, checksum} (bench/timing.mjs's loop); "quit" ends it.
 import readline from "node:readline";
 import { loadAttentionLab } from "attention-lab";
 import { timeForwards } from "./timing.mjs";
 
 const CONFIG = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
-const lab = await loadAttentionLab();
+const at = process.argv.indexOf("--threads");
+const lab = await loadAttentionLab(at > 0 ? { threads: Number(process.argv[at + 1]) } : undefined);
 const m = lab.create("MultiHeadAttention", CONFIG);
 const inputs = new Map();
 const input = (T) => {

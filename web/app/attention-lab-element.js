@@ -78,7 +78,7 @@ function nameSet(text, allowed) {
  * @attr {string} url-prefix - With `url-state`: a prefix for the widget's URL keys (`url-prefix="ex1-"` gives
  *   `?ex1-d_out=3`), so several widgets and the host page share one URL; the host page's own
  *   parameters and `#hash` are kept.
- * @attr {boolean} lean - Load the lean core on the page (no checkpoint readers: ~200 KB gzip instead of ~295):
+ * @attr {boolean} lean - Load the lean core on the page (no checkpoint readers: ~200 KB gzip instead of ~345):
  *   the element reads checkpoints in its Worker anyway, so only a host page script that calls
  *   `lab.openCheckpoint`, `loadCheckpoint`, `checkpointInput` or `loadGPT2` itself needs it left out. The
  *   core is loaded once per page: the first element or script to load it decides. Ignored where no

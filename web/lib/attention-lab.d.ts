@@ -2040,7 +2040,7 @@ export interface AttentionLab {
   /**
    * Whether this lab reads checkpoints: `openCheckpoint`, `loadCheckpoint`, `checkpointInput` and
    * `loadGPT2`. False only for a lean binary (`attention_core_lean.wasm`, `attention_core_lean_fma.wasm`:
-   * built without the safetensors, checkpoint and GPT-2 code, ~200 KB gzip instead of ~295), which
+   * built without the safetensors, checkpoint and GPT-2 code, ~200 KB gzip instead of ~345), which
    * `loadAttentionLab({checkpoints: false})` loads on one thread; those four methods then reject with
    * `no_checkpoints`. The teaching page's main thread runs one (`<attention-lab lean>`): its Worker,
    * a full lab, reads the files.
@@ -2109,7 +2109,7 @@ export interface LoadOptions {
   /**
    * `false`: the caller needs no checkpoint readers, so a single-thread load may take the lean binary
    * (`attention_core_lean[_fma].wasm`, without the safetensors, checkpoint and GPT-2 code: ~200 KB gzip
-   * instead of ~295; the same forwards, bit for bit), and {@link AttentionLab.hasCheckpoints} is then
+   * instead of ~345; the same forwards, bit for bit), and {@link AttentionLab.hasCheckpoints} is then
    * false. A threaded load, `wasmUrl` and `wasmBinary` are what they are (full unless the URL or the
    * bytes are a lean binary); a bundle without the lean files falls back to the full binary. A later
    * call with `checkpoints: true` on a lean lab rejects with `wasm_loaded`. Not a boolean: `wasm_options`.
