@@ -89,13 +89,11 @@ export function setupCheckpointPanel(app) {
   const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
   const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
-  // The whole model on the same tokens; its "trace this layer" loads that layer here and runs it. Its
-  // code (gpt2-panel.js, the generation's) is fetched with the first file chosen, not with the page.
+  // The whole model on the same tokens ("trace this layer" loads that layer here); its code comes with the first file.
   const gpt2Slot = h("div", { class: "gpt2-slot" });
   let gpt2 = null;
   const gpt2Section = async () => {
-    if (gpt2) return gpt2;
-    const { setupGpt2Section } = await import("./gpt2-panel.js");
+    const { setupGpt2Section } = await import("./gpt2-panel.js");  // fetched once, then from the module map
     gpt2 ??= setupGpt2Section(app, {
       async traceLayer(layer, tokens) {
         layerField.input.value = String(layer);
@@ -103,8 +101,7 @@ export function setupCheckpointPanel(app) {
         if (state.module && state.layer === layer) await runLayer(tokens);
         runTitle.scrollIntoView({ block: "start" });
       },
-      runAgain: () => runWholeModel(),
-      input: () => wholeModelInput(),
+      runAgain: () => runWholeModel(), input: () => wholeModelInput(),
     });
     gpt2Slot.replaceWith(gpt2.node);  // once: a second caller finds the slot gone
     return gpt2;
