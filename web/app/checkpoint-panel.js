@@ -89,7 +89,7 @@ export function setupCheckpointPanel(app) {
   const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
   const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
-  // The whole model on the same tokens ("trace this layer" loads that layer here); its code comes with the first file.
+  // The whole model on the same tokens ("trace this layer" loads that layer here); its code comes with its first run.
   const gpt2Slot = h("div", { class: "gpt2-slot" });
   let gpt2 = null;
   const gpt2Section = async () => {
@@ -122,7 +122,7 @@ export function setupCheckpointPanel(app) {
     state.file = file;
     fileName.textContent = S.ckptFileName(file.name, bytesText(file.size));
     loadButton.disabled = false;
-    (await gpt2Section()).reset();
+    gpt2?.reset();  // in this task, as the load starts: nothing of the previous file stays on screen (none yet before the first)
     await load();
     if (state.file === file && state.module) await runWholeModel();
   };
