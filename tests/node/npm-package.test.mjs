@@ -152,6 +152,26 @@ describe("the npm package", () => {
     const results = report.testResults.flatMap((f) => f.assertionResults.map((a) => [a.title, a.status, a.failureMessages]));
     assert.deepEqual(results, [["the library in vitest's jsdom environment", "passed", []], ["a wasmUrl made with the environment's URL class, and a wrong option", "passed", []]]);
   });
+
+  test("checkpoints: false loads the installed lean binary; where it is missing (a copy without it) the full one, readers and all", () => {
+    const script = `
+      import { loadAttentionLab } from "attention-lab";
+      const lab = await loadAttentionLab({ checkpoints: false, threads: 1 });
+      const y = lab.run("SelfAttention_v2", { d_in: 3, d_out: 2 }, lab.seededTokens(4, 3, 7), { seed: 123, trace: false }).output;
+      console.log(JSON.stringify({ hasCheckpoints: lab.hasCheckpoints, first: Array.from(y.data.slice(0, 2)) }));
+      process.exit(0);`;
+    const lean = node("lean.mjs", script);
+    assert.equal(lean.hasCheckpoints, false);
+    const file = path.join(app, "node_modules/attention-lab/web/lib/attention_core_lean.wasm");
+    const bytes = readFileSync(file);
+    rmSync(file);
+    try {
+      const full = node("lean-missing.mjs", script);
+      assert.deepEqual(full, { hasCheckpoints: true, first: lean.first });
+    } finally {
+      writeFileSync(file, bytes);
+    }
+  });
 });
 
 describe("npm pack refuses a tree whose WebAssembly core is not built (the prepack hook)", () => {

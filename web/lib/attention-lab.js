@@ -1563,7 +1563,6 @@ export function loadAttentionLab(options) {
   let node;
   let askedThreads;
   let threads = 1;
-  let lean = false;
   let askedCheckpoints;
   try {
     if (options !== undefined && options !== null && typeof options !== "object") {
@@ -1578,7 +1577,6 @@ export function loadAttentionLab(options) {
       throw loadError("wasm_options", `checkpoints must be true or false, got ${valueText(opts.checkpoints)}`, "Pass {checkpoints: false} to load the lean binary (no checkpoint readers), or leave it out.", "checkpoints");
     }
     askedCheckpoints = opts.checkpoints;
-    lean = askedCheckpoints === false;
     const unknown = Object.keys(opts).filter((k) => !LOAD_OPTIONS.includes(k));
     if (unknown.length > 0) {
       const names = unknown.slice(0, 5).map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)).join(", ");
@@ -1618,7 +1616,7 @@ export function loadAttentionLab(options) {
     ));
   }
   // a wasmUrl or wasmBinary is a single-thread binary (attention_core*.wasm, with attention_core.mjs)
-  source ??= defaultSource(readDefault, threads, lean);
+  source ??= defaultSource(readDefault, threads, askedCheckpoints === false);
   const entry = { kind: source.kind, key: source.key, label: source.label, done: false, threads: source.threads ?? 1, lean: Boolean(source.lean) };
   entry.promise = createCore(source, node, readDefault).then(
     (core) => {
