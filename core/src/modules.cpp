@@ -14,6 +14,24 @@ namespace attention_lab {
 
 namespace {
 
+/// The checks of a forward of a share of the heads (ForwardOptions::share): AttentionError head_share.
+void check_share(const ForwardPlan& p, const HeadShare& s, const ForwardOptions& o, bool dropout_acts) {
+  const std::string range = "heads [" + std::to_string(s.first) + ", " + std::to_string(s.first + s.count) + ")";
+  if (p.layout == HeadsRule::Single)
+    throw AttentionError("head_share", "share", p.config.class_name() + " has one head (of width d_out): there are no heads to share out",
+                         "Run the whole forward (module.forward).");
+  if (s.count < 1 || s.first < 0 || s.first + s.count > p.query_heads || s.first % p.group_size != 0 || s.count % p.group_size != 0)
+    throw AttentionError(
+        "head_share", "share",
+        range + " is not a run of whole key/value groups (" + std::to_string(p.group_size) + " query heads each) within the " + std::to_string(p.query_heads) + " heads",
+        "Take the shares module.headShares(parts) gives.");
+  if (o.trace != nullptr || o.attn_weights != nullptr || o.cache != nullptr)
+    throw AttentionError("head_share", "share", "a share of the heads runs untraced and without a KV cache", "Trace, or cache, with the whole forward (module.forward).");
+  if (dropout_acts)
+    throw AttentionError("head_share", "dropout", "dropout in training draws one stream over every head, in PyTorch's order: " + range + " cannot run on its own",
+                         "Run in eval mode (training: false), or the whole forward.");
+}
+
 /// nn.Linear's kaiming_uniform_(a=sqrt(5)) bound, in double exactly as torch.nn.init computes it.
 float kaiming_bound(int64_t fan_in) {
   const double a = std::sqrt(5.0);
@@ -116,6 +134,8 @@ struct AttentionModule::Impl {
   void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
   const float* bias(int role) const;
   Tensor forward_pass(const Tensor& x, const ForwardOptions& options) const;
+  /// Pass 8 on heads_concat (b, T, proj_width): out_proj (b, T, d_out) and proj, those the plan has.
+  void project(const Tensor& concat, int64_t b, int64_t T, ThreadPool* pool, Tensor& out_proj, Tensor& projected) const;
   Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;
 
   ForwardPlan plan_;
@@ -490,11 +510,55 @@ Diagnostic AttentionModule::Impl::non_finite_warning(const Tensor& x, const Forw
   return d;
 }
 
+void AttentionModule::Impl::project(const Tensor& concat, int64_t b, int64_t T, ThreadPool* pool, Tensor& out_proj, Tensor& projected) const {
+  const ForwardPlan& p = plan_;
+  const int64_t d_out = p.config.d_out;
+  if (p.out_proj) {
+    out_proj = Tensor({b, T, d_out});  // (b, num_tokens, d_out)
+    ops::gemm(pool, concat.data.data(), b * T, d_out, prepared_.weight[3], bias(3), out_proj.data.data());
+  }
+  if (p.proj) {
+    projected = Tensor({b, T, d_out});  // (b, num_tokens, d_out)
+    ops::gemm(pool, out_proj.data.data(), b * T, d_out, prepared_.weight[4], bias(4), projected.data.data());
+  }
+}
+
+Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, const ForwardOptions& options) const {
+  const ForwardPlan& p = impl_->plan_;
+  if (p.layout == HeadsRule::Single)
+    throw AttentionError("head_share", "share", p.config.class_name() + " has one head (of width d_out): there are no heads to join", "Run the whole forward (module.forward).");
+  check_input(p, x, "x", options.memory_budget_bytes, false);
+  const int64_t b = x.shape[0], T = x.shape[1];
+  const Shape want{b, T, p.proj_width};
+  if (concat.shape != want || concat.data.size() != static_cast<size_t>(numel_of(want)))
+    throw AttentionError("head_share", "heads_concat",
+                         "heads_concat has shape " + shape_string(concat.shape) + " (" + std::to_string(concat.data.size()) + " values); the heads of x " + shape_string(x.shape) +
+                             " make " + shape_string(want),
+                         "Join every share of module.headShares(parts), in order, along the last axis.");
+  std::optional<TorchGenerator> start;
+  if (options.warnings != nullptr && options.generator != nullptr) start = *options.generator;
+  try {
+    Tensor out_proj, projected;
+    impl_->project(concat, b, T, options.pool, out_proj, projected);
+    Tensor y = p.proj ? std::move(projected) : p.out_proj ? std::move(out_proj) : concat;
+    if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) {
+      ForwardOptions whole = options;
+      whole.share = nullptr;
+      options.warnings->push_back(impl_->non_finite_warning(x, whole, start));
+    }
+    return y;
+  } catch (const std::bad_alloc&) {
+    throw AttentionError("too_large", "x", "not enough memory to join the heads of " + p.config.python_call() + " on " + shape_string(x.shape),
+                         "Use fewer tokens or a smaller batch.");
+  }
+}
+
 Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options) const {
   const ForwardPlan& p = plan_;
   const ModuleConfig& c = p.config;
   check_input(p, x, "x", options.memory_budget_bytes, options.trace != nullptr);
   const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
+  if (options.share != nullptr) check_share(p, *options.share, options, apply_dropout);
   if (apply_dropout && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");
   }
@@ -534,6 +598,10 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
   const int64_t hd = p.head_dim;
   const int64_t proj_width = p.proj_width;
   const bool tracing = options.trace != nullptr;
+  // A share of the heads (a plain Worker's part of a split forward): query heads [h_begin, h_end) and
+  // the key/value heads they read, [h_begin / group, h_end / group); untraced, uncached, no dropout.
+  const HeadShare* const share = options.share;
+  const int64_t h_begin = share != nullptr ? share->first : 0, h_end = share != nullptr ? share->first + share->count : H;
   const auto head_shape = [&](int64_t rows, int64_t cols) {
     if (!p.batched) return Shape{rows, cols};
     if (!p.per_head_axes) return Shape{b, rows, cols};
@@ -588,10 +656,12 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
         const bool from_latent = m > 0 && p.latent_dim > 0;
         const int64_t made = m == 0 ? T : kv_rows;  // rows projected: the chunk's, or every cached latent's
         const float* source = !from_latent ? x.data.data() : latent_cache ? latent_all.data.data() : latent.data.data();
-        ops::gemm(options.pool, source, b * made, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data());  // (b*made, heads*hd)
+        const int64_t head_first = m == 0 ? h_begin : h_begin / group, head_last = m == 0 ? h_end : h_end / group;  // the heads computed
+        ops::gemm_columns(options.pool, source, b * made, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data(), head_first * hd,
+                          head_last * hd);  // (b*made, heads*hd), those heads' columns
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
-          for (int64_t h = 0; h < heads; ++h) {
+          for (int64_t h = head_first; h < head_last; ++h) {
             const int64_t first = m == 0 || made == rows ? 0 : past;  // a cache's keys and values come first
             for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
             if (m > 0 && past > 0 && !latent_cache) {
@@ -675,11 +745,19 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
       ops::gemm(options.pool, s, T, Tk, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), lower ? ops::Triangle::ALower : ops::Triangle::None);
     };
     if (p.dropout_heads_outer) {
-      for (int64_t h = 0; h < H; ++h)
+      for (int64_t h = h_begin; h < h_end; ++h)
         for (int64_t bi = 0; bi < b; ++bi) attend(bi, h);
     } else {
       for (int64_t bi = 0; bi < b; ++bi)
-        for (int64_t h = 0; h < H; ++h) attend(bi, h);
+        for (int64_t h = h_begin; h < h_end; ++h) attend(bi, h);
+    }
+    if (share != nullptr) {  // the share's columns of heads_concat: (b, T, count * hd)
+      const int64_t width = (h_end - h_begin) * hd;
+      Tensor part({b, T, width});
+      for (int64_t bi = 0; bi < b; ++bi)
+        for (int64_t h = h_begin; h < h_end; ++h)
+          for (int64_t t = 0; t < T; ++t) std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, part.data.data() + (bi * T + t) * width + (h - h_begin) * hd);
+      return part;
     }
     // Pass 7, merge: (b, H, T, hd) -> (b, T, H*hd), column h*hd + j (the wrapper's torch.cat, the
     // fused transpose(1, 2).contiguous().view). Single-head classes: the context is the output.
@@ -692,14 +770,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     }
     // Pass 8, out_proj: (b*T, d_out) @ out_proj.weight^T + out_proj.bias; then a second projection
     // when the class has one (MHAPyTorchClass: proj after nn.MultiheadAttention's own out_proj).
-    if (p.out_proj) {
-      out_proj = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
-      ops::gemm(options.pool, concat.data.data(), b * T, c.d_out, prepared_.weight[3], bias(3), out_proj.data.data());
-    }
-    if (p.proj) {
-      projected = Tensor({b, T, c.d_out});  // (b, num_tokens, d_out)
-      ops::gemm(options.pool, out_proj.data.data(), b * T, c.d_out, prepared_.weight[4], bias(4), projected.data.data());
-    }
+    project(concat, b, T, options.pool, out_proj, projected);
     // The last pass's tensor is the output; the trace keeps its own copy of it.
     Tensor* last = p.proj ? &projected : p.out_proj ? &out_proj : p.layout != HeadsRule::Single ? &concat : &context;
     Tensor output = tracing ? *last : std::move(*last);

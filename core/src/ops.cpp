@@ -91,11 +91,14 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
   gemm(nullptr, a, m, k, b, bias, c, tri, lda, ldc);
 }
 
-void gemm(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
-  const int64_t w = gemm_panel_width(), panels = (b.n + w - 1) / w;
-  const double work = static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(b.n);
+namespace {
+/// ops::gemm on a pool over column panels [p_begin, p_end) of the product.
+void gemm_panel_range(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc,
+                      int64_t p_begin, int64_t p_end) {
+  const int64_t w = gemm_panel_width(), panels = p_end - p_begin;
+  const double work = static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(std::min(b.n, panels * w));
   if (pool == nullptr || work < kMinParallelWork || m <= 0 || panels <= 0) {
-    gemm_panels(a, m, k, b, bias, c, tri, lda, ldc, 0, m, 0, panels);
+    gemm_panels(a, m, k, b, bias, c, tri, lda, ldc, 0, m, p_begin, p_end);
     return;
   }
   // Tasks: row blocks (the SIMD kernel's own; Eigen takes all rows at once) times groups of panels,
@@ -110,9 +113,21 @@ void gemm(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMa
   group = std::min(panels, (std::max<int64_t>(group, 1) + 3) / 4 * 4);
   const int64_t row_tasks = (m + rows - 1) / rows, panel_tasks = (panels + group - 1) / group;
   parallel_for(pool, row_tasks * panel_tasks, work, [&](int64_t t) {
-    const int64_t r = t / panel_tasks, p = t % panel_tasks;
-    gemm_panels(a, m, k, b, bias, c, tri, lda, ldc, r * rows, std::min(m, (r + 1) * rows), p * group, std::min(panels, (p + 1) * group));
+    const int64_t r = t / panel_tasks, q = t % panel_tasks;
+    gemm_panels(a, m, k, b, bias, c, tri, lda, ldc, r * rows, std::min(m, (r + 1) * rows), p_begin + q * group, std::min(p_end, p_begin + (q + 1) * group));
   });
+}
+}  // namespace
+
+void gemm(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri, int64_t lda, int64_t ldc) {
+  gemm_panel_range(pool, a, m, k, b, bias, c, tri, lda, ldc, 0, (b.n + gemm_panel_width() - 1) / gemm_panel_width());
+}
+
+void gemm_columns(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, int64_t col_begin, int64_t col_end) {
+  const int64_t w = gemm_panel_width();
+  col_begin = std::clamp<int64_t>(col_begin, 0, b.n);
+  col_end = std::clamp<int64_t>(col_end, col_begin, b.n);
+  gemm_panel_range(pool, a, m, k, b, bias, c, Triangle::None, 0, 0, col_begin / w, (col_end + w - 1) / w);
 }
 
 void vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, bool transpose_b, float* c) {

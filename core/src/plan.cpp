@@ -238,6 +238,19 @@ const char* stage_id_name(StageId id) {
   return "";
 }
 
+std::vector<HeadShare> head_shares(const ForwardPlan& p, int64_t parts, bool training) {
+  const bool dropout_acts = p.dropout_stage && training && p.dropout > 0.0;
+  const int64_t units = p.kv_heads;  // key/value heads, each with its group of query heads
+  const int64_t n = p.layout == HeadsRule::Single || dropout_acts ? 1 : std::max<int64_t>(1, std::min(parts, units));
+  if (n == 1) return {{0, p.query_heads}};
+  std::vector<HeadShare> shares;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t begin = i * units / n, end = (i + 1) * units / n;
+    shares.push_back({begin * p.group_size, (end - begin) * p.group_size});
+  }
+  return shares;
+}
+
 bool stage_present(const ForwardPlan& p, StageId id, bool cached) {
   switch (id) {
     case StageId::CacheK:

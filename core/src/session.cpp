@@ -151,6 +151,9 @@ struct Session::Objects {
   std::map<uint32_t, std::vector<Stage>> traces;            // resident traces: the stages, values and all
   std::unique_ptr<ThreadPool> pool;                         // null: one thread (set_threads)
   uint32_t next = 1;
+  std::map<uint32_t, double> revisions;  // module -> its parameters' revision (absent: as created)
+  double writes = 0;
+  void wrote(uint32_t module) { revisions[module] = ++writes; }
 
   const std::vector<Stage>& trace(uint32_t h) const {
     const auto it = traces.find(h);
@@ -442,7 +445,68 @@ std::vector<NamedTensor> Session::parameters(uint32_t module) const { return obj
 
 bool Session::set_parameter(uint32_t module, const std::string& name, TensorInput t) {
   objects_->module(module).set_parameter(name, tensor_from_input(std::move(t), name));
+  objects_->wrote(module);
   return true;
+}
+
+std::vector<HeadShare> Session::head_shares(uint32_t module, double parts, bool training) const {
+  const AttentionModule& m = objects_->module(module);
+  if (!(parts >= 1 && parts <= 64 && std::floor(parts) == parts))
+    throw AttentionError("bad_options", "parts", "parts must be a whole number from 1 to 64, got " + format_g(parts, 12),
+                         "Pass the number of Workers the forward may use, e.g. 2.");
+  return attention_lab::head_shares(m.plan(), static_cast<int64_t>(parts), training);
+}
+
+Tensor Session::forward_share(uint32_t module, TensorInput x, double first, double count, bool training) const {
+  const AttentionModule& m = objects_->module(module);
+  const auto whole = [](double v) { return v >= 0 && v <= 1e6 && std::floor(v) == v; };
+  if (!whole(first) || !whole(count))
+    throw AttentionError("head_share", "share", "a share is a first head and a count of heads, whole numbers; got first " + format_g(first, 12) + ", count " + format_g(count, 12),
+                         "Take the shares module.headShares(parts) gives.");
+  const HeadShare share{static_cast<int64_t>(first), static_cast<int64_t>(count)};
+  const Tensor input = tensor_from_input(std::move(x), "x");
+  ForwardOptions opts;
+  opts.training = training;
+  opts.share = &share;
+  return m.forward(input, opts);
+}
+
+ForwardResult Session::project_heads(uint32_t module, TensorInput x, std::vector<TensorInput> parts, bool training) const {
+  const AttentionModule& m = objects_->module(module);
+  const Tensor input = tensor_from_input(std::move(x), "x");
+  // heads_concat: the parts side by side along the last axis, each (b, num_tokens, width_i)
+  std::vector<Tensor> pieces;
+  int64_t width = 0;
+  for (TensorInput& part : parts) {
+    pieces.push_back(tensor_from_input(std::move(part), "heads_concat"));
+    const Shape& s = pieces.back().shape;
+    if (s.size() != 3 || input.shape.size() != 3 || s[0] != input.shape[0] || s[1] != input.shape[1])
+      throw AttentionError("head_share", "heads_concat",
+                           "share " + std::to_string(pieces.size() - 1) + " has shape " + shape_string(s) + ", not (b, num_tokens, width) of x " + shape_string(input.shape),
+                           "Pass each share's forwardShare output for this x, in head order.");
+    width += s[2];
+  }
+  const int64_t rows = input.shape.size() == 3 ? input.shape[0] * input.shape[1] : 0;
+  Tensor concat({rows > 0 ? input.shape[0] : 0, rows > 0 ? input.shape[1] : 0, width});
+  int64_t column = 0;
+  for (const Tensor& piece : pieces) {
+    const int64_t w = piece.shape[2];
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(piece.data.data() + r * w, w, concat.data.data() + r * width + column);
+    column += w;
+  }
+  ForwardResult r;
+  ForwardOptions opts;
+  opts.training = training;
+  opts.warnings = &r.warnings;
+  opts.pool = objects_->pool.get();
+  r.output = m.project_heads(input, concat, opts);
+  return r;
+}
+
+double Session::module_revision(uint32_t module) const {
+  objects_->module(module);  // disposed
+  const auto it = objects_->revisions.find(module);
+  return it == objects_->revisions.end() ? 0.0 : it->second;
 }
 
 ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache) {
@@ -518,6 +582,7 @@ CopyReport Session::copy_weights(uint32_t from, uint32_t to, const std::vector<P
   AttentionModule copy = target;
   CopyReport r = attention_lab::copy_weights(source, copy, p, x);
   target = std::move(copy);
+  objects_->wrote(to);
   return r;
 }
 
@@ -564,6 +629,7 @@ ModuleInfo Session::load_checkpoint(uint32_t file, const CheckpointOptionsInput&
   if (into != 0) {
     AttentionModule& target = objects_->module(into);
     target = std::move(loaded);
+    objects_->wrote(into);
     info.config = target.config();
     info.parameter_count = attention_lab::parameter_count(info.config);
   } else {
@@ -731,6 +797,7 @@ GenerateStepResult Session::gpt2_generate_step(uint32_t model, uint32_t generato
 
 bool Session::release(uint32_t handle) {
   objects_->modules.erase(handle);
+  objects_->revisions.erase(handle);
   objects_->generators.erase(handle);
   objects_->headers.erase(handle);
   objects_->gpt2.erase(handle);

@@ -603,6 +603,8 @@ export type ErrorCode =
   | "wasm_fetch"
   /** the core is already loaded from another source (it is loaded once: pass the options on the first call) */
   | "wasm_loaded"
+  /** a head split's Worker (createHeadSplit) that could not start or load its core (CSP worker-src, a missing file) */
+  | "worker_failed"
   /** loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16 */
   | "bad_threads"
   /** a checkpoint method (openCheckpoint, loadCheckpoint, checkpointInput, loadGPT2) on a lab loaded with {checkpoints: false}: the lean binary has no readers */
@@ -610,6 +612,8 @@ export type ErrorCode =
   // arguments and lifetimes
   /** reading an argument threw (a getter, a Proxy trap) */
   | "unreadable_argument"
+  /** a share of a forward's heads (forwardShare, projectHeads) that is not whole key/value groups, or with a trace, a cache or dropout acting, or joined heads of the wrong shape */
+  | "head_share"
   /** an options argument that is not an object */
   | "bad_options"
   /** the module, generator, checkpoint file, GPT-2 model or lazy trace was disposed */
@@ -1050,6 +1054,14 @@ export interface LazyRunResult extends Omit<RunResult, "trace"> {
   trace: LazyTrace;
 }
 
+/** A share of a forward's query heads: `[first, first + count)` (AttentionModule.headShares). */
+export interface HeadShare {
+  /** The first query head of the share. */
+  first: number;
+  /** How many query heads, whole key/value groups of them. */
+  count: number;
+}
+
 /** What module.forward gives. */
 export interface ForwardResult {
   /** The output, `(b, num_tokens, outputWidth)` (or `(num_tokens, d_out)` for the SelfAttention classes). */
@@ -1188,6 +1200,48 @@ export interface AttentionModule {
    * @throws {@link AttentionError} as the previous signature.
    */
   forward(x: TensorLike, options: { training?: boolean; generator?: Generator; trace: "lazy"; cache?: KvCache }): LazyForwardResult;
+  /**
+   * The shares of the query heads a forward splits into over at most `parts` plain Workers (the
+   * core's head_shares, web/lib/head-split.js runs them): whole key/value groups, as even as they
+   * allow, in head order. One share of every head where the heads cannot split: a single-head class,
+   * one key/value head, or `training` (the default) with dropout > 0 (the draws are one stream).
+   * @param parts - The most shares, a whole number from 1 to 64.
+   * @param options - `training` (default true, as forward's): with dropout > 0 the heads do not split.
+   * @returns The shares in head order, `{first, count}` each.
+   * @throws {@link AttentionError} "bad_options" (slot "parts"), "disposed".
+   * @example
+   * ```ts
+   * mha.headShares(2, { training: false }); // [{first: 0, count: 6}, {first: 6, count: 6}] for 12 heads
+   * ```
+   */
+  headShares(parts: number, options?: { training?: boolean }): HeadShare[];
+  /**
+   * One share's part of an untraced, uncached forward: its columns of heads_concat,
+   * `(b, num_tokens, count * head_dim)` row-major, each value with the bits the whole forward gives it.
+   * On one thread. Join every share's part with {@link AttentionModule.projectHeads}.
+   * @param x - The input `(b, num_tokens, d_in)` row-major, as forward's.
+   * @param share - One of {@link AttentionModule.headShares}.
+   * @param options - `training` (default true): must not have dropout acting.
+   * @returns The share's part `(b, num_tokens, count * head_dim)`.
+   * @throws {@link AttentionError} forward's input codes; "head_share" (a single-head class, a share
+   *   that is not whole key/value groups, dropout acting: slot "dropout"), "disposed".
+   */
+  forwardShare(x: TensorLike, share: HeadShare, options?: { training?: boolean }): Tensor;
+  /**
+   * The output of the shares joined: every share's forwardShare part for this `x`, in head order,
+   * side by side (heads_concat `(b, num_tokens, num_heads * head_dim)`), through out_proj (and proj)
+   * as forward runs them, or heads_concat itself for MultiHeadAttentionWrapper: the bits of
+   * `forward(x, {training})`, with its warnings.
+   * @param x - The input the shares ran on.
+   * @param parts - Every share's forwardShare part, in head order.
+   * @param options - `training` (default true), as the shares ran.
+   * @returns The output `(b, num_tokens, outputWidth)` and forward's warnings.
+   * @throws {@link AttentionError} forward's input codes; "head_share" (slot "heads_concat": parts of
+   *   another shape; slot "share": a single-head class), "disposed".
+   */
+  projectHeads(x: TensorLike, parts: readonly TensorLike[], options?: { training?: boolean }): ForwardResult;
+  /** A number that changes whenever this module's parameters may have changed (setParameter, copyWeights into it, loadCheckpoint into it). */
+  readonly revision: number;
   /**
    * An empty KV cache for this module (the book's cache_k / cache_v, ch04/03_kv-cache). Pass it as
    * `forward(chunk, {training: false, cache})`: the chunk `(b, num_tokens, d_in)` comes after every

@@ -359,6 +359,37 @@ class AttentionModule {
     return out;
   }
 
+  /**
+   * The shares of the heads a forward splits into over at most `parts` plain Workers (the core's
+   * head_shares: whole key/value groups; one share of every head where the forward cannot split).
+   */
+  headShares(parts, options) {
+    const { training = true } = readOptions(options, "headShares");
+    return unwrap(this.#core.headShares(this._handle, plainNumber(parts, NaN), Boolean(training)));
+  }
+
+  /** One share's columns of heads_concat, (b, num_tokens, count * head_dim), untraced (see the .d.ts). */
+  forwardShare(x, share, options) {
+    const { training = true } = readOptions(options, "forwardShare");
+    const first = share !== null && typeof share === "object" ? reading("share", () => share.first) : undefined;
+    const count = share !== null && typeof share === "object" ? reading("share", () => share.count) : undefined;
+    return unwrap(this.#core.forwardShare(this._handle, toTensor(x, "x"), plainNumber(first, NaN), plainNumber(count, NaN), Boolean(training)));
+  }
+
+  /** forward's {output, warnings?} from every share's forwardShare output, in head order (see the .d.ts). */
+  projectHeads(x, parts, options) {
+    const { training = true } = readOptions(options, "projectHeads");
+    const list = reading("parts", () => (parts !== null && typeof parts === "object" && parts.length <= 4096 ? Array.from(parts) : null));
+    if (list === null) throw new AttentionError({ code: "head_share", slot: "heads_concat", message: `parts must be an array of forwardShare outputs, got ${valueText(parts)}`, hint: "Pass each share's forwardShare output, in head order." });
+    const r = unwrap(this.#core.projectHeads(this._handle, toTensor(x, "x"), list.map((t) => toTensor(t, "heads_concat")), Boolean(training)));
+    return r.warnings?.length ? { output: r.output, warnings: r.warnings } : { output: r.output };
+  }
+
+  /** A number that changes whenever this module's parameters may have changed (a Worker's copy is then stale). */
+  get revision() {
+    return unwrap(this.#core.moduleRevision(this._handle));
+  }
+
   /** An empty KV cache for this module (see the .d.ts): pass it as forward(chunk, {cache}). */
   newCache(options) {
     const { window } = readOptions(options, "newCache");

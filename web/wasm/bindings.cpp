@@ -1,10 +1,9 @@
-// The only file that includes <emscripten/...>: embind declarations of the core's boundary
-// (attention_lab/session.hpp) for the JS facade (web/lib/attention-lab.js). It decides nothing: each
-// function is a Session call, each result a value_object of a core struct. The glue: std::vector ->
-// Array (float -> Float32Array, uint32 -> Uint32Array, copied out of the heap), std::optional -> the
-// value or null, maps and (name, value) lists -> objects, int64 -> number, SlotValue -> a JS value;
-// every call returns {ok, error: {code, slot, message, hint}, value} (no exception reaches JS); and
-// dlmalloc's heap figures (heapInUse, heapPeak). ATTENTION_LAB_LEAN: the lean binaries' declarations.
+// The only file that includes <emscripten/...>: embind declarations of the core's boundary (session.hpp)
+// for the JS facade (web/lib/attention-lab.js). It decides nothing: each function is a Session call, each
+// result a value_object of a core struct. The glue: std::vector -> Array (float -> Float32Array, uint32 ->
+// Uint32Array, copied out of the heap), std::optional -> the value or null, maps and (name, value) lists
+// -> objects, int64 -> number, SlotValue -> a JS value; every call returns {ok, error: {code, slot,
+// message, hint}, value} (no exception reaches JS); heapInUse, heapPeak. ATTENTION_LAB_LEAN: the lean's.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -199,8 +198,7 @@ struct Call<M> {
   }
 };
 
-/// value_object<C>("Name", "field", &C::member or getter, ...): a member, or a getter that computes
-/// or converts a value (these structs only travel out to JS, so a getter's setter does nothing).
+/// value_object<C>("Name", "field", &C::member or getter, ...): a getter's setter does nothing (out only).
 template <typename C>
 struct object : emscripten::value_object<C> {
   template <typename... F>
@@ -233,8 +231,7 @@ double num(const typename member_of<decltype(M)>::type& c) {
   return static_cast<double>(c.*M);
 }
 
-/// A member moved out, not copied: embind copies a nested value_object (tensors and all) before JS reads
-/// it, but each struct here is a temporary that JS reads once and then deletes, so its tensors can move.
+/// A member moved out, not copied (each struct here is a temporary JS reads once, so its tensors move).
 template <auto M>
 typename member_of<decltype(M)>::field take(const typename member_of<decltype(M)>::type& c) {
   using C = typename member_of<decltype(M)>::type;
@@ -323,6 +320,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
       +[](const ModuleConfig& c) { return c.python_call(); }, "headDim", +[](const ModuleConfig& c) { return static_cast<double>(c.head_dim()); }, "outputWidth",
       +[](const ModuleConfig& c) { return static_cast<double>(c.output_width()); }, "outputWidthRule", +[](const ModuleConfig& c) { return c.output_width_rule(); });
   object<MemoryEstimate>("MemoryEstimate", "bytes", &MemoryEstimate::bytes, "budget", &MemoryEstimate::budget);
+  object<HeadShare>("HeadShare", "first", &num<&HeadShare::first>, "count", &num<&HeadShare::count>);
   object<Setup>("Setup", "className", &Setup::class_name, "valid", &Setup::valid, "configDiagnostics", &Setup::config_diagnostics, "diagnostics", &Setup::diagnostics,
                 "description", &Setup::description, "memory", &Setup::memory);
   object<RunResult>("RunResult", "module", &RunResult::config, "output", &take<&RunResult::output>, "trace", &take<&RunResult::trace>, "warnings", &RunResult::warnings);
@@ -385,7 +383,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             "newCache", call<&Session::new_cache>, "resetCache", call<&Session::reset_cache>, "convert", call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights",
             call<&Session::copy_weights>, "release", call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>,
             "forwardResident", call<&Session::forward_resident>, "estimateResidentBytes", call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>,
-            "traceWindow", call<&Session::trace_window>, "traceData", call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>);
+            "traceWindow", call<&Session::trace_window>, "traceData", call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>, "headShares",
+            call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads", call<&Session::project_heads>, "moduleRevision",
+            call<&Session::module_revision>);
 #ifndef ATTENTION_LAB_LEAN  // the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
   functions("checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>, "planCheckpoint",
             call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput",

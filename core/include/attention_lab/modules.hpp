@@ -92,6 +92,12 @@ struct ForwardOptions {
   /// When non-null, the products run on this pool (ops::gemm's tasks); the output has the same bits
   /// at any pool size, and with none.
   ThreadPool* pool = nullptr;
+  /// When non-null, only these query heads (a share of head_shares: a plain Worker's part of a forward
+  /// split across Workers): forward returns their columns of heads_concat, (b, num_tokens, count *
+  /// head_dim) row-major, each value with the bits the whole forward gives it; project_heads joins the
+  /// shares. Refused (AttentionError head_share) for a single-head class, heads that are not whole
+  /// key/value groups, with a trace, attn_weights or a cache, and when dropout acts (training, p > 0).
+  const HeadShare* share = nullptr;
 };
 
 /// The checks forward makes on x before any work, in this order: tensor_size (data vs shape),
@@ -139,6 +145,13 @@ class AttentionModule {
   /// tensor_size, input_rank, input_empty, input_width, context_too_short, too_large,
   /// non_finite_input; then generator_missing.
   Tensor forward(const Tensor& x, const ForwardOptions& options = {}) const;
+  /// The output of a forward split into shares of the heads (ForwardOptions::share): heads_concat
+  /// (b, num_tokens, num_heads * head_dim), every share's columns in head order, through out_proj (and
+  /// proj) as forward runs them, or heads_concat itself for MultiHeadAttentionWrapper. The bits of
+  /// forward(x). `x` (b, num_tokens, d_in) is the input the shares ran on (checked as forward checks it;
+  /// a non-finite output's warning reruns it whole, traced). AttentionError head_share (a single-head
+  /// class; heads_concat of another shape, slot "heads_concat"), too_large.
+  Tensor project_heads(const Tensor& x, const Tensor& concat, const ForwardOptions& options = {}) const;
 
  private:
   struct Impl;  // the plan, the parameters' homes and the prepared operators (modules.cpp)

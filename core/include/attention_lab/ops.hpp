@@ -96,6 +96,12 @@ void gemm(const float* a, int64_t m, int64_t k, const PackedMatrix& b, const flo
 void gemm(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, Triangle tri = Triangle::None, int64_t lda = 0,
           int64_t ldc = 0);
 
+/// gemm on a pool over columns [col_begin, col_end) of c (rows of stride b.n) only: the column panels
+/// that hold them, whose other columns are computed too; the rest of c is not written. Every value
+/// computed has the bits gemm gives it (each is its own sum over k): what a share of a forward's heads
+/// projects (AttentionModule::forward with ForwardOptions::share).
+void gemm_columns(ThreadPool* pool, const float* a, int64_t m, int64_t k, const PackedMatrix& b, const float* bias, float* c, int64_t col_begin, int64_t col_end);
+
 /// The two implementations of the products (and of softmax_rows' exps) a build can run.
 enum class Kernel {
   Eigen,  // Eigen's products and std::exp: the reference (the native default)

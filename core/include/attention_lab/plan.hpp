@@ -51,6 +51,21 @@ struct ForwardPlan {
 /// The plan of a validated config (validated_config / to_module_config).
 ForwardPlan plan_forward(const ModuleConfig& config);
 
+/// A share of a forward's query heads, [first, first + count): what one plain Web Worker computes when a
+/// forward is split across Workers (a page that is not cross-origin isolated has no threads: issue 21.2).
+/// Each share's forward gives its columns of heads_concat; AttentionModule::project_heads finishes.
+struct HeadShare {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+/// The shares a forward of `plan` splits into over at most `parts` Workers: whole key/value groups
+/// (GroupedQueryAttention's query heads of one key/value head stay together), as even as the groups
+/// allow, in head order. One share of every head when the forward cannot split: a single-head class
+/// (one head of d_out), fewer than two key/value heads, parts < 2, or `training` with dropout > 0
+/// (the dropout draws are one stream in PyTorch's order over every head).
+std::vector<HeadShare> head_shares(const ForwardPlan& plan, int64_t parts, bool training);
+
 /// Stage ids in trace order; a forward emits those its plan has (stage_present).
 enum class StageId {
   Input,

@@ -272,6 +272,23 @@ class Session {
   /// forward with the trace kept in WASM memory (a ResidentTrace: stage facts at once, values on
   /// request). The output bits are forward's, traced or not.
   ResidentForward forward_resident(uint32_t module, TensorInput x, bool training, uint32_t generator, uint32_t cache);
+  /// The shares of module's heads a forward splits into over at most `parts` plain Workers (head_shares
+  /// of its plan: whole key/value groups; one share of every head where it cannot split). AttentionError
+  /// disposed, bad_options (parts not a whole number from 1 to 64).
+  std::vector<HeadShare> head_shares(uint32_t module, double parts, bool training) const;
+  /// An eval-or-dropout-free forward of one share of the heads (ForwardOptions::share): its columns of
+  /// heads_concat, (b, num_tokens, count * head_dim). On one thread (what a plain Worker has). Errors of
+  /// forward, and head_share.
+  /// The share is query heads [first, first + count).
+  Tensor forward_share(uint32_t module, TensorInput x, double first, double count, bool training) const;
+  /// The output of the shares joined (AttentionModule::project_heads): forward's output and warnings,
+  /// bit for bit. `parts`: every share's forward_share output, in head order, joined here along the last
+  /// axis into heads_concat (b, num_tokens, num_heads * head_dim). AttentionError head_share (slot
+  /// heads_concat) when a part's leading axes differ from x's or the widths do not add up.
+  ForwardResult project_heads(uint32_t module, TensorInput x, std::vector<TensorInput> parts, bool training) const;
+  /// A number that changes whenever the module's parameters may have changed (set_parameter,
+  /// copy_weights into it, load_checkpoint into it): a Worker holding a copy of them copies again.
+  double module_revision(uint32_t module) const;
   /// An empty KV cache for `module` (AttentionError cache_unsupported for a class without a causal
   /// mask over its own keys); `window`: absent for a cache that grows, else the most entries it keeps
   /// (a whole number from 1: cache_window).
