@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <new>
 
@@ -15,21 +16,29 @@ namespace attention_lab {
 namespace {
 
 /// The checks of a forward of a share of the heads (ForwardOptions::share): AttentionError head_share.
+/// One message built once (this code is in every binary, the page's first view included).
 void check_share(const ForwardPlan& p, const HeadShare& s, const ForwardOptions& o, bool dropout_acts) {
-  const std::string range = "heads [" + std::to_string(s.first) + ", " + std::to_string(s.first + s.count) + ")";
-  if (p.layout == HeadsRule::Single)
-    throw AttentionError("head_share", "share", p.config.class_name() + " has one head (of width d_out): there are no heads to share out",
-                         "Run the whole forward (module.forward).");
-  if (s.count < 1 || s.first < 0 || s.first + s.count > p.query_heads || s.first % p.group_size != 0 || s.count % p.group_size != 0)
-    throw AttentionError(
-        "head_share", "share",
-        range + " is not a run of whole key/value groups (" + std::to_string(p.group_size) + " query heads each) within the " + std::to_string(p.query_heads) + " heads",
-        "Take the shares module.headShares(parts) gives.");
-  if (o.trace != nullptr || o.attn_weights != nullptr || o.cache != nullptr)
-    throw AttentionError("head_share", "share", "a share of the heads runs untraced and without a KV cache", "Trace, or cache, with the whole forward (module.forward).");
-  if (dropout_acts)
-    throw AttentionError("head_share", "dropout", "dropout in training draws one stream over every head, in PyTorch's order: " + range + " cannot run on its own",
-                         "Run in eval mode (training: false), or the whole forward.");
+  const char* slot = "share";
+  const char* problem = nullptr;
+  const char* hint = "Run the whole forward (module.forward).";
+  if (p.layout == HeadsRule::Single) {
+    problem = "this class has one head (of width d_out): there are no heads to share out";
+  } else if (s.count < 1 || s.first < 0 || s.first + s.count > p.query_heads || s.first % p.group_size != 0 || s.count % p.group_size != 0) {
+    problem = "not a run of whole key/value groups within the heads";
+    hint = "Take the shares module.headShares(parts) gives.";
+  } else if (o.trace != nullptr || o.attn_weights != nullptr || o.cache != nullptr) {
+    problem = "a share of the heads runs untraced and without a KV cache";
+    hint = "Trace, or cache, with the whole forward (module.forward).";
+  } else if (dropout_acts) {
+    slot = "dropout";
+    problem = "dropout in training draws one stream over every head, in PyTorch's order, so a share cannot run on its own";
+    hint = "Run in eval mode (training: false), or the whole forward.";
+  }
+  if (problem == nullptr) return;
+  char text[256];
+  std::snprintf(text, sizeof text, "heads [%lld, %lld) of %lld (%lld per key/value head): %s", static_cast<long long>(s.first), static_cast<long long>(s.first + s.count),
+                static_cast<long long>(p.query_heads), static_cast<long long>(p.group_size), problem);
+  throw AttentionError("head_share", slot, text, hint);
 }
 
 /// nn.Linear's kaiming_uniform_(a=sqrt(5)) bound, in double exactly as torch.nn.init computes it.

@@ -84,6 +84,22 @@ describe("loadAttentionLab({checkpoints: false})", () => {
     }
   });
 
+  test("the head split's methods refuse with no_head_split naming the method; a head split runs such a module's forward whole, with its bits", async () => {
+    const { createHeadSplit } = await import("attention-lab/head-split");
+    const m = lab.create("MultiHeadAttention", { d_in: 8, d_out: 8, context_length: 6, dropout: 0.0, num_heads: 2 });
+    const x = { shape: [1, 6, 8], data: lab.seededTokens(6, 8, 1).data };
+    for (const [method, call] of [
+      ["headShares", () => m.headShares(2)],
+      ["forwardShare", () => m.forwardShare(x, { first: 0, count: 1 })],
+      ["projectHeads", () => m.projectHeads(x, [])],
+      ["revision", () => m.revision],
+    ]) {
+      assert.throws(call, (e) => e.code === "no_head_split" && e.slot === method && /without \{checkpoints: false\}/.test(e.hint), method);
+    }
+    const y = (await createHeadSplit({ workers: 0 }).forward(m, x, { training: false })).output;
+    assert.deepEqual(Array.from(y.data), Array.from(m.forward(x, { training: false }).output.data));
+  });
+
   test("loaded once: a later call with nothing or checkpoints: false shares the lean lab; checkpoints: true is wasm_loaded", async () => {
     assert.equal(await loadAttentionLab(), lab);
     assert.equal(await loadAttentionLab({ checkpoints: false }), lab);

@@ -607,6 +607,8 @@ export type ErrorCode =
   | "worker_failed"
   /** loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16 */
   | "bad_threads"
+  /** a head-split method (headShares, forwardShare, projectHeads, revision) on a lab loaded with {checkpoints: false}: the lean binary has none */
+  | "no_head_split"
   /** a checkpoint method (openCheckpoint, loadCheckpoint, checkpointInput, loadGPT2) on a lab loaded with {checkpoints: false}: the lean binary has no readers */
   | "no_checkpoints"
   // arguments and lifetimes

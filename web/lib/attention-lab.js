@@ -364,30 +364,35 @@ class AttentionModule {
    * head_shares: whole key/value groups; one share of every head where the forward cannot split).
    */
   headShares(parts, options) {
-    const { training = true } = readOptions(options, "headShares");
-    return unwrap(this.#core.headShares(this._handle, plainNumber(parts, NaN), Boolean(training)));
+    return this.#split("headShares", options, (h, training) => this.#core.headShares(h, plainNumber(parts, NaN), training));
   }
 
   /** One share's columns of heads_concat, (b, num_tokens, count * head_dim), untraced (see the .d.ts). */
   forwardShare(x, share, options) {
-    const { training = true } = readOptions(options, "forwardShare");
-    const first = share !== null && typeof share === "object" ? reading("share", () => share.first) : undefined;
-    const count = share !== null && typeof share === "object" ? reading("share", () => share.count) : undefined;
-    return unwrap(this.#core.forwardShare(this._handle, toTensor(x, "x"), plainNumber(first, NaN), plainNumber(count, NaN), Boolean(training)));
+    const [first, count] = share !== null && typeof share === "object" ? reading("share", () => [share.first, share.count]) : [];
+    return this.#split("forwardShare", options, (h, training) => this.#core.forwardShare(h, toTensor(x, "x"), plainNumber(first, NaN), plainNumber(count, NaN), training));
   }
 
   /** forward's {output, warnings?} from every share's forwardShare output, in head order (see the .d.ts). */
   projectHeads(x, parts, options) {
-    const { training = true } = readOptions(options, "projectHeads");
     const list = reading("parts", () => (parts !== null && typeof parts === "object" && parts.length <= 4096 ? Array.from(parts) : null));
     if (list === null) throw new AttentionError({ code: "head_share", slot: "heads_concat", message: `parts must be an array of forwardShare outputs, got ${valueText(parts)}`, hint: "Pass each share's forwardShare output, in head order." });
-    const r = unwrap(this.#core.projectHeads(this._handle, toTensor(x, "x"), list.map((t) => toTensor(t, "heads_concat")), Boolean(training)));
+    const r = this.#split("projectHeads", options, (h, training) => this.#core.projectHeads(h, toTensor(x, "x"), list.map((t) => toTensor(t, "heads_concat")), training));
     return r.warnings?.length ? { output: r.output, warnings: r.warnings } : { output: r.output };
   }
 
   /** A number that changes whenever this module's parameters may have changed (a Worker's copy is then stale). */
   get revision() {
-    return unwrap(this.#core.moduleRevision(this._handle));
+    return this.#split("revision", undefined, (h) => this.#core.moduleRevision(h));
+  }
+
+  /** A head-split call: its options' training, then the raw call; "no_head_split" on a lean lab (whose binary has none). */
+  #split(method, options, call) {
+    const { training = true } = readOptions(options, method);
+    if (typeof this.#core.headShares !== "function") {
+      throw new AttentionError({ code: "no_head_split", slot: method, message: `module.${method} is part of the head split, which the lean binary (loadAttentionLab({checkpoints: false})) has not`, hint: "Load the lab without {checkpoints: false}, or run module.forward whole." });
+    }
+    return unwrap(call(this._handle, Boolean(training)));
   }
 
   /** An empty KV cache for this module (see the .d.ts): pass it as forward(chunk, {cache}). */

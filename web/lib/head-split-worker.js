@@ -1,9 +1,9 @@
-// The module Worker of a head split (head-split.js): one single-thread core (the lean binary: no
-// checkpoint readers are needed here), copies of the modules it is sent ({hold}), and one share of a
+// The module Worker of a head split (head-split.js): one single-thread core (the full binary: the
+// lean one has no head split), copies of the modules it is sent ({hold}), and one share of a
 // forward's heads per {share} message, answered with that share's columns of heads_concat (transferred).
 import { loadAttentionLab } from "./attention-lab.js";
 
-const ready = loadAttentionLab({ threads: 1, checkpoints: false });
+const ready = loadAttentionLab({ threads: 1 });
 /** The modules this Worker holds, by the key head-split.js gave them. */
 const modules = new Map();
 

@@ -10,7 +10,7 @@ export interface HeadSplit {
    * `module.forward(x, {training})` split by heads: the Workers each run one share of
    * `module.headShares(workers + 1)`, the calling thread the last, `module.projectHeads` joins them.
    * The output has forward's bits. A module's parameters are copied to a Worker once, and again after
-   * `module.revision` changes. Where the heads cannot split it is `module.forward` on this thread.
+   * `module.revision` changes. Where the heads cannot split it is `module.forward` on this thread (so is a module of a lean lab, loaded with {checkpoints: false}).
    * @param x - `(b, num_tokens, d_in)` row-major; untraced, no KV cache.
    * @throws {@link AttentionError} forward's codes; "worker_failed" (a Worker did not start or load),
    *   "disposed" (after dispose()).

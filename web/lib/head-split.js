@@ -4,8 +4,8 @@
 // changes); a forward sends x to every Worker with its share of the heads (module.headShares: the
 // core's rule, whole key/value groups), computes the last share on the calling thread, and joins them
 // with module.projectHeads. The output has the bits of module.forward, at any number of Workers.
-// Where the heads cannot split (a single-head class, dropout acting in training, no Worker) it is
-// module.forward on the calling thread.
+// Where the heads cannot split (a single-head class, dropout acting in training, no Worker, a module of
+// a lean lab, whose binary has no head split) it is module.forward on the calling thread.
 import { AttentionError } from "./attention-lab.js";
 
 /** The most Workers the default starts (each holds a whole core and a copy of the parameters). */
@@ -107,8 +107,14 @@ export class HeadSplit {
   async forward(module, x, options = {}) {
     if (this.#closed) throw new AttentionError({ code: "disposed", slot: "workers", message: "this head split was disposed", hint: "Make a new one with createHeadSplit()." });
     const training = options?.training ?? true;
-    const shares = module.headShares(this.#workers.length + 1, { training });
-    if (shares.length === 1) return module.forward(x, { training });
+    let shares;
+    try {
+      shares = module.headShares(this.#workers.length + 1, { training });
+    } catch (err) {
+      if (err?.code !== "no_head_split") throw err;
+      shares = [];  // a lean lab (the page's main-thread binary): the whole forward here
+    }
+    if (shares.length <= 1) return module.forward(x, { training });
     const input = plainTensor(x);
     let parameters = null;
     const read = () => (parameters ??= module.parameters());

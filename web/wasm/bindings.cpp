@@ -320,7 +320,6 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
       +[](const ModuleConfig& c) { return c.python_call(); }, "headDim", +[](const ModuleConfig& c) { return static_cast<double>(c.head_dim()); }, "outputWidth",
       +[](const ModuleConfig& c) { return static_cast<double>(c.output_width()); }, "outputWidthRule", +[](const ModuleConfig& c) { return c.output_width_rule(); });
   object<MemoryEstimate>("MemoryEstimate", "bytes", &MemoryEstimate::bytes, "budget", &MemoryEstimate::budget);
-  object<HeadShare>("HeadShare", "first", &num<&HeadShare::first>, "count", &num<&HeadShare::count>);
   object<Setup>("Setup", "className", &Setup::class_name, "valid", &Setup::valid, "configDiagnostics", &Setup::config_diagnostics, "diagnostics", &Setup::diagnostics,
                 "description", &Setup::description, "memory", &Setup::memory);
   object<RunResult>("RunResult", "module", &RunResult::config, "output", &take<&RunResult::output>, "trace", &take<&RunResult::trace>, "warnings", &RunResult::warnings);
@@ -367,6 +366,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<GeneratedToken>("GeneratedToken", "token", &GeneratedToken::token, "prob", &GeneratedToken::prob, "top", &GeneratedToken::top, "cacheTokens",
                          &GeneratedToken::cache_tokens, "cacheBytes", &GeneratedToken::cache_bytes, "attention", &GeneratedToken::attention);
   object<GenerateStepResult>("GenerateStepResult", "finished", &GenerateStepResult::finished, "eos", &GenerateStepResult::eos, "token", &GenerateStepResult::token);
+  object<HeadShare>("HeadShare", "first", &num<&HeadShare::first>, "count", &num<&HeadShare::count>);
 #endif
 }
 
@@ -383,12 +383,11 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             "newCache", call<&Session::new_cache>, "resetCache", call<&Session::reset_cache>, "convert", call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights",
             call<&Session::copy_weights>, "release", call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>,
             "forwardResident", call<&Session::forward_resident>, "estimateResidentBytes", call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>,
-            "traceWindow", call<&Session::trace_window>, "traceData", call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>, "headShares",
-            call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads", call<&Session::project_heads>, "moduleRevision",
-            call<&Session::module_revision>);
-#ifndef ATTENTION_LAB_LEAN  // the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
-  functions("checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>, "planCheckpoint",
-            call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput",
+            "traceWindow", call<&Session::trace_window>, "traceData", call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>);
+#ifndef ATTENTION_LAB_LEAN  // the head split, the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
+  functions("headShares", call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads", call<&Session::project_heads>, "moduleRevision",
+            call<&Session::module_revision>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>,
+            "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput",
             call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>, "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed",
             call<&Session::gpt2_embed>, "gpt2BlockReads", call<&Session::gpt2_block_reads>, "gpt2Block", call<&Session::gpt2_block>, "gpt2InputReads",
             call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>, "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>,

@@ -118,6 +118,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"wasm_loaded", "loading", "the core is already loaded from another source (it is loaded once: pass the options on the first call)"},
     {"worker_failed", "loading", "a head split's Worker (createHeadSplit) that could not start or load its core (CSP worker-src, a missing file)"},
     {"bad_threads", "loading", "loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16"},
+    {"no_head_split", "loading", "a head-split method (headShares, forwardShare, projectHeads, revision) on a lab loaded with {checkpoints: false}: the lean binary has none"},
     {"no_checkpoints", "loading", "a checkpoint method (openCheckpoint, loadCheckpoint, checkpointInput, loadGPT2) on a lab loaded with {checkpoints: false}: the lean binary has no readers"},
     {"unreadable_argument", "arguments", "reading an argument threw (a getter, a Proxy trap)"},
     {"head_share", "arguments", "a share of a forward's heads (forwardShare, projectHeads) that is not whole key/value groups, or with a trace, a cache or dropout acting, or joined heads of the wrong shape"},
