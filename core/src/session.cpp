@@ -474,6 +474,7 @@ Tensor Session::forward_share(uint32_t module, TensorInput x, double first, doub
 ForwardResult Session::project_heads(uint32_t module, TensorInput x, std::vector<TensorInput> parts, bool training) const {
   const AttentionModule& m = objects_->module(module);
   const Tensor input = tensor_from_input(std::move(x), "x");
+  check_input(m.plan(), input, "x", kDefaultMemoryBudgetBytes, false);  // as forward checks it, the budget included, before the join allocates
   // heads_concat: the parts side by side along the last axis, each (b, num_tokens, width_i)
   std::vector<Tensor> pieces;
   int64_t width = 0;
@@ -486,8 +487,11 @@ ForwardResult Session::project_heads(uint32_t module, TensorInput x, std::vector
                            "Pass each share's forwardShare output for this x, in head order.");
     width += s[2];
   }
-  const int64_t rows = input.shape.size() == 3 ? input.shape[0] * input.shape[1] : 0;
-  Tensor concat({rows > 0 ? input.shape[0] : 0, rows > 0 ? input.shape[1] : 0, width});
+  if (width != m.plan().proj_width)
+    throw AttentionError("head_share", "heads_concat", "the parts are " + std::to_string(width) + " wide together, and the heads make " + std::to_string(m.plan().proj_width),
+                         "Pass every share's forwardShare output of module.headShares(parts), in head order.");
+  const int64_t rows = input.shape[0] * input.shape[1];
+  Tensor concat({input.shape[0], input.shape[1], width});
   int64_t column = 0;
   for (const Tensor& piece : pieces) {
     const int64_t w = piece.shape[2];
