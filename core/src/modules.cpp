@@ -618,11 +618,12 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
   };
   // Stages join the trace at the end, in order, moved rather than copied where the forward is done
   // with them (the trace of a long input is mostly its four (b, H, T, T) stages).
-  const auto emit = [&](StageId id, Tensor t) {
+  // (`values`: the stage's slab summaries made during the run, else null: summarized here)
+  const auto emit = [&](StageId id, Tensor t, const std::vector<ops::ValueSummary>* values) {
     if (!tracing || !stage_present(p, id, cache != nullptr)) return;
     StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
     TensorSummary whole;
-    std::vector<TensorSummary> slices = summarize_slices(t, whole);
+    std::vector<TensorSummary> slices = values != nullptr ? summaries_of_slices(t, *values, whole) : summarize_slices(t, whole);
     options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), whole, std::move(slices)});
   };
 
@@ -699,18 +700,26 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
       t->shape = stage_shape;
       t->data.reserve(stage_size);
     }
+    // Each slab's summary of those four stages (scores, masked, weights, dropped), by slab index: made
+    // while the slab's rows are still in cache, not read back from the whole stages after the run.
+    std::vector<ops::ValueSummary> slab_values[4];
+    if (tracing)
+      for (auto& v : slab_values) v.resize(static_cast<size_t>(b * H));
     if (options.attn_weights != nullptr) *options.attn_weights = Tensor(stage_shape);
     Tensor context(head_shape(T, hd));                     // (b, H, T, hd)
     std::vector<float> slab(static_cast<size_t>(T * Tk));  // (T, Tk)
     ops::PackedMatrix keys_t, values;
-    const auto keep = [&](Tensor& stage, size_t offset, const float* s) {
-      if (!tracing) return;
+    // Traced, a slab goes through scores, mask and softmax a block of rows at a time (~256 KB, whole
+    // rows, a multiple of the kernel's 4-row tile), so each stage's copy and summary read it from cache
+    // (the whole slab at 1024 tokens is 4 MB, each stage 48 MB); untraced, the slab is one block.
+    const int64_t block_rows = tracing ? std::min(std::max<int64_t>(T, 1), std::max<int64_t>(4, 65536 / std::max<int64_t>(Tk, 1) / 4 * 4)) : std::max<int64_t>(T, 1);
+    const auto keep = [&](Tensor& stage, size_t offset, const float* s, int64_t n) {
       std::vector<float>& d = stage.data;
       if (d.size() == offset) {
-        d.insert(d.end(), s, s + T * Tk);
+        d.insert(d.end(), s, s + n);
       } else {
-        d.resize(stage_size);
-        std::copy(s, s + T * Tk, d.begin() + static_cast<std::ptrdiff_t>(offset));
+        if (d.size() < stage_size) d.resize(stage_size);
+        std::copy(s, s + n, d.begin() + static_cast<std::ptrdiff_t>(offset));
       }
     };
     // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask);
@@ -721,6 +730,18 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
       if (p.mask == MaskKind::Inverted) return j <= i;
       return j > past + i || (window > 0 && past + i - j >= window);
     };
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    // Row i of the scores masked as `hidden` says, as runs of -inf: the keys past the query (and those
+    // before its window), or the inverted mask's keys up to the query.
+    const auto mask_row = [&](float* row, int64_t i) {
+      const int64_t keys = past + T;  // appended keys (j >= keys) are never hidden
+      if (p.mask == MaskKind::Inverted) {
+        std::fill(row, row + std::min(i + 1, keys), kNegInf);
+        return;
+      }
+      if (past + i + 1 < keys) std::fill(row + past + i + 1, row + keys, kNegInf);
+      if (window > 0 && past + i - window >= 0) std::fill(row, row + std::min(past + i - window + 1, keys), kNegInf);
+    };
     const auto attend = [&](int64_t bi, int64_t h) {
       const size_t slab_index = static_cast<size_t>(bi * H + h);
       const size_t kv_index = static_cast<size_t>(bi * KV + h / group);
@@ -729,26 +750,47 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
       const float* v = qkv[2].data.data() + kv_index * static_cast<size_t>(Tk * hd);   // (Tk, hd)
       const size_t offset = slab_index * static_cast<size_t>(T * Tk);
       float* s = slab.data();
-      constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-      // scores = q @ k^T (T, Tk); with a plain causal mask and no trace only the lower triangle is needed.
+      ops::SummaryStream streams[4];
       ops::pack_b_into(keys_t, k, hd, Tk, true);  // reuses the buffer of the previous head
-      ops::gemm(options.pool, q, T, hd, keys_t, nullptr, s, lower && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
-      keep(scores, offset, s);
-      if (masked && (tracing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
-        for (int64_t i = 0; i < T; ++i)
-          for (int64_t j = 0; j < past + T; ++j)
-            if (hidden(i, j)) s[i * Tk + j] = kNegInf;
-      } else if (window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
-        for (int64_t i = window; i < T; ++i)
-          for (int64_t j = 0; j <= i - window; ++j) s[i * Tk + j] = kNegInf;
+      for (int64_t r0 = 0; r0 < T; r0 += block_rows) {
+        const int64_t rows = std::min(block_rows, T - r0), n = rows * Tk;
+        float* sb = s + r0 * Tk;  // rows r0 .. r0 + rows - 1 of the slab
+        const size_t at = offset + static_cast<size_t>(r0 * Tk);
+        // scores = q @ k^T (rows, Tk); with a plain causal mask and no trace only the lower triangle is needed.
+        ops::gemm(options.pool, q + r0 * hd, rows, hd, keys_t, nullptr, sb, lower && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
+        if (tracing) {
+          keep(scores, at, sb, n);
+          streams[0].add(sb, n);
+        }
+        if (masked && (tracing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
+          for (int64_t i = r0; i < r0 + rows; ++i) mask_row(s + i * Tk, i);
+        } else if (window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
+          for (int64_t i = std::max(window, r0); i < r0 + rows; ++i) std::fill(s + i * Tk, s + i * Tk + (i - window + 1), kNegInf);
+        }
+        if (masked && tracing) {
+          keep(masked_scores, at, sb, n);
+          streams[1].add(sb, n);
+        }
+        // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
+        ops::scaled_softmax_rows(sb, rows, Tk, p.scale_div, lower, r0);
+        if (tracing) {
+          keep(weights, at, sb, n);
+          streams[2].add(sb, n);
+          if (p.dropout_stage && !apply_dropout) keep(dropped, at, sb, n);  // no dropout acted: the weights themselves
+        }
       }
-      if (masked && tracing) keep(masked_scores, offset, s);
-      // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
-      ops::scaled_softmax_rows(s, T, Tk, p.scale_div, lower);
-      keep(weights, offset, s);
       if (options.attn_weights != nullptr) std::copy(s, s + T * Tk, options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
-      if (apply_dropout) options.generator->dropout(s, T * Tk, p.dropout);
-      if (p.dropout_stage) keep(dropped, offset, s);
+      if (apply_dropout) {
+        options.generator->dropout(s, T * Tk, p.dropout);
+        if (tracing) {
+          keep(dropped, offset, s, T * Tk);
+          streams[3].add(s, T * Tk);
+        }
+      }
+      if (tracing) {
+        for (int m = 0; m < 3; ++m) slab_values[m][slab_index] = streams[m].finish();
+        slab_values[3][slab_index] = apply_dropout ? streams[3].finish() : slab_values[2][slab_index];
+      }
       // context = weights @ v (T, hd); a causal row i has zero weight past key i.
       ops::pack_b_into(values, v, Tk, hd, false);
       ops::gemm(options.pool, s, T, Tk, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), lower ? ops::Triangle::ALower : ops::Triangle::None);
@@ -843,7 +885,21 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     Tensor* const activations[] = {&input, &qkv[0],        &latent,  &latent_all, &qkv[1],  &qkv[2], &cache_k,  &cache_v,   &scores,
                                    &mask,  &masked_scores, &weights, &dropped,    &context, &concat, &out_proj, &projected, &output_stage};
     static_assert(sizeof(activations) / sizeof(activations[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
-    for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) emit(static_cast<StageId>(id), std::move(*activations[id]));
+    const auto made = [&](StageId id) -> const std::vector<ops::ValueSummary>* {
+      switch (id) {
+        case StageId::AttnScores:
+          return &slab_values[0];
+        case StageId::AttnScoresMasked:
+          return &slab_values[1];
+        case StageId::AttnWeights:
+          return &slab_values[2];
+        case StageId::AttnWeightsDropout:
+          return &slab_values[3];
+        default:
+          return nullptr;
+      }
+    };
+    for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) emit(static_cast<StageId>(id), std::move(*activations[id]), made(static_cast<StageId>(id)));
     if (cache != nullptr) *cache = std::move(next);
     return output;
   } catch (const std::bad_alloc&) {

@@ -168,10 +168,10 @@ void softmax_rows(float* x, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) softmax_row(x + r * cols, cols);
 }
 
-void scaled_softmax_rows(float* x, int64_t rows, int64_t cols, float scale_div, bool causal) {
+void scaled_softmax_rows(float* x, int64_t rows, int64_t cols, float scale_div, bool causal, int64_t first_row) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = x + r * cols;
-    const int64_t n = causal ? std::min(r + 1, cols) : cols;
+    const int64_t n = causal ? std::min(first_row + r + 1, cols) : cols;
     for (int64_t c = 0; c < n; ++c) row[c] = row[c] / scale_div;
     softmax_row(row, n);
     std::fill(row + n, row + cols, 0.0f);

@@ -388,50 +388,83 @@ float simd_exp_sum(float* x, int64_t n, float shift) {
 }
 
 ValueSummary summarize_values(const float* x, int64_t n) {
+  SummaryStream stream;
+  stream.add(x, n);
+  return stream.finish();
+}
+
+SummaryStream::SummaryStream() {
+  for (int l = 0; l < 4; ++l) {
+    lo_[l] = std::numeric_limits<float>::infinity();
+    hi_[l] = -std::numeric_limits<float>::infinity();
+    block_[l] = 0.0f;
+    finite_[l] = neg_inf_[l] = zeros_[l] = 0;
+  }
+}
+
+void SummaryStream::add(const float* x, int64_t n) {
   // f32x4 lanes with masks instead of branches (masked scores make the branches unpredictable); the
-  // sum goes through float lanes for 4096 values at a time, then into a double.
+  // sum goes through float lanes for 4096 values at a time, then into a double. Lanes count from the
+  // stream's first value: a piece that ends mid-vector leaves its last values in carry_.
   const D d;
   const hn::RebindToSigned<D> di;
   const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
   const V neg_inf = hn::Neg(inf);
   const V zero = hn::Zero(d);
-  V lo = inf, hi = neg_inf;
-  auto finite = hn::Zero(di), masked = hn::Zero(di), zeros = hn::Zero(di);  // per-lane counts (each mask lane is -1)
-  double sum = 0.0;
-  int64_t i = 0;
-  alignas(16) float lanes[4];
-  while (i + kLanes <= n) {
-    const int64_t end = std::min(n - (n - i) % kLanes, i + 4096);
-    V block = zero;
-    for (; i < end; i += kLanes) {
-      const V v = hn::LoadU(d, x + i);
-      const auto is_finite = hn::Eq(hn::Sub(v, v), zero);  // inf - inf and NaN - NaN are NaN
-      lo = hn::Min(lo, hn::IfThenElse(is_finite, v, inf));
-      hi = hn::Max(hi, hn::IfThenElse(is_finite, v, neg_inf));
-      block = hn::Add(block, hn::IfThenElseZero(is_finite, v));
-      finite = hn::Sub(finite, hn::BitCast(di, hn::VecFromMask(d, is_finite)));
-      masked = hn::Sub(masked, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, neg_inf))));
-      zeros = hn::Sub(zeros, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, zero))));
+  V lo = hn::Load(d, lo_), hi = hn::Load(d, hi_), block = hn::Load(d, block_);
+  auto finite = hn::Load(di, finite_), masked = hn::Load(di, neg_inf_), zeros = hn::Load(di, zeros_);  // per-lane counts (each mask lane is -1)
+  int64_t in_block = in_block_;
+  double sum = sum_;
+  const auto step = [&](const V v) {
+    const auto is_finite = hn::Eq(hn::Sub(v, v), zero);  // inf - inf and NaN - NaN are NaN
+    lo = hn::Min(lo, hn::IfThenElse(is_finite, v, inf));
+    hi = hn::Max(hi, hn::IfThenElse(is_finite, v, neg_inf));
+    block = hn::Add(block, hn::IfThenElseZero(is_finite, v));
+    finite = hn::Sub(finite, hn::BitCast(di, hn::VecFromMask(d, is_finite)));
+    masked = hn::Sub(masked, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, neg_inf))));
+    zeros = hn::Sub(zeros, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, zero))));
+    in_block += kLanes;
+    if (in_block == 4096) {  // a partial sum: the block's lanes into the double, in lane order
+      alignas(16) float lanes[4];
+      hn::Store(block, d, lanes);
+      for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+      block = zero;
+      in_block = 0;
     }
-    hn::Store(block, d, lanes);
-    for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+  };
+  int64_t i = 0;
+  if (carried_ > 0) {  // complete the vector the last piece began
+    while (carried_ < kLanes && i < n) carry_[carried_++] = x[i++];
+    if (carried_ < kLanes) return;  // (the state vectors were not changed)
+    step(hn::LoadU(d, carry_));
+    carried_ = 0;
   }
+  for (; i + kLanes <= n; i += kLanes) step(hn::LoadU(d, x + i));
+  for (; i < n; ++i) carry_[carried_++] = x[i];
+  in_block_ = in_block;
+  sum_ = sum;
+  hn::Store(lo, d, lo_);
+  hn::Store(hi, d, hi_);
+  hn::Store(block, d, block_);
+  hn::Store(finite, di, finite_);
+  hn::Store(masked, di, neg_inf_);
+  hn::Store(zeros, di, zeros_);
+}
+
+ValueSummary SummaryStream::finish() const {
   ValueSummary s;
-  alignas(16) int32_t counts[3][4];
-  hn::Store(finite, di, counts[0]);
-  hn::Store(masked, di, counts[1]);
-  hn::Store(zeros, di, counts[2]);
+  double sum = sum_;
+  if (in_block_ > 0)
+    for (int l = 0; l < kLanes; ++l) sum += block_[l];
   for (int l = 0; l < kLanes; ++l) {
-    s.finite += counts[0][l];
-    s.neg_inf += counts[1][l];
-    s.zeros += counts[2][l];
+    s.finite += finite_[l];
+    s.neg_inf += neg_inf_[l];
+    s.zeros += zeros_[l];
   }
-  hn::Store(lo, d, lanes);
-  float min = *std::min_element(lanes, lanes + kLanes);
-  hn::Store(hi, d, lanes);
-  float max = *std::max_element(lanes, lanes + kLanes);
-  for (; i < n; ++i) {  // the last few values
-    const float v = x[i];
+  float min = *std::min_element(lo_, lo_ + kLanes);
+  float max = *std::max_element(hi_, hi_ + kLanes);
+  for (int c = 0; c < carried_; ++c) {  // the last few values, one at a time
+    const float v = carry_[c];
     if (v == -std::numeric_limits<float>::infinity()) ++s.neg_inf;
     if (!std::isfinite(v)) continue;
     min = std::min(min, v);

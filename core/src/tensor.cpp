@@ -151,8 +151,22 @@ TensorSummary summarize(const Tensor& t) {
   return summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, t.numel());
 }
 
+namespace {
+/// Values in one slice over the last two axes (all of a tensor below rank 2).
+int64_t slice_numel(const Tensor& t) { return t.rank() >= 2 ? t.shape[t.shape.size() - 1] * t.shape[t.shape.size() - 2] : t.numel(); }
+}  // namespace
+
 std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whole) {
-  const int64_t slice = t.rank() >= 2 ? t.shape[t.shape.size() - 1] * t.shape[t.shape.size() - 2] : t.numel();
+  const int64_t slice = slice_numel(t);
+  std::vector<ops::ValueSummary> values;
+  for (int64_t offset = 0; slice > 0 && offset < t.numel(); offset += slice) values.push_back(ops::summarize_values(t.data.data() + offset, slice));
+  return summaries_of_slices(t, values, whole);
+}
+
+std::vector<TensorSummary> summaries_of_slices(const Tensor& t, const std::vector<ops::ValueSummary>& values, TensorSummary& whole) {
+  const int64_t slice = slice_numel(t);
+  const size_t slices = slice > 0 ? static_cast<size_t>((t.numel() + slice - 1) / slice) : 0;
+  if (values.size() != slices) throw std::invalid_argument("summaries_of_slices: " + std::to_string(values.size()) + " summaries for " + std::to_string(slices) + " slices");
   std::vector<TensorSummary> out;
   ops::ValueSummary all;
   all.min = std::numeric_limits<float>::infinity();
@@ -160,8 +174,9 @@ std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whol
   // Rows of a slice that begin with NaN: one strided read per row (the first column), not a scan.
   const int64_t cols = t.rank() >= 1 ? t.shape.back() : 1;
   int64_t nan_rows_all = 0;
-  for (int64_t offset = 0; slice > 0 && offset < t.numel(); offset += slice) {
-    const ops::ValueSummary v = ops::summarize_values(t.data.data() + offset, slice);
+  for (size_t k = 0; k < slices; ++k) {
+    const ops::ValueSummary& v = values[k];
+    const int64_t offset = static_cast<int64_t>(k) * slice;
     int64_t nan_rows = 0;
     if (v.finite < slice && cols > 0)
       for (int64_t r = offset; r < offset + slice; r += cols) nan_rows += std::isnan(t.data[static_cast<size_t>(r)]) ? 1 : 0;

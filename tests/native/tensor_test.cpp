@@ -2,10 +2,13 @@
 // one value by index, and the tensor as PyTorch prints it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "attention_lab/modules.hpp"
+#include "attention_lab/ops.hpp"
 #include "attention_lab/tensor.hpp"
 #include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
@@ -64,6 +67,30 @@ TEST_SUITE("tensor") {
     CHECK(s.zeros == zeros);
     // float32 partial sums of 4096 values: the mean agrees to about 1e-6 of the values' size
     CHECK(std::fabs(s.mean - sum / static_cast<double>(finite)) < 1e-5);
+  }
+
+  TEST_CASE("a summary streamed in pieces (any cut, mid-vector too) has the bits of one pass over the values") {
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> v(3 * 4096 + 1030);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = i % 17 == 2 ? -inf : i % 19 == 4 ? 0.0f : i % 211 == 9 ? NAN : std::cos(static_cast<float>(i) * 0.37f) * 5.0f;
+    const ops::ValueSummary one = ops::summarize_values(v.data(), static_cast<int64_t>(v.size()));
+    for (const std::vector<int64_t>& cuts : std::vector<std::vector<int64_t>>{{1}, {3, 5, 7}, {4096}, {1023, 1}, {6, 4090, 3}, {13313}}) {
+      ops::SummaryStream stream;
+      size_t at = 0;
+      for (size_t k = 0; at < v.size(); ++k) {  // pieces of the cuts' lengths, over and over
+        const size_t n = std::min(v.size() - at, static_cast<size_t>(cuts[k % cuts.size()]));
+        stream.add(v.data() + at, static_cast<int64_t>(n));
+        at += n;
+      }
+      const ops::ValueSummary got = stream.finish();
+      CHECK(got.min == one.min);
+      CHECK(got.max == one.max);
+      CHECK(got.sum == one.sum);  // the same float partial sums, added in the same order
+      CHECK(got.finite == one.finite);
+      CHECK(got.neg_inf == one.neg_inf);
+      CHECK(got.zeros == one.zeros);
+    }
+    CHECK(one.neg_inf == static_cast<int64_t>((v.size() + 14) / 17));
   }
 
   TEST_CASE("every traced stage carries the summary of its own tensor") {

@@ -146,11 +146,31 @@ struct ValueSummary {
 };
 ValueSummary summarize_values(const float* x, int64_t n);
 
+/// summarize_values over values that arrive in consecutive pieces (a traced forward summarizes each
+/// block of rows of a (T, Tk) slab while it is still in cache): add() the pieces in order, then
+/// finish(). The same bits as one summarize_values over all of them, however they are cut (the
+/// f32x4 lanes and 4096-value partial sums count from the first value given).
+class SummaryStream {
+ public:
+  SummaryStream();
+  void add(const float* x, int64_t n);
+  ValueSummary finish() const;
+
+ private:
+  alignas(16) float lo_[4], hi_[4], block_[4];  // f32x4 state between pieces (Highway stays out of this header)
+  alignas(16) int32_t finite_[4], neg_inf_[4], zeros_[4];
+  float carry_[4] = {};  // the last values of a piece that did not fill a vector: the next piece's first
+  int carried_ = 0;
+  int64_t in_block_ = 0;  // values added to block_ since the last partial sum
+  double sum_ = 0.0;
+};
+
 /// The attention weights of one (T, T) slab, in place: each row divided by `scale_div` (sqrt(d_k)),
 /// then softmax_rows. With `causal`, row i uses only its first i + 1 entries (whatever the rest holds)
 /// and the rest becomes 0: the same bits as masking with -inf first (exp(-inf) is exactly 0 and adding
 /// 0 changes no sum), at about half the work.
-void scaled_softmax_rows(float* x, int64_t rows, int64_t cols, float scale_div, bool causal);
+/// `first_row`: the slab row that x's first row is (a block of rows of the slab), for `causal`.
+void scaled_softmax_rows(float* x, int64_t rows, int64_t cols, float scale_div, bool causal, int64_t first_row = 0);
 
 /// LayerNorm over each row of x (rows, cols), in place, as torch.nn.LayerNorm(cols, eps): biased
 /// variance, (x - mean) / sqrt(var + eps) * weight + bias. weight and bias are (cols).

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "attention_lab/ops.hpp"
+
 namespace attention_lab {
 
 using Shape = std::vector<int64_t>;
@@ -65,6 +67,10 @@ TensorSummary summarize(const Tensor& t);
 /// The summary of each slice over the last two axes (one per (b, head) of a (b, H, T, T) stage; one in
 /// all for a rank-2 tensor), and in `whole` the summary of the tensor, in the same single pass.
 std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whole);
+/// summarize_slices from each slice's values already summarized (`values[i]`: slice i, as
+/// ops::summarize_values or an ops::SummaryStream over it gives): the same summaries and `whole`.
+/// t's data gives the NaN rows. Throws std::invalid_argument when `values` has not one per slice.
+std::vector<TensorSummary> summaries_of_slices(const Tensor& t, const std::vector<ops::ValueSummary>& values, TensorSummary& whole);
 
 /// A (rows, cols) row-major slice `x` downsampled to (height, width) cells, 1 <= height <= rows,
 /// 1 <= width <= cols: cell (y, x) holds the largest value of source rows r0 = floor(y * rows /
