@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <memory>
+#include <new>
 
 #include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
@@ -370,6 +372,22 @@ double Session::trace_bytes_in_use() const {
 MemoryEstimate Session::estimate_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, bool trace) const {
   const ModuleConfig c = validated_config(class_name, config);
   return {attention_lab::estimate_bytes(c, optional_shape(input_shape), trace), kDefaultMemoryBudgetBytes};
+}
+
+MemoryEstimate Session::reserve_memory(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, bool resident, bool trace) {
+  const MemoryEstimate e = resident ? estimate_resident_bytes(class_name, config, input_shape) : estimate_bytes(class_name, config, input_shape, trace);
+  if (e.bytes > e.budget)
+    throw AttentionError("too_large", "inputShape",
+                         "a run of this setup needs about " + format_g(e.bytes / 1048576.0, 4) + " MiB, over the memory budget of " + format_g(e.budget / 1048576.0, 4) + " MiB",
+                         "Use fewer tokens or a smaller batch.");
+  const size_t n = static_cast<size_t>(e.bytes);
+  std::unique_ptr<char[]> block(new (std::nothrow) char[n]);
+  if (block == nullptr)
+    throw AttentionError("out_of_memory", "inputShape", "the heap could not grow by " + format_g(e.bytes / 1048576.0, 4) + " MiB for this run",
+                         "Close other tabs or use fewer tokens.");
+  volatile char* page = block.get();  // volatile: the writes are the point, and must not be optimized away
+  for (size_t i = 0; i < n; i += 4096) page[i] = 0;
+  return e;
 }
 
 ModuleConfig Session::equivalent_config(const std::string& class_name, const SlotMap& config) const {

@@ -100,6 +100,15 @@ describe("loadAttentionLab({checkpoints: false})", () => {
     assert.deepEqual(Array.from(y.data), Array.from(m.forward(x, { training: false }).output.data));
   });
 
+  test("reserveMemory takes nothing on the lean binary (it has no reserve) and still names the budget; the setup's errors still come", () => {
+    const config = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
+    const before = lab.heapPeak();
+    const r = lab.reserveMemory("MultiHeadAttention", config, [1, 256, 768], { trace: "lazy" });
+    assert.deepEqual(r, { bytes: 0, budget: lab.estimateBytes("MultiHeadAttention", config, [1, 256, 768], { trace: "lazy" }).budget });
+    assert.ok(lab.heapPeak() - before < 1048576);
+    assert.throws(() => lab.reserveMemory("MultiHeadAttention", { ...config, num_heads: 5 }, [1, 8, 768]), (e) => e.code === "heads_divisibility");
+  });
+
   test("loaded once: a later call with nothing or checkpoints: false shares the lean lab; checkpoints: true is wasm_loaded", async () => {
     assert.equal(await loadAttentionLab(), lab);
     assert.equal(await loadAttentionLab({ checkpoints: false }), lab);

@@ -76,3 +76,18 @@ test("traced MultiHeadAttention(8, 8, 10000, 0.0, 2) one token past the budget i
   assert.ok(peak > 900 * 1048576 && results > 400 * 1048576, `peak ${peak} (heap ${heap}, results ${results})`);
   assert.ok(estimate >= peak && estimate <= 1.5 * peak, `estimate ${estimate}, peak ${peak}`);
 });
+
+test("reserveMemory takes a run's estimate from the heap ahead of it, and the run then grows the heap by almost nothing; over the budget it is refused before allocating", () => {
+  const config = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
+  const job = { className: "MultiHeadAttention", config, inputShape: [1, 512, 768], trace: "lazy", training: false, reserve: true };
+  const { estimate, heap, reserved, reserveGrowth } = JSON.parse(execFileSync(process.execPath, ["--max-old-space-size=2048", child, JSON.stringify(job)], { encoding: "utf8" }));
+  assert.equal(reserved, estimate);  // the lazy run's estimate (estimateBytes(..., {trace: "lazy"}))
+  assert.ok(reserveGrowth >= 0.95 * estimate, `the reserve grew the heap by ${reserveGrowth} of ${estimate}`);
+  assert.ok(heap < 0.05 * estimate, `the run after it grew the heap by ${heap} (estimate ${estimate})`);
+  // a run past the budget: too_large, naming the input shape, and nothing taken
+  const big = { ...config, context_length: 100000 };
+  const before = lab.heapPeak();
+  assert.throws(() => lab.reserveMemory("MultiHeadAttention", big, [1, 60000, 768], { trace: "lazy" }), (e) => e.code === "too_large" && e.slot === "inputShape" && /over the memory budget/.test(e.message));
+  assert.ok(lab.heapPeak() - before < 4 * 1048576, "nothing big was allocated");
+  assert.throws(() => lab.reserveMemory("MultiHeadAttention", { ...config, num_heads: 5 }, [1, 8, 768]), (e) => e.code === "heads_divisibility");
+});

@@ -188,7 +188,7 @@ export function setupRunPanel(app) {
       $("run-reason").classList.toggle("blocked", d.blocked);
       renderRunError(s.runError);
       if (d.memory !== null && runner.usesWorker(d.memory) && !d.blocked) {
-        runner.warm({ className: s.className, config: d.description.config }); // so Run does not wait for the worker
+        runner.warm({ className: s.className, config: d.description.config, inputShape: d.shape }); // so Run does not wait for the worker
       }
       const following = followEdits(d);
       const stale = Boolean(s.lastRun) && d.stale;

@@ -135,7 +135,8 @@ export class Runner {
 
   /**
    * Starts the worker ahead of a run that will need it: it loads the library and warms up on a small
-   * forward of `setup` ({className, config}, a valid config), if given.
+   * forward of `setup` ({className, config, inputShape}, a valid config), if given, then takes the heap
+   * the run of inputShape will need (lab.reserveMemory).
    */
   warm(setup = null) {
     if (this.closed || this.worker || !this.workerUrl || typeof Worker !== "function") return;

@@ -2053,6 +2053,25 @@ export interface AttentionLab {
     budget: number;
   };
   /**
+   * Takes the WebAssembly heap a forward of this setup will need now (the estimate of estimateBytes on
+   * the same arguments), touches every page of it and gives it back: the heap has grown and its pages
+   * are in memory, so the forward does not pay for that itself (GPT-2 small's traced forward on 1024
+   * tokens spends ~0.15 s growing the heap the first time). For a Worker that will run a large forward,
+   * while it waits for it. Core: Session::reserve_memory.
+   * @param className - The class.
+   * @param config - Slot name -> value (see {@link ConfigFor}).
+   * @param inputShape - The input, `(b, num_tokens, d_in)` (or `(num_tokens, d_in)`).
+   * @param options - `trace` as in estimateBytes (default true; `"lazy"`: a trace kept in WASM memory).
+   * @returns The bytes taken and the budget; `bytes` is 0 on a lean lab (loadAttentionLab({checkpoints: false})), whose binary has no reserve.
+   * @throws {@link AttentionError} the configuration's first error; "tensor_shape" for a bad inputShape; "too_large" over the budget; "out_of_memory" when the heap cannot grow that far.
+   */
+  reserveMemory<C extends ClassName>(className: C, config: ConfigFor<C>, inputShape: number[], options?: { trace?: boolean | "lazy" }): {
+    /** Bytes taken from the heap and given back. */
+    bytes: number;
+    /** The core's memory budget in bytes (kDefaultMemoryBudgetBytes). */
+    budget: number;
+  };
+  /**
    * A module rebuilt from plain data (e.g. posted to a Web Worker): every parameter by PyTorch name
    * (a whole state_dict() may also carry the causal mask buffers, checked and reported in `notes`).
    * @param className - The class.

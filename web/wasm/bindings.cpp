@@ -384,15 +384,16 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             call<&Session::copy_weights>, "release", call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>,
             "forwardResident", call<&Session::forward_resident>, "estimateResidentBytes", call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>,
             "traceWindow", call<&Session::trace_window>, "traceData", call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>);
-#ifndef ATTENTION_LAB_LEAN  // the head split, the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
-  functions("headShares", call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads", call<&Session::project_heads>, "moduleRevision",
-            call<&Session::module_revision>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen", call<&Session::checkpoint_open>,
-            "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput", call<&Session::plan_block_input>, "blockInput",
-            call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>, "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed",
-            call<&Session::gpt2_embed>, "gpt2BlockReads", call<&Session::gpt2_block_reads>, "gpt2Block", call<&Session::gpt2_block>, "gpt2InputReads",
-            call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>, "gpt2FinalReads", call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>,
-            "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish", call<&Session::gpt2_finish>, "gpt2Stop", call<&Session::gpt2_stop>, "gpt2Generate",
-            call<&Session::gpt2_generate>, "gpt2GenerateReads", call<&Session::gpt2_generate_reads>, "gpt2GenerateStep", call<&Session::gpt2_generate_step>);
+#ifndef ATTENTION_LAB_LEAN  // reserveMemory, the head split, the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
+  functions("reserveMemory", call<&Session::reserve_memory>, "headShares", call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads",
+            call<&Session::project_heads>, "moduleRevision", call<&Session::module_revision>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen",
+            call<&Session::checkpoint_open>, "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput",
+            call<&Session::plan_block_input>, "blockInput", call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>,
+            "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed", call<&Session::gpt2_embed>, "gpt2BlockReads", call<&Session::gpt2_block_reads>, "gpt2Block",
+            call<&Session::gpt2_block>, "gpt2InputReads", call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>, "gpt2FinalReads",
+            call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>, "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish", call<&Session::gpt2_finish>,
+            "gpt2Stop", call<&Session::gpt2_stop>, "gpt2Generate", call<&Session::gpt2_generate>, "gpt2GenerateReads", call<&Session::gpt2_generate_reads>, "gpt2GenerateStep",
+            call<&Session::gpt2_generate_step>);
 #endif
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);

@@ -238,6 +238,13 @@ class Session {
   /// The estimate of a resident-trace run (plan_resident_bytes): the trace stays in the heap and only
   /// the output and the stages' facts are copied out.
   MemoryEstimate estimate_resident_bytes(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape) const;
+  /// Takes from the heap now what a run of this setup will need (estimate_resident_bytes when
+  /// `resident`, else estimate_bytes with `trace`), writes one byte of every 4 KiB page of it and gives
+  /// it back: the heap has grown and its pages are in memory, so the run does not pay for that (GPT-2
+  /// small's traced run on 1024 tokens: ~0.15 s of page faults on its first run). Returns the estimate
+  /// taken. Throws AttentionError: the config's or the shape's errors (as the estimates), too_large
+  /// (over the budget), out_of_memory (the heap cannot grow that far).
+  MemoryEstimate reserve_memory(const std::string& class_name, const SlotMap& config, const std::optional<std::vector<double>>& input_shape, bool resident, bool trace);
 
   // ---- resident traces (lazy traces); stage: its id; leading: one index per axis before the last two ----
   /// The (b, head) slice of `stage` max-pooled to at most (height, width) cells (each a whole number
