@@ -202,6 +202,8 @@ describe("layout", () => {
     await runPreset(page, "gpt2Small");
     const scroller = page.locator("[data-stage=queries] .grid-scroll").first();
     await scroller.scrollIntoViewIfNeeded();
+    // a stage card off screen is not laid out (content-visibility: auto): its cue follows once it is in view
+    await page.waitForFunction((n) => n.dataset.scrolls !== "false", await scroller.elementHandle(), { timeout: 10_000 }).catch(() => {});
     assert.equal(await scroller.getAttribute("data-scrolls"), "true");
     const cue = scroller.locator("xpath=..").getByTestId("scroll-cue");
     assert.equal(await cue.isVisible(), true);
