@@ -27,6 +27,7 @@ export async function renderTrace(nav, cards, stages, ctx, onProgress) {
   replace(cards);
   const total = stages.reduce((a, s) => a + numel(s), 0);
   const chunked = total > 200_000;
+  cards.classList.toggle("lazy-layout", chunked);  // style.css: its cards off screen are not laid out until in view
   // Large traces yield to the browser whenever a frame's worth of work (~12 ms) is done, so the page
   // keeps painting and the progress bar moves, without waiting a frame for every small card.
   let since = performance.now();
