@@ -234,6 +234,21 @@ describe("compare: step with the KV cache", () => {
   before(async () => { lab = await launchLab(); });
   after(async () => { await lab?.close(); });
 
+  test("a mode picked before the panel's code has loaded is the one it opens with", async () => {
+    const page = await lab.context.newPage();
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    await page.route("**/app/compare-panel.js", async (route) => { await held; await route.continue(); });
+    await page.goto(`${lab.url}?class=MultiHeadAttention&d_in=4&d_out=4&context_length=6&dropout=0&num_heads=2`);
+    await page.waitForFunction(() => document.querySelector("attention-lab")?.dataset.ready !== undefined, null, { timeout: 60_000 });
+    await page.getByTestId("compare-mode-cache").check();  // the radios are in the page before the panel's code
+    release();
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-panel=compare]").dataset.loaded === "true", null, { timeout: 60_000 });
+    assert.equal(await page.getByTestId("compare-mode-cache").isChecked(), true);
+    assert.match(await page.getByTestId("cache-intro").textContent(), /\S/);
+    await page.close();
+  });
+
   test("the book's MultiHeadAttention fed token by token: rows of (1, T_past + 1) weights, the cache growing, each output equal to the full run's", async () => {
     const page = await openPage(lab, "?class=MultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2");
     await page.getByTestId("compare-mode-cache").check();

@@ -36,8 +36,10 @@ export function setupComparePanel(app) {
   /** What the core knows about a class (heads, python name, book seed, copy and convert partners). */
   const facts = (className) => lab.classFacts(className);
   const DIRECTIONS = copyDirections(lab, facts);
-  // Until the reader picks one, the mode follows the class: exercise 3.1 for the classes that copy.
-  const state = { mode: null, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };
+  // Until the reader picks one, the mode follows the class: exercise 3.1 for the classes that copy. A
+  // mode picked before this code loaded (the radios are in the page from the start) is kept.
+  const picked = root.querySelector("input[name=compare-mode]:checked")?.value ?? null;
+  const state = { mode: picked, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };
   const ways = setupWays(app);
   const cacheSteps = setupCacheSteps(app);
   const mode = () => state.mode ?? (facts(app.state.className)?.copiesWith.length ? "copy" : facts(app.state.className)?.copiesFrom.length ? "ways" : "convert");
