@@ -725,14 +725,9 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask);
     // appended keys (j >= T) are seen by every query; the inverted mask hides j <= i instead.
     const int64_t window = p.window;
-    const auto hidden = [&](int64_t i, int64_t j) {
-      if (j >= past + T) return false;
-      if (p.mask == MaskKind::Inverted) return j <= i;
-      return j > past + i || (window > 0 && past + i - j >= window);
-    };
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-    // Row i of the scores masked as `hidden` says, as runs of -inf: the keys past the query (and those
-    // before its window), or the inverted mask's keys up to the query.
+    // Row i of the scores masked, as runs of -inf: the keys past the query (and those before its
+    // window), or the inverted mask's keys up to the query. The trace's mask stage is built from it too.
     const auto mask_row = [&](float* row, int64_t i) {
       const int64_t keys = past + T;  // appended keys (j >= keys) are never hidden
       if (p.mask == MaskKind::Inverted) {
@@ -877,9 +872,11 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     Tensor mask;
     if (masked) {
       mask = Tensor({T, Tk});  // (num_tokens, keys), 1 where a key is masked: the rows of the chunk's positions
-      for (int64_t i = 0; i < T; ++i)
-        for (int64_t j = 0; j < Tk; ++j)
-          if (hidden(i, j)) mask.data[static_cast<size_t>(i * Tk + j)] = 1.0f;
+      for (int64_t i = 0; i < T; ++i) {
+        float* row = mask.data.data() + i * Tk;
+        mask_row(row, i);  // -inf where masked, then 1
+        std::replace(row, row + Tk, kNegInf, 1.0f);
+      }
     }
     Tensor input = x, output_stage = output;  // the trace's own copies
     Tensor* const activations[] = {&input, &qkv[0],        &latent,  &latent_all, &qkv[1],  &qkv[2], &cache_k,  &cache_v,   &scores,
