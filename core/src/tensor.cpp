@@ -195,19 +195,44 @@ std::vector<TensorSummary> summaries_of_slices(const Tensor& t, const std::vecto
 
 std::vector<float> max_pool(const float* x, int64_t rows, int64_t cols, int64_t height, int64_t width) {
   std::vector<float> out(static_cast<size_t>(height * width));
+  std::vector<int64_t> c0(static_cast<size_t>(width)), c1(static_cast<size_t>(width));
+  for (int64_t c = 0; c < width; ++c) {
+    c0[static_cast<size_t>(c)] = c * cols / width;
+    c1[static_cast<size_t>(c)] = std::max(c0[static_cast<size_t>(c)] + 1, (c + 1) * cols / width);
+  }
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  // Each output row in two passes: the column-wise max over its source rows (a loop the compiler
+  // vectorizes), then the max of each cell's columns. Max is max whatever the order, but for the two
+  // zeros: the row-major rule keeps the first of -0 and +0 it meets, so an output row whose source rows
+  // hold a -0 anywhere goes cell by cell in row-major order instead (the same bits as ever).
+  std::vector<float> acc(static_cast<size_t>(cols));
   for (int64_t y = 0; y < height; ++y) {
     const int64_t r0 = y * rows / height;
     const int64_t r1 = std::max(r0 + 1, (y + 1) * rows / height);
-    for (int64_t c = 0; c < width; ++c) {
-      const int64_t c0 = c * cols / width;
-      const int64_t c1 = std::max(c0 + 1, (c + 1) * cols / width);
-      float best = -std::numeric_limits<float>::infinity();
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* row = x + r * cols;
-        for (int64_t k = c0; k < c1; ++k)
-          if (row[k] > best) best = row[k];  // NaN > best is false: NaN never wins
+    std::fill(acc.begin(), acc.end(), kNegInf);
+    uint32_t negative_zero = 0;
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* row = x + r * cols;
+      for (int64_t k = 0; k < cols; ++k) {
+        const float v = row[k];
+        uint32_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        negative_zero |= static_cast<uint32_t>(bits == 0x80000000u);
+        acc[static_cast<size_t>(k)] = v > acc[static_cast<size_t>(k)] ? v : acc[static_cast<size_t>(k)];  // NaN > best is false: NaN never wins
       }
-      out[static_cast<size_t>(y * width + c)] = best;
+    }
+    float* o = out.data() + y * width;
+    for (int64_t c = 0; c < width; ++c) {
+      float best = kNegInf;
+      if (negative_zero == 0) {
+        for (int64_t k = c0[static_cast<size_t>(c)]; k < c1[static_cast<size_t>(c)]; ++k)
+          if (acc[static_cast<size_t>(k)] > best) best = acc[static_cast<size_t>(k)];
+      } else {
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t k = c0[static_cast<size_t>(c)]; k < c1[static_cast<size_t>(c)]; ++k)
+            if (x[r * cols + k] > best) best = x[r * cols + k];
+      }
+      o[c] = best;
     }
   }
   return out;

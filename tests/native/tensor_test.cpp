@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -118,6 +119,43 @@ TEST_SUITE("tensor") {
       if (stage.id == "attn_weights") CHECK(stage.summary.zeros == 30);
     }
   }
+  TEST_CASE("max_pool: each cell is the first largest value of its block in row-major order (NaN never wins; -0 and +0 as met)") {
+    // Blocks of uneven size (rows and cols not multiples of the sides), values with ties of -0 and +0
+    // in both orders, NaN, -inf: every cell equals a plain row-major scan of its block, bit for bit.
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const float palette[] = {-0.0f, 0.0f, -1.5f, nan, -inf, 2.25f, -0.0f, 0.0f, -3.0f, 0.0f, -0.0f};
+    for (const auto& [rows, cols, height, width, seed] :
+         std::vector<std::array<int64_t, 5>>{{7, 9, 3, 4, 1}, {40, 37, 9, 40, 2}, {16, 16, 16, 16, 3}, {13, 50, 5, 7, 4}, {1, 30, 1, 6, 5}, {30, 1, 4, 1, 6}, {64, 64, 7, 5, 7}}) {
+      std::vector<float> x(static_cast<size_t>(rows * cols));
+      uint32_t state = static_cast<uint32_t>(seed) * 2654435761u;
+      const bool zeros_only = seed % 2 == 1;  // then the ties decide most cells
+      for (float& v : x) {
+        state = state * 1664525u + 1013904223u;
+        const size_t i = (state >> 24) % (zeros_only ? 2 : sizeof palette / sizeof palette[0]);
+        v = zeros_only && (state & 0x100) ? -2.0f : palette[i];
+      }
+      const std::vector<float> got = max_pool(x.data(), rows, cols, height, width);
+      REQUIRE(got.size() == static_cast<size_t>(height * width));
+      for (int64_t y = 0; y < height; ++y)
+        for (int64_t c = 0; c < width; ++c) {
+          const int64_t r0 = y * rows / height, r1 = std::max(r0 + 1, (y + 1) * rows / height);
+          const int64_t k0 = c * cols / width, k1 = std::max(k0 + 1, (c + 1) * cols / width);
+          float best = -inf;
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t k = k0; k < k1; ++k)
+              if (x[static_cast<size_t>(r * cols + k)] > best) best = x[static_cast<size_t>(r * cols + k)];
+          const float cell = got[static_cast<size_t>(y * width + c)];
+          CHECK(cell == best);
+          CHECK(std::signbit(cell) == std::signbit(best));
+        }
+    }
+    // a block of -0 then +0 keeps -0; of +0 then -0 keeps +0
+    const float pair[] = {-0.0f, 0.0f, 0.0f, -0.0f};
+    const std::vector<float> pooled = max_pool(pair, 2, 2, 2, 1);
+    CHECK(std::signbit(pooled[0]));
+    CHECK_FALSE(std::signbit(pooled[1]));
+  }
+
   TEST_CASE("tensor_from copies a row-major buffer into (b, num_tokens, d_in), and at() reads one value back") {
     const float buffer[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     const Tensor x = tensor_from(buffer, {2, 3, 2});  // (b, num_tokens, d_in)
