@@ -176,6 +176,13 @@ describe("trace", () => {
     const weights = page.locator("[data-stage=attn_weights]");
     assert.match(await weights.getByTestId("heatmap-scaled").first().textContent(), /^1,024 × 1,024 values shown on 240 × 240 pixels: each pixel shows the largest value it covers\.$/);
     assert.deepEqual(await weights.locator("canvas.heatmap-canvas").first().evaluate((c) => [c.width, c.height, c.getBoundingClientRect().width]), [240, 240, 240]);
+    // Its pixels: the first cell covers weight[0][0] = 1, the top of the log scale (the ramp's darkest
+    // blue); the last cell of the first row covers only future keys, weight 0: the masked grey.
+    const corners = await weights.locator("canvas.heatmap-canvas").first().evaluate((c) => {
+      const g = c.getContext("2d");
+      return [[...g.getImageData(0, 0, 1, 1).data], [...g.getImageData(c.width - 1, 0, 1, 1).data]];
+    });
+    assert.deepEqual(corners, [[8, 48, 107, 255], [214, 214, 214, 255]]);
     await weights.locator(".heatmap").first().screenshot({ path: `${SCREENSHOT_DIR}/heatmap-1024.png` });
     // The book's example: two heads, two batch items, one scale for all four heatmaps of attn_scores.
     const book = await openPage(lab);

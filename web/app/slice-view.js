@@ -166,10 +166,24 @@ function rampColor(t) {
 const RAMP_LEVELS = 1023;
 const RAMP_TABLE = Array.from({ length: RAMP_LEVELS + 1 }, (_, i) => rampColor(i / RAMP_LEVELS));
 
+/** The ramp's level of t in [0, 1]: its index in RAMP_TABLE. */
+function rampLevel(t) {
+  return Math.round(Math.min(1, Math.max(0, t)) * RAMP_LEVELS);
+}
+
 /** The page's colour ramp at t in [0, 1], light to dark blue, as [r, g, b] (heatmaps, the GPT-2 grid). */
 export function color(t) {
-  return RAMP_TABLE[Math.round(Math.min(1, Math.max(0, t)) * RAMP_LEVELS)];
+  return RAMP_TABLE[rampLevel(t)];
 }
+
+/** [r, g, b] as one opaque RGBA pixel of an ImageData seen as 32-bit words (in this platform's byte order). */
+function packed(rgb) {
+  return new Uint32Array(new Uint8Array([rgb[0], rgb[1], rgb[2], 255]).buffer)[0];
+}
+
+/** The ramp and the masked grey as packed pixels: a canvas heatmap writes one word per pixel. */
+const RAMP_PACKED = Uint32Array.from(RAMP_TABLE, packed);
+const MASKED_PACKED = packed(MASKED_RGB);
 
 /** The cells a side of a canvas heatmap of a (rows, cols) slice has, at screen density `density` (1 to 2). */
 export function heatmapPixels(rows, cols, density) {
@@ -198,6 +212,26 @@ export function heatmapRange(stage) {
   return [min, max];
 }
 
+/** Heatmaps of weights on a log scale start at 1e-4. */
+const LOG_LO = -4;
+
+/**
+ * The ramp level (0..RAMP_LEVELS) of value v on a heatmap's scale {lo, hi, logScale, weights}, or -1
+ * for a masked cell (not finite, or an exact 0 of a weights stage).
+ */
+function heatLevel(v, { lo, hi, logScale, weights }) {
+  if (!Number.isFinite(v) || (weights && v === 0)) return -1;
+  return rampLevel(logScale ? (Math.log10(Math.max(v, 1e-12)) - LOG_LO) / (Math.log10(hi) - LOG_LO) : (v - lo) / (hi - lo));
+}
+
+/** Writes heatLevel's colour of each value as one packed pixel (rgbOf's colours, a word per pixel). */
+function paintPixels(pixels, values, scale) {
+  for (let i = 0; i < values.length; i++) {
+    const level = heatLevel(values[i], scale);
+    pixels[i] = level < 0 ? MASKED_PACKED : RAMP_PACKED[level];
+  }
+}
+
 function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const source = sourceOf(stage);
   // The whole slice, read when a value is asked for (hover, keys, an export): a lazy stage's from the
@@ -208,11 +242,10 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   // Long rows spread their weight thin (about 1/num_tokens each): a log scale keeps them visible.
   const weights = EXACT_ZERO_STAGES.has(stage.id);
   const logScale = weights && cols > GRID_LIMIT;
-  const LOG_LO = -4;
+  const scale = { lo, hi, logScale, weights };
   const rgbOf = (v) => {
-    if (!Number.isFinite(v) || (weights && v === 0)) return MASKED_RGB;
-    if (logScale) return color((Math.log10(Math.max(v, 1e-12)) - LOG_LO) / (Math.log10(hi) - LOG_LO));
-    return color((v - lo) / (hi - lo));
+    const level = heatLevel(v, scale);
+    return level < 0 ? MASKED_RGB : RAMP_TABLE[level];
   };
   const name = `${stage.title} ${caption}`.trim();
   const box = h("div", { class: "heatmap", part: "heatmap", dataset: { testid: "heatmap" } });
@@ -276,13 +309,7 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
     draw(source.pool(offset, rows, cols, pr, pc), (pooled) => {
       const g = canvas.getContext("2d");
       const img = g.createImageData(pc, pr);
-      for (let i = 0; i < pooled.length; i++) {
-        const rgb = rgbOf(pooled[i]);
-        img.data[4 * i] = rgb[0];
-        img.data[4 * i + 1] = rgb[1];
-        img.data[4 * i + 2] = rgb[2];
-        img.data[4 * i + 3] = 255;
-      }
+      paintPixels(new Uint32Array(img.data.buffer, img.data.byteOffset, pc * pr), pooled, scale);
       g.putImageData(img, 0, 0);
     });
     canvas.addEventListener("mousemove", (e) => {
