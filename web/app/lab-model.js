@@ -185,7 +185,7 @@ export function baseTokens(lab, s, dIn) {
 /** The input tensor: the tokens (`base`, else made now), stacked `batch` times for the batched classes (torch.stack). */
 export function buildInput(lab, s, config, base = baseTokens(lab, s, config.d_in)) {
   const shape = inputShape(lab, s, config);
-  if (shape.length === 2) return { shape, data: base.data };
+  if (shape.length === 2 || shape[0] === 1) return { shape, data: base.data };  // one batch item: the tokens themselves, not a copy
   const b = shape[0];
   const data = new Float32Array(b * base.data.length);
   for (let i = 0; i < b; i++) data.set(base.data, i * base.data.length);
