@@ -235,20 +235,25 @@ TEST_CASE("a stage's summaries count its non-finite values and the rows that beg
   CHECK(whole.non_finite == 5);
 }
 
-TEST_CASE("reserve_memory takes the run's own estimate (resident or traced) and refuses a run over the budget before allocating") {
-  Session s;
-  const SlotMap config = {{"d_in", SlotValue::integer(64)},
-                          {"d_out", SlotValue::integer(64)},
-                          {"context_length", SlotValue::integer(200000)},
-                          {"dropout", SlotValue::floating(0.0)},
-                          {"num_heads", SlotValue::integer(4)}};
-  const std::vector<double> shape = {1, 256, 64};
-  CHECK(s.reserve_memory("MultiHeadAttention", config, shape, true, true).bytes == s.estimate_resident_bytes("MultiHeadAttention", config, shape).bytes);
-  CHECK(s.reserve_memory("MultiHeadAttention", config, shape, false, false).bytes == s.estimate_bytes("MultiHeadAttention", config, shape, false).bytes);
-  CHECK(s.reserve_memory("MultiHeadAttention", config, shape, false, true).bytes == s.estimate_bytes("MultiHeadAttention", config, shape, true).bytes);
-  const std::vector<double> huge = {1, 150000, 64};  // 4 heads x 150000^2 floats per stage: far over the budget
-  CHECK(refusal([&] { s.reserve_memory("MultiHeadAttention", config, huge, true, true); }) == std::pair<std::string, std::string>{"too_large", "inputShape"});
-  SlotMap bad = config;
-  bad["num_heads"] = SlotValue::integer(5);
-  CHECK(refusal([&] { s.reserve_memory("MultiHeadAttention", bad, shape, true, true); }).first == "heads_divisibility");
+TEST_CASE("reserve_memory takes the run's own estimate (resident or traced) and refuses a run over the budget before allocating, on one thread or a pool") {
+  for (const double threads : {1.0, 2.0}) {  // on a pool its threads touch the pages: the same bytes, the same refusals
+    CAPTURE(threads);
+    Session s;
+    s.set_threads(threads);
+    REQUIRE(s.threads() == threads);
+    const SlotMap config = {{"d_in", SlotValue::integer(64)},
+                            {"d_out", SlotValue::integer(64)},
+                            {"context_length", SlotValue::integer(200000)},
+                            {"dropout", SlotValue::floating(0.0)},
+                            {"num_heads", SlotValue::integer(4)}};
+    const std::vector<double> shape = {1, 256, 64};
+    CHECK(s.reserve_memory("MultiHeadAttention", config, shape, true, true).bytes == s.estimate_resident_bytes("MultiHeadAttention", config, shape).bytes);
+    CHECK(s.reserve_memory("MultiHeadAttention", config, shape, false, false).bytes == s.estimate_bytes("MultiHeadAttention", config, shape, false).bytes);
+    CHECK(s.reserve_memory("MultiHeadAttention", config, shape, false, true).bytes == s.estimate_bytes("MultiHeadAttention", config, shape, true).bytes);
+    const std::vector<double> huge = {1, 150000, 64};  // 4 heads x 150000^2 floats per stage: far over the budget
+    CHECK(refusal([&] { s.reserve_memory("MultiHeadAttention", config, huge, true, true); }) == std::pair<std::string, std::string>{"too_large", "inputShape"});
+    SlotMap bad = config;
+    bad["num_heads"] = SlotValue::integer(5);
+    CHECK(refusal([&] { s.reserve_memory("MultiHeadAttention", bad, shape, true, true); }).first == "heads_divisibility");
+  }
 }
