@@ -74,7 +74,7 @@ self.addEventListener("message", async (e) => {
     } catch {
       // a setup the warm-up cannot shrink this way (another class): the library is loaded all the same
     }
-    // Then the heap the run will take, grown and paged in now (~0.15 s for GPT-2 small on 1024 tokens)
+    // Then the heap the run will take, grown and paged in now (~0.1 s for GPT-2 small on 1024 tokens, on two threads)
     // rather than during the run. A run that arrives meanwhile waits for it, as it would have paid it.
     if (runsWaiting > 0 || !inputShape) return;
     try {
@@ -90,6 +90,14 @@ self.addEventListener("message", async (e) => {
     const lab = await ready.finally(() => { runsWaiting -= 1; });
     trace?.dispose();
     trace = null;
+    // The heap this run takes, grown and paged in by every thread of the pool first (~0.1 s for GPT-2
+    // small on 1024 tokens on a new worker, where the run alone pages it in on one thread; ~2 ms once
+    // the heap is there). A run over the budget is refused by lab.run itself, with its slot.
+    try {
+      lab.reserveMemory(className, config, x.shape, { trace: "lazy" });
+    } catch {
+      // the run says why
+    }
     const r = lab.run(className, config, x, { seed, training, trace: "lazy" });  // one call into the core
     trace = r.trace;
     traceRun = id;
