@@ -1563,15 +1563,19 @@ function unrefWorker(worker) {
  */
 async function createCore(source, node = undefined, readDefault = undefined) {
   let threads = source.threads ?? 1;
+  // The threaded glue loads while the binary compiles (neither needs the other until instantiation).
+  let compiling = source.compile();
+  compiling.catch(() => {});  // awaited below, unless the glue is missing and another source replaces it
   let glue = threads > 1 ? await threadedGlue(node !== undefined) : null;
   if (glue === null && threads > 1) {
     threads = 1;  // no threaded glue here (a bundle): the single-thread core
     source = defaultSource(readDefault, 1);
+    compiling = source.compile();
   }
   glue ??= { create: createAttentionCore, worker: null };
   let wasmModule;
   try {
-    wasmModule = await source.compile();
+    wasmModule = await compiling;
   } catch (err) {
     if (!source.lean) throw err;
     // no lean binary beside this module (a bundle emits only the full ones): the full one does all it does
