@@ -157,6 +157,15 @@ describe("trace", () => {
 
   test("counts have thousands separators; every heatmap of a stage shares one colour scale, and the card says so", async () => {
     const page = await openPage(lab);
+    // What the page sends its run worker: the first draw's answers must come with the run, not after it.
+    await page.evaluate(() => {
+      const post = Worker.prototype.postMessage;
+      globalThis.sentToWorkers = [];
+      Worker.prototype.postMessage = function (m, transfer) {
+        globalThis.sentToWorkers.push(m?.queries ? "queries" : m?.warm ? "warm" : m?.x ? `run at density ${m.density}` : "other");
+        return post.call(this, m, transfer);
+      };
+    });
     await pasteCall(page, "MultiHeadAttention(8, 8, 1024, 0.0, 2)");
     await page.getByTestId("source-random").check();
     await page.getByTestId("count").fill("1024");
@@ -183,6 +192,11 @@ describe("trace", () => {
       return [[...g.getImageData(0, 0, 1, 1).data], [...g.getImageData(c.width - 1, 0, 1, 1).data]];
     });
     assert.deepEqual(corners, [[8, 48, 107, 255], [214, 214, 214, 255]]);
+    // Every card drawn so far drew from the run's own message: runs went out (with the screen's
+    // density, 1 here), no trace query.
+    const sent = await page.evaluate(() => globalThis.sentToWorkers);
+    assert.ok(sent.includes("run at density 1"), sent.join(", "));
+    assert.deepEqual(sent.filter((m) => m !== "warm" && m !== "run at density 1"), []);
     await weights.locator(".heatmap").first().screenshot({ path: `${SCREENSHOT_DIR}/heatmap-1024.png` });
     // The book's example: two heads, two batch items, one scale for all four heatmaps of attn_scores.
     const book = await openPage(lab);

@@ -1,8 +1,9 @@
 // A module Web Worker that runs large forward passes off the main thread with the same facade:
 // torch.manual_seed(seed), the constructor, then forward with tracing, as one lab.run (one call into
 // the core). The trace is lazy: it stays here, in this worker's WASM memory, and only its stages'
-// facts go back; the page then asks for what it draws ({id, queries}: heatmaps, table windows, a whole
-// stage for an export), answered with transferred Float32Arrays. The next run releases it. Messages with a `kind` are the
+// facts go back, with the answers of the page's first draw of them (firstDraw, at the density the run
+// message gives); the page then asks for what else it draws ({id, queries}: another head's heatmap, a
+// table window, a whole stage for an export), answered with transferred Float32Arrays. The next run releases it. Messages with a `kind` are the
 // checkpoint panel's file work (checkpoint-load.js), answered as {id, ok, ...result} or
 // {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
@@ -10,6 +11,9 @@ import { generatePlain, gpt2Plain, inputPlain, loadPlain, tracePlain } from "./c
 import { askTrace } from "./stage-source.js";
 
 const ready = loadAttentionLab();
+// The page's views, for the list of what its first draw of a run asks (firstDraw): answered with the
+// run, in its message. Without them (a failed import) the page asks in a second message.
+const views = import("./tensor-view.js").catch(() => null);
 // Which binary runs here and on how many threads (a Worker gets the cores on an isolated page): the run
 // panel says so for the runs it sends here.
 ready.then((lab) => self.postMessage({ info: { threads: lab.threads, kernel: lab.kernel } }), () => {});
@@ -23,8 +27,22 @@ let traceRun = 0;
 /** Runs received and still waiting for the library: a warm-up then only delays them. */
 let runsWaiting = 0;
 
+/** The buffers of trace answers (Float32Arrays, or {data} objects), each once: what a message transfers. */
+const buffersOf = (answers) => [...new Set(answers.map((a) => (a instanceof Float32Array ? a.buffer : a.data.buffer)))];
+
 /** An error as plain data (an AttentionError's code, slot, message and hint). */
 const plainError = (err) => ({ code: err?.code ?? "error", slot: err?.slot ?? "", message: err?.message ?? String(err), hint: err?.hint ?? "" });
+
+/** The page's first draw of `lazy` at screen density `density`: {queries, answers}, or null without the views. */
+function firstAnswers(view, lazy, density) {
+  if (!view) return null;
+  try {
+    const queries = view.firstDraw(lazy.stages, density);
+    return { queries, answers: queries.map((q) => askTrace(lazy, q)) };
+  } catch {
+    return null;  // the page asks them itself
+  }
+}
 
 self.addEventListener("message", async (e) => {
   if (e.data.cancel) {
@@ -36,8 +54,7 @@ self.addEventListener("message", async (e) => {
     try {
       if (!trace || run !== traceRun) throw { code: "disposed", slot: "trace", message: "this trace was released", hint: "" };
       const answers = queries.map((q) => askTrace(trace, q));
-      const buffers = new Set(answers.map((a) => (a instanceof Float32Array ? a.buffer : a.data.buffer)));
-      self.postMessage({ id, ok: true, answers }, [...buffers]);
+      self.postMessage({ id, ok: true, answers }, buffersOf(answers));
     } catch (err) {
       self.postMessage({ id, ok: false, error: plainError(err) });
     }
@@ -59,18 +76,19 @@ self.addEventListener("message", async (e) => {
     return;
   }
   if (e.data.warm) {
-    // Load the library, then run one small traced forward of the kind to come: the browser compiles
-    // WebAssembly in a quick first tier and optimizes the code that runs hot, so the reader's first
-    // big run starts on optimized code. Nothing to answer. Skipped when a run is already waiting (Run
-    // clicked while the library loads): it would start that run ~0.1 s later, not faster.
+    // Load the library, then run one small run of the kind to come as a run comes (lazy trace, its
+    // first draw answered): the browser compiles WebAssembly in a quick first tier and optimizes the
+    // code that runs hot, so the reader's first big run starts on optimized code. Nothing to answer.
+    // Skipped when a run is already waiting (Run clicked while the library loads): it would start that
+    // run ~0.1 s later, not faster.
     const lab = await ready;
     if (runsWaiting > 0) return;
-    const { className, config, inputShape } = e.data;
+    const { className, config, inputShape, density } = e.data;
     try {
-      const m = lab.create(className, { ...config, context_length: 64 });
       const width = Number(config.d_in);
-      m.forward({ shape: [1, 64, width], data: lab.seededTokens(64, width, 1).data }, { training: false, trace: true });
-      m.dispose();
+      const small = lab.run(className, { ...config, context_length: 64 }, { shape: [1, 64, width], data: lab.seededTokens(64, width, 1).data }, { training: false, trace: "lazy" });
+      if (density !== undefined) firstAnswers(await views, small.trace, density);
+      small.trace.dispose();
     } catch {
       // a setup the warm-up cannot shrink this way (another class): the library is loaded all the same
     }
@@ -84,7 +102,7 @@ self.addEventListener("message", async (e) => {
     }
     return;
   }
-  const { id, className, config, x, seed, training } = e.data;
+  const { id, className, config, x, seed, training, density } = e.data;
   runsWaiting += 1;
   try {
     const lab = await ready.finally(() => { runsWaiting -= 1; });
@@ -101,7 +119,8 @@ self.addEventListener("message", async (e) => {
     const r = lab.run(className, config, x, { seed, training, trace: "lazy" });  // one call into the core
     trace = r.trace;
     traceRun = id;
-    self.postMessage({ id, ok: true, output: r.output, trace: r.trace.stages, warnings: r.warnings }, [r.output.data.buffer]);
+    const first = density === undefined ? null : firstAnswers(await views, r.trace, density);
+    self.postMessage({ id, ok: true, output: r.output, trace: r.trace.stages, warnings: r.warnings, first }, [r.output.data.buffer, ...(first ? buffersOf(first.answers) : [])]);
   } catch (err) {
     self.postMessage({ id, ok: false, error: plainError(err) });
   }

@@ -11,6 +11,7 @@
 // or a generation in flight with it.
 import { S } from "./strings.js";
 import { askTrace } from "./stage-source.js";
+import { screenDensity } from "./slice-view.js";
 
 /** Runs that need more than this run in the worker. */
 const WORKER_BYTES = 8 * 1048576;
@@ -86,15 +87,17 @@ export class Runner {
     const id = this.nextId++;
     const facts = await new Promise((resolve, reject) => {
       this.pending = { id, resolve, reject };
-      worker.postMessage({ id, ...job, x: { shape: job.x.shape, data: job.x.data } });
+      // `density`: the worker lists the first draw's queries (tensor-view.js's firstDraw) at this screen's density
+      worker.postMessage({ id, ...job, x: { shape: job.x.shape, data: job.x.data }, density: screenDensity() });
     });
     this.traceWorker = worker;
     this.traceRun = id;
-    // The first draw's answers in one round trip: the page draws them at once from the cache.
+    // The first draw's answers, in the run's own message (else in one round trip): the page draws them
+    // at once from the cache.
     const ask = this.askWorker(worker);
     const answers = new Map();
-    const first = firstDraw(facts.trace);
-    const given = first.length ? await this.query(worker, first) : [];
+    const first = facts.first?.queries ?? firstDraw(facts.trace);
+    const given = facts.first?.answers ?? (first.length ? await this.query(worker, first) : []);
     first.forEach((q, i) => answers.set(queryKey(q), given[i]));
     const stages = facts.trace.map((s) => ({ ...s, ask: (q) => (answers.has(queryKey(q)) ? answers.get(queryKey(q)) : ask(q)) }));
     // The worker keeps the trace until the next run, which releases it first and reuses the heap it
@@ -140,7 +143,7 @@ export class Runner {
    */
   warm(setup = null) {
     if (this.closed || this.worker || !this.workerUrl || typeof Worker !== "function") return;
-    this.ensureWorker().postMessage({ warm: true, ...(setup ?? {}) });
+    this.ensureWorker().postMessage({ warm: true, ...(setup ?? {}), density: screenDensity() });
   }
 
   /**
@@ -177,7 +180,7 @@ export class Runner {
       const p = this.pending;
       if (!p || data.id !== p.id) return;
       this.pending = null;
-      if (data.ok) p.resolve({ output: data.output, trace: data.trace, warnings: data.warnings ?? [] });
+      if (data.ok) p.resolve({ output: data.output, trace: data.trace, warnings: data.warnings ?? [], first: data.first ?? null });
       else p.reject(data.error);
     }, (error) => {
       const p = this.pending;

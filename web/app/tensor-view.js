@@ -44,10 +44,10 @@ export async function renderTrace(nav, cards, stages, ctx, onProgress) {
 /**
  * The queries of the first draw of `stages` (lazy stages' facts): for each stage, the slices its card
  * shows before any tab is pressed (the first batch item; its heads side by side, or the first head's
- * tab), as tensorView lays them out. A run in the worker answers them with the run.
+ * tab), as tensorView lays them out, at screen density `density` (the page's, screenDensity()). The
+ * run worker lists and answers them with the run (run-worker.js), from the density the page sends.
  */
-export function firstDraw(stages) {
-  const density = screenDensity();
+export function firstDraw(stages, density = screenDensity()) {
   const out = [];
   for (const stage of stages) {
     const { shape } = stage;
