@@ -104,6 +104,21 @@ describe("the whole GPT-2 model on the page", () => {
     const words = await view.locator('text[text-anchor="end"]').allTextContents();
     assert.deepEqual(await line.locator("title").allTextContents(), [`${words[qi]} → ${words[kj]}: ${w[(1 * T + qi) * T + kj].toFixed(3)}`], "one title, made once");
     await page.getByTestId("gpt2-section").screenshot({ path: `${SCREENSHOT_DIR}/gpt2-whole-model.png` });
+    // Another cell redraws the lines (layer 0, head 0's weights) and keeps the words: the same nodes.
+    await view.locator("text").evaluateAll((ts) => ts.forEach((t) => { t.dataset.kept = "yes"; }));
+    await page.locator('[data-testid=gpt2-cell][data-layer="0"][data-head="0"]').click();
+    assert.match(await view.locator("h4").textContent(), /^Layer 0, head 0$/);
+    assert.match(await view.getByTestId("gpt2-trace-layer").textContent(), /^Trace layer 0 below/);
+    const w0 = tiny.layers[0].attn_weights;
+    const want0 = [];
+    for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) if (w0[i * T + j] >= 0.01) want0.push(`${i}-${j}`);
+    assert.deepEqual(await lines.evaluateAll((ls) => ls.map((l) => `${l.dataset.query}-${l.dataset.key}`)), want0);
+    assert.deepEqual(await view.locator("text").evaluateAll((ts) => ts.map((t) => t.dataset.kept)), Array(2 * T).fill("yes"));
+    const [q0, k0] = want0[want0.length - 1].split("-").map(Number);
+    await view.locator(`line[data-query="${q0}"][data-key="${k0}"]`).dispatchEvent("pointerover");
+    assert.deepEqual(await view.locator(`line[data-query="${q0}"][data-key="${k0}"] > title`).allTextContents(), [`${words[q0]} → ${words[k0]}: ${w0[q0 * T + k0].toFixed(3)}`]);
+    await page.locator('[data-testid=gpt2-cell][data-layer="1"][data-head="1"]').click();
+    assert.match(await view.locator("h4").textContent(), /^Layer 1, head 1$/);
 
     // Trace layer 1 below: its input stage is ln_1 of what block 0 left, as PyTorch computed it, on the
     // ids the whole model ran on (not what the field holds since)

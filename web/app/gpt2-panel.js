@@ -22,7 +22,7 @@ import { setupGenerate } from "./gpt2-generate.js";
  *                  input(): what the model runs on ({file, tokens, numHeads, decode} or null), for Generate}
  */
 export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
-  const state = { seq: 0, result: null, words: [], tokens: null, pick: { layer: 0, head: 0 }, controller: null };
+  const state = { seq: 0, result: null, words: [], tokens: null, pick: { layer: 0, head: 0 }, controller: null, headFrame: null };
   const runButton = h("button", { type: "button", class: "primary", part: "button", dataset: { testid: "gpt2-run" } }, S.gpt2Run);
   const cancelButton = h("button", { type: "button", class: "small", part: "button", hidden: true, dataset: { testid: "gpt2-cancel" } }, S.cancel);
   const bar = h("progress", { max: "1", value: "0", "aria-labelledby": "gpt2-progress-text" });
@@ -139,19 +139,53 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       cells < T ? h("p", { class: "muted", dataset: { testid: "gpt2-grid-averaged" } }, S.gpt2GridAveraged(cells, T)) : null);
   }
 
-  /** The picked head: a line from each query (left) to each key it may see (right), as thick as the weight. */
-  function showHead() {
-    const { layer, head } = state.pick;
-    const first = state.result.layers[layer].firstTokens;
-    const w = first.data;
+  /**
+   * The head view's parts that stay while the reader picks cells of one result: the title, the
+   * picture with its words (its lines in a group of their own), the note and the trace button. A
+   * click then redraws the lines alone (the words' layout and paint were a sixth of a click).
+   */
+  function headFrame() {
+    const first = state.result.layers[0].firstTokens;
     const T = state.words.length;
     const n = first.shape[2];  // the first min(T, 48) tokens: their weights are exact (a causal query sees no later key)
     const row = 18;
-    const pic = svg("svg", { class: "gpt2-lines", viewBox: `0 0 320 ${n * row + 8}`, width: "320", role: "img", "aria-label": S.gpt2HeadLabel(layer, head) });
-    // Up to 48 x 49 / 2 = 1,176 lines: each cloned from one made here and given its numbers (a click
-    // on a cell redraws this view alone, so this is what a click costs). A line's tooltip (its <title>)
-    // is made when the pointer first comes over it: the picture is one image to assistive technology
-    // (role img, its aria-label), and 1,176 titles made up front were a third of a click's script.
+    const title = h("h4", {});
+    const lines = svg("g", {});
+    const words = document.createDocumentFragment();
+    for (let i = 0; i < n; i++) {
+      words.append(svg("text", { x: "104", y: String(i * row + 16), "text-anchor": "end" }, state.words[i]));
+      words.append(svg("text", { x: "216", y: String(i * row + 16) }, state.words[i]));
+    }
+    const pic = svg("svg", { class: "gpt2-lines", viewBox: `0 0 320 ${n * row + 8}`, width: "320", role: "img" }, lines, svg("g", {}, words));
+    const frame = { result: state.result, n, row, title, lines, pic, pick: null };
+    // A line's tooltip (its <title>) is made when the pointer first comes over it: the picture is one
+    // image to assistive technology (role img, its aria-label), and 1,176 titles made up front were a
+    // third of a click's script.
+    pic.addEventListener("pointerover", (e) => {
+      const line = e.target;
+      if (line.localName !== "line" || line.firstChild) return;
+      const [i, j] = [Number(line.dataset.query), Number(line.dataset.key)];
+      const w = state.result.layers[frame.pick.layer].firstTokens.data;
+      line.append(svg("title", {}, S.gpt2LineTitle(state.words[i], state.words[j], w[(frame.pick.head * n + i) * n + j])));
+    });
+    const traceButton = h("button", { type: "button", class: "small", part: "button", dataset: { testid: "gpt2-trace-layer" }, on: { click: () => traceLayer(frame.pick.layer, state.tokens) } });
+    frame.traceButton = traceButton;
+    replace(headView, title, h("p", { class: "muted" }, S.gpt2HeadNote), pic, T > n ? h("p", { class: "muted" }, S.gpt2HeadMore(n, T)) : null, traceButton);
+    return frame;
+  }
+
+  /** The picked head: a line from each query (left) to each key it may see (right), as thick as the weight. */
+  function showHead() {
+    const { layer, head } = state.pick;
+    if (state.headFrame?.result !== state.result || !headView.contains(state.headFrame.pic)) state.headFrame = headFrame();
+    const frame = state.headFrame;
+    const { n, row } = frame;
+    frame.pick = { layer, head };
+    const w = state.result.layers[layer].firstTokens.data;
+    frame.title.textContent = S.gpt2HeadTitle(layer, head);
+    frame.pic.setAttribute("aria-label", S.gpt2HeadLabel(layer, head));
+    frame.traceButton.textContent = S.gpt2TraceLayer(layer);
+    // Up to 48 x 49 / 2 = 1,176 lines: each cloned from one made here and given its numbers.
     const proto = svg("line", { x1: "110", x2: "210", class: "gpt2-line" });
     const all = document.createDocumentFragment();
     for (let i = 0; i < n; i++) {
@@ -169,22 +203,11 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
         line.setAttribute("data-key", String(j));
         all.append(line);
       }
-      all.append(svg("text", { x: "104", y: String(i * row + 16), "text-anchor": "end" }, state.words[i]));
-      all.append(svg("text", { x: "216", y: String(i * row + 16) }, state.words[i]));
     }
-    pic.append(all);
-    pic.addEventListener("pointerover", (e) => {
-      const line = e.target;
-      if (line.localName !== "line" || line.firstChild) return;
-      const [i, j] = [Number(line.dataset.query), Number(line.dataset.key)];
-      line.append(svg("title", {}, S.gpt2LineTitle(state.words[i], state.words[j], w[(head * n + i) * n + j])));
-    });
-    replace(headView,
-      h("h4", {}, S.gpt2HeadTitle(layer, head)),
-      h("p", { class: "muted" }, S.gpt2HeadNote),
-      pic,
-      T > n ? h("p", { class: "muted" }, S.gpt2HeadMore(n, T)) : null,
-      h("button", { type: "button", class: "small", part: "button", dataset: { testid: "gpt2-trace-layer" }, on: { click: () => traceLayer(layer, state.tokens) } }, S.gpt2TraceLayer(layer)));
+    // a new group in place of the old one: one subtree detached, not 1,176 lines removed one by one
+    const lines = svg("g", {}, all);
+    frame.lines.replaceWith(lines);
+    frame.lines = lines;
   }
 
   return {
