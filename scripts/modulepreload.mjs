@@ -4,7 +4,7 @@
 // module script's imports are found only once it has arrived, so without them the browser fetches the
 // graph level by level (five levels deep: ~0.2 s of a slow machine's first view); with them, all at
 // once. Written between the markers below; --check (npm run lint) fails when a page's list is stale.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,14 +23,20 @@ export function staticImports(source) {
   return out;
 }
 
-/** The entry's static import graph below it, as paths relative to web/, in the order first met (breadth first). */
+/**
+ * The entry's static import graph below it, as paths relative to web/, in the order first met (breadth
+ * first). A module the build writes (lib/attention_core.mjs, Emscripten's glue: it imports nothing) is
+ * listed whether or not it is built yet: lint runs before the build on a fresh clone.
+ */
 export function importGraph(entry = ENTRY) {
   const seen = new Set([entry]);
   const queue = [entry];
   const out = [];
   while (queue.length) {
     const file = queue.shift();
-    for (const spec of staticImports(readFileSync(path.join(WEB, file), "utf8"))) {
+    const full = path.join(WEB, file);
+    if (!existsSync(full)) continue;
+    for (const spec of staticImports(readFileSync(full, "utf8"))) {
       const dep = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
       if (seen.has(dep)) continue;
       seen.add(dep);
