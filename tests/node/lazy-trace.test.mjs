@@ -116,6 +116,57 @@ test("summaries count the non-finite values and the NaN rows (the inverted mask'
   lazy.trace.dispose();
 });
 
+/** The core's summary rule over one slice, in JS: four float32 lanes counted from the first value, their
+ * finite values summed in float32 for 4096 values at a time, each partial sum added lane by lane to a
+ * double; a last piece that fills no vector added one value at a time. min, max, mean and the counts. */
+function summaryOf(data, offset, n) {
+  const lanes = [0, 0, 0, 0];
+  let sum = 0, inBlock = 0, finite = 0, negInf = 0, zeros = 0, min = Infinity, max = -Infinity;
+  const whole = n - (n % 4);
+  for (let i = 0; i < n; i++) {
+    const v = data[offset + i];
+    if (v === -Infinity) negInf++;
+    if (!Number.isFinite(v)) continue;
+    finite++;
+    if (v === 0) zeros++;
+    min = Math.min(min, v);
+    max = Math.max(max, v);
+  }
+  for (let i = 0; i < whole; i += 4) {
+    for (let l = 0; l < 4; l++) {
+      const v = data[offset + i + l];
+      if (Number.isFinite(v)) lanes[l] = Math.fround(lanes[l] + v);
+    }
+    inBlock += 4;
+    if (inBlock === 4096) {
+      for (let l = 0; l < 4; l++) sum += lanes[l];
+      lanes.fill(0);
+      inBlock = 0;
+    }
+  }
+  if (inBlock > 0) for (let l = 0; l < 4; l++) sum += lanes[l];
+  for (let i = whole; i < n; i++) if (Number.isFinite(data[offset + i])) sum += data[offset + i];
+  return { min, max, mean: sum / finite, negInf, zeros, count: n };
+}
+
+test("a long stage's slice summaries, streamed in row blocks by the traced forward, have the bits of the summary rule over the slice", () => {
+  // 600 tokens: the forward takes each (600, 600) slab through its stages 108 rows at a time, so the
+  // pieces end inside the 4096-value partial sums; 360,000 values per slice leave a partial one at the end.
+  const cfg = { d_in: 4, d_out: 4, context_length: 600, dropout: 0.0, num_heads: 2 };
+  const input = { shape: [1, 600, 4], data: lab.seededTokens(600, 4, 7).data };
+  const e = lab.run("MultiHeadAttention", cfg, input, { seed: 123, training: false, trace: true });
+  for (const id of ["attn_scores", "attn_scores_masked", "attn_weights"]) {
+    const stage = e.trace.find((s) => s.id === id);
+    const n = stage.shape.at(-1) * stage.shape.at(-2);
+    assert.equal(stage.sliceSummaries.length, 2, id);
+    stage.sliceSummaries.forEach((got, k) => {
+      const want = summaryOf(stage.data, k * n, n);
+      for (const key of Object.keys(want)) assert.ok(Object.is(got[key], want[key]), `${id} slice ${k} ${key}: ${got[key]} vs ${want[key]}`);
+    });
+  }
+  assert.ok(e.trace.find((s) => s.id === "attn_scores_masked").sliceSummaries[0].negInf > 0);
+});
+
 test("module.forward(x, {trace: 'lazy'}) gives the untraced output bits; bad queries are refused by code and slot", () => {
   const m = lab.create("MultiHeadAttention", config);
   const plain = m.forward(x, { training: false });
