@@ -475,6 +475,8 @@ Diagnostic AttentionModule::Impl::non_finite_warning(const Tensor& x, const Forw
     }
   }
   for (const Stage& s : *trace) {
+    // A view's values are its source's (an earlier stage) or -inf: its source turned non-finite first.
+    if (s.view != StageView::Own) continue;
     // The masked scores hold -inf where keys are hidden: only NaN and +inf count there.
     const bool masked = s.id == "attn_scores_masked";
     const std::vector<float>& v = s.tensor.data;
@@ -502,10 +504,11 @@ Diagnostic AttentionModule::Impl::non_finite_warning(const Tensor& x, const Forw
     // (softmax of a row of -inf is 0/0), not an overflow.
     if (s.id == "attn_weights") {
       for (const Stage& m : *trace) {
-        if (m.id != "attn_scores_masked" || m.tensor.shape != s.tensor.shape) continue;
-        const size_t cols = static_cast<size_t>(s.tensor.shape.back()), row = i - i % cols;
-        if (std::all_of(m.tensor.data.begin() + static_cast<std::ptrdiff_t>(row), m.tensor.data.begin() + static_cast<std::ptrdiff_t>(row + cols),
-                        [](float x) { return x == -std::numeric_limits<float>::infinity(); })) {
+        if (m.id != "attn_scores_masked" || m.shape != s.shape) continue;
+        const size_t cols = static_cast<size_t>(s.shape.back());
+        std::vector<float> scratch;
+        const float* row = stage_rows(*trace, m, static_cast<int64_t>(i / cols), 1, scratch);
+        if (std::all_of(row, row + cols, [](float x) { return x == -std::numeric_limits<float>::infinity(); })) {
           d.message += ": the mask hides every key of this query, and softmax of a row of -inf is NaN";
           d.hint =
               "A mask must leave each query at least one key. A boolean mask passed where True means \"attend\" (scaled_dot_product_attention) hides the "
@@ -624,7 +627,27 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
     TensorSummary whole;
     std::vector<TensorSummary> slices = values != nullptr ? summaries_of_slices(t, *values, whole) : summarize_slices(t, whole);
-    options.trace->push_back({stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), whole, std::move(slices)});
+    Shape shape = t.shape;
+    options.trace->push_back(
+        {stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(shape), std::move(t), whole, std::move(slices), StageView::Own, {}});
+  };
+  // A view (stage_views): no values of its own; its summaries from the slabs' made during the run.
+  const auto emit_view = [&](StageId id, const Shape& shape, StageView view, StageId source, const std::vector<ops::ValueSummary>& values) {
+    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
+    StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
+    Stage st;
+    st.id = stage_id_name(id);
+    st.title = std::move(text.title);
+    st.formula = std::move(text.formula);
+    st.axes = std::move(text.axes);
+    st.shape = shape;
+    st.view = view;
+    st.source = stage_id_name(source);
+    std::vector<float> scratch;
+    const int64_t cols = shape.empty() ? 1 : shape.back();
+    const auto first_of_row = [&](int64_t i) { return *stage_rows(*options.trace, st, cols > 0 ? i / cols : 0, 1, scratch); };
+    st.slice_summaries = summaries_of_slices(shape, first_of_row, values, st.summary);
+    options.trace->push_back(std::move(st));
   };
 
   try {
@@ -693,13 +716,15 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     // The four (b, H, T, Tk) stages, kept only for the trace. Slabs arrive in storage order except in
     // the wrapper with b > 1, so each is appended to reserved memory (no 4 x zero-fill of the largest
     // tensors of the run) and only an out-of-order slab makes its stage fill in zeros first.
+    // With stage_views the masked scores, and the dropout stage when no dropout acts, are views (no copy).
     const Shape stage_shape = head_shape(T, Tk);
     const size_t stage_size = tracing ? static_cast<size_t>(numel_of(stage_shape)) : 0;
+    const bool masked_view = options.stage_views, dropped_view = options.stage_views && !apply_dropout;
     Tensor scores, masked_scores, weights, dropped;
-    for (Tensor* t : {&scores, &masked_scores, &weights, &dropped}) {
-      t->shape = stage_shape;
-      t->data.reserve(stage_size);
-    }
+    for (Tensor* t : {&scores, &masked_scores, &weights, &dropped}) t->shape = stage_shape;
+    for (Tensor* t : {&scores, &weights}) t->data.reserve(stage_size);
+    if (masked && !masked_view) masked_scores.data.reserve(stage_size);
+    if (p.dropout_stage && !dropped_view) dropped.data.reserve(stage_size);
     // Each slab's summary of those four stages (scores, masked, weights, dropped), by slab index: made
     // while the slab's rows are still in cache, not read back from the whole stages after the run.
     std::vector<ops::ValueSummary> slab_values[4];
@@ -763,7 +788,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
           for (int64_t i = std::max(window, r0); i < r0 + rows; ++i) std::fill(s + i * Tk, s + i * Tk + (i - window + 1), kNegInf);
         }
         if (masked && tracing) {
-          keep(masked_scores, at, sb, n);
+          if (!masked_view) keep(masked_scores, at, sb, n);
           streams[1].add(sb, n);
         }
         // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
@@ -771,7 +796,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
         if (tracing) {
           keep(weights, at, sb, n);
           streams[2].add(sb, n);
-          if (p.dropout_stage && !apply_dropout) keep(dropped, at, sb, n);  // no dropout acted: the weights themselves
+          if (p.dropout_stage && !apply_dropout && !dropped_view) keep(dropped, at, sb, n);  // no dropout acted: the weights themselves
         }
       }
       if (options.attn_weights != nullptr) std::copy(s, s + T * Tk, options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
@@ -896,7 +921,15 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
           return nullptr;
       }
     };
-    for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) emit(static_cast<StageId>(id), std::move(*activations[id]), made(static_cast<StageId>(id)));
+    for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) {
+      const StageId stage = static_cast<StageId>(id);
+      if (stage == StageId::AttnScoresMasked && masked_view)
+        emit_view(stage, stage_shape, StageView::MaskedFill, StageId::AttnScores, slab_values[1]);
+      else if (stage == StageId::AttnWeightsDropout && dropped_view)
+        emit_view(stage, stage_shape, StageView::Same, StageId::AttnWeights, slab_values[3]);
+      else
+        emit(stage, std::move(*activations[id]), made(stage));
+    }
     if (cache != nullptr) *cache = std::move(next);
     return output;
   } catch (const std::bad_alloc&) {
@@ -974,6 +1007,46 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
   AttentionModule m(c);
   m.set_parameters(parameters);
   return m;
+}
+
+namespace {
+/// The stage `id` that `s` reads: the last one before `s` in `trace` (before its end when `s` is not in it).
+const Stage& source_of(const std::vector<Stage>& trace, const Stage& s, const std::string& id) {
+  const bool inside = !trace.empty() && &s >= trace.data() && &s < trace.data() + trace.size();
+  for (size_t k = inside ? static_cast<size_t>(&s - trace.data()) : trace.size(); k-- > 0;)
+    if (trace[k].id == id && trace[k].view == StageView::Own) return trace[k];
+  throw std::invalid_argument("stage_rows: " + s.id + " reads stage '" + id + "', which this trace does not hold");
+}
+}  // namespace
+
+const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t row, int64_t count, std::vector<float>& scratch) {
+  const int64_t cols = s.shape.empty() ? 1 : s.shape.back();
+  if (s.view == StageView::Own) return s.tensor.data.data() + row * cols;
+  const Stage& from = source_of(trace, s, s.source);
+  const float* src = from.tensor.data.data() + row * cols;
+  if (s.view == StageView::Same) return src;
+  // MaskedFill: the source with -inf where the mask (num_tokens, keys) holds 1; row r is query row
+  // r % num_tokens of its (b, head) slice.
+  const Stage& mask = source_of(trace, s, "mask");
+  const int64_t rows = s.shape.size() >= 2 ? s.shape[s.shape.size() - 2] : 1;
+  if (mask.shape != Shape{rows, cols}) throw std::invalid_argument("stage_rows: the mask's shape does not match " + s.id + "'s last two axes");
+  scratch.resize(static_cast<size_t>(count * cols));
+  for (int64_t r = 0; rows > 0 && r < count; ++r) {
+    const float* m = mask.tensor.data.data() + ((row + r) % rows) * cols;
+    float* out = scratch.data() + r * cols;
+    for (int64_t c = 0; c < cols; ++c) out[c] = m[c] == 1.0f ? -std::numeric_limits<float>::infinity() : src[r * cols + c];
+  }
+  return scratch.data();
+}
+
+Tensor stage_tensor(const std::vector<Stage>& trace, const Stage& s) {
+  if (s.view == StageView::Own) return s.tensor;
+  const int64_t cols = s.shape.empty() ? 1 : s.shape.back();
+  const int64_t rows = cols > 0 ? numel_of(s.shape) / cols : 0;
+  std::vector<float> scratch;
+  const float* values = stage_rows(trace, s, 0, rows, scratch);
+  if (s.view == StageView::MaskedFill) return Tensor(s.shape, std::move(scratch));
+  return Tensor(s.shape, std::vector<float>(values, values + rows * cols));
 }
 
 }  // namespace attention_lab

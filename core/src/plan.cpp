@@ -401,9 +401,10 @@ double plan_heap_bytes(const ForwardPlan& p, const std::optional<Shape>& input_s
       floats += 4 * b * heads * t * tk + t * tk + b * t * d_in + (p.proj ? 3 : 2) * b * t * width;
       // and each of its stages' summaries: at most one per (b, head) slice, 16 floats' worth each
       // (TensorSummary: 3 doubles and 5 int64), and its texts (title, formula, axes and the fields that
-      // fill them: about 256 bytes a stage)
+      // fill them: about 256 bytes a stage) and its Stage record (its shape, a view's source; the
+      // trace's vector of them doubles as it grows: 128 bytes a stage)
       const double stages = p.latent_dim > 0 ? 15 : 14;  // c_kv only with a latent
-      floats += stages * b * heads * 16 + stages * 64;
+      floats += stages * b * heads * 16 + stages * 96;
     }
   }
   return floats * 4.0;
@@ -477,6 +478,12 @@ double plan_resident_bytes(const ForwardPlan& p, const std::optional<Shape>& inp
   const double tk = t + static_cast<double>(p.extra_kv);
   const double heads = static_cast<double>(p.query_heads);
   const double stages = p.latent_dim > 0 ? 15 : 14;
+  // Less the stages it keeps as views (ForwardOptions::stage_views), which plan_heap_bytes counts as
+  // copies: the masked scores, and the dropout stage when dropout never acts (p = 0; with p > 0 a
+  // training run keeps its own).
+  const double slab = b * heads * t * tk;
+  const int views = (stage_present(p, StageId::AttnScoresMasked) ? 1 : 0) + (stage_present(p, StageId::AttnWeightsDropout) && !(p.dropout > 0.0) ? 1 : 0);
+  bytes -= 4.0 * views * slab;
   // The stages' facts copied out (Session::run_resident's TraceStage list, then its JS objects): the
   // summaries twice over (16 floats each, then a JS object of 256 bytes' worth) and the texts.
   double floats = stages * (b * heads + 1) * (16 + 64) + stages * 256;

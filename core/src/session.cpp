@@ -166,10 +166,12 @@ struct Session::Objects {
   ResidentTrace keep_trace(std::vector<Stage> stages) {
     ResidentTrace r;
     r.handle = next++;
+    std::vector<float> scratch;
     for (const Stage& st : stages) {
+      const bool empty = numel_of(st.shape) == 0;
       r.stages.push_back(
-          {st.id, st.title, st.formula, st.axes, st.tensor.shape, st.summary, st.slice_summaries, st.tensor.data.empty() ? std::nan("") : static_cast<double>(st.tensor.data[0])});
-      r.bytes += 4.0 * static_cast<double>(st.tensor.data.size());
+          {st.id, st.title, st.formula, st.axes, st.shape, st.summary, st.slice_summaries, empty ? std::nan("") : static_cast<double>(*stage_rows(stages, st, 0, 1, scratch))});
+      r.bytes += 4.0 * static_cast<double>(st.tensor.data.size());  // a view holds none
     }
     traces[r.handle] = std::move(stages);
     return r;
@@ -276,17 +278,22 @@ Setup Session::setup(const std::string& class_name, const SlotMap& config, const
 Setup Session::describe(const std::string& class_name, const SlotMap& config) const { return make_setup(class_name, config, SetupOptions{}); }
 
 RunResult Session::run_module(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training, bool trace) const {
+  return run_with(class_name, config, std::move(x), seed, training, trace, false);
+}
+
+RunResult Session::run_with(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training, bool trace, bool views) const {
   const Tensor input = tensor_from_input(std::move(x), "x");
   RunOptions opts;
   opts.seed = seed_from(seed);
   opts.training = training;
   opts.trace = trace;
   opts.pool = objects_->pool.get();
+  opts.stage_views = views;
   return attention_lab::run_module(class_name, config, input, opts);
 }
 
 ResidentRun Session::run_resident(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training) {
-  RunResult r = run_module(class_name, config, std::move(x), seed, training, true);
+  RunResult r = run_with(class_name, config, std::move(x), seed, training, true, true);
   return {std::move(r.config), std::move(r.output), objects_->keep_trace(std::move(r.trace)), std::move(r.warnings)};
 }
 
@@ -306,7 +313,7 @@ const Stage& stage_of(const std::vector<Stage>& stages, const std::string& id) {
 
 /// index as a whole number in [0, size) of axis `axis` of `s`, else trace_range naming both.
 int64_t index_in(const Stage& s, size_t axis, double index, const char* what) {
-  const double size = static_cast<double>(s.tensor.shape[axis]);
+  const double size = static_cast<double>(s.shape[axis]);
   if (!(index >= 0 && index < size && index == std::floor(index)))
     throw AttentionError("trace_range", what,
                          std::string(what) + " " + format_g(index, 12) + " is outside axis " + std::to_string(axis) + " (" + s.axes[axis] + ") of " + s.id + ", which has " +
@@ -317,8 +324,9 @@ int64_t index_in(const Stage& s, size_t axis, double index, const char* what) {
 }  // namespace
 
 TraceHeatmap Session::trace_heatmap(uint32_t trace, const std::string& stage, const std::vector<double>& leading, double height, double width) const {
-  const Stage& s = stage_of(objects_->trace(trace), stage);
-  const size_t nd = s.tensor.shape.size();
+  const std::vector<Stage>& stages = objects_->trace(trace);
+  const Stage& s = stage_of(stages, stage);
+  const size_t nd = s.shape.size();
   const size_t lead = nd >= 2 ? nd - 2 : 0;
   if (leading.size() != lead)
     throw AttentionError("trace_range", "leading", s.id + " has " + std::to_string(lead) + " axes before its last two, got " + std::to_string(leading.size()) + " indices",
@@ -327,28 +335,30 @@ TraceHeatmap Session::trace_heatmap(uint32_t trace, const std::string& stage, co
     if (!(side >= 1 && side <= 4096 && side == std::floor(side)))
       throw AttentionError("trace_range", "size", "a heatmap side of " + format_g(side, 12) + " cells", "Ask for a whole number of cells from 1 to 4096 a side.");
   int64_t offset = 0;
-  for (size_t i = 0; i < lead; ++i) offset = offset * s.tensor.shape[i] + index_in(s, i, leading[i], i == 0 ? "batch" : "head");
-  const int64_t rows = nd >= 2 ? s.tensor.shape[nd - 2] : 1, cols = nd >= 1 ? s.tensor.shape[nd - 1] : 1;
+  for (size_t i = 0; i < lead; ++i) offset = offset * s.shape[i] + index_in(s, i, leading[i], i == 0 ? "batch" : "head");
+  const int64_t rows = nd >= 2 ? s.shape[nd - 2] : 1, cols = nd >= 1 ? s.shape[nd - 1] : 1;
   TraceHeatmap h;
   h.rows = static_cast<double>(rows);
   h.cols = static_cast<double>(cols);
   const int64_t hh = std::min(rows, static_cast<int64_t>(height)), ww = std::min(cols, static_cast<int64_t>(width));
   h.height = static_cast<double>(hh);
   h.width = static_cast<double>(ww);
-  if (rows > 0 && cols > 0) h.values = max_pool(s.tensor.data.data() + offset * rows * cols, rows, cols, hh, ww);
+  std::vector<float> scratch;
+  if (rows > 0 && cols > 0) h.values = max_pool(stage_rows(stages, s, offset * rows, rows, scratch), rows, cols, hh, ww);
   return h;
 }
 
 TraceWindow Session::trace_window(uint32_t trace, const std::string& stage, const std::vector<double>& offsets, const std::vector<double>& sizes) const {
-  const Stage& s = stage_of(objects_->trace(trace), stage);
-  const size_t nd = s.tensor.shape.size();
+  const std::vector<Stage>& stages = objects_->trace(trace);
+  const Stage& s = stage_of(stages, stage);
+  const size_t nd = s.shape.size();
   if (offsets.size() != nd || sizes.size() != nd)
     throw AttentionError("trace_range", "offsets",
                          s.id + " has " + std::to_string(nd) + " axes, got " + std::to_string(offsets.size()) + " offsets and " + std::to_string(sizes.size()) + " sizes",
                          "Give one offset and one size per axis.");
   std::vector<int64_t> at(nd), n(nd);
   for (size_t i = 0; i < nd; ++i) {
-    const double size = static_cast<double>(s.tensor.shape[i]);
+    const double size = static_cast<double>(s.shape[i]);
     if (!(offsets[i] >= 0 && offsets[i] <= size && offsets[i] == std::floor(offsets[i])) || !(sizes[i] >= 0 && sizes[i] == std::floor(sizes[i]) && offsets[i] + sizes[i] <= size))
       throw AttentionError("trace_range", "offsets",
                            "offset " + format_g(offsets[i], 12) + " and size " + format_g(sizes[i], 12) + " on axis " + std::to_string(i) + " (" + s.axes[i] + ") of " + s.id +
@@ -357,10 +367,15 @@ TraceWindow Session::trace_window(uint32_t trace, const std::string& stage, cons
     at[i] = static_cast<int64_t>(offsets[i]);
     n[i] = static_cast<int64_t>(sizes[i]);
   }
-  return {tensor_window(s.tensor, at, n), window_row_sums(s.tensor, at, n)};
+  std::vector<float> scratch;
+  const RowReader row = [&](int64_t r) { return stage_rows(stages, s, r, 1, scratch); };
+  return {tensor_window(s.shape, row, at, n), window_row_sums(s.shape, row, at, n)};
 }
 
-Tensor Session::trace_data(uint32_t trace, const std::string& stage) const { return stage_of(objects_->trace(trace), stage).tensor; }
+Tensor Session::trace_data(uint32_t trace, const std::string& stage) const {
+  const std::vector<Stage>& stages = objects_->trace(trace);
+  return stage_tensor(stages, stage_of(stages, stage));
+}
 
 double Session::trace_bytes_in_use() const {
   double bytes = 0;
@@ -539,6 +554,10 @@ double Session::module_revision(uint32_t module) const {
 }
 
 ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache) {
+  return forward_with(module, std::move(x), training, generator, trace, cache, false);
+}
+
+ForwardResult Session::forward_with(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache, bool views) {
   const AttentionModule& m = objects_->module(module);
   KvCache* kv = nullptr;
   if (cache != 0) {
@@ -556,6 +575,7 @@ ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, ui
   opts.warnings = &r.warnings;
   opts.cache = kv;
   opts.pool = objects_->pool.get();
+  opts.stage_views = views;
   r.output = m.forward(input, opts);
   if (trace) r.trace = std::move(stages);
   if (kv != nullptr) r.cache = objects_->state(cache);
@@ -563,7 +583,7 @@ ForwardResult Session::forward(uint32_t module, TensorInput x, bool training, ui
 }
 
 ResidentForward Session::forward_resident(uint32_t module, TensorInput x, bool training, uint32_t generator, uint32_t cache) {
-  ForwardResult r = forward(module, std::move(x), training, generator, true, cache);
+  ForwardResult r = forward_with(module, std::move(x), training, generator, true, cache, true);
   return {std::move(r.output), objects_->keep_trace(std::move(*r.trace)), std::move(r.warnings), std::move(r.cache)};
 }
 

@@ -74,6 +74,7 @@ RunResult run_module(const std::string& class_name, const SlotMap& config, const
   fwd.memory_budget_bytes = options.memory_budget_bytes;
   fwd.warnings = &r.warnings;
   fwd.pool = options.pool;
+  fwd.stage_views = options.stage_views;
   r.output = module.forward(x, fwd);
   return r;
 }

@@ -164,22 +164,29 @@ std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whol
 }
 
 std::vector<TensorSummary> summaries_of_slices(const Tensor& t, const std::vector<ops::ValueSummary>& values, TensorSummary& whole) {
-  const int64_t slice = slice_numel(t);
-  const size_t slices = slice > 0 ? static_cast<size_t>((t.numel() + slice - 1) / slice) : 0;
+  return summaries_of_slices(
+      t.shape, [&](int64_t i) { return t.data[static_cast<size_t>(i)]; }, values, whole);
+}
+
+std::vector<TensorSummary> summaries_of_slices(const Shape& shape, const std::function<float(int64_t)>& value_at, const std::vector<ops::ValueSummary>& values,
+                                               TensorSummary& whole) {
+  const int64_t numel = numel_of(shape);
+  const int64_t slice = shape.size() >= 2 ? shape[shape.size() - 1] * shape[shape.size() - 2] : numel;
+  const size_t slices = slice > 0 ? static_cast<size_t>((numel + slice - 1) / slice) : 0;
   if (values.size() != slices) throw std::invalid_argument("summaries_of_slices: " + std::to_string(values.size()) + " summaries for " + std::to_string(slices) + " slices");
   std::vector<TensorSummary> out;
   ops::ValueSummary all;
   all.min = std::numeric_limits<float>::infinity();
   all.max = -all.min;
   // Rows of a slice that begin with NaN: one strided read per row (the first column), not a scan.
-  const int64_t cols = t.rank() >= 1 ? t.shape.back() : 1;
+  const int64_t cols = !shape.empty() ? shape.back() : 1;
   int64_t nan_rows_all = 0;
   for (size_t k = 0; k < slices; ++k) {
     const ops::ValueSummary& v = values[k];
     const int64_t offset = static_cast<int64_t>(k) * slice;
     int64_t nan_rows = 0;
     if (v.finite < slice && cols > 0)
-      for (int64_t r = offset; r < offset + slice; r += cols) nan_rows += std::isnan(t.data[static_cast<size_t>(r)]) ? 1 : 0;
+      for (int64_t r = offset; r < offset + slice; r += cols) nan_rows += std::isnan(value_at(r)) ? 1 : 0;
     nan_rows_all += nan_rows;
     out.push_back(summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, slice, nan_rows));
     all.min = std::min(all.min, v.min);
@@ -189,7 +196,7 @@ std::vector<TensorSummary> summaries_of_slices(const Tensor& t, const std::vecto
     all.neg_inf += v.neg_inf;
     all.zeros += v.zeros;
   }
-  whole = summary_of(all.min, all.max, all.sum, all.finite, all.neg_inf, all.zeros, t.numel(), nan_rows_all);
+  whole = summary_of(all.min, all.max, all.sum, all.finite, all.neg_inf, all.zeros, numel, nan_rows_all);
   return out;
 }
 
@@ -242,14 +249,14 @@ namespace {
 /// Calls f(offset of the row's first window value in t, offset of the whole row in t) for each row of
 /// the window, in row-major order of its leading axes.
 template <typename F>
-void for_window_rows(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes, F f) {
-  const size_t nd = t.shape.size();
+void for_window_rows(const Shape& shape, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes, F f) {
+  const size_t nd = shape.size();
   if (nd == 0) {
     f(0, 0);
     return;
   }
   std::vector<int64_t> strides(nd, 1);
-  for (size_t i = nd - 1; i-- > 0;) strides[i] = strides[i + 1] * t.shape[i + 1];
+  for (size_t i = nd - 1; i-- > 0;) strides[i] = strides[i + 1] * shape[i + 1];
   for (size_t i = 0; i + 1 < nd; ++i)
     if (sizes[i] == 0) return;
   std::vector<int64_t> at(offsets.begin(), offsets.end());
@@ -268,20 +275,37 @@ void for_window_rows(const Tensor& t, const std::vector<int64_t>& offsets, const
 }  // namespace
 
 Tensor tensor_window(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes) {
-  Shape shape(sizes.begin(), sizes.end());
-  std::vector<float> data;
-  data.reserve(static_cast<size_t>(numel_of(shape)));
-  const int64_t n = sizes.empty() ? 1 : sizes.back();
-  for_window_rows(t, offsets, sizes, [&](int64_t begin, int64_t) { data.insert(data.end(), t.data.begin() + begin, t.data.begin() + begin + n); });
-  return Tensor(std::move(shape), std::move(data));
+  const int64_t cols = t.shape.empty() ? 1 : t.shape.back();
+  return tensor_window(
+      t.shape, [&](int64_t r) { return t.data.data() + r * cols; }, offsets, sizes);
 }
 
 std::vector<double> window_row_sums(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes) {
-  std::vector<double> out;
   const int64_t cols = t.shape.empty() ? 1 : t.shape.back();
-  for_window_rows(t, offsets, sizes, [&](int64_t, int64_t row) {
+  return window_row_sums(
+      t.shape, [&](int64_t r) { return t.data.data() + r * cols; }, offsets, sizes);
+}
+
+Tensor tensor_window(const Shape& shape, const RowReader& row_at, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes) {
+  Shape out(sizes.begin(), sizes.end());
+  std::vector<float> data;
+  data.reserve(static_cast<size_t>(numel_of(out)));
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  const int64_t n = sizes.empty() ? 1 : sizes.back(), first = offsets.empty() ? 0 : offsets.back();
+  for_window_rows(shape, offsets, sizes, [&](int64_t, int64_t row) {
+    const float* r = row_at(cols > 0 ? row / cols : 0) + first;
+    data.insert(data.end(), r, r + n);
+  });
+  return Tensor(std::move(out), std::move(data));
+}
+
+std::vector<double> window_row_sums(const Shape& shape, const RowReader& row_at, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes) {
+  std::vector<double> out;
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  for_window_rows(shape, offsets, sizes, [&](int64_t, int64_t row) {
+    const float* r = row_at(cols > 0 ? row / cols : 0);
     double sum = 0.0;
-    for (int64_t c = 0; c < cols; ++c) sum += t.data[static_cast<size_t>(row + c)];
+    for (int64_t c = 0; c < cols; ++c) sum += r[c];
     out.push_back(sum);
   });
   return out;

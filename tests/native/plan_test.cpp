@@ -329,10 +329,16 @@ TEST_SUITE("plan") {
         Session s;
         const ResidentRun r = s.run_resident("MultiHeadAttention", slots, std::move(x), 123, false);
         CHECK(r.trace.bytes == s.trace_bytes_in_use());
+        // the masked scores and the dropout stage are views, with no copy: two of the four stages
+        // the rest: scores and weights, the (96, 96) mask, and eight (b, 96, 32)-sized stages (input, q, k, v, context, concat, out_proj, output)
+        CHECK(r.trace.bytes == 4.0 * (2 * b * 4 * 96 * 96 + 96 * 96 + 8 * b * 96 * 32));
         const Tensor weights = s.trace_data(r.trace.handle, "attn_weights");  // an export: the largest stage, copied
         CHECK(weights.shape == Shape{b, 4, 96, 96});
+        CHECK(s.trace_data(r.trace.handle, "attn_scores_masked").shape == Shape{b, 4, 96, 96});  // a view's export: made from the scores and the mask
         (void)s.trace_heatmap(r.trace.handle, "attn_weights", {0, 3}, 512, 512);
+        (void)s.trace_heatmap(r.trace.handle, "attn_scores_masked", {static_cast<double>(b - 1), 3}, 512, 512);
         (void)s.trace_window(r.trace.handle, "attn_weights", {0, 0, 0, 0}, {1, 1, 12, 12});
+        (void)s.trace_window(r.trace.handle, "attn_weights_dropout", {0, 0, 0, 0}, {1, 1, 12, 12});
         s.release(r.trace.handle);
         CHECK(s.trace_bytes_in_use() == 0);
       }

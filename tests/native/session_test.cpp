@@ -2,6 +2,7 @@
 // values, the objects kept under handles, and their lifetimes. The WASM bindings only declare these.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -182,9 +183,12 @@ TEST_CASE("a resident trace gives each stage's facts at once and its values on r
     CHECK(l.shape == e.tensor.shape);
     CHECK(l.summary.count == e.summary.count);
     CHECK(s.trace_data(lazy.trace.handle, e.id).data == e.tensor.data);
-    bytes += 4.0 * static_cast<double>(e.tensor.data.size());
+    CHECK(l.first == doctest::Approx(e.tensor.data[0]));
+    // the masked scores and the eval dropout stage are views of the scores and the weights: no copy
+    if (e.id != "attn_scores_masked" && e.id != "attn_weights_dropout") bytes += 4.0 * static_cast<double>(e.tensor.data.size());
   }
   CHECK(lazy.trace.bytes == bytes);
+  CHECK(lazy.trace.bytes == doctest::Approx(s.trace_bytes_in_use()));
   const Stage& w = eager.trace[7];
   REQUIRE(w.id == "attn_weights");  // (2, 2, 6, 6)
   // a window of batch 1, head 0, rows 2..4, columns 0..2, and the sum of each whole row (1 after softmax)
@@ -222,6 +226,95 @@ TEST_CASE("a resident trace gives each stage's facts at once and its values on r
   s.release(lazy.trace.handle);
   CHECK(s.handles_in_use() == 0);
   CHECK(refusal([&] { s.trace_data(lazy.trace.handle, "output"); }) == std::pair<std::string, std::string>{"disposed", "trace"});
+}
+
+TEST_CASE(
+    "a resident trace's views (the masked scores, the dropout stage where no dropout acted) read the eager trace's values: whole, windowed, heatmapped, and in their summaries") {
+  // Every class with a mask or a dropout stage as the page runs it (lazy trace), eval and training;
+  // a cached chunk too (mask rows past the cache's entries). The eager trace holds its own copies.
+  const auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };  // NaN rows (the inverted mask) read as NaN
+  const auto same_all = [&](const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](float u, float v) { return same(u, v); });
+  };
+  const auto compare = [&](Session& s, const ResidentTrace& lazy, const std::vector<Stage>& eager, bool dropout_acts) {
+    REQUIRE(lazy.stages.size() == eager.size());
+    double own = 0;
+    for (size_t i = 0; i < eager.size(); ++i) {
+      const Stage& e = eager[i];
+      CAPTURE(e.id);
+      const Tensor got = s.trace_data(lazy.handle, e.id);
+      CHECK(got.shape == e.tensor.shape);
+      CHECK(same_all(got.data, e.tensor.data));
+      const TraceStage& l = lazy.stages[i];
+      CHECK(l.summary.min == e.summary.min);
+      CHECK(l.summary.max == e.summary.max);
+      CHECK(l.summary.neg_inf == e.summary.neg_inf);
+      CHECK(l.summary.nan_rows == e.summary.nan_rows);
+      CHECK(l.slice_summaries.size() == e.slice_summaries.size());
+      const bool view = e.id == "attn_scores_masked" || (e.id == "attn_weights_dropout" && !dropout_acts);
+      if (!view) own += 4.0 * static_cast<double>(e.tensor.data.size());
+      const size_t nd = e.tensor.shape.size();
+      if (nd < 2 || (e.id != "attn_scores_masked" && e.id != "attn_weights_dropout")) continue;
+      // the whole last slice as a window (its row sums: -inf where a key is masked) and as a heatmap
+      std::vector<double> at(nd, 0), size(e.tensor.shape.begin(), e.tensor.shape.end());
+      for (size_t a = 0; a + 2 < nd; ++a) {
+        at[a] = size[a] - 1;
+        size[a] = 1;
+      }
+      const TraceWindow w = s.trace_window(lazy.handle, e.id, at, size);
+      const int64_t rows = e.tensor.shape[nd - 2], cols = e.tensor.shape[nd - 1];
+      const size_t last = e.tensor.data.size() - static_cast<size_t>(rows * cols);
+      REQUIRE(w.row_sums.size() == static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) {
+        double sum = 0;
+        for (int64_t c = 0; c < cols; ++c) {
+          const float v = e.tensor.data[last + static_cast<size_t>(r * cols + c)];
+          sum += v;
+          CHECK(same(w.window.data[static_cast<size_t>(r * cols + c)], v));
+        }
+        CHECK(same(w.row_sums[static_cast<size_t>(r)], sum));
+      }
+      std::vector<double> lead(at.begin(), at.end() - 2);
+      const TraceHeatmap h = s.trace_heatmap(lazy.handle, e.id, lead, static_cast<double>(rows), static_cast<double>(cols));
+      CHECK(h.values == max_pool(e.tensor.data.data() + last, rows, cols, rows, cols));
+    }
+    CHECK(lazy.bytes == own);
+  };
+  struct Case {
+    const char* call;
+    bool training;
+  };
+  for (const Case& c : {Case{"MultiHeadAttention(3, 4, 6, 0.5, 2)", false}, Case{"MultiHeadAttention(3, 4, 6, 0.5, 2)", true}, Case{"MultiHeadAttention(3, 4, 6, 0.0, 2)", true},
+                        Case{"CausalAttention(3, 2, 6, 0.0)", false}, Case{"MultiHeadAttentionWrapper(3, 2, 6, 0.5, 2)", true},
+                        Case{"MultiHeadAttentionWithSWA(3, 4, 0.0, 2, sliding_window_size=3)", false}, Case{"GroupedQueryAttention(3, 4, 0.0, 4, 2)", false},
+                        Case{"MHAPyTorchSDPAWithoutFlash(3, 4, 2, 6)", false}}) {
+    const std::string text = c.call;
+    CAPTURE(text);
+    CAPTURE(c.training);
+    Session s;
+    const ParsedCall call = s.parse_call(c.call);
+    for (const Diagnostic& d : call.diagnostics) REQUIRE_MESSAGE(d.severity != Severity::Error, d.message);  // the inverted mask's is a warning
+    TensorInput x{{2, 6, 3}, book_tokens().data};
+    x.data.insert(x.data.end(), x.data.begin(), x.data.end());
+    const ResidentRun lazy = s.run_resident(call.class_name, call.config, x, 123, c.training);
+    const RunResult eager = s.run_module(call.class_name, call.config, x, 123, c.training, true);
+    CHECK(same_all(lazy.output.data, eager.output.data));
+    const bool acts = c.training && std::string(c.call).find("0.5") != std::string::npos;
+    compare(s, lazy.trace, eager.trace, acts);
+  }
+  // a cached second chunk: its mask rows are the chunk's positions past the cache's entries
+  Session s;
+  const ParsedCall call = s.parse_call("MultiHeadAttention(3, 4, 12, 0.0, 2)");
+  const ModuleInfo m = s.create(call.class_name, call.config, s.manual_seed(123));
+  const TensorInput first{{1, 6, 3}, book_tokens().data}, next{{1, 6, 3}, book_tokens().data};
+  const CacheState lazy_cache = s.new_cache(m.handle, NumberOption{}), eager_cache = s.new_cache(m.handle, NumberOption{});
+  (void)s.forward(m.handle, first, false, 0, false, lazy_cache.handle);
+  (void)s.forward(m.handle, first, false, 0, false, eager_cache.handle);
+  const ResidentForward lazy = s.forward_resident(m.handle, next, false, 0, lazy_cache.handle);
+  const ForwardResult eager = s.forward(m.handle, next, false, 0, true, eager_cache.handle);
+  CHECK(same_all(lazy.output.data, eager.output.data));
+  REQUIRE(eager.trace);
+  compare(s, lazy.trace, *eager.trace, false);
 }
 
 TEST_CASE("a stage's summaries count its non-finite values and the rows that begin with NaN") {

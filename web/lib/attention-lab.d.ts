@@ -975,7 +975,11 @@ export interface LazySlice {
 export interface LazyTrace {
   /** Each stage's facts, in trace order (the ids of {@link Stage.id}). */
   readonly stages: readonly LazyStage[];
-  /** Bytes of float32 values it holds in WASM memory. */
+  /**
+   * Bytes of float32 values it holds in WASM memory. The masked scores, and the dropout stage when no
+   * dropout acted, hold none: the core reads them from the scores (with the mask's -inf) and the
+   * weights when asked, the same values an eager trace copies out.
+   */
   readonly bytes: number;
   /** True once dispose() ran. */
   readonly disposed: boolean;

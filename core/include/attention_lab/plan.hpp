@@ -122,7 +122,8 @@ double plan_result_bytes(const ForwardPlan& plan, const std::optional<Shape>& in
 double plan_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape, bool trace = true);
 
 /// The estimate of a forward whose trace stays in WASM memory (a resident, or lazy, trace): the heap
-/// of a traced forward (plan_heap_bytes: the trace is what stays), the output's copy, the stages'
+/// of a traced forward (plan_heap_bytes: the trace is what stays) less the two (b, H, T, Tk) stages it
+/// keeps as views (StageView: the masked scores; the dropout stage when p = 0), the output's copy, the stages'
 /// facts copied out, and one query's copy of at most a whole stage (an export). No JS copy of the
 /// trace. It bounds the heap's growth over the run and its queries while the trace lives.
 double plan_resident_bytes(const ForwardPlan& plan, const std::optional<Shape>& input_shape);

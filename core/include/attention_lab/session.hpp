@@ -350,6 +350,9 @@ class Session {
   struct Gpt2File;
   struct Objects;
   std::unique_ptr<Objects> objects_;
+  // run_module and forward, with `views`: the trace's stage views for a resident trace (ForwardOptions::stage_views).
+  RunResult run_with(const std::string& class_name, const SlotMap& config, TensorInput x, double seed, bool training, bool trace, bool views) const;
+  ForwardResult forward_with(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache, bool views);
 };
 
 }  // namespace attention_lab

@@ -77,6 +77,7 @@ struct RunOptions {
   bool trace = true;
   double memory_budget_bytes = kDefaultMemoryBudgetBytes;
   ThreadPool* pool = nullptr;  // the forward's products (ForwardOptions::pool)
+  bool stage_views = false;    // ForwardOptions::stage_views: for a trace kept in memory (read with stage_rows)
 };
 
 struct RunResult {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,6 +72,10 @@ std::vector<TensorSummary> summarize_slices(const Tensor& t, TensorSummary& whol
 /// ops::summarize_values or an ops::SummaryStream over it gives): the same summaries and `whole`.
 /// t's data gives the NaN rows. Throws std::invalid_argument when `values` has not one per slice.
 std::vector<TensorSummary> summaries_of_slices(const Tensor& t, const std::vector<ops::ValueSummary>& values, TensorSummary& whole);
+/// The same for values held elsewhere (a trace's view stage): `value_at(i)` is the value at flat
+/// row-major offset i of `shape` (read once per row, at each row's first column).
+std::vector<TensorSummary> summaries_of_slices(const Shape& shape, const std::function<float(int64_t)>& value_at, const std::vector<ops::ValueSummary>& values,
+                                               TensorSummary& whole);
 
 /// A (rows, cols) row-major slice `x` downsampled to (height, width) cells, 1 <= height <= rows,
 /// 1 <= width <= cols: cell (y, x) holds the largest value of source rows r0 = floor(y * rows /
@@ -88,6 +93,12 @@ Tensor tensor_window(const Tensor& t, const std::vector<int64_t>& offsets, const
 /// of the whole row of `t` along the last axis (not only the window's columns): a table of the
 /// attention weights shows 12 of 1,024 columns and the row sum of all 1,024.
 std::vector<double> window_row_sums(const Tensor& t, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes);
+/// A row of a tensor of some shape by its index r over every axis but the last (row r starts at flat
+/// offset r * shape.back()): a pointer to its shape.back() values, valid until the next call.
+using RowReader = std::function<const float*(int64_t)>;
+/// tensor_window and window_row_sums of a tensor of `shape` whose rows `row_at` reads (a trace's view stage).
+Tensor tensor_window(const Shape& shape, const RowReader& row_at, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes);
+std::vector<double> window_row_sums(const Shape& shape, const RowReader& row_at, const std::vector<int64_t>& offsets, const std::vector<int64_t>& sizes);
 
 /// Where the first NaN or infinity of `values` (n floats, row-major in `shape`) is, as "[1, 2]" and
 /// its value ("nan", "inf", "-inf"); "" when every value is finite.
