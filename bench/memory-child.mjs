@@ -1,11 +1,14 @@
 // One memory measurement for npm run bench, in a fresh Node process (bench/run.mjs starts one per
 // case): GPT-2 small attention, MultiHeadAttention(768, 768, 1024, 0.0, 12), one eval forward on
-// 1024 tokens, with --trace or without. Prints one JSON line:
+// 1024 tokens, with --trace (eager: every stage copied out), --lazy (the page's trace, kept in WASM
+// memory: residentBytes what it holds, estimateBytes the core's resident estimate) or neither.
+// Prints one JSON line:
 //   wasmMemoryBytes  the WebAssembly memory after the run; it only grows, so it is the high-water mark
 //   rssBytes         process RSS after the run; maxRssBytes the process's peak RSS (getrusage)
 import { loadAttentionLab } from "attention-lab";
 
-const trace = process.argv.includes("--trace");
+const lazy = process.argv.includes("--lazy");
+const trace = lazy ? "lazy" : process.argv.includes("--trace");
 const T = Number(process.env.BENCH_MEMORY_TOKENS ?? 1024);
 
 function wasmBytes(core) {
@@ -24,13 +27,14 @@ try {
   const t0 = performance.now();
   const r = m.forward(x, { training: false, trace });
   const ms = performance.now() - t0;
-  const traceBytes = trace ? r.trace.reduce((n, st) => n + st.data.byteLength, 0) : 0;
+  const traceBytes = trace === true ? r.trace.reduce((n, st) => n + st.data.byteLength, 0) : 0;
+  const resident = lazy ? { residentBytes: r.trace.bytes, estimateBytes: lab.estimateBytes("MultiHeadAttention", m.config, x.shape, { trace: "lazy" }).bytes } : {};
   const w = wasmBytes(lab._core);
   const mem = process.memoryUsage();
   console.log(JSON.stringify({
     trace, T, forwardMs: ms, wasmMemoryBytes: w.bytes, wasmMemoryVia: w.via, wasmMemoryAtStartupBytes: startup,
     rssBytes: mem.rss, maxRssBytes: process.resourceUsage().maxRSS * 1024, arrayBuffersBytes: mem.arrayBuffers,
-    traceStages: trace ? r.trace.length : 0, traceBytes, outputBytes: r.output.data.byteLength,
+    traceStages: trace === true ? r.trace.length : lazy ? r.trace.stages.length : 0, traceBytes, outputBytes: r.output.data.byteLength, ...resident,
   }));
 } catch (e) {
   console.log(JSON.stringify({ trace, error: String(e?.message ?? e) }));

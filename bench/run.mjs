@@ -456,9 +456,8 @@ async function kernelBench() {
 
 async function memory() {
   const out = {};
-  for (const trace of [false, true]) {
-    const r = await run(process.execPath, [path.join(ROOT, "bench/memory-child.mjs"), ...(trace ? ["--trace"] : [])], { cwd: ROOT });
-    const key = trace ? "traced" : "untraced";
+  for (const [key, args] of [["untraced", []], ["traced", ["--trace"]], ["lazy", ["--lazy"]]]) {
+    const r = await run(process.execPath, [path.join(ROOT, "bench/memory-child.mjs"), ...args], { cwd: ROOT });
     try {
       const line = r.stdout.trim().split("\n").pop();
       out[key] = JSON.parse(line);
@@ -1052,10 +1051,12 @@ function printReport(r, unavailable) {
   if (r.memory.skipped) console.log("  skipped");
   else if (r.memory.error) console.log(`  n/a: ${r.memory.error}`);
   else {
-    for (const k of ["untraced", "traced"]) {
+    for (const k of ["untraced", "traced", "lazy"]) {
       const m = r.memory[k];
+      if (!m) continue;
+      const held = m.traceBytes ? `   trace ${MiB(m.traceBytes)} in ${m.traceStages} stages` : m.residentBytes != null ? `   trace kept in WASM memory ${MiB(m.residentBytes)} (${m.traceStages} stages; estimate ${MiB(m.estimateBytes)})` : "";
       if (m.error) console.log(`  ${padE(k, 9)} n/a: ${m.error}`);
-      else console.log(`  ${padE(k, 9)} WASM memory ${pad(MiB(m.wasmMemoryBytes), 8)}   RSS ${pad(MiB(m.rssBytes), 8)}   peak RSS ${pad(MiB(m.maxRssBytes), 8)}${m.traceBytes ? `   trace ${MiB(m.traceBytes)} in ${m.traceStages} stages` : ""}`);
+      else console.log(`  ${padE(k, 9)} WASM memory ${pad(MiB(m.wasmMemoryBytes), 8)}   RSS ${pad(MiB(m.rssBytes), 8)}   peak RSS ${pad(MiB(m.maxRssBytes), 8)}${held}`);
     }
   }
 
