@@ -14,6 +14,18 @@
 namespace attention_lab {
 
 namespace {
+/// The stage `id` that `s` reads: the last one before `s` in `trace` (before its end when `s` is not in it).
+const Stage& source_of(const std::vector<Stage>& trace, const Stage& s, const std::string& id) {
+  const bool inside = !trace.empty() && &s >= trace.data() && &s < trace.data() + trace.size();
+  for (size_t k = inside ? static_cast<size_t>(&s - trace.data()) : trace.size(); k-- > 0;)
+    if (trace[k].id == id && trace[k].view == StageView::Own) return trace[k];
+  throw std::invalid_argument("stage_rows: " + s.id + " reads stage '" + id + "', which this trace does not hold");
+}
+/// A MaskedFill view's value: -inf where the mask holds 1 (masked_fill(mask.bool(), -inf)), else the source's.
+inline float masked_fill(float mask, float value) { return mask == 1.0f ? -std::numeric_limits<float>::infinity() : value; }
+}  // namespace
+
+namespace {
 
 /// The checks of a forward of a share of the heads (ForwardOptions::share): AttentionError head_share.
 /// One message built once (this code is in every binary, the page's first view included).
@@ -643,10 +655,16 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     st.shape = shape;
     st.view = view;
     st.source = stage_id_name(source);
-    std::vector<float> scratch;
-    const int64_t cols = shape.empty() ? 1 : shape.back();
-    const auto first_of_row = [&](int64_t i) { return *stage_rows(*options.trace, st, cols > 0 ? i / cols : 0, 1, scratch); };
-    st.slice_summaries = summaries_of_slices(shape, first_of_row, values, st.summary);
+    // The NaN rows read each row's first value (of the masked scores: every row, as each has -inf):
+    // one value each, its source and the mask found once.
+    const Stage& from = source_of(*options.trace, st, st.source);
+    const Stage* mask = view == StageView::MaskedFill ? &source_of(*options.trace, st, "mask") : nullptr;
+    const int64_t cols = shape.empty() ? 1 : shape.back(), rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+    const auto value_at = [&](int64_t i) {
+      const float v = from.tensor.data[static_cast<size_t>(i)];
+      return mask == nullptr || cols == 0 || rows == 0 ? v : masked_fill(mask->tensor.data[static_cast<size_t>(((i / cols) % rows) * cols + i % cols)], v);
+    };
+    st.slice_summaries = summaries_of_slices(shape, value_at, values, st.summary);
     options.trace->push_back(std::move(st));
   };
 
@@ -1009,16 +1027,6 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
   return m;
 }
 
-namespace {
-/// The stage `id` that `s` reads: the last one before `s` in `trace` (before its end when `s` is not in it).
-const Stage& source_of(const std::vector<Stage>& trace, const Stage& s, const std::string& id) {
-  const bool inside = !trace.empty() && &s >= trace.data() && &s < trace.data() + trace.size();
-  for (size_t k = inside ? static_cast<size_t>(&s - trace.data()) : trace.size(); k-- > 0;)
-    if (trace[k].id == id && trace[k].view == StageView::Own) return trace[k];
-  throw std::invalid_argument("stage_rows: " + s.id + " reads stage '" + id + "', which this trace does not hold");
-}
-}  // namespace
-
 const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t row, int64_t count, std::vector<float>& scratch) {
   const int64_t cols = s.shape.empty() ? 1 : s.shape.back();
   if (s.view == StageView::Own) return s.tensor.data.data() + row * cols;
@@ -1034,7 +1042,7 @@ const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t
   for (int64_t r = 0; rows > 0 && r < count; ++r) {
     const float* m = mask.tensor.data.data() + ((row + r) % rows) * cols;
     float* out = scratch.data() + r * cols;
-    for (int64_t c = 0; c < cols; ++c) out[c] = m[c] == 1.0f ? -std::numeric_limits<float>::infinity() : src[r * cols + c];
+    for (int64_t c = 0; c < cols; ++c) out[c] = masked_fill(m[c], src[r * cols + c]);
   }
   return scratch.data();
 }
