@@ -516,8 +516,8 @@ Diagnostic AttentionModule::Impl::non_finite_warning(const Tensor& x, const Forw
     // (softmax of a row of -inf is 0/0), not an overflow.
     if (s.id == "attn_weights") {
       for (const Stage& m : *trace) {
-        if (m.id != "attn_scores_masked" || m.shape != s.shape) continue;
-        const size_t cols = static_cast<size_t>(s.shape.back());
+        if (m.id != "attn_scores_masked" || m.shape() != s.shape()) continue;
+        const size_t cols = static_cast<size_t>(s.shape().back());
         std::vector<float> scratch;
         const float* row = stage_rows(*trace, m, static_cast<int64_t>(i / cols), 1, scratch);
         if (std::all_of(row, row + cols, [](float x) { return x == -std::numeric_limits<float>::infinity(); })) {
@@ -639,9 +639,8 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
     TensorSummary whole;
     std::vector<TensorSummary> slices = values != nullptr ? summaries_of_slices(t, *values, whole) : summarize_slices(t, whole);
-    Shape shape = t.shape;
     options.trace->push_back(
-        {stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(shape), std::move(t), whole, std::move(slices), StageView::Own, {}});
+        {stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), whole, std::move(slices), StageView::Own, {}, {}});
   };
   // A view (stage_views): no values of its own; its summaries from the slabs' made during the run.
   const auto emit_view = [&](StageId id, const Shape& shape, StageView view, StageId source, const std::vector<ops::ValueSummary>& values) {
@@ -652,7 +651,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     st.title = std::move(text.title);
     st.formula = std::move(text.formula);
     st.axes = std::move(text.axes);
-    st.shape = shape;
+    st.view_shape = shape;
     st.view = view;
     st.source = stage_id_name(source);
     // The NaN rows read each row's first value (of the masked scores: every row, as each has -inf):
@@ -1028,7 +1027,8 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
 }
 
 const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t row, int64_t count, std::vector<float>& scratch) {
-  const int64_t cols = s.shape.empty() ? 1 : s.shape.back();
+  const Shape& shape = s.shape();
+  const int64_t cols = shape.empty() ? 1 : shape.back();
   if (s.view == StageView::Own) return s.tensor.data.data() + row * cols;
   const Stage& from = source_of(trace, s, s.source);
   const float* src = from.tensor.data.data() + row * cols;
@@ -1036,8 +1036,8 @@ const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t
   // MaskedFill: the source with -inf where the mask (num_tokens, keys) holds 1; row r is query row
   // r % num_tokens of its (b, head) slice.
   const Stage& mask = source_of(trace, s, "mask");
-  const int64_t rows = s.shape.size() >= 2 ? s.shape[s.shape.size() - 2] : 1;
-  if (mask.shape != Shape{rows, cols}) throw std::invalid_argument("stage_rows: the mask's shape does not match " + s.id + "'s last two axes");
+  const int64_t rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+  if (mask.shape() != Shape{rows, cols}) throw std::invalid_argument("stage_rows: the mask's shape does not match " + s.id + "'s last two axes");
   scratch.resize(static_cast<size_t>(count * cols));
   for (int64_t r = 0; rows > 0 && r < count; ++r) {
     const float* m = mask.tensor.data.data() + ((row + r) % rows) * cols;
@@ -1049,12 +1049,13 @@ const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t
 
 Tensor stage_tensor(const std::vector<Stage>& trace, const Stage& s) {
   if (s.view == StageView::Own) return s.tensor;
-  const int64_t cols = s.shape.empty() ? 1 : s.shape.back();
-  const int64_t rows = cols > 0 ? numel_of(s.shape) / cols : 0;
+  const Shape& shape = s.shape();
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  const int64_t rows = cols > 0 ? numel_of(shape) / cols : 0;
   std::vector<float> scratch;
   const float* values = stage_rows(trace, s, 0, rows, scratch);
-  if (s.view == StageView::MaskedFill) return Tensor(s.shape, std::move(scratch));
-  return Tensor(s.shape, std::vector<float>(values, values + rows * cols));
+  if (s.view == StageView::MaskedFill) return Tensor(shape, std::move(scratch));
+  return Tensor(shape, std::vector<float>(values, values + rows * cols));
 }
 
 }  // namespace attention_lab

@@ -246,6 +246,7 @@ TEST_CASE(
       CHECK(got.shape == e.tensor.shape);
       CHECK(same_all(got.data, e.tensor.data));
       const TraceStage& l = lazy.stages[i];
+      CHECK(l.shape == e.tensor.shape);  // a view's shape is its own (Stage::shape()), its tensor empty
       CHECK(l.summary.min == e.summary.min);
       CHECK(l.summary.max == e.summary.max);
       CHECK(l.summary.neg_inf == e.summary.neg_inf);

@@ -285,8 +285,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                         &num<&TensorSummary::zeros>, "count", &num<&TensorSummary::count>, "nonFinite", &num<&TensorSummary::non_finite>, "nanRows",
                         &num<&TensorSummary::nan_rows>);
   object<Stage>(
-      "Stage", "shape", &Stage::shape, "data", +[](const Stage& s) -> const std::vector<float>& { return s.tensor.data; }, "id", &Stage::id, "title", &Stage::title, "formula",
-      &Stage::formula, "axes", &Stage::axes, "summary", &Stage::summary, "sliceSummaries", &Stage::slice_summaries);
+      "Stage", "shape", +[](const Stage& s) -> const Shape& { return s.shape(); }, "data", +[](const Stage& s) -> const std::vector<float>& { return s.tensor.data; }, "id",
+      &Stage::id, "title", &Stage::title, "formula", &Stage::formula, "axes", &Stage::axes, "summary", &Stage::summary, "sliceSummaries", &Stage::slice_summaries);
   object<StageDiff>("StageDiff", "id", &StageDiff::id, "maxAbsDiff", &StageDiff::max_abs_diff);
   object<BookHome>("BookHome", "chapter", &BookHome::chapter, "folder", &BookHome::folder, "file", &BookHome::file, "section", &BookHome::section);
   object<SlotSpec>(

@@ -35,12 +35,15 @@ struct Stage {
   std::string title;
   std::string formula;
   std::vector<std::string> axes;
-  Shape shape;                                 // the stage's shape (its tensor's, for a view the source's)
   Tensor tensor;                               // its values (Own); empty for a view: stage_rows and stage_tensor read them
   TensorSummary summary;                       // of the whole tensor, computed where it is made (pages need not scan 10^7 values)
   std::vector<TensorSummary> slice_summaries;  // of each slice over the last two axes (each (b, head))
   StageView view = StageView::Own;
   std::string source;  // a view's source stage id (a stage with its own values, earlier in the trace)
+  Shape view_shape;    // a view's shape (its source's); unused by a stage with its own values
+
+  /// The stage's shape: its tensor's, or a view's own (view_shape).
+  const Shape& shape() const { return view == StageView::Own ? tensor.shape : view_shape; }
 };
 
 /// Rows [row, row + count) of stage `s` of `trace` (row = index over every axis but the last, so row
