@@ -809,7 +809,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
           streams[1].add(sb, n);
         }
         // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
-        ops::scaled_softmax_rows(sb, rows, Tk, p.scale_div, lower, r0);
+        ops::scaled_softmax_rows(options.pool, sb, rows, Tk, p.scale_div, lower, r0);
         if (tracing) {
           keep(weights, at, sb, n);
           streams[2].add(sb, n);

@@ -147,9 +147,9 @@ void vecmat(const float* a, int64_t k, const float* b, int64_t n, int64_t ldb, b
 }
 
 namespace {
-/// Softmax of one row of n values, in place: subtract the max first (exp overflows past ~88 in float32).
-void softmax_row(float* row, int64_t n) {
-  const float max = *std::max_element(row, row + n);
+/// Softmax of one row of n values whose largest is `max`, in place: subtract it first (exp overflows
+/// past ~88 in float32).
+void softmax_row(float* row, int64_t n, float max) {
 #if ATTENTION_LAB_SIMD_KERNEL
   const float sum = simd_exp_sum(row, n, max);  // the exps are most of a long softmax's time
 #else
@@ -165,17 +165,41 @@ void softmax_row(float* row, int64_t n) {
 }  // namespace
 
 void softmax_rows(float* x, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) softmax_row(x + r * cols, cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = x + r * cols;
+    if (cols > 0) softmax_row(row, cols, *std::max_element(row, row + cols));
+  }
 }
 
 void scaled_softmax_rows(float* x, int64_t rows, int64_t cols, float scale_div, bool causal, int64_t first_row) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = x + r * cols;
     const int64_t n = causal ? std::min(first_row + r + 1, cols) : cols;
+#if ATTENTION_LAB_SIMD_KERNEL
+    const float max = simd_divide_max(row, n, scale_div);  // one pass: the division (same bits) and the max
+#else
     for (int64_t c = 0; c < n; ++c) row[c] = row[c] / scale_div;
-    softmax_row(row, n);
+    const float max = n > 0 ? *std::max_element(row, row + n) : 0.0f;
+#endif
+    if (n > 0) softmax_row(row, n, max);
     std::fill(row + n, row + cols, 0.0f);
   }
+}
+
+void scaled_softmax_rows(ThreadPool* pool, float* x, int64_t rows, int64_t cols, float scale_div, bool causal, int64_t first_row) {
+  // A value's softmax is about a dozen multiply-adds (the exp's polynomial, the max, the scalings).
+  constexpr double kWorkPerValue = 12;
+  const double work = kWorkPerValue * static_cast<double>(rows) * static_cast<double>(cols);
+  const int64_t chunk = std::max<int64_t>(1, static_cast<int64_t>(kMinTaskWork / (kWorkPerValue * static_cast<double>(std::max<int64_t>(cols, 1)))));
+  if (pool == nullptr || rows <= chunk) {
+    scaled_softmax_rows(x, rows, cols, scale_div, causal, first_row);
+    return;
+  }
+  // Blocks of rows, claimed in order by whichever thread is free (a causal block's work grows with its rows).
+  parallel_for(pool, (rows + chunk - 1) / chunk, causal ? work / 2 : work, [&](int64_t t) {
+    const int64_t r0 = t * chunk;
+    scaled_softmax_rows(x + r0 * cols, std::min(chunk, rows - r0), cols, scale_div, causal, first_row + r0);
+  });
 }
 
 void layer_norm_rows(float* x, int64_t rows, int64_t cols, const float* weight, const float* bias, float eps) {

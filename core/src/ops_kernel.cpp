@@ -387,6 +387,28 @@ float simd_exp_sum(float* x, int64_t n, float shift) {
   return sum;
 }
 
+float simd_divide_max(float* x, int64_t n, float divisor) {
+  const D d;
+  const V q = hn::Set(d, divisor);
+  V hi = hn::Set(d, -std::numeric_limits<float>::infinity());
+  auto nan = hn::MaskFromVec(hn::Zero(d));  // a lane saw a NaN (f32x4 max keeps it on some targets only)
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const V v = hn::Div(hn::LoadU(d, x + i), q);
+    hn::StoreU(v, d, x + i);
+    hi = hn::Max(hi, v);
+    nan = hn::Or(nan, hn::Ne(v, v));
+  }
+  float best = hn::GetLane(hn::MaxOfLanes(d, hi));
+  bool any_nan = !hn::AllFalse(d, nan);
+  for (; i < n; ++i) {
+    x[i] = x[i] / divisor;
+    any_nan = any_nan || std::isnan(x[i]);
+    best = std::max(best, x[i]);
+  }
+  return any_nan ? std::numeric_limits<float>::quiet_NaN() : best;
+}
+
 ValueSummary summarize_values(const float* x, int64_t n) {
   SummaryStream stream;
   stream.add(x, n);

@@ -125,6 +125,28 @@ TEST_SUITE("thread_pool") {
     CHECK(same_bits(ctx, product(3, weights, v, nullptr, T, ops::Triangle::ALower)));
   }
 
+  TEST_CASE("the scaled softmax of a slab has the same bits on 1, 2 and 3 threads: causal (from a block's first row) and not, masked keys, a row with every key masked") {
+    const int64_t rows = 300, cols = 700;  // past kMinParallelWork: the pool takes blocks of rows
+    std::vector<float> scores = random_values(rows * cols, 8);
+    for (int64_t j = 0; j < cols; ++j) scores[static_cast<size_t>(5 * cols + j)] = -INFINITY;  // every key masked: NaN, as in PyTorch
+    for (int64_t i = 10; i < rows; i += 7)
+      for (int64_t j = i; j < cols; j += 3) scores[static_cast<size_t>(i * cols + j)] = -INFINITY;
+    for (const bool causal : {false, true})
+      for (const int64_t first_row : {int64_t{0}, int64_t{250}}) {
+        CAPTURE(causal);
+        CAPTURE(first_row);
+        std::vector<float> inline_ = scores;
+        ops::scaled_softmax_rows(inline_.data(), rows, cols, 8.0f, causal, first_row);
+        REQUIRE(std::isnan(inline_[static_cast<size_t>(5 * cols)]));  // the row with every key masked (causal: its first keys, all -inf too)
+        for (const int threads : {1, 2, 3}) {
+          std::unique_ptr<ThreadPool> pool = threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr;
+          std::vector<float> x = scores;
+          ops::scaled_softmax_rows(pool.get(), x.data(), rows, cols, 8.0f, causal, first_row);
+          CHECK(same_bits(inline_, x));
+        }
+      }
+  }
+
   TEST_CASE("a GPT-2-small attention forward (T = 128), traced, untraced and with dropout, has the same bits on 1, 2 and 3 threads") {
     const SlotMap slots = {{"d_in", SlotValue::integer(768)},
                            {"d_out", SlotValue::integer(768)},

@@ -136,6 +136,12 @@ void softmax_rows(float* x, int64_t rows, int64_t cols);
 /// runs when ATTENTION_LAB_SIMD_KERNEL is on.
 float simd_exp_sum(float* x, int64_t n, float shift);
 
+/// x[c] = x[c] / divisor for c < n, in place, with f32x4 SIMD (the same bits as the scalar division),
+/// and returns the largest result (-inf for n = 0), NaN when any is NaN: that row's softmax is then NaN
+/// throughout, as PyTorch's (Highway's Exp gives 0 for NaN, so a max that skipped it would have hidden
+/// the NaN as a weight of 0). The scaled softmax's first pass when ATTENTION_LAB_SIMD_KERNEL is on.
+float simd_divide_max(float* x, int64_t n, float divisor);
+
 /// One pass over n values: min, max and sum of the finite ones (min +inf and max -inf when there are
 /// none), how many are finite, -inf, and exactly 0. f32x4 SIMD; the sum is accurate to float32
 /// rounding of 4096-value partial sums.
@@ -171,6 +177,9 @@ class SummaryStream {
 /// 0 changes no sum), at about half the work.
 /// `first_row`: the slab row that x's first row is (a block of rows of the slab), for `causal`.
 void scaled_softmax_rows(float* x, int64_t rows, int64_t cols, float scale_div, bool causal, int64_t first_row = 0);
+/// The same on `pool` (null: this thread), blocks of rows as its tasks when the slab is worth it: the
+/// same bits on any thread count (each row is computed alone, in the same order of operations).
+void scaled_softmax_rows(ThreadPool* pool, float* x, int64_t rows, int64_t cols, float scale_div, bool causal, int64_t first_row = 0);
 
 /// LayerNorm over each row of x (rows, cols), in place, as torch.nn.LayerNorm(cols, eps): biased
 /// variance, (x - mean) / sqrt(var + eps) * weight + bias. weight and bias are (cols).
