@@ -23,9 +23,6 @@ const Stage& source_of(const std::vector<Stage>& trace, const Stage& s, const st
 }
 /// A MaskedFill view's value: -inf where the mask holds 1 (masked_fill(mask.bool(), -inf)), else the source's.
 inline float masked_fill(float mask, float value) { return mask == 1.0f ? -std::numeric_limits<float>::infinity() : value; }
-}  // namespace
-
-namespace {
 
 /// The checks of a forward of a share of the heads (ForwardOptions::share): AttentionError head_share.
 /// One message built once (this code is in every binary, the page's first view included).

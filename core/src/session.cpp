@@ -326,7 +326,8 @@ int64_t index_in(const Stage& s, size_t axis, double index, const char* what) {
 TraceHeatmap Session::trace_heatmap(uint32_t trace, const std::string& stage, const std::vector<double>& leading, double height, double width) const {
   const std::vector<Stage>& stages = objects_->trace(trace);
   const Stage& s = stage_of(stages, stage);
-  const size_t nd = s.shape().size();
+  const Shape& shape = s.shape();
+  const size_t nd = shape.size();
   const size_t lead = nd >= 2 ? nd - 2 : 0;
   if (leading.size() != lead)
     throw AttentionError("trace_range", "leading", s.id + " has " + std::to_string(lead) + " axes before its last two, got " + std::to_string(leading.size()) + " indices",
@@ -335,8 +336,8 @@ TraceHeatmap Session::trace_heatmap(uint32_t trace, const std::string& stage, co
     if (!(side >= 1 && side <= 4096 && side == std::floor(side)))
       throw AttentionError("trace_range", "size", "a heatmap side of " + format_g(side, 12) + " cells", "Ask for a whole number of cells from 1 to 4096 a side.");
   int64_t offset = 0;
-  for (size_t i = 0; i < lead; ++i) offset = offset * s.shape()[i] + index_in(s, i, leading[i], i == 0 ? "batch" : "head");
-  const int64_t rows = nd >= 2 ? s.shape()[nd - 2] : 1, cols = nd >= 1 ? s.shape()[nd - 1] : 1;
+  for (size_t i = 0; i < lead; ++i) offset = offset * shape[i] + index_in(s, i, leading[i], i == 0 ? "batch" : "head");
+  const int64_t rows = nd >= 2 ? shape[nd - 2] : 1, cols = nd >= 1 ? shape[nd - 1] : 1;
   TraceHeatmap h;
   h.rows = static_cast<double>(rows);
   h.cols = static_cast<double>(cols);
@@ -351,14 +352,15 @@ TraceHeatmap Session::trace_heatmap(uint32_t trace, const std::string& stage, co
 TraceWindow Session::trace_window(uint32_t trace, const std::string& stage, const std::vector<double>& offsets, const std::vector<double>& sizes) const {
   const std::vector<Stage>& stages = objects_->trace(trace);
   const Stage& s = stage_of(stages, stage);
-  const size_t nd = s.shape().size();
+  const Shape& shape = s.shape();
+  const size_t nd = shape.size();
   if (offsets.size() != nd || sizes.size() != nd)
     throw AttentionError("trace_range", "offsets",
                          s.id + " has " + std::to_string(nd) + " axes, got " + std::to_string(offsets.size()) + " offsets and " + std::to_string(sizes.size()) + " sizes",
                          "Give one offset and one size per axis.");
   std::vector<int64_t> at(nd), n(nd);
   for (size_t i = 0; i < nd; ++i) {
-    const double size = static_cast<double>(s.shape()[i]);
+    const double size = static_cast<double>(shape[i]);
     if (!(offsets[i] >= 0 && offsets[i] <= size && offsets[i] == std::floor(offsets[i])) || !(sizes[i] >= 0 && sizes[i] == std::floor(sizes[i]) && offsets[i] + sizes[i] <= size))
       throw AttentionError("trace_range", "offsets",
                            "offset " + format_g(offsets[i], 12) + " and size " + format_g(sizes[i], 12) + " on axis " + std::to_string(i) + " (" + s.axes[i] + ") of " + s.id +
@@ -369,7 +371,7 @@ TraceWindow Session::trace_window(uint32_t trace, const std::string& stage, cons
   }
   std::vector<float> scratch;
   const RowReader row = [&](int64_t r) { return stage_rows(stages, s, r, 1, scratch); };
-  return {tensor_window(s.shape(), row, at, n), window_row_sums(s.shape(), row, at, n)};
+  return {tensor_window(shape, row, at, n), window_row_sums(shape, row, at, n)};
 }
 
 Tensor Session::trace_data(uint32_t trace, const std::string& stage) const {
