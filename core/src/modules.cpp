@@ -24,6 +24,47 @@ const Stage& source_of(const std::vector<Stage>& trace, const Stage& s, const st
 /// A MaskedFill view's value: -inf where the mask holds 1 (masked_fill(mask.bool(), -inf)), else the source's.
 inline float masked_fill(float mask, float value) { return mask == 1.0f ? -std::numeric_limits<float>::infinity() : value; }
 
+/// How a view's values are read, its source (and for MaskedFill the trace's mask) found once: the one
+/// rule of a view for a value (its summaries at emit) and for rows (stage_rows). Row r of the view (an
+/// index over every axis but the last) is row r of its source, and for MaskedFill takes mask row
+/// r % rows: the mask is (num_tokens, keys), the same for every (b, head) slice.
+struct ViewReader {
+  const float* source;
+  const float* mask;  // (rows, cols), or null (Same)
+  int64_t rows, cols;
+
+  ViewReader(const std::vector<Stage>& trace, const Stage& s) {
+    const Shape& shape = s.shape();
+    cols = shape.empty() ? 1 : shape.back();
+    rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+    source = source_of(trace, s, s.source).tensor.data.data();
+    mask = nullptr;
+    if (s.view != StageView::MaskedFill) return;
+    const Stage& m = source_of(trace, s, "mask");
+    if (m.shape() != Shape{rows, cols}) throw std::invalid_argument("stage_rows: the mask's shape does not match " + s.id + "'s last two axes");
+    mask = m.tensor.data.data();
+  }
+  /// The mask's row that row r of the view takes (MaskedFill; rows > 0).
+  const float* mask_row(int64_t r) const { return mask + (r % rows) * cols; }
+  /// The value at flat index i.
+  float at(int64_t i) const {
+    const float v = source[i];
+    return mask == nullptr || cols == 0 || rows == 0 ? v : masked_fill(mask_row(i / cols)[i % cols], v);
+  }
+  /// Rows [row, row + count): a pointer into the source (Same), or made in `scratch` (MaskedFill).
+  const float* read_rows(int64_t row, int64_t count, std::vector<float>& scratch) const {
+    const float* src = source + row * cols;
+    if (mask == nullptr) return src;
+    scratch.resize(static_cast<size_t>(count * cols));
+    for (int64_t r = 0; rows > 0 && r < count; ++r) {
+      const float* m = mask_row(row + r);
+      float* out = scratch.data() + r * cols;
+      for (int64_t c = 0; c < cols; ++c) out[c] = masked_fill(m[c], src[r * cols + c]);
+    }
+    return scratch.data();
+  }
+};
+
 /// The checks of a forward of a share of the heads (ForwardOptions::share): AttentionError head_share.
 /// One message built once (this code is in every binary, the page's first view included).
 void check_share(const ForwardPlan& p, const HeadShare& s, const ForwardOptions& o, bool dropout_acts) {
@@ -628,38 +669,37 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     if (!p.per_head_axes) return Shape{b, rows, cols};
     return Shape{b, H, rows, cols};
   };
-  // Stages join the trace at the end, in order, moved rather than copied where the forward is done
-  // with them (the trace of a long input is mostly its four (b, H, T, T) stages).
-  // (`values`: the stage's slab summaries made during the run, else null: summarized here)
-  const auto emit = [&](StageId id, Tensor t, const std::vector<ops::ValueSummary>* values) {
-    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
-    StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
-    TensorSummary whole;
-    std::vector<TensorSummary> slices = values != nullptr ? summaries_of_slices(t, *values, whole) : summarize_slices(t, whole);
-    options.trace->push_back(
-        {stage_id_name(id), std::move(text.title), std::move(text.formula), std::move(text.axes), std::move(t), whole, std::move(slices), StageView::Own, {}, {}});
-  };
-  // A view (stage_views): no values of its own; its summaries from the slabs' made during the run.
-  const auto emit_view = [&](StageId id, const Shape& shape, StageView view, StageId source, const std::vector<ops::ValueSummary>& values) {
-    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
+  // A stage's id and its text from the stage table (title, formula, axes), values still to come.
+  const auto named_stage = [&](StageId id) {
     StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
     Stage st;
     st.id = stage_id_name(id);
     st.title = std::move(text.title);
     st.formula = std::move(text.formula);
     st.axes = std::move(text.axes);
+    return st;
+  };
+  // Stages join the trace at the end, in order, moved rather than copied where the forward is done
+  // with them (the trace of a long input is mostly its four (b, H, T, T) stages).
+  // (`values`: the stage's slab summaries made during the run, else null: summarized here)
+  const auto emit = [&](StageId id, Tensor t, const std::vector<ops::ValueSummary>* values) {
+    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
+    Stage st = named_stage(id);
+    st.slice_summaries = values != nullptr ? summaries_of_slices(t, *values, st.summary) : summarize_slices(t, st.summary);
+    st.tensor = std::move(t);
+    options.trace->push_back(std::move(st));
+  };
+  // A view (stage_views): no values of its own; its summaries from the slabs' made during the run.
+  const auto emit_view = [&](StageId id, const Shape& shape, StageView view, StageId source, const std::vector<ops::ValueSummary>& values) {
+    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
+    Stage st = named_stage(id);
     st.view_shape = shape;
     st.view = view;
     st.source = stage_id_name(source);
     // The NaN rows read each row's first value (of the masked scores: every row, as each has -inf):
     // one value each, its source and the mask found once.
-    const Stage& from = source_of(*options.trace, st, st.source);
-    const Stage* mask = view == StageView::MaskedFill ? &source_of(*options.trace, st, "mask") : nullptr;
-    const int64_t cols = shape.empty() ? 1 : shape.back(), rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-    const auto value_at = [&](int64_t i) {
-      const float v = from.tensor.data[static_cast<size_t>(i)];
-      return mask == nullptr || cols == 0 || rows == 0 ? v : masked_fill(mask->tensor.data[static_cast<size_t>(((i / cols) % rows) * cols + i % cols)], v);
-    };
+    const ViewReader reader(*options.trace, st);
+    const auto value_at = [&](int64_t i) { return reader.at(i); };
     st.slice_summaries = summaries_of_slices(shape, value_at, values, st.summary);
     options.trace->push_back(std::move(st));
   };
@@ -1024,24 +1064,11 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
 }
 
 const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t row, int64_t count, std::vector<float>& scratch) {
-  const Shape& shape = s.shape();
-  const int64_t cols = shape.empty() ? 1 : shape.back();
-  if (s.view == StageView::Own) return s.tensor.data.data() + row * cols;
-  const Stage& from = source_of(trace, s, s.source);
-  const float* src = from.tensor.data.data() + row * cols;
-  if (s.view == StageView::Same) return src;
-  // MaskedFill: the source with -inf where the mask (num_tokens, keys) holds 1; row r is query row
-  // r % num_tokens of its (b, head) slice.
-  const Stage& mask = source_of(trace, s, "mask");
-  const int64_t rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-  if (mask.shape() != Shape{rows, cols}) throw std::invalid_argument("stage_rows: the mask's shape does not match " + s.id + "'s last two axes");
-  scratch.resize(static_cast<size_t>(count * cols));
-  for (int64_t r = 0; rows > 0 && r < count; ++r) {
-    const float* m = mask.tensor.data.data() + ((row + r) % rows) * cols;
-    float* out = scratch.data() + r * cols;
-    for (int64_t c = 0; c < cols; ++c) out[c] = masked_fill(m[c], src[r * cols + c]);
+  if (s.view == StageView::Own) {
+    const Shape& shape = s.shape();
+    return s.tensor.data.data() + row * (shape.empty() ? 1 : shape.back());
   }
-  return scratch.data();
+  return ViewReader(trace, s).read_rows(row, count, scratch);
 }
 
 Tensor stage_tensor(const std::vector<Stage>& trace, const Stage& s) {
