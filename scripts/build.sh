@@ -3,8 +3,8 @@
 # module that the JS facade (web/lib/attention-lab.js) loads. After it, `import "attention-lab"` works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Emscripten 3.1.6's optimizer needs Debian's acorn for optimized links.
-export NODE_PATH=/usr/share/nodejs
+# shellcheck source=build-env.sh
+source scripts/build-env.sh
 
 # The .d.ts ErrorCode union from the one list of codes (core/include/attention_lab/error_codes.hpp).
 node scripts/error-codes.mjs

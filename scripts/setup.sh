@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attention-lab needs on Debian, only what is missing:
-#   apt: cmake, g++, Emscripten, Eigen, Highway, doctest, nlohmann-json (native tests), clang-format (lint),
-#        and with --browser Chromium;
+#   apt: cmake, g++, ccache, Emscripten, Eigen, Highway, doctest, nlohmann-json (native tests),
+#        clang-format (lint), and with --browser Chromium;
 #   npm: the pinned packages of package-lock.json.
 # Safe to run again; it does nothing when everything is there.
 set -euo pipefail
@@ -16,6 +16,8 @@ missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++)
 command -v make >/dev/null || missing+=(make)
+# The compiler cache CMakeLists.txt compiles through: a clean clone rebuilds nothing compiled before.
+command -v ccache >/dev/null || missing+=(ccache)
 # Debian's Emscripten (the wasm preset uses its toolchain file), not an emsdk em++ on PATH.
 [[ -f /usr/share/emscripten/cmake/Modules/Platform/Emscripten.cmake ]] || missing+=(emscripten)
 [[ -f /usr/include/eigen3/Eigen/Dense ]] || missing+=(libeigen3-dev)

@@ -16,6 +16,7 @@
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
+#include "test_paths.hpp"
 
 using namespace attention_lab;
 // ordered_json keeps each header's key order, as JSON.stringify does on the JS side.
@@ -25,7 +26,7 @@ namespace {
 
 const ojson& table() {
   static const ojson data = [] {
-    std::ifstream in(std::string(ATTENTION_LAB_FIXTURES) + "/bad_inputs.json");
+    std::ifstream in(std::string(attention_lab::test_paths::fixtures) + "/bad_inputs.json");
     return ojson::parse(in);
   }();
   return data;
@@ -113,7 +114,7 @@ std::vector<uint8_t> base64(const std::string& text) {
 }
 
 std::vector<uint8_t> read_fixture(const std::string& name) {
-  std::ifstream in(std::string(ATTENTION_LAB_FIXTURES) + "/checkpoints/" + name, std::ios::binary);
+  std::ifstream in(std::string(attention_lab::test_paths::fixtures) + "/checkpoints/" + name, std::ios::binary);
   REQUIRE(in.good());
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }

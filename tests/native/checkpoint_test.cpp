@@ -11,19 +11,20 @@
 #include "attention_lab/checkpoint.hpp"
 #include "attention_lab/validator.hpp"
 #include "fixtures.hpp"
+#include "test_paths.hpp"
 
 using namespace attention_lab;
 
 namespace {
 
 std::vector<uint8_t> read_file(const std::string& name) {
-  std::ifstream in(std::string(ATTENTION_LAB_FIXTURES) + "/checkpoints/" + name, std::ios::binary);
+  std::ifstream in(std::string(attention_lab::test_paths::fixtures) + "/checkpoints/" + name, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
 const nlohmann::json& expected() {
   static const nlohmann::json data = [] {
-    std::ifstream in(std::string(ATTENTION_LAB_FIXTURES) + "/checkpoints/expected.json");
+    std::ifstream in(std::string(attention_lab::test_paths::fixtures) + "/checkpoints/expected.json");
     return nlohmann::json::parse(in);
   }();
   return data;

@@ -1,7 +1,7 @@
 // The one list of codes (core/include/attention_lab/error_codes.hpp): no code twice, every group
 // known, and every code the core mints as a string literal (AttentionError("...", ...), a Diagnostic
 // made with Severity::..., "...", or `.code = "..."`) is in it. The sources are read from
-// ATTENTION_LAB_CORE_DIR (set in CMakeLists.txt). The bindings, the facade and the page are checked by
+// test_paths::core (set in CMakeLists.txt). The bindings, the facade and the page are checked by
 // tests/node/error-codes.test.mjs.
 #include <doctest/doctest.h>
 
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attention_lab/error_codes.hpp"
+#include "test_paths.hpp"
 
 using namespace attention_lab;
 
@@ -25,7 +26,7 @@ namespace {
 std::map<std::string, std::string> minted_by_core() {
   static const std::regex minted(R"re((AttentionError\(|Severity::(Error|Warning|Info),|\.code\s*=)\s*"([^"]*)")re");
   std::map<std::string, std::string> out;
-  const std::filesystem::path core(ATTENTION_LAB_CORE_DIR);
+  const std::filesystem::path core(attention_lab::test_paths::core);
   for (const auto& dir : {core / "src", core / "include" / "attention_lab"}) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       const std::string ext = entry.path().extension().string();

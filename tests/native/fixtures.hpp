@@ -8,12 +8,13 @@
 
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
+#include "test_paths.hpp"
 
 namespace fixtures {
 
 inline const nlohmann::json& all() {
   static const nlohmann::json data = [] {
-    std::ifstream in(std::string(ATTENTION_LAB_FIXTURES) + "/attention_fixtures.json");
+    std::ifstream in(std::string(attention_lab::test_paths::fixtures) + "/attention_fixtures.json");
     return nlohmann::json::parse(in);
   }();
   return data;

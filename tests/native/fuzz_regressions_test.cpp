@@ -11,13 +11,14 @@
 #include <iterator>
 
 #include "../fuzz/fuzz_entries.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Entry = std::function<void(const uint8_t*, size_t)>;
 
-const fs::path kFuzzDir = fs::path(ATTENTION_LAB_FIXTURES) / ".." / "fuzz";
+const fs::path kFuzzDir = fs::path(attention_lab::test_paths::fixtures) / ".." / "fuzz";
 
 /// Every file under <kind>/<target>/ (missing folders are fine: no regression yet).
 std::vector<fs::path> inputs(const std::string& kind, const std::string& target) {

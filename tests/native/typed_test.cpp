@@ -15,6 +15,7 @@
 #include "attention_lab/torch_generator.hpp"
 #include "attention_lab/typed.hpp"
 #include "render_typed_classes.hpp"
+#include "test_paths.hpp"
 
 using namespace attention_lab;
 
@@ -87,7 +88,7 @@ struct takes_two_ints<T, std::void_t<decltype(T{std::declval<int>(), std::declva
 
 TEST_SUITE("typed construction") {
   TEST_CASE("typed_classes.hpp is what the recipe list writes (regenerate it with attention_lab_typed_classes)") {
-    const std::filesystem::path header = std::filesystem::path(ATTENTION_LAB_CORE_DIR) / "include" / "attention_lab" / "typed_classes.hpp";
+    const std::filesystem::path header = std::filesystem::path(attention_lab::test_paths::core) / "include" / "attention_lab" / "typed_classes.hpp";
     std::ifstream in(header, std::ios::binary);
     REQUIRE(in.good());
     std::stringstream text;
