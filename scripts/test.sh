@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Every suite: native doctest (CTest), then the JS library over the real WASM and the page in
-# headless Chromium (node:test). Installs and builds what is missing first.
+# Every suite (npm test, and CI's .ci/run): lint, the API docs, the native doctest suite through CTest
+# (plain and under AddressSanitizer + UndefinedBehaviorSanitizer), then the JS library over the real
+# WASM and the page in headless Chromium (node:test). Installs and builds what is missing first.
+# CONTRIBUTING.md ("The test suite") says where the time goes and why the suites run as they do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
 bash scripts/lint.sh
 bash scripts/docs.sh
 bash scripts/build.sh
+# shellcheck source=build-env.sh
+source scripts/build-env.sh
+jobs=$(nproc 2>/dev/null || echo 2)
 echo "== native suite (doctest via CTest)"
-ctest --preset native
+ctest --preset native -j "$jobs"
 echo "== native suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake --preset sanitize >/dev/null
-cmake --build --preset sanitize -j "$(nproc 2>/dev/null || echo 2)"
-ctest --preset sanitize
+cmake --build --preset sanitize -j "$jobs"
+ctest --preset sanitize -j "$jobs"
 echo "== library and browser suites (node:test)"
 node --test --test-concurrency=1 tests/node/ tests/browser/
