@@ -19,4 +19,8 @@ cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize -j "$jobs"
 ctest --preset sanitize -j "$jobs"
 echo "== library and browser suites (node:test)"
+# The npm tarball, packed once for the tests that install it (tests/pack.mjs reads this).
+rm -rf build/pack && mkdir -p build/pack
+npm pack --json --pack-destination build/pack --loglevel=error > build/pack/pack.json
+export ATTENTION_LAB_PACK=$PWD/build/pack/pack.json
 node --test --test-concurrency=1 tests/node/ tests/browser/

@@ -3,13 +3,14 @@
 // every page error, console error and request to another origin so a test can fail on them.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, mkdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { startServer } from "../../scripts/serve.mjs";
+
+export { installPackedTarball } from "../pack.mjs";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const SCREENSHOT_DIR = path.join(ROOT, "test-output", "screenshots");
@@ -149,20 +150,6 @@ export async function rowCells(row) {
 /** The page's URL as the page sees it (page.url() can lag behind history.replaceState). */
 export async function currentUrl(page) {
   return new URL(await page.evaluate(() => location.href));
-}
-
-/**
- * `npm pack` of this checkout into dir, then the tarball installed offline into a new empty project
- * dir/name (its package.json private): what a user of the npm package starts from. Returns its path.
- */
-export function installPackedTarball(dir, name) {
-  const npm = (args, cwd) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  const [packed] = JSON.parse(npm(["pack", "--json", "--pack-destination", dir], ROOT));
-  const project = path.join(dir, name);
-  mkdirSync(project);
-  writeFileSync(path.join(project, "package.json"), JSON.stringify({ name, private: true }));
-  npm(["install", "--offline", path.join(dir, packed.filename)], project);
-  return project;
 }
 
 /**

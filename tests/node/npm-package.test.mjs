@@ -13,11 +13,11 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadAttentionLab } from "attention-lab";
 import { packProblems } from "../../scripts/prepack.mjs";
+import { installPackedTarball, npm, packedTarball } from "../pack.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 const MHA = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
-const npm = (args, cwd) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
 // What each app prints: GPT-2 small's attention run seeded, and the code of a config that fails.
 const RUN = `
@@ -35,11 +35,8 @@ describe("the npm package", () => {
   let expected;
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-pack-"));
-    [packed] = JSON.parse(npm(["pack", "--json", "--pack-destination", dir], ROOT));
-    app = path.join(dir, "app");
-    mkdirSync(app);
-    writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-    npm(["install", "--offline", path.join(dir, packed.filename)], app);
+    packed = packedTarball();
+    app = installPackedTarball(dir, "app", { type: "module" });
     const lab = await loadAttentionLab();
     const mha = lab.create("MultiHeadAttention", MHA, { generator: lab.manualSeed(123) });
     const y = mha.forward({ shape: [1, 6, 768], data: lab.seededTokens(6, 768, 7).data }, { training: false }).output;
