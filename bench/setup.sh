@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # What only the benchmark needs (npm run bench calls it after scripts/setup.sh --browser):
+#   apt: chromium (the page is measured in the browser readers use, not the tests' headless shell);
 #   apt: python3-torch (the PyTorch reference, Debian's 1.13) and libopenblas0-pthread (without it
 #   Debian's torch runs on the reference BLAS, ~20x slower, and the ratios would flatter us).
 # The TF.js packages are npm devDependencies, installed by scripts/setup.sh from package-lock.json.
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 source scripts/apt-install.sh
 
 missing=()
+command -v chromium >/dev/null || missing+=(chromium)
 dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed" || missing+=(python3-torch)
 dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || missing+=(libopenblas0-pthread)
 

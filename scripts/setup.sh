@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attention-lab needs on Debian, only what is missing:
 #   apt: cmake, g++, ccache, Emscripten, Eigen, Highway, doctest, nlohmann-json (native tests),
-#        clang-format (lint), and with --browser Chromium;
+#        clang-format (lint), and with --browser Chromium's headless shell (the browser suite's);
 #   npm: the pinned packages of package-lock.json.
 # Safe to run again; it does nothing when everything is there.
 set -euo pipefail
@@ -27,7 +27,7 @@ command -v ccache >/dev/null || missing+=(ccache)
 # npm run lint (part of npm test) checks the C++ layout with Debian's clang-format (14).
 command -v clang-format >/dev/null || missing+=(clang-format)
 if [[ $want_browser == 1 ]]; then
-  command -v chromium >/dev/null || missing+=(chromium)
+  command -v chromium-headless-shell >/dev/null || missing+=(chromium-headless-shell)
 fi
 
 if ((${#missing[@]})); then

@@ -20,9 +20,8 @@ import * as esbuild from "esbuild";
 import webpack from "webpack";
 import { build as viteBuild } from "vite";
 import sirv from "sirv";
-import { chromium } from "playwright-core";
 import { loadAttentionLab } from "attention-lab";
-import { inNodeWithRelaxedSimd, installPackedTarball } from "./helpers.mjs";
+import { inNodeWithRelaxedSimd, installPackedTarball, launchChromium } from "./helpers.mjs";
 
 const MHA = { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 };
 
@@ -115,10 +114,7 @@ describe("the npm tarball bundled by esbuild, webpack 5 and Vite", () => {
     const files = sirv(site);
     server = http.createServer((req, res) => files(req, res, () => { res.statusCode = 404; res.end(); }));
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    context = await launchChromium(path.join(dir, "profile"));
     // the same app's numbers in Node, from this checkout
     const lab = await loadAttentionLab();
     const { AttentionError } = await import("attention-lab");

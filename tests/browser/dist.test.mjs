@@ -9,10 +9,9 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import sirv from "sirv";
-import { chromium } from "playwright-core";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
-import { ROOT } from "./helpers.mjs";
+import { launchChromium, ROOT } from "./helpers.mjs";
 
 const DIST = path.join(ROOT, "dist");
 
@@ -36,10 +35,7 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${server.address().port}/course/attention/`;
     profile = await mkdtemp(path.join(os.tmpdir(), "attention-lab-dist-"));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    context = await launchChromium(profile);
   });
   after(async () => {
     await context?.close();

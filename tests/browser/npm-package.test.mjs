@@ -9,9 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import sirv from "sirv";
-import { chromium } from "playwright-core";
 import { loadAttentionLab } from "attention-lab";
-import { inNodeWithRelaxedSimd, installPackedTarball } from "./helpers.mjs";
+import { inNodeWithRelaxedSimd, installPackedTarball, launchChromium } from "./helpers.mjs";
 
 describe("the npm tarball in a page", () => {
   let dir;
@@ -31,10 +30,7 @@ document.getElementById("out").textContent = JSON.stringify({ kernel: lab.kernel
     const files = sirv(site);
     server = http.createServer((req, res) => files(req, res, () => { res.statusCode = 404; res.end(); }));
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    context = await chromium.launchPersistentContext(path.join(dir, "profile"), {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    context = await launchChromium(path.join(dir, "profile"));
   });
   after(async () => {
     await context?.close();
