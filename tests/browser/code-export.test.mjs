@@ -34,11 +34,15 @@ function readNpy(bytes) {
   return { descr, fortranOrder, shape, data };
 }
 
-describe("code view", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
 
+// One Chromium for the whole file: each test opens pages of its own in it.
+let lab;
+before(async () => {
+  lab = await launchLab();
+});
+after(async () => { await lab?.close(); });
+
+describe("code view", () => {
   test("the book preset's code has the seed, the constructor, the book's inputs and the forward", async () => {
     const page = await openPage(lab);
     await runPreset(page, "bookToy");
@@ -79,10 +83,6 @@ describe("code view", () => {
 });
 
 describe("export", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
-
   async function download(page, locator) {
     const [d] = await Promise.all([page.waitForEvent("download"), locator.click()]);
     return { name: d.suggestedFilename(), bytes: await readFile(await d.path()) };

@@ -5,11 +5,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
 
-describe("compare: copy weights (exercise 3.1)", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
 
+// One Chromium for the whole file: each test opens pages of its own in it.
+let lab;
+before(async () => {
+  lab = await launchLab();
+});
+after(async () => { await lab?.close(); });
+
+describe("compare: copy weights (exercise 3.1)", () => {
   test("copying every matrix transposed makes v1 agree with v2", async () => {
     const page = await openPage(lab, "?class=SelfAttention_v2&d_in=3&d_out=2");
     await page.getByTestId("copy-button").click();
@@ -144,10 +148,6 @@ describe("compare: copy weights (exercise 3.1)", () => {
 });
 
 describe("compare: wrapper and fused MultiHeadAttention", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
-
   test("the converter gives the equivalent call both ways, and the same weights agree at every stage", async () => {
     const page = await openPage(lab, "?class=MultiHeadAttentionWrapper&d_in=3&d_out=2&context_length=6&dropout=0&num_heads=2");
     assert.equal(await page.getByTestId("compare-mode-convert").isChecked(), true);
@@ -197,10 +197,6 @@ describe("compare: wrapper and fused MultiHeadAttention", () => {
 });
 
 describe("compare: the same MultiHeadAttention, eight ways", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
-
   test("after the book's weight map five rewrites agree; the inverted mask and the extra bias_k token do not, and say why", async () => {
     const page = await openPage(lab, "?class=MultiHeadAttention&d_in=4&d_out=4&context_length=6&dropout=0&num_heads=2&qkv_bias=True");
     await page.getByTestId("compare-mode-ways").check();
@@ -230,10 +226,6 @@ describe("compare: the same MultiHeadAttention, eight ways", () => {
 });
 
 describe("compare: step with the KV cache", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
-
   test("a mode picked before the panel's code has loaded is the one it opens with", async () => {
     const page = await lab.context.newPage();
     let release;

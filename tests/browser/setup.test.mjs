@@ -7,11 +7,15 @@ import { afterRun, currentUrl, finish, launchLab, openPage, pasteCall, runPreset
 
 const GPT2_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123";
 
-describe("setup", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
 
+// One Chromium for the whole file: each test opens pages of its own in it.
+let lab;
+before(async () => {
+  lab = await launchLab();
+});
+after(async () => { await lab?.close(); });
+
+describe("setup", () => {
   test("a GPT-2 small URL shows 2,360,064 parameters, output width 768 and head_dim 64", async () => {
     const page = await openPage(lab, GPT2_QUERY);
     assert.equal(await page.getByTestId("class-select").inputValue(), "MultiHeadAttention");
@@ -246,10 +250,6 @@ describe("setup", () => {
 });
 
 describe("call box", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
-
   const named = (page) => page.getByTestId("named-values").locator("li").evaluateAll((lis) =>
     lis.map((li) => `${li.dataset.name}=${li.querySelector(".named-value").textContent}/${li.dataset.source}`));
 
@@ -292,10 +292,6 @@ describe("call box", () => {
 });
 
 describe("warnings", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
-
   const codes = (page) => page.locator("[data-slot-diagnostics] [data-testid=diagnostic]").evaluateAll((ds) => ds.map((d) => d.dataset.code));
 
   test("the fixes offered come from the core and never point at a locked slot", async () => {

@@ -27,14 +27,16 @@ const editAndRead = (page, name, value, fact) => page.evaluate(([n, v, f]) => {
   return { fact: host.shadowRoot.querySelector(`[data-testid=${f}]`).textContent.trim(), runs: Number(host.dataset.runs ?? 0) };
 }, [name, value, fact]);
 
-describe("trace", () => {
-  let lab;
-  before(async () => {
-    lab = await launchLab();
-    await screenshotDir();
-  });
-  after(async () => { await lab?.close(); });
 
+// One Chromium for the whole file: each test opens pages of its own in it.
+let lab;
+before(async () => {
+  lab = await launchLab();
+  await screenshotDir();
+});
+after(async () => { await lab?.close(); });
+
+describe("trace", () => {
   test("the book preset shows every stage and the book's first output row", async () => {
     const page = await openPage(lab, "?class=SelfAttention_v1&d_in=3&d_out=2");
     await runPreset(page, "bookToy");
@@ -231,13 +233,6 @@ describe("trace", () => {
 });
 
 describe("trace after an edit", () => {
-  let lab;
-  before(async () => {
-    lab = await launchLab();
-    await screenshotDir();
-  });
-  after(async () => { await lab?.close(); });
-
   test("an edit re-runs a cheap setup by itself: the stage cards follow without pressing Run", async () => {
     const page = await openPage(lab);
     const first = await runs(page);
@@ -293,10 +288,6 @@ describe("trace after an edit", () => {
 });
 
 describe("trace of small and large runs", () => {
-  let lab;
-  before(async () => { lab = await launchLab(); });
-  after(async () => { await lab?.close(); });
-
   test("at book sizes an edit updates the facts in its input event's task, and each run stays on the page's thread", async () => {
     // How fast (edit -> rendered trace) is a speed figure: npm run bench measures it (bench/run.mjs).
     const page = await openPage(lab);
