@@ -23,4 +23,6 @@ echo "== library and browser suites (node:test)"
 rm -rf build/pack && mkdir -p build/pack
 npm pack --json --pack-destination build/pack --loglevel=error > build/pack/pack.json
 export ATTENTION_LAB_PACK=$PWD/build/pack/pack.json
-node --test --test-concurrency=1 tests/node/ tests/browser/
+# Two files at a time: each file is its own process, with its own server on a free port, its own
+# Chromium and its own temporary folders.
+node --test --test-concurrency="$jobs" tests/node/ tests/browser/

@@ -74,6 +74,8 @@ describe("URL state", () => {
 
     const second = await addUrlStateWidget(page, "second");
     const notice = second.getByTestId("url-notice");
+    // ready comes before the widget's stylesheet has loaded and shown it: wait for that, then look
+    await notice.waitFor({ state: "visible", timeout: 10_000 });
     assert.ok(await notice.isVisible());
     assert.equal(await notice.textContent(), "Another attention-lab on this page already keeps its state in the URL; this one does not (give each widget its own url-prefix to share the URL).");
     assert.equal(await first.getByTestId("url-notice").isVisible(), false);
