@@ -2,7 +2,8 @@
 # npm run docs (also a step of npm test): the API docs, and any warning fails them.
 #   C++: Doxygen (Debian's) over core/include/attention_lab -> build/docs/cpp/html/index.html
 #   JS:  TypeDoc over web/lib/attention-lab.d.ts          -> build/docs/js/index.html
-#        with docs/index.md as its landing page and the getting-started pages and docs/widget.md
+#        with docs/index.md as its landing page and the getting-started pages and docs/widget.md,
+#        and its model as JSON -> build/docs/js.json (tests/node/docs.test.mjs reads it)
 #   The <attention-lab> element: its JSDoc -> build/docs/custom-elements.json (@custom-elements-manifest/
 #        analyzer) -> docs/widget.md; fails when that page is stale or the JSDoc misses (or invents) an
 #        attribute, event or CSS property of the element (scripts/widget-docs.mjs)
@@ -33,7 +34,7 @@ for kind in Function Method Class Constructor Interface Property Accessor TypeAl
 done
 tools/docs/node_modules/.bin/typedoc --logLevel Warn --treatWarningsAsErrors --disableSources --readme docs/index.md --name "attention-lab $version" \
   --validation.notDocumented "${documented[@]}" --sort source-order \
-  --tsconfig tools/docs/tsconfig.json --entryPoints web/lib/attention-lab.d.ts --out build/docs/js \
+  --tsconfig tools/docs/tsconfig.json --entryPoints web/lib/attention-lab.d.ts --out build/docs/js --json build/docs/js.json \
   --projectDocuments docs/getting-started/reader.md --projectDocuments docs/getting-started/course-author.md \
   --projectDocuments docs/getting-started/js-developer.md --projectDocuments docs/getting-started/cpp-developer.md \
   --projectDocuments docs/widget.md \
