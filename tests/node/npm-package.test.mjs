@@ -61,10 +61,12 @@ describe("the npm package", () => {
     // and threaded, issue 21.2), the two lean single-thread ones of ~200 KB (no checkpoint readers) and
     // a .d.ts that documents every declaration (issue 20)
     assert.ok(packed.size < 2_000_000, `${packed.size} bytes packed`);
-    // the version it carries is package.json's, and the changelog has a section for it
+    // the version it carries is package.json's, and the changelog (Keep a Changelog) has a section for
+    // it: released ("## [0.1.0] - 2026-12-24"), or the unreleased one, which names the version it becomes
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
     assert.equal(packed.version, version);
-    assert.match(readFileSync(path.join(ROOT, "CHANGELOG.md"), "utf8"), new RegExp(`^## ${version.replace(/\./g, "\\.")} `, "m"));
+    const v = version.replace(/\./g, "\\.");
+    assert.match(readFileSync(path.join(ROOT, "CHANGELOG.md"), "utf8"), new RegExp(`^## \\[${v}\\] - \\d{4}-\\d{2}-\\d{2}$|^## \\[Unreleased\\]\n\nThe first version, ${v}, when it is released\\.$`, "m"));
     const out = node("main.mjs", `
       import { loadAttentionLab, AttentionError } from "attention-lab";
       const lab = await loadAttentionLab();
