@@ -1,27 +1,52 @@
 #!/usr/bin/env bash
 # Builds without serving. After it, `import "attention-lab"` works.
-#   bash scripts/build.sh          everything (npm run build, npm test): the native core, its doctest
-#                                  suite and bench, the six WebAssembly binaries and the kernel bench,
-#                                  the generated .d.ts parts, dist/
-#   bash scripts/build.sh --page   what the page needs (npm start): the six binaries in web/lib and the
-#                                  vendored tokenizer; no native build
+#   bash scripts/build.sh                everything (npm run build, npm test): the native core, its
+#                                        doctest suite and bench, the six WebAssembly binaries and the
+#                                        kernel bench, the generated .d.ts parts, dist/
+#   bash scripts/build.sh --first-view   what the page's first view loads (npm start, before it
+#                                        serves): the vendored tokenizer and the lean binaries, which
+#                                        the page's main thread runs, with their glue
+#   bash scripts/build.sh --rest-of-page the six binaries (npm start, while it serves: its server
+#                                        holds a request for one of them until this has finished)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=build-env.sh
 source scripts/build-env.sh
 
-page_only=0
-[[ "${1:-}" == "--page" ]] && page_only=1
+mode=${1:-all}
+case $mode in
+  all | --first-view | --rest-of-page) ;;
+  *) echo "build: unknown option $mode (give --first-view, --rest-of-page or nothing)" >&2; exit 2 ;;
+esac
 jobs=$(nproc 2>/dev/null || echo 2)
 
-# The page's vendored browser files (GPT-2 tokenizer) from the pinned npm packages.
-node scripts/vendor.mjs
+# A file into web/lib/ in one rename, so that a server never sends half of one.
+place() { cp "$1" "web/lib/$2.tmp$$" && mv -f "web/lib/$2.tmp$$" "web/lib/$2"; }
 
-# The six binaries the facade picks from at load (CMakeLists.txt says what each is for).
-binaries=(attention_core attention_core_fma attention_core_lean attention_core_lean_fma attention_core_mt attention_core_mt_fma)
+if [[ $mode != --rest-of-page ]]; then
+  # The page's vendored browser files (GPT-2 tokenizer) from the pinned npm packages.
+  node scripts/vendor.mjs
+fi
 cmake --preset wasm >/dev/null
-if [[ $page_only == 1 ]]; then
-  cmake --build --preset wasm -j "$jobs" --target "${binaries[@]}"
+
+if [[ $mode == --first-view ]]; then
+  cmake --build --preset wasm -j "$jobs" --target attention_core_lean attention_core_lean_fma
+  place build/wasm/attention_core_lean.wasm attention_core_lean.wasm
+  place build/wasm/attention_core_lean_fma.wasm attention_core_lean_fma.wasm
+  # The single-thread glue is the same for the four single-thread binaries but for the name of the
+  # .wasm it would fetch by default, which the facade never lets it use (it hands over the binary it
+  # picked): the lean link's glue, so named, is attention_core.mjs to the byte until --rest-of-page
+  # places the file itself (a glue left from an older build might not fit the new binaries).
+  sed 's/attention_core_lean\.wasm/attention_core.wasm/g' build/wasm/attention_core_lean.mjs > build/wasm/attention_core_first_view.mjs
+  place build/wasm/attention_core_first_view.mjs attention_core.mjs
+  echo "build: the first view's binaries (attention_core_lean.wasm, attention_core_lean_fma.wasm) are in web/lib"
+  exit 0
+fi
+
+# The six binaries the facade picks from at load (CMakeLists.txt and README.md say what each is for).
+binaries=(attention_core attention_core_fma attention_core_lean attention_core_lean_fma attention_core_mt attention_core_mt_fma)
+if [[ $mode == --rest-of-page ]]; then
+  cmake --build --preset wasm -j "$jobs" --target attention_lab_binaries
 else
   # The .d.ts ErrorCode union from the one list of codes (core/include/attention_lab/error_codes.hpp).
   node scripts/error-codes.mjs
@@ -31,11 +56,12 @@ else
 fi
 # The glue (attention_core.mjs for the single-thread binaries, attention_core_mt.mjs and its pthread
 # worker, .js for browsers and .cjs for Node, for the threaded ones) and the binaries, beside the facade.
-cp build/wasm/attention_core.mjs build/wasm/attention_core_mt.mjs \
-   build/wasm/attention_core_mt.worker.js build/wasm/attention_core_mt.worker.cjs web/lib/
-for binary in "${binaries[@]}"; do cp "build/wasm/$binary.wasm" web/lib/; done
+for file in attention_core.mjs attention_core_mt.mjs attention_core_mt.worker.js attention_core_mt.worker.cjs; do
+  place "build/wasm/$file" "$file"
+done
+for binary in "${binaries[@]}"; do place "build/wasm/$binary.wasm" "$binary.wasm"; done
 echo "build: web/lib/attention_core.mjs ($(stat -c %s web/lib/attention_core.mjs) bytes) + attention_core.wasm ($(stat -c %s web/lib/attention_core.wasm) bytes)"
-[[ $page_only == 1 ]] && exit 0
+[[ $mode == --rest-of-page ]] && exit 0
 
 # The .d.ts class and slot types (ClassName, SlotName, one config interface per class) from the
 # core's class recipes, read through the module just built.

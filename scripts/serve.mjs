@@ -1,6 +1,7 @@
 // Serves the teaching page (web/) on 127.0.0.1 and prints its URL. `node scripts/serve.mjs --help` says how.
-// Also importable: `startServer({port, host, dir})` resolves to {url, close()} (used by the browser tests;
-// `dir` another folder to serve with the same headers, e.g. dist/ for the bench's first view of it).
+// Also importable: `startServer({port, host, dir, hold})` resolves to {url, close()} (used by the browser
+// tests; `dir` another folder to serve with the same headers, e.g. dist/ for the bench's first view of
+// it; `hold` files still being built, for npm start: scripts/start.mjs).
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,7 +27,33 @@ export const ISOLATION_HEADERS = {
   "Cross-Origin-Embedder-Policy": "require-corp",
 };
 
-export function startServer({ port = 8080, host = "127.0.0.1", dir = root } = {}) {
+/**
+ * A request for a file that `hold.held(pathname)` names waits for `hold.until` (a promise: the build
+ * that writes the file) and is then served; if that build fails, it is answered 503 with the reason.
+ */
+function holding(hold, serve) {
+  hold?.until.catch(() => {}); // a failed build is each held request's answer, not the process's end
+  return (req, res, next) => {
+    if (!hold) return serve(req, res, next);
+    let pathname;
+    try {
+      pathname = decodeURIComponent(new URL(req.url, "http://host").pathname);
+    } catch {
+      return serve(req, res, next); // not a path of any built file: sirv answers it
+    }
+    if (!hold.held(pathname)) return serve(req, res, next);
+    hold.until.then(
+      () => serve(req, res, next),
+      (err) => {
+        res.statusCode = 503;
+        res.setHeader("Content-Type", "text/plain; charset=utf-8");
+        res.end(`${pathname} was not built: ${err.message}`);
+      },
+    );
+  };
+}
+
+export function startServer({ port = 8080, host = "127.0.0.1", dir = root, hold = null } = {}) {
   const assets = sirv(dir, {
     dev: true, // no caching: a rebuilt WASM module is served at once
     extensions: ["html"],
@@ -34,8 +61,9 @@ export function startServer({ port = 8080, host = "127.0.0.1", dir = root } = {}
       for (const [k, v] of Object.entries({ ...SECURITY_HEADERS, ...ISOLATION_HEADERS })) res.setHeader(k, v);
     },
   });
+  const serve = holding(hold, assets);
   const server = http.createServer((req, res) =>
-    assets(req, res, () => {
+    serve(req, res, () => {
       res.statusCode = 404;
       res.setHeader("Content-Type", "text/plain; charset=utf-8");
       res.end("Not found");
@@ -94,12 +122,20 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.log(USAGE);
     process.exit(0);
   }
-  const { port, host } = options;
-  startServer({ port, host })
-    .then(({ url }) => {
-      console.log(`attention-lab is running at ${url}`);
-      console.log(`Try: ${url}?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123`);
+  serveAndAnnounce(options);
+}
+
+/**
+ * Starts the server for the command line's {port, host} (and `hold`, see startServer) and prints the
+ * URL, or why it cannot listen and how to fix that (then exits 1). Resolves to the server.
+ */
+export function serveAndAnnounce({ port, host }, hold = null) {
+  return startServer({ port, host, hold })
+    .then((server) => {
+      console.log(`attention-lab is running at ${server.url}`);
+      console.log(`Try: ${server.url}?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123`);
       console.log("Press Ctrl+C to stop.");
+      return server;
     })
     .catch((err) => {
       if (err.code === "EADDRINUSE") {
