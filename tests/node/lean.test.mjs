@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
@@ -120,4 +120,17 @@ describe("loadAttentionLab({checkpoints: false})", () => {
     const r = await child("{ checkpoints: false, threads: 2 }");
     assert.deepEqual([r.hasCheckpoints, r.threads], [true, 2]);
   });
+});
+
+// npm start serves the page's first view before the single-thread binary is linked (scripts/build.sh
+// --first-view), with the lean link's glue renamed as attention_core.mjs: that holds only while the
+// glues differ in nothing but the .wasm name they would fetch by default.
+test("the lean links' glue is attention_core.mjs but for the default .wasm name", { skip: !existsSync(new URL("build/wasm/attention_core_lean.mjs", ROOT)) && "no WebAssembly build" }, () => {
+  const glue = readFileSync(new URL("build/wasm/attention_core.mjs", ROOT), "utf8");
+  assert.ok(glue.includes('"attention_core.wasm"'), "the glue names its default .wasm");
+  for (const lean of ["attention_core_lean", "attention_core_lean_fma"]) {
+    const text = readFileSync(new URL(`build/wasm/${lean}.mjs`, ROOT), "utf8");
+    assert.notEqual(text, glue, `${lean}.mjs names its own .wasm`);
+    assert.equal(text.replaceAll(`${lean}.wasm`, "attention_core.wasm"), glue, `${lean}.mjs, renamed`);
+  }
 });
