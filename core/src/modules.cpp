@@ -204,7 +204,33 @@ struct AttentionModule::Impl {
   Prepared prepared_;
 };
 
-AttentionModule::Impl::Impl(const ModuleConfig& config) : plan_(plan_forward(config)) {
+namespace {
+
+/// A module's config, refused as validated_config refuses its slots (the same codes, slots and
+/// messages; no memory budget: a module that does not fit fails to allocate with too_large): a
+/// ModuleConfig filled in by hand could hold a head count of 0, or one that does not divide d_out.
+const ModuleConfig& checked(const ModuleConfig& config) {
+  if (config.spec == nullptr) throw AttentionError("unknown_class", "class", "this ModuleConfig names no class", "Make it with validated_config(...) or ModuleConfig::of(name).");
+  // slots() reads a size of 0 or less in these two as None
+  for (const auto& [slot, value] : {std::pair<const char*, int64_t>{"sliding_window_size", config.sliding_window_size}, {"latent_dim", config.latent_dim}})
+    if (value < 0) throw AttentionError("non_positive", slot, std::string(slot) + " = " + std::to_string(value) + " is negative", "Give a positive size, or 0 for None.");
+  CheckOptions options;
+  options.memory_budget_bytes = std::numeric_limits<double>::infinity();
+  validated_config(config.class_name(), config.slots(), options);
+  return config;
+}
+
+/// A moved-from module holds no Impl: a call on it is refused, never a null dereference.
+template <class Impl>
+Impl& live(const std::unique_ptr<Impl>& impl) {
+  if (!impl)
+    throw AttentionError("disposed", "module", "this AttentionModule was moved from: it holds no parameters", "Use the module it was moved to, or assign a module to this one.");
+  return *impl;
+}
+
+}  // namespace
+
+AttentionModule::Impl::Impl(const ModuleConfig& config) : plan_(plan_forward(checked(config))) {
   const ForwardPlan& p = plan_;
   try {
     // Each operator lives once, prepared for the forward: q/k/v as (d_in, heads * head_dim) right-hand
@@ -253,18 +279,18 @@ AttentionModule::Impl::Impl(const ModuleConfig& config) : plan_(plan_forward(con
 }
 
 AttentionModule::AttentionModule(const ModuleConfig& config) : impl_(std::make_unique<Impl>(config)) {}
-AttentionModule::AttentionModule(const AttentionModule& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+AttentionModule::AttentionModule(const AttentionModule& other) : impl_(std::make_unique<Impl>(live(other.impl_))) {}
 AttentionModule::AttentionModule(AttentionModule&&) noexcept = default;
 AttentionModule& AttentionModule::operator=(const AttentionModule& other) {
-  if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);
+  if (this != &other) impl_ = std::make_unique<Impl>(live(other.impl_));
   return *this;
 }
 AttentionModule& AttentionModule::operator=(AttentionModule&&) noexcept = default;
 AttentionModule::~AttentionModule() = default;
 
-const ModuleConfig& AttentionModule::config() const { return impl_->config(); }
-const ForwardPlan& AttentionModule::plan() const { return impl_->plan_; }
-bool AttentionModule::caches_keys() const { return impl_->caches_keys(); }
+const ModuleConfig& AttentionModule::config() const { return live(impl_).config(); }
+const ForwardPlan& AttentionModule::plan() const { return live(impl_).plan_; }
+bool AttentionModule::caches_keys() const { return live(impl_).caches_keys(); }
 
 AttentionModule::AttentionModule(const ModuleConfig& config, TorchGenerator& generator) : AttentionModule(config) {
   // Draws in the recipe's init order (module by module for the wrapper's heads); a step may fill a
@@ -391,21 +417,23 @@ const float* AttentionModule::Impl::bias(int role) const { return prepared_.bias
 std::vector<NamedTensor> AttentionModule::parameters() const {
   std::vector<float> unpacked[Impl::kRoles];  // each prepared matrix unpacked once, whatever the number of heads
   std::vector<NamedTensor> out;
-  for (size_t i = 0; i < impl_->params_.size(); ++i) out.push_back({impl_->params_[i].name, impl_->value(i, unpacked)});
+  const Impl& m = live(impl_);
+  for (size_t i = 0; i < m.params_.size(); ++i) out.push_back({m.params_[i].name, m.value(i, unpacked)});
   return out;
 }
 
 std::optional<Tensor> AttentionModule::parameter(const std::string& name) const {
   std::vector<float> unpacked[Impl::kRoles];
-  for (size_t i = 0; i < impl_->params_.size(); ++i)
-    if (impl_->params_[i].name == name) return impl_->value(i, unpacked);
+  const Impl& m = live(impl_);
+  for (size_t i = 0; i < m.params_.size(); ++i)
+    if (m.params_[i].name == name) return m.value(i, unpacked);
   return std::nullopt;
 }
 
 void AttentionModule::set_parameter(const std::string& name, const Tensor& value) { set_parameters({{name, value}}); }
 
 void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
-  const std::vector<NamedTensor>& params_ = impl_->params_;
+  const std::vector<NamedTensor>& params_ = live(impl_).params_;
   std::vector<std::pair<size_t, const Tensor*>> found;
   for (const auto& [name, value] : values) {
     size_t i = 0;
@@ -437,7 +465,7 @@ void AttentionModule::set_parameters(const std::vector<NamedTensor>& values) {
     found.push_back({i, &value});
   }
   try {
-    impl_->store(found);  // all checks passed: all or nothing
+    live(impl_).store(found);  // all checks passed: all or nothing
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", values.empty() ? "" : values.front().name, "not enough memory to prepare the parameters", "Use smaller sizes.");
   }
@@ -498,8 +526,9 @@ void check_input(const ForwardPlan& plan, const Tensor& x, const std::string& wh
 Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
   std::optional<TorchGenerator> start;  // the generator before the run, to rerun it traced
   if (options.warnings != nullptr && options.generator != nullptr) start = *options.generator;
-  Tensor y = impl_->forward_pass(x, options);
-  if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) options.warnings->push_back(impl_->non_finite_warning(x, options, start));
+  Tensor y = live(impl_).forward_pass(x, options);
+  if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty())
+    options.warnings->push_back(live(impl_).non_finite_warning(x, options, start));
   return y;
 }
 
@@ -586,7 +615,7 @@ void AttentionModule::Impl::project(const Tensor& concat, int64_t b, int64_t T, 
 }
 
 Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, const ForwardOptions& options) const {
-  const ForwardPlan& p = impl_->plan_;
+  const ForwardPlan& p = live(impl_).plan_;
   if (p.layout == HeadsRule::Single)
     throw AttentionError("head_share", "share", p.config.class_name() + " has one head (of width d_out): there are no heads to join", "Run the whole forward (module.forward).");
   check_input(p, x, "x", options.memory_budget_bytes, false);
@@ -601,12 +630,12 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
   if (options.warnings != nullptr && options.generator != nullptr) start = *options.generator;
   try {
     Tensor out_proj, projected;
-    impl_->project(concat, b, T, options.pool, out_proj, projected);
+    live(impl_).project(concat, b, T, options.pool, out_proj, projected);
     Tensor y = p.proj ? std::move(projected) : p.out_proj ? std::move(out_proj) : concat;
     if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) {
       ForwardOptions whole = options;
       whole.share = nullptr;
-      options.warnings->push_back(impl_->non_finite_warning(x, whole, start));
+      options.warnings->push_back(live(impl_).non_finite_warning(x, whole, start));
     }
     return y;
   } catch (const std::bad_alloc&) {
@@ -614,6 +643,46 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
                          "Use fewer tokens or a smaller batch.");
   }
 }
+
+namespace {
+
+/// A cache holds what this module's forwards wrote: keys and values (b, kv_heads, entries, head_dim),
+/// or a latent class's c_kv (b, entries, latent_dim). Another module's (another width, heads or kind)
+/// would be read past its end with this module's sizes: cache_module. Then the chunk against it:
+/// cache_batch, cache_window, cache_full.
+void check_cache(const ForwardPlan& p, const KvCache& cache, int64_t b, int64_t T) {
+  const ModuleConfig& c = p.config;
+  const bool latent = p.latent_dim > 0;
+  const Tensor& held = latent ? cache.latent : cache.keys;
+  const Shape want = latent ? Shape{cache.batch, held.shape.size() == 3 ? held.shape[1] : 0, p.latent_dim}
+                            : Shape{cache.batch, p.kv_heads, held.shape.size() == 4 ? held.shape[2] : 0, p.head_dim};
+  const auto fits = [](const Tensor& t, const Shape& shape) { return t.shape == shape && t.data.size() == static_cast<size_t>(numel_of(shape)); };
+  const bool empty = cache.keys.data.empty() && cache.values.data.empty() && cache.latent.data.empty() && cache.keys.shape.empty() && cache.latent.shape.empty();
+  const bool fitting =
+      latent ? fits(cache.latent, want) && cache.keys.data.empty() && cache.values.data.empty() : fits(cache.keys, want) && fits(cache.values, want) && cache.latent.data.empty();
+  if (!empty && !fitting) {
+    const std::string what = !cache.latent.shape.empty() ? "c_kv of shape " + shape_string(cache.latent.shape) : "keys of shape " + shape_string(cache.keys.shape);
+    throw AttentionError("cache_module", "cache",
+                         "this cache holds " + what + ", and " + c.python_call() + " reads " +
+                             (latent ? "c_kv (b, entries, latent_dim = " + std::to_string(p.latent_dim) + ")"
+                                     : "keys (b, kv_heads = " + std::to_string(p.kv_heads) + ", entries, head_dim = " + std::to_string(p.head_dim) + ")") +
+                             ": it was filled by another module",
+                         "Give each module a cache of its own (a new KvCache for this one).");
+  }
+  if (cache.batch != 0 && cache.batch != b)
+    throw AttentionError("cache_batch", "x", "this cache holds keys of a batch of " + std::to_string(cache.batch) + ", and the chunk has b = " + std::to_string(b),
+                         "Every chunk of one cache has the same batch size; start a new cache for another.");
+  if (cache.window > 0 && T > cache.window)
+    throw AttentionError("cache_window", "x", "a chunk of " + std::to_string(T) + " tokens is longer than the cache's window of " + std::to_string(cache.window),
+                         "Feed chunks of at most " + std::to_string(cache.window) + " tokens, or make the window larger.");
+  if (cache.window == 0 && p.mask_buffer && cache.position + T > c.context_length)
+    throw AttentionError("cache_full", "context_length",
+                         "the cache has seen " + std::to_string(cache.position) + " tokens and this chunk adds " + std::to_string(T) + ": " + std::to_string(cache.position + T) +
+                             " positions, past context_length = " + std::to_string(c.context_length) + " (the rows of the mask buffer)",
+                         "Start a new cache, or make one with a window (newCache({window: " + std::to_string(c.context_length) + "})) whose oldest keys shift out.");
+}
+
+}  // namespace
 
 Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options) const {
   const ForwardPlan& p = plan_;
@@ -635,17 +704,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     if (!caches_keys())
       throw AttentionError("cache_unsupported", "cache", c.class_name() + " has no causal mask over its own keys, so there is nothing to cache",
                            "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
-    if (cache->batch != 0 && cache->batch != b)
-      throw AttentionError("cache_batch", "x", "this cache holds keys of a batch of " + std::to_string(cache->batch) + ", and the chunk has b = " + std::to_string(b),
-                           "Every chunk of one cache has the same batch size; start a new cache for another.");
-    if (cache->window > 0 && T > cache->window)
-      throw AttentionError("cache_window", "x", "a chunk of " + std::to_string(T) + " tokens is longer than the cache's window of " + std::to_string(cache->window),
-                           "Feed chunks of at most " + std::to_string(cache->window) + " tokens, or make the window larger.");
-    if (cache->window == 0 && p.mask_buffer && cache->position + T > c.context_length)
-      throw AttentionError("cache_full", "context_length",
-                           "the cache has seen " + std::to_string(cache->position) + " tokens and this chunk adds " + std::to_string(T) + ": " +
-                               std::to_string(cache->position + T) + " positions, past context_length = " + std::to_string(c.context_length) + " (the rows of the mask buffer)",
-                           "Start a new cache, or make one with a window (newCache({window: " + std::to_string(c.context_length) + "})) whose oldest keys shift out.");
+    check_cache(p, *cache, b, T);
     const int64_t held = cache->entries();
     drop = cache->window > 0 ? std::max<int64_t>(0, held + T - cache->window) : 0;
     past = held - drop;

@@ -183,6 +183,53 @@ TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
   CHECK(refusal([&] { v2.forward(Tensor({3, 4}), eval_with(&none)); }).first == "cache_unsupported");
 }
 
+TEST_CASE("a cache filled by another module (another width, head count or kind) is refused, not read past its end") {
+  // MultiHeadAttention(4, 4, 8, 0.0, 2) fills a cache with keys (1, 2, 3, 2) and values alike
+  const auto mha = [](int64_t d, int64_t heads) {
+    return validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(d)},
+                                                   {"d_out", SlotValue::integer(d)},
+                                                   {"context_length", SlotValue::integer(8)},
+                                                   {"dropout", SlotValue::floating(0.0)},
+                                                   {"num_heads", SlotValue::integer(heads)}});
+  };
+  const ModuleConfig mla = validated_config("MultiHeadLatentAttention", {{"d_in", SlotValue::integer(4)},
+                                                                         {"d_out", SlotValue::integer(4)},
+                                                                         {"dropout", SlotValue::floating(0.0)},
+                                                                         {"num_heads", SlotValue::integer(2)},
+                                                                         {"latent_dim", SlotValue::integer(3)}});
+  TorchGenerator g(123);
+  const AttentionModule small(mha(4, 2), g), wide(mha(8, 2), g), one_head(mha(4, 1), g), latent(mla, g);
+  const Tensor x({1, 3, 4}, seeded_tokens(3, 4, 5).data);
+  KvCache cache, latent_cache;
+  small.forward(x, eval_with(&cache));
+  latent.forward(x, eval_with(&latent_cache));
+  REQUIRE(cache.keys.shape == Shape{1, 2, 3, 2});
+  REQUIRE(latent_cache.latent.shape == Shape{1, 3, 3});
+  const KvCache before = cache;
+  const Tensor x8({1, 1, 8}, std::vector<float>(8, 0.25f));
+  const Tensor x4({1, 1, 4}, std::vector<float>(4, 0.25f));
+  CHECK(refusal([&] { wide.forward(x8, eval_with(&cache)); }) == std::pair<std::string, std::string>{"cache_module", "cache"});
+  CHECK(refusal([&] { one_head.forward(x4, eval_with(&cache)); }) == std::pair<std::string, std::string>{"cache_module", "cache"});
+  CHECK(refusal([&] { latent.forward(x4, eval_with(&cache)); }) == std::pair<std::string, std::string>{"cache_module", "cache"});
+  CHECK(refusal([&] { small.forward(x4, eval_with(&latent_cache)); }) == std::pair<std::string, std::string>{"cache_module", "cache"});
+  try {
+    one_head.forward(x4, eval_with(&cache));
+  } catch (const AttentionError& e) {
+    CHECK(std::string(e.what()) ==
+          "this cache holds keys of shape (1, 2, 3, 2), and MultiHeadAttention(4, 4, 8, 0.0, 1) reads keys (b, kv_heads = 1, entries, head_dim = 4): it was "
+          "filled by another module");
+  }
+  // a cache whose values were cut short is not this module's either
+  KvCache cut = cache;
+  cut.values.data.pop_back();
+  CHECK(refusal([&] { small.forward(x4, eval_with(&cut)); }).first == "cache_module");
+  // refused caches are left as they were, and their own module goes on with them
+  CHECK(cache.position == before.position);
+  CHECK(cache.keys.data == before.keys.data);
+  CHECK(small.forward(x4, eval_with(&cache)).shape == Shape{1, 1, 4});
+  CHECK(cache.position == 4);
+}
+
 TEST_CASE("MultiHeadLatentAttention caches the latent c_kv, not keys and values: every step re-projects them from all of it (ch04/05_mla)") {
   // MultiHeadLatentAttention(4, 8, 0.0, 2, latent_dim=3): 3 floats per token against MHA's 2 x 8
   const ModuleConfig c = validated_config("MultiHeadLatentAttention", {{"d_in", SlotValue::integer(4)},

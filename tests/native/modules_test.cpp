@@ -126,6 +126,69 @@ TEST_SUITE("modules") {
     CHECK(std::round(out.data[23] * 1e4) / 1e4 == doctest::Approx(0.4028).epsilon(1e-9));
   }
 
+  TEST_CASE("a ModuleConfig filled in by hand is refused with validated_config's code and slot, before anything is built") {
+    using Refusal = std::pair<std::string, std::string>;
+    const auto by_hand = [](const char* name, int64_t d_out, int64_t num_heads, int64_t num_kv_groups = 0) {
+      ModuleConfig c = ModuleConfig::of(name);
+      c.d_in = 8;
+      c.d_out = d_out;
+      c.context_length = 8;
+      c.num_heads = num_heads;
+      c.num_kv_groups = num_kv_groups;
+      return c;
+    };
+    const std::vector<std::pair<ModuleConfig, Refusal>> cases = {
+        {by_hand("MultiHeadAttention", 8, 0), {"non_positive", "num_heads"}},    // a division by zero heads
+        {by_hand("MultiHeadAttention", 8, 3), {"heads_divisibility", "d_out"}},  // head_dim 8 / 3
+        {by_hand("MultiHeadAttention", 0, 2), {"non_positive", "d_out"}},        // empty weights
+        {by_hand("GroupedQueryAttention", 8, 4, 3), {"kv_groups_divisibility", "num_heads"}},
+        {by_hand("MultiHeadAttentionWrapper", 8, -2), {"non_positive", "num_heads"}},
+    };
+    for (const auto& [c, expected] : cases) {
+      CAPTURE(c.python_call());
+      CHECK(refusal([&] { AttentionModule m(c); }) == expected);
+      TorchGenerator g(123);
+      CHECK(refusal([&] { AttentionModule m(c, g); }) == expected);
+      // the same refusal as the slots themselves get
+      CHECK(refusal([&] { validated_config(c.class_name(), c.slots()); }) == expected);
+    }
+    ModuleConfig window = by_hand("MultiHeadAttentionWithSWA", 8, 2);
+    window.sliding_window_size = -1;
+    CHECK(refusal([&] { AttentionModule m(window); }) == Refusal{"non_positive", "sliding_window_size"});
+    ModuleConfig nameless = by_hand("MultiHeadAttention", 8, 2);
+    nameless.spec = nullptr;
+    CHECK(refusal([&] { AttentionModule m(nameless); }) == Refusal{"unknown_class", "class"});
+    // a valid one filled in by hand builds, and as its validated twin does
+    const ModuleConfig fine = by_hand("MultiHeadAttention", 8, 2);
+    TorchGenerator g1(7), g2(7);
+    CHECK(AttentionModule(fine, g1).parameters()[0].tensor.data == AttentionModule(validated_config("MultiHeadAttention", fine.slots()), g2).parameters()[0].tensor.data);
+  }
+
+  TEST_CASE("a moved-from module refuses every call with disposed; assigned a module, it works again") {
+    const ModuleConfig c = validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(3)},
+                                                                   {"d_out", SlotValue::integer(2)},
+                                                                   {"context_length", SlotValue::integer(6)},
+                                                                   {"dropout", SlotValue::floating(0.0)},
+                                                                   {"num_heads", SlotValue::integer(2)}});
+    TorchGenerator g(123);
+    AttentionModule a(c, g);
+    const AttentionModule b(std::move(a));
+    const std::pair<std::string, std::string> disposed{"disposed", "module"};
+    const Tensor x({1, 6, 3}, book_tokens().data);
+    CHECK(refusal([&] { a.forward(x); }) == disposed);
+    CHECK(refusal([&] { a.parameters(); }) == disposed);
+    CHECK(refusal([&] { a.parameter("W_query.weight"); }) == disposed);
+    CHECK(refusal([&] { a.set_parameter("out_proj.bias", Tensor({2})); }) == disposed);
+    CHECK(refusal([&] { a.config(); }) == disposed);
+    CHECK(refusal([&] { a.plan(); }) == disposed);
+    CHECK(refusal([&] { a.caches_keys(); }) == disposed);
+    CHECK(refusal([&] { a.project_heads(x, Tensor({1, 6, 2})); }) == disposed);
+    CHECK(refusal([&] { AttentionModule copy(a); }) == disposed);
+    CHECK(b.forward(x).shape == Shape{1, 6, 2});
+    a = b;
+    CHECK(a.forward(x).data == b.forward(x).data);
+  }
+
   TEST_CASE("hand-worked 2-token example: softmax of [0, 1] weights the second value by e/(1+e)") {
     // SelfAttention_v1(1, 1) with every W = [[1]] on x = [[0], [1]]: queries = keys = values = x.
     // scores = q k^T = [[0, 0], [0, 1]]; d_k = 1 so no scaling.
