@@ -41,14 +41,16 @@ double max_diff(const Tensor& a, const Tensor& b) {
   for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
   return m;
 }
-/// MultiHeadAttention(4, 4, 8, 0.0, 2)
-ModuleConfig small_mha() {
-  return validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(4)},
-                                                 {"d_out", SlotValue::integer(4)},
+/// MultiHeadAttention(d, d, 8, 0.0, num_heads)
+ModuleConfig mha(int64_t d, int64_t num_heads) {
+  return validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(d)},
+                                                 {"d_out", SlotValue::integer(d)},
                                                  {"context_length", SlotValue::integer(8)},
                                                  {"dropout", SlotValue::floating(0.0)},
-                                                 {"num_heads", SlotValue::integer(2)}});
+                                                 {"num_heads", SlotValue::integer(num_heads)}});
 }
+/// MultiHeadAttention(4, 4, 8, 0.0, 2)
+ModuleConfig small_mha() { return mha(4, 2); }
 ForwardOptions eval_with(KvCache* cache, std::vector<Stage>* trace = nullptr) {
   ForwardOptions o;
   o.training = false;
@@ -185,13 +187,6 @@ TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
 
 TEST_CASE("a cache filled by another module (another width, head count or kind) is refused, not read past its end") {
   // MultiHeadAttention(4, 4, 8, 0.0, 2) fills a cache with keys (1, 2, 3, 2) and values alike
-  const auto mha = [](int64_t d, int64_t heads) {
-    return validated_config("MultiHeadAttention", {{"d_in", SlotValue::integer(d)},
-                                                   {"d_out", SlotValue::integer(d)},
-                                                   {"context_length", SlotValue::integer(8)},
-                                                   {"dropout", SlotValue::floating(0.0)},
-                                                   {"num_heads", SlotValue::integer(heads)}});
-  };
   const ModuleConfig mla = validated_config("MultiHeadLatentAttention", {{"d_in", SlotValue::integer(4)},
                                                                          {"d_out", SlotValue::integer(4)},
                                                                          {"dropout", SlotValue::floating(0.0)},
