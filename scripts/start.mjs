@@ -63,10 +63,12 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.error(`start: ${err.message}`);
     process.exit(1);
   }
-  const rest = build("--rest-of-page", "[build] ");
-  rest.catch(() => {}); // reported below, and to each held request
+  // The rest is built once the server listens: a port in use then ends npm start with nothing left running.
+  let built;
+  const rest = new Promise((resolve, reject) => (built = { resolve, reject }));
   await serveAndAnnounce(options, { held: builtLater, until: rest });
   console.log("The page's other binaries (threads, files, GPT-2) are building; a run that needs one waits for it.");
+  build("--rest-of-page", "[build] ").then(built.resolve, built.reject);
   rest.then(
     () => console.log("start: every binary is built."),
     (err) => console.error(`start: ${err.message}. The page runs what its main thread runs; run npm run build to see the error again.`),
