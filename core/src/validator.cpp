@@ -8,8 +8,11 @@
 
 #include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/modules.hpp"
+#include "validator_detail.hpp"
 
 namespace attention_lab {
+
+using namespace validator_detail;
 
 namespace {
 
@@ -19,9 +22,15 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-Diagnostic make(Severity severity, std::string code, std::vector<std::string> slots, std::string message, std::string hint, std::string pytorch = "") {
+}  // namespace
+
+namespace validator_detail {
+Diagnostic make(Severity severity, std::string code, std::vector<std::string> slots, std::string message, std::string hint, std::string pytorch) {
   return {severity, std::move(code), std::move(slots), std::move(message), std::move(hint), std::move(pytorch)};
 }
+}  // namespace validator_detail
+
+namespace {
 
 /// Names people bring from other code bases (GPT-2 configs, nn.MultiheadAttention, the book's GPT_CONFIG).
 std::string alias_for(const std::string& key) {
@@ -51,31 +60,6 @@ std::string alias_for(const std::string& key) {
 }
 
 bool integral(double v) { return std::isfinite(v) && v == std::floor(v); }
-
-/// Head counts that divide d_out, closest to `wanted` first (at most four, listed in increasing order);
-/// only multiples of `multiple_of` (GroupedQueryAttention: num_heads must divide into num_kv_groups).
-std::vector<int64_t> valid_head_counts(int64_t d_out, int64_t wanted, int64_t multiple_of = 1) {
-  std::vector<int64_t> divisors;
-  for (int64_t h = 1; h * h <= d_out; ++h) {
-    if (d_out % h == 0) {
-      if (h % multiple_of == 0) divisors.push_back(h);
-      if (h != d_out / h && (d_out / h) % multiple_of == 0) divisors.push_back(d_out / h);
-    }
-  }
-  std::sort(divisors.begin(), divisors.end(), [wanted](int64_t a, int64_t b) {
-    const int64_t da = std::llabs(a - wanted), db = std::llabs(b - wanted);
-    return da != db ? da < db : a < b;
-  });
-  if (divisors.size() > 4) divisors.resize(4);
-  std::sort(divisors.begin(), divisors.end());
-  return divisors;
-}
-
-std::string list_numbers(const std::vector<int64_t>& values) {
-  std::vector<std::string> parts;
-  for (int64_t v : values) parts.push_back(std::to_string(v));
-  return join(parts, ", ");
-}
 
 /// The first non-ASCII character of `text` as "'x' (U+XXXX)", or "" when it is all ASCII.
 std::string first_non_ascii(const std::string& text) {
@@ -216,10 +200,16 @@ void check_slot_value(const SlotSpec& slot, const SlotValue& v, std::vector<Diag
   }
 }
 
+}  // namespace
+
+namespace validator_detail {
 const SlotValue* find_value(const SlotMap& config, const std::string& name) {
   const auto it = config.find(name);
   return it == config.end() ? nullptr : &it->second;
 }
+}  // namespace validator_detail
+
+namespace {
 
 /// `text` with each {field} replaced (PyTorch's error texts in the recipes).
 std::string filled(std::string text, const std::vector<std::pair<std::string, std::string>>& fields) {
@@ -235,16 +225,15 @@ int slot_position(const ClassSpec& spec, const std::string& slot) {
   return 0;
 }
 
+}  // namespace
+
+namespace validator_detail {
 bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot) {
   for (const auto& d : diags)
     if (d.severity == Severity::Error && std::find(d.slots.begin(), d.slots.end(), slot) != d.slots.end()) return false;
   return true;
 }
 
-/// Values typed into the wrong slots, put right: the whole call with `moved` in place of the given
-/// values, as a Fix (a slot fixed alone would leave the others wrong), or none when a required slot is
-/// missing from the call or holds no value, or the moved slots would still be wrong. A slot in `moved`
-/// set to nullopt takes its default back.
 std::vector<Fix> whole_call_fix(const ClassSpec& spec, const SlotMap& config, const std::vector<std::pair<std::string, std::optional<SlotValue>>>& moved) {
   SlotMap fixed;
   for (const auto& slot : spec.slots)
@@ -281,6 +270,9 @@ std::vector<Fix> whole_call_fix(const ClassSpec& spec, const SlotMap& config, co
   }
   return {{"", "", call + ")"}};
 }
+}  // namespace validator_detail
+
+namespace {
 
 /// A key/value group count for `num_heads` query heads when the call gives none: the divisor of
 /// num_heads nearest num_heads / 3 (three query heads per key/value head, as the gqaSmall preset).
@@ -474,58 +466,8 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   // at once (one relation's error does not hide another's: a fix for one would then meet the next).
   const std::vector<Diagnostic> alone = out;
   const SlotValue* d_out_v = find_value(config, "d_out");
-  const bool heads_checkable = spec->heads == HeadsRule::Fused && d_out_v && heads && slot_ok(alone, "d_out") && slot_ok(alone, "num_heads");
-  // GroupedQueryAttention's num_kv_groups, when right on its own: a head count offered must be a multiple of it.
-  const SlotValue* groups_v = find_value(config, "num_kv_groups");
-  const int64_t groups = spec->has_slot("num_kv_groups") && groups_v && slot_ok(alone, "num_kv_groups") ? static_cast<int64_t>(groups_v->number) : 1;
-  const int64_t d_out = heads_checkable ? static_cast<int64_t>(d_out_v->number) : 0;
-  const int64_t num_heads = heads_checkable ? static_cast<int64_t>(heads->number) : 1;
-
-  if (heads_checkable && d_out % num_heads != 0) {
-    const int64_t rem = d_out % num_heads;
-    const std::vector<int64_t> counts = valid_head_counts(d_out, num_heads, groups);
-    std::string hint = "Head counts that divide " + std::to_string(d_out) + (groups > 1 ? " (multiples of num_kv_groups = " + std::to_string(groups) + ")" : "") + " near " +
-                       std::to_string(num_heads) + ": " + list_numbers(counts) + ".";
-    const int64_t lower_d = d_out - rem, upper_d = d_out - rem + num_heads;
-    hint += " Or keep " + std::to_string(num_heads) + " heads with d_out = " + (lower_d > 0 ? std::to_string(lower_d) + " or " : "") + std::to_string(upper_d) + ".";
-    for (const auto& p : kGpt2Sizes) {
-      if (p.n_embd == d_out && p.n_layer == num_heads) {
-        const std::string name = std::string("GPT-2 ") + p.name;
-        hint = std::to_string(num_heads) + " is " + name + "'s number of layers (n_layer), not its head count: " + name + " has " + std::to_string(p.n_head) +
-               " heads of head_dim 64 (" + std::to_string(p.n_head) + " x 64 = " + std::to_string(p.n_embd) + "). " + hint;
-      }
-    }
-    Diagnostic d = make(Severity::Error, "heads_divisibility", {"d_out", "num_heads"},
-                        "d_out = " + std::to_string(d_out) + " is not divisible by num_heads = " + std::to_string(num_heads) + " (" + std::to_string(d_out) + " % " +
-                            std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
-                        hint, spec->heads_assert);
-    for (int64_t h : counts) d.fixes.push_back({"num_heads", std::to_string(h)});
-    for (int64_t width : lower_d > 0 ? std::vector<int64_t>{lower_d, upper_d} : std::vector<int64_t>{upper_d}) {
-      // A class that needs d_in == d_out changes both, or a new d_out would meet that error next.
-      if (spec->needs_square.empty()) {
-        d.fixes.push_back({"d_out", std::to_string(width)});
-      } else {
-        const SlotValue w = SlotValue::integer(static_cast<double>(width));
-        for (const Fix& f : whole_call_fix(*spec, config, {{"d_in", w}, {"d_out", w}})) d.fixes.push_back(f);
-      }
-    }
-    out.push_back(std::move(d));
-  }
-  // GroupedQueryAttention: query heads are shared out equally among the key/value groups.
-  if (spec->has_slot("num_kv_groups") && heads && groups_v && slot_ok(alone, "num_heads") && slot_ok(alone, "num_kv_groups")) {
-    const int64_t h = static_cast<int64_t>(heads->number), g = static_cast<int64_t>(groups_v->number);
-    if (h % g != 0) {
-      std::vector<int64_t> near = valid_head_counts(h, g);  // divisors of num_heads nearest g
-      Diagnostic d = make(Severity::Error, "kv_groups_divisibility", {"num_heads", "num_kv_groups"},
-                          "num_heads = " + std::to_string(h) + " is not divisible by num_kv_groups = " + std::to_string(g) + " (" + std::to_string(h) + " % " + std::to_string(g) +
-                              " = " + std::to_string(h % g) + "), so the query heads cannot share the key/value heads equally",
-                          "Key/value group counts that divide " + std::to_string(h) + " near " + std::to_string(g) + ": " + list_numbers(near) + " (1 is multi-query attention; " +
-                              std::to_string(h) + " is plain multi-head attention).",
-                          "AssertionError: num_heads must be divisible by num_kv_groups");
-      for (int64_t k : near) d.fixes.push_back({"num_kv_groups", std::to_string(k)});
-      out.push_back(std::move(d));
-    }
-  }
+  check_heads_divide(*spec, config, alone, out);
+  check_kv_groups_divide(*spec, config, alone, out);
   // Classes whose forward only works when x's width is d_out (a view to x's width, an einsum over it,
   // nn.MultiheadAttention's embed_dim): PyTorch builds them, then fails on the first forward.
   const SlotValue* d_in_v = find_value(config, "d_in");
@@ -582,6 +524,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
       if (c.d_out % c.num_heads == 0) out.back().fixes = {{"d_out", std::to_string(c.d_out / c.num_heads)}};
     }
   }
+  check_d_out_per_head(*spec, config, c, out);
   if (spec->heads != HeadsRule::Single) {
     for (const auto& p : kGpt2Sizes) {
       if (p.n_embd == c.d_out && p.n_layer == c.num_heads && p.n_layer != p.n_head && spec->width == WidthRule::HeadsTimesDOut) {

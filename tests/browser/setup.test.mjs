@@ -3,7 +3,7 @@
 // slot they name without losing what the reader typed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, currentUrl, finish, launchLab, openPage, pasteCall, runPreset } from "./helpers.mjs";
+import { afterRun, currentUrl, finish, launchLab, openPage, pasteCall, runPreset, screenshotDir } from "./helpers.mjs";
 
 const GPT2_QUERY = "?class=MultiHeadAttention&d_in=768&d_out=768&context_length=1024&dropout=0&num_heads=12&seed=123";
 
@@ -158,6 +158,33 @@ describe("setup", () => {
     assert.match(text, /25 heads/);
     assert.ok(await diag.locator("[data-testid=fix][data-slot=num_heads][data-value='50']").count() === 1, "a valid head count near 48 is offered");
     assert.equal(await page.getByTestId("run").isDisabled(), true);
+    await finish(page);
+  });
+
+  test("d_out typed as one head's width (MultiHeadAttention(768, 64, 1024, 0.0, 12)) is taught, and the fixes offered first lead to 768 wide outputs", async () => {
+    const page = await openPage(lab);
+    await pasteCall(page, "MultiHeadAttention(768, 64, 1024, 0.0, 12)");
+    const diag = page.locator("[data-slot-diagnostics] .diag-error[data-code=heads_divisibility]");
+    assert.match(await diag.locator(".diag-hint").textContent(), /^In MultiHeadAttention, d_out is the width the 12 heads share .* d_out = 12 x 64 = 768, or MultiHeadAttentionWrapper\(768, 64, 1024, 0\.0, 12\), whose d_out is per head/);
+    const fixes = await diag.getByTestId("fix").evaluateAll((bs) => bs.map((b) => b.dataset.call || `${b.dataset.slot}=${b.dataset.value}`));
+    assert.deepEqual(fixes.slice(0, 3), ["d_out=768", "MultiHeadAttentionWrapper(768, 64, 1024, 0.0, 12)", "num_heads=2"]);  // then the head counts as before
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await diag.screenshot({ path: `${await screenshotDir()}/d-out-per-head-${width}.png` });
+    }
+    // The wrapper's d_out is per head: 12 heads of 64 give the 768 the reader had in mind.
+    await diag.locator("[data-testid=fix][data-call^=MultiHeadAttentionWrapper]").click();
+    assert.equal(await page.getByTestId("class-select").inputValue(), "MultiHeadAttentionWrapper");
+    assert.equal((await page.getByTestId("output-width").textContent()).trim(), "768");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    // The same call made valid (heads 8 wide, output 64) keeps the lesson as a warning with d_out = 512 first.
+    await pasteCall(page, "MultiHeadAttention(512, 64, 256, 0.0, 8)");
+    const warning = page.locator(".diag-warning[data-code=d_out_per_head]");
+    assert.match(await warning.textContent(), /each head is 64 \/ 8 = 8 wide, and the output is 64 wide, not 512/);
+    assert.equal((await page.getByTestId("output-width").textContent()).trim(), "64");
+    await warning.locator("[data-testid=fix][data-slot=d_out][data-value='512']").click();
+    assert.equal((await page.getByTestId("output-width").textContent()).trim(), "512");
+    assert.equal(await page.locator(".diag-warning[data-code=d_out_per_head]").count(), 0);
     await finish(page);
   });
 

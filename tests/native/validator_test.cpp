@@ -144,6 +144,65 @@ TEST_SUITE("validator") {
     CHECK(contains(d->message, "160,000,400,000 bytes"));
   }
 
+  // The chapter's lesson where readers miss it: MultiHeadAttention's d_out is the total the heads share.
+  TEST_CASE("MultiHeadAttention(768, 64, 1024, 0.0, 12): d_out read as one head's width is taught, with d_out = 768 and the wrapper first") {
+    const auto ds = check_config("MultiHeadAttention", mha(768, 64, 1024, SlotValue::floating(0.0), SlotValue::integer(12)));
+    const Diagnostic* d = find(ds, "heads_divisibility");
+    REQUIRE(d != nullptr);
+    CHECK(contains(d->message, "64 % 12 = 4"));
+    CHECK(d->hint.rfind("In MultiHeadAttention, d_out is the width the 12 heads share", 0) == 0);
+    CHECK(contains(d->hint, "d_out = 12 x 64 = 768"));
+    CHECK(contains(d->hint, "MultiHeadAttentionWrapper(768, 64, 1024, 0.0, 12), whose d_out is per head"));
+    REQUIRE(d->fixes.size() >= 3);
+    CHECK(d->fixes[0].slot == "d_out");
+    CHECK(d->fixes[0].value == "768");
+    CHECK(d->fixes[1].call == "MultiHeadAttentionWrapper(768, 64, 1024, 0.0, 12)");
+    CHECK(d->fixes[2].slot == "num_heads");  // then the head counts that divide 64, as before
+    // Both fixes are valid setups, and the wrapper's output is the 768 the reader expected.
+    CHECK_FALSE(has_error(check_config("MultiHeadAttention", mha(768, 768, 1024, SlotValue::floating(0.0), SlotValue::integer(12)))));
+    const ParsedCall wrapper = parse_call(d->fixes[1].call);
+    CHECK_FALSE(has_error(check_config(wrapper.class_name, wrapper.config)));
+    CHECK(validated_config(wrapper.class_name, wrapper.config).output_width() == 768);
+  }
+
+  TEST_CASE("a GPT-2 width from num_heads x d_out teaches too; a d_out that is not per head keeps the plain hint") {
+    // d_in 512, but 12 x 64 = 768 is GPT-2 small's width.
+    const Diagnostic* small = find(check_config("MultiHeadAttention", mha(512, 64, 256, SlotValue::floating(0.0), SlotValue::integer(12))), "heads_divisibility");
+    REQUIRE(small != nullptr);
+    CHECK(contains(small->hint, "d_out = 12 x 64 = 768"));
+    CHECK(small->fixes[0].value == "768");
+    const Diagnostic* other = find(check_config("MultiHeadAttention", mha(768, 100, 1024, SlotValue::floating(0.0), SlotValue::integer(12))), "heads_divisibility");
+    REQUIRE(other != nullptr);  // 12 x 100 = 1200: neither d_in nor a GPT-2 width
+    CHECK(other->hint.rfind("Head counts that divide 100", 0) == 0);
+    CHECK(other->fixes[0].slot == "num_heads");
+    // GroupedQueryAttention has no context_length: d_out = 768 is offered, no wrapper call.
+    const ParsedCall gqa = parse_call("GroupedQueryAttention(768, 64, 0.0, 12, 4)");
+    const Diagnostic* g = find(check_config(gqa.class_name, gqa.config), "heads_divisibility");
+    REQUIRE(g != nullptr);
+    CHECK(g->fixes[0].value == "768");
+    CHECK(g->fixes[1].slot == "num_heads");
+    CHECK_FALSE(contains(g->hint, "MultiHeadAttentionWrapper"));
+  }
+
+  TEST_CASE("MultiHeadAttention(512, 64, 256, 0.0, 8) is valid but its heads are 8 wide: a warning with the same fixes") {
+    const auto ds = check_config("MultiHeadAttention", mha(512, 64, 256, SlotValue::floating(0.0), SlotValue::integer(8)));
+    CHECK_FALSE(has_error(ds));
+    const Diagnostic* d = find(ds, "d_out_per_head");
+    REQUIRE(d != nullptr);
+    CHECK(d->severity == Severity::Warning);
+    CHECK(contains(d->message, "each head is 64 / 8 = 8 wide, and the output is 64 wide, not 512"));
+    CHECK(contains(d->hint, "d_out = 8 x 64 = 512"));
+    REQUIRE(d->fixes.size() == 2);
+    CHECK(d->fixes[0].value == "512");
+    CHECK(d->fixes[1].call == "MultiHeadAttentionWrapper(512, 64, 256, 0.0, 8)");
+    // Not for GPT-2 small itself, nor for square setups whose product happens to be a GPT-2 width.
+    CHECK(find(check_config("MultiHeadAttention", mha(768, 768, 1024, SlotValue::floating(0.0), SlotValue::integer(12))), "d_out_per_head") == nullptr);
+    CHECK(find(check_config("MultiHeadAttention", mha(128, 128, 256, SlotValue::floating(0.0), SlotValue::integer(8))), "d_out_per_head") == nullptr);
+    CHECK(find(check_config("MultiHeadAttention", mha(3, 2, 6, SlotValue::floating(0.0), SlotValue::integer(2))), "d_out_per_head") == nullptr);
+    // The wrapper's d_out is per head: no such warning there.
+    CHECK(find(check_config("MultiHeadAttentionWrapper", mha(512, 64, 256, SlotValue::floating(0.0), SlotValue::integer(8))), "d_out_per_head") == nullptr);
+  }
+
   TEST_CASE("warnings explain legal but suspicious setups") {
     const SlotMap wrapper = mha(768, 768, 1024, SlotValue::floating(0.0), SlotValue::integer(12));
     const auto ds = check_config("MultiHeadAttentionWrapper", wrapper);

@@ -497,6 +497,8 @@ export type ErrorCode =
   | "layer_count_as_heads"
   /** warning: the wrapper's d_out is per head */
   | "wrapper_total_width"
+  /** warning or hint: d_out given as one head's width to a class whose heads share d_out */
+  | "d_out_per_head"
   /** info: one head */
   | "one_head"
   /** warning: 0/1 for qkv_bias */

@@ -66,6 +66,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"context_too_short", "calls", "more tokens than context_length"},
     {"layer_count_as_heads", "calls", "warning: a layer count where a head count goes"},
     {"wrapper_total_width", "calls", "warning: the wrapper's d_out is per head"},
+    {"d_out_per_head", "calls", "warning or hint: d_out given as one head's width to a class whose heads share d_out"},
     {"one_head", "calls", "info: one head"},
     {"bool_as_int", "calls", "warning: 0/1 for qkv_bias"},
     {"square_weights", "calls", "info: d_in == d_out hides a missing transpose"},

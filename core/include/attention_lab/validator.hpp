@@ -28,7 +28,7 @@ struct CheckOptions {
 /// Checks `config` (slot name -> value) against `class_name`'s constructor. Codes:
 /// unknown_class, unknown_slot, missing_slot, wrong_type, not_a_literal, dropout_range,
 /// non_positive, heads_divisibility, slots_swapped, too_large, input_rank, input_width,
-/// input_empty, context_too_short (errors); layer_count_as_heads, wrapper_total_width, one_head,
+/// input_empty, context_too_short (errors); layer_count_as_heads, wrapper_total_width, d_out_per_head, one_head,
 /// bool_as_int, square_weights, dropout_eval, dropout_all (dropout = 1.0: accepted as PyTorch does) (warnings/info).
 std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMap& config, const CheckOptions& options = {});
 

@@ -1,0 +1,38 @@
+// The validator's shared pieces, for its source files only (not part of the public headers).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention_lab/diagnostics.hpp"
+#include "attention_lab/modules.hpp"
+#include "attention_lab/schema.hpp"
+
+namespace attention_lab::validator_detail {
+
+Diagnostic make(Severity severity, std::string code, std::vector<std::string> slots, std::string message, std::string hint, std::string pytorch = "");
+
+const SlotValue* find_value(const SlotMap& config, const std::string& name);
+
+/// True when no error among `diags` names `slot`.
+bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot);
+
+/// Values typed into the wrong slots, put right: the whole call with `moved` in place of the given
+/// values, as a Fix (a slot fixed alone would leave the others wrong), or none when a required slot is
+/// missing from the call or holds no value, or the moved slots would still be wrong. A slot in `moved`
+/// set to nullopt takes its default back.
+std::vector<Fix> whole_call_fix(const ClassSpec& spec, const SlotMap& config, const std::vector<std::pair<std::string, std::optional<SlotValue>>>& moved);
+
+/// The fused classes' head rules, once d_out, num_heads and num_kv_groups are each right on their own
+/// (`alone`: the diagnostics so far): heads_divisibility (d_out % num_heads) and
+/// kv_groups_divisibility (GroupedQueryAttention's num_heads % num_kv_groups). Appends to `out`.
+void check_heads_divide(const ClassSpec& spec, const SlotMap& config, const std::vector<Diagnostic>& alone, std::vector<Diagnostic>& out);
+void check_kv_groups_divide(const ClassSpec& spec, const SlotMap& config, const std::vector<Diagnostic>& alone, std::vector<Diagnostic>& out);
+
+/// The warning d_out_per_head for a valid fused setup whose d_out reads as one head's width
+/// (MultiHeadAttention(512, 64, 256, 0.0, 8): heads 8 wide, output 64). Appends to `out`.
+void check_d_out_per_head(const ClassSpec& spec, const SlotMap& config, const ModuleConfig& c, std::vector<Diagnostic>& out);
+
+}  // namespace attention_lab::validator_detail
