@@ -2,7 +2,7 @@
 // tokens, the editable embedding grid (kept in the URL), batch size.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { afterRun, currentUrl, finish, launchLab, openPage } from "./helpers.mjs";
+import { afterRun, currentUrl, finish, launchLab, openPage, pasteCall } from "./helpers.mjs";
 
 describe("tokens", () => {
   let lab;
@@ -24,6 +24,53 @@ describe("tokens", () => {
     const labels = await input.getByTestId("grid").first().locator("tbody th").allTextContents();
     assert.deepEqual(labels, ["the", "cat", "saw", "the", "dog"]);
     assert.equal((await currentUrl(page)).searchParams.get("tokens"), "the cat saw the dog");
+    await finish(page);
+  });
+
+  test("a pasted or typed d_in other than 3 runs on seeded embeddings at once; a locked source keeps Run off and says why beside it", async () => {
+    const page = await openPage(lab);
+    assert.equal(await page.getByTestId("source-book").isChecked(), true);
+    await pasteCall(page, "MultiHeadAttention(768, 768, 1024, 0.0, 12)");
+    assert.equal(await page.getByTestId("source-sentence").isChecked(), true, "the book's sentence with seeded embeddings of width 768");
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
+    assert.match(await page.getByTestId("run-memory").textContent(), /^[\d,]+ bytes/);
+    await afterRun(page, () => page.getByTestId("run").click());
+    assert.match(await page.locator("[data-stage=output]").getByTestId("stage-shape").textContent(), /num_tokens=6, d_out=768/);
+    // The book's tokens chosen again, then d_in typed in its slot: the same switch.
+    await page.getByTestId("source-book").check();
+    await page.getByTestId("slot-d_in").fill("3");
+    await page.getByTestId("source-book").check();
+    await page.getByTestId("slot-d_in").fill("4");
+    assert.equal(await page.getByTestId("source-sentence").isChecked(), true);
+    // An exercise that locks the tokens keeps them: Run stays off, the reason and the memory fact say why.
+    await page.evaluate(() => {
+      const el = document.createElement("attention-lab");
+      el.id = "locked-tokens";
+      el.setAttribute("call", "CausalAttention(3, 2, 6, 0.0)");
+      el.setAttribute("locked", "tokens");
+      document.body.append(el);
+    });
+    const widget = page.locator("#locked-tokens");
+    await widget.locator("[data-stage=output]").waitFor();
+    await widget.getByTestId("call-box").fill("CausalAttention(4, 2, 6, 0.0)");
+    assert.equal(await widget.getByTestId("source-book").isChecked(), true);
+    assert.equal(await widget.getByTestId("run").isDisabled(), true);
+    assert.equal(await widget.getByTestId("run-reason").textContent(), "Run is disabled: the book’s tokens need d_in = 3.");
+    assert.equal(await widget.getByTestId("run-fix").count(), 0, "no fix the exercise forbids");
+    assert.equal(await widget.getByTestId("run-memory").textContent(), "— until the run can start (the book’s tokens need d_in = 3)");
+    await finish(page);
+  });
+
+  test("a grid that no longer fits d_in offers its fix beside the disabled Run", async () => {
+    const page = await openPage(lab);
+    await page.getByTestId("grid-details").locator("summary").click();
+    await page.getByTestId("cell-0-0").fill("1.5");
+    await page.getByTestId("slot-d_in").fill("4");
+    assert.equal(await page.getByTestId("run").isDisabled(), true);
+    assert.match(await page.getByTestId("run-reason").textContent(), /^Run is disabled: the embedding grid does not match d_in\./);
+    await page.getByTestId("run-fix").click();
+    assert.equal(await page.getByTestId("source-sentence").isChecked(), true);
+    assert.equal(await page.getByTestId("run").isEnabled(), true);
     await finish(page);
   });
 

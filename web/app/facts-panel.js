@@ -9,7 +9,7 @@ import { bytesText, mib, shapeText, thousands } from "./format.js";
 export function setupFactsPanel(app) {
   const { $ } = app;
   return {
-    render({ description: d, hide, memory, budget }) {
+    render({ description: d, hide, memory, budget, reason }) {
       $("fact-headdim").textContent = d.headDim != null ? String(d.headDim) : "—";
       $("fact-width").textContent = hide ? S.outputHidden : d.outputWidth != null ? String(d.outputWidth) : "—";
       $("fact-width").classList.toggle("concealed", hide);
@@ -24,7 +24,7 @@ export function setupFactsPanel(app) {
       $("fact-kv").textContent = d.kvCacheBytesPerToken == null ? "—"
         : d.latentDim != null ? S.kvCacheLatent(d.latentDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), ratio)
           : S.kvCache(d.keyValueHeads, d.headDim, bytesText(d.kvCacheBytesPerToken), bytesText(d.kvCacheBytesPerTokenMha), ratio);
-      $("fact-memory").textContent = memory === null ? S.runMemoryUnknown : S.runMemoryOf(bytesText(memory), mib(budget));
+      $("fact-memory").textContent = memory === null ? S.runMemoryUnknown(reason) : S.runMemoryOf(bytesText(memory), mib(budget));
       const params = d.parameters ?? [];
       replace($("params-body"), params.map((p) =>
         h("tr", {}, h("th", { scope: "row" }, h("code", {}, p.name)), h("td", {}, shapeText(p.shape)), h("td", { class: "num" }, thousands(p.count)))));

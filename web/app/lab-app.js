@@ -66,6 +66,11 @@ export class LabApp {
   setState(patch, { edit = false, discrete = false } = {}) {
     Object.assign(this.state, patch);
     if (edit) this.state.runError = null;
+    // The book's tokens are 3 numbers wide: an edit to another d_in (typed, pasted, a fix) runs on the
+    // book's sentence with seeded embeddings of width d_in, as links and presets do, unless the
+    // exercise locks the tokens (then the tokens panel says why the run waits).
+    if (edit && !("source" in patch) && this.state.source === "book" && !this.locked.has("tokens") && /^\s*\d+\s*$/.test(this.state.slotTexts?.d_in ?? "") &&
+      Number(this.state.slotTexts.d_in) !== 3) this.state.source = "sentence";
     this.render();
     if (edit) this.url?.record(discrete);
   }

@@ -203,7 +203,13 @@ export function setupRunPanel(app) {
       // run, the worker's (the cores, on a cross-origin isolated page) for a large one, once it has loaded.
       const inWorker = d.memory !== null && runner.usesWorker(d.memory);
       const where = inWorker ? runner.workerInfo ?? { threads: null, kernel: lab.kernel } : lab;
-      $("run-reason").textContent = d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady(where.kernel, where.threads, inWorker);
+      // A run held back by the tokens gets their fix beside it, not only in the tokens panel below.
+      const tokenFix = d.reason && d.reason === d.tokens.block ? d.tokens.problems.find((p) => p.fix) : null;
+      replace($("run-reason"), d.reason ? S.runBlocked(d.reason) : s.running ? "" : S.runReady(where.kernel, where.threads, inWorker),
+        tokenFix ? h("button", {
+          type: "button", class: "small", part: "button", dataset: { testid: "run-fix" },
+          on: { click: () => app.setState(tokenFix.fix, { edit: true, discrete: true }) },
+        }, S.useSeeded) : null);
       $("run-reason").dataset.kernel = where.kernel;
       $("run-reason").dataset.threads = where.threads === null ? "" : String(where.threads);
       $("run-reason").dataset.where = inWorker ? "worker" : "page";

@@ -135,7 +135,7 @@ export const S = {
     inverted_buffer: (side, dtype, size) => `a ${n(side)} × ${n(side)} ${dtype} buffer = ${size}, passed where True means “attend”: inverted, each query sees only later keys`,
   },
   runMemory: "A traced run needs about",
-  runMemoryUnknown: "—",
+  runMemoryUnknown: (reason) => (reason ? `— until the run can start (${reason.replace(/\.$/, "")})` : "—"),
   // The core's estimate (module, forward, trace and the page's copy of it) against the core's one budget.
   runMemoryOf: (bytes, budget) => `${bytes}, of the ${budget} MiB budget`,
   paramsCaption: "Parameters (PyTorch named_parameters() order)",
