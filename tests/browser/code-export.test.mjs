@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import { loadAttentionLab } from "attention-lab";
 import { finish, launchLab, openPage, runPreset } from "./helpers.mjs";
+import { PAGE_CASES, codePanelFixtures } from "../code-panels.mjs";
 
 /** Fails unless `code` parses as Python (python3's ast; no torch needed). */
 function assertPython(code) {
@@ -80,6 +81,25 @@ describe("code view", () => {
     assertPython(withCopy);
     await finish(page);
   });
+});
+
+describe("the code view against PyTorch (tests/fixtures/code_panels.json)", () => {
+  const fixtures = codePanelFixtures();
+  for (const c of PAGE_CASES) {
+    test(`${c.name}: the page shows the code PyTorch ran and its first run gives PyTorch's context_vecs (1e-6)`, async () => {
+      const want = fixtures.page.find((f) => f.name === c.name);
+      const page = await openPage(lab, c.query, {
+        init: () => document.addEventListener("run-complete", (e) => { window.runOutputs = [...(window.runOutputs ?? []), { shape: e.detail.outputShape, data: Array.from(e.detail.output.data) }]; }),
+      });
+      await page.waitForFunction(() => (window.runOutputs ?? []).length > 0, null, { timeout: 60_000 });
+      assert.equal(await page.getByTestId("code-view").textContent(), want.code);
+      const [out] = await page.evaluate(() => window.runOutputs);
+      assert.deepEqual(out.shape, want.context_vecs.shape);
+      const worst = Math.max(...want.context_vecs.data.map((v, i) => Math.abs(out.data[i] - v)));
+      assert.ok(worst <= 1e-6, `${c.name}: off by ${worst}`);
+      await finish(page);
+    });
+  }
 });
 
 describe("export", () => {

@@ -134,6 +134,11 @@ describe("the whole GPT-2 model on the page", () => {
     row.forEach((v, j) => assert.ok(Math.abs(v - x[j]) <= 6e-5, `input[0, 0, ${j}] = ${v}, PyTorch ${x[j]}`));
     // and its attention weights are the grid's layer 1
     assert.match(await page.getByTestId("ckpt-stage-cards").locator("[data-stage=input] .stage-why").textContent(), /after block 0: what layer 1’s attention/);
+    // "The same in PyTorch" computes that input too: block 0 first, then layer 1's ln_1 (the code run in
+    // PyTorch by tests/fixtures/generate_code_panels.py and checked in tests/node/code-panels.test.mjs)
+    const code = await page.getByTestId("ckpt-code").textContent();
+    assert.match(code, /for i in range\(1\):\n {8}x = block\(x, f"h\.\{i\}\."\)\nx = torch\.nn\.functional\.layer_norm\(x, \(d,\), sd\["h\.1\.ln_1\.weight"\]/);
+    assert.match(code, new RegExp(`ids = torch\\.tensor\\(\\[\\[${tiny.token_ids.join(", ")}\\]\\]\\)`));
     await finish(page);
   });
 

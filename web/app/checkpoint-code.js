@@ -36,16 +36,58 @@ export function attnPrefix(r) {
   return r.used.map((k) => /^(.*\.)c_attn\.weight$/.exec(k)?.[1]).find(Boolean) ?? "h.0.attn.";
 }
 
-/** The layer's input and forward in PyTorch: ln_1(wte[ids] + wpe[:num_tokens]), then the module. */
-export function runCode(attn, ids, d) {
+/**
+ * The layer's input and forward in PyTorch, as the page computes it: ln_1 of the residual stream
+ * entering block `layer` (layer 0: of wte[ids] + wpe[:num_tokens]; a later layer runs the blocks before
+ * it first, as the book's chapter 4 TransformerBlock with the file's Conv1D weights), then the module.
+ * @param attn      the layer's attention prefix ("transformer.h.1.attn.")
+ * @param ids       the token ids
+ * @param d         the model width (d_in)
+ * @param numHeads  the heads of every block (the loaded module's num_heads)
+ */
+export function runCode(attn, ids, d, numHeads) {
   const block = attn.replace(/attn\.$/, ""); // "transformer.h.1."
   const model = block.replace(/h\.\d+\.$/, ""); // "transformer."
+  const layer = Number(/h\.(\d+)\.$/.exec(block)?.[1] ?? 0);
   const n = ids.length;
-  return [
+  const L = [
     "",
     `ids = torch.tensor([[${ids.join(", ")}]])  # (1, ${n})`,
     `x = sd[${pyString(`${model}wte.weight`)}][ids] + sd[${pyString(`${model}wpe.weight`)}][:${n}]  # (1, ${n}, ${d})`,
+  ];
+  if (layer > 0) L.push(...blocksBefore(model, layer, numHeads, n));
+  L.push(
     `x = torch.nn.functional.layer_norm(x, (d,), sd[${pyString(`${block}ln_1.weight`)}], sd[${pyString(`${block}ln_1.bias`)}], eps=1e-5)  # ln_1`,
     `context_vecs = mha(x)  # (1, ${n}, ${d})`,
+  );
+  return L;
+}
+
+/** Blocks 0 .. layer-1 on x: the book's TransformerBlock (chapter 4, dropout off) over the file's weights. */
+function blocksBefore(model, layer, numHeads, n) {
+  return [
+    "",
+    `# Layer ${layer} sees what block${layer > 1 ? `s 0 to ${layer - 1}` : " 0"} leave${layer > 1 ? "" : "s"}: the book's TransformerBlock (chapter 4) with the file's weights.`,
+    "F = torch.nn.functional",
+    `H = ${numHeads}  # heads per block`,
+    "",
+    "def ln(x, name):",
+    "    return F.layer_norm(x, (d,), sd[name + \".weight\"], sd[name + \".bias\"], eps=1e-5)",
+    "",
+    "def attention(x, a):  # the book's MultiHeadAttention; Conv1D weights are used as x @ W + b",
+    "    q, k, v = (x @ sd[a + \"c_attn.weight\"] + sd[a + \"c_attn.bias\"]).split(d, dim=2)",
+    `    q, k, v = (t.view(1, ${n}, H, d // H).transpose(1, 2) for t in (q, k, v))`,
+    `    scores = (q @ k.transpose(2, 3)).masked_fill(torch.ones(${n}, ${n}, dtype=torch.bool).triu(1), -torch.inf)`,
+    "    weights = torch.softmax(scores / (d // H) ** 0.5, dim=-1)",
+    `    return (weights @ v).transpose(1, 2).reshape(1, ${n}, d) @ sd[a + "c_proj.weight"] + sd[a + "c_proj.bias"]`,
+    "",
+    "def block(x, b):",
+    "    x = x + attention(ln(x, b + \"ln_1\"), b + \"attn.\")",
+    "    h = F.gelu(ln(x, b + \"ln_2\") @ sd[b + \"mlp.c_fc.weight\"] + sd[b + \"mlp.c_fc.bias\"], approximate=\"tanh\")",
+    "    return x + h @ sd[b + \"mlp.c_proj.weight\"] + sd[b + \"mlp.c_proj.bias\"]",
+    "",
+    "with torch.no_grad():",
+    `    for i in range(${layer}):`,
+    `        x = block(x, f${pyString(`${model}h.{i}.`)})`,
   ];
 }

@@ -363,7 +363,7 @@ export function setupCheckpointPanel(app) {
         why: { input: S.ckptInputWhy(state.layer) },
         labName: ` ${S.ckptTraceName(state.layer)}${labName ? ` ${labName}` : ""}`,
       });
-      codeNode.textContent = [...state.loadLines, ...runCode(state.attnPrefix, t.ids, module.config.d_in)].join("\n");
+      codeNode.textContent = [...state.loadLines, ...runCode(state.attnPrefix, t.ids, module.config.d_in, module.config.num_heads)].join("\n");
       section.dataset.runs = String(state.runs);
     } catch (err) {
       if (seq === state.runSeq) {

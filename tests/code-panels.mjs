@@ -1,0 +1,52 @@
+// The code panels' cases: setups whose "The same in PyTorch" code tests/fixtures/generate_code_panels.py
+// runs in PyTorch (tests/fixtures/code_panels.json holds each case's code and PyTorch's context_vecs).
+// The suites check that the page still shows exactly that code, and that its numbers are PyTorch's.
+import { readFileSync } from "node:fs";
+import { GPT2_FIXTURES, gpt2File } from "./gpt2-files.mjs";
+import { attnPrefix, loadCode, runCode } from "../web/app/checkpoint-code.js";
+
+export const CODE_PANELS_PATH = new URL("./fixtures/code_panels.json", import.meta.url);
+
+/** The committed cases with their code and PyTorch's outputs, or null before the first run of the generator. */
+export function codePanelFixtures() {
+  try {
+    return JSON.parse(readFileSync(CODE_PANELS_PATH, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** The page's code panel on these links (the first one: the page as it opens). */
+export const PAGE_CASES = [
+  { name: "book_default", query: "" },
+  { name: "mha_sentence_batch2", query: "?class=MultiHeadAttention&d_in=4&d_out=4&context_length=8&dropout=0.0&num_heads=2&tokens=the+cat+saw+the+dog&seed=7&batch=2" },
+  { name: "causal_train_dropout", query: "?class=CausalAttention&d_in=3&d_out=2&context_length=6&dropout=0.5&seed=123&mode=train" },
+  { name: "wrapper_random_tokens", query: "?class=MultiHeadAttentionWrapper&d_in=3&d_out=1&context_length=8&dropout=0.0&num_heads=2&num_tokens=5&seed=5" },
+  { name: "gqa_eval", query: "?class=GroupedQueryAttention&d_in=6&d_out=6&dropout=0.0&num_heads=6&num_kv_groups=2&tokens=a+b+c+d&seed=3&mode=eval" },
+];
+
+/** The checkpoint panel: a layer of a whole synthetic GPT-2 file (tests/gpt2-files.mjs) on token ids. */
+export const CHECKPOINT_CASES = [
+  { name: "tiny_layer0", file: "tiny_f32", layer: 0, ids: [15496, 11, 616, 1438, 318] },
+  { name: "tiny_layer1", file: "tiny_f32", layer: 1, ids: [15496, 11, 616, 1438, 318] },
+];
+
+/**
+ * The checkpoint panel's code for a case, made by the functions the panel calls with what the
+ * library reports, and the library's own output for it: {code, fileName, output: {shape, data}}.
+ */
+export async function checkpointCase(lab, c) {
+  const spec = GPT2_FIXTURES.cases.find((s) => s.name === c.file);
+  const fileName = `${c.file}.safetensors`;
+  const blob = new Blob([gpt2File(lab, spec)]);
+  const { module, report } = await lab.loadCheckpoint(blob, { layer: c.layer, num_heads: spec.n_head });
+  try {
+    const call = lab.describe(module.className, module.config).pythonCall;
+    const code = [...loadCode(fileName, module, report, call), ...runCode(attnPrefix(report), c.ids, module.config.d_in, module.config.num_heads)].join("\n");
+    const x = await lab.checkpointInput(blob, { tokenIds: c.ids, layer: c.layer, num_heads: spec.n_head });
+    const { output } = module.forward(x, { training: false });
+    return { code, fileName, output: { shape: output.shape.slice(), data: Float32Array.from(output.data) } };
+  } finally {
+    module.dispose();
+  }
+}
