@@ -32,7 +32,7 @@ HeadCount gpt2_head_count(const SafetensorsHeader& header, int64_t d, std::optio
     const bool digits = !text.empty() && text.size() <= 9 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits) {
       throw AttentionError("checkpoint_num_heads", "num_heads", "the file's __metadata__ n_head is \"" + text.substr(0, 40) + "\", not a whole number",
-                           "Give num_heads (for example {num_heads: 12}).");
+                           "Give num_heads: a whole number that divides n_embd " + std::to_string(d) + ".");
     }
     h.n_head = std::stoll(text);
     h.source = "the file's __metadata__ n_head (" + text + ")";
@@ -45,7 +45,7 @@ HeadCount gpt2_head_count(const SafetensorsHeader& header, int64_t d, std::optio
     for (size_t i = 0; i < n; ++i) widths += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::to_string(kGpt2Sizes[i].n_embd);
     throw AttentionError("checkpoint_num_heads", "num_heads",
                          "the head count of width " + std::to_string(d) + " is not GPT-2's (" + widths + ") and the file does not say it (no __metadata__ n_head)",
-                         "Give num_heads (for example {num_heads: 12}); it must divide " + std::to_string(d) + ".");
+                         "Give num_heads: a whole number that divides " + std::to_string(d) + " (GPT-2's heads are 64 wide: 768 has 12).");
   }
   if (h.n_head < 1 || d % h.n_head != 0) {
     throw AttentionError("checkpoint_num_heads", "num_heads",

@@ -142,6 +142,36 @@ describe("the whole GPT-2 model on the page", () => {
     await finish(page);
   });
 
+  test("the file chosen before num_heads: the error points at the field in the page's words, and Load then gives the same page as num_heads first", async () => {
+    const sectionRuns = () => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs;
+    const first = await openPage(lab);
+    await first.getByTestId("ckpt-heads").fill(String(tiny.n_head));
+    await first.getByTestId("ckpt-file").setInputFiles(file);
+    await first.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === "1", null, { timeout: 60_000 });
+    const want = await first.getByTestId("gpt2-next").locator("li").allTextContents();
+    await finish(first);
+
+    const page = await openPage(lab);
+    await page.getByTestId("ckpt-file").setInputFiles(file);
+    const error = page.getByTestId("ckpt-error");
+    await error.waitFor();
+    assert.equal(await error.getAttribute("data-code"), "checkpoint_num_heads");
+    assert.match(await error.textContent(), /Give num_heads: a whole number that divides 8/);
+    assert.doesNotMatch(await error.textContent(), /\{num_heads/, "no API syntax for a page reader");
+    assert.equal(await page.getByTestId("ckpt-heads").getAttribute("aria-invalid"), "true", "the field the error names is marked");
+    await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));
+    assert.equal(await page.getByTestId("ckpt-heads").getAttribute("aria-invalid"), null);
+    await page.getByTestId("ckpt-load").click();
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-section]")?.dataset.runs === "1", null, { timeout: 60_000 });
+    assert.deepEqual(await page.getByTestId("gpt2-next").locator("li").allTextContents(), want);
+    assert.equal(await page.getByTestId("gpt2-cell").count(), tiny.n_layer * tiny.n_head);
+    // Load again with nothing changed: the layer reloads, the whole model is not run again
+    await page.getByTestId("ckpt-load").click();
+    await page.getByTestId("ckpt-summary").waitFor();
+    assert.equal(await page.evaluate(sectionRuns), "1");
+    await finish(page);
+  });
+
   test("on 100 tokens each pattern is the core's 64 x 64 thumbnail and the head view draws the first 48 tokens' exact weights", async () => {
     const page = await openPage(lab);
     await page.getByTestId("ckpt-heads").fill(String(tiny.n_head));

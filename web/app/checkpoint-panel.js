@@ -16,21 +16,10 @@ import { checkpointInput, loadCheckpoint, traceLayer } from "./checkpoint-load.j
 import { seedValue } from "./lab-model.js";
 import { loadCode, attnPrefix, runCode } from "./checkpoint-code.js";
 import { errorBox } from "./diagnostic-view.js";
+import { setupCheckpointTokens } from "./checkpoint-tokens.js";
 
-/** Token chips shown at most (the run takes them all). */
-const CHIPS_MAX = 64;
 /** The ignored-keys table starts open up to this many rows (a full GPT-2 file has ~150). */
 const IGNORED_OPEN = 24;
-
-let tokenizerPromise = null;
-/** GPT-2's BPE (r50k_base), copied from the pinned npm package by scripts/vendor.mjs; loaded on first use. */
-function loadTokenizer() {
-  tokenizerPromise ??= import("../vendor/gpt-tokenizer/encoding/r50k_base.js").catch((err) => {
-    tokenizerPromise = null;
-    throw err;
-  });
-  return tokenizerPromise;
-}
 
 export function setupCheckpointPanel(app) {
   const { lab } = app;
@@ -39,7 +28,7 @@ export function setupCheckpointPanel(app) {
   const $ = app.$;
   const section = $("checkpoint");
   const body = $("checkpoint-body");
-  const state = { file: null, module: null, layer: 0, loadSeq: 0, runSeq: 0, runs: 0, pieces: null, tokenSeq: 0 };
+  const state = { file: null, module: null, layer: 0, loadSeq: 0, runSeq: 0, runs: 0 };
 
   // ---- choosing a file ----
   const fileInput = h("input", { type: "file", id: "ckpt-file", accept: ".safetensors", "aria-describedby": "ckpt-file-name", part: "input", dataset: { testid: "ckpt-file" } });
@@ -71,17 +60,6 @@ export function setupCheckpointPanel(app) {
   const codeNode = h("code");
 
   // ---- running the layer ----
-  const kindRadio = (value, text) => h("label", { for: `ckpt-kind-${value}` },
-    h("input", { type: "radio", name: "ckpt-kind", value, id: `ckpt-kind-${value}`, dataset: { testid: `ckpt-kind-${value}` } }),
-    " ", h("span", {}, text));
-  const kind = h("fieldset", { class: "radio-group" }, h("legend", {}, S.ckptKindLegend), kindRadio("text", S.ckptKindText), kindRadio("ids", S.ckptKindIds));
-  const textInput = h("input", { type: "text", id: "ckpt-text", autocomplete: "off", spellcheck: "false", value: S.defaultSentence, "aria-describedby": "ckpt-pieces", part: "input", dataset: { testid: "ckpt-text" } });
-  const idsInput = h("input", { type: "text", id: "ckpt-ids", autocomplete: "off", spellcheck: "false", value: "0, 1, 2", "aria-describedby": "ckpt-ids-hint ckpt-ids-error", part: "input", dataset: { testid: "ckpt-ids" } });
-  const idsError = h("p", { id: "ckpt-ids-error", class: "field-error", hidden: true }, S.ckptIdsBad);
-  const textBox = h("div", { class: "field" }, h("label", { for: "ckpt-text" }, S.ckptTextLabel), textInput);
-  const idsBox = h("div", { class: "field" }, h("label", { for: "ckpt-ids" }, S.ckptIdsLabel), idsInput,
-    h("p", { id: "ckpt-ids-hint", class: "muted" }, S.ckptIdsHint), idsError);
-  const pieces = h("div", { id: "ckpt-pieces", class: "ckpt-pieces", "aria-live": "polite", dataset: { testid: "ckpt-pieces" } });
   const runButton = h("button", { type: "button", class: "primary", part: "button", dataset: { testid: "ckpt-run" } }, S.ckptRun);
   const runError = h("div", { class: "diagnostics", "aria-live": "assertive", dataset: { testid: "ckpt-run-error" } });
   const runTitle = h("h3", { id: "ckpt-run-title" });
@@ -89,16 +67,17 @@ export function setupCheckpointPanel(app) {
   const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
   const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
+  const tokens = setupCheckpointTokens(runError);
   // The whole model on the same tokens ("trace this layer" loads that layer here); its code comes with its first run.
   const gpt2Slot = h("div", { class: "gpt2-slot" });
   let gpt2 = null;
   const gpt2Section = async () => {
     const { setupGpt2Section } = await import("./gpt2-panel.js");  // fetched once, then from the module map
     gpt2 ??= setupGpt2Section(app, {
-      async traceLayer(layer, tokens) {
+      async traceLayer(layer, chosen) {
         layerField.input.value = String(layer);
         await load();
-        if (state.module && state.layer === layer) await runLayer(tokens);
+        if (state.module && state.layer === layer) await runLayer(chosen);
         runTitle.scrollIntoView({ block: "start" });
       },
       runAgain: () => runWholeModel(), input: () => wholeModelInput(),
@@ -107,7 +86,7 @@ export function setupCheckpointPanel(app) {
     return gpt2;
   };
   const runBox = h("div", { class: "ckpt-run", hidden: true, role: "group", "aria-labelledby": "ckpt-run-title", dataset: { testid: "ckpt-run-box" } },
-    h("div", { class: "ckpt-tokens" }, kind, textBox, idsBox), pieces, gpt2Slot,
+    ...tokens.nodes, gpt2Slot,
     runTitle, runIntro,
     h("div", { class: "run-row" }, runButton), runError, traceStatus, stageNav, stageCards);
 
@@ -123,9 +102,21 @@ export function setupCheckpointPanel(app) {
     fileName.textContent = S.ckptFileName(file.name, bytesText(file.size));
     loadButton.disabled = false;
     gpt2?.reset();  // in this task, as the load starts: nothing of the previous file stays on screen (none yet before the first)
-    await load();
-    if (state.file === file && state.module) await runWholeModel();
+    state.wholeModelKey = null;
+    await loadAndRun();
   };
+  /**
+   * Loads the layer, then runs the whole model once per file and head count: a file chosen before
+   * num_heads is typed, then "Load the layer", ends on the same page as num_heads typed first.
+   */
+  async function loadAndRun() {
+    const file = state.file;
+    await load();
+    const key = `${headsField.input.value.trim()}`;
+    if (state.file !== file || !state.module || state.wholeModelKey === key) return;
+    state.wholeModelKey = key;
+    await runWholeModel();
+  }
   fileInput.addEventListener("change", () => chooseFile(fileInput.files?.[0]));
   const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes("Files");
   section.addEventListener("dragover", (e) => {
@@ -142,22 +133,16 @@ export function setupCheckpointPanel(app) {
     dropZone.classList.remove("dragover");
     chooseFile(e.dataTransfer?.files?.[0]);
   });
-  loadButton.addEventListener("click", () => load());
+  loadButton.addEventListener("click", () => loadAndRun());
   for (const f of [layerField, headsField, contextField]) {
-    f.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && state.file) load(); });
+    f.input.addEventListener("keydown", (e) => { if (e.key === "Enter" && state.file) loadAndRun(); });
     // a load error was about the fields as they were: once one changes, it no longer describes them
     f.input.addEventListener("input", () => {
       if (!status.querySelector("[data-testid=ckpt-error]")) return;
+      f.input.removeAttribute("aria-invalid");
       replace(status, h("p", { class: "muted", role: "status", dataset: { testid: "ckpt-reload" } }, S.ckptOptionsChanged));
     });
   }
-  for (const radio of body.querySelectorAll("input[name=ckpt-kind]")) radio.addEventListener("change", () => setKind(radio.value));
-  let tokenTimer = 0;
-  textInput.addEventListener("input", () => {
-    clearTimeout(tokenTimer);
-    tokenTimer = setTimeout(() => showPieces(), 150);
-  });
-  idsInput.addEventListener("input", () => { idsError.hidden = true; idsInput.removeAttribute("aria-invalid"); });
   runButton.addEventListener("click", () => runLayer());  // the panel's tokens
 
   /** The whole model on the panel's tokens (a file of one attention layer says it cannot). */
@@ -168,22 +153,13 @@ export function setupCheckpointPanel(app) {
 
   /** What the whole model runs on: the file, the panel's tokens, the head count, a decoder (ids -> text) or null; null when the tokens are not valid. */
   async function wholeModelInput() {
-    const t = await tokenIds();
+    const t = await tokens.tokenIds();
     if (!t) return null;
     const numHeads = readNumber(headsField, 1) ?? undefined;
-    const decode = currentKind() === "text" && tokenizerPromise ? (await loadTokenizer()).decode : null;
+    const decode = await tokens.decoder();
     return { file: state.file, tokens: t, numHeads: numHeads ?? undefined, decode: decode ? (ids) => decode(ids) : null };
   }
 
-  /** Text or ids; the tokenizer (about 0.6 MB) loads only once text is to be tokenized. */
-  function setKind(value, tokenize = true) {
-    body.querySelector(`#ckpt-kind-${value}`).checked = true;
-    textBox.hidden = value !== "text";
-    idsBox.hidden = value !== "ids";
-    if (value === "text" && tokenize) showPieces();
-    else replace(pieces);
-  }
-  const currentKind = () => (body.querySelector("#ckpt-kind-ids").checked ? "ids" : "text");
   const currentTarget = () => (body.querySelector("#ckpt-target-current").checked ? "current" : "new");
 
   /** A whole number from a field ("" -> undefined), or null (and the field marked) when it is not one. */
@@ -226,6 +202,8 @@ export function setupCheckpointPanel(app) {
     } catch (err) {
       if (seq !== state.loadSeq) return;
       replace(status, errorBox(S.ckptLoadError, interrupted(err), { testid: "ckpt-error", showCode: true }));
+      // the field the error names is marked until it is edited (the error's hint says what it needs)
+      ({ layer: layerField, num_heads: headsField, context_length: contextField })[err?.slot]?.input.setAttribute("aria-invalid", "true");
     }
   }
 
@@ -280,60 +258,17 @@ export function setupCheckpointPanel(app) {
     // the file does (loading another layer of it keeps it).
     if (state.kindFor !== file) {
       state.kindFor = file;
-      setKind(r.gpt2Vocab || lab.gpt2Sizes.some((g) => g.n_embd === module.config.d_in) ? "text" : "ids");
+      tokens.setKind(r.gpt2Vocab || lab.gpt2Sizes.some((g) => g.n_embd === module.config.d_in) ? "text" : "ids");
     }
   }
 
-  /** Token ids for the run (null after showing why there are none). */
-  async function tokenIds() {
-    if (currentKind() === "ids") {
-      const parts = idsInput.value.split(/[\s,]+/).filter(Boolean);
-      const ok = parts.length > 0 && parts.every((p) => /^\d{1,9}$/.test(p));
-      idsError.hidden = ok;
-      if (ok) idsInput.removeAttribute("aria-invalid");
-      else idsInput.setAttribute("aria-invalid", "true");
-      return ok ? { ids: parts.map(Number), words: parts.map((id) => `#${Number(id)}`) } : null;
-    }
-    const t = await showPieces();
-    if (!t) return null;
-    if (!t.ids.length) {
-      replace(runError, errorBox(S.ckptRunError, { code: "no_tokens", message: S.ckptNoTokens }, { testid: "ckpt-run-diag", showCode: true }));
-      return null;
-    }
-    return t;
-  }
-
-  /** Tokenizes the text with GPT-2's BPE and shows the pieces; resolves to {ids, words} or null. */
-  async function showPieces() {
-    const seq = ++state.tokenSeq;
-    const text = textInput.value;
-    let enc;
-    try {
-      if (!tokenizerPromise) replace(pieces, h("p", { class: "muted" }, S.ckptTokenizing));
-      enc = await loadTokenizer();
-    } catch (err) {
-      if (seq === state.tokenSeq) replace(pieces, errorBox(S.ckptRunError, { code: "tokenizer", message: S.ckptTokenizerFailed(err?.message ?? String(err)) }, { testid: "ckpt-tokenizer-error", showCode: true }));
-      return null;
-    }
-    const ids = enc.encode(text);
-    const strs = ids.map((id) => enc.decode([id]));
-    if (seq !== state.tokenSeq) return { ids, words: strs.map(label) };
-    const shown = ids.slice(0, CHIPS_MAX);
-    replace(pieces,
-      h("p", { class: "muted" }, S.ckptTokensCaption(ids.length)),
-      h("ol", { class: "token-chips", dataset: { testid: "ckpt-chips" } },
-        shown.map((id, i) => h("li", { dataset: { id: String(id) } }, h("code", { class: "piece" }, strs[i].replace(/ /g, "␣")), h("span", { class: "token-id" }, String(id)))),
-        ids.length > CHIPS_MAX ? h("li", { class: "more" }, S.ckptTokensMore(ids.length - CHIPS_MAX)) : null));
-    return { ids, words: strs.map(label) };
-  }
-
-  /** Traces the loaded layer on `tokens` ({ids, words}: the whole model's, when its "Trace layer N" button asked), or the panel's. */
-  async function runLayer(tokens) {
+  /** Traces the loaded layer on `chosen` ({ids, words}: the whole model's, when its "Trace layer N" button asked), or the panel's. */
+  async function runLayer(chosen) {
     const module = state.module;
     const file = state.file;
     if (!module || !file) return;
     replace(runError);
-    const t = tokens ?? (await tokenIds());
+    const t = chosen ?? (await tokens.tokenIds());
     if (!t) return;
     const seq = ++state.runSeq;
     runButton.disabled = true;
@@ -385,13 +320,7 @@ export function setupCheckpointPanel(app) {
     targetNote.textContent = mha ? S.ckptTargetNote(app.derived.description.pythonCall) : S.ckptTargetNeedsMha;
   }
 
-  setKind("text", false);
   return { render: refresh };
-}
-
-/** A token piece as a row/column label: trimmed, but a piece of spaces stays visible. */
-function label(piece) {
-  return piece.trim() || piece.replace(/ /g, "␣");
 }
 
 /** Work the worker dropped when the widget left the page says so (and what to do) instead of "cancelled". */
