@@ -67,7 +67,7 @@ export function setupCheckpointPanel(app) {
   const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
   const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
-  const tokens = setupCheckpointTokens(runError);
+  const tokens = setupCheckpointTokens(runError, () => gpt2?.tokensChanged());
   // The whole model on the same tokens ("trace this layer" loads that layer here); its code comes with its first run.
   const gpt2Slot = h("div", { class: "gpt2-slot" });
   let gpt2 = null;

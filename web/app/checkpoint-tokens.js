@@ -18,10 +18,11 @@ function loadTokenizer() {
 }
 
 /**
- * The tokens' fields. `runError` is the panel's error box (a text of no tokens says so there).
+ * The tokens' fields. `runError` is the panel's error box (a text of no tokens says so there);
+ * `onChange()` is called when the reader edits the tokens (text, ids or their kind).
  * Returns {nodes (the fields, then the chips), tokenIds(), setKind(kind, tokenize), currentKind(), decoder()}.
  */
-export function setupCheckpointTokens(runError) {
+export function setupCheckpointTokens(runError, onChange) {
   const state = { tokenSeq: 0 };
   const kindRadio = (value, text) => h("label", { for: `ckpt-kind-${value}` },
     h("input", { type: "radio", name: "ckpt-kind", value, id: `ckpt-kind-${value}`, dataset: { testid: `ckpt-kind-${value}` } }),
@@ -35,13 +36,21 @@ export function setupCheckpointTokens(runError) {
     h("p", { id: "ckpt-ids-hint", class: "muted" }, S.ckptIdsHint), idsError);
   const pieces = h("div", { id: "ckpt-pieces", class: "ckpt-pieces", "aria-live": "polite", dataset: { testid: "ckpt-pieces" } });
   const nodes = [h("div", { class: "ckpt-tokens" }, kind, textBox, idsBox), pieces];
-  for (const radio of kind.querySelectorAll("input[name=ckpt-kind]")) radio.addEventListener("change", () => setKind(radio.value));
+  for (const radio of kind.querySelectorAll("input[name=ckpt-kind]")) radio.addEventListener("change", () => {
+    setKind(radio.value);
+    onChange();
+  });
   let tokenTimer = 0;
   textInput.addEventListener("input", () => {
+    onChange();
     clearTimeout(tokenTimer);
     tokenTimer = setTimeout(() => showPieces(), 150);
   });
-  idsInput.addEventListener("input", () => { idsError.hidden = true; idsInput.removeAttribute("aria-invalid"); });
+  idsInput.addEventListener("input", () => {
+    idsError.hidden = true;
+    idsInput.removeAttribute("aria-invalid");
+    onChange();
+  });
 
   /** Text or ids; the tokenizer (about 0.6 MB) loads only once text is to be tokenized. */
   function setKind(value, tokenize = true) {

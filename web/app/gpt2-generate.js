@@ -20,7 +20,8 @@ function numberField(id, label, value, { min, step, placeholder } = {}) {
 const valueOf = (f) => (f.input.value.trim() === "" ? null : Number(f.input.value));
 
 /** Mean milliseconds per new token of a run's steps. */
-const msPerToken = (steps) => steps.reduce((a, s) => a + s.ms, 0) / Math.max(1, steps.length);
+/** The first new token's time (it reads the whole prompt: the prefill) and the mean over the tokens after it. */
+const times = (steps) => ({ first: steps[0]?.ms ?? 0, rest: steps.slice(1).reduce((a, s) => a + s.ms, 0) / Math.max(1, steps.length - 1), after: Math.max(0, steps.length - 1) });
 
 /**
  * @param app    the widget's app (lab, runner)
@@ -121,7 +122,8 @@ export function setupGenerate(app, input) {
             dataset: { testid: "gen-token", id: String(s.token), index: String(i) }, on: { click: () => pick(i) },
           }, piece(s.token)));
           list.append(h("li", { dataset: { id: String(s.token) } },
-            h("code", { class: "piece" }, label(s.token)), " ", h("span", { class: "gpt2-prob" }, S.gpt2Prob(s.prob)),
+            h("code", { class: "piece" }, label(s.token)), given.decode ? h("span", { class: "token-id", dataset: { testid: "gen-id" } }, String(s.token)) : null,
+            " ", h("span", { class: "gpt2-prob" }, S.gpt2Prob(s.prob)),
             h("span", { class: "muted gen-alternatives" }, S.genAlternatives(s.top.map((t) => `${label(t.id)} ${S.gpt2Prob(t.prob)}`))),
             h("span", { class: "muted" }, S.genCacheLine(s.cacheTokens, s.cacheBytes, s.ms))));
           status.textContent = S.genProgress(run.steps.length, options.maxNewTokens);
@@ -175,8 +177,9 @@ export function setupGenerate(app, input) {
         h("table", { class: "params gen-times", dataset: { testid: "gen-times" } },
           h("caption", {}, S.genTimesCaption),
           h("tbody", {},
-            h("tr", { dataset: { cache: "true" } }, h("th", { scope: "row" }, S.genWithCache), h("td", {}, S.genMsPerToken(msPerToken(cached), cached.length))),
-            h("tr", { dataset: { cache: "false" } }, h("th", { scope: "row" }, S.genWithoutCache), h("td", {}, S.genMsPerToken(msPerToken(uncached), uncached.length))))),
+            h("tr", { dataset: { cache: "true" } }, h("th", { scope: "row" }, S.genWithCache), h("td", {}, S.genMsFirst(times(cached).first)), h("td", {}, S.genMsPerToken(times(cached).rest, times(cached).after))),
+            h("tr", { dataset: { cache: "false" } }, h("th", { scope: "row" }, S.genWithoutCache), h("td", {}, S.genMsFirst(times(uncached).first)), h("td", {}, S.genMsPerToken(times(uncached).rest, times(uncached).after))))),
+        h("p", { class: "muted", dataset: { testid: "gen-times-note" } }, S.genTimesNote),
         h("p", { class: same ? "verdict agree" : "verdict disagree", dataset: { testid: "gen-same", same: String(same) } },
           same ? S.genSameIds(r.tokenIds.length - first.given.tokens.ids.length) : S.genOtherIds(differsAt + 1)));
     } catch (err) {

@@ -70,7 +70,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       state.result = r;
       state.words = tokens.words;
       state.tokens = tokens;
-      markStale(null);
+      markStale(state.editedIn === seq ? S.gpt2TokensChanged(tokens.words) : null);  // edited while it ran
       state.pick = { layer: Math.min(state.pick.layer, r.layers.length - 1), head: Math.min(state.pick.head, r.config.n_head - 1) };
       showNext(r.nextTokens, decode);
       showGrid();
@@ -213,6 +213,11 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
   return {
     node,
     run,
+    /** The panel's tokens were edited: what is on screen is the previous tokens' (until the next run). */
+    tokensChanged() {
+      state.editedIn = state.seq;
+      if (state.result && !runButton.disabled) markStale(S.gpt2TokensChanged(state.words));
+    },
     /** A new file (or none): nothing on screen belongs to it yet. */
     reset() {
       state.controller?.abort();

@@ -188,6 +188,8 @@ export const S = {
   gpt2Cancelled: "The run was cancelled.",
   gpt2Stale: (cancelled, words) =>
     `${cancelled ? "This run was cancelled" : "This run failed"}: the patterns and next tokens below are still those of the previous run, on ${words.length} token${words.length === 1 ? "" : "s"} (${words.slice(0, 12).join(" ")}${words.length > 12 ? " …" : ""}).`,
+  gpt2TokensChanged: (words) =>
+    `The tokens changed: the patterns and next tokens below are those of the previous tokens (${words.slice(0, 12).join(" ")}${words.length > 12 ? " …" : ""}). Run the whole model again for the new ones.`,
   gpt2NextTitle: "The five most likely next tokens",
   gpt2NextNote: "softmax of the logits at the last position (ln_f, then the tied wte): if these make sense, every block ran correctly.",
   gpt2Prob: (p) => `${(100 * p).toFixed(p >= 0.001 ? 1 : 3)}%`,
@@ -237,10 +239,12 @@ export const S = {
   genFollow: "Follow the newest token",
   genCompareRun: (withCache) => (withCache ? "Run the same tokens with the KV cache" : "Run the same tokens without the cache"),
   genCompareProgress: (n, total, withCache) => `${withCache ? "With the KV cache" : "Without the cache"}: token ${n} of ${total}…`,
-  genTimesCaption: "Time per new token (mean over the new tokens, the first one's prompt pass included)",
+  genTimesCaption: "Time per new token: the first, which reads the whole prompt (the prefill), then the mean over the others",
+  genMsFirst: (ms) => `first ${ms < 10 ? ms.toFixed(2) : ms.toFixed(0)} ms`,
+  genTimesNote: "The first new token reads the whole prompt with or without the cache. After it, the cache computes one position per token instead of the whole text again, so it saves more the longer the text and the larger the model; on a model this small each token is mostly fixed overhead, and the cache can look no faster or even slower.",
   genWithCache: "with the KV cache",
   genWithoutCache: "without the cache",
-  genMsPerToken: (ms, n) => `${ms < 10 ? ms.toFixed(2) : ms.toFixed(0)} ms per token (${n} token${n === 1 ? "" : "s"})`,
+  genMsPerToken: (ms, n) => (n === 0 ? "no token after it" : `then ${ms < 10 ? ms.toFixed(2) : ms.toFixed(0)} ms per token (${n} token${n === 1 ? "" : "s"})`),
   genSameIds: (n) => `Both runs wrote the same ${n} token id${n === 1 ? "" : "s"}: the cache changes the time, not the tokens.`,
   genOtherIds: (k) => `The ids differ from new token ${k} on.`,
 };
