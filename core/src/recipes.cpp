@@ -229,7 +229,7 @@ std::vector<ClassSpec> make_recipes() {
   s.context_limit = true;
   s.mask_buffer_bytes = 4;
   s.converts_to = "MultiHeadAttention";
-  s.presets = {{"exercise32", mha_slots("3", "1", "6", "2"), "book", 2, "exercise 3.2: d_out = 1 per head, so two heads give an output 2 wide", 1}};
+  s.presets = {{"exercise32", mha_slots("3", "1", "6", "2"), "book", 2, "d_out = 1 per head, so two heads give an output 2 wide", 1}};
   r.push_back(with(s, linear_params(false)));
 
   s = {};
@@ -300,7 +300,8 @@ std::vector<ClassSpec> make_recipes() {
   s.needs_square = "RuntimeError: einsum(): subscript d has size {d_out} for operand 1 which does not broadcast with previously seen size {d_in}";
   s.context_error = "RuntimeError: The size of tensor a ({context_length}) must match the size of tensor b ({num_tokens}) at non-singleton dimension 3";
   s.qkv_text = "einsum";
-  s.copies_from = {{"MultiHeadAttention", "W_query = W_query.weight.T (einsum uses x @ W, nn.Linear x @ W.T), bias_q = W_query.bias, out_proj copied."}};
+  s.copies_from = {
+      {"MultiHeadAttention", "W_query, W_key, W_value = each W_*.weight.T (einsum uses x @ W, nn.Linear x @ W.T); bias_q, bias_k, bias_v = each W_*.bias; out_proj copied."}};
   s.presets = {{"einsumSmall", mha_slots(kSmallWidth.c_str(), kSmallWidth.c_str(), std::to_string(kGpt2Context).c_str(), kSmallHeads.c_str()), "sentence", 2,
                 "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 14}};
   r.push_back(with(s, einsum_params()));

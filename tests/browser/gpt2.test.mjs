@@ -139,6 +139,15 @@ describe("the whole GPT-2 model on the page", () => {
     const code = await page.getByTestId("ckpt-code").textContent();
     assert.match(code, /for i in range\(1\):\n {8}x = block\(x, f"h\.\{i\}\."\)\nx = torch\.nn\.functional\.layer_norm\(x, \(d,\), sd\["h\.1\.ln_1\.weight"\]/);
     assert.match(code, new RegExp(`ids = torch\\.tensor\\(\\[\\[${tiny.token_ids.join(", ")}\\]\\]\\)`));
+    // and it says that this layer is the whole model's block 1: the same attention weights on the same tokens
+    const agreement = page.getByTestId("ckpt-agreement");
+    assert.equal(await agreement.getAttribute("data-agree"), "true");
+    assert.match(await agreement.textContent(), /^This is the whole model’s block 1: its attention weights equal those of the whole-model run above on the same tokens \(2 heads, first 6 tokens; largest difference (0: bit for bit|\d\.\de-\d+)\)\.$/);
+    // the panel's own Run on other ids (0, 1, 2) cannot be compared with that run: it says how to see it
+    await page.getByTestId("ckpt-run").click();
+    await page.waitForFunction(() => /on 3 tokens/.test(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=ckpt-trace-status]").textContent));
+    assert.equal(await agreement.getAttribute("data-agree"), "");
+    assert.match(await agreement.textContent(), /^To see that this layer is the whole model’s block 1, run the whole model above on the same tokens/);
     await finish(page);
   });
 

@@ -52,6 +52,29 @@ async function checkLayout(page) {
   assert.deepEqual(r.clipped, [], "text is not clipped");
 }
 
+/** Numbers of three characters or more (-0.12, 2,360,064, 1.5e-7) whose characters sit on two lines, in every shadow root. */
+function splitNumbers(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const walk = (root) => {
+      const it = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let n = it.nextNode(); n; n = it.nextNode()) {
+        for (const m of n.data.matchAll(/[−-]?\d[\d,.]*(e[−-]?\d+)?/g)) {
+          if (m[0].length < 3) continue;
+          const r = document.createRange();
+          r.setStart(n, m.index);
+          r.setEnd(n, m.index + m[0].length);
+          const rects = [...r.getClientRects()].filter((x) => x.width > 0);
+          if (rects.length > 1 && Math.abs(rects[0].top - rects.at(-1).top) > 2) out.push(`${m[0]} in "${n.data.slice(Math.max(0, m.index - 20), m.index + 20)}"`);
+        }
+      }
+      for (const el of root.querySelectorAll("*")) if (el.shadowRoot) walk(el.shadowRoot);
+    };
+    walk(document.body);
+    return out;
+  });
+}
+
 describe("layout", () => {
   let lab;
   before(async () => { lab = await launchLab(); });
@@ -214,6 +237,13 @@ describe("layout", () => {
     await page.waitForFunction((n) => n.scrollLeft > 0, await scroller.elementHandle());
     const left1 = (await rowHead.boundingBox()).x;
     assert.ok(Math.abs(left1 - left0) < 1, `the row label stayed at ${left0}, not ${left1}`);
+    // scrolled: the cue has done its job and goes; back at the start it returns
+    await page.waitForFunction((n) => n.querySelector("[data-testid=scroll-cue]").hidden, await scroller.elementHandle());
+    await scroller.evaluate((n) => { n.scrollLeft = 0; });
+    await page.waitForFunction((n) => !n.querySelector("[data-testid=scroll-cue]").hidden, await scroller.elementHandle());
+    await scroller.evaluate((n) => { n.scrollLeft = 400; });
+    // no number on the page is broken across two lines (a reader saw one on a phone)
+    assert.deepEqual(await splitNumbers(page), []);
     await page.screenshot({ path: path.join(await screenshotDir(), "phone-table-scrolled.png") });
     // Code: every name and number (torch.manual_seed, MultiHeadAttentionWrapper, 0.0) of the code view, the
     // keyword form, the formulas and PyTorch's lines sits on one line; lines break only between tokens.

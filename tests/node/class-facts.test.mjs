@@ -177,3 +177,17 @@ test("MultiHeadLatentAttention: latent_dim=None is max(16, d_out // 8); W_DKV (l
   assert.ok(codes({ latent_dim: 2.5 }).includes("wrong_type"));
   assert.ok(codes({ d_out: 9 }).includes("heads_divisibility"));
 });
+
+test("each copy note names every matrix it copies, and a preset's note does not repeat its title", () => {
+  // the weights the copy moves are each one parameter of the target: a note naming only W_query told half the story
+  for (const className of lab.classes) {
+    for (const { from, note } of lab.classFacts(className).copiesFrom) {
+      const qkv = lab.describe(className, lab.classFacts(className).presets[0]?.slots ?? {}).parameters?.map((p) => p.name) ?? [];
+      if (qkv.some((n) => /^W_key/.test(n))) assert.match(note, /W_query.*W_key.*W_value/, `${from} -> ${className}: ${note}`);
+    }
+  }
+  assert.match(lab.classFacts("MHAEinsum").copiesFrom[0].note, /^W_query, W_key, W_value = each W_\*\.weight\.T .*bias_q, bias_k, bias_v/);
+  for (const className of lab.classes) {
+    for (const p of lab.classFacts(className).presets) assert.doesNotMatch(p.note, /^exercise \d|^preset/i, `${p.key}: "${p.note}" would read "Exercise 3.2: exercise 3.2: ..."`);
+  }
+});

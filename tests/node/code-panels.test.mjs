@@ -34,3 +34,17 @@ test("a later layer's code runs the blocks before it (layer 1: block 0), a first
   // and the two layers' outputs differ: the check above could not pass with layer 0's input
   assert.notDeepEqual(fixtures.checkpoint[0].context_vecs.data, fixtures.checkpoint[1].context_vecs.data);
 });
+
+test("weightsAgreement compares a traced layer's attention weights with the whole model's first tokens, per head", async () => {
+  const { weightsAgreement } = await import("../../web/app/checkpoint-code.js");
+  const H = 2, T = 3, F = 2;
+  const data = Float32Array.from({ length: H * T * T }, (_, i) => i / 100);
+  const trace = [{ id: "attn_weights", shape: [1, H, T, T], data }];
+  const first = { shape: [1, H, F, F], data: new Float32Array(H * F * F) };
+  for (let k = 0; k < H; k++) for (let i = 0; i < F; i++) for (let j = 0; j < F; j++) first.data[(k * F + i) * F + j] = data[(k * T + i) * T + j];
+  assert.deepEqual(weightsAgreement(trace, first), { maxDiff: 0, heads: 2, tokens: 2 });
+  first.data[(1 * F + 1) * F + 0] += 0.25;  // head 1, query 1, key 0
+  assert.ok(Math.abs(weightsAgreement(trace, first).maxDiff - 0.25) < 1e-6);
+  assert.equal(weightsAgreement(trace, { shape: [1, 3, F, F], data: new Float32Array(3 * F * F) }), null, "another head count");
+  assert.equal(weightsAgreement([{ id: "output", shape: [1, 3, 8], data: new Float32Array(24) }], first), null, "no attn_weights stage");
+});

@@ -105,3 +105,15 @@ test("the bindings are declarations: one file includes <emscripten/...>, at most
   const unused = calls.map((m) => m[2]).filter((name) => !new RegExp(`\\bcore\\.${name}\\(|_core\\.${name}\\(|core\\.${name}\\b`).test(facade));
   assert.deepEqual(unused, []);
 });
+
+test("the page's pitch counts the classes the core has: the chapter 3 classes, its bonus ways and the chapter 4 bonus classes", () => {
+  const html = readFileSync(new URL("../../web/index.html", import.meta.url), "utf8");
+  const words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+  const count = (pred) => words[lab.classes.filter((c) => pred(lab.classFacts(c).book)).length];
+  const main = count((b) => b.chapter === "3" && b.section !== "");
+  const bonus3 = count((b) => b.chapter === "3" && b.section === "");
+  const bonus4 = count((b) => b.chapter === "4");
+  const pitch = `chapter 3’s ${main} classes, its ${bonus3} bonus ways to write multi-head attention and ${bonus4} chapter 4 bonus classes`;
+  assert.equal(html.split(pitch).length - 1, 2, `the description and the visible pitch say: ${pitch}`);
+  assert.deepEqual([main, bonus3, bonus4], ["five", "seven", "three"]);
+});

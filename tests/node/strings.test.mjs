@@ -9,6 +9,14 @@ test("layer 1's real input is 'after block 0', not 'after blocks 0 to 0'", () =>
   assert.match(S.ckptInputWhy(3), /after blocks 0 to 2: what layer 3’s attention/);
 });
 
+test("one block or one layer reads right: no 'blocks 0 to 0' or 'layers 0 to 0'", () => {
+  assert.match(S.ckptRunIntro(1), /^The layer’s input is what block 0 leaves, through layer 1’s ln_1: the page runs that block first/);
+  assert.match(S.ckptRunIntro(4), /what blocks 0 to 3 leave, through layer 4’s ln_1: the page runs those blocks first/);
+  assert.equal(S.ckptLayerRange(0), "This file has one layer, layer 0.");
+  assert.equal(S.ckptLayerRange(11), "This file has layers 0 to 11.");
+  for (let n = 0; n < 4; n++) for (const text of [S.ckptRunIntro(n), S.ckptInputWhy(n), S.ckptLayerRange(n)]) assert.doesNotMatch(text, /\b0 to 0\b/);
+});
+
 test("every reason that blocks a run ends with one period inside the sentences that show it", () => {
   const reasons = Object.entries(S).filter(([key, v]) => key.startsWith("reason") && typeof v === "string");
   assert.ok(reasons.length >= 8);

@@ -74,7 +74,7 @@ function blocksBefore(model, layer, numHeads, n) {
     "def ln(x, name):",
     "    return F.layer_norm(x, (d,), sd[name + \".weight\"], sd[name + \".bias\"], eps=1e-5)",
     "",
-    "def attention(x, a):  # the book's MultiHeadAttention; Conv1D weights are used as x @ W + b",
+    "def attention(x, a):  # chapter 3's multi-head attention; Conv1D weights are used as x @ W + b",
     "    q, k, v = (x @ sd[a + \"c_attn.weight\"] + sd[a + \"c_attn.bias\"]).split(d, dim=2)",
     `    q, k, v = (t.view(1, ${n}, H, d // H).transpose(1, 2) for t in (q, k, v))`,
     `    scores = (q @ k.transpose(2, 3)).masked_fill(torch.ones(${n}, ${n}, dtype=torch.bool).triu(1), -torch.inf)`,
@@ -90,4 +90,24 @@ function blocksBefore(model, layer, numHeads, n) {
     `    for i in range(${layer}):`,
     `        x = block(x, f${pyString(`${model}h.{i}.`)})`,
   ];
+}
+
+/**
+ * The largest difference between a traced layer's attention weights (its attn_weights stage,
+ * (1, n_head, T, T)) and the whole model's for that layer (firstTokens, (1, n_head, F, F), F <= T):
+ * {maxDiff, heads, tokens}; null when the shapes do not fit (another module, other tokens).
+ */
+export function weightsAgreement(trace, firstTokens) {
+  const st = trace.find((s) => s.id === "attn_weights");
+  if (!st || st.shape.length !== 4 || firstTokens.shape.length !== 4) return null;
+  const [, H, T] = st.shape;
+  const [, h, F] = firstTokens.shape;
+  if (h !== H || F > T) return null;
+  let maxDiff = 0;
+  for (let k = 0; k < H; k++) {
+    for (let i = 0; i < F; i++) {
+      for (let j = 0; j < F; j++) maxDiff = Math.max(maxDiff, Math.abs(st.data[(k * T + i) * T + j] - firstTokens.data[(k * F + i) * F + j]));
+    }
+  }
+  return { maxDiff, heads: H, tokens: F };
 }

@@ -14,7 +14,7 @@ import { bytesText, shapeText, thousands } from "./format.js";
 import { renderTrace } from "./tensor-view.js";
 import { checkpointInput, loadCheckpoint, traceLayer } from "./checkpoint-load.js";
 import { seedValue } from "./lab-model.js";
-import { loadCode, attnPrefix, runCode } from "./checkpoint-code.js";
+import { loadCode, attnPrefix, runCode, weightsAgreement } from "./checkpoint-code.js";
 import { errorBox } from "./diagnostic-view.js";
 import { setupCheckpointTokens } from "./checkpoint-tokens.js";
 
@@ -67,6 +67,7 @@ export function setupCheckpointPanel(app) {
   const traceStatus = h("p", { class: "trace-status", dataset: { testid: "ckpt-trace-status" } });
   const stageNav = h("nav", { class: "stage-nav", "aria-label": S.ckptStagesNav });
   const stageCards = h("div", { class: "stage-cards", dataset: { testid: "ckpt-stage-cards" } });
+  const agreement = h("p", { class: "muted", dataset: { testid: "ckpt-agreement" } });
   const tokens = setupCheckpointTokens(runError, () => gpt2?.tokensChanged());
   // The whole model on the same tokens ("trace this layer" loads that layer here); its code comes with its first run.
   const gpt2Slot = h("div", { class: "gpt2-slot" });
@@ -88,7 +89,7 @@ export function setupCheckpointPanel(app) {
   const runBox = h("div", { class: "ckpt-run", hidden: true, role: "group", "aria-labelledby": "ckpt-run-title", dataset: { testid: "ckpt-run-box" } },
     ...tokens.nodes, gpt2Slot,
     runTitle, runIntro,
-    h("div", { class: "run-row" }, runButton), runError, traceStatus, stageNav, stageCards);
+    h("div", { class: "run-row" }, runButton), runError, traceStatus, agreement, stageNav, stageCards);
 
   replace(body,
     h("div", { class: "ckpt-grid" }, dropZone,
@@ -298,6 +299,7 @@ export function setupCheckpointPanel(app) {
         why: { input: S.ckptInputWhy(state.layer) },
         labName: ` ${S.ckptTraceName(state.layer)}${labName ? ` ${labName}` : ""}`,
       });
+      showAgreement(trace, t.ids);
       codeNode.textContent = [...state.loadLines, ...runCode(state.attnPrefix, t.ids, module.config.d_in, module.config.num_heads)].join("\n");
       section.dataset.runs = String(state.runs);
     } catch (err) {
@@ -310,6 +312,15 @@ export function setupCheckpointPanel(app) {
     } finally {
       runButton.disabled = false;
     }
+  }
+
+  /** Whether the traced layer is the whole model's block (its attention weights on the same tokens), or how to see it. */
+  function showAgreement(trace, ids) {
+    const first = gpt2?.weightsFor(state.layer, ids);
+    const a = first ? weightsAgreement(trace, first) : null;
+    agreement.dataset.agree = a ? String(a.maxDiff <= 1e-5) : "";
+    agreement.className = a ? (a.maxDiff <= 1e-5 ? "verdict agree" : "verdict disagree") : "muted";
+    agreement.textContent = a ? S.ckptAgreement(state.layer, a) : S.ckptAgreementHow(state.layer);
   }
 
   function refresh() {

@@ -213,6 +213,15 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
   return {
     node,
     run,
+    /**
+     * Layer `layer`'s attention weights of the whole model's last run, (1, n_head, F, F) for its first
+     * F tokens, when that run was on exactly `ids`; else null.
+     */
+    weightsFor(layer, ids) {
+      const t = state.tokens?.ids;
+      if (!state.result || !t || t.length !== ids.length || t.some((id, i) => id !== ids[i])) return null;
+      return state.result.layers[layer]?.firstTokens ?? null;
+    },
     /** The panel's tokens were edited: what is on screen is the previous tokens' (until the next run). */
     tokensChanged() {
       state.editedIn = state.seq;

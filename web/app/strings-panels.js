@@ -3,6 +3,9 @@
 // table: strings.js plus these.
 import { S as FIRST } from "./strings.js";
 
+/** Blocks 0 .. layer-1, read right for one block and for many. */
+const blocksBefore = (layer) => (layer === 1 ? "block 0" : `blocks 0 to ${layer - 1}`);
+
 export const S = {
   ...FIRST,
   defaultSentence: "Your journey starts with one step",
@@ -119,7 +122,7 @@ export const S = {
   ckptFileName: (name, size) => `${name} — ${size}`,
   ckptLayerLabel: "Layer (the block h.N to load)",
   ckptLayerHint: "0 is the first transformer block.",
-  ckptLayerRange: (last) => `This file has layers 0 to ${last}.`,
+  ckptLayerRange: (last) => (last === 0 ? "This file has one layer, layer 0." : `This file has layers 0 to ${last}.`),
   ckptHeadsLabel: "num_heads (optional)",
   ckptHeadsHint: (sizes) => `Leave empty for the file's __metadata__ n_head when it has one, else a GPT-2 width's: ${sizes.map((g) => `${g.n_embd} → ${g.n_head}`).join(", ")}.`,
   ckptContextLabel: "context_length (optional)",
@@ -154,7 +157,7 @@ export const S = {
   ckptRunIntro: (layer) =>
     layer === 0
       ? "The layer’s input is ln_1(wte[ids] + wpe[:num_tokens]), read from the file: exactly what GPT-2’s first attention sees."
-      : `The layer’s input is what blocks 0 to ${layer - 1} leave, through layer ${layer}’s ln_1: the page runs those blocks first, one at a time, so the file must hold the whole model.`,
+      : `The layer’s input is what ${blocksBefore(layer)} ${layer === 1 ? "leaves" : "leave"}, through layer ${layer}’s ln_1: the page runs ${layer === 1 ? "that block" : "those blocks"} first, one at a time, so the file must hold the whole model.`,
   ckptKindLegend: "Tokens",
   ckptKindText: "Text, tokenized with GPT-2’s BPE (r50k_base)",
   ckptKindIds: "Token ids, comma-separated (for files with a small vocabulary)",
@@ -171,10 +174,14 @@ export const S = {
   ckptRunError: "The layer could not run",
   ckptTraceFor: (layer, call, n, ids) => `Layer ${layer}: ${call} on ${n} token${n === 1 ? "" : "s"} [${ids}], eval mode.`,
   ckptStagesNav: "Stages of the loaded layer",
+  ckptAgreement: (layer, { maxDiff, heads, tokens }) => (maxDiff <= 1e-5
+    ? `This is the whole model’s block ${layer}: its attention weights equal those of the whole-model run above on the same tokens (${heads} heads, first ${tokens} tokens; largest difference ${maxDiff === 0 ? "0: bit for bit" : maxDiff.toExponential(1)}).`
+    : `Its attention weights differ from the whole model’s block ${layer} on the same tokens by up to ${maxDiff.toExponential(1)} (${heads} heads, first ${tokens} tokens).`),
+  ckptAgreementHow: (layer) => `To see that this layer is the whole model’s block ${layer}, run the whole model above on the same tokens, then trace layer ${layer} from its grid.`,
   ckptTraceName: (layer) => `(GPT-2 layer ${layer})`,
   ckptInputWhy: (layer) => (layer === 0
     ? "ln_1(wte[ids] + wpe[:num_tokens]): what layer 0’s attention reads, one row per token."
-    : `ln_1 of the residual stream after ${layer === 1 ? "block 0" : `blocks 0 to ${layer - 1}`}: what layer ${layer}’s attention really reads, one row per token.`),
+    : `ln_1 of the residual stream after ${blocksBefore(layer)}: what layer ${layer}’s attention really reads, one row per token.`),
 
   gpt2Title: "The whole model on your tokens",
   gpt2Intro: "Every block of the file runs in turn (read, run, released: one block in memory at a time), in a worker so the page stays responsive. Each small heatmap is one head’s attention pattern: row = query token, column = key token, darker = more weight.",
