@@ -8,7 +8,7 @@ import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabApp } from "./lab-app.js";
 import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from "./lab-model.js";
-import { STATE_ATTRS, claimUrl, hasUrlState, readState, readUrlState, releaseUrl, slotNames, urlPrefix, withoutLocked } from "./url-state.js";
+import { STATE_ATTRS, claimUrl, hasUrlState, lockConflicts, readState, readUrlState, releaseUrl, slotNames, urlPrefix, withoutLocked } from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
 const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
@@ -30,8 +30,10 @@ function nameSet(text, allowed) {
  *
  * Slot attributes take Python literal text (`"768"`, `"0.0"`, `"True"`, `"None"`, `"torch.float32"`),
  * checked like typing in the setup panel; their names are the core's (every slot of every class), so
- * the same names work in `locked` and in the URL. Locked values win over `url-state`, back/forward and
- * later attribute changes. Taken off the page, the element stops its run and its worker (nothing else
+ * the same names work in `locked` and in the URL. A locked value holds against every path: its field, the
+ * class select, the call box (pasted or typed), the `call` and slot attributes set later, `url-state` (a link,
+ * back/forward), the presets and the fix buttons; when one of them asks for another value, the widget keeps
+ * the locked one and says so under the call box (a note naming the slot). Taken off the page, the element stops its run and its worker (nothing else
  * holds it); put back, it carries on with the same state.
  *
  * @summary The attention lab: one module set up slot by slot, run on sample tokens, every stage shown.
@@ -40,7 +42,7 @@ function nameSet(text, allowed) {
  * @attr {string} class-name - The module class: any of `lab.classes` (the book's five, the chapter 3
  *   bonus rewrites, the chapter 4 bonus classes). Default `MultiHeadAttention`.
  * @attr {string} call - A whole Python call instead of the slot attributes, read like the call box:
- *   `call="CausalAttention(3, 2, 6, 0.5)"` (at most 400 characters).
+ *   `call="CausalAttention(3, 2, 6, 0.5)"` (at most 400 characters). Set later, it changes what is not locked.
  * @attr {string} d_in - Slot `d_in`: width of each input token embedding (the last axis of x).
  * @attr {string} d_out - Slot `d_out`: the output width (per head for `MultiHeadAttentionWrapper`, total for
  *   `MultiHeadAttention`).
@@ -62,7 +64,9 @@ function nameSet(text, allowed) {
  * @attr {string} batch - 1 to 8 stacked copies of the tokens (default 2).
  * @attr {"train" | "eval"} mode - Training (dropout on; default) or eval mode.
  * @attr {string} locked - Space-separated slot names (and `class`, `seed`, `tokens`, `batch`, `mode`) the reader
- *   cannot change: for exercises. Read once, when the element loads.
+ *   cannot change: for exercises. Read once, when the element loads. Lock `class` too: with the class free, the
+ *   reader can switch to a class where a locked value means something else (`d_out` is per head in
+ *   `MultiHeadAttentionWrapper`, shared by the heads in `MultiHeadAttention`).
  * @attr {string} hidden - Space-separated panels not shown: `presets setup facts tokens predict trace compare
  *   checkpoint code`. An empty `hidden` (or `hidden="hidden"`, or `el.hidden = true`) keeps its usual
  *   meaning: the whole element is hidden.
@@ -200,21 +204,26 @@ export class AttentionLabElement extends HTMLElement {
     const locked = nameSet(this.getAttribute("locked"), [...slotNames(lab), ...LOCKABLE]);
     let initial = fromAttrs.state;
     let problems = fromAttrs.problems;
+    let held = [];
     let call = this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
     if (urlState && hasUrlState(location.search, lab, prefix)) {
       // The call attribute is the exercise; the URL then changes only what it does not lock.
+      const start = { ...initialState(), ...partialPatch(initialState(), initial) };
       if (call !== null && locked.size) {
-        const start = { ...initialState(), ...partialPatch(initialState(), initial) };
         const read = callPatch(lab, start, call, new Set());
         initial = { ...initial, className: read.className ?? start.className, slotTexts: read.slotTexts ?? start.slotTexts };
+        Object.assign(start, partialPatch(start, initial));
       }
       call = null;
-      const fromUrl = withoutLocked(readUrlState(location.search, lab, prefix).state, locked); // locks win over the URL
+      const fromLink = readUrlState(location.search, lab, prefix);
+      held = lockConflicts(fromLink.state, start, locked, "url"); // locks win over the URL, and the notice says so
+      const fromUrl = withoutLocked(fromLink.state, locked);
       initial = { ...initial, ...fromUrl, slotTexts: { ...(initial.slotTexts ?? {}), ...(fromUrl.slotTexts ?? {}) } };
-      problems = [...problems, ...readUrlState(location.search, lab, prefix).problems];
+      problems = [...problems, ...fromLink.problems];
     }
     this.view = new LabApp(root, this, lab, {
       initial,
+      held,
       locked,
       hidden: nameSet(this.getAttribute("hidden"), PANELS),
       urlState,
@@ -243,14 +252,15 @@ export class AttentionLabElement extends HTMLElement {
     }
     if (name === "locked") return; // read once: an exercise does not unlock itself
     if (name === "call") {
-      view.setState(callPatch(this.lab, view.state, String(value ?? "").slice(0, 400), view.locked), { edit: true });
+      view.setState(callPatch(this.lab, view.state, String(value ?? "").slice(0, 400), view.locked, "call-attr"), { edit: true });
       return;
     }
-    // A changed attribute is an edit like the URL's: what the exercise locks stays as it is.
-    const state = withoutLocked(readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab).state, view.locked);
-    const patch = partialPatch(view.state, state);
+    // A changed attribute is an edit like the URL's: what the exercise locks stays as it is, and the notice says so.
+    const read = readState((key) => ((key === "class" ? "class-name" : key) === name ? value : null), this.lab).state;
+    const held = lockConflicts(read, view.state, view.locked, `attr:${name}`);
+    const patch = partialPatch(view.state, withoutLocked(read, view.locked));
     const next = { ...view.state, ...patch };
-    view.setState({ ...patch, ...slotsPatch(this.lab, next.className, next.slotTexts) }, { edit: true, discrete: true });
+    view.setState({ ...patch, ...slotsPatch(this.lab, next.className, next.slotTexts), held }, { edit: true, discrete: true });
   }
 
   /**

@@ -40,7 +40,8 @@ export class LabApp {
    * @param root     the shadow root holding buildSkeleton()'s markup
    * @param host     the <attention-lab> element (events and data-* status go on it)
    * @param lab      the AttentionLab facade
-   * @param options  {initial: partial state, locked: Set, hidden: Set, urlState: boolean, urlPrefix: string, layout: "" | "compact", autorun: boolean, workerUrl}
+   * @param options  {initial: partial state, held: what the URL asked of locked values (the lock notice), locked: Set, hidden: Set,
+   *                 urlState: boolean, urlPrefix: string, layout: "" | "compact", autorun: boolean, workerUrl}
    */
   constructor(root, host, lab, options) {
     this.root = root;
@@ -56,15 +57,20 @@ export class LabApp {
     this.runner.onWorkerInfo = () => this.render();  // the run panel says what the worker runs on
     this.state = initialState();
     Object.assign(this.state, partialPatch(this.state, options.initial ?? {}));
+    this.state.held = options.held ?? [];
     this.compact = options.layout === "compact";
     if (this.compact) Object.assign(this.state, COMPACT_START);
     this.panels = [];
     this.derived = null;
   }
 
-  /** Changes the state and renders once. `edit`: a reader's edit (forget a run error, record the URL). */
+  /**
+   * Changes the state and renders once. `edit`: a reader's edit (forget a run error, record the URL).
+   * A change of the class, the slots or the call replaces the lock notice with its own `held` (none by default).
+   */
   setState(patch, { edit = false, discrete = false } = {}) {
     Object.assign(this.state, patch);
+    if (!("held" in patch) && ["className", "slotTexts", "call"].some((k) => k in patch)) this.state.held = [];
     if (edit) this.state.runError = null;
     // The book's tokens are 3 numbers wide: an edit to another d_in (typed, pasted, a fix) runs on the
     // book's sentence with seeded embeddings of width d_in, as links and presets do, unless the
@@ -115,13 +121,13 @@ export class LabApp {
 
   /** A whole call set by a button (a fix that moves several slots): read like the call box; locked slots stay. */
   applyCall(call) {
-    this.setState(callPatch(this.lab, this.state, call, this.locked), { edit: true, discrete: true });
+    this.setState(callPatch(this.lab, this.state, call, this.locked, "fix"), { edit: true, discrete: true });
   }
 
   /** Another class (the class select, "back to" an exercise's class): same-named slots keep their values. */
   switchClass(className) {
     if (this.locked.has("class")) return;
-    this.setState(slotsPatch(this.lab, className, withEmptySlotsFilled(this.lab, className, this.state.slotTexts)), { edit: true, discrete: true });
+    this.setState(slotsPatch(this.lab, className, withEmptySlotsFilled(this.lab, className, this.state.slotTexts, this.locked)), { edit: true, discrete: true });
   }
 
   /** Lines other panels add to the code view (the comparison on screen). */
@@ -274,7 +280,7 @@ export class LabApp {
     if (s.source === "custom" && s.custom && typeof config.d_in === "number" && config.d_in !== s.custom.cols) {
       problem(S.reasonCustomShape, {
         code: "grid_width", message: S.customNeedsShape(s.custom.rows, s.custom.cols, config.d_in),
-        fix: { source: "sentence", tokens: (s.custom.words ?? []).join(" ") || s.tokens },
+        fix: this.locked.has("tokens") ? null : { source: "sentence", tokens: (s.custom.words ?? []).join(" ") || s.tokens },
       });
     }
     if (s.source === "sentence" && w.length === 0) block ||= S.reasonNoWords;

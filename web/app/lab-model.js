@@ -32,6 +32,7 @@ export function initialState() {
     call: "",
     parsed: null,
     preset: null,
+    held: [], // what the last change asked of locked values and did not get: [{name, kept, asked, by}] (the lock notice)
     prediction: "",
     quiz: false,
     quizFrom: -1,
@@ -72,33 +73,56 @@ export function slotsPatch(lab, className, slotTexts) {
   return { className, slotTexts, call, parsed: safe ? lab.parseCall(call) : null };
 }
 
-/** Required slots with no text yet start from the class's first preset (the core's). */
-export function withEmptySlotsFilled(lab, className, slotTexts) {
+/** Required slots with no text yet start from the class's first preset (the core's); a locked slot stays as it is. */
+export function withEmptySlotsFilled(lab, className, slotTexts, locked = new Set()) {
   const texts = { ...slotTexts };
   const preset = lab.classFacts(className)?.presets[0];
   for (const spec of lab.slots(className)) {
     const empty = String(texts[spec.name] ?? "").trim() === "";
-    if (empty && spec.default === undefined && preset?.slots[spec.name] !== undefined) texts[spec.name] = preset.slots[spec.name];
+    if (empty && spec.default === undefined && !locked.has(spec.name) && preset?.slots[spec.name] !== undefined) texts[spec.name] = preset.slots[spec.name];
   }
   return texts;
 }
 
-/** A typed call: its class (unless locked) and every unlocked slot follow what the library read. */
-export function callPatch(lab, s, text, locked) {
+/**
+ * A call from the call box, the call attribute or a fix button (`by` says which, for the lock notice).
+ * Only a complete call is read: while it does not parse (a syntax error: mid-word, before its ")"), the
+ * class and the slots stay as they were and only the call's syntax errors show. A complete call sets the
+ * class and every slot, except what `locked` holds: a locked slot keeps its value (the module runs with
+ * it), a locked class keeps everything, and `held` ({name, kept, asked, by}) says what the call asked
+ * of them. The box keeps the reader's text either way.
+ */
+export function callPatch(lab, s, text, locked, by = "call") {
   const parsed = lab.parseCall(text);
-  const patch = { call: text, parsed };
-  if (!parsed.className || !lab.classes.includes(parsed.className)) return patch;
-  const className = parsed.className !== s.className && !locked.has("class") ? parsed.className : s.className;
+  if (!parsed.className || !lab.classes.includes(parsed.className)) return { call: text, parsed, held: [] };
+  if (parsed.diagnostics.some((d) => d.code === "syntax")) return { call: text, parsed: unread(parsed.diagnostics.filter((d) => !d.slots?.length)), held: [] };
+  if (parsed.className !== s.className && locked.has("class")) {
+    return { call: text, parsed: unread([]), held: [{ name: "class", kept: s.className, asked: parsed.className, by }] };
+  }
+  const className = parsed.className;
   const slotTexts = { ...s.slotTexts };
+  const held = [];
   for (const spec of lab.slots(className)) {
-    if (locked.has(spec.name)) continue;
     const slot = parsed.slots.find((x) => x.name === spec.name);
     let slotText = "";
     if (slot && slot.source !== "default" && slot.text !== "") slotText = slot.text.trim();
     else if (slot && slot.value !== null && slot.value !== undefined) slotText = pyValue(slot.value, spec.type);
-    slotTexts[spec.name] = slotText;
+    const kept = String(s.slotTexts[spec.name] ?? "").trim();
+    if (!locked.has(spec.name)) slotTexts[spec.name] = slotText;
+    else if (slotText !== kept && slotValueFromText(slotText, spec.type) !== slotValueFromText(kept, spec.type)) held.push({ name: spec.name, kept, asked: slotText, by });
   }
-  return { ...patch, className, slotTexts };
+  if (!held.length) return { call: text, parsed, className, slotTexts, held };
+  // The module runs with the slots (the locked values among them), read through the call they make; the
+  // call's own diagnostics that name no slot of the class (an unknown keyword) still show.
+  const names = new Set(lab.slots(className).map((x) => x.name));
+  const own = parsed.diagnostics.filter((d) => !(d.slots ?? []).some((x) => names.has(x)));
+  const effective = slotsPatch(lab, className, slotTexts).parsed;
+  return { call: text, className, slotTexts, held, parsed: effective ? { ...effective, diagnostics: [...own, ...effective.diagnostics] } : unread(own) };
+}
+
+/** A reading of the call box that sets nothing: its diagnostics show, the slots are read as they are (no class matches ""). */
+function unread(diagnostics) {
+  return { className: "", config: {}, slots: [], diagnostics };
 }
 
 /** The module's config as the library reads it: from the parsed call, else slot by slot. */

@@ -39,7 +39,7 @@ export function setupSetupPanel(app) {
   select.disabled = locked.has("class");
   if (locked.has("class")) root.querySelector("label[for=class-select]").append(" ", lockBadge("class"));
   select.addEventListener("change", () => app.switchClass(select.value));
-  $("call-box").addEventListener("input", (e) => app.setState(callPatch(lab, app.state, e.target.value, locked), edit));
+  $("call-box").addEventListener("input", (e) => app.setState(callPatch(lab, app.state, e.target.value, locked, "call"), edit));
 
   const anyLock = locked.size > 0;
   replace($("preset-buttons"), presetsOf(lab).map((p) =>
@@ -51,6 +51,7 @@ export function setupSetupPanel(app) {
   if (anyLock) $("presets-hint").textContent = S.presetsLocked;
 
   function applyPreset(p) {
+    if (anyLock) return; // a preset sets every slot: an exercise's buttons are off
     const s = app.state;
     app.setState({
       ...slotsPatch(lab, p.className, { ...s.slotTexts, ...p.slots }),
@@ -99,10 +100,17 @@ export function setupSetupPanel(app) {
         h("p", { id: `${id}-so`, class: "slot-so", dataset: { testid: `${id}-so` } }),
         h("div", { id: `${id}-diag`, class: "slot-diagnostics", dataset: { slotDiagnostics: spec.name }, "aria-live": "polite" }));
     }));
-    const lockedSlots = specs.filter((x) => locked.has(x.name)).map((x) => x.name);
-    const box = $("call-box");
-    box.readOnly = lockedSlots.length > 0 || locked.has("class");
-    if (box.readOnly) $("call-hint").textContent = S.callLocked([...lockedSlots, ...(locked.has("class") ? ["class"] : [])].join(", "));
+    // The call box stays open: a call that names other values for what the exercise locks keeps them (callPatch).
+    const lockedNames = [...(locked.has("class") ? ["class"] : []), ...specs.filter((x) => locked.has(x.name)).map((x) => x.name)];
+    $("call-hint").textContent = lockedNames.length ? S.callLocked(lockedNames.join(", ")) : S.callHint;
+  }
+
+  /** What the last change asked of locked values and did not get, and why (state.held). */
+  function renderLockNotice(held) {
+    const notice = $("lock-notice");
+    notice.hidden = !held.length;
+    notice.textContent = held.map((x) => S.lockHeld(x)).join(" ");
+    notice.dataset.names = held.map((x) => x.name).join(" ");
   }
 
   function renderSlotDiagnostics(specs, diags) {
@@ -189,6 +197,7 @@ export function setupSetupPanel(app) {
       const s = app.state;
       const specs = d.specs;
       renderPresetNote(s);
+      renderLockNotice(s.held);
       if (builtFor !== s.className) {
         builtFor = s.className;
         buildSlots(specs);

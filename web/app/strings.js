@@ -76,7 +76,14 @@ export const S = {
   classGroup: (book) => `Chapter ${book.chapter}${book.section ? "" : " bonus"}: ${book.folder}`,
   callLabel: "Call (paste one, or edit the slots below)",
   callHint: "Positional values fill the slots left to right; keywords like dropout=0.1 fill a slot by name. nn. prefixes, True/False, 0. and .0, trailing commas and # comments are fine.",
-  callLocked: (names) => `The call box is read-only: this exercise locks ${names}. Edit the other slots below.`,
+  callLocked: (names) => `This exercise locks ${names}: a call that names other values keeps the locked ones, and says so under the box.`,
+  // The lock notice: what a call, an attribute or a link asked of a locked value ({name, kept, asked, by}), and why it did not change.
+  lockHeld: ({ name, kept, asked, by }) => {
+    const who = by.startsWith("attr:") ? `the ${by.slice(5)} attribute` : { call: "the call", "call-attr": "the call attribute", url: "the link", fix: "the fix" }[by] ?? by;
+    if (name === "class") return `The class stays ${kept}: it is locked by this exercise (${who} names ${asked}).`;
+    if (name === "tokens") return `The tokens stay as they are: they are locked by this exercise (${who} asks for others).`;
+    return `${name} stays ${kept || "empty"}: it is locked by this exercise (${who} ${asked ? `asks for ${asked}` : "leaves it out"}).`;
+  },
   keywordForm: "Keyword form",
   namedHeading: "Each value, named",
   sourceNames: { positional: "positional", keyword: "keyword", default: "default", missing: "missing" },

@@ -32,8 +32,9 @@ export function buildSkeleton(name = "") {
           h("label", { for: "call-box" }, S.callLabel),
           h("textarea", {
             id: "call-box", rows: "2", spellcheck: "false", autocomplete: "off", autocapitalize: "off",
-            "aria-describedby": "call-hint call-diagnostics", dataset: tid("call-box"), part: "input call-box",
+            "aria-describedby": "lock-notice call-hint call-diagnostics", dataset: tid("call-box"), part: "input call-box",
           }),
+          h("p", { id: "lock-notice", class: "lock-notice", role: "status", hidden: true, dataset: tid("lock-notice") }),
           h("p", { id: "call-hint", class: "muted" }, S.callHint),
           h("p", { class: "keyword-form" }, h("span", { class: "muted" }, `${S.keywordForm}: `), h("code", { id: "keyword-call", dataset: tid("keyword-call") })),
           h("div", { id: "call-diagnostics", class: "diagnostics", "aria-live": "polite", dataset: tid("call-diagnostics") })),

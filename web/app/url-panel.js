@@ -2,7 +2,7 @@
 // replaces the current history entry, a discrete change (or a pause) adds one, and back/forward
 // restores the setup and re-runs it when the run is cheap. Also the notices about unusable values.
 import { S } from "./strings.js";
-import { MAX_VALUE, readUrlState, urlKeys, withoutLocked, writeUrlState } from "./url-state.js";
+import { MAX_VALUE, lockConflicts, readUrlState, urlKeys, withoutLocked, writeUrlState } from "./url-state.js";
 import { partialPatch, resetPatch, slotsPatch } from "./lab-model.js";
 
 /** The fields of state `s` that `locked` holds (what back/forward keeps). */
@@ -39,11 +39,12 @@ export function setupUrlPanel(app, problems) {
     showNotices(found);
     // Back/forward never moves what the exercise locks: the reset keeps it, the URL cannot set it.
     const fromUrl = withoutLocked(read, app.locked);
+    const held = lockConflicts(read, app.state, app.locked, "url");
     const { slotTexts: keptSlots, ...kept } = lockedPart(app.state, app.locked);
     const start = { ...app.state, ...resetPatch(), ...kept, slotTexts: { ...resetPatch().slotTexts, ...keptSlots } };
     const patch = { ...resetPatch(), ...kept, slotTexts: start.slotTexts, ...partialPatch(start, fromUrl) };
     const s = { ...start, ...patch };
-    app.setState({ ...patch, ...slotsPatch(lab, s.className, s.slotTexts) });
+    app.setState({ ...patch, ...slotsPatch(lab, s.className, s.slotTexts), held });
     if (app.state.lastRun && !app.derived.blocked && app.derived.quick) await app.run();
   }
 

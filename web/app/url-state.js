@@ -157,6 +157,25 @@ export function withoutLocked(state, locked) {
   return out;
 }
 
+/**
+ * What a partial state read from a URL or an attribute (`read`, before withoutLocked) asks of the values
+ * `locked` holds in state `s` and does not get: [{name, kept, asked, by}] for the lock notice (`by`:
+ * "url", or "attr:<attribute>").
+ */
+export function lockConflicts(read, s, locked, by) {
+  const held = [];
+  const differ = (a, b) => String(a ?? "").trim() !== String(b ?? "").trim();
+  const add = (name, kept, asked) => held.push({ name, kept: String(kept ?? "").trim(), asked: String(asked ?? "").trim(), by });
+  if (locked.has("class") && read.className !== undefined && read.className !== s.className) add("class", s.className, read.className);
+  for (const [slot, text] of Object.entries(read.slotTexts ?? {})) if (locked.has(slot) && differ(text, s.slotTexts[slot])) add(slot, s.slotTexts[slot], text);
+  if (locked.has("seed") && read.seed !== undefined && differ(read.seed, s.seed)) add("seed", s.seed, read.seed);
+  if (locked.has("batch") && read.batch !== undefined && read.batch !== s.batch) add("batch", s.batch, read.batch);
+  if (locked.has("mode") && read.training !== undefined && read.training !== s.training) add("mode", s.training ? "train" : "eval", read.training ? "train" : "eval");
+  const tokenKeys = ["source", "tokens", "count", "custom"];
+  if (locked.has("tokens") && tokenKeys.some((k) => read[k] !== undefined && JSON.stringify(read[k]) !== JSON.stringify(s[k]))) add("tokens", "", "");
+  return held;
+}
+
 /** Reads the widget's keys (each under `prefix`) from the query string of a URL; other keys are not its own. */
 export function readUrlState(search, lab, prefix = "") {
   const q = new URLSearchParams(search);
