@@ -3,6 +3,7 @@
 // link or back/forward (url-state, also under a url-prefix), the presets and the fix buttons. A path that
 // would change a locked value keeps it and says so (the lock notice names the slot); each test checks the
 // values the module actually runs with (el.run()'s config and stage shapes), not only the fields' text.
+// Also: url-prefix reads only its own keys.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { currentUrl, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
@@ -176,6 +177,27 @@ describe("an exercise's locks", () => {
     await diag.getByTestId("fix").first().click();
     const ran = await runOf(page, "fixes");
     assert.deepEqual(ran.config, { d_in: 3, d_out: 2, context_length: 6, dropout: 0, num_heads: 2, qkv_bias: false });
+    await finish(page);
+  });
+
+  test("url-prefix reads only its own keys: num_ (which would read the unprefixed num_tokens) is refused with a notice", async () => {
+    const page = await openPage(lab, "?num_tokens=4");
+    const main = page.locator("attention-lab").first();
+    assert.deepEqual((await page.evaluate(() => document.querySelector("attention-lab").run())).outputShape, [2, 4, 2], "the unprefixed widget's 4 tokens");
+    const widget = await addWidget(page, "num", { "url-state": "", "url-prefix": "num_", hidden: HIDE });
+    const notice = widget.getByTestId("url-notice");
+    assert.equal(await notice.isVisible(), true);
+    assert.equal(await notice.textContent(), "url-prefix=\"num_\" is not used: a prefix must end with a character other than a letter, a digit or _ (such as -), or its keys could be another widget's (num_ + tokens = num_tokens). Try url-prefix=\"num-\".");
+    assert.deepEqual((await runOf(page, "num")).outputShape, [2, 6, 2], "the book's six tokens, not the other widget's num_tokens");
+    const q = (await currentUrl(page)).searchParams;
+    assert.equal(q.get("num_tokens"), "4");
+    assert.equal(q.get("num_class"), null, "it writes nothing");
+    // a prefix that ends in - reads its own keys only
+    const dashed = await addWidget(page, "dashed", { "url-state": "", "url-prefix": "num-", hidden: HIDE });
+    assert.equal(await dashed.getByTestId("url-notice").isVisible(), false);
+    assert.deepEqual((await runOf(page, "dashed")).outputShape, [2, 6, 2]);
+    assert.equal((await currentUrl(page)).searchParams.get("num-class"), "MultiHeadAttention");
+    assert.equal(await main.getByTestId("count").inputValue(), "4");
     await finish(page);
   });
 });

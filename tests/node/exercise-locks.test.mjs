@@ -1,11 +1,11 @@
 // The rules behind an exercise's locks, over the real core (the browser paths are in
 // tests/browser/exercise-locks.test.mjs): a call never changes what `locked` holds, from any class to
-// any class; an incomplete call changes nothing.
+// any class; an incomplete call changes nothing; an accepted url-prefix can never spell another key.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab } from "attention-lab";
 import { callPatch, currentConfig, initialState, slotsPatch } from "../../web/app/lab-model.js";
-import { lockConflicts } from "../../web/app/url-state.js";
+import { lockConflicts, urlKeys, urlPrefixProblem } from "../../web/app/url-state.js";
 
 const lab = await loadAttentionLab();
 
@@ -85,4 +85,25 @@ test("lockConflicts names what a link asks of locked values, and nothing that ag
     { name: "mode", kept: "train", asked: "eval", by: "url" },
   ]);
   assert.deepEqual(lockConflicts({ slotTexts: { num_heads: s.slotTexts.num_heads } }, s, locked, "url"), []);
+});
+
+test("url-prefix: an accepted prefix never spells another widget's key (prefixed or not); num_ and ex1 are refused", () => {
+  const keys = urlKeys(lab);
+  assert.match(urlPrefixProblem("num_"), /^url-prefix="num_" is not used: .*\(num_ \+ tokens = num_tokens\)\. Try url-prefix="num-"\.$/);
+  assert.match(urlPrefixProblem("ex1"), /Try url-prefix="ex1-"\.$/);
+  assert.equal(urlPrefixProblem(""), "");
+  assert.equal(urlPrefixProblem("ex1-"), "");
+  // every prefix made of key pieces and separators: the accepted ones give keys no other prefix gives
+  const pieces = ["", "num", "num_", "_", "-", ".", "ex", "ex-", "d_", "tokens", "x"];
+  const prefixes = [...new Set(pieces.flatMap((a) => pieces.map((b) => a + b)))];
+  const accepted = prefixes.filter((p) => urlPrefixProblem(p) === "");
+  assert.ok(accepted.length > 10 && accepted.length < prefixes.length, `${accepted.length} of ${prefixes.length}`);
+  const owner = new Map();
+  for (const p of accepted) {
+    for (const k of keys) {
+      const full = p + k;
+      assert.ok(!owner.has(full) || owner.get(full) === p, `${JSON.stringify(p)} + ${k} is also ${JSON.stringify(owner.get(full))}'s key`);
+      owner.set(full, p);
+    }
+  }
 });

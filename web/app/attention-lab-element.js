@@ -8,7 +8,9 @@ import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabApp } from "./lab-app.js";
 import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from "./lab-model.js";
-import { STATE_ATTRS, claimUrl, hasUrlState, lockConflicts, readState, readUrlState, releaseUrl, slotNames, urlPrefix, withoutLocked } from "./url-state.js";
+import {
+  STATE_ATTRS, claimUrl, hasUrlState, lockConflicts, readState, readUrlState, releaseUrl, slotNames, urlPrefix, urlPrefixProblem, withoutLocked,
+} from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
 const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
@@ -81,7 +83,10 @@ function nameSet(text, allowed) {
  *   unless `autorun="on"`. Read once, when the element loads.
  * @attr {string} url-prefix - With `url-state`: a prefix for the widget's URL keys (`url-prefix="ex1-"` gives
  *   `?ex1-d_out=3`), so several widgets and the host page share one URL; the host page's own
- *   parameters and `#hash` are kept.
+ *   parameters and `#hash` are kept. The widget reads exactly prefix + key, so the prefix must end with a
+ *   character other than a letter, a digit or `_` (such as `-` or `.`): then no prefixed key is another
+ *   widget's (`url-prefix="num_"` would read the unprefixed widget's `num_tokens` as its `tokens`). Another
+ *   prefix is refused: the widget says so and keeps no state in the URL.
  * @attr {boolean} lean - Load the lean core on the page (no checkpoint readers: ~200 KB gzip instead of ~345):
  *   the element reads checkpoints in its Worker anyway, so only a host page script that calls
  *   `lab.openCheckpoint`, `loadCheckpoint`, `checkpointInput` or `loadGPT2` itself needs it left out. The
@@ -141,7 +146,8 @@ export class AttentionLabElement extends HTMLElement {
 
   /** @internal Put on the page: claims the URL (url-state), starts, or carries on where it was. */
   connectedCallback() {
-    this.ownsUrl = this.hasAttribute("url-state") && claimUrl(this, urlPrefix(this));
+    // A url-prefix that could spell another widget's keys is refused (showUrlNotice says why).
+    this.ownsUrl = this.hasAttribute("url-state") && !urlPrefixProblem(urlPrefix(this)) && claimUrl(this, urlPrefix(this));
     if (!this.shadowRoot) this.started = this.boot();
     else if (this.view) { // re-inserted: carry on where it was
       this.view.resume(this.ownsUrl);
@@ -156,9 +162,11 @@ export class AttentionLabElement extends HTMLElement {
     this.view?.stop();
   }
 
-  /** @internal A url-state widget that another one on the page beat to the URL says so (it is not an error). */
+  /** @internal A url-state widget that does not keep the URL says why: another one has its prefix, or the prefix is refused. */
   showUrlNotice() {
-    this.shadowRoot.getElementById("url-notice").hidden = !this.hasAttribute("url-state") || this.ownsUrl;
+    const notice = this.shadowRoot.getElementById("url-notice");
+    notice.hidden = !this.hasAttribute("url-state") || this.ownsUrl;
+    notice.textContent = urlPrefixProblem(urlPrefix(this)) || S.urlStateTaken;
   }
 
   /** @internal The attributes read as widget state (validated exactly like the URL). */

@@ -367,4 +367,6 @@ export const S = {
   urlBadValue: (key) => `The link’s value for ${key} was not usable and was ignored.`,
   urlTooLong: (key, length, most) => `The link’s value for ${key} is ${n(length)} characters long (at most ${most}) and was ignored.`,
   urlTokensCut: (length, kept) => `The link’s tokens were ${n(length)} characters long: only the first ${n(kept)} are used.`,
+  urlPrefixBad: (prefix, fix, clash) =>
+    `url-prefix="${prefix}" is not used: a prefix must end with a character other than a letter, a digit or _ (such as -), or its keys could be another widget's${clash ? ` (${clash})` : ""}. Try url-prefix="${fix}".`,
 };

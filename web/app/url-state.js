@@ -51,6 +51,20 @@ export function urlPrefix(widget) {
   return String(widget.getAttribute("url-prefix") ?? "").trim().slice(0, MAX_PREFIX);
 }
 
+/** The keys a widget has whatever its class (besides the slot names, which come from the core). */
+const STATE_KEYS = ["class", "seed", "tokens", "num_tokens", "source", "x", "batch", "mode"];
+
+/**
+ * Why `prefix` cannot be a url-prefix ("" when it can). Keys are read exactly (prefix + key), so a
+ * prefix must end with a character that no key holds (not a letter, digit or _): then no prefixed key is
+ * another widget's (url-prefix="num_" would read num_ + tokens = num_tokens, the unprefixed widget's).
+ */
+export function urlPrefixProblem(prefix) {
+  if (prefix === "" || !/[A-Za-z0-9_]$/.test(prefix)) return "";
+  const clash = STATE_KEYS.find((k) => STATE_KEYS.some((other) => other !== k && other === prefix + k));
+  return S.urlPrefixBad(prefix, `${prefix.replace(/_+$/, "")}-`, clash ? `${prefix} + ${clash} = ${prefix}${clash}` : "");
+}
+
 /** True when `widget` now keeps its state under `prefix` in the page URL: it did already, or no connected widget does. */
 export function claimUrl(widget, prefix = "") {
   if (!urlOwners.get(prefix)?.isConnected) urlOwners.set(prefix, widget);
@@ -64,7 +78,7 @@ export function releaseUrl(widget) {
 
 /** Every key a widget reads from and writes to the URL (before its prefix): the state's keys, the core's slot names. */
 export function urlKeys(lab) {
-  return ["class", ...slotNames(lab), "seed", "tokens", "num_tokens", "source", "x", "batch", "mode"];
+  return [...STATE_KEYS, ...slotNames(lab)];
 }
 
 /** True when the query string `search` holds any of the widget's keys under `prefix`. */
