@@ -3,7 +3,7 @@
 // link or back/forward (url-state, also under a url-prefix), the presets and the fix buttons. A path that
 // would change a locked value keeps it and says so (the lock notice names the slot); each test checks the
 // values the module actually runs with (el.run()'s config and stage shapes), not only the fields' text.
-// Also: url-prefix reads only its own keys.
+// Also: url-prefix reads only its own keys, and the predict box's example is never the answer.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { currentUrl, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
@@ -198,6 +198,22 @@ describe("an exercise's locks", () => {
     assert.deepEqual((await runOf(page, "dashed")).outputShape, [2, 6, 2]);
     assert.equal((await currentUrl(page)).searchParams.get("num-class"), "MultiHeadAttention");
     assert.equal(await main.getByTestId("count").inputValue(), "4");
+    await finish(page);
+  });
+
+  test("the predict box's example is never the answer: (2, 6, 2) is the exercise's, so the example is another shape", async () => {
+    const page = await openPage(lab, "", { path: "embed.html" });
+    const exercise = page.locator("#exercise");
+    const label = exercise.locator("label[for=prediction]");
+    const ran = await runOf(page, "exercise");
+    assert.deepEqual(ran.outputShape, [2, 6, 2]);
+    assert.equal(await label.textContent(), "Output shape you expect (e.g. (4, 5, 8), or just the width)");
+    await exercise.getByTestId("prediction").fill("two");
+    assert.equal(await exercise.locator("#predict-error").textContent(), "Write a shape such as (4, 5, 8), or a single width such as 8.");
+    // a setup whose answer is (2, 6, 8): the example moves off its width
+    const free = await addWidget(page, "eight", { call: "MultiHeadAttention(3, 8, 6, 0.0, 2)", hidden: HIDE });
+    assert.equal(await free.locator("label[for=prediction]").textContent(), "Output shape you expect (e.g. (3, 7, 6), or just the width)");
+    assert.deepEqual((await runOf(page, "eight")).outputShape, [2, 6, 8]);
     await finish(page);
   });
 });

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { loadAttentionLab } from "attention-lab";
 import { callPatch, currentConfig, initialState, slotsPatch } from "../../web/app/lab-model.js";
 import { lockConflicts, urlKeys, urlPrefixProblem } from "../../web/app/url-state.js";
+import { predictExample } from "../../web/app/format.js";
 
 const lab = await loadAttentionLab();
 
@@ -106,4 +107,16 @@ test("url-prefix: an accepted prefix never spells another widget's key (prefixed
       owner.set(full, p);
     }
   }
+});
+
+test("the predict box's example is never the answer, nor its width", () => {
+  for (const answer of [null, [2, 6, 2], [2, 6, 8], [6, 8], [1, 3, 6], [4, 5, 8]]) {
+    const { shape, width } = predictExample(answer);
+    if (answer) {
+      assert.notEqual(shape, `(${answer.join(", ")})`);
+      assert.notEqual(width, String(answer.at(-1)));
+    }
+  }
+  assert.deepEqual(predictExample([2, 6, 2]), { shape: "(4, 5, 8)", width: "8" });
+  assert.deepEqual(predictExample([2, 6, 8]), { shape: "(3, 7, 6)", width: "6" });
 });

@@ -30,6 +30,19 @@ export function sci(v) {
   return Math.abs(v) >= 1e-3 ? num(v, 6) : v.toExponential(2).replace("-", "−");
 }
 
+/** The shapes the predict box's example is taken from: the first whose width is not the answer's (so neither is the answer). */
+const EXAMPLES = [[4, 5, 8], [3, 7, 6]];
+
+/**
+ * The example the predict box shows, {shape: "(4, 5, 8)", width: "8"}: never the setup's own answer
+ * (`answer`, the output shape, or null when it is not known), nor its width.
+ */
+export function predictExample(answer) {
+  const width = answer?.[answer.length - 1];
+  const shape = EXAMPLES.find((e) => e[e.length - 1] !== width);
+  return { shape: shapeText(shape), width: String(shape[shape.length - 1]) };
+}
+
 /** [2, 6, 2] -> "(2, 6, 2)" */
 export function shapeText(shape) {
   return `(${shape.join(", ")})`;

@@ -3,7 +3,7 @@
 // core's fact). Quiz mode hides the output width until the next run.
 import { h, replace } from "./dom.js";
 import { S } from "./strings.js";
-import { shapeText } from "./format.js";
+import { predictExample, shapeText } from "./format.js";
 import { setInvalid, setValue } from "./diagnostic-view.js";
 
 export function setupPredictPanel(app) {
@@ -42,6 +42,10 @@ export function setupPredictPanel(app) {
   return {
     render(d) {
       const s = app.state;
+      const width = d.description?.ok ? d.description.outputWidth : null;
+      const example = predictExample(d.shape && width != null ? [...d.shape.slice(0, -1), width] : null);
+      $("prediction-label").textContent = S.predictLabel(example.shape);
+      $("predict-error").textContent = S.predictBad(example.shape, example.width);
       setValue($("prediction"), s.prediction);
       $("quiz").checked = s.quiz;
       const text = s.prediction.trim();

@@ -202,10 +202,11 @@ export const S = {
   reasonGrid: "a number in the embedding grid is not valid.",
 
   predictHeading: "4. Predict, then run",
-  predictLabel: "Output shape you expect (e.g. (2, 6, 2), or just the width)",
+  // The example is never the setup's own answer (predict-panel.js picks it).
+  predictLabel: (example) => `Output shape you expect (e.g. ${example}, or just the width)`,
   predictHint: "Optional. After the run the page says whether your prediction held, and why.",
   quizLabel: "Hide the output width until I run",
-  predictBad: "Write a shape such as (2, 6, 2), or a single width such as 2.",
+  predictBad: (example, width) => `Write a shape such as ${example}, or a single width such as ${width}.`,
   predictHeld: (shape) => `Your prediction held: the output is ${shape}.`,
   predictMissed: (pred, shape) => `Your prediction ${pred} did not hold: the output is ${shape}.`,
   predictWhyWidth: (rule) => `Width: ${rule}.`,

@@ -3,6 +3,7 @@
 import { h } from "./dom.js";
 import { S } from "./strings.js";
 import { MAX_BATCH } from "./url-state.js";
+import { predictExample } from "./format.js";
 
 /** Panel names a host page may hide with hidden="...". */
 export const PANELS = ["presets", "setup", "facts", "tokens", "predict", "trace", "compare", "checkpoint", "code"];
@@ -109,10 +110,10 @@ export function buildSkeleton(name = "") {
       h("h2", { id: "predict-heading" }, S.predictHeading),
       h("div", { class: "predict-row" },
         h("div", { class: "field" },
-          h("label", { for: "prediction" }, S.predictLabel),
+          h("label", { for: "prediction", id: "prediction-label" }, S.predictLabel(predictExample(null).shape)),
           h("input", { type: "text", id: "prediction", autocomplete: "off", spellcheck: "false", "aria-describedby": "predict-hint predict-error", dataset: tid("prediction"), part: "input" }),
           h("p", { id: "predict-hint", class: "muted" }, S.predictHint),
-          h("p", { id: "predict-error", class: "field-error", hidden: true }, S.predictBad)),
+          h("p", { id: "predict-error", class: "field-error", hidden: true }, S.predictBad(predictExample(null).shape, predictExample(null).width))),
         h("label", { class: "check-label" }, h("input", { type: "checkbox", id: "quiz", dataset: tid("quiz") }), " ", S.quizLabel))),
 
     h("div", { class: "run-panel panel", dataset: { panel: "run" }, part: "panel run" },
