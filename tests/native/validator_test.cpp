@@ -167,17 +167,20 @@ TEST_SUITE("validator") {
 
   TEST_CASE("a GPT-2 width from num_heads x d_out teaches too; a d_out that is not per head keeps the plain hint") {
     // d_in 512, but 12 x 64 = 768 is GPT-2 small's width.
-    const Diagnostic* small = find(check_config("MultiHeadAttention", mha(512, 64, 256, SlotValue::floating(0.0), SlotValue::integer(12))), "heads_divisibility");
+    const auto small_ds = check_config("MultiHeadAttention", mha(512, 64, 256, SlotValue::floating(0.0), SlotValue::integer(12)));
+    const Diagnostic* small = find(small_ds, "heads_divisibility");
     REQUIRE(small != nullptr);
     CHECK(contains(small->hint, "d_out = 12 x 64 = 768"));
     CHECK(small->fixes[0].value == "768");
-    const Diagnostic* other = find(check_config("MultiHeadAttention", mha(768, 100, 1024, SlotValue::floating(0.0), SlotValue::integer(12))), "heads_divisibility");
+    const auto other_ds = check_config("MultiHeadAttention", mha(768, 100, 1024, SlotValue::floating(0.0), SlotValue::integer(12)));
+    const Diagnostic* other = find(other_ds, "heads_divisibility");
     REQUIRE(other != nullptr);  // 12 x 100 = 1200: neither d_in nor a GPT-2 width
     CHECK(other->hint.rfind("Head counts that divide 100", 0) == 0);
     CHECK(other->fixes[0].slot == "num_heads");
     // GroupedQueryAttention has no context_length: d_out = 768 is offered, no wrapper call.
     const ParsedCall gqa = parse_call("GroupedQueryAttention(768, 64, 0.0, 12, 4)");
-    const Diagnostic* g = find(check_config(gqa.class_name, gqa.config), "heads_divisibility");
+    const auto gqa_ds = check_config(gqa.class_name, gqa.config);
+    const Diagnostic* g = find(gqa_ds, "heads_divisibility");
     REQUIRE(g != nullptr);
     CHECK(g->fixes[0].value == "768");
     CHECK(g->fixes[1].slot == "num_heads");
