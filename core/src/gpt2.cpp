@@ -9,6 +9,7 @@
 #include <set>
 
 #include "attention_lab/plan.hpp"
+#include "attention_lab/text.hpp"
 
 namespace attention_lab {
 
@@ -501,9 +502,14 @@ Gpt2Step gpt2_pick_token(std::vector<float> z, double temperature, std::optional
       if (v < kth) v = -std::numeric_limits<float>::infinity();
   }
   Gpt2Step s;
+  bool overflow = false;  // a finite logit / temperature past float32's largest (~3.4e38): a temperature near 0
   if (temperature > 0.0) {
     const float t = static_cast<float>(temperature);  // logits / temperature: the scalar as float32, one division
-    for (float& v : z) v = v / t;
+    for (float& v : z) {
+      const float scaled = v / t;
+      overflow = overflow || (std::isfinite(v) && !std::isfinite(scaled));
+      v = scaled;
+    }
   } else {
     s.token = std::max_element(z.begin(), z.end()) - z.begin();  // torch.argmax: the first maximum
   }
@@ -511,8 +517,10 @@ Gpt2Step gpt2_pick_token(std::vector<float> z, double temperature, std::optional
   if (temperature > 0.0) {
     for (const float p : z)
       if (!(p >= 0.0f && std::isfinite(p)))
-        throw AttentionError("non_finite_probabilities", "temperature", "the probabilities are not finite at temperature " + std::to_string(temperature),
-                             "torch.multinomial refuses them too; use a larger temperature.");
+        throw AttentionError(
+            "non_finite_probabilities", "temperature",
+            "the probabilities are not finite at temperature " + format_number(temperature) + (overflow ? ": logits / temperature overflow float32 (past ~3.4e38)" : ""),
+            "torch.multinomial refuses them too. Use temperature 0 for the most likely token (greedy), or one such as 0.7 to sample.");
     if (generator == nullptr) throw AttentionError("generator", "generator", "sampling at a temperature above 0 needs a generator", "Pass {generator: lab.manualSeed(123)}.");
     s.token = generator->multinomial_one(z.data(), V);
   }

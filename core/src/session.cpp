@@ -20,9 +20,9 @@ bool is_size(double x) { return x >= 0 && x == std::floor(x) && x < 2147483648.0
 /// Why `x` is not a size (", below 0", ...), or "" when it is one: each refusal says what it saw.
 std::string not_a_size(double x) {
   if (std::isnan(x)) return " is NaN, not a number";
-  if (x < 0) return " is " + format_g(x, 12) + ", below 0";
-  if (std::isfinite(x) && x != std::floor(x)) return " is " + format_g(x, 12) + ", not a whole number";
-  if (!is_size(x)) return " is " + format_g(x, 12) + ", over the largest size here, 2,147,483,647 (2**31 - 1)";
+  if (x < 0) return " is " + format_number(x) + ", below 0";
+  if (std::isfinite(x) && x != std::floor(x)) return " is " + format_number(x) + ", not a whole number";
+  if (!is_size(x)) return " is " + format_number(x) + ", over the largest size here, 2,147,483,647 (2**31 - 1)";
   return "";
 }
 
@@ -52,16 +52,26 @@ std::optional<Shape> optional_shape(const std::optional<std::vector<double>>& si
   return shape_from_input(*sizes, "inputShape");
 }
 
+/// The largest count a call takes (2**31 - 1): a range up to it is written "from 1".
+constexpr double kLargestCount = 2147483647.0;
+
+/// "from 1" or "from 0 to 3".
+std::string range_text(double lowest, double highest) { return "from " + format_number(lowest) + (highest < kLargestCount ? " to " + format_number(highest) : ""); }
+
+/// A count or an index the caller gave: `x` as a whole number from `lowest` to `highest`, else
+/// AttentionError `code` naming `name`, the range and `x` as it was typed ("num_tokens must be a whole
+/// number from 1, got 1.5"; NaN, 1e-40 and Infinity too, never truncated or printed as 0.000000).
+int64_t whole_number(double x, const std::string& name, double lowest, double highest, const char* code, const std::string& hint) {
+  if (x >= lowest && x <= highest && x == std::floor(x)) return static_cast<int64_t>(x);
+  throw AttentionError(code, name, name + " must be a whole number " + range_text(lowest, highest) + ", got " + format_number(x), hint);
+}
+
 /// An optional whole-number option in [lowest, 2**31): nullopt when absent; AttentionError `code`
 /// naming `key` for anything else (a string, NaN, 2.5, a number below `lowest`).
 std::optional<int64_t> whole_option(const NumberOption& v, const char* key, double lowest, const char* code) {
   if (v.type == "undefined") return std::nullopt;
-  const double x = v.type == "number" ? v.value : std::nan("");
-  if (!(x >= lowest && x == std::floor(x) && x < 2147483648.0))
-    throw AttentionError(
-        code, key,
-        std::string(key) + " must be a whole number from " + std::to_string(static_cast<int>(lowest)) + ", got " + (v.type == "number" ? std::to_string(x) : "a " + v.type), "");
-  return static_cast<int64_t>(x);
+  if (v.type != "number") throw AttentionError(code, key, std::string(key) + " must be a whole number " + range_text(lowest, kLargestCount) + ", got a " + v.type, "");
+  return whole_number(v.value, key, lowest, kLargestCount, code, "");
 }
 
 /// Most token ids one call reads (a GPT-2 context is 1,024; the facade passes at most one more).
@@ -81,9 +91,9 @@ std::vector<int64_t> ids_from(const std::vector<double>& ids) {
     if (std::isnan(x))
       why = "NaN, not a number";
     else if (!std::isfinite(x) || std::fabs(x) > 9007199254740992.0)
-      why = format_g(x, 12) + ", far outside any vocabulary";
+      why = format_number(x) + ", far outside any vocabulary";
     else if (x != std::floor(x))
-      why = format_g(x, 12) + ", not a whole number";
+      why = format_number(x) + ", not a whole number";
     if (!why.empty()) throw AttentionError("checkpoint_token", "tokens", "token " + std::to_string(t) + " is " + why, "Token ids are whole numbers, e.g. 15496 for \"Hello\".");
     out.push_back(static_cast<int64_t>(x));
   }
@@ -236,9 +246,7 @@ std::vector<Gpt2Size> Session::gpt2_sizes() const { return {std::begin(kGpt2Size
 bool Session::kernel_fuses_multiply_add() const { return ops::kernel_fuses_multiply_add(); }
 
 double Session::set_threads(double threads) {
-  if (!(std::isfinite(threads) && threads == std::floor(threads) && threads >= 1 && threads <= ThreadPool::kMaxThreads))
-    throw AttentionError("bad_threads", "threads", "threads must be a whole number from 1 to " + std::to_string(ThreadPool::kMaxThreads) + ", got " + format_g(threads, 12),
-                         "Pass {threads: 1} for one thread, or leave threads out for as many as the machine has (at most 4).");
+  whole_number(threads, "threads", 1, ThreadPool::kMaxThreads, "bad_threads", "Pass {threads: 1} for one thread, or leave threads out for as many as the machine has (at most 4).");
   objects_->pool.reset();  // join the old workers before starting new ones
   if (threads > 1) objects_->pool = std::make_unique<ThreadPool>(static_cast<int>(threads));
   return this->threads();
@@ -314,9 +322,11 @@ const Stage& stage_of(const std::vector<Stage>& stages, const std::string& id) {
 /// index as a whole number in [0, size) of axis `axis` of `s`, else trace_range naming both.
 int64_t index_in(const Stage& s, size_t axis, double index, const char* what) {
   const double size = static_cast<double>(s.shape()[axis]);
-  if (!(index >= 0 && index < size && index == std::floor(index)))
+  if (!(index == std::floor(index)))  // NaN, 1.5: not an index at all
+    whole_number(index, what, 0, std::max(size - 1, 0.0), "trace_range", "Give an index of axis " + std::to_string(axis) + " (" + s.axes[axis] + ") of " + s.id + ".");
+  if (!(index >= 0 && index < size))
     throw AttentionError("trace_range", what,
-                         std::string(what) + " " + format_g(index, 12) + " is outside axis " + std::to_string(axis) + " (" + s.axes[axis] + ") of " + s.id + ", which has " +
+                         std::string(what) + " " + format_number(index) + " is outside axis " + std::to_string(axis) + " (" + s.axes[axis] + ") of " + s.id + ", which has " +
                              format_g(size, 12) + (size == 1 ? " entry" : " entries"),
                          size > 0 ? "Use a whole number from 0 to " + format_g(size - 1, 12) + "." : "That axis is empty.");
   return static_cast<int64_t>(index);
@@ -332,9 +342,8 @@ TraceHeatmap Session::trace_heatmap(uint32_t trace, const std::string& stage, co
   if (leading.size() != lead)
     throw AttentionError("trace_range", "leading", s.id + " has " + std::to_string(lead) + " axes before its last two, got " + std::to_string(leading.size()) + " indices",
                          lead == 0 ? "Give no batch or head index for this stage." : "Give one index per leading axis (batch, then head).");
-  for (const double side : {height, width})
-    if (!(side >= 1 && side <= 4096 && side == std::floor(side)))
-      throw AttentionError("trace_range", "size", "a heatmap side of " + format_g(side, 12) + " cells", "Ask for a whole number of cells from 1 to 4096 a side.");
+  for (const auto& [side, name] : {std::pair{height, "height"}, std::pair{width, "width"}})
+    whole_number(side, name, 1, 4096, "trace_range", std::string("The heatmap's ") + name + " in cells (default 512); a slice smaller than that is drawn at its own size.");
   int64_t offset = 0;
   for (size_t i = 0; i < lead; ++i) offset = offset * shape[i] + index_in(s, i, leading[i], i == 0 ? "batch" : "head");
   const int64_t rows = nd >= 2 ? shape[nd - 2] : 1, cols = nd >= 1 ? shape[nd - 1] : 1;
@@ -361,9 +370,13 @@ TraceWindow Session::trace_window(uint32_t trace, const std::string& stage, cons
   std::vector<int64_t> at(nd), n(nd);
   for (size_t i = 0; i < nd; ++i) {
     const double size = static_cast<double>(shape[i]);
+    for (const auto& [v, name] : {std::pair{offsets[i], "offsets"}, std::pair{sizes[i], "sizes"}})
+      if (!(v == std::floor(v)))  // NaN, 1.5: not a position at all
+        throw AttentionError("trace_range", name, std::string(name) + "[" + std::to_string(i) + "] must be a whole number, got " + format_number(v),
+                             "Give one whole number per axis of " + s.id + ", e.g. offsets [0, 0, 0, 0] and sizes [1, 1, 6, 6].");
     if (!(offsets[i] >= 0 && offsets[i] <= size && offsets[i] == std::floor(offsets[i])) || !(sizes[i] >= 0 && sizes[i] == std::floor(sizes[i]) && offsets[i] + sizes[i] <= size))
       throw AttentionError("trace_range", "offsets",
-                           "offset " + format_g(offsets[i], 12) + " and size " + format_g(sizes[i], 12) + " on axis " + std::to_string(i) + " (" + s.axes[i] + ") of " + s.id +
+                           "offset " + format_number(offsets[i]) + " and size " + format_number(sizes[i]) + " on axis " + std::to_string(i) + " (" + s.axes[i] + ") of " + s.id +
                                " reach past its " + format_g(size, 12) + " entries",
                            "Keep offset + size within the axis: at most " + format_g(size, 12) + ".");
     at[i] = static_cast<int64_t>(offsets[i]);
@@ -429,18 +442,32 @@ std::string Session::copy_code(const std::string& from_class, const std::string&
 
 Tensor Session::book_tokens() const { return attention_lab::book_tokens(); }
 
+namespace {
+/// The most numbers a token matrix made here holds (num_tokens x d_in): 64 Mi floats, 256 MiB.
+constexpr double kMaxTokenValues = 64.0 * 1024 * 1024;
+
+/// d_in of made tokens, a whole number from 1 whose product with num_tokens fits kMaxTokenValues.
+int64_t token_width(double num_tokens, double d_in, const char* example) {
+  const int64_t d = whole_number(d_in, "d_in", 1, kLargestCount, "tensor_shape", std::string("d_in is the width of each token's embedding, e.g. ") + example + ".");
+  if (num_tokens * static_cast<double>(d) > kMaxTokenValues)
+    throw AttentionError("too_large", "d_in",
+                         format_number(num_tokens) + " tokens of width " + format_number(d_in) + " would be " + with_commas(num_tokens * static_cast<double>(d)) +
+                             " numbers, over the " + with_commas(kMaxTokenValues) + " made here",
+                         "Use fewer tokens or a smaller d_in (GPT-2 small's is 768).");
+  return d;
+}
+}  // namespace
+
 Tensor Session::seeded_tokens(double num_tokens, double d_in, double seed) const {
-  if (!(num_tokens >= 1 && d_in >= 1 && num_tokens == std::floor(num_tokens) && d_in == std::floor(d_in) && num_tokens * d_in <= 64.0 * 1024 * 1024))
-    throw AttentionError("tensor_shape", "d_in", "cannot make " + std::to_string(num_tokens) + " tokens of width " + std::to_string(d_in),
-                         "Use whole numbers: at least one token and d_in >= 1.");
-  return attention_lab::seeded_tokens(static_cast<int64_t>(num_tokens), static_cast<int64_t>(d_in), seed_from(seed));
+  const char* example = "seededTokens(6, 3, 123): six tokens of width 3";
+  const int64_t n = whole_number(num_tokens, "num_tokens", 1, kLargestCount, "tensor_shape", std::string("num_tokens is how many tokens to make, e.g. ") + example + ".");
+  return attention_lab::seeded_tokens(n, token_width(num_tokens, d_in, example), seed_from(seed));
 }
 
 Tensor Session::sentence_tokens(const std::vector<std::string>& words, double d_in, double seed) const {
-  if (words.empty() || !(d_in >= 1 && static_cast<double>(words.size()) * d_in <= 64.0 * 1024 * 1024))
-    throw AttentionError("tensor_shape", "d_in", "cannot make embeddings for " + std::to_string(words.size()) + " words of width " + std::to_string(d_in),
-                         "Type at least one word and use d_in >= 1.");
-  return attention_lab::sentence_tokens(words, static_cast<int64_t>(d_in), seed_from(seed));
+  if (words.empty()) throw AttentionError("tensor_shape", "words", "there are no words to embed", "Type at least one word.");
+  const int64_t d = token_width(static_cast<double>(words.size()), d_in, "sentenceTokens([\"Your\", \"journey\"], 3, 123)");
+  return attention_lab::sentence_tokens(words, d, seed_from(seed));
 }
 
 // ---- generators ----
@@ -493,17 +520,16 @@ bool Session::set_parameter(uint32_t module, const std::string& name, TensorInpu
 
 std::vector<HeadShare> Session::head_shares(uint32_t module, double parts, bool training) const {
   const AttentionModule& m = objects_->module(module);
-  if (!(parts >= 1 && parts <= 64 && std::floor(parts) == parts))
-    throw AttentionError("bad_options", "parts", "parts must be a whole number from 1 to 64, got " + format_g(parts, 12),
-                         "Pass the number of Workers the forward may use, e.g. 2.");
-  return attention_lab::head_shares(m.plan(), static_cast<int64_t>(parts), training);
+  const int64_t n = whole_number(parts, "parts", 1, 64, "bad_options", "Pass the number of Workers the forward may use, e.g. 2.");
+  return attention_lab::head_shares(m.plan(), n, training);
 }
 
 Tensor Session::forward_share(uint32_t module, TensorInput x, double first, double count, bool training) const {
   const AttentionModule& m = objects_->module(module);
   const auto whole = [](double v) { return v >= 0 && v <= 1e6 && std::floor(v) == v; };
   if (!whole(first) || !whole(count))
-    throw AttentionError("head_share", "share", "a share is a first head and a count of heads, whole numbers; got first " + format_g(first, 12) + ", count " + format_g(count, 12),
+    throw AttentionError("head_share", "share",
+                         "a share is a first head and a count of heads, whole numbers; got first " + format_number(first) + ", count " + format_number(count),
                          "Take the shares module.headShares(parts) gives.");
   const HeadShare share{static_cast<int64_t>(first), static_cast<int64_t>(count)};
   const Tensor input = tensor_from_input(std::move(x), "x");
@@ -714,7 +740,10 @@ OpenedModel Session::gpt2_open(uint32_t file, const NumberOption& num_heads) {
 }
 
 double Session::gpt2_estimate(uint32_t model, double num_tokens, const std::string& attention) const {
-  return gpt2_run_bytes(objects_->model(model).config, static_cast<int64_t>(std::max(1.0, std::isfinite(num_tokens) ? std::floor(num_tokens) : 1.0)), gpt2_attention_of(attention));
+  const Gpt2Config& c = objects_->model(model).config;
+  const int64_t T = whole_number(num_tokens, "num_tokens", 1, static_cast<double>(c.n_ctx), "run_option",
+                                 "model.estimateBytes(num_tokens) takes the tokens of a run: 1 to n_ctx (" + std::to_string(c.n_ctx) + ", the rows of wpe.weight).");
+  return gpt2_run_bytes(c, T, gpt2_attention_of(attention));
 }
 
 std::vector<FileRead> Session::gpt2_start(uint32_t model, const std::vector<double>& ids, double budget, const std::string& attention) {

@@ -1,6 +1,8 @@
 #include "attention_lab/text.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace attention_lab {
 
@@ -8,6 +10,19 @@ std::string format_g(double v, int precision) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*g", precision, v);
   return buffer;
+}
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  if (v == 0) return "0";                                                 // not "-0"
+  if (v == std::floor(v) && std::fabs(v) < 1e16) return format_g(v, 17);  // every digit of a whole number, no exponent
+  // The shortest %g that reads back exactly: %g's exponent form ("1e-05", "1e+16") is Python's.
+  for (int precision = 1; precision < 17; ++precision) {
+    const std::string s = format_g(v, precision);
+    if (std::strtod(s.c_str(), nullptr) == v) return s;
+  }
+  return format_g(v, 17);
 }
 
 std::string with_commas(double v) {

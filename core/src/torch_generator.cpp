@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "attention_lab/text.hpp"
+
 namespace attention_lab {
 
 void Mt19937::seed_with(uint32_t seed) {
@@ -154,7 +156,7 @@ void TorchGenerator::dropout(float* data, int64_t n, double p) {
 
 Tensor TorchGenerator::dropout(const Tensor& x, double p) {
   if (!(p >= 0.0 && p <= 1.0)) {
-    throw AttentionError("dropout_range", "p", "dropout probability must be in [0, 1], got " + std::to_string(p), "Use a value such as 0.1 or 0.5.");
+    throw AttentionError("dropout_range", "p", "dropout probability must be in [0, 1], got " + format_number(p), "Use a value such as 0.1 or 0.5.");
   }
   Tensor y = x;
   dropout(y.data.data(), y.numel(), p);

@@ -291,7 +291,7 @@ CopyReport copy_weights(const AttentionModule& from, AttentionModule& to, const 
     if (!suspects.empty()) {
       std::string s;
       for (size_t i = 0; i < suspects.size(); ++i) s += (i ? ", " : "") + suspects[i];
-      report.notes.push_back("The outputs differ (max abs difference " + std::to_string(max_diff) + "); look at " + s + ".");
+      report.notes.push_back("The outputs differ (max abs difference " + format_g(max_diff, 3) + "); look at " + s + ".");
     }
   }
   return report;

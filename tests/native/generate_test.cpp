@@ -156,6 +156,44 @@ TEST_CASE("gpt2_pick_token: greedy takes the first maximum and draws nothing; to
   CHECK(g.state() == h.state());
 }
 
+TEST_CASE("a temperature so near 0 that logits / temperature overflow float32 is named as typed (1e-40, not 0.000000)") {
+  TorchGenerator g(7);
+  std::string message;
+  try {
+    gpt2_pick_token({1.0f, 3.0f, 2.0f}, 1e-40, std::nullopt, &g);
+  } catch (const AttentionError& e) {
+    CHECK(e.code() == "non_finite_probabilities");
+    CHECK(e.slot() == "temperature");
+    message = e.what();
+  }
+  CHECK(message == "the probabilities are not finite at temperature 1e-40: logits / temperature overflow float32 (past ~3.4e38)");
+  CHECK(gpt2_pick_token({1.0f, 3.0f, 2.0f}, 1e-3, std::nullopt, &g).token == 1);  // small but finite: the largest logit, nearly surely
+}
+
+TEST_CASE("a GPT-2 model's counts are whole numbers, refused by name with the value as typed: estimate's num_tokens, generate's options") {
+  const TinyGpt2 t = tiny_gpt2();
+  Session s;
+  const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
+  const OpenedModel m = s.gpt2_open(f.handle, {});
+  const auto message = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const AttentionError& e) {
+      return e.code() + " " + e.slot() + ": " + e.what();
+    }
+    return std::string();
+  };
+  const std::string n_ctx = std::to_string(m.config.n_ctx);
+  CHECK(message([&] { s.gpt2_estimate(m.handle, NAN, "full"); }) == "run_option num_tokens: num_tokens must be a whole number from 1 to " + n_ctx + ", got NaN");
+  CHECK(message([&] { s.gpt2_estimate(m.handle, 1.5, "full"); }) == "run_option num_tokens: num_tokens must be a whole number from 1 to " + n_ctx + ", got 1.5");
+  CHECK(message([&] { s.gpt2_estimate(m.handle, m.config.n_ctx + 1, "full"); }).rfind("run_option num_tokens:", 0) == 0);
+  CHECK(s.gpt2_estimate(m.handle, 3, "full") > 0);
+  const GenerateOptionsInput half{{"number", 2.5}, {}, {}, {}, {}, {}, {}, {}};
+  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, half, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got 2.5");
+  const GenerateOptionsInput text{{"string", 0}, {}, {}, {}, {}, {}, {}, {}};
+  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, text, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got a string");
+}
+
 TEST_CASE("a tiny GPT-2 generates greedily: cached = uncached = resident = re-read, and the first token is the whole-model run's argmax") {
   const TinyGpt2 t = tiny_gpt2();
   const std::vector<int64_t> prompt = {3, 17, 5, 9};

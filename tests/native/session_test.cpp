@@ -91,8 +91,11 @@ TEST_CASE("seeds, rand sizes and token counts are refused by name before anythin
   CHECK(s.generator_state(wrapped) == TorchGenerator(~uint64_t{0}).state());
   CHECK(refusal([&] { s.rand(wrapped, {65536, 65536}); }).first == "too_large");
   CHECK(s.rand(wrapped, {2, 3}).shape == Shape{2, 3});
-  CHECK(refusal([&] { s.seeded_tokens(0, 3, 1); }) == std::pair<std::string, std::string>{"tensor_shape", "d_in"});
-  CHECK(refusal([&] { s.sentence_tokens({}, 3, 1); }).first == "tensor_shape");
+  CHECK(refusal([&] { s.seeded_tokens(0, 3, 1); }) == std::pair<std::string, std::string>{"tensor_shape", "num_tokens"});
+  CHECK(refusal([&] { s.seeded_tokens(6, 0, 1); }) == std::pair<std::string, std::string>{"tensor_shape", "d_in"});
+  CHECK(refusal([&] { s.seeded_tokens(65536, 65536, 1); }) == std::pair<std::string, std::string>{"too_large", "d_in"});
+  CHECK(refusal([&] { s.sentence_tokens({}, 3, 1); }) == std::pair<std::string, std::string>{"tensor_shape", "words"});
+  CHECK(refusal([&] { s.sentence_tokens({"Your"}, 1.5, 1); }) == std::pair<std::string, std::string>{"tensor_shape", "d_in"});  // once truncated to 1
   CHECK(s.sentence_tokens({"Your", "journey"}, 4, 123).shape == Shape{2, 4});
 }
 
@@ -144,7 +147,7 @@ TEST_CASE("token ids that are no ids each say what they are, by position (not 't
   CHECK(refusal(ids({1, 1.5})) == std::pair<std::string, std::string>{"checkpoint_token", "tokens"});
   CHECK(refusal_message(ids({1, 1.5})) == "token 1 is 1.5, not a whole number");
   CHECK(refusal_message(ids({NAN})) == "token 0 is NaN, not a number");
-  CHECK(refusal_message(ids({2, 3, INFINITY})) == "token 2 is inf, far outside any vocabulary");
+  CHECK(refusal_message(ids({2, 3, INFINITY})) == "token 2 is Infinity, far outside any vocabulary");
   CHECK(refusal(ids(std::vector<double>(100001, 1.0))) == std::pair<std::string, std::string>{"too_large", "tokens"});
   CHECK(refusal_message(ids(std::vector<double>(100001, 1.0))) == "more than 100,000 token ids");
 }
@@ -220,7 +223,13 @@ TEST_CASE("a resident trace gives each stage's facts at once and its values on r
   CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {2, 0}, 8, 8); }) == std::pair<std::string, std::string>{"trace_range", "batch"});
   CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 2}, 8, 8); }) == std::pair<std::string, std::string>{"trace_range", "head"});
   CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0}, 8, 8); }) == std::pair<std::string, std::string>{"trace_range", "leading"});
-  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 0, 8); }) == std::pair<std::string, std::string>{"trace_range", "size"});
+  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 0, 8); }) == std::pair<std::string, std::string>{"trace_range", "height"});
+  CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 8, NAN); }) == std::pair<std::string, std::string>{"trace_range", "width"});
+  CHECK(refusal_message([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {NAN, 0}, 8, 8); }) == "batch must be a whole number from 0 to 1, got NaN");
+  CHECK(refusal_message([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 1.5}, 8, 8); }) == "head must be a whole number from 0 to 1, got 1.5");
+  CHECK(refusal_message([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 8, 1e-40); }) == "width must be a whole number from 1 to 4096, got 1e-40");
+  CHECK(refusal([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 0, 0}, {1, 1, 3, NAN}); }) == std::pair<std::string, std::string>{"trace_range", "sizes"});
+  CHECK(refusal_message([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 0, 0.5}, {1, 1, 3, 3}); }) == "offsets[3] must be a whole number, got 0.5");
   CHECK(refusal([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 4, 0}, {1, 1, 3, 6}); }) == std::pair<std::string, std::string>{"trace_range", "offsets"});
   CHECK(s.handles_in_use() == 1);
   s.release(lazy.trace.handle);
@@ -350,4 +359,16 @@ TEST_CASE("reserve_memory takes the run's own estimate (resident or traced) and 
     bad["num_heads"] = SlotValue::integer(5);
     CHECK(refusal([&] { s.reserve_memory("MultiHeadAttention", bad, shape, true, true); }).first == "heads_divisibility");
   }
+}
+
+TEST_CASE("counts a caller gives are whole numbers, refused by name with the value as typed (not 1.500000 or nan)") {
+  Session s;
+  CHECK(refusal_message([&] { s.seeded_tokens(1.5, 3, 123); }) == "num_tokens must be a whole number from 1, got 1.5");
+  CHECK(refusal_message([&] { s.seeded_tokens(6, NAN, 123); }) == "d_in must be a whole number from 1, got NaN");
+  CHECK(refusal_message([&] { s.sentence_tokens({"Your", "journey"}, 1.5, 123); }) == "d_in must be a whole number from 1, got 1.5");
+  CHECK(refusal_message([&] { s.set_threads(1.5); }) == "threads must be a whole number from 1 to 16, got 1.5");
+  const uint32_t g = s.manual_seed(1);
+  CHECK(refusal_message([&] { s.dropout(g, book_input(), 1.5); }) == "dropout probability must be in [0, 1], got 1.5");
+  const ModuleInfo m = s.create("MultiHeadAttention", book_mha(), g);
+  CHECK(refusal_message([&] { s.head_shares(m.handle, 2.5, false); }) == "parts must be a whole number from 1 to 64, got 2.5");
 }

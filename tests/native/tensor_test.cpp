@@ -29,6 +29,22 @@ TEST_SUITE("tensor") {
     CHECK(with_commas(999.0) == "999");
   }
 
+  TEST_CASE("a number a reader gave prints as typed (Python's repr, JavaScript's String), never as %f's 1.500000 or 0.000000") {
+    CHECK(format_number(1e-40) == "1e-40");
+    CHECK(format_number(1.5) == "1.5");
+    CHECK(format_number(0.1) == "0.1");
+    CHECK(format_number(0.1 + 0.2) == "0.30000000000000004");  // every digit that tells it from 0.3
+    CHECK(format_number(3.0) == "3");
+    CHECK(format_number(-1.0) == "-1");
+    CHECK(format_number(-0.0) == "0");
+    CHECK(format_number(2147483648.0) == "2147483648");
+    CHECK(format_number(1e-5) == "1e-05");  // Python's repr(1e-05)
+    CHECK(format_number(1e20) == "1e+20");
+    CHECK(format_number(std::nan("")) == "NaN");
+    CHECK(format_number(std::numeric_limits<double>::infinity()) == "Infinity");
+    CHECK(format_number(-std::numeric_limits<double>::infinity()) == "-Infinity");
+  }
+
   TEST_CASE("a summary counts -inf and exact zeros and takes min, max and mean over the finite values") {
     const float inf = std::numeric_limits<float>::infinity();
     // finite: 2, -1, 0, 0, 5 -> min -1, max 5, mean 6 / 5 = 1.2; -inf twice; NaN and +inf are skipped

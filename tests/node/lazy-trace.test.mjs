@@ -181,8 +181,8 @@ test("module.forward(x, {trace: 'lazy'}) gives the untraced output bits; bad que
   refused(() => trace.heatmap("attn_weights", { batch: 2 }), "trace_range", "batch");
   assert.throws(() => trace.heatmap("attn_weights", { head: 4 }), /head 4 is outside axis 1 \(num_heads\) of attn_weights, which has 4 entries/);
   refused(() => trace.heatmap("attn_weights", { head: 1.5 }), "trace_range", "head");
-  refused(() => trace.heatmap("attn_weights", { width: 0 }), "trace_range", "size");
-  refused(() => trace.heatmap("attn_weights", { width: "wide" }), "trace_range", "size");
+  refused(() => trace.heatmap("attn_weights", { width: 0 }), "trace_range", "width");
+  refused(() => trace.heatmap("attn_weights", { height: "wide" }), "trace_range", "height");
   refused(() => trace.slice("attn_weights", { offsets: [0, 0, 30, 0], sizes: [1, 1, 12, 12] }), "trace_range", "offsets");
   refused(() => trace.slice("attn_weights", { offsets: [0, 0], sizes: [1, 1] }), "trace_range", "offsets");
   refused(() => trace.slice("attn_weights", { sizes: [1, 1, 1, 1] }), "trace_range", "offsets");

@@ -630,7 +630,7 @@ export type ErrorCode =
   | "busy"
   /** a GPT-2 run was cancelled through its signal */
   | "cancelled"
-  /** an option of model.run out of its range (attention: "full" or "thumbnails"); names it */
+  /** an option of model.run or model.estimateBytes out of its range (attention: "full" or "thumbnails"; num_tokens: a whole number from 1 to n_ctx); names it */
   | "run_option"
   /** an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, window, attention); names it */
   | "generate_option"
@@ -993,8 +993,8 @@ export interface LazyTrace {
    *   than the slice's gives the slice's).
    * @returns The {@link LazyHeatmap}.
    * @throws {@link AttentionError} "trace_stage" (no such stage; the message lists them), "trace_range"
-   *   (slot "batch" or "head": an index past its axis, named with the axis size; slot "size": a side
-   *   outside 1..4096), "disposed" (slot "trace").
+   *   (slot "batch" or "head": an index past its axis, named with the axis size, or not a whole number
+   *   such as NaN or 1.5; slot "width" or "height": a side outside 1..4096), "disposed" (slot "trace").
    */
   heatmap(stage: string, options?: { batch?: number; head?: number; width?: number; height?: number }): LazyHeatmap;
   /**
@@ -1604,9 +1604,11 @@ export interface GPT2Model {
   readonly config: Readonly<GPT2Config>;
   /**
    * Bytes a run on numTokens tokens takes at its peak, its results as the caller holds them included (checked before every run).
-   * @param numTokens - num_tokens of the run.
+   * @param numTokens - num_tokens of the run: a whole number from 1 to n_ctx.
    * @param options - `attention`: what the run keeps per layer, as in {@link GPT2RunOptions}.
    * @returns Bytes of WebAssembly memory and results.
+   * @throws {@link AttentionError} "run_option" (slot "num_tokens": NaN, 1.5, 0 or past n_ctx; slot
+   *   "attention"), "disposed".
    */
   estimateBytes(numTokens: number, options?: { attention?: "full" | "thumbnails" }): number;
   /**
@@ -2025,7 +2027,8 @@ export interface AttentionLab {
    * @param dIn - d_in, the embedding width.
    * @param seed - The table's seed.
    * @returns The tensor `(num_tokens, d_in)`.
-   * @throws {@link AttentionError} "tensor_shape" (no words, a bad width or too many values).
+   * @throws {@link AttentionError} "tensor_shape" (slot "words": no words; slot "d_in": not a whole
+   *   number from 1, e.g. 1.5 or NaN), "too_large" (slot "d_in": more than 67,108,864 values).
    */
   sentenceTokens(words: string[], dIn: number, seed: number): Tensor;
   /**
@@ -2034,7 +2037,9 @@ export interface AttentionLab {
    * @param dIn - d_in, a whole number from 1.
    * @param seed - The generator's seed.
    * @returns The tensor `(num_tokens, d_in)`.
-   * @throws {@link AttentionError} "tensor_shape" (slot "d_in") for sizes that are not whole numbers from 1, or too many values.
+   * @throws {@link AttentionError} "tensor_shape" (slot "num_tokens" or "d_in") for sizes that are not
+   *   whole numbers from 1 (1.5, NaN: the message shows the value as given), "too_large" (slot "d_in":
+   *   more than 67,108,864 values).
    */
   seededTokens(numTokens: number, dIn: number, seed: number): Tensor;
   /**

@@ -129,7 +129,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"trace_range", "arguments", "a lazy trace query out of range: a batch or head index, a window's offset + size past its axis, a heatmap side outside 1..4096 (names the axis and value)"},
     {"busy", "arguments", "a GPT-2 model is already running (one run at a time per model)"},
     {"cancelled", "arguments", "a GPT-2 run was cancelled through its signal"},
-    {"run_option", "arguments", "an option of model.run out of its range (attention: \"full\" or \"thumbnails\"); names it"},
+    {"run_option", "arguments", "an option of model.run or model.estimateBytes out of its range (attention: \"full\" or \"thumbnails\"; num_tokens: a whole number from 1 to n_ctx); names it"},
     {"generate_option", "arguments", "an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, window, attention); names it"},
     {"cache_context", "arguments", "a GPT-2 KV cache past the position table: prompt + maxNewTokens - 1 > n_ctx, with a window too (names both)"},
     {"non_finite_probabilities", "arguments", "sampling met probabilities that are not finite (torch.multinomial refuses them too)"},
