@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/modules.hpp"
@@ -288,6 +289,32 @@ int64_t kv_groups_for(int64_t num_heads) {
 
 double estimate_bytes(const ModuleConfig& c, const std::optional<Shape>& input_shape, bool trace) { return plan_bytes(plan_forward(c), input_shape, trace); }
 
+namespace {
+/// The size slots that make the parameters alone go over the budget: each whose reduction to GPT-2
+/// small's size (768 wide, 12 heads; a multiple of num_heads where the heads split d_out) would remove
+/// more than half of their bytes. MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=10**9): latent_dim;
+/// MultiHeadAttention(100000, 100000, ...): d_in and d_out; SelfAttention_v1(10**9, 2): d_in.
+std::vector<std::string> oversized_slots(const ModuleConfig& c) {
+  const Gpt2Size& small = kGpt2Sizes[0];
+  const std::pair<const char*, int64_t ModuleConfig::*> sizes[] = {
+      {"d_in", &ModuleConfig::d_in}, {"d_out", &ModuleConfig::d_out}, {"latent_dim", &ModuleConfig::latent_dim}, {"num_heads", &ModuleConfig::num_heads}};
+  const double bytes = estimate_bytes(c, std::nullopt);
+  std::vector<std::string> out;
+  for (const auto& size : sizes) {
+    const std::string name = size.first;
+    const auto field = size.second;
+    const bool has = std::any_of(c.recipe().slots.begin(), c.recipe().slots.end(), [&](const SlotSpec& s) { return s.name == name; });
+    if (!has || (field == &ModuleConfig::num_heads && !c.recipe().per_head_modules)) continue;  // fused heads share d_out: no parameters of their own
+    ModuleConfig smaller = c;
+    const int64_t typical = field == &ModuleConfig::num_heads ? small.n_head : small.n_embd;
+    smaller.*field = std::min(c.*field, field == &ModuleConfig::d_out && c.fused_heads() ? typical - typical % std::min(c.num_heads, typical) : typical);
+    if (estimate_bytes(smaller, std::nullopt) < bytes / 2) out.push_back(name);
+  }
+  if (out.empty()) out = {"d_in", "d_out"};
+  return out;
+}
+}  // namespace
+
 void check_input_shape(const ModuleConfig& c, const Shape& s, std::vector<Diagnostic>& out) {
   const bool batched = c.batched();
   const size_t want = batched ? 3 : 2;
@@ -506,11 +533,13 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   if (bytes > options.memory_budget_bytes) {
     // The parameters alone, or the traced forward on the input (then the input is at fault: no slot).
     std::vector<std::string> slots;
-    if (estimate_bytes(c, std::nullopt) > options.memory_budget_bytes) slots = {"d_in", "d_out"};
+    if (estimate_bytes(c, std::nullopt) > options.memory_budget_bytes) slots = oversized_slots(c);
     out.push_back(make(Severity::Error, "too_large", slots,
                        "this setup needs about " + with_commas(bytes) + " bytes (" + with_commas(bytes / (1024.0 * 1024.0)) + " MiB), over the " +
                            with_commas(options.memory_budget_bytes / (1024.0 * 1024.0)) + " MiB budget of this page",
-                       "Use smaller sizes: GPT-2 small is d_in = d_out = 768; use fewer tokens for long inputs.", ""));
+                       slots.empty() ? "Use fewer tokens (or smaller sizes: GPT-2 small is d_in = d_out = 768)."
+                                     : "Use a smaller " + join(slots, " or ") + ": its parameters alone are over the budget (GPT-2 small is d_in = d_out = 768).",
+                       ""));
   }
 
   if (spec->width == WidthRule::HeadsTimesDOut) {

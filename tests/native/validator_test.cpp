@@ -142,6 +142,24 @@ TEST_SUITE("validator") {
     const Diagnostic* d = find(ds, "too_large");
     REQUIRE(d != nullptr);
     CHECK(contains(d->message, "160,000,400,000 bytes"));
+    CHECK(d->slots == std::vector<std::string>{"d_in", "d_out"});
+  }
+
+  TEST_CASE("parameters over the budget name the slots that make them so: latent_dim, the wrapper's d_out and num_heads, not always d_in") {
+    const auto slots_of = [](const std::string& cls, const SlotMap& config) {
+      const Diagnostic* d = find(check_config(cls, config), "too_large");
+      return d == nullptr ? std::vector<std::string>{"(none)"} : d->slots;
+    };
+    SlotMap mla = {{"d_in", SlotValue::integer(3)},
+                   {"d_out", SlotValue::integer(4)},
+                   {"dropout", SlotValue::floating(0.0)},
+                   {"num_heads", SlotValue::integer(2)},
+                   {"latent_dim", SlotValue::integer(1e9)}};
+    CHECK(slots_of("MultiHeadLatentAttention", mla) == std::vector<std::string>{"latent_dim"});
+    CHECK(contains(find(check_config("MultiHeadLatentAttention", mla), "too_large")->hint, "Use a smaller latent_dim"));
+    CHECK(slots_of("MultiHeadAttentionWrapper", mha(3, 1e6, 10, SlotValue::floating(0.0), SlotValue::integer(256))) == std::vector<std::string>{"d_out", "num_heads"});
+    CHECK(slots_of("SelfAttention_v1", {{"d_in", SlotValue::integer(1e9)}, {"d_out", SlotValue::integer(2)}}) == std::vector<std::string>{"d_in"});
+    CHECK(slots_of("MultiHeadAttention", mha(768, 1e6, 1024, SlotValue::floating(0.0), SlotValue::integer(10))) == std::vector<std::string>{"d_out"});
   }
 
   // The chapter's lesson where readers miss it: MultiHeadAttention's d_out is the total the heads share.

@@ -1,5 +1,6 @@
 // Options and messages (issue 39, item 11): counts a caller gives are whole numbers, refused by name
-// with the value as typed (1e-40, 1.5, NaN; never 0.000000 or 1.500000).
+// with the value as typed (1e-40, 1.5, NaN; never 0.000000 or 1.500000); a too-large latent_dim is
+// named latent_dim.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -61,4 +62,16 @@ test("a temperature of 1e-40 is named as typed (once 'temperature 0.000000') wit
   assert.deepEqual([r.code, r.slot], ["non_finite_probabilities", "temperature"]);
   assert.equal(r.message, "the probabilities are not finite at temperature 1e-40: logits / temperature overflow float32 (past ~3.4e38)");
   assert.match(r.hint, /temperature 0 for the most likely token \(greedy\)/);
+});
+
+test("parameters over the budget name the slot that makes them so: latent_dim = 10**9 is latent_dim's error, not d_in's", async () => {
+  const mla = { d_in: 3, d_out: 4, dropout: 0.0, num_heads: 2, latent_dim: 1e9 };
+  const d = lab.check("MultiHeadLatentAttention", mla).find((x) => x.code === "too_large");
+  assert.deepEqual(d.slots, ["latent_dim"]);
+  assert.match(d.hint, /^Use a smaller latent_dim: its parameters alone are over the budget/);
+  const created = await refusal(() => lab.create("MultiHeadLatentAttention", mla));
+  assert.deepEqual([created.code, created.slot], ["too_large", "latent_dim"]);
+  // the wrapper's thousand heads are num_heads' error; two huge widths are both named
+  assert.deepEqual(lab.check("MultiHeadAttentionWrapper", { ...MHA, d_in: 768, d_out: 768, num_heads: 1000 }).find((x) => x.code === "too_large").slots, ["num_heads"]);
+  assert.deepEqual(lab.check("MultiHeadAttention", { ...MHA, d_in: 100000, d_out: 100000, num_heads: 10 }).find((x) => x.code === "too_large").slots, ["d_in", "d_out"]);
 });
