@@ -156,7 +156,10 @@ struct Session::Gpt2File {
 
 struct Session::Objects {
   std::map<uint32_t, std::unique_ptr<AttentionModule>> modules;  // a tree: its memory follows what is live
-  std::map<uint32_t, TorchGenerator> generators;
+  // Generators are shared: a module keeps the one its training forwards draw on (dropout_generators),
+  // so releasing the generator's handle (generator.dispose()) leaves that stream to the module.
+  std::map<uint32_t, std::shared_ptr<TorchGenerator>> generators;
+  std::map<uint32_t, std::shared_ptr<TorchGenerator>> dropout_generators;  // module -> its default generator
   std::map<uint32_t, std::shared_ptr<const SafetensorsHeader>> headers;
   std::map<uint32_t, std::unique_ptr<Gpt2File>> gpt2;
   std::map<uint32_t, std::pair<uint32_t, KvCache>> caches;  // handle -> (its module, the cache)
@@ -192,10 +195,16 @@ struct Session::Objects {
     if (it == modules.end()) throw AttentionError("disposed", "module", "this module was disposed", "Create it again with lab.create (or keep it until you are done).");
     return *it->second;
   }
-  TorchGenerator& generator(uint32_t h) {
+  const std::shared_ptr<TorchGenerator>& shared_generator(uint32_t h) const {
     const auto it = generators.find(h);
     if (it == generators.end()) throw AttentionError("disposed", "generator", "this generator was disposed", "Make a new one with lab.manualSeed(seed).");
     return it->second;
+  }
+  TorchGenerator& generator(uint32_t h) const { return *shared_generator(h); }
+  /// The generator a module's training forward draws on when it is given none (nullptr: none yet).
+  TorchGenerator* dropout_generator(uint32_t module) const {
+    const auto it = dropout_generators.find(module);
+    return it == dropout_generators.end() ? nullptr : it->second.get();
   }
   const std::shared_ptr<const SafetensorsHeader>& header(uint32_t h) const {
     const auto it = headers.find(h);
@@ -474,7 +483,7 @@ Tensor Session::sentence_tokens(const std::vector<std::string>& words, double d_
 
 uint32_t Session::manual_seed(double seed) {
   const uint64_t s = seed_from(seed);
-  objects_->generators.emplace(objects_->next, TorchGenerator(s));
+  objects_->generators.emplace(objects_->next, std::make_shared<TorchGenerator>(s));
   return objects_->next++;
 }
 
@@ -497,7 +506,15 @@ Tensor Session::dropout(uint32_t generator, TensorInput x, double p) {
 
 ModuleInfo Session::create(const std::string& class_name, const SlotMap& config, uint32_t generator) {
   const ModuleConfig c = validated_config(class_name, config);
-  return objects_->keep(AttentionModule(c, objects_->generator(generator)));
+  const ModuleInfo info = objects_->keep(AttentionModule(c, objects_->generator(generator)));
+  use_generator(info.handle, generator);  // torch: dropout draws go on where the constructor's draws ended
+  return info;
+}
+
+bool Session::use_generator(uint32_t module, uint32_t generator) {
+  objects_->module(module);  // disposed
+  objects_->dropout_generators[module] = objects_->shared_generator(generator);
+  return true;
 }
 
 ModuleInfo Session::from_parameters(const std::string& class_name, const SlotMap& config, std::vector<ParameterInput> parameters) {
@@ -598,7 +615,7 @@ ForwardResult Session::forward_with(uint32_t module, TensorInput x, bool trainin
   std::vector<Stage> stages;
   ForwardOptions opts;
   opts.training = training;
-  opts.generator = generator != 0 ? &objects_->generator(generator) : nullptr;
+  opts.generator = generator != 0 ? &objects_->generator(generator) : objects_->dropout_generator(module);
   opts.trace = trace ? &stages : nullptr;
   opts.warnings = &r.warnings;
   opts.cache = kv;
@@ -879,6 +896,7 @@ bool Session::release(uint32_t handle) {
   objects_->modules.erase(handle);
   objects_->revisions.erase(handle);
   objects_->generators.erase(handle);
+  objects_->dropout_generators.erase(handle);
   objects_->headers.erase(handle);
   objects_->gpt2.erase(handle);
   objects_->caches.erase(handle);

@@ -361,6 +361,35 @@ TEST_CASE("reserve_memory takes the run's own estimate (resident or traced) and 
   }
 }
 
+TEST_CASE("a module keeps drawing its dropout masks on its generator after the generator's handle is released") {
+  // Two sessions, the same seed: in one the generator's handle is released after create (gen.dispose()).
+  SlotMap dropout = book_mha();
+  dropout["dropout"] = SlotValue::floating(0.5);
+  Session kept, released;
+  const uint32_t g1 = kept.manual_seed(123), g2 = released.manual_seed(123);
+  const ModuleInfo m1 = kept.create("MultiHeadAttention", dropout, g1), m2 = released.create("MultiHeadAttention", dropout, g2);
+  released.release(g2);
+  CHECK(released.handles_in_use() == 1);
+  for (int run = 0; run < 2; ++run) {  // the stream goes on: the second masks are not the first again
+    const ForwardResult a = kept.forward(m1.handle, book_input(), true, 0, false, 0);
+    const ForwardResult b = released.forward(m2.handle, book_input(), true, 0, false, 0);
+    CHECK(a.output.data == b.output.data);
+  }
+  kept.rand(g1, {1});  // the generator and its module share one stream, as torch's default generator
+  const ForwardResult after_rand = kept.forward(m1.handle, book_input(), true, 0, false, 0);
+  CHECK(after_rand.output.data != released.forward(m2.handle, book_input(), true, 0, false, 0).output.data);
+  // use_generator: another module's generator, refused once either handle is gone
+  std::vector<ParameterInput> given;
+  for (const NamedTensor& p : kept.parameters(m1.handle)) given.push_back({p.name, {std::vector<double>(p.tensor.shape.begin(), p.tensor.shape.end()), p.tensor.data}});
+  const ModuleInfo v = kept.from_parameters("MultiHeadAttention", dropout, given);
+  CHECK(refusal([&] { kept.forward(v.handle, book_input(), true, 0, false, 0); }).first == "generator_missing");
+  CHECK(kept.use_generator(v.handle, g1));
+  CHECK(kept.forward(v.handle, book_input(), true, 0, false, 0).output.shape == Shape{1, 6, 2});
+  CHECK(refusal([&] { released.use_generator(m2.handle, g2); }) == std::pair<std::string, std::string>{"disposed", "generator"});
+  released.release(m2.handle);
+  CHECK(released.handles_in_use() == 0);
+}
+
 TEST_CASE("counts a caller gives are whole numbers, refused by name with the value as typed (not 1.500000 or nan)") {
   Session s;
   CHECK(refusal_message([&] { s.seeded_tokens(1.5, 3, 123); }) == "num_tokens must be a whole number from 1, got 1.5");

@@ -1,12 +1,12 @@
 // Options and messages (issue 39, item 11): counts a caller gives are whole numbers, refused by name
 // with the value as typed (1e-40, 1.5, NaN; never 0.000000 or 1.500000); a too-large latent_dim is
-// named latent_dim.
+// named latent_dim; a module outlives the dispose() of the generator it was made with.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { gpt2File } from "../gpt2-files.mjs";
-import { stackTwo } from "./helpers.mjs";
+import { sameBits, stackTwo } from "./helpers.mjs";
 
 const root = new URL("../../", import.meta.url);
 const read = (file) => readFileSync(new URL(file, root), "utf8");
@@ -74,4 +74,21 @@ test("parameters over the budget name the slot that makes them so: latent_dim = 
   // the wrapper's thousand heads are num_heads' error; two huge widths are both named
   assert.deepEqual(lab.check("MultiHeadAttentionWrapper", { ...MHA, d_in: 768, d_out: 768, num_heads: 1000 }).find((x) => x.code === "too_large").slots, ["num_heads"]);
   assert.deepEqual(lab.check("MultiHeadAttention", { ...MHA, d_in: 100000, d_out: 100000, num_heads: 10 }).find((x) => x.code === "too_large").slots, ["d_in", "d_out"]);
+});
+
+test("a module keeps drawing its dropout masks after the generator it was made with is disposed (once: every training forward threw 'disposed')", () => {
+  const config = { ...MHA, dropout: 0.5 };
+  const disposed = lab.manualSeed(123);
+  const kept = lab.manualSeed(123);
+  const a = lab.create("MultiHeadAttention", config, { generator: disposed });
+  const b = lab.create("MultiHeadAttention", config, { generator: kept });
+  disposed.dispose();
+  const runs = [0, 1].map(() => [a.forward(x).output.data, b.forward(x).output.data]);
+  for (const [i, [mine, twin]] of runs.entries()) assert.ok(sameBits(mine, twin), `run ${i}: the same masks as its twin's`);
+  assert.ok(!sameBits(runs[0][0], runs[1][0]), "the stream goes on: the second masks are new ones");
+  // a disposed generator passed to forward is still refused by name
+  assert.throws(() => a.forward(x, { generator: disposed }), (e) => e.code === "disposed" && e.slot === "generator");
+  // fromParameters and convert make modules with a fresh generator of their own: they draw too
+  const copy = lab.fromParameters("MultiHeadAttention", config, a.parameters());
+  assert.deepEqual(copy.forward(x).output.shape, [2, 6, 2]);
 });

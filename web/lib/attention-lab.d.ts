@@ -1106,7 +1106,9 @@ export interface Generator {
   dropout(tensor: TensorLike, p: number): Tensor;
   /**
    * Frees the generator's state in WASM memory now; garbage collection does it otherwise (nothing
-   * needs calling). Using it afterwards throws AttentionError "disposed" (slot "generator").
+   * needs calling). Using it afterwards throws AttentionError "disposed" (slot "generator"). A module
+   * made with it (lab.create's `generator`) shares its state: the module's training forwards go on
+   * drawing their dropout masks from that stream, which lives until the module is released too.
    */
   dispose(): void;
 }
@@ -1184,7 +1186,8 @@ export interface AttentionModule {
    * The module's forward pass, as `module(x)` in PyTorch.
    * @param x - Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.
    * @param options - `training` defaults to true (a fresh PyTorch module is in training mode);
-   *   `generator` draws the dropout masks (default: the module's own, from create); `trace: true`
+   *   `generator` draws the dropout masks (default: the module's own, from create, which it keeps
+   *   drawing on after that generator's dispose()); `trace: true`
    *   returns every stage; `cache` appends to a KV cache (see newCache).
    * @returns The output `(b, num_tokens, outputWidth)`, the trace when asked, and warnings.
    * @throws {@link AttentionError} (slot "x" unless named): "tensor_shape", "tensor_size",

@@ -299,11 +299,12 @@ class AttentionModule {
   static is(v) {
     return v !== null && typeof v === "object" && #handle in v;
   }
-  #generator;
   constructor(lab, info, generator) {
     this.#core = lab._core;
     this.#handle = info.handle;
-    this.#generator = generator;
+    // The generator its training forwards draw on when given none: the core shares it with the module,
+    // so generator.dispose() later leaves the stream to the module (it goes on drawing from it).
+    unwrap(lab._core.useGenerator(info.handle, generator._handle));
     released.register(this, { release: lab._core.release, handle: info.handle }, this);
     const facts = moduleFacts(info);
     this.className = facts.className;
@@ -338,9 +339,10 @@ class AttentionModule {
     if (cache !== undefined && cache !== null && !KvCache.is(cache)) {
       throw new AttentionError({ code: "cache_module", slot: "cache", message: `cache must come from module.newCache(), got ${valueText(cache)}`, hint: "Pass {cache: module.newCache()}, or leave it out." });
     }
-    // Only dropout in training draws; otherwise the generator is left alone (as in PyTorch).
+    // Only dropout in training draws; otherwise the generator is left alone (as in PyTorch). Without
+    // one (0), the core draws on the module's own (useGenerator), even after that one's dispose().
     const draws = Boolean(training) && this.config.dropout > 0;
-    const gen = draws ? generator ?? this.#generator : null;
+    const gen = draws ? generator ?? null : null;
     if (gen !== null && !Generator.is(gen)) {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(gen)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
     }

@@ -270,11 +270,20 @@ class Session {
   Tensor dropout(uint32_t generator, TensorInput x, double p);
 
   // ---- modules ----
+  /// The module, its parameters drawn from `generator` as the constructor does after
+  /// torch.manual_seed; its training forwards then draw their dropout masks on that same generator
+  /// when given none (use_generator).
   ModuleInfo create(const std::string& class_name, const SlotMap& config, uint32_t generator);
+  /// Makes `generator` the one `module`'s training forwards draw their dropout masks on when forward
+  /// is given none (0), as PyTorch's default generator. The module shares it: releasing the
+  /// generator's handle later leaves the stream to the module, whose forwards go on drawing from it.
+  /// AttentionError disposed (either handle released).
+  bool use_generator(uint32_t module, uint32_t generator);
   ModuleInfo from_parameters(const std::string& class_name, const SlotMap& config, std::vector<ParameterInput> parameters);
   std::vector<NamedTensor> parameters(uint32_t module) const;
   bool set_parameter(uint32_t module, const std::string& name, TensorInput t);
-  /// `cache`: 0, or a cache of new_cache for this module (a cached forward of the next chunk).
+  /// `generator`: 0 for the module's own (use_generator; none: dropout in training is refused with
+  /// generator_missing). `cache`: 0, or a cache of new_cache for this module (a cached forward of the next chunk).
   ForwardResult forward(uint32_t module, TensorInput x, bool training, uint32_t generator, bool trace, uint32_t cache);
   /// forward with the trace kept in WASM memory (a ResidentTrace: stage facts at once, values on
   /// request). The output bits are forward's, traced or not.
