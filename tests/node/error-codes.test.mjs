@@ -96,7 +96,7 @@ test("the generator reads the table strictly", () => {
 
 test("every code the boundary (core session, bindings), the facade and the page mint or test for is in the union; the library mints none of the page's", () => {
   const union = new Set(unionOfDts(DTS).map((u) => u.code));
-  const library = [...literalCodes("core/src/session.cpp"), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js"), ...literalCodes("web/lib/attention-lab.node.js"), ...literalCodes("web/lib/head-split.js"), ...literalCodes("web/lib/head-split-worker.js")];
+  const library = [...literalCodes("core/src/session.cpp"), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js"), ...literalCodes("web/lib/attention-lab.node.js"), ...literalCodes("web/lib/head-split.js"), ...literalCodes("web/lib/head-split-worker.js"), ...literalCodes("web/lib/options.js")];
   const page = app.flatMap(literalCodes);
   const missing = [...library, ...page].filter(({ code }) => !union.has(code)).map(({ code, file }) => `${file}: ${code}`);
   assert.deepEqual(missing, [], "codes not in core/include/attention_lab/error_codes.hpp");
@@ -104,7 +104,7 @@ test("every code the boundary (core session, bindings), the facade and the page 
   assert.deepEqual(pageOnly, []);
   // the scan sees each way the layers write a code
   const found = new Set([...library, ...page].map((x) => x.code));
-  for (const code of ["wasm_fetch", "wasm_loaded", "out_of_memory", "internal", "disposed", "checkpoint_num_heads", "unreadable_argument", "bad_options", "worker", "no_tokens", "error", "cancelled"]) {
+  for (const code of ["wasm_fetch", "wasm_loaded", "out_of_memory", "internal", "disposed", "checkpoint_num_heads", "unreadable_argument", "bad_options", "unknown_option", "worker", "no_tokens", "error", "cancelled"]) {
     assert.ok(found.has(code), code);
   }
   // and each of the page's own codes is one the page really mints
@@ -120,6 +120,7 @@ test("every code of the table is written somewhere as a literal (core, bindings,
     "web/lib/attention-lab.node.js",
     "web/lib/head-split.js",
     "web/lib/head-split-worker.js",
+    "web/lib/options.js",
     ...app,
   ];
   const text = sources.map(read).join("\n");

@@ -50,9 +50,11 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
     assert.deepEqual([string.code, string.slot], ["bad_options", "loadAttentionLab"]);
     assert.match(string.hint, /\{wasmUrl: .*\}, \{wasmBinary: bytes\}, or nothing/);
     const unknown = await refusal({ wasmPath: "/core.wasm" });
-    assert.deepEqual([unknown.code, unknown.slot], ["wasm_options", "wasmPath"]);
+    assert.deepEqual([unknown.code, unknown.slot], ["unknown_option", "wasmPath"]);
     assert.match(unknown.message, /no option "wasmPath"/);
-    assert.match(unknown.hint, /wasmUrl .* wasmBinary/);
+    assert.equal(unknown.hint, "The options of loadAttentionLab are wasmUrl, wasmBinary, threads, checkpoints.");
+    const typo = await refusal({ wasmUlr: "/core.wasm" });
+    assert.deepEqual([typo.code, typo.slot, typo.message], ["unknown_option", "wasmUlr", 'loadAttentionLab has no option "wasmUlr": did you mean wasmUrl?']);
     const both = await refusal({ wasmUrl: `${base}/core.wasm`, wasmBinary: WASM });
     assert.deepEqual([both.code, both.slot], ["wasm_options", "wasmBinary"]);
     assert.match(both.message, /both wasmUrl and wasmBinary/);

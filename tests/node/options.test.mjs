@@ -1,10 +1,15 @@
-// Options and messages (issue 39, item 11): counts a caller gives are whole numbers, refused by name
-// with the value as typed (1e-40, 1.5, NaN; never 0.000000 or 1.500000); a too-large latent_dim is
-// named latent_dim; a module outlives the dispose() of the generator it was made with.
+// Options and messages (issue 39, item 11): every options object of the public API refuses a name it
+// does not have ("unknown_option", with the nearest valid name) instead of ignoring it; each call's
+// list of names (web/lib/options.js) is the names the facade reads and the names the .d.ts documents;
+// counts a caller gives are whole numbers, refused by name with the value as typed (1e-40, 1.5, NaN;
+// never 0.000000 or 1.500000); a too-large latent_dim is named latent_dim; a module outlives the
+// dispose() of the generator it was made with.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
+import { createHeadSplit } from "attention-lab/head-split";
+import { OPTION_NAMES, nearestName } from "../../web/lib/options.js";
 import { gpt2File } from "../gpt2-files.mjs";
 import { sameBits, stackTwo } from "./helpers.mjs";
 
@@ -31,6 +36,145 @@ async function refusal(call) {
     return { code: e.code, slot: e.slot, message: e.message, hint: e.hint };
   }
 }
+
+test("a misspelt option is refused with the nearest name, never ignored: generate({tempreature: 1.5}) once ran greedy", async () => {
+  const typo = await refusal(() => model.generate([15496, 11], { maxNewTokens: 2, tempreature: 1.5 }));
+  assert.deepEqual(typo, {
+    code: "unknown_option",
+    slot: "tempreature",
+    message: 'model.generate has no option "tempreature": did you mean temperature?',
+    hint: "Rename it to temperature. The options of model.generate are maxNewTokens, temperature, topK, eosId, generator, cache, resident, window, attention, onToken, signal.",
+  });
+  // Python's spelling finds the JS one; a name near none lists the options without a guess
+  assert.match((await refusal(() => model.generate([1], { max_new_tokens: 2 }))).message, /"max_new_tokens": did you mean maxNewTokens\?$/);
+  const far = await refusal(() => lab.run("MultiHeadAttention", MHA, x, { colour: "red" }));
+  assert.deepEqual([far.code, far.slot, far.message, far.hint], ["unknown_option", "colour", 'lab.run has no option "colour"', "The options of lab.run are seed, training, trace."]);
+  // the nearest-name rule is the core's did_you_mean: case aside, within max(2, a third of the length)
+  assert.equal(nearestName("TRAINING", ["training"]), "training");
+  assert.equal(nearestName("numHeads", ["num_heads", "layer"]), "num_heads");
+  assert.equal(nearestName("xyz", ["training"]), "");
+});
+
+test("every options object of the API refuses each of its names misspelt, naming the name meant", async () => {
+  const module = lab.create("MultiHeadAttention", MHA);
+  const other = lab.create("MultiHeadAttention", MHA);
+  const lazy = lab.run("MultiHeadAttention", MHA, x, { trace: "lazy" }).trace;
+  const split = createHeadSplit({ workers: 0 });
+  const CALLS = {
+    loadAttentionLab: (o) => loadAttentionLab(o),
+    "lab.check": (o) => lab.check("MultiHeadAttention", MHA, o),
+    "lab.setup": (o) => lab.setup("MultiHeadAttention", MHA, o),
+    "lab.run": (o) => lab.run("MultiHeadAttention", MHA, x, o),
+    "lab.create": (o) => lab.create("MultiHeadAttention", MHA, o),
+    "lab.fromParameters": (o) => lab.fromParameters("MultiHeadAttention", MHA, module.parameters(), o),
+    "lab.copyWeights": (o) => lab.copyWeights(module, other, {}, o),
+    "lab.convert": (o) => lab.convert(module, o),
+    "lab.estimateBytes": (o) => lab.estimateBytes("MultiHeadAttention", MHA, [2, 6, 3], o),
+    "lab.reserveMemory": (o) => lab.reserveMemory("MultiHeadAttention", MHA, [2, 6, 3], o),
+    "lab.loadCheckpoint": (o) => lab.loadCheckpoint(file, o),
+    "lab.checkpointInput": (o) => lab.checkpointInput(file, o),
+    "lab.loadGPT2": (o) => lab.loadGPT2(file, o),
+    "module.forward": (o) => module.forward(x, o),
+    "module.headShares": (o) => module.headShares(2, o),
+    "module.forwardShare": (o) => module.forwardShare(x, { first: 0, count: 1 }, o),
+    "module.projectHeads": (o) => module.projectHeads(x, [], o),
+    "module.newCache": (o) => module.newCache(o),
+    "trace.heatmap": (o) => lazy.heatmap("attn_weights", o),
+    "trace.slice": (o) => lazy.slice("attn_weights", o),
+    "model.estimateBytes": (o) => model.estimateBytes(4, o),
+    "model.run": (o) => model.run([1, 2], o),
+    "model.attentionInput": (o) => model.attentionInput([1, 2], 0, o),
+    "model.generate": (o) => model.generate([1, 2], { maxNewTokens: 1, ...o }),
+    createHeadSplit: (o) => createHeadSplit(o),
+    "split.forward": (o) => split.forward(module, x, o),
+  };
+  assert.deepEqual(Object.keys(CALLS).sort(), Object.keys(OPTION_NAMES).sort(), "a call for every options object");
+  let checked = 0;
+  for (const [where, names] of Object.entries(OPTION_NAMES)) {
+    for (const name of names) {
+      const typo = name + name.at(-1);  // "training" -> "trainingg"
+      const r = await refusal(() => CALLS[where]({ [typo]: 1 }));
+      assert.deepEqual([r?.code, r?.slot, r?.message], ["unknown_option", typo, `${where} has no option "${typo}": did you mean ${name}?`], `${where} ${typo}`);
+      checked++;
+    }
+  }
+  assert.equal(checked, 61);  // every option name of the API
+  // a name the call has is not refused: the valid spelling still works
+  assert.deepEqual(module.forward(x, { training: false }).output.shape, [2, 6, 2]);
+  split.dispose();
+});
+
+/** The names each facade call reads from its options: `const { a = 1, b: c } = readOptions(options, "where")`. */
+function namesRead() {
+  const out = {};
+  for (const source of [read("web/lib/attention-lab.js"), read("web/lib/head-split.js")]) {
+    const splitMethods = [...source.matchAll(/this\.#split\("(\w+)", options/g)].map((m) => `module.${m[1]}`);
+    for (const m of source.matchAll(/const \{([^}]*)\} = readOptions\(options, (?:"([^"]+)"|`module\.\$\{method\}`)\)/g)) {
+      const names = m[1].split(",").map((s) => s.trim()).filter((s) => !s.startsWith("[")).map((s) => s.split(/[:=]/)[0].trim());
+      for (const where of m[2] ? [m[2]] : splitMethods) {
+        assert.ok(!(where in out), `${where} is read once`);
+        out[where] = names;
+      }
+    }
+  }
+  return out;
+}
+
+/** The body of `export interface name {` ... its closing `}` in a .d.ts. */
+function interfaceBody(dts, name) {
+  const start = dts.indexOf(`export interface ${name} {`);
+  assert.ok(start >= 0, `interface ${name}`);
+  return dts.slice(start, dts.indexOf("\n}\n", start));
+}
+
+/** The option names a .d.ts type text allows: an inline {a?: T; ...}, a named interface, A & B, Pick<A, "a" | "b">. */
+function namesOfType(dts, type) {
+  const names = new Set();
+  const pick = type.match(/^Pick<(\w+), ((?:"\w+"(?: \| )?)+)>$/);
+  if (pick) return new Set([...pick[2].matchAll(/"(\w+)"/g)].map((m) => m[1]));
+  for (const part of type.split(" & ")) {
+    if (part.startsWith("{")) for (const m of part.matchAll(/[{;]\s*(\w+)\??:/g)) names.add(m[1]);
+    else for (const m of interfaceBody(dts, part.trim()).matchAll(/^ {2}(?:readonly )?(\w+)\??:/gm)) names.add(m[1]);
+  }
+  return names;
+}
+
+/** The option names of `method`'s options parameter (every overload) in interface `owner` (null: an exported function). */
+function documentedNames(dts, owner, method) {
+  const body = owner === null ? dts : interfaceBody(dts, owner);
+  const signature = owner === null ? new RegExp(`^export function ${method}\\(.*$`, "gm") : new RegExp(`^ {2}${method}(?:<[^(]*>)?\\(.*$`, "gm");
+  const names = new Set();
+  for (const [line] of body.matchAll(signature)) {
+    const at = line.search(/\boptions\??: /);
+    assert.ok(at >= 0, `${owner}.${method} takes options: ${line}`);
+    let depth = 0;
+    let end = line.indexOf(": ", at) + 2;
+    for (let i = end; i < line.length; i++, end = i) {
+      if ("{<(".includes(line[i])) depth++;
+      else if ("}>)".includes(line[i])) {
+        if (depth === 0) break;
+        depth--;
+      }
+    }
+    for (const n of namesOfType(dts, line.slice(line.indexOf(": ", at) + 2, end).trim())) names.add(n);
+  }
+  assert.ok(names.size > 0, `${owner}.${method}: no signature found`);
+  return [...names];
+}
+
+test("each call's option names are one list: the names the facade reads and the names the .d.ts documents", () => {
+  const dts = read("web/lib/attention-lab.d.ts");
+  const splitDts = read("web/lib/head-split.d.ts");
+  const OWNERS = { lab: "AttentionLab", module: "AttentionModule", trace: "LazyTrace", model: "GPT2Model", split: "HeadSplit" };
+  const reads = namesRead();
+  assert.deepEqual(Object.keys(reads).sort(), Object.keys(OPTION_NAMES).sort(), "the facade reads through readOptions for every options object");
+  for (const [where, names] of Object.entries(OPTION_NAMES)) {
+    assert.deepEqual([...reads[where]].sort(), [...names].sort(), `${where}: the facade reads these`);
+    const [object, method] = where.includes(".") ? where.split(".") : [null, where];
+    const documented = documentedNames(where.startsWith("split") || where === "createHeadSplit" ? splitDts : dts, object === null ? null : OWNERS[object], method);
+    assert.deepEqual(documented.sort(), [...names].sort(), `${where}: the .d.ts documents these`);
+  }
+});
 
 test("counts and indices are whole numbers, refused by name with the value as typed: seededTokens(1.5), estimateBytes(NaN), batch NaN", async () => {
   const tokens = await refusal(() => lab.seededTokens(1.5, 3, 123));

@@ -595,7 +595,7 @@ export type ErrorCode =
   /** a token id outside the vocabulary */
   | "checkpoint_token"
   // loading the core (loadAttentionLab)
-  /** loadAttentionLab given an option it does not have, or both wasmUrl and wasmBinary */
+  /** loadAttentionLab given both wasmUrl and wasmBinary, or a checkpoints that is not a boolean */
   | "wasm_options"
   /** wasmUrl that is not a URL or a non-empty string, or a .wasm that cannot be located (a classic-script bundle) */
   | "wasm_url"
@@ -620,6 +620,8 @@ export type ErrorCode =
   | "head_share"
   /** an options argument that is not an object */
   | "bad_options"
+  /** an options object with a name the call has no option of, e.g. a misspelt tempreature (names it; did-you-mean in the message) */
+  | "unknown_option"
   /** the module, generator, checkpoint file, GPT-2 model or lazy trace was disposed */
   | "disposed"
   /** a lazy trace asked for a stage it does not have (names the id and lists the trace's stages) */
@@ -1404,6 +1406,11 @@ export type CheckpointSource = ArrayBuffer | ArrayBufferView | Blob | Checkpoint
 /**
  * What every call of the library throws (or rejects with): a stable code, the slot or argument it is
  * about, and how to fix it. Tests assert `.code`, not the wording of `.message`.
+ *
+ * Every options object is checked by name: one the call has no option of (a misspelt
+ * `{tempreature: 1.5}`) is `unknown_option`, its `slot` the name given and its message the nearest
+ * valid one ("model.generate has no option "tempreature": did you mean temperature?"), never ignored.
+ * Numbers in messages read as they were given (`1e-40`, `1.5`, `NaN`).
  * @example
  * ```ts
  * try { lab.create("MultiHeadAttention", { d_in: 3, d_out: 3, context_length: 6, dropout: 0, num_heads: 2 }); }
@@ -1611,7 +1618,7 @@ export interface GPT2Model {
    * @param options - `attention`: what the run keeps per layer, as in {@link GPT2RunOptions}.
    * @returns Bytes of WebAssembly memory and results.
    * @throws {@link AttentionError} "run_option" (slot "num_tokens": NaN, 1.5, 0 or past n_ctx; slot
-   *   "attention"), "disposed".
+   *   "attention"), "unknown_option", "disposed".
    */
   estimateBytes(numTokens: number, options?: { attention?: "full" | "thumbnails" }): number;
   /**
@@ -1658,11 +1665,11 @@ export interface GPT2Model {
    * What block `layer`'s attention sees: ln_1 of the stream entering it.
    * @param tokenIds - GPT-2 BPE ids.
    * @param layer - The block, 0 .. n_layer - 1.
-   * @param options - onProgress, signal.
+   * @param options - onProgress, signal (the run's `attention` is not an option here: the input is the same).
    * @returns A promise of the tensor `(1, num_tokens, n_embd)`.
    * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_layer", and the codes of run.
    */
-  attentionInput(tokenIds: ArrayLike<number>, layer: number, options?: GPT2RunOptions): Promise<Tensor>;
+  attentionInput(tokenIds: ArrayLike<number>, layer: number, options?: Pick<GPT2RunOptions, "onProgress" | "signal">): Promise<Tensor>;
   /** Frees the model's WebAssembly memory now (otherwise garbage collection does it). */
   dispose(): void;
 }
@@ -2223,7 +2230,8 @@ export interface LoadOptions {
  * @param options - where the `.wasm` comes from ({@link LoadOptions}); nothing for the default.
  * @returns the lab (the same object for every call that shares the load).
  * @throws {@link AttentionError} as a rejection, never synchronously: `bad_options` (options not an
- *   object), `wasm_options` (an unknown option, or both), `wasm_url` (not a URL or a string; or, with
+ *   object), `unknown_option` (a name it has not, with the nearest: "did you mean wasmUrl?"),
+ *   `wasm_options` (both wasmUrl and wasmBinary), `wasm_url` (not a URL or a string; or, with
  *   no options, a bundle where `import.meta.url` is empty), `wasm_binary` (not the bytes of
  *   attention_core.wasm: not bytes, detached, no `\0asm` magic, an HTML page, another build),
  *   `wasm_fetch` (the request failed or answered an error status; the message names the URL),

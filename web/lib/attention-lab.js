@@ -9,6 +9,7 @@
 // Every JS argument is read into plain values (numbers, strings, plain arrays, Float32Arrays) here,
 // before the call into WASM, so no user code (a getter, a toString) runs inside a call.
 import createAttentionCore from "./attention_core.mjs";
+import { unknownOption } from "./options.js";
 
 /** The one error type of the library: `.code` is stable, `.slot` names the slot, `.hint` says how to fix it. */
 export class AttentionError extends Error {
@@ -109,15 +110,20 @@ function plainString(v) {
 }
 
 /**
- * An options argument as a plain object of its own enumerable values (read once, here): undefined
- * and null give {}; anything else that is not an object is AttentionError "bad_options".
+ * An options argument of the call `where` (a key of options.js's OPTION_NAMES, e.g. "model.generate")
+ * as a plain object of its own enumerable values (read once, here): undefined and null give {};
+ * anything else that is not an object is AttentionError "bad_options"; a name the call has no option
+ * of (a misspelt "tempreature") is "unknown_option" with the nearest valid name, never ignored.
  */
 function readOptions(options, where) {
   if (options === undefined || options === null) return {};
   if (typeof options !== "object") {
-    throw new AttentionError({ code: "bad_options", slot: where, message: `the options of ${where} must be an object, got ${valueText(options)}`, hint: "Pass an object such as {training: false}, or nothing." });
+    throw new AttentionError({ code: "bad_options", slot: where.slice(where.lastIndexOf(".") + 1), message: `the options of ${where} must be an object, got ${valueText(options)}`, hint: "Pass an object such as {training: false}, or nothing." });
   }
-  return reading(`${where} options`, () => ({ ...options }));
+  const plain = reading(`${where} options`, () => ({ ...options }));
+  const unknown = unknownOption(where, Object.keys(plain));
+  if (unknown !== null) throw new AttentionError(unknown);
+  return plain;
 }
 
 /** model.run's `attention` option as a plain string for the core, which checks it ("full" when absent). */
@@ -335,7 +341,7 @@ class AttentionModule {
   }
 
   forward(x, options) {
-    const { training = true, generator, trace = false, cache } = readOptions(options, "forward");
+    const { training = true, generator, trace = false, cache } = readOptions(options, "module.forward");
     if (cache !== undefined && cache !== null && !KvCache.is(cache)) {
       throw new AttentionError({ code: "cache_module", slot: "cache", message: `cache must come from module.newCache(), got ${valueText(cache)}`, hint: "Pass {cache: module.newCache()}, or leave it out." });
     }
@@ -390,7 +396,7 @@ class AttentionModule {
 
   /** A head-split call: its options' training, then the raw call; "no_head_split" on a lean lab (whose binary has none). */
   #split(method, options, call) {
-    const { training = true } = readOptions(options, method);
+    const { training = true } = readOptions(options, `module.${method}`);
     if (typeof this.#core.headShares !== "function") {
       throw new AttentionError({ code: "no_head_split", slot: method, message: `module.${method} is part of the head split, which the lean binary (loadAttentionLab({checkpoints: false})) has not`, hint: "Load the lab without {checkpoints: false}, or run module.forward whole." });
     }
@@ -399,7 +405,7 @@ class AttentionModule {
 
   /** An empty KV cache for this module (see the .d.ts): pass it as forward(chunk, {cache}). */
   newCache(options) {
-    const { window } = readOptions(options, "newCache");
+    const { window } = readOptions(options, "module.newCache");
     return new KvCache(this.#core, unwrap(this.#core.newCache(this._handle, numberOption(window))));
   }
 
@@ -474,14 +480,14 @@ class Trace {
    * One (batch, head) slice of `stage` max-pooled by the core to at most (height, width) cells.
    */
   heatmap(stage, options) {
-    const { batch, head, width, height } = readOptions(options, "heatmap");
+    const { batch, head, width, height } = readOptions(options, "trace.heatmap");
     const id = this.#id(stage);
     const r = unwrap(this.#core.traceHeatmap(this._handle, id, this.#leading(id, batch, head), plainNumber(height, 512), plainNumber(width, 512)));
     return { stage: id, rows: r.rows, cols: r.cols, height: r.height, width: r.width, values: r.values };
   }
   /** The window of `stage` at `offsets` of `sizes` (one per axis), and each of its rows' sum over the whole last axis. */
   slice(stage, options) {
-    const { offsets, sizes } = readOptions(options, "slice");
+    const { offsets, sizes } = readOptions(options, "trace.slice");
     const id = this.#id(stage);
     const r = unwrap(this.#core.traceWindow(this._handle, id, plainNumbers(offsets, "offsets"), plainNumbers(sizes, "sizes")));
     return { stage: id, shape: r.window.shape, data: r.window.data, rowSums: r.rowSums };
@@ -736,7 +742,7 @@ class GPT2Model {
    * (the core's estimate, checked before every run); `options.attention` as run's ("full" by default).
    */
   estimateBytes(numTokens, options) {
-    const { attention } = readOptions(options, "estimateBytes");
+    const { attention } = readOptions(options, "model.estimateBytes");
     return unwrap(this.#core.gpt2Estimate(this.#live, typeof numTokens === "number" ? numTokens : NaN, attentionMode(attention)));
   }
 
@@ -753,7 +759,7 @@ class GPT2Model {
    * Bad options reject (never throw).
    */
   async run(tokenIds, options) {
-    const { onProgress, signal, attention } = readOptions(options, "run");
+    const { onProgress, signal, attention } = readOptions(options, "model.run");
     return this.#steps(tokenIds, this.config.n_layer, { onProgress, signal, logits: true, attention: attentionMode(attention) });
   }
 
@@ -763,7 +769,7 @@ class GPT2Model {
    * loadCheckpoint's module for that layer). Same options as run.
    */
   async attentionInput(tokenIds, layer, options) {
-    const { onProgress, signal } = readOptions(options, "attentionInput");
+    const { onProgress, signal } = readOptions(options, "model.attentionInput");
     const L = typeof layer === "number" ? layer : NaN;
     if (!(Number.isInteger(L) && L >= 0 && L < this.config.n_layer)) {
       throw new AttentionError({ code: "checkpoint_layer", slot: "layer", message: `layer must be a whole number from 0 to ${this.config.n_layer - 1}, got ${valueText(layer)}`, hint: "" });
@@ -781,7 +787,7 @@ class GPT2Model {
    * lab.manualSeed(123)) exactly as torch.multinomial does, so the generator ends where PyTorch's would.
    */
   async generate(tokenIds, options) {
-    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, window, attention, onToken, signal } = readOptions(options, "generate");
+    const { maxNewTokens, temperature, topK, eosId, generator, cache, resident, window, attention, onToken, signal } = readOptions(options, "model.generate");
     const ids = readTokenIds(tokenIds);
     if (generator !== undefined && generator !== null && !Generator.is(generator)) {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(generator)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
@@ -937,7 +943,7 @@ class Lab {
     // Never throws: an argument that cannot be read is an error diagnostic like any other.
     let r;
     try {
-      const { inputShape, training } = readOptions(options, "check");
+      const { inputShape, training } = readOptions(options, "lab.check");
       r = this._core.check(plainString(className) ?? "", plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape, "inputShape") : null, typeof training === "boolean" ? training : null);
     } catch (err) {
       r = { ok: false, error: err };
@@ -966,7 +972,7 @@ class Lab {
    * Configuration problems are diagnostics; arguments that cannot be read throw AttentionError.
    */
   setup(className, config, options) {
-    const { inputShape, training, trace = true } = readOptions(options, "setup");
+    const { inputShape, training, trace = true } = readOptions(options, "lab.setup");
     const name = plainString(className) ?? "";
     const plain = plainConfig(config);
     const shape = inputShape === undefined || inputShape === null ? null : plainShape(inputShape, "inputShape");
@@ -982,7 +988,7 @@ class Lab {
    * outputWidthRule, output, trace?, warnings}. No module is kept (lab.create for one to keep).
    */
   run(className, config, x, options) {
-    const { seed = 123, training = true, trace = true } = readOptions(options, "run");
+    const { seed = 123, training = true, trace = true } = readOptions(options, "lab.run");
     if (typeof seed !== "number" || !Number.isSafeInteger(seed)) {
       throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
     }
@@ -1003,7 +1009,7 @@ class Lab {
   }
 
   create(className, config, options) {
-    const { generator } = readOptions(options, "create");
+    const { generator } = readOptions(options, "lab.create");
     const name = plainString(className) ?? "";
     const plain = plainConfig(config);
     const diagnostics = this.check(name, plain);
@@ -1024,7 +1030,7 @@ class Lab {
   }
 
   copyWeights(from, to, plan = {}, options) {
-    const { tokens } = readOptions(options, "copyWeights");
+    const { tokens } = readOptions(options, "lab.copyWeights");
     if (!AttentionModule.is(from) || !AttentionModule.is(to)) {
       throw new AttentionError({ code: "copy_unsupported", slot: "", message: "copyWeights takes two modules made by lab.create", hint: "" });
     }
@@ -1039,7 +1045,7 @@ class Lab {
    */
   async loadCheckpoint(source, options) {
     this.#needCheckpoints("loadCheckpoint");
-    const { layer = 0, num_heads, context_length, into } = readOptions(options, "loadCheckpoint");
+    const { layer = 0, num_heads, context_length, into } = readOptions(options, "lab.loadCheckpoint");
     const opened = sourceOf(source);
     const core = this._core;
     const plain = { layer: numberOption(layer), num_heads: numberOption(num_heads), context_length: numberOption(context_length), intoClass: "", intoConfig: {} };
@@ -1082,7 +1088,7 @@ class Lab {
    */
   async loadGPT2(source, options) {
     this.#needCheckpoints("loadGPT2");
-    const { num_heads } = readOptions(options, "loadGPT2");
+    const { num_heads } = readOptions(options, "lab.loadGPT2");
     const opened = sourceOf(source);
     const core = this._core;
     // the model shares the file's parsed header (it outlives the file's dispose)
@@ -1097,7 +1103,7 @@ class Lab {
    */
   async checkpointInput(source, options) {
     this.#needCheckpoints("checkpointInput");
-    const { tokenIds, layer = 0, num_heads, signal } = readOptions(options, "checkpointInput");
+    const { tokenIds, layer = 0, num_heads, signal } = readOptions(options, "lab.checkpointInput");
     const opened = sourceOf(source);
     const ids = readTokenIds(tokenIds);
     const where = numberOption(layer);  // one rule with loadCheckpoint's layer
@@ -1149,7 +1155,7 @@ class Lab {
    * fused -> wrapper (head h = rows h*head_dim ...). layout "interleaved" builds the head-merge mistake.
    */
   convert(module, options) {
-    const { layout = "stacked" } = readOptions(options, "convert");
+    const { layout = "stacked" } = readOptions(options, "lab.convert");
     if (!AttentionModule.is(module)) {
       throw new AttentionError({ code: "convert_unsupported", slot: "", message: "convert takes a module made by lab.create", hint: "" });
     }
@@ -1175,7 +1181,7 @@ class Lab {
    * It bounds the growth of the WASM heap (see heapPeak) plus the results' bytes.
    */
   estimateBytes(className, config, inputShape, options) {
-    const trace = readOptions(options, "estimateBytes").trace;
+    const { trace } = readOptions(options, "lab.estimateBytes");
     if (isLazy(trace)) {
       const r = unwrap(this._core.estimateResidentBytes(plainString(className) ?? "", plainConfig(config), Array.isArray(inputShape) ? plainShape(inputShape, "inputShape") : null));
       return { bytes: r.bytes, budget: r.budget };
@@ -1195,7 +1201,7 @@ class Lab {
    * Core: Session::reserve_memory.
    */
   reserveMemory(className, config, inputShape, options) {
-    const trace = readOptions(options, "reserveMemory").trace;
+    const { trace } = readOptions(options, "lab.reserveMemory");
     const shape = Array.isArray(inputShape) ? plainShape(inputShape, "inputShape") : null;
     const name = plainString(className) ?? "";
     const plain = plainConfig(config);
@@ -1209,7 +1215,7 @@ class Lab {
    * Worker: every parameter must be given with its PyTorch name and shape (AttentionError otherwise).
    */
   fromParameters(className, config, parameters, options) {
-    const { generator } = readOptions(options, "fromParameters");
+    const { generator } = readOptions(options, "lab.fromParameters");
     const list = reading("parameters", () => (parameters == null ? [] : typeof parameters === "object" && parameters.length <= 4096 ? Array.from(parameters) : null));
     if (list === null) throw new AttentionError({ code: "unknown_parameter", slot: "", message: "parameters must be an array of {name, shape, data}", hint: "Pass module.parameters() or a state_dict's entries." });
     const params = list.map((p) => {
@@ -1344,7 +1350,6 @@ function isBlob(v) {
 
 /** The key under which attention-lab.node.js passes its reader of the .wasm on disk (Node's fetch cannot read a file: URL). */
 const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
-const LOAD_OPTIONS = ["wasmUrl", "wasmBinary", "threads", "checkpoints"];
 /** The key under which attention-lab.node.js says it is Node: {cores}, the threads the machine has. */
 const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
 /** The most threads the default picks (more barely helps these products, and each is a Worker with the whole module). */
@@ -1630,25 +1635,21 @@ export function loadAttentionLab(options) {
     if (options !== undefined && options !== null && typeof options !== "object") {
       throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
     }
-    const opts = readOptions(options, "loadAttentionLab");
-    readDefault = opts[DEFAULT_WASM];
-    node = opts[NODE_THREADS];
-    askedThreads = opts.threads;
+    const { wasmUrl, wasmBinary, threads: asked, checkpoints, [DEFAULT_WASM]: reader, [NODE_THREADS]: nodeThreads } = readOptions(options, "loadAttentionLab");
+    readDefault = reader;
+    node = nodeThreads;
+    askedThreads = asked;
     threads = threadCount(askedThreads, node);
-    if (opts.checkpoints !== undefined && opts.checkpoints !== null && typeof opts.checkpoints !== "boolean") {
-      throw loadError("wasm_options", `checkpoints must be true or false, got ${valueText(opts.checkpoints)}`, "Pass {checkpoints: false} to load the lean binary (no checkpoint readers), or leave it out.", "checkpoints");
+    if (checkpoints !== undefined && checkpoints !== null && typeof checkpoints !== "boolean") {
+      throw loadError("wasm_options", `checkpoints must be true or false, got ${valueText(checkpoints)}`, "Pass {checkpoints: false} to load the lean binary (no checkpoint readers), or leave it out.", "checkpoints");
     }
-    askedCheckpoints = opts.checkpoints;
-    const unknown = Object.keys(opts).filter((k) => !LOAD_OPTIONS.includes(k));
-    if (unknown.length > 0) {
-      const names = unknown.slice(0, 5).map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)).join(", ");
-      throw loadError("wasm_options", `loadAttentionLab has no option ${names}`, "Its options are wasmUrl (where attention_core.wasm is served) and wasmBinary (its bytes), at most one of them, threads and checkpoints.", unknown[0].slice(0, 40));
-    }
-    const given = ["wasmUrl", "wasmBinary"].filter((k) => opts[k] !== undefined && opts[k] !== null);
-    if (given.length === 2) {
+    askedCheckpoints = checkpoints;
+    const hasUrl = wasmUrl !== undefined && wasmUrl !== null;
+    const hasBinary = wasmBinary !== undefined && wasmBinary !== null;
+    if (hasUrl && hasBinary) {
       throw loadError("wasm_options", "loadAttentionLab was given both wasmUrl and wasmBinary", "Pass one: wasmUrl to fetch the .wasm, or wasmBinary when you have its bytes already.", "wasmBinary");
     }
-    source = given[0] === "wasmUrl" ? urlSource(opts.wasmUrl) : given[0] === "wasmBinary" ? binarySource(opts.wasmBinary) : null;
+    source = hasUrl ? urlSource(wasmUrl) : hasBinary ? binarySource(wasmBinary) : null;
   } catch (err) {
     return Promise.reject(err);
   }

@@ -7,6 +7,7 @@
 // Where the heads cannot split (a single-head class, dropout acting in training, no Worker, a module of
 // a lean lab, whose binary has no head split) it is module.forward on the calling thread.
 import { AttentionError } from "./attention-lab.js";
+import { unknownOption } from "./options.js";
 
 /** The most Workers the default starts (each holds a whole core and a copy of the parameters). */
 const DEFAULT_MAX_WORKERS = 3;
@@ -24,6 +25,20 @@ function defaultWorkers() {
   if (!hasWebWorker()) return 0;
   const cores = Number(globalThis.navigator?.hardwareConcurrency) || 2;
   return Math.max(1, Math.min(DEFAULT_MAX_WORKERS, cores - 1));
+}
+
+/**
+ * An options argument of `where` (createHeadSplit, split.forward) as a plain object: {} for none;
+ * AttentionError "bad_options" when it is not an object, "unknown_option" (with the nearest name) for
+ * a name it has no option of.
+ */
+function readOptions(options, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== "object") throw new AttentionError({ code: "bad_options", slot: where, message: `the options of ${where} must be an object, got ${typeof options}`, hint: "Pass an object such as {workers: 1}, or nothing." });
+  const plain = { ...options };
+  const unknown = unknownOption(where, Object.keys(plain));
+  if (unknown !== null) throw new AttentionError(unknown);
+  return plain;
 }
 
 /** x as plain {shape, data} (read once here: the Workers and the core get the same values). */
@@ -104,9 +119,9 @@ export class HeadSplit {
    * (b, num_tokens, d_in) row-major; untraced, no cache. Errors: forward's (AttentionError), worker_failed
    * (a Worker could not start), disposed (after dispose()).
    */
-  async forward(module, x, options = {}) {
+  async forward(module, x, options) {
     if (this.#closed) throw new AttentionError({ code: "disposed", slot: "workers", message: "this head split was disposed", hint: "Make a new one with createHeadSplit()." });
-    const training = options?.training ?? true;
+    const { training = true } = readOptions(options, "split.forward");
     let shares;
     try {
       shares = module.headShares(this.#workers.length + 1, { training });
@@ -148,9 +163,10 @@ export class HeadSplit {
 /**
  * A head split over `workers` plain Workers beside the calling thread (default: the cores less one, at
  * most 3; 0 where there is no Worker). `workerUrl`: head-split-worker.js (default: beside this file).
- * Errors: bad_options (workers not a whole number from 0 to 15).
+ * Errors: bad_options (workers not a whole number from 0 to 15), unknown_option (a name it has not).
  */
-export function createHeadSplit({ workers, workerUrl } = {}) {
+export function createHeadSplit(options) {
+  const { workers, workerUrl } = readOptions(options, "createHeadSplit");
   const count = workers ?? defaultWorkers();
   if (!(Number.isInteger(count) && count >= 0 && count <= 15)) {
     throw new AttentionError({ code: "bad_options", slot: "workers", message: `workers must be a whole number from 0 to 15, got ${String(workers)}`, hint: "Leave it out for the cores less one, or pass e.g. {workers: 1}." });
