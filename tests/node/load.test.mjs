@@ -11,6 +11,8 @@ import { promisify } from "node:util";
 import { AttentionError, loadAttentionLab } from "attention-lab";
 
 const WASM = readFileSync(new URL("../../web/lib/attention_core.wasm", import.meta.url));
+/** A valid WebAssembly module, but not this build's: no imports, no exports. */
+const OTHER_BUILD = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
 
 /** The AttentionError a call rejects with, as {code, slot}, its message and hint (and it must reject, not throw). */
 async function refusal(options) {
@@ -34,6 +36,8 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
         res.writeHead(200, { "content-type": "application/wasm" }).end(WASM);
       } else if (req.url === "/fallback.wasm") {
         res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>app</title>");
+      } else if (req.url === "/other.wasm") {
+        res.writeHead(200, { "content-type": "application/wasm" }).end(OTHER_BUILD);
       } else if (req.url === "/octets.wasm") {
         res.writeHead(200, { "content-type": "application/octet-stream" }).end(WASM);
       } else {
@@ -87,9 +91,9 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
     assert.equal(cut.code, "wasm_binary");
     assert.match(cut.message, /^wasmBinary \(4096 bytes\) is not a WebAssembly module that compiles \(CompileError: /);
     // a valid module, but not this build's: no imports, no exports
-    const other = await refusal({ wasmBinary: new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]) });
-    assert.equal(other.code, "wasm_binary");
-    assert.match(other.message, /^the WebAssembly module does not fit attention_core\.mjs/);
+    const other = await refusal({ wasmBinary: OTHER_BUILD });
+    assert.deepEqual([other.code, other.slot], ["wasm_binary", "wasmBinary"]);
+    assert.match(other.message, /^the WebAssembly module from wasmBinary \(8 bytes\) does not fit attention_core\.mjs/);
   });
 
   test("a wasmUrl that cannot be fetched is wasm_fetch naming it; one that serves a page is wasm_binary", async () => {
@@ -106,6 +110,20 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
     const file = await refusal({ wasmUrl: new URL("./no-such/attention_core.wasm", import.meta.url) });
     assert.deepEqual([file.code, file.slot], ["wasm_fetch", "wasmUrl"]);
     assert.match(file.message, /could not be read from .*no-such\/attention_core\.wasm \(ENOENT\)/);
+  });
+
+  test("a wasmUrl whose .wasm is not this build's is refused under wasmUrl, naming it (once reported as wasmBinary)", async () => {
+    const served = await refusal({ wasmUrl: `${base}/other.wasm` });
+    assert.deepEqual([served.code, served.slot], ["wasm_binary", "wasmUrl"]);
+    assert.match(served.message, new RegExp(`^the WebAssembly module from wasmUrl "${base}/other\\.wasm" does not fit attention_core\\.mjs`));
+    assert.match(served.hint, /^Serve this package's own attention_core\.wasm/);
+    // a file: URL, which the Node entry reads from disk: its failures stay wasmUrl's too
+    const json = new URL("../fixtures/bad_inputs.json", import.meta.url);
+    const notWasm = await refusal({ wasmUrl: json });
+    assert.deepEqual([notWasm.code, notWasm.slot], ["wasm_binary", "wasmUrl"]);
+    assert.match(notWasm.message, new RegExp(`^wasmUrl "${json.href.replace(/[.]/g, "\\.")}" is not a WebAssembly module: \\d+ bytes starting 7b `));
+    const both = await refusal({ wasmUrl: json, wasmBinary: WASM });
+    assert.deepEqual([both.code, both.slot], ["wasm_options", "wasmBinary"], "a file: wasmUrl and wasmBinary are still two sources");
   });
 
   test("after those failures (none remembered) it loads from a served URL; the same URL, or nothing, gives the same lab; another source is wasm_loaded", async () => {

@@ -1350,8 +1350,12 @@ function isBlob(v) {
 
 /** The key under which attention-lab.node.js passes its reader of the .wasm on disk (Node's fetch cannot read a file: URL). */
 const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
+/** The key under which attention-lab.node.js passes the bytes of a file: wasmUrl it read from disk (the load stays wasmUrl's). */
+const FILE_BYTES = Symbol.for("attention-lab.fileBytes");
 /** The key under which attention-lab.node.js says it is Node: {cores}, the threads the machine has. */
 const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
+/** The option a source of the .wasm came from, by its kind (the default has none). */
+const SOURCE_SLOTS = { url: "wasmUrl", binary: "wasmBinary" };
 /** The most threads the default picks (more barely helps these products, and each is a Worker with the whole module). */
 const DEFAULT_MAX_THREADS = 4;
 /** The most threads the option accepts (the core's ThreadPool::kMaxThreads). */
@@ -1374,8 +1378,12 @@ function errorText(err) {
   }
 }
 
-/** wasmUrl as {kind, key, label, compile}: a non-empty string (resolved by fetch) or a URL (any realm's: its href). */
-function urlSource(wasmUrl) {
+/**
+ * wasmUrl as {kind, key, label, compile}: a non-empty string (resolved by fetch) or a URL (any realm's:
+ * its href). `fileBytes`: a file: URL's bytes, which the Node entry read from disk (every failure is
+ * still wasmUrl's).
+ */
+function urlSource(wasmUrl, fileBytes) {
   let url = typeof wasmUrl === "string" ? wasmUrl : null;
   if (url === null && wasmUrl !== null && typeof wasmUrl === "object") {
     // a URL, also another realm's (jsdom's, under vitest) or a Location: read by its href
@@ -1386,7 +1394,8 @@ function urlSource(wasmUrl) {
     throw loadError("wasm_url", `wasmUrl must be a URL or a non-empty string, got ${valueText(wasmUrl)}`, "Pass where attention_core.wasm is served, e.g. \"/assets/attention_core.wasm\" or new URL(\"./attention_core.wasm\", import.meta.url).", "wasmUrl");
   }
   const label = `wasmUrl ${JSON.stringify(url.length > 120 ? `${url.slice(0, 120)}…` : url)}`;
-  return { kind: "url", key: url, label, compile: () => fetchWasm(url, label, "Check that the URL serves attention_core.wasm (the browser's network panel shows the request)") };
+  if (fileBytes !== undefined) return { kind: "url", key: url, label, compile: async () => compileBytes(wasmBytes(fileBytes, label, "wasmUrl"), label, "wasmUrl") };
+  return { kind: "url", key: url, label, compile: () => fetchWasm(url, label, "Check that the URL serves attention_core.wasm (the browser's network panel shows the request)", "wasmUrl") };
 }
 
 /** The bytes of an ArrayBuffer or a view of one (null when it is neither, or detached). */
@@ -1414,44 +1423,51 @@ function binarySource(wasmBinary) {
   if (bytes === null) {
     throw loadError("wasm_binary", `wasmBinary must be an ArrayBuffer or a typed array or DataView of attention_core.wasm's bytes, got ${ArrayBuffer.isView(wasmBinary) || isArrayBuffer(wasmBinary) ? "a detached buffer" : valueText(wasmBinary)}`, "Pass the bytes of the file, e.g. await (await fetch(url)).arrayBuffer() or fs.readFileSync(path).", "wasmBinary");
   }
+  wasmBytes(bytes, "wasmBinary", "wasmBinary");
+  const label = `wasmBinary (${bytes.length} bytes)`;
+  return { kind: "binary", key: fingerprint(bytes), label, compile: () => compileBytes(bytes, label, "wasmBinary") };
+}
+
+/** `bytes` when they start as every WebAssembly module does ("\0asm"), else AttentionError "wasm_binary" naming `what` under `slot`. */
+function wasmBytes(bytes, what, slot) {
   const magic = [0x00, 0x61, 0x73, 0x6d];  // "\0asm": every WebAssembly module starts with it
   if (bytes.length < 8 || magic.some((b, i) => bytes[i] !== b)) {
     const head = Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, "0")).join(" ");
-    throw loadError("wasm_binary", `wasmBinary is not a WebAssembly module: ${bytes.length} bytes${bytes.length ? ` starting ${head}` : ""}, not 00 61 73 6d ("\\0asm")`, bytes[0] === 0x3c ? "These bytes start with \"<\": an HTML page (a server's 404 or fallback page), not the .wasm. Check the URL they were fetched from." : "Pass the bytes of attention_core.wasm itself, from the same build as attention_core.mjs.", "wasmBinary");
+    throw loadError("wasm_binary", `${what} is not a WebAssembly module: ${bytes.length} bytes${bytes.length ? ` starting ${head}` : ""}, not 00 61 73 6d ("\\0asm")`, bytes[0] === 0x3c ? "These bytes start with \"<\": an HTML page (a server's 404 or fallback page), not the .wasm. Check the URL they were fetched from." : "Pass the bytes of attention_core.wasm itself, from the same build as attention_core.mjs.", slot);
   }
-  const label = `wasmBinary (${bytes.length} bytes)`;
-  return { kind: "binary", key: fingerprint(bytes), label, compile: () => compileBytes(bytes, label) };
+  return bytes;
 }
 
-/** WebAssembly.compile of the bytes (it copies them at once), its CompileError as AttentionError "wasm_binary". */
-async function compileBytes(bytes, label) {
+/** WebAssembly.compile of the bytes (it copies them at once), its CompileError as AttentionError "wasm_binary" under `slot` (the option they came from). */
+async function compileBytes(bytes, label, slot) {
   try {
     return await WebAssembly.compile(bytes);
   } catch (err) {
-    throw loadError("wasm_binary", `${label} is not a WebAssembly module that compiles (${errorText(err)})`, "Pass the bytes of attention_core.wasm from the same build as attention_core.mjs.", "wasmBinary");
+    throw loadError("wasm_binary", `${label} is not a WebAssembly module that compiles (${errorText(err)})`, "Pass the bytes of attention_core.wasm from the same build as attention_core.mjs.", slot);
   }
 }
 
 /**
  * The module fetched from url: compiled while it streams in when served as application/wasm
  * (WebAssembly.compileStreaming), from its bytes otherwise. AttentionError "wasm_fetch" when the
- * request fails or answers an error status, "wasm_binary" when the answer is not the module.
+ * request fails or answers an error status, "wasm_binary" when the answer is not the module; each
+ * under `slot`, the option the URL came from ("" for the default).
  */
-async function fetchWasm(url, label, check) {
+async function fetchWasm(url, label, check, slot) {
   let response;
   try {
     response = await fetch(url, { credentials: "same-origin" });
   } catch (err) {
-    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched from ${label} (${errorText(err)})`, `${check}. ${SOURCE_HINT} In Node, import "attention-lab" itself (its Node entry reads the file from disk).`, "wasmUrl");
+    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched from ${label} (${errorText(err)})`, `${check}. ${SOURCE_HINT} In Node, import "attention-lab" itself (its Node entry reads the file from disk).`, slot);
   }
   if (!response.ok) {
-    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched: ${label} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`, `${check}. ${SOURCE_HINT}`, "wasmUrl");
+    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched: ${label} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`, `${check}. ${SOURCE_HINT}`, slot);
   }
   const streaming = typeof WebAssembly.compileStreaming === "function" && /^application\/wasm\b/i.test(response.headers.get("content-type") ?? "");
   try {
     return streaming ? await WebAssembly.compileStreaming(response) : await WebAssembly.compile(await response.arrayBuffer());
   } catch (err) {
-    throw loadError("wasm_binary", `what ${label} answered is not a WebAssembly module that compiles (${errorText(err)})`, "The URL must serve attention_core.wasm from the same build as attention_core.mjs, not a page (a server's fallback page answers 200 too).", "wasmUrl");
+    throw loadError("wasm_binary", `what ${label} answered is not a WebAssembly module that compiles (${errorText(err)})`, "The URL must serve attention_core.wasm from the same build as attention_core.mjs, not a page (a server's fallback page answers 200 too).", slot);
   }
 }
 
@@ -1495,7 +1511,7 @@ function defaultSource(readDefault, threads, lean = false) {
       } catch (err) {
         throw loadError("wasm_fetch", `${label} could not be read (${errorText(err)})`, "Build the package (npm run build) or reinstall it; or pass loadAttentionLab({wasmBinary}) with the bytes.");
       }
-      return compileBytes(bytes, label);
+      return compileBytes(bytes, label, "");
     };
     return { kind: "default", key: "", label, compile, threads, lean: lean && !threaded };
   }
@@ -1512,7 +1528,7 @@ function defaultSource(readDefault, threads, lean = false) {
     } catch {
       throw loadError("wasm_url", `${label} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
     }
-    return fetchWasm(url, `${label} (${url.href})`, "Copy attention_core.wasm beside the file that imports it, or tell the bundler to (new URL(\"./attention_core.wasm\", import.meta.url) is the pattern webpack and Vite follow)");
+    return fetchWasm(url, `${label} (${url.href})`, "Copy attention_core.wasm beside the file that imports it, or tell the bundler to (new URL(\"./attention_core.wasm\", import.meta.url) is the pattern webpack and Vite follow)", "");
   };
   return { kind: "default", key: "", label, compile: async () => compile(), threads, lean: lean && !threaded };
 }
@@ -1600,7 +1616,8 @@ async function createCore(source, node = undefined, readDefault = undefined) {
     // threaded glue asks it for its worker file
     locateFile: (file) => (glue.worker && /\.worker\.js$/.test(file) ? glue.worker : file),
     instantiateWasm(imports, receive) {
-      const misfit = (err) => fail(loadError("wasm_binary", `the WebAssembly module does not fit attention_core.mjs (${errorText(err)})`, "Pass this package's own attention_core.wasm: a .wasm from another build (or another version) has other imports and exports.", "wasmBinary"));
+      // named by where it came from: what a wasmUrl served is refused under wasmUrl, not wasmBinary
+      const misfit = (err) => fail(loadError("wasm_binary", `the WebAssembly module from ${source.label} does not fit attention_core.mjs (${errorText(err)})`, `${source.kind === "url" ? "Serve" : "Pass"} this package's own attention_core.wasm: a .wasm from another build (or another version) has other imports and exports.`, SOURCE_SLOTS[source.kind] ?? ""));
       WebAssembly.instantiate(wasmModule, imports).then((instance) => {
         try {
           receive(instance, wasmModule);  // throws when the exports are not the glue's (no memory, say)
@@ -1635,7 +1652,7 @@ export function loadAttentionLab(options) {
     if (options !== undefined && options !== null && typeof options !== "object") {
       throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
     }
-    const { wasmUrl, wasmBinary, threads: asked, checkpoints, [DEFAULT_WASM]: reader, [NODE_THREADS]: nodeThreads } = readOptions(options, "loadAttentionLab");
+    const { wasmUrl, wasmBinary, threads: asked, checkpoints, [DEFAULT_WASM]: reader, [NODE_THREADS]: nodeThreads, [FILE_BYTES]: fileBytes } = readOptions(options, "loadAttentionLab");
     readDefault = reader;
     node = nodeThreads;
     askedThreads = asked;
@@ -1649,7 +1666,7 @@ export function loadAttentionLab(options) {
     if (hasUrl && hasBinary) {
       throw loadError("wasm_options", "loadAttentionLab was given both wasmUrl and wasmBinary", "Pass one: wasmUrl to fetch the .wasm, or wasmBinary when you have its bytes already.", "wasmBinary");
     }
-    source = hasUrl ? urlSource(wasmUrl) : hasBinary ? binarySource(wasmBinary) : null;
+    source = hasUrl ? urlSource(wasmUrl, fileBytes) : hasBinary ? binarySource(wasmBinary) : null;
   } catch (err) {
     return Promise.reject(err);
   }
@@ -1675,7 +1692,7 @@ export function loadAttentionLab(options) {
       "wasm_loaded",
       `the core is already ${loaded.done ? "loaded" : "loading"} from ${loaded.label}; it is loaded once, so it cannot also be loaded from ${source.label}`,
       "Pass wasmUrl or wasmBinary on the first call of loadAttentionLab (before any <attention-lab> element connects); later calls may pass nothing and share that lab.",
-      source.kind === "url" ? "wasmUrl" : "wasmBinary",
+      SOURCE_SLOTS[source.kind],
     ));
   }
   // a wasmUrl or wasmBinary is a single-thread binary (attention_core*.wasm, with attention_core.mjs)

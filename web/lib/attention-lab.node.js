@@ -13,6 +13,9 @@ export * from "./attention-lab.js";
 /** The key under which ./attention-lab.js takes a reader of its .wasm (see loadAttentionLab there). */
 const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
 
+/** The key under which ./attention-lab.js takes the bytes of a file: wasmUrl read here (its errors stay wasmUrl's). */
+const FILE_BYTES = Symbol.for("attention-lab.fileBytes");
+
 /** The key under which ./attention-lab.js takes Node's facts for its threads ({cores}): Node can always run the threaded core. */
 const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
 
@@ -50,6 +53,5 @@ export async function loadAttentionLab(options) {
     const reason = err?.code;  // ENOENT, EACCES, EISDIR...
     throw new AttentionError({ code: "wasm_fetch", slot: "wasmUrl", message: `attention_core.wasm could not be read from ${path} (${typeof reason === "string" ? reason : "unreadable"})`, hint: "Check the path; new URL(\"./attention_core.wasm\", import.meta.url) is relative to the file that writes it." });
   }
-  const { wasmUrl: _url, ...rest } = opts;
-  return loadFromBrowserModule({ ...rest, wasmBinary: bytes, [NODE_THREADS]: node() });
+  return loadFromBrowserModule({ ...opts, [FILE_BYTES]: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), [NODE_THREADS]: node() });
 }
