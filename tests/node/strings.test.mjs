@@ -31,3 +31,11 @@ test("user text is isolated for the bidirectional algorithm (FSI ... PDI) where 
   assert.equal(S.tokensSentence("a\u202Eb"), "“\u2068a\u202Eb\u2069” (seeded embeddings)");
   assert.ok(S.traceFor("X(1)", "t", "train").startsWith("\u2068X(1)\u2069 on t"));
 });
+
+test("a generation stopped early says where in a sentence with real numbers (not 'after 0 of null new tokens')", () => {
+  assert.equal(S.genStoppedAt(false, 0, null), "Stopped by an error before the first new token.");  // an empty max-new-tokens field
+  assert.equal(S.genStoppedAt(true, 0, 10), "Cancelled before the first new token.");
+  assert.equal(S.genStoppedAt(true, 3, 10), "Cancelled after 3 of 10 new tokens: the tokens written so far stay, marked as cut short.");
+  assert.equal(S.genStoppedAt(false, 1, 1), "Stopped by an error after 1 of 1 new token: the tokens written so far stay, marked as cut short.");
+  assert.equal(S.genStoppedAt(false, 2, Number.NaN), "Stopped by an error after 2 new tokens: the tokens written so far stay, marked as cut short.");
+});

@@ -235,8 +235,13 @@ export const S = {
     (text === null ? "" : "\nprint(token_ids_to_text(out, tokenizer))"),
   genError: "The model could not generate",
   genCancelled: "The generation was cancelled.",
-  genStoppedAt: (cancelled, n, total) =>
-    `${cancelled ? "Cancelled" : "Stopped by an error"} after ${n} of ${total} new token${total === 1 ? "" : "s"}${n > 0 ? ": the tokens written so far stay, marked as cut short." : "."}`,
+  // total: the max new tokens asked for, which may be no number at all (an empty field: the run was refused at once)
+  genStoppedAt: (cancelled, n, total) => {
+    const how = cancelled ? "Cancelled" : "Stopped by an error";
+    if (n === 0) return `${how} before the first new token.`;
+    const of = Number.isInteger(total) && total >= n ? total : null;
+    return `${how} after ${n}${of === null ? "" : ` of ${of}`} new token${(of ?? n) === 1 ? "" : "s"}: the tokens written so far stay, marked as cut short.`;
+  },
   genCut: (cancelled) => ` ⟨${cancelled ? "cancelled" : "stopped"} here⟩`,
   genGridTitle: "Where each new token came from: one attention row per layer × head",
   genGridCaption: (n, token, last, keys) =>
