@@ -87,18 +87,20 @@ test("every options object of the API refuses each of its names misspelt, naming
     "model.generate": (o) => model.generate([1, 2], { maxNewTokens: 1, ...o }),
     createHeadSplit: (o) => createHeadSplit(o),
     "split.forward": (o) => split.forward(module, x, o),
+    "copy plan entry": (o) => lab.copyCode("SelfAttention_v2", "SelfAttention_v1", { W_query: { copy: true, ...o } }),
   };
+  const NAMED = { "copy plan entry": "the copy plan entry W_query" };  // how a message names the object
   assert.deepEqual(Object.keys(CALLS).sort(), Object.keys(OPTION_NAMES).sort(), "a call for every options object");
   let checked = 0;
   for (const [where, names] of Object.entries(OPTION_NAMES)) {
     for (const name of names) {
       const typo = name + name.at(-1);  // "training" -> "trainingg"
       const r = await refusal(() => CALLS[where]({ [typo]: 1 }));
-      assert.deepEqual([r?.code, r?.slot, r?.message], ["unknown_option", typo, `${where} has no option "${typo}": did you mean ${name}?`], `${where} ${typo}`);
+      assert.deepEqual([r?.code, r?.slot, r?.message], ["unknown_option", typo, `${NAMED[where] ?? where} has no option "${typo}": did you mean ${name}?`], `${where} ${typo}`);
       checked++;
     }
   }
-  assert.equal(checked, 61);  // every option name of the API
+  assert.equal(checked, 63);  // every option name of the API
   // a name the call has is not refused: the valid spelling still works
   assert.deepEqual(module.forward(x, { training: false }).output.shape, [2, 6, 2]);
   split.dispose();
@@ -109,7 +111,7 @@ function namesRead() {
   const out = {};
   for (const source of [read("web/lib/attention-lab.js"), read("web/lib/head-split.js")]) {
     const splitMethods = [...source.matchAll(/this\.#split\("(\w+)", options/g)].map((m) => `module.${m[1]}`);
-    for (const m of source.matchAll(/const \{([^}]*)\} = readOptions\(options, (?:"([^"]+)"|`module\.\$\{method\}`)\)/g)) {
+    for (const m of source.matchAll(/const \{([^}]*)\} = (?:object \? )?readOptions\(\w+, (?:"([^"]+)"|`module\.\$\{method\}`)[,)]/g)) {
       const names = m[1].split(",").map((s) => s.trim()).filter((s) => !s.startsWith("[")).map((s) => s.split(/[:=]/)[0].trim());
       for (const where of m[2] ? [m[2]] : splitMethods) {
         assert.ok(!(where in out), `${where} is read once`);
@@ -171,7 +173,9 @@ test("each call's option names are one list: the names the facade reads and the 
   for (const [where, names] of Object.entries(OPTION_NAMES)) {
     assert.deepEqual([...reads[where]].sort(), [...names].sort(), `${where}: the facade reads these`);
     const [object, method] = where.includes(".") ? where.split(".") : [null, where];
-    const documented = documentedNames(where.startsWith("split") || where === "createHeadSplit" ? splitDts : dts, object === null ? null : OWNERS[object], method);
+    const documented =
+      where === "copy plan entry" ? [...namesOfType(dts, "CopyPlanEntry")]
+      : documentedNames(where.startsWith("split") || where === "createHeadSplit" ? splitDts : dts, object === null ? null : OWNERS[object], method);
     assert.deepEqual(documented.sort(), [...names].sort(), `${where}: the .d.ts documents these`);
   }
 });

@@ -1294,7 +1294,8 @@ export interface CopyPlanEntry {
  * Keys: "W_query", "W_key", "W_value" between SelfAttention_v1 and _v2 (exercise 3.1); the target's
  * parameter names ("qkv.weight", "W_key", "proj.bias", ...) for MultiHeadAttention into a chapter 3
  * bonus class, where a missing key follows the book's map, {copy: false} keeps the target's own
- * values and {transpose: false} skips a transpose the map needs.
+ * values and {transpose: false} skips a transpose the map needs. An entry with another name
+ * ({tranpose: true}) is AttentionError "unknown_option", naming the entry and the name meant.
  */
 export type CopyPlan = Partial<Record<string, CopyPlanEntry>>;
 

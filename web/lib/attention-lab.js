@@ -114,14 +114,15 @@ function plainString(v) {
  * as a plain object of its own enumerable values (read once, here): undefined and null give {};
  * anything else that is not an object is AttentionError "bad_options"; a name the call has no option
  * of (a misspelt "tempreature") is "unknown_option" with the nearest valid name, never ignored.
+ * `what`: how its messages name the object (default `where`).
  */
-function readOptions(options, where) {
+function readOptions(options, where, what = where) {
   if (options === undefined || options === null) return {};
   if (typeof options !== "object") {
     throw new AttentionError({ code: "bad_options", slot: where.slice(where.lastIndexOf(".") + 1), message: `the options of ${where} must be an object, got ${valueText(options)}`, hint: "Pass an object such as {training: false}, or nothing." });
   }
   const plain = reading(`${where} options`, () => ({ ...options }));
-  const unknown = unknownOption(where, Object.keys(plain));
+  const unknown = unknownOption(where, Object.keys(plain), what);
   if (unknown !== null) throw new AttentionError(unknown);
   return plain;
 }
@@ -159,14 +160,19 @@ function plainShape(shape, what = "shape") {
   });
 }
 
-/** A copy plan {W_query: {copy, transpose}, ...} as plain entries [{name, copy, transpose, object}]; an entry that is not an object is marked so the core names it. */
+/**
+ * A copy plan {W_query: {copy, transpose}, ...} as plain entries [{name, copy, transpose, object}]; an
+ * entry that is not an object is marked so the core names it, and a name an entry has not
+ * ({tranpose: true}) is unknown_option naming the entry.
+ */
 function plainPlan(plan) {
   if (plan === null || typeof plan !== "object") return [];
   return reading("plan", () =>
     Object.keys(plan).map((name) => {
       const e = plan[name];
       const object = e !== null && typeof e === "object";
-      return { name, copy: object && e.copy === true, transpose: object && e.transpose === true, object };
+      const { copy, transpose } = object ? readOptions(e, "copy plan entry", `the copy plan entry ${name}`) : {};
+      return { name, copy: copy === true, transpose: transpose === true, object };
     }));
 }
 

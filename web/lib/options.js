@@ -32,6 +32,7 @@ export const OPTION_NAMES = Object.freeze({
   "model.generate": ["maxNewTokens", "temperature", "topK", "eosId", "generator", "cache", "resident", "window", "attention", "onToken", "signal"],
   createHeadSplit: ["workers", "workerUrl"],
   "split.forward": ["training"],
+  "copy plan entry": ["copy", "transpose"],  // each entry of lab.copyWeights's and lab.copyCode's plan
 });
 for (const names of Object.values(OPTION_NAMES)) Object.freeze(names);
 
@@ -69,9 +70,10 @@ export function nearestName(word, candidates) {
 /**
  * The refusal of the first of `keys` (an options object's own names) that `where` (a key of
  * OPTION_NAMES) has no option of, as AttentionError's fields: code "unknown_option", the name as the
- * slot, a did-you-mean and the options there are. null when every name is one of its options.
+ * slot, a did-you-mean and the options there are, the object called `what` (default `where`). null
+ * when every name is one of its options.
  */
-export function unknownOption(where, keys) {
+export function unknownOption(where, keys, what = where) {
   const names = OPTION_NAMES[where];
   const unknown = keys.find((k) => !names.includes(k));
   if (unknown === undefined) return null;
@@ -80,7 +82,7 @@ export function unknownOption(where, keys) {
   return {
     code: "unknown_option",
     slot: short,
-    message: `${where} has no option ${JSON.stringify(short)}${guess ? `: did you mean ${guess}?` : ""}`,
-    hint: `${guess ? `Rename it to ${guess}. ` : ""}The options of ${where} are ${names.join(", ")}.`,
+    message: `${what} has no option ${JSON.stringify(short)}${guess ? `: did you mean ${guess}?` : ""}`,
+    hint: `${guess ? `Rename it to ${guess}. ` : ""}The options of ${what} are ${names.join(", ")}.`,
   };
 }
