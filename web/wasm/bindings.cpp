@@ -14,7 +14,6 @@
 
 using emscripten::val;
 using namespace attention_lab;
-
 // ---- how C++ values look in JS ------------------------------------------------------------------
 
 namespace glue {
