@@ -3,10 +3,18 @@
 // stays flat over many create+forward cycles.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { stackTwo, collectGarbage } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
+const heldChild = fileURLToPath(new URL("./children/held-results.mjs", import.meta.url));
+
+/** children/held-results.mjs's `scenario` on a heap capped at 256 MiB (4,096 pages of 64 KiB), its JSON line. */
+function onSmallHeap(scenario) {
+  return JSON.parse(execFileSync(process.execPath, ["--expose-gc", "--wasm-max-mem-pages=4096", heldChild, scenario], { encoding: "utf8" }));
+}
 
 test("1,000 create+forward cycles leave the WASM heap flat", async () => {
   const x = stackTwo(lab.bookTokens());
@@ -139,4 +147,39 @@ test("a forward whose trace is over the budget is refused before allocating (che
   assert.equal(lab.heapInUse(), before, "the input copy was freed and nothing else was allocated");
   const small = m.forward({ shape: [1, 4, 768], data: new Float32Array(4 * 768).fill(0.01) }, { training: false });
   assert.deepEqual(small.output.shape, [1, 4, 768]);
+});
+
+test("a run, a forward or a create that finds the heap full of results not released says so, names them, and runs once they are disposed", () => {
+  const r = onSmallHeap("held");
+  // 4 lazy traces of SelfAttention_v1(1, 1) on 2,500 tokens (2 x 2500^2 float32 each: scores and weights) and a 3 MiB module fill the 256 MiB heap
+  assert.equal(r.kept, 4);
+  assert.equal(r.keptBytes, 50060000);
+  const mib = (bytes) => Math.round(bytes / 1048576).toLocaleString("en-US");
+  const held = `5 results not released hold 194 MiB of it (4 lazy traces: 191 MiB; 1 module: 3 MiB)`;
+  assert.deepEqual(r.error, {
+    code: "results_not_released", slot: "trace",
+    message: `this run needs about ${mib(r.estimate.bytes)} MiB, and the WebAssembly heap is full: ${held}`,
+    hint: "Call dispose() on the results you are done with (trace.dispose(), module.dispose()), or drop them: a dropped result is freed once the garbage collector finds it, which can be long after its memory is needed (a loop of runs should dispose each one). This run alone is within the 1,536 MiB budget.",
+  });
+  assert.equal(r.forward.code, "results_not_released");
+  assert.match(r.forward.message, new RegExp(`^this forward needs about [\\d,]+ MiB, and the WebAssembly heap is full: ${held.replace(/[()]/g, "\\$&")}$`));
+  assert.equal(r.create.code, "results_not_released");
+  assert.match(r.create.message, /^this module needs about 192 MiB, and the WebAssembly heap is full: 5 results not released/);
+  // disposed, the same run fits again, and only its trace is alive
+  assert.equal(r.again, 50060000);
+  assert.equal(r.traceBytes, 50060000);
+});
+
+test("results dropped and collected are released before a run is refused, even before the FinalizationRegistry's callbacks ran", () => {
+  const r = onSmallHeap("dropped");
+  assert.equal(r.count, 4, "4 lazy traces filled the heap");
+  assert.equal(r.before, 4, "collected, but their handles not yet released by the registry");
+  assert.equal(r.error, null, "the run found their memory");
+  assert.equal(r.after, 1, "the 4 were released; the new run's trace is the one handle");
+});
+
+test("with no result alive, a run bigger than the heap is refused for its own size (too_large), as before", () => {
+  const r = onSmallHeap("own");
+  assert.deepEqual(r.error, { code: "too_large", slot: "x", message: "not enough memory for a forward pass of SelfAttention_v1(1, 1) on (6000, 1)", hint: "Use fewer tokens, a smaller batch, or turn the trace off." });
+  assert.equal(r.handles, 0);
 });

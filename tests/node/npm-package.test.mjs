@@ -62,6 +62,7 @@ describe("the npm package", () => {
       "web/lib/attention_core_fma.wasm", "web/lib/attention_core_lean.wasm", "web/lib/attention_core_lean_fma.wasm", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.wasm", "web/lib/attention_core_mt.worker.cjs",
       "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt_fma.wasm", "web/lib/head-split-worker.js", "web/lib/head-split.d.ts", "web/lib/head-split.js",
       "web/lib/options.js",
+      "web/lib/held-results.js",
     ]);
     // four binaries of ~345 KB gzip each (plain SIMD128 and relaxed SIMD, issue 21.3; each single-thread
     // and threaded, issue 21.2), the two lean single-thread ones of ~200 KB (no checkpoint readers), a
@@ -185,7 +186,7 @@ describe("npm pack refuses a tree whose WebAssembly core is not built (the prepa
   before(() => {
     // a copy of what `npm pack` reads, without the built files (the real ones are not touched)
     dir = mkdtempSync(path.join(os.tmpdir(), "attention-lab-unbuilt-"));
-    for (const file of ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "scripts/prepack.mjs", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention-lab.d.ts"]) {
+    for (const file of ["package.json", "README.md", "LICENSE", "CHANGELOG.md", "scripts/prepack.mjs", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention-lab.d.ts", "web/lib/held-results.js"]) {
       cpSync(path.join(ROOT, file), path.join(dir, file));
     }
   });

@@ -624,6 +624,8 @@ export type ErrorCode =
   | "unknown_option"
   /** the module, generator, checkpoint file, GPT-2 model or lazy trace was disposed */
   | "disposed"
+  /** the WebAssembly heap is full of results not released (lazy traces, modules, KV caches) while the call alone fits the budget: names them and how to release them (dispose()) */
+  | "results_not_released"
   /** a lazy trace asked for a stage it does not have (names the id and lists the trace's stages) */
   | "trace_stage"
   /** a lazy trace query out of range: a batch or head index, a window's offset + size past its axis, a heatmap side outside 1..4096 (names the axis and value) */
@@ -975,6 +977,12 @@ export interface LazySlice {
  * A forward's trace kept in WASM memory (`trace: "lazy"`): the stages' facts at once, their values
  * asked for as they are drawn, computed by the core. It holds `bytes` of WASM memory until
  * `dispose()` (or garbage collection); every query after that throws "disposed".
+ *
+ * Dropping it is allowed, but the garbage collector sees only this small object, not the heap behind
+ * it, so it may collect it late (and never inside one synchronous loop). A run that finds the heap full
+ * first releases every result the collector has already found unreachable and tries again; if the heap
+ * is still full of results alive, it throws "results_not_released" naming them (not "too_large"). A
+ * loop of runs should dispose each trace.
  */
 export interface LazyTrace {
   /** Each stage's facts, in trace order (the ids of {@link Stage.id}). */
@@ -1195,7 +1203,10 @@ export interface AttentionModule {
    * @throws {@link AttentionError} (slot "x" unless named): "tensor_shape", "tensor_size",
    *   "input_rank", "input_empty", "input_width" ("d_in"), "context_too_short" ("context_length"),
    *   "too_large" (the traced run is over the memory budget; refused before allocating),
-   *   "non_finite_input", "generator_missing", the cache codes, "disposed".
+   *   "non_finite_input", "generator_missing", the cache codes, "disposed"; "results_not_released"
+   *   (slot: the kind holding the most, e.g. "trace") when the WebAssembly heap is full of lazy traces,
+   *   modules and KV caches not released while this forward alone is within the budget (results
+   *   already collected are released, and the forward tried again, first).
    * @example
    * ```ts
    * const { output, trace } = mha.forward({ shape: [2, 6, 3], data }, { trace: true });
@@ -1278,7 +1289,9 @@ export interface AttentionModule {
   /**
    * The module's parameters live in WASM memory (written once, read by every forward). They are
    * freed when this object is garbage-collected; dispose() frees them now. Any later call throws
-   * AttentionError "disposed" (slot "module"). Calling it twice is harmless.
+   * AttentionError "disposed" (slot "module"). Calling it twice is harmless. The collector does not see
+   * the parameters' bytes and may collect a dropped module late: many modules made in a loop should be
+   * disposed (a call that finds the heap full of them throws "results_not_released").
    */
   dispose(): void;
 }
@@ -1833,7 +1846,11 @@ export interface AttentionLab {
    * @returns The module's facts, `output` `(b, num_tokens, outputWidth)` and the trace's stages.
    * @throws {@link AttentionError} "seed"; the configuration's first error (its code and slot, as
    *   create; call setup for every diagnostic); forward's input codes ("tensor_shape", "tensor_size",
-   *   "input_rank", "input_empty", "input_width", "context_too_short", "too_large", "non_finite_input").
+   *   "input_rank", "input_empty", "input_width", "context_too_short", "too_large", "non_finite_input");
+   *   "results_not_released" when the WebAssembly heap is full of results not released (lazy traces,
+   *   modules, KV caches: the message counts them and their MiB, the hint says how to release them)
+   *   while this run alone is within the budget. Results the garbage collector already found
+   *   unreachable are released, and the run tried again, before that.
    * @example
    * ```ts
    * const x = lab.bookTokens(); // (6, 3)
@@ -1879,7 +1896,8 @@ export interface AttentionLab {
    * @param options - `generator`: the stream the parameters are drawn from (default: manualSeed(123)).
    * @returns The {@link AttentionModule}.
    * @throws {@link AttentionError} with the code and slot of the configuration's first error diagnostic
-   *   (all of them in `.diagnostics`); "generator" for a generator not made by manualSeed; "disposed".
+   *   (all of them in `.diagnostics`); "generator" for a generator not made by manualSeed; "disposed";
+   *   "results_not_released" when the WebAssembly heap is full of results not released (as run).
    * @example
    * ```ts
    * const mha = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 },
@@ -2102,7 +2120,8 @@ export interface AttentionLab {
    * @param options - `generator`: the stream later dropout draws from (default: manualSeed(123)).
    * @returns The {@link AttentionModule}.
    * @throws {@link AttentionError} "missing_parameter", "unknown_parameter", "parameter_shape",
-   *   "mask_buffer", "non_finite_parameter", or the config's errors.
+   *   "mask_buffer", "non_finite_parameter", or the config's errors; "results_not_released" when the
+   *   WebAssembly heap is full of results not released (as run).
    */
   fromParameters<C extends ClassName>(className: C, config: ConfigFor<C>, parameters: Array<{ name: string } & TensorLike>, options?: { generator?: Generator }): AttentionModule;
   /**

@@ -10,6 +10,7 @@
 // before the call into WASM, so no user code (a getter, a toString) runs inside a call.
 import createAttentionCore from "./attention_core.mjs";
 import { unknownOption } from "./options.js";
+import { heldResults } from "./held-results.js";
 
 /** The one error type of the library: `.code` is stable, `.slot` names the slot, `.hint` says how to fix it. */
 export class AttentionError extends Error {
@@ -257,9 +258,6 @@ function firstError(diagnostics) {
   return diagnostics.find((d) => d.severity === "error");
 }
 
-// Held values name only the core and the handle, never the JS object, so it can be collected.
-const released = new FinalizationRegistry(({ release, handle }) => release(handle));
-
 function disposedError(what) {
   return new AttentionError({ code: "disposed", slot: what, message: `this ${what} was disposed`, hint: what === "module" ? "Create it again with lab.create." : "Make a new one with lab.manualSeed(seed)." });
 }
@@ -275,7 +273,7 @@ class Generator {
     this.#core = core;
     this.seed = seed;
     this.#handle = unwrap(core.manualSeed(seed));
-    released.register(this, { release: core.release, handle: this.#handle }, this);
+    heldResults(core).hold(this, this.#handle);
   }
   /** @internal the handle of the generator's state in WASM memory */
   get _handle() {
@@ -298,8 +296,7 @@ class Generator {
   /** Frees the generator's WASM memory now (otherwise garbage collection does it). */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.release(this.#handle);
-    released.unregister(this);
+    heldResults(this.#core).release(this, this.#handle);
     this.#handle = 0;
   }
 }
@@ -317,7 +314,7 @@ class AttentionModule {
     // The generator its training forwards draw on when given none: the core shares it with the module,
     // so generator.dispose() later leaves the stream to the module (it goes on drawing from it).
     unwrap(lab._core.useGenerator(info.handle, generator._handle));
-    released.register(this, { release: lab._core.release, handle: info.handle }, this);
+    heldResults(lab._core).hold(this, info.handle, "module", 4 * info.parameterCount);
     const facts = moduleFacts(info);
     this.className = facts.className;
     this.config = Object.freeze({ ...facts.config });
@@ -359,14 +356,16 @@ class AttentionModule {
       throw new AttentionError({ code: "generator", slot: "generator", message: `generator must come from lab.manualSeed, got ${valueText(gen)}`, hint: "Pass {generator: lab.manualSeed(123)}, or leave it out." });
     }
     const input = toTensor(x, "x");
+    const held = heldResults(this.#core);
+    const need = () => estimateOf(this.#core, this.className, plainConfig(this.config), input.shape, trace);
     if (isLazy(trace)) {
-      const r = unwrap(this.#core.forwardResident(this._handle, input, Boolean(training), gen ? gen._handle : 0, cache ? cache._handle : 0));
+      const r = unwrap(held.attempt(() => this.#core.forwardResident(this._handle, input, Boolean(training), gen ? gen._handle : 0, cache ? cache._handle : 0), need, "this forward"));
       if (r.cache) cache._update(r.cache);
       const out = { output: r.output, trace: new Trace(this.#core, r.trace) };
       if (r.warnings?.length) out.warnings = r.warnings;
       return out;
     }
-    const r = unwrap(this.#core.forward(this._handle, input, Boolean(training), gen ? gen._handle : 0, Boolean(trace), cache ? cache._handle : 0));
+    const r = unwrap(held.attempt(() => this.#core.forward(this._handle, input, Boolean(training), gen ? gen._handle : 0, Boolean(trace), cache ? cache._handle : 0), need, "this forward"));
     if (r.cache) cache._update(r.cache);
     const out = trace ? { output: r.output, trace: r.trace } : { output: r.output };
     if (r.warnings?.length) out.warnings = r.warnings;
@@ -418,10 +417,18 @@ class AttentionModule {
   /** Frees the module's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.release(this.#handle);
-    released.unregister(this);
+    heldResults(this.#core).release(this, this.#handle);
     this.#handle = 0;
   }
+}
+
+/**
+ * The core's {bytes, budget} for a forward of (className, config) on `shape` (null: the module alone) with
+ * `trace` as run and forward take it; AttentionError when the core cannot estimate it.
+ */
+function estimateOf(core, className, config, shape, trace) {
+  if (isLazy(trace)) return unwrap(core.estimateResidentBytes(className, config, shape));
+  return unwrap(core.estimateBytes(className, config, shape, trace === undefined ? true : Boolean(trace)));
 }
 
 /** Whether a trace option asks for the lazy (resident) trace: the string "lazy"; anything else is read as a boolean, as always. */
@@ -456,7 +463,7 @@ class Trace {
   constructor(core, resident) {
     this.#core = core;
     this.#handle = resident.handle;
-    released.register(this, { release: core.release, handle: resident.handle }, this);
+    heldResults(core).hold(this, resident.handle, "trace", resident.bytes);
     this.stages = deepFreeze(resident.stages);
     this.bytes = resident.bytes;
     Object.freeze(this);
@@ -515,8 +522,7 @@ class Trace {
   /** Frees the trace's WASM memory now (otherwise garbage collection does it); later queries throw `disposed`. */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.release(this.#handle);
-    released.unregister(this);
+    heldResults(this.#core).release(this, this.#handle);
     this.#handle = 0;
   }
 }
@@ -534,7 +540,7 @@ class KvCache {
     this.#core = core;
     this.#handle = state.handle;
     this.#state = state;
-    released.register(this, { release: core.release, handle: state.handle }, this);
+    heldResults(core).hold(this, state.handle, "cache", (cache) => cache.bytes);
   }
   /** @internal the handle of the cache in WASM memory */
   get _handle() {
@@ -567,8 +573,7 @@ class KvCache {
   /** Frees the cache's memory now (otherwise garbage collection does it); later uses throw `disposed`. */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.release(this.#handle);
-    released.unregister(this);
+    heldResults(this.#core).release(this, this.#handle);
     this.#handle = 0;
   }
 }
@@ -664,7 +669,7 @@ class CheckpointFile {
     this.#core = core;
     this.#reader = reader;
     this.#handle = opened.handle;
-    released.register(this, { release: core.release, handle: opened.handle }, this);
+    heldResults(core).hold(this, opened.handle);
     this.size = reader.size;
     this.keys = opened.keys;
     this.dataStart = opened.dataStart;
@@ -685,8 +690,7 @@ class CheckpointFile {
   /** Frees the parsed header now (otherwise garbage collection does it); later uses throw `disposed`. A GPT2Model opened from it keeps working. */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.release(this.#handle);
-    released.unregister(this);
+    heldResults(this.#core).release(this, this.#handle);
     this.#handle = 0;
   }
 }
@@ -733,7 +737,7 @@ class GPT2Model {
     this.#core = core;
     this.#handle = opened.handle;
     this.#reader = reader;
-    released.register(this, { release: core.release, handle: opened.handle }, this);
+    heldResults(core).hold(this, opened.handle);
     this.config = Object.freeze({ ...opened.config });
     Object.freeze(this);
   }
@@ -897,8 +901,7 @@ class GPT2Model {
   /** Frees the model's WASM memory now (otherwise garbage collection does it); later calls throw `disposed`. */
   dispose() {
     if (this.#handle === 0) return;
-    this.#core.release(this.#handle);
-    released.unregister(this);
+    heldResults(this.#core).release(this, this.#handle);
     this.#handle = 0;
   }
 }
@@ -999,11 +1002,15 @@ class Lab {
       throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
     }
     const input = toTensor(x, "x");
+    const name = plainString(className) ?? "";
+    const plain = plainConfig(config);
+    const held = heldResults(this._core);
+    const need = () => estimateOf(this._core, name, plain, input.shape, trace);
     if (isLazy(trace)) {
-      const r = unwrap(this._core.runResident(plainString(className) ?? "", plainConfig(config), input, seed, Boolean(training)));
+      const r = unwrap(held.attempt(() => this._core.runResident(name, plain, input, seed, Boolean(training)), need, "this run"));
       return { ...moduleFacts(r), output: r.output, trace: new Trace(this._core, r.trace), warnings: r.warnings };
     }
-    const r = unwrap(this._core.runModule(plainString(className) ?? "", plainConfig(config), input, seed, Boolean(training), Boolean(trace)));
+    const r = unwrap(held.attempt(() => this._core.runModule(name, plain, input, seed, Boolean(training), Boolean(trace)), need, "this run"));
     return { ...moduleFacts(r), output: r.output, ...(trace ? { trace: r.trace } : {}), warnings: r.warnings };
   }
 
@@ -1024,7 +1031,7 @@ class Lab {
       throw new AttentionError({ code: error.code, slot: error.slots[0] ?? "", message: error.message, hint: error.hint, diagnostics });
     }
     const gen = this.#generatorOf(generator);
-    const r = unwrap(this._core.create(name, plain, gen._handle));
+    const r = unwrap(heldResults(this._core).attempt(() => this._core.create(name, plain, gen._handle), () => estimateOf(this._core, name, plain, null, false), "this module"));
     return new AttentionModule(this, r, gen);
   }
 
@@ -1234,7 +1241,9 @@ class Lab {
       return { name, tensor: toTensor(p, name) };
     });
     const gen = this.#generatorOf(generator);
-    const r = unwrap(this._core.fromParameters(plainString(className) ?? "", plainConfig(config), params));
+    const name = plainString(className) ?? "";
+    const plain = plainConfig(config);
+    const r = unwrap(heldResults(this._core).attempt(() => this._core.fromParameters(name, plain, params), () => estimateOf(this._core, name, plain, null, false), "this module"));
     return new AttentionModule(this, r, gen);
   }
 

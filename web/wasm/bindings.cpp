@@ -260,8 +260,8 @@ void functions(const char* name, Result<R> (*f)(A...), Rest... rest) {
 }
 }  // namespace
 
-extern "C" size_t malloc_max_footprint(void);  // dlmalloc: the most heap ever taken from WASM memory
-double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
+extern "C" size_t malloc_max_footprint(void);                                // dlmalloc: the most heap ever taken from WASM memory
+double heap_in_use() { return static_cast<unsigned>(mallinfo().uordblks); }  // an int in its header: unsigned past 2 GiB
 double heap_peak() { return static_cast<double>(malloc_max_footprint()); }
 
 // ---- the types --------------------------------------------------------------------------------------

@@ -126,6 +126,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"bad_options", "arguments", "an options argument that is not an object"},
     {"unknown_option", "arguments", "an options object with a name the call has no option of, e.g. a misspelt tempreature (names it; did-you-mean in the message)"},
     {"disposed", "arguments", "the module, generator, checkpoint file, GPT-2 model or lazy trace was disposed"},
+    {"results_not_released", "arguments", "the WebAssembly heap is full of results not released (lazy traces, modules, KV caches) while the call alone fits the budget: names them and how to release them (dispose())"},
     {"trace_stage", "arguments", "a lazy trace asked for a stage it does not have (names the id and lists the trace's stages)"},
     {"trace_range", "arguments", "a lazy trace query out of range: a batch or head index, a window's offset + size past its axis, a heatmap side outside 1..4096 (names the axis and value)"},
     {"busy", "arguments", "a GPT-2 model is already running (one run at a time per model)"},
