@@ -3,7 +3,7 @@
 // every page error, console error and request to another origin so a test can fail on them.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, mkdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -55,6 +55,7 @@ export async function launchLab() {
   return {
     url: server.url,
     context,
+    userDataDir,
     async close() {
       await context.close();
       await server.close();
@@ -104,6 +105,32 @@ export async function openPage(lab, query = "", { viewport, path = "", init } = 
  */
 export function appWorkers(page) {
   return page.workers().filter((w) => !/\/attention_core_mt\.worker\.js$/.test(w.url()));
+}
+
+/**
+ * The resident memory (bytes) of `lab`'s browser: its process and every process below it (renderers,
+ * their workers' memory included), read from /proc (Linux). The browser is the process whose command
+ * line names the lab's own profile directory, so other browsers on the machine are not counted.
+ */
+export function browserRss(lab) {
+  const procs = new Map();
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+      procs.set(Number(pid), { ppid, rss, ours: readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`--user-data-dir=${lab.userDataDir}`) });
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  const ours = (pid) => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; p = procs.get(p)?.ppid ?? 0, hops++) if (procs.get(p)?.ours) return true;
+    return false;
+  };
+  let sum = 0;
+  for (const [pid, p] of procs) if (ours(pid)) sum += p.rss;
+  return sum;
 }
 
 /** Fails when the page logged an error, threw, or asked another origin for anything. */

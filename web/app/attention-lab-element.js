@@ -36,7 +36,10 @@ function nameSet(text, allowed) {
  * class select, the call box (pasted or typed), the `call` and slot attributes set later, `url-state` (a link,
  * back/forward), the presets and the fix buttons; when one of them asks for another value, the widget keeps
  * the locked one and says so under the call box (a note naming the slot). Taken off the page, the element stops its run and its worker (nothing else
- * holds it); put back, it carries on with the same state.
+ * holds it); put back, it carries on with the same state. A setup whose run goes to the background
+ * worker starts that worker, and takes the run's memory ahead of the click, only while the element is
+ * in view (or once Run is pressed); the elements of a page take at most the core's memory budget
+ * (the one the facts show) ahead of their runs in all, ending the idle workers of elements scrolled away first.
  *
  * @summary The attention lab: one module set up slot by slot, run on sample tokens, every stage shown.
  * @tag attention-lab

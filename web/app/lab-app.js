@@ -55,6 +55,8 @@ export class LabApp {
     this.urlPrefix = options.urlPrefix ?? "";
     this.runner = new Runner(lab, options.workerUrl);
     this.runner.onWorkerInfo = () => this.render();  // the run panel says what the worker runs on
+    // In view or not (watchView): a widget out of view starts no worker and reserves no heap ahead of a run.
+    this.runner.visible = typeof IntersectionObserver !== "function";
     this.state = initialState();
     Object.assign(this.state, partialPatch(this.state, options.initial ?? {}));
     this.state.held = options.held ?? [];
@@ -143,8 +145,26 @@ export class LabApp {
     }
   }
 
+  /**
+   * Follows whether the widget is in view (or within half a screen of it): only then is a run likely
+   * enough to start its worker and reserve its heap ahead of the click (the run panel's warm-up).
+   */
+  watchView() {
+    if (typeof IntersectionObserver !== "function") return;
+    this.viewWatch ??= new IntersectionObserver((entries) => this.setVisible(entries[entries.length - 1].isIntersecting), { rootMargin: "50% 0px" });
+    this.viewWatch.observe(this.host);
+  }
+
+  /** The widget came into view or left it; in view, a render lets the run panel warm its worker. */
+  setVisible(visible) {
+    if (this.runner.visible === visible) return;
+    this.runner.visible = visible;
+    if (visible) this.render();
+  }
+
   async start(problems = [], call = null) {
     this.setHidden(this.hidden);
+    this.watchView();
     watchScrollBoxes(this.root, S.scrollCue);
     const s = this.state;
     Object.assign(s, slotsPatch(this.lab, s.className, s.slotTexts));
@@ -175,6 +195,8 @@ export class LabApp {
 
   /** The element left the page: the run and the worker stop, and nothing outside the widget holds it. */
   stop() {
+    this.viewWatch?.disconnect();
+    this.runner.visible = this.viewWatch === undefined;
     this.runner.close();
     for (const panel of this.lazyPanels ?? []) panel.stop();
     this.url?.keep(false);
@@ -183,6 +205,7 @@ export class LabApp {
   /** Back on the page after stop(): panels not loaded yet wait again; the worker starts when needed. */
   resume(urlState) {
     this.runner.open();
+    this.watchView();
     for (const panel of this.lazyPanels ?? []) panel.resume();
     this.url?.keep(urlState);
   }

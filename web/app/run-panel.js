@@ -216,7 +216,8 @@ export function setupRunPanel(app) {
       $("run-reason").classList.toggle("blocked", d.blocked);
       renderRunError(s.runError);
       if (d.memory !== null && runner.usesWorker(d.memory) && !d.blocked) {
-        runner.warm({ className: s.className, config: d.description.config, inputShape: d.shape }); // so Run does not wait for the worker
+        // so Run does not wait for the worker: once the widget is in view, within the page's bound (page-memory.js)
+        runner.warm({ className: s.className, config: d.description.config, inputShape: d.shape });
         prepareInput();
       }
       const following = followEdits(d);

@@ -95,11 +95,13 @@ self.addEventListener("message", async (e) => {
     // Then the heap the run will take, grown and paged in now (~0.1 s for GPT-2 small on 1024 tokens, on two threads)
     // rather than during the run. A run that arrives meanwhile waits for it, as it would have paid it.
     if (runsWaiting > 0 || !inputShape) return;
+    let reserved = 0;
     try {
-      lab.reserveMemory(className, config, inputShape, { trace: "lazy" });
+      reserved = lab.reserveMemory(className, config, inputShape, { trace: "lazy" }).bytes;
     } catch {
       // over the budget or the heap's limit: the run will say so itself
     }
+    self.postMessage({ reserved });
     return;
   }
   const { id, className, config, x, seed, training, density } = e.data;

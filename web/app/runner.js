@@ -8,8 +8,10 @@
 // run goes follows the core's memory estimate of it (the Setup of the edit). The same worker also reads GPT-2 checkpoints for the checkpoint panel
 // (request(), checkpoint-load.js) in a second instance of it: cancelling a traced run ends the runs'
 // worker (its one synchronous call cannot be interrupted otherwise), and must not end a whole-model run
-// or a generation in flight with it.
+// or a generation in flight with it. What the runs' worker holds is on the page's ledger (page-memory.js):
+// a warm-up reserves a run's heap only while the widget is in view, within the page's bound.
 import { S } from "./strings.js";
+import { pageMemory } from "./page-memory.js";
 import { askTrace } from "./stage-source.js";
 import { screenDensity } from "./slice-view.js";
 
@@ -38,6 +40,15 @@ export class Runner {
     this.workerInfo = null;
     /** Called when workerInfo arrives (the app renders again). */
     this.onWorkerInfo = () => {};
+    /** Whether the widget is in view (LabApp sets it): only then does a warm-up start the worker. */
+    this.visible = true;
+    /** Bytes the runs' worker has reserved ahead of a run (its answer to a warm-up), 0 until then. */
+    this.reserved = 0;
+  }
+
+  /** True when the runs' worker holds nothing the reader sees (no trace, no run) and the widget is out of view: the page may end it. */
+  get idle() {
+    return this.worker !== null && !this.visible && this.pending === null && this.traceWorker === null && this.queries.size === 0;
   }
 
   /** True when this page can run work in a module Worker. */
@@ -84,6 +95,8 @@ export class Runner {
     // ones are drawn, and what they ask meanwhile is refused (they draw nothing more).
     this.release();
     const worker = this.ensureWorker();
+    const taken = this.workerBytes(job.className, job.config, job.x.shape);
+    if (taken) pageMemory.took(this, taken.bytes, taken.budget);  // the run reserves its heap in the worker first
     const id = this.nextId++;
     const facts = await new Promise((resolve, reject) => {
       this.pending = { id, resolve, reject };
@@ -137,13 +150,30 @@ export class Runner {
   }
 
   /**
-   * Starts the worker ahead of a run that will need it: it loads the library and warms up on a small
-   * forward of `setup` ({className, config, inputShape}, a valid config), if given, then takes the heap
-   * the run of inputShape will need (lab.reserveMemory).
+   * Starts the worker ahead of a run that will need it, once the widget is in view: it loads the library
+   * and warms up on a small forward of `setup` ({className, config, inputShape}, a valid config), if
+   * given, then takes the heap the run of inputShape will need (lab.reserveMemory) if the page's ledger
+   * has room for it within the core's budget; else it reserves nothing (the run grows the heap itself).
    */
   warm(setup = null) {
-    if (this.closed || this.worker || !this.workerUrl || typeof Worker !== "function") return;
-    this.ensureWorker().postMessage({ warm: true, ...(setup ?? {}), density: screenDensity() });
+    if (this.closed || this.worker || !this.visible || !this.hasWorker) return;
+    const worker = this.ensureWorker();
+    const { inputShape, ...rest } = setup ?? {};
+    const need = inputShape ? this.workerBytes(rest.className, rest.config, inputShape) : null;
+    const reserve = need !== null && pageMemory.reserve(this, need.bytes, need.budget);
+    worker.postMessage({ warm: true, ...rest, ...(reserve ? { inputShape } : {}), density: screenDensity() });
+  }
+
+  /**
+   * What a run in the worker takes from its heap, as its reservation does (the lazy run's estimate),
+   * and the core's budget: {bytes, budget}; null for a setup the core cannot estimate (the run says why).
+   */
+  workerBytes(className, config, shape) {
+    try {
+      return this.lab.estimateBytes(className, config, shape, { trace: "lazy" });
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -168,6 +198,10 @@ export class Runner {
       if (data.info) {
         this.workerInfo = data.info;
         this.onWorkerInfo(data.info);
+        return;
+      }
+      if (data.reserved !== undefined) {
+        this.reserved = data.reserved;
         return;
       }
       const q = this.queries.get(data.id);
@@ -228,6 +262,8 @@ export class Runner {
     if (this.traceWorker && this.traceWorker === this.worker) this.release();
     this.worker?.terminate();
     this.worker = null;
+    this.reserved = 0;
+    pageMemory.ended(this);
   }
 
   cancel() {
