@@ -66,6 +66,21 @@ describe("widget lifecycle", () => {
     await finish(page);
   });
 
+  test("removed right after an edit, before its run starts by itself, it starts no worker later", async () => {
+    const page = await openPage(lab);
+    await addBig(page, "edited");
+    // the edit makes the trace stale: a quick setup re-runs itself 250 ms later (in the worker)
+    await page.evaluate(() => {
+      const el = document.getElementById("edited");
+      el.setAttribute("seed", "7");
+      el.remove();
+    });
+    await workersBecome(page, 0);
+    await page.waitForTimeout(1000);  // the re-run's timer has long fired
+    assert.deepEqual(page.workers().map((w) => new URL(w.url()).pathname), [], "no run worker, no pthread worker");
+    await finish(page);
+  });
+
   test("removed mid-run, the run stops with its worker; put back, the same element runs again", async () => {
     const page = await openPage(lab);
     const seen = watchWorkers(page);

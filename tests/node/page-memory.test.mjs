@@ -167,3 +167,20 @@ test("Run pressed out of view: the run goes to a worker and is on the ledger, an
   assert.equal(FakeWorker.made[0].terminated, false);
   assert.deepEqual(FakeWorker.made.slice(1).map((w) => w.sent[0].inputShape ?? null), [GPT2.inputShape, GPT2.inputShape, null]);
 });
+
+test("a runner closed (its widget removed) starts no worker: a run a timer starts later, or file work, is cancelled", async () => {
+  const r = runnerOf(true);
+  r.close();
+  const x = { shape: GPT2.inputShape, data: new Float32Array(2 * 1024 * 768) };
+  const run = r.run({ className: GPT2.className, config: GPT2.config, x, seed: 123, training: false }, { bytes: 900 * MIB });
+  const request = r.request("loadCheckpoint", {});
+  r.warm(GPT2);
+  assert.equal(FakeWorker.made.length, 0);
+  await assert.rejects(run, { code: "cancelled" });
+  await assert.rejects(request, { code: "cancelled" });
+  assert.equal(pageMemory.heldBy(r), 0);
+  // back on the page, it runs again
+  r.open();
+  r.warm(GPT2);
+  assert.equal(FakeWorker.made.length, 1);
+});

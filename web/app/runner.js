@@ -94,6 +94,8 @@ export class Runner {
     // The worker replaces its trace with the run's; the last run's cards stay up (stale) until the new
     // ones are drawn, and what they ask meanwhile is refused (they draw nothing more).
     this.release();
+    // Off the page (a timer's run after the widget was removed): no worker starts that nothing would end.
+    if (this.closed) throw cancelled();
     const worker = this.ensureWorker();
     const taken = this.workerBytes(job.className, job.config, job.x.shape);
     if (taken) pageMemory.took(this, taken.bytes, taken.budget);  // the run reserves its heap in the worker first
@@ -181,6 +183,7 @@ export class Runner {
    * Resolves with the worker's answer, rejects with its {code, slot, message, hint}.
    */
   request(kind, payload, { onProgress, signal } = {}) {
+    if (this.closed) return Promise.reject(cancelled());
     const id = this.nextId++;
     const message = { id, kind, ...payload };
     return new Promise((resolve, reject) => {
@@ -271,7 +274,7 @@ export class Runner {
     if (!p) return;
     this.pending = null;
     this.dropWorker();
-    p.reject({ code: "cancelled", slot: "", message: "cancelled", hint: "" });
+    p.reject(cancelled());
   }
 
   /**
@@ -287,13 +290,18 @@ export class Runner {
     this.dropWorker();
     this.fileWorker?.terminate();
     this.fileWorker = null;
-    for (const r of waiting) r.reject({ code: "cancelled", slot: "", message: "cancelled", hint: "" });
+    for (const r of waiting) r.reject(cancelled());
   }
 
   /** Back on the page: the worker starts again when a run or a warm-up needs it. */
   open() {
     this.closed = false;
   }
+}
+
+/** The AttentionError-like object of work stopped by a cancel or by the widget leaving the page. */
+function cancelled() {
+  return { code: "cancelled", slot: "", message: "cancelled", hint: "" };
 }
 
 /** A trace query's cache key: the same query, the same key. */
