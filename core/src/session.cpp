@@ -615,13 +615,19 @@ ForwardResult Session::forward_with(uint32_t module, TensorInput x, bool trainin
   std::vector<Stage> stages;
   ForwardOptions opts;
   opts.training = training;
-  opts.generator = generator != 0 ? &objects_->generator(generator) : objects_->dropout_generator(module);
+  // The draws go to a copy, kept only when the forward succeeds: a failed one (the heap full) leaves the
+  // generator as it was, so calling it again draws the same masks. The module's own generator when none is given.
+  TorchGenerator* source = generator != 0 ? &objects_->generator(generator) : objects_->dropout_generator(module);
+  std::optional<TorchGenerator> draws;
+  if (source != nullptr) draws = *source;
+  opts.generator = draws ? &*draws : nullptr;
   opts.trace = trace ? &stages : nullptr;
   opts.warnings = &r.warnings;
   opts.cache = kv;
   opts.pool = objects_->pool.get();
   opts.stage_views = views;
   r.output = m.forward(input, opts);
+  if (draws) *source = *draws;
   if (trace) r.trace = std::move(stages);
   if (kv != nullptr) r.cache = objects_->state(cache);
   return r;

@@ -83,6 +83,27 @@ TEST_CASE("a session keeps modules, generators and files under handles until rel
   CHECK(s.handles_in_use() == 0);
 }
 
+TEST_CASE("a forward's dropout draws are kept when it succeeds; a refused forward leaves its generator as it was") {
+  Session s;
+  SlotMap config = book_mha();
+  config["dropout"] = SlotValue::floating(0.5);
+  const ModuleInfo m = s.create("MultiHeadAttention", config, s.manual_seed(123));
+  const uint32_t g = s.manual_seed(7);
+  const ForwardResult r = s.forward(m.handle, book_input(), true, g, false, 0);
+  // the same draws as the module run directly on manual_seed(7): the generator moved past them
+  TorchGenerator direct(123);
+  const AttentionModule same(validated_config("MultiHeadAttention", config), direct);
+  TorchGenerator draws(7);
+  ForwardOptions train;
+  train.generator = &draws;
+  CHECK(same.forward(tensor_from_input(book_input(), "x"), train).data == r.output.data);
+  CHECK(s.generator_state(g) == draws.state());
+  CHECK(s.generator_state(g) != TorchGenerator(7).state());
+  // refused (x 4 wide, d_in 3): nothing drawn, so the next forward draws what this one would have
+  CHECK(refusal([&] { s.forward(m.handle, {{1, 6, 4}, std::vector<float>(24, 0.5f)}, true, g, false, 0); }).first == "input_width");
+  CHECK(s.generator_state(g) == draws.state());
+}
+
 TEST_CASE("seeds, rand sizes and token counts are refused by name before anything is made") {
   Session s;
   CHECK(refusal([&] { s.manual_seed(1.5); }).first == "seed");

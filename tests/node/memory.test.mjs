@@ -155,7 +155,8 @@ test("a run, a forward or a create that finds the heap full of results not relea
   assert.equal(r.kept, 4);
   assert.equal(r.keptBytes, 50060000);
   const mib = (bytes) => Math.round(bytes / 1048576).toLocaleString("en-US");
-  const held = `5 results not released hold 194 MiB of it (4 lazy traces: 191 MiB; 1 module: 3 MiB)`;
+  // the modules: SelfAttention_v1(512, 512)'s 3 MiB and a CausalAttention(1, 1, 2500, 0.5)
+  const held = `6 results not released hold 194 MiB of it (4 lazy traces: 191 MiB; 2 modules: 3 MiB)`;
   assert.deepEqual(r.error, {
     code: "results_not_released", slot: "trace",
     message: `this run needs about ${mib(r.estimate.bytes)} MiB, and the WebAssembly heap is full: ${held}`,
@@ -164,7 +165,12 @@ test("a run, a forward or a create that finds the heap full of results not relea
   assert.equal(r.forward.code, "results_not_released");
   assert.match(r.forward.message, new RegExp(`^this forward needs about [\\d,]+ MiB, and the WebAssembly heap is full: ${held.replace(/[()]/g, "\\$&")}$`));
   assert.equal(r.create.code, "results_not_released");
-  assert.match(r.create.message, /^this module needs about 192 MiB, and the WebAssembly heap is full: 5 results not released/);
+  assert.match(r.create.message, /^this module needs about 192 MiB, and the WebAssembly heap is full: 6 results not released/);
+  // a forward drawing dropout masks is refused the same way and leaves its generator as it was: called
+  // again once there is room, it draws what a fresh manualSeed(5) draws
+  assert.equal(r.dropped, "results_not_released");
+  assert.equal(r.generatorKept, true);
+  assert.equal(r.sameMasks, true);
   // disposed, the same run fits again, and only its trace is alive
   assert.equal(r.again, 50060000);
   assert.equal(r.traceBytes, 50060000);

@@ -37,14 +37,25 @@ const scenario = process.argv[2];
 if (scenario === "held") {
   const module = lab.create("SelfAttention_v1", { d_in: 512, d_out: 512 });  // 3 x 512 x 512 float32: 3 MiB
   const wide = { shape: [2500, 512], data: lab.seededTokens(1, 2500 * 512, 2).data };
+  const generator = lab.manualSeed(5);
+  const dropping = lab.create("CausalAttention", { d_in: 1, d_out: 1, context_length: 2500, dropout: 0.5 }, { generator: lab.manualSeed(1) });
   const { kept, error } = fill();
   const forward = errorOf(() => module.forward(wide, { trace: "lazy" }));
+  // a forward that draws dropout masks: refused, it leaves its generator where it was
+  const drawsBefore = Array.from(generator._state);
+  const dropped = errorOf(() => dropping.forward({ shape: [1, 2500, 1], data: x.data }, { trace: "lazy", generator }));
+  const generatorKept = Array.from(generator._state).every((w, i) => w === drawsBefore[i]);
   const create = errorOf(() => lab.create("SelfAttention_v1", { d_in: 4096, d_out: 4096 }));  // 192 MiB of parameters
   const traceBytes = kept[0].trace.bytes;
   for (const r of kept) r.trace.dispose();
   module.dispose();
+  // then it runs, and draws what a fresh manualSeed(5) draws
+  const masks = dropping.forward({ shape: [1, 2500, 1], data: x.data }, { generator }).output.data;
+  const fresh = dropping.forward({ shape: [1, 2500, 1], data: x.data }, { generator: lab.manualSeed(5) }).output.data;
+  const sameMasks = masks.every((v, i) => Object.is(v, fresh[i]));
+  dropping.dispose();
   const again = run();
-  console.log(JSON.stringify({ kept: kept.length, keptBytes: traceBytes, estimate: lab.estimateBytes("SelfAttention_v1", CONFIG, x.shape, { trace: "lazy" }), error, forward, create, again: again.trace.bytes, traceBytes: lab.traceBytesInUse() }));
+  console.log(JSON.stringify({ kept: kept.length, keptBytes: traceBytes, estimate: lab.estimateBytes("SelfAttention_v1", CONFIG, x.shape, { trace: "lazy" }), error, forward, create, dropped: dropped?.code ?? null, generatorKept, sameMasks, again: again.trace.bytes, traceBytes: lab.traceBytesInUse() }));
 } else if (scenario === "dropped") {
   let { kept } = fill();
   const count = kept.length;
