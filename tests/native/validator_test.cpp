@@ -147,7 +147,8 @@ TEST_SUITE("validator") {
 
   TEST_CASE("parameters over the budget name the slots that make them so: latent_dim, the wrapper's d_out and num_heads, not always d_in") {
     const auto slots_of = [](const std::string& cls, const SlotMap& config) {
-      const Diagnostic* d = find(check_config(cls, config), "too_large");
+      const auto ds = check_config(cls, config);  // alive while its diagnostic is read
+      const Diagnostic* d = find(ds, "too_large");
       return d == nullptr ? std::vector<std::string>{"(none)"} : d->slots;
     };
     SlotMap mla = {{"d_in", SlotValue::integer(3)},
