@@ -243,18 +243,18 @@ describe("trace after an edit", () => {
     assert.match(await page.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(2, 6, 4\)/);
     assert.equal(await page.getByTestId("stale-banner").isVisible(), false);
     assert.equal(await page.locator("#stage-cards.stale").count(), 0);
-    // Typing several characters into a setup that cannot run: d_in = 333 does not fit the book's 3-d
-    // tokens, so the run is blocked (Run is off: nothing can start it, no waiting needed to see that
-    // none started), the banner says why, and the cards stay marked stale.
+    // Typing several characters into a setup that cannot run: num_heads = 23 does not divide d_out = 4,
+    // so the run is blocked (Run is off: nothing can start it, no waiting needed to see that none
+    // started), the banner says why, and the cards stay marked stale.
     const before = await runs(page);
-    await page.getByTestId("slot-d_in").pressSequentially("33", { delay: 20 }); // d_in = 333
+    await page.getByTestId("slot-num_heads").pressSequentially("3", { delay: 20 }); // num_heads = 23
     await page.getByTestId("stale-banner").waitFor();
     assert.equal(await page.getByTestId("run").isDisabled(), true);
     assert.equal(await page.locator("#stage-cards.stale").count(), 1);
     assert.equal(await runs(page), before);
     assert.equal(await page.getByTestId("stale-banner").isVisible(), true);
     const staleText = await page.getByTestId("stale-banner").locator("#stale-text").textContent();
-    assert.match(staleText, /cannot run yet: the book’s tokens need d_in = 3\.$/);
+    assert.match(staleText, /cannot run yet: 1 error in the setup \(marked in red above\)\.$/);
     assert.doesNotMatch(staleText, /\.\./, "one period");
     assert.equal(await page.getByTestId("stale-run").isDisabled(), true);
     await finish(page);
