@@ -23,7 +23,38 @@ export const PAGE_CASES = [
   { name: "causal_train_dropout", query: "?class=CausalAttention&d_in=3&d_out=2&context_length=6&dropout=0.5&seed=123&mode=train" },
   { name: "wrapper_random_tokens", query: "?class=MultiHeadAttentionWrapper&d_in=3&d_out=1&context_length=8&dropout=0.0&num_heads=2&num_tokens=5&seed=5" },
   { name: "gqa_eval", query: "?class=GroupedQueryAttention&d_in=6&d_out=6&dropout=0.0&num_heads=6&num_kv_groups=2&tokens=a+b+c+d&seed=3&mode=eval" },
+  // The compare panel's lines join the code view once a comparison is on screen: what the code prints
+  // last is the largest difference the page shows (diff: where the page shows it, a data-value).
+  { name: "copy_v2_to_v1", query: "?class=SelfAttention_v2&d_in=3&d_out=2", steps: [{ click: "copy-button" }], waitFor: "copy-verdict", diff: "[data-testid=copy-maxdiff]" },
+  {
+    name: "copy_w_key_untransposed", query: "?class=SelfAttention_v2&d_in=3&d_out=3",
+    steps: [{ uncheck: "transpose-W_key" }, { click: "copy-button" }], waitFor: "copy-verdict", diff: "[data-testid=copy-maxdiff]",
+  },
+  {
+    name: "wrapper_vs_fused", query: "?class=MultiHeadAttentionWrapper&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2",
+    steps: [{ click: "compare-button" }], waitFor: "compare-verdict", diff: "[data-compare-stage=output]",
+  },
 ];
+
+/** A page case's clicks (after its first run), then what it waits for. */
+export async function applySteps(page, c) {
+  for (const step of c.steps ?? []) {
+    if (step.click) await page.getByTestId(step.click).click();
+    if (step.uncheck) await page.getByTestId(step.uncheck).uncheck();
+  }
+  if (c.waitFor) await page.getByTestId(c.waitFor).waitFor();
+}
+
+/** The largest difference the page shows for a comparison case (its diff element's data-value). */
+export async function pageDiff(page, c) {
+  return Number(await page.locator(`attention-lab >> ${c.diff}`).first().getAttribute("data-value"));
+}
+
+/** The number in the last line PyTorch printed, e.g. "tensor(1.1921e-07, grad_fn=<MaxBackward1>)". */
+export function printedNumber(printed) {
+  const m = /tensor\(([-+0-9.e]+|nan|inf)/.exec(printed.at(-1) ?? "");
+  return m ? Number(m[1]) : NaN;
+}
 
 /** The checkpoint panel: a layer of a whole synthetic GPT-2 file (tests/gpt2-files.mjs) on token ids. */
 export const CHECKPOINT_CASES = [

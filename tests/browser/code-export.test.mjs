@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import { loadAttentionLab } from "attention-lab";
 import { finish, launchLab, openPage, runPreset } from "./helpers.mjs";
-import { PAGE_CASES, codePanelFixtures } from "../code-panels.mjs";
+import { PAGE_CASES, applySteps, codePanelFixtures, pageDiff, printedNumber } from "../code-panels.mjs";
 
 /** Fails unless `code` parses as Python (python3's ast; no torch needed). */
 function assertPython(code) {
@@ -92,7 +92,13 @@ describe("the code view against PyTorch (tests/fixtures/code_panels.json)", () =
         init: () => document.addEventListener("run-complete", (e) => { window.runOutputs = [...(window.runOutputs ?? []), { shape: e.detail.outputShape, data: Array.from(e.detail.output.data) }]; }),
       });
       await page.waitForFunction(() => (window.runOutputs ?? []).length > 0, null, { timeout: 60_000 });
+      await applySteps(page, c);
       assert.equal(await page.getByTestId("code-view").textContent(), want.code);
+      if (c.diff) {
+        // the comparison's own lines print its largest difference: PyTorch's is the page's (printed to 4 digits)
+        const shown = await pageDiff(page, c), printed = printedNumber(want.printed);
+        assert.ok(Math.abs(shown - printed) <= 1e-6 + 5e-3 * Math.abs(printed), `${c.name}: the page shows ${shown}, PyTorch printed ${want.printed.at(-1)}`);
+      }
       const [out] = await page.evaluate(() => window.runOutputs);
       assert.deepEqual(out.shape, want.context_vecs.shape);
       const worst = Math.max(...want.context_vecs.data.map((v, i) => Math.abs(out.data[i] - v)));
