@@ -113,7 +113,7 @@ export function setupCheckpointPanel(app) {
   async function loadAndRun() {
     const file = state.file;
     await load();
-    const key = `${headsField.input.value.trim()}`;
+    const key = headsField.input.value.trim();  // the head count the whole model last ran with
     if (state.file !== file || !state.module || state.wholeModelKey === key) return;
     state.wholeModelKey = key;
     await runWholeModel();
