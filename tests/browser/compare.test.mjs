@@ -225,6 +225,43 @@ describe("compare: the same MultiHeadAttention, eight ways", () => {
   });
 });
 
+describe("compare: the code view's lines", () => {
+  test("code() returns a string in every mode and leaves the DOM as it is", async () => {
+    const page = await openPage(lab, "?class=MultiHeadAttentionWrapper&d_in=3&d_out=2&context_length=6&dropout=0&num_heads=2");
+    await page.getByTestId("compare-button").click();
+    await page.getByTestId("compare-verdict").waitFor();
+    /** Calls each panel's code() with a MutationObserver on the widget's shadow root; what it returned and what changed. */
+    const probe = () => page.evaluate(async () => {
+      const el = document.querySelector("attention-lab");
+      const seen = [];
+      const observer = new MutationObserver((records) => seen.push(...records.map((r) => `${r.type} on ${r.target.nodeName}`)));
+      observer.observe(el.shadowRoot, { subtree: true, childList: true, attributes: true, characterData: true });
+      const returned = el.view.panels.filter((p) => typeof p.code === "function").map((p) => p.code());
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      seen.push(...observer.takeRecords().map((r) => `${r.type} on ${r.target.nodeName}`));
+      observer.disconnect();
+      return { returned, types: returned.map((r) => typeof r), seen };
+    });
+    const converted = await probe();
+    assert.deepEqual(converted.types, ["string"], "one panel adds lines: the compare panel");
+    assert.match(converted.returned[0], /torch\.cat\(\[h\.W_query\.weight for h in wrapper\.heads\], dim=0\)/);
+    assert.deepEqual(converted.seen, []);
+    for (const mode of ["ways", "cache", "copy"]) {
+      await page.getByTestId(`compare-mode-${mode}`).check();
+      const r = await probe();
+      assert.deepEqual(r.types, ["string"], mode);
+      assert.equal(r.returned[0], "", `${mode}: no comparison of this mode on screen yet`);
+      assert.deepEqual(r.seen, [], `${mode}: code() changed the page`);
+    }
+    await page.getByTestId("copy-button").click();
+    await page.getByTestId("copy-verdict").waitFor();
+    const copied = await probe();
+    assert.match(copied.returned[0], /W_query/);
+    assert.deepEqual(copied.seen, []);
+    await finish(page);
+  });
+});
+
 describe("compare: step with the KV cache", () => {
   test("a mode picked before the panel's code has loaded is the one it opens with", async () => {
     const page = await lab.context.newPage();

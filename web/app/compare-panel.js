@@ -292,26 +292,20 @@ export function setupComparePanel(app) {
 
   return {
     render: refresh,
-    /** The PyTorch lines of the comparison on screen ("" when none is, or it is stale). */
+    /**
+     * The PyTorch lines of the comparison on screen ("" when none is, or it is stale). Pure: reads the
+     * panel's state and never touches the DOM (the code view calls it on every render).
+     */
     code() {
-      if (mode() === "ways") {
-      ways.refresh();
-      if (body.firstChild !== ways.box) replace(body, ways.box);
-      return;
-    }
-    if (mode() === "cache") {
-      cacheSteps.refresh();
-      if (body.firstChild !== cacheSteps.box) replace(body, cacheSteps.box);
-      return;
-    }
-    if (mode() === "copy") {
+      const m = mode();
+      if (m === "copy") {
         // Once a copy has run, the code view follows the boxes (the lines of the copy they describe).
         if (!state.copyResult) return "";
         const setup = copySetup();
         const dir = DIRECTIONS[state.direction];
         return copyBlock(lab, dir, setup, planLines(lab, dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
       }
-      if (!state.result || state.result.key !== app.derived.key) return "";
+      if (m !== "convert" || !state.result || state.result.key !== app.derived.key) return ""; // ways, cache: no lines
       return state.result.code;
     },
   };
