@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "attention_lab/gpt2_sizes.hpp"
-#include "attention_lab/modules.hpp"
 #include "validator_detail.hpp"
 
 namespace attention_lab {

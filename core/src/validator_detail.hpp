@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "attention_lab/diagnostics.hpp"
-#include "attention_lab/modules.hpp"
 #include "attention_lab/schema.hpp"
 
 namespace attention_lab::validator_detail {

@@ -117,3 +117,13 @@ test("the page's pitch counts the classes the core has: the chapter 3 classes, i
   assert.equal(html.split(pitch).length - 1, 2, `the description and the visible pitch say: ${pitch}`);
   assert.deepEqual([main, bonus3, bonus4], ["five", "seven", "three"]);
 });
+
+test("the validator sits below the modules: no core/src/validator* file includes modules.hpp", () => {
+  const src = new URL("../../core/src/", import.meta.url);
+  const files = readdirSync(src).filter((name) => /^validator.*\.(cpp|hpp)$/.test(name));
+  assert.ok(["validator.cpp", "validator_detail.hpp", "validator_heads.cpp"].every((name) => files.includes(name)), files.join(" "));
+  // ModuleConfig, the one thing they share with the modules, lives in schema.hpp
+  const including = files.filter((name) => /#include\s*"attention_lab\/modules\.hpp"/.test(readFileSync(new URL(name, src), "utf8")));
+  assert.deepEqual(including, []);
+  assert.match(readFileSync(new URL("../../core/include/attention_lab/schema.hpp", import.meta.url), "utf8"), /^struct ModuleConfig \{/m);
+});
