@@ -817,7 +817,7 @@ std::optional<Gpt2Step> Gpt2Generation::finish_token(TorchGenerator* generator) 
 }
 
 std::optional<Gpt2Step> Gpt2Generation::step(const std::map<std::string, std::vector<uint8_t>>& bytes, TorchGenerator* generator) {
-  if (finished_) throw AttentionError("checkpoint_layer", "", "the generation is finished", "");
+  if (finished_) throw AttentionError("not_in_progress", "", "the generation is finished", "Start another with model.generate.");
   if (options_.temperature > 0.0 && generator == nullptr)
     throw AttentionError("generator", "generator", "sampling at a temperature above 0 needs a generator", "Pass {generator: lab.manualSeed(123)}.");
   static const std::map<std::string, std::vector<uint8_t>> none;

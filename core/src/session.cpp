@@ -230,7 +230,7 @@ struct Session::Objects {
   }
   Gpt2Run& run(uint32_t h) const {
     Gpt2File& f = model(h);
-    if (!f.run) throw AttentionError("checkpoint_layer", "", "no run of this model is in progress", "");
+    if (!f.run) throw AttentionError("not_in_progress", "", "no run of this model is in progress", "Start one with model.run.");
     return *f.run;
   }
   ModuleInfo keep(AttentionModule m) {
@@ -874,13 +874,13 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
 
 std::vector<FileRead> Session::gpt2_generate_reads(uint32_t model) const {
   const Gpt2File& f = objects_->model(model);
-  if (!f.generation) throw AttentionError("checkpoint_layer", "", "no generation is in progress", "Start one with model.generate.");
+  if (!f.generation) throw AttentionError("not_in_progress", "", "no generation is in progress", "Start one with model.generate.");
   return file_reads(*f.header, f.generation->reads());
 }
 
 GenerateStepResult Session::gpt2_generate_step(uint32_t model, uint32_t generator, const std::map<std::string, std::vector<uint8_t>>& buffers) {
   Gpt2File& f = objects_->model(model);
-  if (!f.generation) throw AttentionError("checkpoint_layer", "", "no generation is in progress", "Start one with model.generate.");
+  if (!f.generation) throw AttentionError("not_in_progress", "", "no generation is in progress", "Start one with model.generate.");
   Gpt2Generation& g = *f.generation;
   TorchGenerator* gen = generator != 0 ? &objects_->generator(generator) : nullptr;
   GenerateStepResult out;

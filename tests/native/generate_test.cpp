@@ -297,7 +297,7 @@ TEST_CASE("generate's options are checked by name through the session") {
     done = r.finished;
   }
   CHECK(tokens == 2);
-  CHECK(refusal([&] { s.gpt2_generate_reads(m.handle); }).first == "checkpoint_layer");  // finished: ended
+  CHECK(refusal([&] { s.gpt2_generate_reads(m.handle); }).first == "not_in_progress");  // finished: ended
 }
 
 TEST_CASE("with attention on, each step's rows are the last row of the uncached traced forward's attn_weights, per layer and head, cached or not") {
@@ -428,4 +428,28 @@ TEST_CASE("a window bounds the keys held, not the positions: past n_ctx is refus
           s.gpt2_generate(m.handle, {1}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 0}, {}}, 0);
         }) == std::pair<std::string, std::string>{"generate_option", "window"});
   CHECK(s.gpt2_generate(m.handle, {1, 2}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 2}, {}}, 0).resident);
+}
+
+TEST_CASE("a step of a GPT-2 run or generation with none in progress is not_in_progress, saying what to start") {
+  const TinyGpt2 t = tiny_gpt2();
+  Session s;
+  const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
+  const OpenedModel m = s.gpt2_open(f.handle, {});
+  const auto message = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const AttentionError& e) {
+      return e.code() + " [" + e.slot() + "] " + e.what() + " | " + e.hint();
+    }
+    return std::string();
+  };
+  CHECK(message([&] { s.gpt2_final_reads(m.handle); }) == "not_in_progress [] no run of this model is in progress | Start one with model.run.");
+  CHECK(message([&] { s.gpt2_block_reads(m.handle, 0); }).rfind("not_in_progress [] no run", 0) == 0);
+  CHECK(message([&] { s.gpt2_generate_reads(m.handle); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
+  CHECK(message([&] { s.gpt2_generate_step(m.handle, 0, {}); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
+  Gpt2GenerateOptions o;
+  o.max_new_tokens = 1;
+  Gpt2Generation gen(*t.header, t.config, {3, 17}, o);
+  while (!gen.finished()) gen.step(bytes_for(t, gen.reads()), nullptr);
+  CHECK(message([&] { gen.step(bytes_for(t, gen.reads()), nullptr); }) == "not_in_progress [] the generation is finished | Start another with model.generate.");
 }

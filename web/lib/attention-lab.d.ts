@@ -632,6 +632,8 @@ export type ErrorCode =
   | "trace_range"
   /** a GPT-2 model is already running (one run at a time per model) */
   | "busy"
+  /** a step of a GPT-2 run or generation with none in progress: the model has no run, no generation, or its generation is finished (model.run and model.generate start one) */
+  | "not_in_progress"
   /** a GPT-2 run was cancelled through its signal */
   | "cancelled"
   /** an option of model.run or model.estimateBytes out of its range (attention: "full" or "thumbnails"; num_tokens: a whole number from 1 to n_ctx); names it */

@@ -130,6 +130,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"trace_stage", "arguments", "a lazy trace asked for a stage it does not have (names the id and lists the trace's stages)"},
     {"trace_range", "arguments", "a lazy trace query out of range: a batch or head index, a window's offset + size past its axis, a heatmap side outside 1..4096 (names the axis and value)"},
     {"busy", "arguments", "a GPT-2 model is already running (one run at a time per model)"},
+    {"not_in_progress", "arguments", "a step of a GPT-2 run or generation with none in progress: the model has no run, no generation, or its generation is finished (model.run and model.generate start one)"},
     {"cancelled", "arguments", "a GPT-2 run was cancelled through its signal"},
     {"run_option", "arguments", "an option of model.run or model.estimateBytes out of its range (attention: \"full\" or \"thumbnails\"; num_tokens: a whole number from 1 to n_ctx); names it"},
     {"generate_option", "arguments", "an option of model.generate out of its range (maxNewTokens, temperature, topK, eosId, cache, resident, window, attention); names it"},
