@@ -66,11 +66,14 @@ int64_t whole_number(double x, const std::string& name, double lowest, double hi
   throw AttentionError(code, name, name + " must be a whole number " + range_text(lowest, highest) + ", got " + format_number(x), hint);
 }
 
+/// What an option was given as, for a refusal: "a number", "a boolean" or "a string".
+std::string given_as(const NumberOption& v) { return v.number ? "a number" : v.boolean ? "a boolean" : "a string"; }
+
 /// An optional whole-number option in [lowest, 2**31): nullopt when absent; AttentionError `code`
 /// naming `key` for anything else (a string, NaN, 2.5, a number below `lowest`).
 std::optional<int64_t> whole_option(const NumberOption& v, const char* key, double lowest, const char* code) {
-  if (v.type == "undefined") return std::nullopt;
-  if (v.type != "number") throw AttentionError(code, key, std::string(key) + " must be a whole number " + range_text(lowest, kLargestCount) + ", got a " + v.type, "");
+  if (!v.given) return std::nullopt;
+  if (!v.number) throw AttentionError(code, key, std::string(key) + " must be a whole number " + range_text(lowest, kLargestCount) + ", got " + given_as(v), "");
   return whole_number(v.value, key, lowest, kLargestCount, code, "");
 }
 
@@ -842,8 +845,8 @@ bool Session::gpt2_stop(uint32_t model) {
 namespace {
 /// A boolean option: its default when absent; AttentionError generate_option naming `key` otherwise.
 std::optional<bool> bool_option(const NumberOption& v, const char* key) {
-  if (v.type == "undefined") return std::nullopt;
-  if (v.type != "boolean") throw AttentionError("generate_option", key, std::string(key) + " must be true or false, got a " + v.type, "");
+  if (!v.given) return std::nullopt;
+  if (!v.boolean) throw AttentionError("generate_option", key, std::string(key) + " must be true or false, got " + given_as(v), "");
   return v.value != 0;
 }
 }  // namespace
@@ -856,9 +859,9 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
   const auto maybe = whole_option(in.max_new_tokens, "maxNewTokens", 1, "generate_option");
   if (!maybe) throw AttentionError("generate_option", "maxNewTokens", "maxNewTokens is required: how many tokens to generate", "For example {maxNewTokens: 20}.");
   o.max_new_tokens = *maybe;
-  if (in.temperature.type != "undefined") {
-    if (in.temperature.type != "number")
-      throw AttentionError("generate_option", "temperature", "temperature must be a number, got a " + in.temperature.type, "For example {temperature: 1.0}.");
+  if (in.temperature.given) {
+    if (!in.temperature.number)
+      throw AttentionError("generate_option", "temperature", "temperature must be a number, got " + given_as(in.temperature), "For example {temperature: 1.0}.");
     o.temperature = in.temperature.value;
   }
   o.top_k = whole_option(in.top_k, "topK", 1, "generate_option");

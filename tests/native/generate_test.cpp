@@ -188,10 +188,16 @@ TEST_CASE("a GPT-2 model's counts are whole numbers, refused by name with the va
   CHECK(message([&] { s.gpt2_estimate(m.handle, 1.5, "full"); }) == "run_option num_tokens: num_tokens must be a whole number from 1 to " + n_ctx + ", got 1.5");
   CHECK(message([&] { s.gpt2_estimate(m.handle, m.config.n_ctx + 1, "full"); }).rfind("run_option num_tokens:", 0) == 0);
   CHECK(s.gpt2_estimate(m.handle, 3, "full") > 0);
-  const GenerateOptionsInput half{{"number", 2.5}, {}, {}, {}, {}, {}, {}, {}};
+  const GenerateOptionsInput half{NumberOption::of(2.5), {}, {}, {}, {}, {}, {}, {}};
   CHECK(message([&] { s.gpt2_generate(m.handle, {1}, half, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got 2.5");
-  const GenerateOptionsInput text{{"string", 0}, {}, {}, {}, {}, {}, {}, {}};
+  const GenerateOptionsInput text{NumberOption::text(), {}, {}, {}, {}, {}, {}, {}};
   CHECK(message([&] { s.gpt2_generate(m.handle, {1}, text, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got a string");
+  const GenerateOptionsInput yes{NumberOption::of_bool(true), {}, {}, {}, {}, {}, {}, {}};
+  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, yes, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got a boolean");
+  const GenerateOptionsInput numeric_cache{NumberOption::of(2), {}, {}, {}, NumberOption::of(1), {}, {}, {}};
+  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, numeric_cache, 0); }) == "generate_option cache: cache must be true or false, got a number");
+  const GenerateOptionsInput boolean_temperature{NumberOption::of(2), NumberOption::of_bool(false), {}, {}, {}, {}, {}, {}};
+  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, boolean_temperature, 0); }) == "generate_option temperature: temperature must be a number, got a boolean");
 }
 
 TEST_CASE("a tiny GPT-2 generates greedily: cached = uncached = resident = re-read, and the first token is the whole-model run's argmax") {
@@ -277,15 +283,19 @@ TEST_CASE("generate's options are checked by name through the session") {
     return GenerateOptionsInput{max_new, temp, k, eos, cache, {}, {}, {}};
   };
   CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 0}), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {"number", -1}), 0); }) == std::pair<std::string, std::string>{"generate_option", "temperature"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {"string"}), 0); }) == std::pair<std::string, std::string>{"generate_option", "temperature"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {}, {"number", 41}), 0); }) == std::pair<std::string, std::string>{"generate_option", "topK"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {}, {}, {"number", 1.5}), 0); }) == std::pair<std::string, std::string>{"generate_option", "eosId"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}, {}, {}, {}, {"number", 1}), 0); }) == std::pair<std::string, std::string>{"generate_option", "cache"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {40}, opts({"number", 2}), 0); }) == std::pair<std::string, std::string>{"checkpoint_token", "tokens"});
-  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts({"number", 2}), 1000); }).first == "too_large");
-  const GenerateStart g = s.gpt2_generate(m.handle, {1, 2}, opts({"number", 2}), 0);
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts(NumberOption::of(0)), 0); }) == std::pair<std::string, std::string>{"generate_option", "maxNewTokens"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts(NumberOption::of(2), NumberOption::of(-1)), 0); }) ==
+        std::pair<std::string, std::string>{"generate_option", "temperature"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts(NumberOption::of(2), NumberOption::text()), 0); }) ==
+        std::pair<std::string, std::string>{"generate_option", "temperature"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts(NumberOption::of(2), {}, NumberOption::of(41)), 0); }) == std::pair<std::string, std::string>{"generate_option", "topK"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts(NumberOption::of(2), {}, {}, NumberOption::of(1.5)), 0); }) ==
+        std::pair<std::string, std::string>{"generate_option", "eosId"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts(NumberOption::of(2), {}, {}, {}, NumberOption::of(1)), 0); }) ==
+        std::pair<std::string, std::string>{"generate_option", "cache"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {40}, opts(NumberOption::of(2)), 0); }) == std::pair<std::string, std::string>{"checkpoint_token", "tokens"});
+  CHECK(refusal([&] { s.gpt2_generate(m.handle, {1}, opts(NumberOption::of(2)), 1000); }).first == "too_large");
+  const GenerateStart g = s.gpt2_generate(m.handle, {1, 2}, opts(NumberOption::of(2)), 0);
   CHECK(g.resident);
   int tokens = 0;
   for (bool done = false; !done;) {
@@ -425,9 +435,9 @@ TEST_CASE("a window bounds the keys held, not the positions: past n_ctx is refus
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
   CHECK(refusal([&] {
-          s.gpt2_generate(m.handle, {1}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 0}, {}}, 0);
+          s.gpt2_generate(m.handle, {1}, GenerateOptionsInput{NumberOption::of(2), {}, {}, {}, {}, {}, NumberOption::of(0), {}}, 0);
         }) == std::pair<std::string, std::string>{"generate_option", "window"});
-  CHECK(s.gpt2_generate(m.handle, {1, 2}, GenerateOptionsInput{{"number", 2}, {}, {}, {}, {}, {}, {"number", 2}, {}}, 0).resident);
+  CHECK(s.gpt2_generate(m.handle, {1, 2}, GenerateOptionsInput{NumberOption::of(2), {}, {}, {}, {}, {}, NumberOption::of(2), {}}, 0).resident);
 }
 
 TEST_CASE("a step of a GPT-2 run or generation with none in progress is not_in_progress, saying what to start") {

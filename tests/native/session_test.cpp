@@ -142,10 +142,10 @@ TEST_CASE("whole-number options: absent is none; a string, 2.5 or a number below
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(header.begin(), header.end()), 8.0 + header.size() + 32);
   CHECK(f.keys == 1);
   CHECK(f.data_start == 8.0 + header.size());
-  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, {"string", 0}); }) == std::pair<std::string, std::string>{"checkpoint_layer", "layer"});
-  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, {"number", 2.5}); }).first == "checkpoint_layer");
-  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, {"number", -1}); }).first == "checkpoint_layer");
-  CHECK(refusal([&] { s.gpt2_open(f.handle, {"number", 0}); }) == std::pair<std::string, std::string>{"checkpoint_num_heads", "num_heads"});
+  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, NumberOption::text()); }) == std::pair<std::string, std::string>{"checkpoint_layer", "layer"});
+  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, NumberOption::of(2.5)); }).first == "checkpoint_layer");
+  CHECK(refusal([&] { s.plan_block_input(f.handle, {1}, NumberOption::of(-1)); }).first == "checkpoint_layer");
+  CHECK(refusal([&] { s.gpt2_open(f.handle, NumberOption::of(0)); }) == std::pair<std::string, std::string>{"checkpoint_num_heads", "num_heads"});
 }
 
 namespace {

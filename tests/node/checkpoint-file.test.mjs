@@ -155,7 +155,7 @@ test("use after dispose is AttentionError disposed, before anything is read; the
   await assert.rejects(lab.loadGPT2(file, { num_heads: 2 }), disposed);
   assert.equal(counted.reads.bytes, readsBefore, "nothing read after dispose");
   const core = lab._core;
-  const none = { type: "undefined", value: 0 };
+  const none = { given: false, number: false, boolean: false, value: 0 };
   const options = { layer: none, num_heads: none, context_length: none, intoClass: "", intoConfig: {} };
   const raw = {
     planCheckpoint: core.planCheckpoint(handle, options),
@@ -179,18 +179,18 @@ test("the raw core: a checkpointOpen handle serves the plans until released (twi
   const keys = Object.keys(JSON.parse(new TextDecoder().decode(header))).filter((k) => k !== "__metadata__");
   assert.equal(opened.value.keys, keys.length);
   assert.equal(opened.value.dataStart, 8 + header.length);
-  const layer1 = { type: "number", value: 1 };
-  const plan = core.planCheckpoint(opened.value.handle, { layer: layer1, num_heads: { type: "number", value: 2 }, context_length: { type: "undefined", value: 0 }, intoClass: "", intoConfig: {} });
+  const layer1 = { given: true, number: true, boolean: false, value: 1 };
+  const plan = core.planCheckpoint(opened.value.handle, { layer: layer1, num_heads: { given: true, number: true, boolean: false, value: 2 }, context_length: { given: false, number: false, boolean: false, value: 0 }, intoClass: "", intoConfig: {} });
   assert.equal(plan.ok, true);
   assert.deepEqual(plan.value.needed.map((r) => r.name), ["h.1.attn.c_attn.weight", "h.1.attn.c_attn.bias", "h.1.attn.c_proj.weight", "h.1.attn.c_proj.bias"]);
   for (const r of plan.value.needed) assert.ok(r.begin >= opened.value.dataStart && r.end <= bytes.length && r.begin < r.end, `${r.name}: absolute offsets inside the file`);
   assert.deepEqual(plan.value.config, { d_in: spec.n_embd, d_out: spec.n_embd, context_length: spec.n_ctx, dropout: 0, num_heads: 2, qkv_bias: true });
-  const reads = core.planBlockInput(opened.value.handle, ids, { type: "number", value: 0 });
+  const reads = core.planBlockInput(opened.value.handle, ids, { given: true, number: true, boolean: false, value: 0 });
   assert.equal(reads.ok, true);
   assert.equal(reads.value.filter((r) => r.name.startsWith("wte.weight[")).length, new Set(ids).size);
   core.release(opened.value.handle);
   core.release(opened.value.handle); // twice is fine
-  assert.equal(core.planBlockInput(opened.value.handle, ids, { type: "number", value: 0 }).error.code, "disposed");
+  assert.equal(core.planBlockInput(opened.value.handle, ids, { given: true, number: true, boolean: false, value: 0 }).error.code, "disposed");
   assert.equal(core.checkpointOpen(new TextEncoder().encode("not json"), bytes.length).error.code, "checkpoint_bad_header");
   await assert.rejects(lab.openCheckpoint("file.safetensors"), (e) => e.code === "checkpoint_source");
   await assert.rejects(lab.openCheckpoint(bytes.subarray(0, 20)), (e) => e.code === "checkpoint_truncated");

@@ -51,10 +51,13 @@ function flatDescription(d) {
   return { ...facts, ...rest };
 }
 
-/** An optional number option as the core reads it: its type ("undefined" when absent) and, for a number, its value. */
+/**
+ * An optional option as the core reads it (NumberOption): given or not (null and undefined are not), a
+ * number (its value) or true/false (value 1 or 0); anything else reaches the core as text.
+ */
 function numberOption(v) {
   const p = v === null || v === undefined ? undefined : plainValue(v);
-  return { type: typeof p, value: typeof p === "number" ? p : p === true ? 1 : 0 };
+  return { given: p !== undefined, number: typeof p === "number", boolean: typeof p === "boolean", value: typeof p === "number" ? p : p === true ? 1 : 0 };
 }
 
 /**
@@ -814,7 +817,7 @@ class GPT2Model {
     try {
       checkSignal(signal);
       const start = unwrap(core.gpt2Generate(handle, ids, opts, 0));
-      const gen = temp.type === "number" && temp.value > 0 ? generator ?? new Generator(core, 123) : null;
+      const gen = temp.number && temp.value > 0 ? generator ?? new Generator(core, 123) : null;
       const out = [...ids];
       const steps = [];
       let began = performance.now();

@@ -269,7 +269,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Failure>("Failure", "code", &Failure::code, "slot", &Failure::slot, "message", &Failure::message, "hint", &Failure::hint);
   object<TensorInput>("TensorInput", "shape", &TensorInput::shape, "data", &TensorInput::data);
   object<ParameterInput>("ParameterInput", "name", &ParameterInput::name, "tensor", &ParameterInput::tensor);
-  object<NumberOption>("NumberOption", "type", &NumberOption::type, "value", &NumberOption::value);
+  object<NumberOption>("NumberOption", "given", &NumberOption::given, "number", &NumberOption::number, "boolean", &NumberOption::boolean, "value", &NumberOption::value);
   object<PlanEntryInput>("PlanEntryInput", "name", &PlanEntryInput::name, "copy", &PlanEntryInput::copy, "transpose", &PlanEntryInput::transpose, "object",
                          &PlanEntryInput::object);
   object<Tensor>("Tensor", "shape", &Tensor::shape, "data", &Tensor::data);

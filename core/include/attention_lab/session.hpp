@@ -45,11 +45,18 @@ struct ParameterInput {
   TensorInput tensor;
 };
 
-/// An optional number option as a caller gives it: its JS type ("undefined" when absent or null) and,
-/// for a number, its value.
+/// An optional option as a caller gives it, in the facts the core reads: whether it was given at all
+/// (absent, null or undefined, takes the option's default), and whether it is a number (`value` holds
+/// it) or true/false (`value` 1 or 0). Given as neither, it is text, refused by the option's rule.
 struct NumberOption {
-  std::string type = "undefined";
+  bool given = false;
+  bool number = false;
+  bool boolean = false;
   double value = 0;
+
+  static NumberOption of(double x) { return {true, true, false, x}; }
+  static NumberOption of_bool(bool b) { return {true, false, true, b ? 1.0 : 0.0}; }
+  static NumberOption text() { return {true, false, false, 0}; }
 };
 
 /// One entry of a copy plan ({W_query: {copy, transpose}}); `object` false when the entry was not one.
@@ -178,7 +185,7 @@ struct Gpt2Result {
   std::vector<NextToken> next_tokens;
 };
 
-/// model.generate's options as a caller gives them (each with its JS type; booleans as 1 or 0).
+/// model.generate's options as a caller gives them (each as a NumberOption: given, number or true/false).
 struct GenerateOptionsInput {
   NumberOption max_new_tokens, temperature, top_k, eos_id, cache, resident, window, attention;
 };
