@@ -810,12 +810,14 @@ Tensor Session::gpt2_input(uint32_t model, double layer, const std::map<std::str
 
 std::vector<FileRead> Session::gpt2_final_reads(uint32_t model) const { return file_reads(*objects_->model(model).header, objects_->run(model).final_reads()); }
 
-std::vector<FileRead> Session::gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+std::vector<LogitsChunk> Session::gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers) {
   Gpt2Run& run = objects_->run(model);
   run.final_norm(bytes_of(run.final_reads(), buffers));
-  std::vector<ByteRead> chunks;
-  for (int64_t begin = 0; begin < run.config().vocab_size; begin += kGpt2LogitsChunkRows) chunks.push_back(run.logits_read(begin));
-  return file_reads(*objects_->model(model).header, chunks);
+  const SafetensorsHeader& h = *objects_->model(model).header;
+  std::vector<LogitsChunk> chunks;
+  for (int64_t begin = 0; begin < run.config().vocab_size; begin += kGpt2LogitsChunkRows)
+    chunks.push_back({static_cast<double>(begin), file_reads(h, {run.logits_read(begin)}).front()});
+  return chunks;
 }
 
 bool Session::gpt2_logits(uint32_t model, double begin, const std::vector<uint8_t>& bytes) {

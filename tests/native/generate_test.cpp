@@ -463,3 +463,30 @@ TEST_CASE("a step of a GPT-2 run or generation with none in progress is not_in_p
   while (!gen.finished()) gen.step(bytes_for(t, gen.reads()), nullptr);
   CHECK(message([&] { gen.step(bytes_for(t, gen.reads()), nullptr); }) == "not_in_progress [] the generation is finished | Start another with model.generate.");
 }
+
+TEST_CASE("the session's logits chunks carry their first row: a 5,000-token vocabulary is rows 0 and 4096, equal to the run's logits") {
+  const TinyGpt2 t = tiny_gpt2(8, 1, 12, kGpt2LogitsChunkRows + 904);
+  Session s;
+  const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
+  const OpenedModel m = s.gpt2_open(f.handle, {});
+  const auto slice = [&](const FileRead& r) {
+    return std::vector<uint8_t>(t.bytes.begin() + static_cast<std::ptrdiff_t>(r.begin), t.bytes.begin() + static_cast<std::ptrdiff_t>(r.end));
+  };
+  const auto buffers = [&](const std::vector<FileRead>& reads) {
+    std::map<std::string, std::vector<uint8_t>> out;
+    for (const FileRead& r : reads) out[r.name] = slice(r);
+    return out;
+  };
+  const std::vector<int64_t> ids = {3, 4097, 5};
+  s.gpt2_embed(m.handle, buffers(s.gpt2_start(m.handle, {3, 4097, 5}, 0, "full")));
+  s.gpt2_block(m.handle, 0, buffers(s.gpt2_block_reads(m.handle, 0)));
+  const std::vector<LogitsChunk> chunks = s.gpt2_final(m.handle, buffers(s.gpt2_final_reads(m.handle)));
+  REQUIRE(chunks.size() == 2);
+  CHECK(chunks[0].row == 0);
+  CHECK(chunks[0].read.name == "wte.weight[0:4096]");
+  CHECK(chunks[1].row == 4096);
+  CHECK(chunks[1].read.name == "wte.weight[4096:5000]");
+  CHECK(chunks[1].read.end - chunks[1].read.begin == 904.0 * 8 * 4);
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) s.gpt2_logits(m.handle, it->row, slice(it->read));  // any order: each chunk says its rows
+  CHECK(s.gpt2_finish(m.handle, 1).last_logits == run_logits(t, ids));
+}

@@ -886,11 +886,11 @@ class GPT2Model {
         return { layers, input };
       }
       const chunks = unwrap(core.gpt2Final(handle, await readAll(unwrap(core.gpt2FinalReads(handle)))));
-      for (const { name, begin, end } of chunks) {
+      for (const { row, read } of chunks) {
         checkSignal(signal);
-        const bytes = await raceSignal(reader.read(begin, end), signal);
+        const bytes = await raceSignal(reader.read(read.begin, read.end), signal);
         checkSignal(signal);
-        unwrap(core.gpt2Logits(handle, parseInt(name.slice(name.indexOf("[") + 1), 10), bytes));
+        unwrap(core.gpt2Logits(handle, row, bytes));
       }
       const r = unwrap(core.gpt2Finish(handle, 5));
       progress({ step: "logits", done: total, total });

@@ -1,9 +1,8 @@
-// The only file that includes <emscripten/...>: embind declarations of the core's boundary (session.hpp)
-// for the JS facade (web/lib/attention-lab.js). It decides nothing: each function is a Session call, each
-// result a value_object of a core struct. The glue: std::vector -> Array (float -> Float32Array, uint32 ->
-// Uint32Array, copied out of the heap), std::optional -> the value or null, maps and (name, value) lists
-// -> objects, int64 -> number, SlotValue -> a JS value; every call returns {ok, error: {code, slot,
-// message, hint}, value} (no exception reaches JS); heapInUse, heapPeak. ATTENTION_LAB_LEAN: the lean's.
+// The only file that includes <emscripten/...>: embind declarations of the core's boundary (session.hpp) for the JS facade
+// (web/lib/attention-lab.js). It decides nothing: each function is a Session call, each result a value_object of a core struct.
+// The glue: std::vector -> Array (float -> Float32Array, uint32 -> Uint32Array, copied out of the heap), std::optional -> the
+// value or null, maps and (name, value) lists -> objects, int64 -> number, SlotValue -> a JS value; every call returns {ok,
+// error: {code, slot, message, hint}, value} (no exception reaches JS); heapInUse, heapPeak. ATTENTION_LAB_LEAN: the lean's.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -349,6 +348,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<CheckpointOptionsInput>("CheckpointOptionsInput", "layer", &CheckpointOptionsInput::layer, "num_heads", &CheckpointOptionsInput::num_heads, "context_length",
                                  &CheckpointOptionsInput::context_length, "intoClass", &CheckpointOptionsInput::into_class, "intoConfig", &CheckpointOptionsInput::into_config);
   object<FileRead>("FileRead", "name", &FileRead::name, "begin", &FileRead::begin, "end", &FileRead::end);
+  object<LogitsChunk>("LogitsChunk", "row", &LogitsChunk::row, "read", &LogitsChunk::read);
   object<CheckpointPlanResult>("CheckpointPlan", "needed", &CheckpointPlanResult::needed, "config", &CheckpointPlanResult::config, "report", &CheckpointPlanResult::report);
   object<OpenedFile>("OpenedFile", "handle", &OpenedFile::handle, "keys", &OpenedFile::keys, "dataStart", &OpenedFile::data_start);
   object<Gpt2Config>("Gpt2Config", "n_embd", &num<&Gpt2Config::n_embd>, "n_head", &num<&Gpt2Config::n_head>, "n_layer", &num<&Gpt2Config::n_layer>, "n_ctx",

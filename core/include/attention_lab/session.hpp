@@ -158,6 +158,13 @@ struct FileRead {
   double begin = 0, end = 0;
 };
 
+/// One chunk of wte's rows the logits read (gpt2_final): its first row, which gpt2_logits takes with
+/// the chunk's bytes, and where those bytes are in the file.
+struct LogitsChunk {
+  double row = 0;
+  FileRead read;
+};
+
 struct CheckpointPlanResult {
   std::vector<FileRead> needed;  // name = the checkpoint key
   SlotMap config;
@@ -343,8 +350,8 @@ class Session {
   std::vector<FileRead> gpt2_input_reads(uint32_t model, double layer) const;
   Tensor gpt2_input(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const;
   std::vector<FileRead> gpt2_final_reads(uint32_t model) const;
-  /// ln_f, then the reads of every logits chunk of wte ("wte.weight[begin:end]").
-  std::vector<FileRead> gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
+  /// ln_f, then every logits chunk of wte: its first row and its read ("wte.weight[begin:end]").
+  std::vector<LogitsChunk> gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
   bool gpt2_logits(uint32_t model, double begin, const std::vector<uint8_t>& bytes);
   /// The run's result at the last position (the k most likely next tokens); ends the run.
   Gpt2Result gpt2_finish(uint32_t model, double k);
