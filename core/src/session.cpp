@@ -40,10 +40,13 @@ Shape shape_from_input(const std::vector<double>& sizes, const std::string& what
   return shape;
 }
 
-/// torch.manual_seed takes any int in [-2**63, 2**64); negative seeds wrap as 64-bit two's complement.
+/// A seed in [kLowestSeed, kHighestSeed] as torch.manual_seed's 64 bits (a negative one wraps, as there).
 uint64_t seed_from(double seed) {
-  if (!(std::isfinite(seed) && seed == std::floor(seed) && seed >= -9223372036854775808.0 && seed < 18446744073709551616.0))
-    throw AttentionError("seed", "seed", "the seed must be a whole number from -2**63 to 2**64 - 1", "torch.manual_seed takes an int, e.g. 123.");
+  if (!(seed == std::floor(seed) && seed >= kLowestSeed && seed <= kHighestSeed)) {  // NaN and infinities fail too
+    const std::string highest = std::to_string(static_cast<int64_t>(kHighestSeed));
+    throw AttentionError("seed", "seed", "the seed must be a whole number from -" + highest + " to " + highest + " (2**53 - 1), got " + format_number(seed),
+                         "torch.manual_seed takes an int, e.g. 123.");
+  }
   return seed < 0 ? static_cast<uint64_t>(static_cast<int64_t>(seed)) : static_cast<uint64_t>(seed);
 }
 
@@ -252,6 +255,8 @@ Session::~Session() = default;
 // ---- facts and configs ----
 
 std::vector<ClassSpec> Session::classes() const { return class_specs(); }
+
+std::vector<double> Session::seed_range() const { return {kLowestSeed, kHighestSeed}; }
 
 std::vector<Gpt2Size> Session::gpt2_sizes() const { return {std::begin(kGpt2Sizes), std::end(kGpt2Sizes)}; }
 

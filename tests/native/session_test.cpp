@@ -108,6 +108,10 @@ TEST_CASE("seeds, rand sizes and token counts are refused by name before anythin
   Session s;
   CHECK(refusal([&] { s.manual_seed(1.5); }).first == "seed");
   CHECK(refusal([&] { s.manual_seed(18446744073709551616.0); }).first == "seed");
+  CHECK(s.seed_range() == std::vector<double>{-9007199254740991.0, 9007199254740991.0});  // -(2**53 - 1), 2**53 - 1
+  CHECK(refusal([&] { s.manual_seed(9007199254740992.0); }).first == "seed");             // 2**53 + 1 would read as 2**53
+  CHECK(refusal([&] { s.manual_seed(-9007199254740992.0); }).first == "seed");
+  CHECK(s.generator_state(s.manual_seed(9007199254740991.0)) == TorchGenerator(9007199254740991).state());
   const uint32_t wrapped = s.manual_seed(-1);  // -1 wraps to 2**64 - 1, as torch.manual_seed(-1)
   CHECK(s.generator_state(wrapped) == TorchGenerator(~uint64_t{0}).state());
   CHECK(refusal([&] { s.rand(wrapped, {65536, 65536}); }).first == "too_large");

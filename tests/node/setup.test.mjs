@@ -130,7 +130,7 @@ test("the page's app: an edit of one slot makes one setup; a Run click (derive, 
       const d = app.derived;
       app.setState({ running: true });
       const x = buildInput(lab, app.state, d.config, app.tokensFor(d.config.d_in));
-      const r = await app.runner.run({ className: app.state.className, config: d.config, x, seed: seedValue(app.state), training: app.state.training }, { bytes: d.memory, fullConfig: d.description.config });
+      const r = await app.runner.run({ className: app.state.className, config: d.config, x, seed: seedValue(app.lab, app.state), training: app.state.training }, { bytes: d.memory, fullConfig: d.description.config });
       app.setState({ running: false, lastRun: { key: d.key, seq: 1 } });
       return r;
     };
@@ -199,4 +199,31 @@ test("one memory budget: the page's app refuses a run exactly where the core's e
   assert.equal(last.detail.reason, S.reasonMemory);
   assert.deepEqual(last.detail.diagnostics.filter((x) => x.code === "too_large").map((x) => x.slot), [tooLarge[0].slots?.[0] ?? ""]);
   assert.equal(events.filter((e) => e.detail.valid).at(-1).detail.config.context_length, 4096);
+});
+
+test("the page's seed check and the core's agree at the edges: one range, the core's (lab.seedRange)", () => {
+  const highest = 2 ** 53 - 1;
+  assert.deepEqual(lab.seedRange, { lowest: -highest, highest });
+  const core = (seed) => {
+    try {
+      lab.manualSeed(seed).dispose();
+      return "taken";
+    } catch (e) {
+      return e instanceof AttentionError && e.slot === "seed" ? e.code : `not an AttentionError: ${e}`;
+    }
+  };
+  const page = (seed) => (seedValue(lab, { seed: String(seed) }) === seed ? "taken" : "seed");
+  const edges = { 0: "taken", [highest]: "taken", [2 ** 53]: "seed", [-1]: "taken", 1.5: "seed", [-highest]: "taken", [-(2 ** 53)]: "seed" };
+  for (const [text, verdict] of Object.entries(edges)) {
+    const seed = Number(text);
+    assert.equal(core(seed), verdict, `the core on ${text}`);
+    assert.equal(page(seed), verdict, `the page on ${text}`);
+  }
+  const book = lab.bookTokens();
+  const x = { shape: [1, ...book.shape], data: book.data };
+  const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 };
+  assert.throws(() => lab.run("MultiHeadAttention", config, x, { seed: 2 ** 53 }), { code: "seed", message: `the seed must be a whole number from -${highest} to ${highest} (2**53 - 1), got 9007199254740992` });
+  assert.equal(lab.run("MultiHeadAttention", config, x, { seed: highest, trace: false }).output.shape.join(), "1,6,2");
+  assert.equal(seedValue(lab, { seed: "9007199254740993" }), null, "2**53 + 1 reads as 2**53: refused, not rounded");
+  assert.equal(S.reasonSeed(lab.seedRange), `the seed must be a whole number from -${highest} to ${highest}.`);
 });

@@ -193,7 +193,7 @@ export function setupCheckpointPanel(app) {
         const d = app.derived.description;
         if (app.state.className !== targetClass || !d?.ok) throw { code: "checkpoint_target", message: S.ckptTargetNeedsMha, hint: "" };
         // Made where the file is read, from this setup and seed (the module comes back as data).
-        options.into = { className: targetClass, config: app.derived.config, seed: seedValue(app.state) ?? 123 };
+        options.into = { className: targetClass, config: app.derived.config, seed: seedValue(app.lab, app.state) ?? 123 };
       }
       const { module, report: r, bytesRead } = await loadCheckpoint(lab, app.runner, file, options);
       if (seq !== state.loadSeq) return;

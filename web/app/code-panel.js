@@ -34,7 +34,7 @@ export function setupCodePanel(app) {
         if (s.source === "custom") tokens = s.custom.texts;
         else if (s.source === "book") tokens = gridTexts(app.tokensFor(desc.config.d_in));
         text = pythonCode({
-          className: s.className, book: desc.class.book, pythonName: desc.class.pythonName, pythonCall: desc.pythonCall, config: desc.config, seed: seedValue(s), source: s.source,
+          className: s.className, book: desc.class.book, pythonName: desc.class.pythonName, pythonCall: desc.pythonCall, config: desc.config, seed: seedValue(lab, s), source: s.source,
           words: d.words, tokens, sentenceTokens: typeof lab.sentenceTokens === "function",
           batch: singleSequence(lab, s.className) ? 0 : s.batch, training: s.training,
           outputShape: d.shape ? [...d.shape.slice(0, -1), desc.outputWidth] : null,

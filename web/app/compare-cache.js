@@ -57,7 +57,7 @@ export function setupCacheSteps(app) {
       return;
     }
     const config = app.derived.config;
-    const module = lab.create(app.state.className, config, { generator: lab.manualSeed(seedValue(app.state)) });
+    const module = lab.create(app.state.className, config, { generator: lab.manualSeed(seedValue(app.lab, app.state)) });
     let cache;
     try {
       cache = module.newCache();

@@ -136,14 +136,14 @@ export function setupComparePanel(app) {
    * d_in, else the book's six (d_in = 3) or six seeded ones. With the PyTorch lines that make them.
    */
   function copyTokens(dIn) {
-    if (copySizeValues() && app.derived.shape && seedValue(app.state) !== null) {
+    if (copySizeValues() && app.derived.shape && seedValue(app.lab, app.state) !== null) {
       try {
         const base = app.tokensFor(dIn);
         if (base.shape[1] === dIn && base.data.every(Number.isFinite)) {
           const s = app.state;
           const words = app.derived.words;
           const lines = inputLines("tokens", {
-            source: s.source, words, dIn, seed: seedValue(app.state), sentenceTokens: typeof lab.sentenceTokens === "function",
+            source: s.source, words, dIn, seed: seedValue(app.lab, app.state), sentenceTokens: typeof lab.sentenceTokens === "function",
             tokens: s.source === "custom" ? s.custom.texts : base,
           });
           return { tensor: base, words, lines, text: S.copyTokensCurrent(base.shape[0], dIn) };
@@ -244,7 +244,7 @@ export function setupComparePanel(app) {
       return;
     }
     try {
-      const a = lab.create(s.className, config, { generator: lab.manualSeed(seedValue(app.state)) });
+      const a = lab.create(s.className, config, { generator: lab.manualSeed(seedValue(app.lab, app.state)) });
       const converted = lab.convert(a, { layout: state.layout });
       const b = converted.module;
       const cmp = lab.compare(a, b, x);

@@ -271,7 +271,7 @@ export class LabApp {
     const errors = [...configDiags, ...callDiags].filter((d) => d.severity === "error").length;
     let reason = "";
     if (errors) reason = S.reasonErrors(errors);
-    else if (seedValue(s) === null) reason = S.reasonSeed;
+    else if (seedValue(this.lab, s) === null) reason = S.reasonSeed(this.lab.seedRange);
     else if (tokens.block) reason = tokens.block;
     else if (inputDiags.some((d) => d.severity === "error")) reason = S.reasonInput;
     const key = runKey(lab, s, config);

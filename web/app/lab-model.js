@@ -5,7 +5,6 @@ import { S } from "./strings.js";
 import { callText, f32Text, pyValue, slotValueFromText } from "./format.js";
 import { DEFAULTS } from "./url-state.js";
 
-export const MAX_SEED = Number.MAX_SAFE_INTEGER;
 export const MAX_TOKENS = 4096;
 
 /** Slot texts every widget starts from (switching class keeps every value with the same name). */
@@ -150,11 +149,12 @@ export function keywordCall(lab, s) {
   return `${s.className}(${args.join(", ")})`;
 }
 
-export function seedValue(s) {
+/** The seed as a number, or null when it is not a whole number in the core's range (lab.seedRange). */
+export function seedValue(lab, s) {
   const t = String(s.seed).trim();
-  if (!/^\d+$/.test(t)) return null;
+  if (!/^-?\d+$/.test(t)) return null;
   const n = Number(t);
-  return n <= MAX_SEED ? n : null;
+  return n >= lab.seedRange.lowest && n <= lab.seedRange.highest ? n : null;
 }
 
 export function countValue(s) {
@@ -196,10 +196,10 @@ export function baseTokens(lab, s, dIn) {
   const w = words(s);
   if (s.source === "book") return lab.bookTokens();
   if (s.source === "sentence") {
-    if (typeof lab.sentenceTokens === "function") return lab.sentenceTokens(w, dIn, seedValue(s));
-    return lab.seededTokens(w.length, dIn, seedValue(s));
+    if (typeof lab.sentenceTokens === "function") return lab.sentenceTokens(w, dIn, seedValue(lab, s));
+    return lab.seededTokens(w.length, dIn, seedValue(lab, s));
   }
-  if (s.source === "random") return lab.seededTokens(w.length, dIn, seedValue(s));
+  if (s.source === "random") return lab.seededTokens(w.length, dIn, seedValue(lab, s));
   const c = s.custom;
   const data = new Float32Array(c.rows * c.cols);
   c.texts.forEach((row, r) => row.forEach((t, j) => { data[r * c.cols + j] = Number(t); }));

@@ -62,7 +62,7 @@ export function setupRunPanel(app) {
   function blockedError(d) {
     const first = [...d.configDiags, ...d.callDiags, ...d.tokens.problems, ...d.inputDiags].find((x) => x.severity === "error");
     if (first) return { code: first.code, slot: first.slots?.[0] ?? "", message: first.message, hint: first.hint ?? "" };
-    if (seedValue(app.state) === null) return { code: "seed", slot: "seed", message: d.reason, hint: "" };
+    if (seedValue(app.lab, app.state) === null) return { code: "seed", slot: "seed", message: d.reason, hint: "" };
     return { code: "blocked", slot: "", message: d.reason, hint: "" };
   }
 
@@ -130,7 +130,7 @@ export function setupRunPanel(app) {
     const progress = startProgress();
     try {
       const x = buildInput(lab, s, config, app.tokensFor(config.d_in));
-      result = await runner.run({ className, config, x, seed: seedValue(s), training }, { bytes: d.memory, firstDraw });
+      result = await runner.run({ className, config, x, seed: seedValue(lab, s), training }, { bytes: d.memory, firstDraw });
       host.dataset.computeMs = (performance.now() - t0).toFixed(1); // the forward (and, for big runs, the worker) alone
     } catch (err) {
       progress.stop();

@@ -94,7 +94,7 @@ export function buildSkeleton(name = "") {
           h("div", { class: "field" },
             h("label", { for: "seed" }, S.seedLabel),
             h("input", { type: "text", id: "seed", inputmode: "numeric", autocomplete: "off", "aria-describedby": "seed-error seed-note", dataset: tid("seed"), part: "input" }),
-            h("p", { id: "seed-error", class: "field-error", hidden: true }, S.seedError),
+            h("p", { id: "seed-error", class: "field-error", hidden: true }),  // its text: the core's range (tokens panel)
             h("p", { id: "seed-note", class: "muted" }, S.seedNote))),
         h("fieldset", { class: "radio-group tokens-mode" },
           h("legend", {}, S.modeLegend),

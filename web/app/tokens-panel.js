@@ -26,6 +26,7 @@ export function setupTokensPanel(app) {
     if (ctx !== null) app.setState({ count: String(Math.min(ctx, MAX_TOKENS)), source: "random" }, discrete);
   });
   $("batch").addEventListener("change", (e) => app.setState({ batch: Number(e.target.value) }, discrete));
+  $("seed-error").textContent = S.seedError(lab.seedRange);
   $("seed").addEventListener("input", (e) => app.setState({ seed: e.target.value }, edit));
   for (const radio of root.querySelectorAll("input[name=mode]")) {
     radio.addEventListener("change", () => app.setState({ training: radio.value === "train" }, discrete));
@@ -86,7 +87,7 @@ export function setupTokensPanel(app) {
     const w = words(s);
     if (s.source === "custom" && s.custom) {
       texts = s.custom.texts;
-    } else if (positiveInt(config.d_in) && w && w.length && seedValue(s) !== null
+    } else if (positiveInt(config.d_in) && w && w.length && seedValue(lab, s) !== null
       && w.length <= GRID_MAX && config.d_in <= GRID_MAX && !(s.source === "book" && config.d_in !== 3)) {
       try {
         texts = gridTexts(app.tokensFor(config.d_in));  // the run's tokens, made once per change of them
@@ -151,7 +152,7 @@ export function setupTokensPanel(app) {
       fill.hidden = single || ctx === null;
       // It fills the context with random tokens: when another source is chosen, the label says it replaces it.
       if (ctx !== null) fill.textContent = s.source === "random" ? S.fillContext(Math.min(ctx, MAX_TOKENS)) : S.fillContextSwitch(Math.min(ctx, MAX_TOKENS), S.sourceShort[s.source]);
-      const seedOk = seedValue(s) !== null;
+      const seedOk = seedValue(lab, s) !== null;
       $("seed-error").hidden = seedOk;
       setInvalid($("seed"), !seedOk);
       setInvalid($("count"), s.source === "random" && d.words === null);

@@ -1699,6 +1699,12 @@ export interface GPT2Model {
 export interface AttentionLab {
   /** Every class the core has a recipe for, in the core's order: the book's five (chapter 3), then the bonus classes. */
   readonly classes: ClassName[];
+  /**
+   * The seeds the core takes (manualSeed, run's seed, seededTokens, sentenceTokens), from its one range:
+   * whole numbers from `lowest` = -(2**53 - 1) to `highest` = 2**53 - 1, the ints a number holds exactly.
+   * A negative seed wraps to 64 bits, as torch.manual_seed(-1) does.
+   */
+  readonly seedRange: { readonly lowest: number; readonly highest: number };
   /** The four GPT-2 sizes from the core's one table, smallest first (head_dim 64 in all four). */
   readonly gpt2Sizes: ReadonlyArray<{
     /** The size's name, as in GPT2Config.size. */
@@ -1872,9 +1878,9 @@ export interface AttentionLab {
   /**
    * A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`
    * (torch-rng.md): pass it to create (the parameters' init) and forward (the dropout masks).
-   * @param seed - A whole number (a safe integer), as torch.manual_seed takes.
+   * @param seed - A whole number in {@link AttentionLab.seedRange} (-(2**53 - 1) to 2**53 - 1), as torch.manual_seed takes.
    * @returns A {@link Generator} in WASM memory (released on dispose() or garbage collection).
-   * @throws {@link AttentionError} "seed" (slot "seed") for a seed that is not a whole number.
+   * @throws {@link AttentionError} "seed" (slot "seed") for a seed that is not a whole number in seedRange.
    * @example
    * ```ts
    * lab.manualSeed(123).rand([2, 3]).data; // torch.manual_seed(123); torch.rand(2, 3)

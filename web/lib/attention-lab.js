@@ -51,6 +51,11 @@ function flatDescription(d) {
   return { ...facts, ...rest };
 }
 
+/** AttentionError "seed" for a seed that is not a number (the core refuses numbers outside its range). */
+function notASeed(seed) {
+  return new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
+}
+
 /**
  * An optional option as the core reads it (NumberOption): given or not (null and undefined are not), a
  * number (its value) or true/false (value 1 or 0); anything else reaches the core as text.
@@ -919,6 +924,9 @@ class Lab {
     this.classes = Object.freeze(specs.map((s) => s.name));
     /** The four GPT-2 sizes, from the core's one table: [{name, n_embd, n_head, n_layer}]. */
     this.gpt2Sizes = deepFreeze(unwrap(core.gpt2Sizes()));
+    /** The seeds the core takes (its one range): whole numbers from lowest to highest, -(2**53 - 1) to 2**53 - 1. */
+    const [lowest, highest] = unwrap(core.seedRange());
+    this.seedRange = Object.freeze({ lowest, highest });
     // Which products the binary runs (see the kernel getter): fixed when it was compiled, asked once.
     this._kernel = unwrap(core.kernelFusesMultiplyAdd()) ? "relaxed_madd" : "simd128";
     // The threads its forwards run on: the core's pool, as it really started (asked once).
@@ -1001,9 +1009,7 @@ class Lab {
    */
   run(className, config, x, options) {
     const { seed = 123, training = true, trace = true } = readOptions(options, "lab.run");
-    if (typeof seed !== "number" || !Number.isSafeInteger(seed)) {
-      throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
-    }
+    if (typeof seed !== "number") throw notASeed(seed);  // its range: the core's (lab.seedRange)
     const input = toTensor(x, "x");
     const name = plainString(className) ?? "";
     const plain = plainConfig(config);
@@ -1018,9 +1024,7 @@ class Lab {
   }
 
   manualSeed(seed) {
-    if (typeof seed !== "number" || !Number.isInteger(seed) || !Number.isSafeInteger(seed)) {
-      throw new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
-    }
+    if (typeof seed !== "number") throw notASeed(seed);  // its range: the core's (lab.seedRange)
     return new Generator(this._core, seed);
   }
 

@@ -383,7 +383,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights", call<&Session::copy_weights>, "release", call<&Session::release>, "handlesInUse",
             call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>, "forwardResident", call<&Session::forward_resident>, "estimateResidentBytes",
             call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>, "traceWindow", call<&Session::trace_window>, "traceData",
-            call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>);
+            call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>, "seedRange", call<&Session::seed_range>);
 #ifndef ATTENTION_LAB_LEAN  // reserveMemory, the head split, the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
   functions("reserveMemory", call<&Session::reserve_memory>, "headShares", call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads",
             call<&Session::project_heads>, "moduleRevision", call<&Session::module_revision>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen",

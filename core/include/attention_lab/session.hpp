@@ -45,6 +45,13 @@ struct ParameterInput {
   TensorInput tensor;
 };
 
+/// The seeds a caller gives as a number (manual_seed, run_module, seeded_tokens, sentence_tokens): the
+/// whole numbers a double holds exactly, -(2**53 - 1) to 2**53 - 1 (2**53 + 1 would read as 2**53).
+/// torch.manual_seed takes any int in [-2**63, 2**64); a negative seed wraps as 64-bit two's complement,
+/// as there. The one home of the range: the facade hands it out as lab.seedRange, the page checks by it.
+inline constexpr double kLowestSeed = -9007199254740991.0;
+inline constexpr double kHighestSeed = 9007199254740991.0;
+
 /// An optional option as a caller gives it, in the facts the core reads: whether it was given at all
 /// (absent, null or undefined, takes the option's default), and whether it is a number (`value` holds
 /// it) or true/false (`value` 1 or 0). Given as neither, it is text, refused by the option's rule.
@@ -229,6 +236,8 @@ class Session {
   // ---- facts and configs (no handles) ----
   std::vector<ClassSpec> classes() const;
   std::vector<Gpt2Size> gpt2_sizes() const;
+  /// {kLowestSeed, kHighestSeed}: the seeds the calls taking one accept (lab.seedRange).
+  std::vector<double> seed_range() const;
   /// Whether this build's products are relaxed-SIMD multiply-adds (ops::kernel_fuses_multiply_add:
   /// true only in attention_core_fma.wasm); the facade's lab.kernel.
   bool kernel_fuses_multiply_add() const;
