@@ -227,3 +227,21 @@ test("the page's seed check and the core's agree at the edges: one range, the co
   assert.equal(seedValue(lab, { seed: "9007199254740993" }), null, "2**53 + 1 reads as 2**53: refused, not rounded");
   assert.equal(S.reasonSeed(lab.seedRange), `the seed must be a whole number from -${highest} to ${highest}.`);
 });
+
+test("a preset's title is the call the core writes for its slots, then what the call does not say", async () => {
+  const { presetTitle, presetsOf } = await import("../../web/app/setup-panel.js");
+  const titles = Object.fromEntries(presetsOf(lab).map((p) => [p.key, presetTitle(lab, p)]));
+  assert.equal(titles.bookToy, "MultiHeadAttention(3, 2, 6, 0.0, 2) on the book’s six tokens");
+  assert.equal(titles.swaToy, "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3) on the book’s six tokens");
+  assert.equal(titles.gqaSmall, "GroupedQueryAttention(768, 768, 0.0, 12, 4): 12 query heads, 4 key/value heads");
+  assert.equal(titles.einsumSmall, "MHAEinsum(768, 768, 1024, 0.0, 12)");
+  assert.equal(titles.gpt2Small, "768 wide, 12 heads of 64, context 1024");
+  for (const p of presetsOf(lab)) {
+    if (typeof S.presetTitles[p.key] === "function") continue;
+    const call = lab.describe(p.className, Object.fromEntries(Object.entries(lab.parseCall(titles[p.key].split(/ on |: /)[0]).config))).pythonCall;
+    assert.ok(titles[p.key].startsWith(`${call}`) && call.startsWith(`${p.className}(`), `${p.key}: ${titles[p.key]}`);
+  }
+  // the strings table restates no call: only the words the call does not say
+  const restated = Object.entries(S.presetTitles).filter(([, t]) => typeof t === "string" && /\b[A-Z]\w*\(/.test(t));
+  assert.deepEqual(restated, []);
+});

@@ -5,14 +5,19 @@ import { S } from "./strings.js";
 import { callArgText, pyValue, slotValueFromText } from "./format.js";
 import { DEFAULTS } from "./url-state.js";
 import { consequence } from "./consequences.js";
-import { callPatch, keywordCall, slotsPatch } from "./lab-model.js";
+import { callPatch, currentConfig, keywordCall, slotsPatch } from "./lab-model.js";
 import { diagBox, lockBadge, setValue } from "./diagnostic-view.js";
 
 /** Every class's presets, as the core gives them (the page keeps no copy), with the class they set, in the core's order. */
-/** A preset's title: the strings table's text, or its function of the preset's slots. */
-function presetTitle(p) {
+/**
+ * A preset's title: a GPT-2 size's from its slots, else the call the preset makes as the core writes it
+ * (describe's pythonCall of the preset's slots), on which tokens, and the strings table's words.
+ */
+export function presetTitle(lab, p) {
   const t = S.presetTitles[p.key];
-  return typeof t === "function" ? t(p.slots) : t ?? p.key;
+  if (typeof t === "function") return t(p.slots);
+  const call = lab.describe(p.className, currentConfig(lab, slotsPatch(lab, p.className, p.slots))).pythonCall;
+  return S.presetTitle(call, p.tokens === "book", t ?? "");
 }
 
 export function presetsOf(lab) {
@@ -44,7 +49,7 @@ export function setupSetupPanel(app) {
   const anyLock = locked.size > 0;
   replace($("preset-buttons"), presetsOf(lab).map((p) =>
     h("button", {
-      type: "button", class: "preset", title: `${presetTitle(p)}: ${p.note}`, part: "button",
+      type: "button", class: "preset", title: `${presetTitle(lab, p)}: ${p.note}`, part: "button",
       disabled: anyLock, dataset: { preset: p.key, testid: `preset-${p.key}` },
       on: { click: () => applyPreset(p) },
     }, S.presets[p.key] ?? p.key)));

@@ -10,11 +10,6 @@ function gpt2Title(slots) {
   return `${slots.d_out} wide, ${slots.num_heads} heads of ${Number(slots.d_out) / Number(slots.num_heads)}, context ${slots.context_length}`;
 }
 
-/** A preset's title as the call it makes: "MHAEinsum(768, 768, 1024, 0.0, 12)". */
-function callTitle(className) {
-  return (slots) => `${className}(${Object.values(slots).join(", ")})`;
-}
-
 export const S = {
   loading: "Loading the attention core…",
   loadFailed: (msg) => `The attention core could not be loaded: ${msg}`,
@@ -43,29 +38,19 @@ export const S = {
     nnMhaSmall: "nn.MultiheadAttention (768)",
     pkgMhaSmall: "llms_from_scratch’s MHA (768)",
   },
+  // A preset's title: the call it makes (from the core), on which tokens, and what to see in it. Only
+  // what the call does not say is written here; the GPT-2 sizes' titles come from their slots.
+  presetTitle: (call, bookTokens, what) => `${call}${bookTokens ? " on the book’s six tokens" : ""}${what ? `: ${what}` : ""}`,
   presetTitles: {
-    bookToy: "MultiHeadAttention(3, 2, 6, 0.0, 2) on the book’s six tokens",
-    exercise32: "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2): two heads whose outputs are 1 wide each",
+    exercise32: "two heads whose outputs are 1 wide each",
     // the GPT-2 sizes' titles from their presets' slots (the core's one size table)
     gpt2Small: gpt2Title,
     gpt2Medium: gpt2Title,
     gpt2Large: gpt2Title,
     gpt2XL: gpt2Title,
-    gqaToy: "GroupedQueryAttention(3, 4, 0.0, 4, 2) on the book’s six tokens",
-    swaToy: "MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3) on the book’s six tokens",
-    gqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 4): 12 query heads, 4 key/value heads",
-    mqaSmall: "GroupedQueryAttention(768, 768, 0.0, 12, 1): multi-query attention",
-    swaSmall: "MultiHeadAttentionWithSWA(768, 768, 0.0, 12, sliding_window_size=4)",
-    mlaToy: "MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2) on the book’s six tokens",
-    mlaSmall: "MultiHeadLatentAttention(768, 768, 0.0, 12): latent_dim = max(16, 768 // 8) = 96",
-    // the chapter 3 bonus rewrites: the call the preset makes
-    combinedQkvSmall: callTitle("MultiHeadAttentionCombinedQKV"),
-    einsumSmall: callTitle("MHAEinsum"),
-    sdpaSmall: callTitle("MHAPyTorchScaledDotProduct"),
-    sdpaNoFlashSmall: callTitle("MHAPyTorchSDPAWithoutFlash"),
-    flexSmall: callTitle("MHAPyTorchFlexAttention"),
-    nnMhaSmall: callTitle("MHAPyTorchClass"),
-    pkgMhaSmall: callTitle("PyTorchMultiHeadAttention"),
+    gqaSmall: "12 query heads, 4 key/value heads",
+    mqaSmall: "multi-query attention",
+    mlaSmall: "latent_dim = max(16, 768 // 8) = 96",
   },
   presetsHint: "A preset fills every slot and runs the forward pass. GPT-2 presets use the sentence with seeded embeddings of width d_in.",
   presetNote: (name, note) => `${name}: ${note}.`,
