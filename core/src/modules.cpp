@@ -124,22 +124,29 @@ Shape shape_of(const ParamRecipe& p, const ModuleConfig& c) {
 std::string head_prefix(const ModuleConfig& c, int64_t h) { return c.recipe().per_head_modules ? "heads." + std::to_string(h) + "." : ""; }
 int64_t module_count(const ModuleConfig& c) { return c.recipe().per_head_modules ? c.num_heads : 1; }
 
+/// The operators a module prepares, one slot each (AttentionModule::Impl::Prepared): the queries, keys
+/// and values (also the packed qkv's thirds, in that order), out_proj, a second projection, and the
+/// down-projection to a latent.
+enum Operator : int { kQueryOp, kKeyOp, kValueOp, kOutOp, kProjOp, kLatentDownOp, kOperators };
+static_assert(kQueryOp == 0 && kKeyOp == 1 && kValueOp == 2, "the packed qkv's thirds and the forward's q, k, v loop count from the queries");
+
+/// The operator a parameter of role `r` makes up (the latent's up-projections are the keys and values).
 int role_index(Role r) {
   switch (r) {
     case Role::Query:
-      return 0;
+      return kQueryOp;
     case Role::Key:
     case Role::KeyUp:
-      return 1;
+      return kKeyOp;
     case Role::Value:
     case Role::ValueUp:
-      return 2;
+      return kValueOp;
     case Role::Out:
-      return 3;
+      return kOutOp;
     case Role::Proj:
-      return 4;
+      return kProjOp;
     case Role::LatentDown:
-      return 5;
+      return kLatentDownOp;
     default:
       return -1;
   }
@@ -169,7 +176,7 @@ int64_t parameter_count(const ModuleConfig& config) {
 struct AttentionModule::Impl {
   explicit Impl(const ModuleConfig& config);
 
-  static constexpr int kRoles = 6;  // Role::Query, Key (or KeyUp), Value (or ValueUp), Out, Proj, LatentDown
+  static constexpr int kRoles = kOperators;  // one slot per Operator
   struct Prepared {
     ops::PackedMatrix weight[kRoles];
     std::vector<float> bias[kRoles];  // (n); empty when the operator has no bias
@@ -248,7 +255,7 @@ AttentionModule::Impl::Impl(const ModuleConfig& config) : plan_(plan_forward(che
       const int64_t offset = spec.head >= 0 ? spec.head * rows : 0;  // the wrapper's head h: outputs h*d_out ..
       if (r.role == Role::Qkv) {
         const int64_t third = (r.layout == Layout::Vector ? spec.shape[0] : rows) / 3;
-        for (int m = 0; m < 3; ++m) home.pieces.push_back({m, m * third, third, 0});
+        for (int m = kQueryOp; m <= kValueOp; ++m) home.pieces.push_back({m, m * third, third, 0});
       } else if (r.role == Role::BiasK || r.role == Role::BiasV) {
         home.pieces.push_back({r.role == Role::BiasK ? 0 : 1, 0, spec.shape.back(), 0});
       } else if (r.layout == Layout::InOut) {
@@ -606,11 +613,11 @@ void AttentionModule::Impl::project(const Tensor& concat, int64_t b, int64_t T, 
   const int64_t d_out = p.config.d_out;
   if (p.out_proj) {
     out_proj = Tensor({b, T, d_out});  // (b, num_tokens, d_out)
-    ops::gemm(pool, concat.data.data(), b * T, d_out, prepared_.weight[3], bias(3), out_proj.data.data());
+    ops::gemm(pool, concat.data.data(), b * T, d_out, prepared_.weight[kOutOp], bias(kOutOp), out_proj.data.data());
   }
   if (p.proj) {
     projected = Tensor({b, T, d_out});  // (b, num_tokens, d_out)
-    ops::gemm(pool, out_proj.data.data(), b * T, d_out, prepared_.weight[4], bias(4), projected.data.data());
+    ops::gemm(pool, out_proj.data.data(), b * T, d_out, prepared_.weight[kProjOp], bias(kProjOp), projected.data.data());
   }
 }
 
@@ -783,7 +790,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     const bool latent_cache = cache != nullptr && p.latent_dim > 0;
     if (p.latent_dim > 0) {
       latent = Tensor({b, T, p.latent_dim});
-      ops::gemm(options.pool, x.data.data(), b * T, c.d_in, prepared_.weight[5], bias(5), latent.data.data());
+      ops::gemm(options.pool, x.data.data(), b * T, c.d_in, prepared_.weight[kLatentDownOp], bias(kLatentDownOp), latent.data.data());
     }
     if (latent_cache) {
       const int64_t L = p.latent_dim, entries = cache->entries();
@@ -797,26 +804,26 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     {
       const int64_t kv_rows = latent_cache ? Tk : T;                                        // rows the key/value projections compute
       std::vector<float> proj(static_cast<size_t>(b * std::max(T, kv_rows) * proj_width));  // (b*rows, H*hd), freed after the projections
-      for (int m = 0; m < 3; ++m) {
-        const int64_t heads = m == 0 ? H : KV, width = heads * hd, rows = m == 0 ? T : Tk;
-        const bool from_latent = m > 0 && p.latent_dim > 0;
-        const int64_t made = m == 0 ? T : kv_rows;  // rows projected: the chunk's, or every cached latent's
+      for (int m = kQueryOp; m <= kValueOp; ++m) {
+        const int64_t heads = m == kQueryOp ? H : KV, width = heads * hd, rows = m == kQueryOp ? T : Tk;
+        const bool from_latent = m != kQueryOp && p.latent_dim > 0;
+        const int64_t made = m == kQueryOp ? T : kv_rows;  // rows projected: the chunk's, or every cached latent's
         const float* source = !from_latent ? x.data.data() : latent_cache ? latent_all.data.data() : latent.data.data();
-        const int64_t head_first = m == 0 ? h_begin : h_begin / group, head_last = m == 0 ? h_end : h_end / group;  // the heads computed
+        const int64_t head_first = m == kQueryOp ? h_begin : h_begin / group, head_last = m == kQueryOp ? h_end : h_end / group;  // the heads computed
         ops::gemm_columns(options.pool, source, b * made, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data(), head_first * hd,
                           head_last * hd);  // (b*made, heads*hd), those heads' columns
         float* dst = qkv[m].data.data();
         for (int64_t bi = 0; bi < b; ++bi)
           for (int64_t h = head_first; h < head_last; ++h) {
-            const int64_t first = m == 0 || made == rows ? 0 : past;  // a cache's keys and values come first
+            const int64_t first = m == kQueryOp || made == rows ? 0 : past;  // a cache's keys and values come first
             for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
-            if (m > 0 && past > 0 && !latent_cache) {
-              const Tensor& held = m == 1 ? cache->keys : cache->values;  // (b, KV, entries, hd)
+            if (m != kQueryOp && past > 0 && !latent_cache) {
+              const Tensor& held = m == kKeyOp ? cache->keys : cache->values;  // (b, KV, entries, hd)
               const int64_t entries = cache->entries();
               std::copy_n(held.data.data() + ((bi * heads + h) * entries + drop) * hd, past * hd, dst + (bi * heads + h) * rows * hd);
             }
             // the appended token: head h's slice of bias_k / bias_v, after the tokens given
-            if (m > 0 && p.extra_kv) std::copy_n(prepared_.token[m - 1].data() + h * hd, hd, dst + ((bi * heads + h) * rows + T) * hd);
+            if (m != kQueryOp && p.extra_kv) std::copy_n(prepared_.token[m - kKeyOp].data() + h * hd, hd, dst + ((bi * heads + h) * rows + T) * hd);
           }
       }
     }
