@@ -103,12 +103,13 @@ Params packed_params() {
   linear(p, "proj", Role::Out, Dim::DOut, Dim::DOut, Presence::Always);
   return p;
 }
-/// MHAEinsum: W_* = nn.Parameter(torch.randn(d_out, d_in)) used as x @ W, bias_* zeros, out_proj;
-/// reset_parameters() then draws kaiming_uniform_ for W_* and uniform_ for bias_* (after out_proj).
+/// MHAEinsum: W_* = nn.Parameter(torch.randn(d_in, d_out)) used as x @ W, bias_* zeros, out_proj;
+/// reset_parameters() then draws kaiming_uniform_ for W_* and uniform_ for bias_* (after out_proj),
+/// both bounded by W's fan_in = its size(1) = d_out.
 Params einsum_params() {
   Params p;
   const std::pair<const char*, Role> m[] = {{"query", Role::Query}, {"key", Role::Key}, {"value", Role::Value}};
-  for (auto [n, role] : m) p.params.push_back({std::string("W_") + n, role, Layout::InOut, Dim::DOut, Dim::DIn});
+  for (auto [n, role] : m) p.params.push_back({std::string("W_") + n, role, Layout::InOut, Dim::DIn, Dim::DOut});
   for (auto [n, role] : m) p.params.push_back({std::string("bias_") + n[0], role, Layout::Vector, Dim::DOut, Dim::One, Presence::WithQkvBias});
   for (auto [n, role] : m) p.init.push_back({std::string("W_") + n, Init::Randn});
   for (auto [n, role] : m) p.init.push_back({std::string("bias_") + n[0], Init::Zeros});
@@ -288,8 +289,8 @@ std::vector<ClassSpec> make_recipes() {
   s.name = "MHAEinsum";
   s.slots = {d_in_slot(), d_out_slot(kTotal), context_slot(3), dropout_slot(4), heads_slot(5, kShared), bias_slot(6)};
   s.doc =
-      "Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in) parameters used as x @ W (einsum \"bnd,di->bni\"), so d_in "
-      "must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj.";
+      "Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_in, d_out) parameters used as x @ W (einsum \"bnd,do->bno\"); bias_q, "
+      "bias_k, bias_v with qkv_bias; out_proj.";
   s.book = {"3", kBonus, "mha-implementations.ipynb", ""};
   s.python_name = "mha_einsum";
   s.heads = HeadsRule::Fused;
@@ -297,7 +298,6 @@ std::vector<ClassSpec> make_recipes() {
   s.dropout = DropoutRule::Weights;
   s.context_limit = true;
   s.mask_buffer_bytes = 4;
-  s.needs_square = "RuntimeError: einsum(): subscript d has size {d_out} for operand 1 which does not broadcast with previously seen size {d_in}";
   s.context_error = "RuntimeError: The size of tensor a ({context_length}) must match the size of tensor b ({num_tokens}) at non-singleton dimension 3";
   s.qkv_text = "einsum";
   s.copies_from = {
@@ -331,13 +331,11 @@ std::vector<ClassSpec> make_recipes() {
   r.push_back(with(s, packed_params()));
 
   s = bonus("MHAPyTorchFlexAttention",
-            "The packed projection with FlexAttention and a causal block mask of context_length x context_length; FlexAttention has no dropout, so the dropout slot "
-            "is never used.",
+            "The packed projection with FlexAttention and a causal block mask built for the tokens given in each forward, so context_length is stored but never "
+            "read; FlexAttention has no dropout, so the dropout slot is never used.",
             "mha_pytorch_flex", true);
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Ignored;
-  s.context_error = "ValueError: block_mask was created for block_mask.shape=(1, 1, {context_length}, {context_length}) but got q_len={num_tokens} and kv_len={num_tokens}";
-  s.context_limit = true;
   s.scale_queries = true;
   s.attention_text = "flex";
   s.presets = {bonus_gpt2("flexSmall", true, 17, "GPT-2 small's attention through FlexAttention (PyTorch 2.5+, GPUs); dropout is ignored")};

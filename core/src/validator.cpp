@@ -494,7 +494,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   const SlotValue* d_out_v = find_value(config, "d_out");
   check_heads_divide(*spec, config, alone, out);
   check_kv_groups_divide(*spec, config, alone, out);
-  // Classes whose forward only works when x's width is d_out (a view to x's width, an einsum over it,
+  // Classes whose forward only works when x's width is d_out (a view to x's width,
   // nn.MultiheadAttention's embed_dim): PyTorch builds them, then fails on the first forward.
   const SlotValue* d_in_v = find_value(config, "d_in");
   if (!spec->needs_square.empty() && d_in_v && d_out_v && slot_ok(alone, "d_in") && slot_ok(alone, "d_out") && d_in_v->number != d_out_v->number) {

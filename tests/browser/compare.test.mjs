@@ -213,13 +213,15 @@ describe("compare: the same MultiHeadAttention, eight ways", () => {
     assert.match(await rows.nth(3).textContent(), /NaN.*inverted mask/);
     assert.match(await rows.nth(5).textContent(), /extra bias_k\/bias_v token.*The first stage that disagrees: context_vec/);
     await page.getByTestId("compare-panel").screenshot({ path: `${await screenshotDir()}/compare-eight-ways.png` });
-    // with the book's 3 -> 2 sizes the rewrites that view to x's width cannot be built, and say so
+    // with the book's 3 -> 2 sizes the rewrites that view to x's width cannot be built, and say so;
+    // MHAEinsum projects x with (d_in, d_out) matrices, as the book's current code does, and agrees
     const book = await openPage(lab, "?class=MultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0&num_heads=2");
     await book.getByTestId("compare-mode-ways").check();
     await book.getByTestId("ways-run").click();
-    const refused = book.getByTestId("ways-table").locator("tr[data-target=MHAEinsum]");
+    const refused = book.getByTestId("ways-table").locator("tr[data-target=MultiHeadAttentionCombinedQKV]");
     await refused.waitFor();
     assert.match(await refused.textContent(), /cannot be built.*needs d_in == d_out/);
+    assert.equal(await book.getByTestId("ways-table").locator("tr[data-target=MHAEinsum]").getAttribute("data-agree"), "true");
     await finish(book);
     await finish(page);
   });

@@ -11,7 +11,7 @@ const QUERIES = {
   MultiHeadAttentionWrapper: /heads\[h\]\.W_query\(x\)/,
   MultiHeadAttention: /W_query\(x\)\)\.view\(b, num_tokens, num_heads, head_dim\)/,
   MultiHeadAttentionCombinedQKV: /qkv\(x\)\.view\(b, num_tokens, 3, num_heads, head_dim\)\.permute\(2, 0, 3, 1, 4\)\[0\] {2}\(rows 0:4 of qkv\.weight\)/,
-  MHAEinsum: /torch\.einsum\("bnd,di->bni", x, W_query\)/,
+  MHAEinsum: /torch\.einsum\("bnd,do->bno", x, W_query\)/,
   MHAPyTorchClass: /rows 0:4 of multihead_attn\.in_proj_weight/,
   PyTorchMultiHeadAttention: /qkv\(x\)\.view/,
 };

@@ -118,6 +118,7 @@ TEST_SUITE("typed construction") {
     check_same_module(typed::MultiHeadAttentionCombinedQKV{4, 4, 2, 6}, {{"d_in", i(4)}, {"d_out", i(4)}, {"num_heads", i(2)}, {"context_length", i(6)}});
     check_same_module(typed::MHAEinsum{4, 4, 6, 0.0, 2, true},
                       {{"d_in", i(4)}, {"d_out", i(4)}, {"context_length", i(6)}, {"dropout", f(0.0)}, {"num_heads", i(2)}, {"qkv_bias", b(true)}});
+    check_same_module(typed::MHAEinsum{3, 4, 6, 0.0, 2}, {{"d_in", i(3)}, {"d_out", i(4)}, {"context_length", i(6)}, {"dropout", f(0.0)}, {"num_heads", i(2)}});
     check_same_module(typed::MHAPyTorchScaledDotProduct{4, 4, 2, 6, 0.25}, {{"d_in", i(4)}, {"d_out", i(4)}, {"num_heads", i(2)}, {"context_length", i(6)}, {"dropout", f(0.25)}});
     check_same_module(typed::MHAPyTorchSDPAWithoutFlash{4, 4, 2, 6}, {{"d_in", i(4)}, {"d_out", i(4)}, {"num_heads", i(2)}, {"context_length", i(6)}});
     check_same_module(typed::MHAPyTorchFlexAttention{4, 4, 2, 6}, {{"d_in", i(4)}, {"d_out", i(4)}, {"num_heads", i(2)}, {"context_length", i(6)}});
@@ -158,8 +159,7 @@ TEST_SUITE("typed construction") {
                        "non_positive");
     check_same_refusal(typed::MultiHeadAttention{3, 2, 4000000000LL, 0.0, 2},
                        {{"d_in", i(3)}, {"d_out", i(2)}, {"context_length", i(4000000000.0)}, {"dropout", f(0.0)}, {"num_heads", i(2)}}, "too_large");
-    check_same_refusal(typed::MHAEinsum{3, 4, 6, 0.0, 2}, {{"d_in", i(3)}, {"d_out", i(4)}, {"context_length", i(6)}, {"dropout", f(0.0)}, {"num_heads", i(2)}},
-                       "d_in_d_out_differ");
+    check_same_refusal(typed::MultiHeadAttentionCombinedQKV{3, 4, 2, 6}, {{"d_in", i(3)}, {"d_out", i(4)}, {"num_heads", i(2)}, {"context_length", i(6)}}, "d_in_d_out_differ");
     check_same_refusal(typed::GroupedQueryAttention{4, 4, 0.0, 4, 3}, {{"d_in", i(4)}, {"d_out", i(4)}, {"dropout", f(0.0)}, {"num_heads", i(4)}, {"num_kv_groups", i(3)}},
                        "kv_groups_divisibility");
     check_same_refusal(typed::MultiHeadAttentionWithSWA{3, 2, 0.0, 2, {}, 0},

@@ -62,7 +62,11 @@ test("describe(className).class: input axes, how heads are made, presets and the
     "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens", "causal_tokens"]);
   assert.equal(facts.MHAPyTorchFlexAttention.dropoutRule, "ignored");
   assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", "", ""]);
-  assert.deepEqual(lab.classes.filter((n) => facts[n].needsSquare), ["MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchClass"]);
+  // MHAEinsum projects x (d_in) to d_out with (d_in, d_out) matrices, as the book's current code does
+  assert.deepEqual(lab.classes.filter((n) => facts[n].needsSquare), ["MultiHeadAttentionCombinedQKV", "MHAPyTorchClass"]);
+  // FlexAttention's block mask is built for the tokens given: context_length is stored, never read
+  assert.deepEqual(lab.classes.filter((n) => facts[n].contextLimit), ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV",
+    "MHAEinsum", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchClass"]);
   assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(7).fill("MultiHeadAttention"));
   assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);
   assert.equal(facts.MultiHeadAttention.convertsTo, "MultiHeadAttentionWrapper");

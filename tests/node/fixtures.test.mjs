@@ -11,6 +11,27 @@ test("the fixtures cover at least 35 seeded configs, and every class of lab.clas
   assert.deepEqual(new Set(fixtures.cases.map((c) => c.class)), new Set(lab.classes));
 });
 
+test("MHAEinsum with d_in != d_out and MHAPyTorchFlexAttention past context_length run, as the book's current code does", () => {
+  // MHAEinsum's W_* are (d_in, d_out), used as einsum("bnd,do->bno", x, W); FlexAttention's block mask
+  // is built for num_tokens in each forward. Both were refused before (d_in_d_out_differ, context_too_short).
+  for (const [name, shapes] of [
+    ["einsum_book_3to2_2heads_eval", [[3, 2], [3, 2], [3, 2], [2, 2], [2]]],
+    ["einsum_4to8_2heads_bias_drop05_train", [[4, 8], [4, 8], [4, 8], [8], [8], [8], [8, 8], [8]]],
+    ["flex_4to4_T8_past_ctx6_eval", [[12, 4], [4, 4], [4]]],
+  ]) {
+    const c = fixtures.cases.find((k) => k.name === name);
+    const x = tensor(c.input);
+    const setup = lab.setup(c.class, c.config, { inputShape: x.shape, training: c.training });
+    assert.deepEqual(setup.diagnostics.filter((d) => d.severity === "error").map((d) => d.code), [], name);
+    assert.deepEqual(setup.description.parameters.map((p) => p.shape), shapes, name);
+    const { output } = lab.run(c.class, c.config, x, { seed: c.seed, training: c.training, trace: false });
+    assert.deepEqual(output.shape, c.output.shape, name);
+    const diff = maxAbsDiff(output, tensor(c.output));
+    assert.ok(diff <= 1e-6, `${name}: max abs diff ${diff}`);
+  }
+  assert.equal(fixtures.accepts.length, 3);
+});
+
 for (const c of fixtures.cases) {
   test(`${c.name}: initial parameters bit-identical, every stage within 1e-6 of PyTorch`, () => {
     const gen = lab.manualSeed(c.seed);

@@ -17,7 +17,7 @@ export function consequence(name, c, d, training, hideWidth) {
       if (hideWidth) return perHead ? C.dOutHidden(c.d_out) : "";
       return C.dOut[heads](numbers);
     case "context_length":
-      return C.contextLength({ ctx: c.context_length, bytes: bytesText(d.maskBytes ?? 0), dtype: d.class.maskBufferDtype, limit: d.class.contextLimit });
+      return C.contextLength({ ctx: c.context_length, bytes: bytesText(d.maskBytes ?? 0), dtype: d.class.maskBufferDtype });
     case "dropout":
       if (d.class.dropoutRule === "ignored") return C.dropoutIgnored;
       if (!(c.dropout > 0)) return C.dropoutOff;

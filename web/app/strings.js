@@ -97,10 +97,9 @@ export const S = {
       modules: ({ h, dOut }) => `${h} separate CausalAttention heads, each ${dOut} wide, concatenated on the last axis.`,
       fused: ({ h, headDim, dOut }) => `head_dim = d_out / num_heads = ${dOut} / ${h} = ${headDim}.`,
     },
-    // keyed by the mask buffer's dtype ("" when the class has none) and whether the forward reads context_length
-    contextLength: ({ ctx, bytes, dtype, limit }) => dtype ? `a ${n(ctx)} × ${n(ctx)} ${dtype} mask buffer (${bytes}); at most ${n(ctx)} tokens.`
-      : limit ? `a ${n(ctx)} × ${n(ctx)} causal block mask; at most ${n(ctx)} tokens.`
-        : `stored, but the forward never reads it: more than ${n(ctx)} tokens still run.`,
+    // keyed by the mask buffer's dtype ("" when the class has none: then the forward never reads context_length)
+    contextLength: ({ ctx, bytes, dtype }) => dtype ? `a ${n(ctx)} × ${n(ctx)} ${dtype} mask buffer (${bytes}); at most ${n(ctx)} tokens.`
+      : `stored, but the forward never reads it: more than ${n(ctx)} tokens still run.`,
     dropoutOff: "no weight is dropped.",
     dropoutIgnored: "stored, but this class’s forward applies no dropout (FlexAttention has none).",
     dropoutEval: (p) => `no effect in eval mode (in train mode each weight is zeroed with probability ${p}).`,

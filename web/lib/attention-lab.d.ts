@@ -39,13 +39,13 @@ export type ClassName =
   | "MultiHeadAttention"
   /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: Multi-head attention with one packed projection qkv = nn.Linear(d_in, 3 * d_out): its output is viewed as (b, num_tokens, 3, num_heads, head_dim) and split into queries, keys and values; the merge views back to x's width, so d_in must equal d_out. */
   | "MultiHeadAttentionCombinedQKV"
-  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in) parameters used as x @ W (einsum "bnd,di->bni"), so d_in must equal d_out; bias_q, bias_k, bias_v with qkv_bias; out_proj. */
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_in, d_out) parameters used as x @ W (einsum "bnd,do->bno"); bias_q, bias_k, bias_v with qkv_bias; out_proj. */
   | "MHAEinsum"
   /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: The packed projection with PyTorch's scaled_dot_product_attention(is_causal=True): the causal mask is built for the tokens given, so context_length is stored but never read. */
   | "MHAPyTorchScaledDotProduct"
   /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: scaled_dot_product_attention with an explicit mask: the buffer triu(ones, diagonal=1).bool() is passed as attn_mask, where True means "attend", so the mask is inverted (the book repository's issue #1061): each query sees only later tokens and the last one none (NaN). */
   | "MHAPyTorchSDPAWithoutFlash"
-  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: The packed projection with FlexAttention and a causal block mask of context_length x context_length; FlexAttention has no dropout, so the dropout slot is never used. */
+  /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: The packed projection with FlexAttention and a causal block mask built for the tokens given in each forward, so context_length is stored but never read; FlexAttention has no dropout, so the dropout slot is never used. */
   | "MHAPyTorchFlexAttention"
   /** chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb: PyTorch's own nn.MultiheadAttention(embed_dim=d_out, num_heads, dropout, bias=qkv_bias, add_bias_kv=qkv_bias, batch_first=True) with a boolean causal mask, then proj = nn.Linear(d_out, d_out). embed_dim is d_out, so d_in must equal d_out; qkv_bias also adds bias_k/bias_v, one extra key/value token every query sees. */
   | "MHAPyTorchClass"
@@ -477,7 +477,7 @@ export type ErrorCode =
   | "kv_groups_divisibility"
   /** a bonus class given MultiHeadAttention's order (context_length where dropout goes, or num_heads where context_length goes) */
   | "mha_slot_order"
-  /** a class whose forward works on x's own width (a view, an einsum, nn.MultiheadAttention's embed_dim) given d_in != d_out */
+  /** a class whose forward works on x's own width (a view, nn.MultiheadAttention's embed_dim) given d_in != d_out */
   | "d_in_d_out_differ"
   /** a dtype other than None or torch.float32 */
   | "dtype"
@@ -876,7 +876,7 @@ export interface ClassFacts {
   contextLimit: boolean;
   /** Dropout on the attention weights, none, or a dropout slot the forward ignores (FlexAttention). */
   dropoutRule: "none" | "weights" | "ignored";
-  /** Whether PyTorch's forward needs d_in == d_out (a view to x's width, an einsum, nn.MultiheadAttention's embed_dim). */
+  /** Whether PyTorch's forward needs d_in == d_out (a view to x's width, nn.MultiheadAttention's embed_dim). */
   needsSquare: boolean;
   /** Classes whose modules copyWeights copies into this one with the book's map, with a sentence on the outcome. */
   copiesFrom: {

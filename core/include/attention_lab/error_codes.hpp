@@ -56,7 +56,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"heads_divisibility", "calls", "d_out not divisible by num_heads (the fused classes)"},
     {"kv_groups_divisibility", "calls", "GroupedQueryAttention: num_heads not divisible by num_kv_groups"},
     {"mha_slot_order", "calls", "a bonus class given MultiHeadAttention's order (context_length where dropout goes, or num_heads where context_length goes)"},
-    {"d_in_d_out_differ", "calls", "a class whose forward works on x's own width (a view, an einsum, nn.MultiheadAttention's embed_dim) given d_in != d_out"},
+    {"d_in_d_out_differ", "calls", "a class whose forward works on x's own width (a view, nn.MultiheadAttention's embed_dim) given d_in != d_out"},
     {"dtype", "calls", "a dtype other than None or torch.float32"},
     {"slots_swapped", "calls", "two values that look swapped (d_in/d_out, dropout/num_heads)"},
     {"too_large", "calls", "over the memory budget (the core's one budget: the page refuses runs by it too), or beyond any model"},

@@ -91,7 +91,7 @@ enum class Dim { One, DIn, DOut, KvWidth /* num_kv_groups x head_dim */, ThreeDO
 enum class Role { Query, Key, Value, Qkv, Out, Proj, BiasK, BiasV, LatentDown, KeyUp, ValueUp };
 
 /// How a parameter is stored: (out, in) used as x @ W.T (nn.Linear), (in, out) used as x @ W
-/// (nn.Parameter used with @ or einsum "bnd,di->bni"), a vector (a bias), or one extra key/value
+/// (nn.Parameter used with @ or einsum "bnd,do->bno"), a vector (a bias), or one extra key/value
 /// token (1, 1, E) appended to the keys or values (nn.MultiheadAttention's add_bias_kv).
 enum class Layout { OutIn, InOut, Vector, Token };
 
@@ -174,7 +174,7 @@ struct ClassSpec {
   bool context_limit = false;
   /// Bytes per element of the registered mask buffer (4: float triu, 1: .bool()); 0: no buffer.
   int mask_buffer_bytes = 0;
-  /// PyTorch refuses d_in != d_out (a view to x's width, an einsum over it, nn.MultiheadAttention's
+  /// PyTorch refuses d_in != d_out (a view to x's width, nn.MultiheadAttention's
   /// embed_dim): the error it raises; empty when any d_in works.
   std::string needs_square;
   /// The error PyTorch raises for num_tokens > context_length (context_limit), with {num_tokens} and

@@ -176,9 +176,8 @@ struct MultiHeadAttentionCombinedQKV {
 
 /// MHAEinsum(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False): chapter 3 bonus,
 /// ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb.
-/// Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_out, d_in)
-/// parameters used as x @ W (einsum "bnd,di->bni"), so d_in must equal d_out; bias_q, bias_k,
-/// bias_v with qkv_bias; out_proj.
+/// Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_in, d_out)
+/// parameters used as x @ W (einsum "bnd,do->bno"); bias_q, bias_k, bias_v with qkv_bias; out_proj.
 struct MHAEinsum {
   /// The class's name in the recipe list (validated_config looks it up).
   static constexpr const char* class_name = "MHAEinsum";
@@ -276,8 +275,9 @@ struct MHAPyTorchSDPAWithoutFlash {
 
 /// MHAPyTorchFlexAttention(d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False):
 /// chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb.
-/// The packed projection with FlexAttention and a causal block mask of context_length x
-/// context_length; FlexAttention has no dropout, so the dropout slot is never used.
+/// The packed projection with FlexAttention and a causal block mask built for the tokens given in
+/// each forward, so context_length is stored but never read; FlexAttention has no dropout, so the
+/// dropout slot is never used.
 struct MHAPyTorchFlexAttention {
   /// The class's name in the recipe list (validated_config looks it up).
   static constexpr const char* class_name = "MHAPyTorchFlexAttention";
