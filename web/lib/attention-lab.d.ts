@@ -1704,7 +1704,12 @@ export interface AttentionLab {
    * whole numbers from `lowest` = -(2**53 - 1) to `highest` = 2**53 - 1, the ints a number holds exactly.
    * A negative seed wraps to 64 bits, as torch.manual_seed(-1) does.
    */
-  readonly seedRange: { readonly lowest: number; readonly highest: number };
+  readonly seedRange: {
+    /** The smallest seed taken: -(2**53 - 1), Number.MIN_SAFE_INTEGER. */
+    readonly lowest: number;
+    /** The largest seed taken: 2**53 - 1, Number.MAX_SAFE_INTEGER. */
+    readonly highest: number;
+  };
   /** The four GPT-2 sizes from the core's one table, smallest first (head_dim 64 in all four). */
   readonly gpt2Sizes: ReadonlyArray<{
     /** The size's name, as in GPT2Config.size. */
