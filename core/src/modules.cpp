@@ -10,61 +10,11 @@
 #include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
+#include "attention_passes.hpp"
 
 namespace attention_lab {
 
 namespace {
-/// The stage `id` that `s` reads: the last one before `s` in `trace` (before its end when `s` is not in it).
-const Stage& source_of(const std::vector<Stage>& trace, const Stage& s, const std::string& id) {
-  const bool inside = !trace.empty() && &s >= trace.data() && &s < trace.data() + trace.size();
-  for (size_t k = inside ? static_cast<size_t>(&s - trace.data()) : trace.size(); k-- > 0;)
-    if (trace[k].id == id && trace[k].view == StageView::Own) return trace[k];
-  throw std::invalid_argument("stage_rows: " + s.id + " reads stage '" + id + "', which this trace does not hold");
-}
-/// A MaskedFill view's value: -inf where the mask holds 1 (masked_fill(mask.bool(), -inf)), else the source's.
-inline float masked_fill(float mask, float value) { return mask == 1.0f ? -std::numeric_limits<float>::infinity() : value; }
-
-/// How a view's values are read, its source (and for MaskedFill the trace's mask) found once: the one
-/// rule of a view for a value (its summaries at emit) and for rows (stage_rows). Row r of the view (an
-/// index over every axis but the last) is row r of its source, and for MaskedFill takes mask row
-/// r % rows: the mask is (num_tokens, keys), the same for every (b, head) slice.
-struct ViewReader {
-  const float* source;
-  const float* mask;  // (rows, cols), or null (Same)
-  int64_t rows, cols;
-
-  ViewReader(const std::vector<Stage>& trace, const Stage& s) {
-    const Shape& shape = s.shape();
-    cols = shape.empty() ? 1 : shape.back();
-    rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-    source = source_of(trace, s, s.source).tensor.data.data();
-    mask = nullptr;
-    if (s.view != StageView::MaskedFill) return;
-    const Stage& m = source_of(trace, s, "mask");
-    if (m.shape() != Shape{rows, cols}) throw std::invalid_argument("stage_rows: the mask's shape does not match " + s.id + "'s last two axes");
-    mask = m.tensor.data.data();
-  }
-  /// The mask's row that row r of the view takes (MaskedFill; rows > 0).
-  const float* mask_row(int64_t r) const { return mask + (r % rows) * cols; }
-  /// The value at flat index i.
-  float at(int64_t i) const {
-    const float v = source[i];
-    return mask == nullptr || cols == 0 || rows == 0 ? v : masked_fill(mask_row(i / cols)[i % cols], v);
-  }
-  /// Rows [row, row + count): a pointer into the source (Same), or made in `scratch` (MaskedFill).
-  const float* read_rows(int64_t row, int64_t count, std::vector<float>& scratch) const {
-    const float* src = source + row * cols;
-    if (mask == nullptr) return src;
-    scratch.resize(static_cast<size_t>(count * cols));
-    for (int64_t r = 0; rows > 0 && r < count; ++r) {
-      const float* m = mask_row(row + r);
-      float* out = scratch.data() + r * cols;
-      for (int64_t c = 0; c < cols; ++c) out[c] = masked_fill(m[c], src[r * cols + c]);
-    }
-    return scratch.data();
-  }
-};
-
 /// The checks of a forward of a share of the heads (ForwardOptions::share): AttentionError head_share.
 /// One message built once (this code is in every binary, the page's first view included).
 void check_share(const ForwardPlan& p, const HeadShare& s, const ForwardOptions& o, bool dropout_acts) {
@@ -123,12 +73,6 @@ Shape shape_of(const ParamRecipe& p, const ModuleConfig& c) {
 
 std::string head_prefix(const ModuleConfig& c, int64_t h) { return c.recipe().per_head_modules ? "heads." + std::to_string(h) + "." : ""; }
 int64_t module_count(const ModuleConfig& c) { return c.recipe().per_head_modules ? c.num_heads : 1; }
-
-/// The operators a module prepares, one slot each (AttentionModule::Impl::Prepared): the queries, keys
-/// and values (also the packed qkv's thirds, in that order), out_proj, a second projection, and the
-/// down-projection to a latent.
-enum Operator : int { kQueryOp, kKeyOp, kValueOp, kOutOp, kProjOp, kLatentDownOp, kOperators };
-static_assert(kQueryOp == 0 && kKeyOp == 1 && kValueOp == 2, "the packed qkv's thirds and the forward's q, k, v loop count from the queries");
 
 /// The operator a parameter of role `r` makes up (the latent's up-projections are the keys and values).
 int role_index(Role r) {
@@ -194,7 +138,7 @@ struct AttentionModule::Impl {
   };
 
   const ModuleConfig& config() const { return plan_.config; }
-  bool caches_keys() const { return plan_.mask == MaskKind::Causal && plan_.extra_kv == 0; }
+  bool caches_keys() const { return plan_.caches_keys(); }
   /// Parameter i's values; `unpacked` caches each prepared matrix unpacked (one call's scratch).
   Tensor value(size_t i, std::vector<float> (&unpacked)[kRoles]) const;
   void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
@@ -651,409 +595,37 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
   }
 }
 
-namespace {
-
-/// A cache holds what this module's forwards wrote: keys and values (b, kv_heads, entries, head_dim),
-/// or a latent class's c_kv (b, entries, latent_dim). Another module's (another width, heads or kind)
-/// would be read past its end with this module's sizes: cache_module. Then the chunk against it:
-/// cache_batch, cache_window, cache_full.
-void check_cache(const ForwardPlan& p, const KvCache& cache, int64_t b, int64_t T) {
-  const ModuleConfig& c = p.config;
-  const bool latent = p.latent_dim > 0;
-  const Tensor& held = latent ? cache.latent : cache.keys;
-  const Shape want = latent ? Shape{cache.batch, held.shape.size() == 3 ? held.shape[1] : 0, p.latent_dim}
-                            : Shape{cache.batch, p.kv_heads, held.shape.size() == 4 ? held.shape[2] : 0, p.head_dim};
-  const auto fits = [](const Tensor& t, const Shape& shape) { return t.shape == shape && t.data.size() == static_cast<size_t>(numel_of(shape)); };
-  const bool empty = cache.keys.data.empty() && cache.values.data.empty() && cache.latent.data.empty() && cache.keys.shape.empty() && cache.latent.shape.empty();
-  const bool fitting =
-      latent ? fits(cache.latent, want) && cache.keys.data.empty() && cache.values.data.empty() : fits(cache.keys, want) && fits(cache.values, want) && cache.latent.data.empty();
-  if (!empty && !fitting) {
-    const std::string what = !cache.latent.shape.empty() ? "c_kv of shape " + shape_string(cache.latent.shape) : "keys of shape " + shape_string(cache.keys.shape);
-    throw AttentionError("cache_module", "cache",
-                         "this cache holds " + what + ", and " + c.python_call() + " reads " +
-                             (latent ? "c_kv (b, entries, latent_dim = " + std::to_string(p.latent_dim) + ")"
-                                     : "keys (b, kv_heads = " + std::to_string(p.kv_heads) + ", entries, head_dim = " + std::to_string(p.head_dim) + ")") +
-                             ": it was filled by another module",
-                         "Give each module a cache of its own (a new KvCache for this one).");
-  }
-  if (cache.batch != 0 && cache.batch != b)
-    throw AttentionError("cache_batch", "x", "this cache holds keys of a batch of " + std::to_string(cache.batch) + ", and the chunk has b = " + std::to_string(b),
-                         "Every chunk of one cache has the same batch size; start a new cache for another.");
-  if (cache.window > 0 && T > cache.window)
-    throw AttentionError("cache_window", "x", "a chunk of " + std::to_string(T) + " tokens is longer than the cache's window of " + std::to_string(cache.window),
-                         "Feed chunks of at most " + std::to_string(cache.window) + " tokens, or make the window larger.");
-  if (cache.window == 0 && p.mask_buffer && cache.position + T > c.context_length)
-    throw AttentionError("cache_full", "context_length",
-                         "the cache has seen " + std::to_string(cache.position) + " tokens and this chunk adds " + std::to_string(T) + ": " + std::to_string(cache.position + T) +
-                             " positions, past context_length = " + std::to_string(c.context_length) + " (the rows of the mask buffer)",
-                         "Start a new cache, or make one with a window (newCache({window: " + std::to_string(c.context_length) + "})) whose oldest keys shift out.");
-}
-
-}  // namespace
-
 Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options) const {
   const ForwardPlan& p = plan_;
-  const ModuleConfig& c = p.config;
   check_input(p, x, "x", options.memory_budget_bytes, options.trace != nullptr);
   const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
   if (options.share != nullptr) check_share(p, *options.share, options, apply_dropout);
   if (apply_dropout && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");
   }
-
-  const int64_t b = p.batched ? x.shape[0] : 1;
-  const int64_t T = x.shape[x.shape.size() - 2];
-  // With a KV cache: `past` keys held before the chunk (after a window's shift) come first, and query
-  // i (absolute position position + i) sees key j (absolute position position - past + j) when j <= past + i.
-  KvCache* const cache = options.cache;
-  int64_t past = 0, drop = 0;
-  if (cache != nullptr) {
-    if (!caches_keys())
-      throw AttentionError("cache_unsupported", "cache", c.class_name() + " has no causal mask over its own keys, so there is nothing to cache",
-                           "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
-    check_cache(p, *cache, b, T);
-    const int64_t held = cache->entries();
-    drop = cache->window > 0 ? std::max<int64_t>(0, held + T - cache->window) : 0;
-    past = held - drop;
-    Shape all = x.shape;
-    all[all.size() - 2] = past + T;
-    const double bytes = plan_bytes(p, all, options.trace != nullptr) + 4.0 * cache->bytes();
-    if (bytes > options.memory_budget_bytes)
-      throw AttentionError("too_large", "x", "a cached forward of " + shape_string(x.shape) + " over " + std::to_string(past) + " cached tokens is over the memory budget",
-                           "Use a window, or fewer tokens.");
-  }
-  const int64_t H = p.query_heads;
-  const int64_t hd = p.head_dim;
-  const int64_t proj_width = p.proj_width;
-  const bool tracing = options.trace != nullptr;
-  // A share of the heads (a plain Worker's part of a split forward): query heads [h_begin, h_end) and
-  // the key/value heads they read, [h_begin / group, h_end / group); untraced, uncached, no dropout.
-  const HeadShare* const share = options.share;
-  const int64_t h_begin = share != nullptr ? share->first : 0, h_end = share != nullptr ? share->first + share->count : H;
-  const auto head_shape = [&](int64_t rows, int64_t cols) {
-    if (!p.batched) return Shape{rows, cols};
-    if (!p.per_head_axes) return Shape{b, rows, cols};
-    return Shape{b, H, rows, cols};
-  };
-  // A stage's id and its text from the stage table (title, formula, axes), values still to come.
-  const auto named_stage = [&](StageId id) {
-    StageText text = stage_text(p, id, T, options.training, cache != nullptr ? past : -1);
-    Stage st;
-    st.id = stage_id_name(id);
-    st.title = std::move(text.title);
-    st.formula = std::move(text.formula);
-    st.axes = std::move(text.axes);
-    return st;
-  };
-  // Stages join the trace at the end, in order, moved rather than copied where the forward is done
-  // with them (the trace of a long input is mostly its four (b, H, T, T) stages).
-  // (`values`: the stage's slab summaries made during the run, else null: summarized here)
-  const auto emit = [&](StageId id, Tensor t, const std::vector<ops::ValueSummary>* values) {
-    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
-    Stage st = named_stage(id);
-    st.slice_summaries = values != nullptr ? summaries_of_slices(t, *values, st.summary) : summarize_slices(t, st.summary);
-    st.tensor = std::move(t);
-    options.trace->push_back(std::move(st));
-  };
-  // A view (stage_views): no values of its own; its summaries from the slabs' made during the run.
-  const auto emit_view = [&](StageId id, const Shape& shape, StageView view, StageId source, const std::vector<ops::ValueSummary>& values) {
-    if (!tracing || !stage_present(p, id, cache != nullptr)) return;
-    Stage st = named_stage(id);
-    st.view_shape = shape;
-    st.view = view;
-    st.source = stage_id_name(source);
-    // The NaN rows read each row's first value (of the masked scores: every row, as each has -inf):
-    // one value each, its source and the mask found once.
-    const ViewReader reader(*options.trace, st);
-    const auto value_at = [&](int64_t i) { return reader.at(i); };
-    st.slice_summaries = summaries_of_slices(shape, value_at, values, st.summary);
-    options.trace->push_back(std::move(st));
-  };
-
+  PassContext ctx{p, {prepared_.weight, prepared_.bias, prepared_.token}, options, chunk_of(p, x, options), {0, p.query_heads}, options.cache, apply_dropout};
+  if (options.share != nullptr) ctx.heads = {options.share->first, options.share->first + options.share->count};
   try {
-    // Pass 1, project: x (b*T, d_in) @ W (d_in, H*hd) + bias -> (b, T, H*hd), then split the heads
-    // into (b, H, T, hd) row-major: the fused view(b, T, H, hd).transpose(1, 2), or the wrapper's
-    // head h taking columns h*d_out .. (h+1)*d_out-1 (the same index map).
-    // Keys and values have KV heads (GroupedQueryAttention's num_kv_groups; else KV = H): query head
-    // h reads key/value head h / group_size, which is what repeat_interleave(group_size, dim=1) does.
-    const int64_t KV = p.kv_heads;
-    const int64_t group = p.group_size;
-    // Keys and values may have appended tokens (nn.MultiheadAttention's bias_k/bias_v): Tk >= T.
-    const int64_t Tk = p.num_keys(T) + past;
-    Shape kv_shape = head_shape(Tk, hd);
-    if (p.per_head_axes) kv_shape[1] = KV;
-    Tensor qkv[3] = {Tensor(head_shape(T, hd)), Tensor(kv_shape), Tensor(kv_shape)};  // (b, H, T, hd), (b, KV, Tk, hd) x 2
-    // With a latent, keys and values are re-projected from c_kv = x @ W_DKV.T + b (b, T, latent_dim).
-    // A latent class's cache holds c_kv alone: its keys and values are re-projected from every cached
-    // latent row plus the chunk's (latent_all (b, past + T, latent_dim)), as the book's cache_c_kv.
-    Tensor latent, latent_all;
-    const bool latent_cache = cache != nullptr && p.latent_dim > 0;
-    if (p.latent_dim > 0) {
-      latent = Tensor({b, T, p.latent_dim});
-      ops::gemm(options.pool, x.data.data(), b * T, c.d_in, prepared_.weight[kLatentDownOp], bias(kLatentDownOp), latent.data.data());
-    }
-    if (latent_cache) {
-      const int64_t L = p.latent_dim, entries = cache->entries();
-      latent_all = Tensor({b, past + T, L});  // (b, past + T, latent_dim): torch.cat([cache_c_kv, latent_new], dim=1)
-      for (int64_t bi = 0; bi < b; ++bi) {
-        float* dst = latent_all.data.data() + bi * (past + T) * L;
-        if (past > 0) std::copy_n(cache->latent.data.data() + (bi * entries + drop) * L, past * L, dst);
-        std::copy_n(latent.data.data() + bi * T * L, T * L, dst + past * L);
-      }
-    }
-    {
-      const int64_t kv_rows = latent_cache ? Tk : T;                                        // rows the key/value projections compute
-      std::vector<float> proj(static_cast<size_t>(b * std::max(T, kv_rows) * proj_width));  // (b*rows, H*hd), freed after the projections
-      for (int m = kQueryOp; m <= kValueOp; ++m) {
-        const int64_t heads = m == kQueryOp ? H : KV, width = heads * hd, rows = m == kQueryOp ? T : Tk;
-        const bool from_latent = m != kQueryOp && p.latent_dim > 0;
-        const int64_t made = m == kQueryOp ? T : kv_rows;  // rows projected: the chunk's, or every cached latent's
-        const float* source = !from_latent ? x.data.data() : latent_cache ? latent_all.data.data() : latent.data.data();
-        const int64_t head_first = m == kQueryOp ? h_begin : h_begin / group, head_last = m == kQueryOp ? h_end : h_end / group;  // the heads computed
-        ops::gemm_columns(options.pool, source, b * made, from_latent ? p.latent_dim : c.d_in, prepared_.weight[m], bias(m), proj.data(), head_first * hd,
-                          head_last * hd);  // (b*made, heads*hd), those heads' columns
-        float* dst = qkv[m].data.data();
-        for (int64_t bi = 0; bi < b; ++bi)
-          for (int64_t h = head_first; h < head_last; ++h) {
-            const int64_t first = m == kQueryOp || made == rows ? 0 : past;  // a cache's keys and values come first
-            for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
-            if (m != kQueryOp && past > 0 && !latent_cache) {
-              const Tensor& held = m == kKeyOp ? cache->keys : cache->values;  // (b, KV, entries, hd)
-              const int64_t entries = cache->entries();
-              std::copy_n(held.data.data() + ((bi * heads + h) * entries + drop) * hd, past * hd, dst + (bi * heads + h) * rows * hd);
-            }
-            // the appended token: head h's slice of bias_k / bias_v, after the tokens given
-            if (m != kQueryOp && p.extra_kv) std::copy_n(prepared_.token[m - kKeyOp].data() + h * hd, hd, dst + ((bi * heads + h) * rows + T) * hd);
-          }
-      }
-    }
-
-    // Passes 2-6 per (batch item, head) slab: scores, mask, softmax, dropout, context. Dropout draws
-    // in PyTorch's order: the wrapper runs head after head (each a CausalAttention over the whole
-    // batch); the others draw over (b, [H,] T, T) row-major.
-    const bool masked = p.mask != MaskKind::None;
-    const bool lower = p.lower_triangle() && past == 0;  // plain causal, keys = tokens: only the lower triangle counts
-    // The four (b, H, T, Tk) stages, kept only for the trace. Slabs arrive in storage order except in
-    // the wrapper with b > 1, so each is appended to reserved memory (no 4 x zero-fill of the largest
-    // tensors of the run) and only an out-of-order slab makes its stage fill in zeros first.
-    // With stage_views the masked scores, and the dropout stage when no dropout acts, are views (no copy).
-    const Shape stage_shape = head_shape(T, Tk);
-    const size_t stage_size = tracing ? static_cast<size_t>(numel_of(stage_shape)) : 0;
-    const bool masked_view = options.stage_views, dropped_view = options.stage_views && !apply_dropout;
-    Tensor scores, masked_scores, weights, dropped;
-    for (Tensor* t : {&scores, &masked_scores, &weights, &dropped}) t->shape = stage_shape;
-    for (Tensor* t : {&scores, &weights}) t->data.reserve(stage_size);
-    if (masked && !masked_view) masked_scores.data.reserve(stage_size);
-    if (p.dropout_stage && !dropped_view) dropped.data.reserve(stage_size);
-    // Each slab's summary of those four stages (scores, masked, weights, dropped), by slab index: made
-    // while the slab's rows are still in cache, not read back from the whole stages after the run.
-    std::vector<ops::ValueSummary> slab_values[4];
-    if (tracing)
-      for (auto& v : slab_values) v.resize(static_cast<size_t>(b * H));
-    if (options.attn_weights != nullptr) *options.attn_weights = Tensor(stage_shape);
-    Tensor context(head_shape(T, hd));                     // (b, H, T, hd)
-    std::vector<float> slab(static_cast<size_t>(T * Tk));  // (T, Tk)
-    ops::PackedMatrix keys_t, values;
-    // Traced, a slab goes through scores, mask and softmax a block of rows at a time (~256 KB, whole
-    // rows, a multiple of the kernel's 4-row tile), so each stage's copy and summary read it from cache
-    // (the whole slab at 1024 tokens is 4 MB, each stage 48 MB); untraced, the slab is one block.
-    const int64_t block_rows = tracing ? std::min(std::max<int64_t>(T, 1), std::max<int64_t>(4, 65536 / std::max<int64_t>(Tk, 1) / 4 * 4)) : std::max<int64_t>(T, 1);
-    const auto keep = [&](Tensor& stage, size_t offset, const float* s, int64_t n) {
-      std::vector<float>& d = stage.data;
-      if (d.size() == offset) {
-        d.insert(d.end(), s, s + n);
-      } else {
-        if (d.size() < stage_size) d.resize(stage_size);
-        std::copy(s, s + n, d.begin() + static_cast<std::ptrdiff_t>(offset));
-      }
-    };
-    // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask);
-    // appended keys (j >= T) are seen by every query; the inverted mask hides j <= i instead.
-    const int64_t window = p.window;
-    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-    // Row i of the scores masked, as runs of -inf: the keys past the query (and those before its
-    // window), or the inverted mask's keys up to the query. The trace's mask stage is built from it too.
-    const auto mask_row = [&](float* row, int64_t i) {
-      const int64_t keys = past + T;  // appended keys (j >= keys) are never hidden
-      if (p.mask == MaskKind::Inverted) {
-        std::fill(row, row + std::min(i + 1, keys), kNegInf);
-        return;
-      }
-      if (past + i + 1 < keys) std::fill(row + past + i + 1, row + keys, kNegInf);
-      if (window > 0 && past + i - window >= 0) std::fill(row, row + std::min(past + i - window + 1, keys), kNegInf);
-    };
-    const auto attend = [&](int64_t bi, int64_t h) {
-      const size_t slab_index = static_cast<size_t>(bi * H + h);
-      const size_t kv_index = static_cast<size_t>(bi * KV + h / group);
-      const float* q = qkv[0].data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
-      const float* k = qkv[1].data.data() + kv_index * static_cast<size_t>(Tk * hd);   // (Tk, hd)
-      const float* v = qkv[2].data.data() + kv_index * static_cast<size_t>(Tk * hd);   // (Tk, hd)
-      const size_t offset = slab_index * static_cast<size_t>(T * Tk);
-      float* s = slab.data();
-      ops::SummaryStream streams[4];
-      ops::pack_b_into(keys_t, k, hd, Tk, true);  // reuses the buffer of the previous head
-      for (int64_t r0 = 0; r0 < T; r0 += block_rows) {
-        const int64_t rows = std::min(block_rows, T - r0), n = rows * Tk;
-        float* sb = s + r0 * Tk;  // rows r0 .. r0 + rows - 1 of the slab
-        const size_t at = offset + static_cast<size_t>(r0 * Tk);
-        // scores = q @ k^T (rows, Tk); with a plain causal mask and no trace only the lower triangle is needed.
-        ops::gemm(options.pool, q + r0 * hd, rows, hd, keys_t, nullptr, sb, lower && !tracing ? ops::Triangle::OutputLower : ops::Triangle::None);
-        if (tracing) {
-          keep(scores, at, sb, n);
-          streams[0].add(sb, n);
-        }
-        if (masked && (tracing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
-          for (int64_t i = r0; i < r0 + rows; ++i) mask_row(s + i * Tk, i);
-        } else if (window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
-          for (int64_t i = std::max(window, r0); i < r0 + rows; ++i) std::fill(s + i * Tk, s + i * Tk + (i - window + 1), kNegInf);
-        }
-        if (masked && tracing) {
-          if (!masked_view) keep(masked_scores, at, sb, n);
-          streams[1].add(sb, n);
-        }
-        // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
-        ops::scaled_softmax_rows(options.pool, sb, rows, Tk, p.scale_div, lower, r0);
-        if (tracing) {
-          keep(weights, at, sb, n);
-          streams[2].add(sb, n);
-          if (p.dropout_stage && !apply_dropout && !dropped_view) keep(dropped, at, sb, n);  // no dropout acted: the weights themselves
-        }
-      }
-      if (options.attn_weights != nullptr) std::copy(s, s + T * Tk, options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
-      if (apply_dropout) {
-        options.generator->dropout(s, T * Tk, p.dropout);
-        if (tracing) {
-          keep(dropped, offset, s, T * Tk);
-          streams[3].add(s, T * Tk);
-        }
-      }
-      if (tracing) {
-        for (int m = 0; m < 3; ++m) slab_values[m][slab_index] = streams[m].finish();
-        slab_values[3][slab_index] = apply_dropout ? streams[3].finish() : slab_values[2][slab_index];
-      }
-      // context = weights @ v (T, hd); a causal row i has zero weight past key i.
-      ops::pack_b_into(values, v, Tk, hd, false);
-      ops::gemm(options.pool, s, T, Tk, values, nullptr, context.data.data() + slab_index * static_cast<size_t>(T * hd), lower ? ops::Triangle::ALower : ops::Triangle::None);
-    };
-    if (p.dropout_heads_outer) {
-      for (int64_t h = h_begin; h < h_end; ++h)
-        for (int64_t bi = 0; bi < b; ++bi) attend(bi, h);
-    } else {
-      for (int64_t bi = 0; bi < b; ++bi)
-        for (int64_t h = h_begin; h < h_end; ++h) attend(bi, h);
-    }
-    if (share != nullptr) {  // the share's columns of heads_concat: (b, T, count * hd)
-      const int64_t width = (h_end - h_begin) * hd;
-      Tensor part({b, T, width});
-      for (int64_t bi = 0; bi < b; ++bi)
-        for (int64_t h = h_begin; h < h_end; ++h)
-          for (int64_t t = 0; t < T; ++t) std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, part.data.data() + (bi * T + t) * width + (h - h_begin) * hd);
-      return part;
-    }
-    // Pass 7, merge: (b, H, T, hd) -> (b, T, H*hd), column h*hd + j (the wrapper's torch.cat, the
-    // fused transpose(1, 2).contiguous().view). Single-head classes: the context is the output.
-    Tensor concat, out_proj, projected;
-    if (p.layout != HeadsRule::Single) {
-      concat = Tensor({b, T, proj_width});  // (b, num_tokens, num_heads * hd)
-      for (int64_t bi = 0; bi < b; ++bi)
-        for (int64_t h = 0; h < H; ++h)
-          for (int64_t t = 0; t < T; ++t) std::copy_n(context.data.data() + ((bi * H + h) * T + t) * hd, hd, concat.data.data() + (bi * T + t) * proj_width + h * hd);
-    }
-    // Pass 8, out_proj: (b*T, d_out) @ out_proj.weight^T + out_proj.bias; then a second projection
-    // when the class has one (MHAPyTorchClass: proj after nn.MultiheadAttention's own out_proj).
-    project(concat, b, T, options.pool, out_proj, projected);
-    // The last pass's tensor is the output; the trace keeps its own copy of it.
-    Tensor* last = p.proj ? &projected : p.out_proj ? &out_proj : p.layout != HeadsRule::Single ? &concat : &context;
-    Tensor output = tracing ? *last : std::move(*last);
-    if (p.layout == HeadsRule::Single) output.shape = p.batched ? Shape{b, T, hd} : Shape{T, hd};
-
-    // The cache keeps every key and value attended (the class's sliding window or the cache's own
-    // window keep the last ones), and the trace shows them (cache_k, cache_v) beside the chunk's own;
-    // a latent class keeps the latent rows instead (the trace's cache_c_kv).
-    Tensor cache_k, cache_v;
+    Activations a;
+    Recorder none;
+    std::optional<TraceRecorder> tracer;
+    if (options.trace != nullptr) tracer.emplace(ctx);
+    Recorder& recorder = tracer ? static_cast<Recorder&>(*tracer) : none;
+    project_latent(ctx, x, a);
+    project_qkv(ctx, x, a);
+    attend(ctx, a, recorder);
+    if (options.share != nullptr) return share_columns(ctx, a);
+    merge_heads(ctx, a);
+    // out_proj, then a second projection when the class has one (MHAPyTorchClass's proj)
+    project(a.heads_concat, ctx.chunk.b, ctx.chunk.T, options.pool, a.out_proj, a.proj);
+    Tensor output = take_output(ctx, a, recorder.observing());
     KvCache next;  // the cache after this chunk, kept when the forward returns
-    if (cache != nullptr) {
-      int64_t keep = Tk;
-      if (p.window > 0) keep = std::min(keep, p.window);
-      if (cache->window > 0) keep = std::min(keep, cache->window);
-      const auto last_rows = [&](const Tensor& all) {
-        Tensor out({b, KV, keep, hd});
-        for (int64_t i = 0; i < b * KV; ++i) std::copy_n(all.data.data() + (i * Tk + Tk - keep) * hd, keep * hd, out.data.data() + i * keep * hd);
-        return out;
-      };
-      const auto chunk_rows = [&](const Tensor& all) {
-        Tensor out(kv_shape);
-        out.shape[out.shape.size() - 2] = T;
-        out.data.resize(static_cast<size_t>(b * KV * T * hd));
-        for (int64_t i = 0; i < b * KV; ++i) std::copy_n(all.data.data() + (i * Tk + past) * hd, T * hd, out.data.data() + i * T * hd);
-        return out;
-      };
-      next.window = cache->window;
-      next.position = cache->position + T;
-      next.start = next.position - keep;
-      next.batch = b;
-      if (latent_cache) {
-        const int64_t L = p.latent_dim;
-        next.latent = Tensor({b, keep, L});  // (b, keep, latent_dim): the last rows of latent_all
-        for (int64_t bi = 0; bi < b; ++bi) std::copy_n(latent_all.data.data() + (bi * Tk + Tk - keep) * L, keep * L, next.latent.data.data() + bi * keep * L);
-      } else {
-        next.keys = last_rows(qkv[1]);
-        next.values = last_rows(qkv[2]);
-      }
-      if (tracing && !latent_cache) {  // a latent class's keys and values are already every key attended
-        cache_k = std::move(qkv[1]);
-        cache_v = std::move(qkv[2]);
-        qkv[1] = chunk_rows(cache_k);
-        qkv[2] = chunk_rows(cache_v);
-      }
-    }
-    if (!tracing) {
-      if (cache != nullptr) *cache = std::move(next);
-      return output;
-    }
-
-    // The trace: one walk over the stage table in trace order, each stage's tensor from the passes
-    // above (moved: the forward is done with them).
-    Tensor mask;
-    if (masked) {
-      mask = Tensor({T, Tk});  // (num_tokens, keys), 1 where a key is masked: the rows of the chunk's positions
-      for (int64_t i = 0; i < T; ++i) {
-        float* row = mask.data.data() + i * Tk;
-        mask_row(row, i);  // -inf where masked, then 1
-        std::replace(row, row + Tk, kNegInf, 1.0f);
-      }
-    }
-    Tensor input = x, output_stage = output;  // the trace's own copies
-    Tensor* const activations[] = {&input, &qkv[0],        &latent,  &latent_all, &qkv[1],  &qkv[2], &cache_k,  &cache_v,   &scores,
-                                   &mask,  &masked_scores, &weights, &dropped,    &context, &concat, &out_proj, &projected, &output_stage};
-    static_assert(sizeof(activations) / sizeof(activations[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
-    const auto made = [&](StageId id) -> const std::vector<ops::ValueSummary>* {
-      switch (id) {
-        case StageId::AttnScores:
-          return &slab_values[0];
-        case StageId::AttnScoresMasked:
-          return &slab_values[1];
-        case StageId::AttnWeights:
-          return &slab_values[2];
-        case StageId::AttnWeightsDropout:
-          return &slab_values[3];
-        default:
-          return nullptr;
-      }
-    };
-    for (size_t id = 0; id <= static_cast<size_t>(StageId::Output); ++id) {
-      const StageId stage = static_cast<StageId>(id);
-      if (stage == StageId::AttnScoresMasked && masked_view)
-        emit_view(stage, stage_shape, StageView::MaskedFill, StageId::AttnScores, slab_values[1]);
-      else if (stage == StageId::AttnWeightsDropout && dropped_view)
-        emit_view(stage, stage_shape, StageView::Same, StageId::AttnWeights, slab_values[3]);
-      else
-        emit(stage, std::move(*activations[id]), made(stage));
-    }
-    if (cache != nullptr) *cache = std::move(next);
+    if (options.cache != nullptr) next = next_cache(ctx, a, recorder.observing());
+    recorder.finish(a, x, output);
+    if (options.cache != nullptr) *options.cache = std::move(next);
     return output;
   } catch (const std::bad_alloc&) {
-    throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + c.python_call() + " on " + shape_string(x.shape),
+    throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + p.config.python_call() + " on " + shape_string(x.shape),
                          "Use fewer tokens, a smaller batch, or turn the trace off.");
   }
 }
@@ -1127,25 +699,6 @@ AttentionModule module_from_state_dict(const ModuleConfig& c, const std::vector<
   AttentionModule m(c);
   m.set_parameters(parameters);
   return m;
-}
-
-const float* stage_rows(const std::vector<Stage>& trace, const Stage& s, int64_t row, int64_t count, std::vector<float>& scratch) {
-  if (s.view == StageView::Own) {
-    const Shape& shape = s.shape();
-    return s.tensor.data.data() + row * (shape.empty() ? 1 : shape.back());
-  }
-  return ViewReader(trace, s).read_rows(row, count, scratch);
-}
-
-Tensor stage_tensor(const std::vector<Stage>& trace, const Stage& s) {
-  if (s.view == StageView::Own) return s.tensor;
-  const Shape& shape = s.shape();
-  const int64_t cols = shape.empty() ? 1 : shape.back();
-  const int64_t rows = cols > 0 ? numel_of(shape) / cols : 0;
-  std::vector<float> scratch;
-  const float* values = stage_rows(trace, s, 0, rows, scratch);
-  if (s.view == StageView::MaskedFill) return Tensor(shape, std::move(scratch));
-  return Tensor(shape, std::vector<float>(values, values + rows * cols));
 }
 
 }  // namespace attention_lab

@@ -46,6 +46,8 @@ struct ForwardPlan {
   int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
   /// The causal fast path (only the lower triangle of each (T, T) score slab) applies.
   bool lower_triangle() const { return mask == MaskKind::Causal && extra_kv == 0; }
+  /// A KV cache applies: a causal mask over the class's own keys (no appended key tokens).
+  bool caches_keys() const { return mask == MaskKind::Causal && extra_kv == 0; }
 };
 
 /// The plan of a validated config (validated_config / to_module_config).

@@ -1,0 +1,322 @@
+#include "attention_passes.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace attention_lab {
+
+Tensor& Activations::operator[](StageId id) {
+  Tensor* const in_order[] = {&input,  &queries,            &latent,       &cache_latent,         &keys,        &values,       &cache_k,  &cache_v, &attn_scores,
+                              &mask,   &attn_scores_masked, &attn_weights, &attn_weights_dropout, &context_vec, &heads_concat, &out_proj, &proj,    &output};
+  static_assert(sizeof(in_order) / sizeof(in_order[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
+  return *in_order[static_cast<size_t>(id)];
+}
+
+Shape PassContext::head_shape(int64_t rows, int64_t cols) const {
+  const ForwardPlan& p = plan();
+  if (!p.batched) return Shape{rows, cols};
+  if (!p.per_head_axes) return Shape{chunk.b, rows, cols};
+  return Shape{chunk.b, p.query_heads, rows, cols};
+}
+
+namespace {
+
+/// A cache holds what this module's forwards wrote: keys and values (b, kv_heads, entries, head_dim),
+/// or a latent class's c_kv (b, entries, latent_dim). Another module's (another width, heads or kind)
+/// would be read past its end with this module's sizes: cache_module. Then the chunk against it:
+/// cache_batch, cache_window, cache_full.
+void check_cache(const ForwardPlan& p, const KvCache& cache, int64_t b, int64_t T) {
+  const ModuleConfig& c = p.config;
+  const bool latent = p.latent_dim > 0;
+  const Tensor& held = latent ? cache.latent : cache.keys;
+  const Shape want = latent ? Shape{cache.batch, held.shape.size() == 3 ? held.shape[1] : 0, p.latent_dim}
+                            : Shape{cache.batch, p.kv_heads, held.shape.size() == 4 ? held.shape[2] : 0, p.head_dim};
+  const auto fits = [](const Tensor& t, const Shape& shape) { return t.shape == shape && t.data.size() == static_cast<size_t>(numel_of(shape)); };
+  const bool empty = cache.keys.data.empty() && cache.values.data.empty() && cache.latent.data.empty() && cache.keys.shape.empty() && cache.latent.shape.empty();
+  const bool fitting =
+      latent ? fits(cache.latent, want) && cache.keys.data.empty() && cache.values.data.empty() : fits(cache.keys, want) && fits(cache.values, want) && cache.latent.data.empty();
+  if (!empty && !fitting) {
+    const std::string what = !cache.latent.shape.empty() ? "c_kv of shape " + shape_string(cache.latent.shape) : "keys of shape " + shape_string(cache.keys.shape);
+    throw AttentionError("cache_module", "cache",
+                         "this cache holds " + what + ", and " + c.python_call() + " reads " +
+                             (latent ? "c_kv (b, entries, latent_dim = " + std::to_string(p.latent_dim) + ")"
+                                     : "keys (b, kv_heads = " + std::to_string(p.kv_heads) + ", entries, head_dim = " + std::to_string(p.head_dim) + ")") +
+                             ": it was filled by another module",
+                         "Give each module a cache of its own (a new KvCache for this one).");
+  }
+  if (cache.batch != 0 && cache.batch != b)
+    throw AttentionError("cache_batch", "x", "this cache holds keys of a batch of " + std::to_string(cache.batch) + ", and the chunk has b = " + std::to_string(b),
+                         "Every chunk of one cache has the same batch size; start a new cache for another.");
+  if (cache.window > 0 && T > cache.window)
+    throw AttentionError("cache_window", "x", "a chunk of " + std::to_string(T) + " tokens is longer than the cache's window of " + std::to_string(cache.window),
+                         "Feed chunks of at most " + std::to_string(cache.window) + " tokens, or make the window larger.");
+  if (cache.window == 0 && p.mask_buffer && cache.position + T > c.context_length)
+    throw AttentionError("cache_full", "context_length",
+                         "the cache has seen " + std::to_string(cache.position) + " tokens and this chunk adds " + std::to_string(T) + ": " + std::to_string(cache.position + T) +
+                             " positions, past context_length = " + std::to_string(c.context_length) + " (the rows of the mask buffer)",
+                         "Start a new cache, or make one with a window (newCache({window: " + std::to_string(c.context_length) + "})) whose oldest keys shift out.");
+}
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+}  // namespace
+
+Chunk chunk_of(const ForwardPlan& p, const Tensor& x, const ForwardOptions& options) {
+  Chunk c;
+  c.b = p.batched ? x.shape[0] : 1;
+  c.T = x.shape[x.shape.size() - 2];
+  // With a KV cache: `past` keys held before the chunk (after a window's shift) come first, and query
+  // i (absolute position position + i) sees key j (absolute position position - past + j) when j <= past + i.
+  if (const KvCache* cache = options.cache) {
+    if (!p.caches_keys())
+      throw AttentionError("cache_unsupported", "cache", p.config.class_name() + " has no causal mask over its own keys, so there is nothing to cache",
+                           "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
+    check_cache(p, *cache, c.b, c.T);
+    const int64_t held = cache->entries();
+    c.drop = cache->window > 0 ? std::max<int64_t>(0, held + c.T - cache->window) : 0;
+    c.past = held - c.drop;
+    Shape all = x.shape;
+    all[all.size() - 2] = c.past + c.T;
+    const double bytes = plan_bytes(p, all, options.trace != nullptr) + 4.0 * cache->bytes();
+    if (bytes > options.memory_budget_bytes)
+      throw AttentionError("too_large", "x", "a cached forward of " + shape_string(x.shape) + " over " + std::to_string(c.past) + " cached tokens is over the memory budget",
+                           "Use a window, or fewer tokens.");
+  }
+  // Keys and values may have appended tokens (nn.MultiheadAttention's bias_k/bias_v): Tk >= T.
+  c.Tk = p.num_keys(c.T) + c.past;
+  return c;
+}
+
+void mask_row(const ForwardPlan& p, const Chunk& c, float* row, int64_t i) {
+  // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask);
+  // the inverted mask hides j <= i instead.
+  const int64_t keys = c.past + c.T;  // appended keys (j >= keys) are never hidden
+  if (p.mask == MaskKind::Inverted) {
+    std::fill(row, row + std::min(i + 1, keys), kNegInf);
+    return;
+  }
+  if (c.past + i + 1 < keys) std::fill(row + c.past + i + 1, row + keys, kNegInf);
+  if (p.window > 0 && c.past + i - p.window >= 0) std::fill(row, row + std::min(c.past + i - p.window + 1, keys), kNegInf);
+}
+
+void project_latent(const PassContext& ctx, const Tensor& x, Activations& a) {
+  const ForwardPlan& p = ctx.plan();
+  if (p.latent_dim == 0) return;
+  const Chunk& c = ctx.chunk;
+  const int64_t L = p.latent_dim;
+  a.latent = Tensor({c.b, c.T, L});
+  ops::gemm(ctx.options.pool, x.data.data(), c.b * c.T, p.config.d_in, ctx.operators.weight[kLatentDownOp], ctx.operators.bias_of(kLatentDownOp), a.latent.data.data());
+  if (ctx.cache == nullptr) return;
+  // A latent class's cache holds c_kv alone: its keys and values are re-projected from every cached
+  // latent row plus the chunk's, as the book's cache_c_kv (torch.cat([cache_c_kv, latent_new], dim=1)).
+  const int64_t entries = ctx.cache->entries();
+  a.cache_latent = Tensor({c.b, c.past + c.T, L});
+  for (int64_t bi = 0; bi < c.b; ++bi) {
+    float* dst = a.cache_latent.data.data() + bi * (c.past + c.T) * L;
+    if (c.past > 0) std::copy_n(ctx.cache->latent.data.data() + (bi * entries + c.drop) * L, c.past * L, dst);
+    std::copy_n(a.latent.data.data() + bi * c.T * L, c.T * L, dst + c.past * L);
+  }
+}
+
+namespace {
+
+/// One of q, k, v for the heads' share: the projection's columns of those heads, then each head's
+/// rows copied into (b, heads, rows, hd); keys and values put the cache's rows first and an appended
+/// token (bias_k / bias_v, head h's slice) after the chunk's.
+void project_heads_of(const PassContext& ctx, const Tensor& x, const Activations& a, int m, Tensor& out, std::vector<float>& proj) {
+  const ForwardPlan& p = ctx.plan();
+  const Chunk& c = ctx.chunk;
+  const Operators& mod = ctx.operators;
+  const int64_t hd = p.head_dim, group = p.group_size;
+  const bool latent_cache = ctx.cache != nullptr && p.latent_dim > 0;
+  const int64_t heads = m == kQueryOp ? p.query_heads : p.kv_heads, width = heads * hd, rows = m == kQueryOp ? c.T : c.Tk;
+  const bool from_latent = m != kQueryOp && p.latent_dim > 0;
+  const int64_t made = m == kQueryOp ? c.T : latent_cache ? c.Tk : c.T;  // rows projected: the chunk's, or every cached latent's
+  const float* source = !from_latent ? x.data.data() : latent_cache ? a.cache_latent.data.data() : a.latent.data.data();
+  const int64_t head_first = m == kQueryOp ? ctx.heads.begin : ctx.heads.begin / group, head_last = m == kQueryOp ? ctx.heads.end : ctx.heads.end / group;
+  ops::gemm_columns(ctx.options.pool, source, c.b * made, from_latent ? p.latent_dim : p.config.d_in, mod.weight[m], mod.bias_of(m), proj.data(), head_first * hd,
+                    head_last * hd);  // (b*made, heads*hd), those heads' columns
+  float* dst = out.data.data();
+  for (int64_t bi = 0; bi < c.b; ++bi)
+    for (int64_t h = head_first; h < head_last; ++h) {
+      const int64_t first = m == kQueryOp || made == rows ? 0 : c.past;  // a cache's keys and values come first
+      for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
+      if (m != kQueryOp && c.past > 0 && !latent_cache) {
+        const Tensor& held = m == kKeyOp ? ctx.cache->keys : ctx.cache->values;  // (b, KV, entries, hd)
+        const int64_t entries = ctx.cache->entries();
+        std::copy_n(held.data.data() + ((bi * heads + h) * entries + c.drop) * hd, c.past * hd, dst + (bi * heads + h) * rows * hd);
+      }
+      if (m != kQueryOp && p.extra_kv) std::copy_n(mod.token[m - kKeyOp].data() + h * hd, hd, dst + ((bi * heads + h) * rows + c.T) * hd);
+    }
+}
+
+}  // namespace
+
+void project_qkv(const PassContext& ctx, const Tensor& x, Activations& a) {
+  // Query head h reads key/value head h / group_size (GroupedQueryAttention's num_kv_groups; else
+  // KV = H): what repeat_interleave(group_size, dim=1) does.
+  const ForwardPlan& p = ctx.plan();
+  const Chunk& c = ctx.chunk;
+  Shape kv_shape = ctx.head_shape(c.Tk, p.head_dim);
+  if (p.per_head_axes) kv_shape[1] = p.kv_heads;
+  a.queries = Tensor(ctx.head_shape(c.T, p.head_dim));  // (b, H, T, hd)
+  a.keys = Tensor(kv_shape);                            // (b, KV, Tk, hd)
+  a.values = Tensor(kv_shape);
+  const int64_t kv_rows = ctx.cache != nullptr && p.latent_dim > 0 ? c.Tk : c.T;                 // rows the key/value projections compute
+  std::vector<float> proj(static_cast<size_t>(c.b * std::max(c.T, kv_rows) * p.proj_width));  // (b*rows, H*hd), freed after the projections
+  Tensor* const out[] = {&a.queries, &a.keys, &a.values};
+  for (int m = kQueryOp; m <= kValueOp; ++m) project_heads_of(ctx, x, a, m, *out[m], proj);
+}
+
+namespace {
+
+/// The scratch of the attend pass: one slab's (T, Tk) values and the packed keys and values of the
+/// key/value head it reads, reused slab after slab.
+struct SlabScratch {
+  std::vector<float> slab;
+  ops::PackedMatrix keys_t, values;
+  int64_t block_rows = 0;  // rows per block: the whole slab, or ~256 KB when observed
+};
+
+/// Passes 2-6 on slab (bi, h): scores = q @ k^T, the mask, softmax(scores / d_k**0.5), dropout, then
+/// context = weights @ v, each block of rows given to the recorder while it is in cache.
+void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScratch& s, int64_t bi, int64_t h) {
+  const ForwardPlan& p = ctx.plan();
+  const Chunk& c = ctx.chunk;
+  const int64_t T = c.T, Tk = c.Tk, hd = p.head_dim;
+  const bool observing = rec.observing();
+  const bool masked = p.mask != MaskKind::None;
+  const bool lower = p.lower_triangle() && c.past == 0;  // plain causal, keys = tokens: only the lower triangle counts
+  const size_t slab_index = static_cast<size_t>(bi * p.query_heads + h);
+  const size_t kv_index = static_cast<size_t>(bi * p.kv_heads + h / p.group_size);
+  const float* q = a.queries.data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
+  const float* k = a.keys.data.data() + kv_index * static_cast<size_t>(Tk * hd);      // (Tk, hd)
+  const float* v = a.values.data.data() + kv_index * static_cast<size_t>(Tk * hd);    // (Tk, hd)
+  const size_t offset = slab_index * static_cast<size_t>(T * Tk);
+  float* slab = s.slab.data();
+  ops::pack_b_into(s.keys_t, k, hd, Tk, true);  // reuses the buffer of the previous head
+  for (int64_t r0 = 0; r0 < T; r0 += s.block_rows) {
+    const int64_t rows = std::min(s.block_rows, T - r0), n = rows * Tk;
+    float* sb = slab + r0 * Tk;  // rows r0 .. r0 + rows - 1 of the slab
+    const size_t at = offset + static_cast<size_t>(r0 * Tk);
+    // with a plain causal mask and nothing observed only the lower triangle is needed
+    ops::gemm(ctx.options.pool, q + r0 * hd, rows, hd, s.keys_t, nullptr, sb, lower && !observing ? ops::Triangle::OutputLower : ops::Triangle::None);
+    if (observing) rec.rows(StageId::AttnScores, slab_index, at, sb, n);
+    if (masked && (observing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
+      for (int64_t i = r0; i < r0 + rows; ++i) mask_row(p, c, slab + i * Tk, i);
+    } else if (p.window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
+      for (int64_t i = std::max(p.window, r0); i < r0 + rows; ++i) std::fill(slab + i * Tk, slab + i * Tk + (i - p.window + 1), kNegInf);
+    }
+    if (masked && observing) rec.rows(StageId::AttnScoresMasked, slab_index, at, sb, n);
+    // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
+    ops::scaled_softmax_rows(ctx.options.pool, sb, rows, Tk, p.scale_div, lower, r0);
+    if (observing) rec.rows(StageId::AttnWeights, slab_index, at, sb, n);
+  }
+  if (ctx.options.attn_weights != nullptr) std::copy(slab, slab + T * Tk, ctx.options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
+  if (ctx.apply_dropout) {
+    ctx.options.generator->dropout(slab, T * Tk, p.dropout);
+    if (observing) rec.rows(StageId::AttnWeightsDropout, slab_index, offset, slab, T * Tk);
+  }
+  if (observing) rec.slab_done(slab_index);
+  // context = weights @ v (T, hd); a causal row i has zero weight past key i.
+  ops::pack_b_into(s.values, v, Tk, hd, false);
+  ops::gemm(ctx.options.pool, slab, T, Tk, s.values, nullptr, a.context_vec.data.data() + slab_index * static_cast<size_t>(T * hd),
+            lower ? ops::Triangle::ALower : ops::Triangle::None);
+}
+
+}  // namespace
+
+void attend(const PassContext& ctx, Activations& a, Recorder& rec) {
+  const ForwardPlan& p = ctx.plan();
+  const Chunk& c = ctx.chunk;
+  if (ctx.options.attn_weights != nullptr) *ctx.options.attn_weights = Tensor(ctx.head_shape(c.T, c.Tk));
+  a.context_vec = Tensor(ctx.head_shape(c.T, p.head_dim));  // (b, H, T, hd)
+  SlabScratch s;
+  s.slab.resize(static_cast<size_t>(c.T * c.Tk));  // (T, Tk)
+  // Observed, a slab goes through scores, mask and softmax a block of rows at a time (~256 KB, whole
+  // rows, a multiple of the kernel's 4-row tile), so each stage's copy and summary read it from cache
+  // (the whole slab at 1024 tokens is 4 MB, each stage 48 MB); else the slab is one block.
+  s.block_rows = rec.observing() ? std::min(std::max<int64_t>(c.T, 1), std::max<int64_t>(4, 65536 / std::max<int64_t>(c.Tk, 1) / 4 * 4)) : std::max<int64_t>(c.T, 1);
+  // Dropout draws in PyTorch's order: the wrapper runs head after head (each a CausalAttention over
+  // the whole batch); the others draw over (b, [H,] T, T) row-major.
+  if (p.dropout_heads_outer) {
+    for (int64_t h = ctx.heads.begin; h < ctx.heads.end; ++h)
+      for (int64_t bi = 0; bi < c.b; ++bi) attend_slab(ctx, a, rec, s, bi, h);
+  } else {
+    for (int64_t bi = 0; bi < c.b; ++bi)
+      for (int64_t h = ctx.heads.begin; h < ctx.heads.end; ++h) attend_slab(ctx, a, rec, s, bi, h);
+  }
+}
+
+Tensor share_columns(const PassContext& ctx, const Activations& a) {
+  const Chunk& c = ctx.chunk;
+  const int64_t H = ctx.plan().query_heads, hd = ctx.plan().head_dim;
+  const int64_t width = (ctx.heads.end - ctx.heads.begin) * hd;
+  Tensor part({c.b, c.T, width});
+  for (int64_t bi = 0; bi < c.b; ++bi)
+    for (int64_t h = ctx.heads.begin; h < ctx.heads.end; ++h)
+      for (int64_t t = 0; t < c.T; ++t)
+        std::copy_n(a.context_vec.data.data() + ((bi * H + h) * c.T + t) * hd, hd, part.data.data() + (bi * c.T + t) * width + (h - ctx.heads.begin) * hd);
+  return part;
+}
+
+void merge_heads(const PassContext& ctx, Activations& a) {
+  // (b, H, T, hd) -> (b, T, H*hd): the wrapper's torch.cat, the fused transpose(1, 2).contiguous().view.
+  const ForwardPlan& p = ctx.plan();
+  if (p.layout == HeadsRule::Single) return;
+  const Chunk& c = ctx.chunk;
+  const int64_t H = p.query_heads, hd = p.head_dim, width = p.proj_width;
+  a.heads_concat = Tensor({c.b, c.T, width});  // (b, num_tokens, num_heads * hd)
+  for (int64_t bi = 0; bi < c.b; ++bi)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < c.T; ++t)
+        std::copy_n(a.context_vec.data.data() + ((bi * H + h) * c.T + t) * hd, hd, a.heads_concat.data.data() + (bi * c.T + t) * width + h * hd);
+}
+
+Tensor take_output(const PassContext& ctx, Activations& a, bool keep) {
+  const ForwardPlan& p = ctx.plan();
+  Tensor* last = p.proj ? &a.proj : p.out_proj ? &a.out_proj : p.layout != HeadsRule::Single ? &a.heads_concat : &a.context_vec;
+  Tensor output = keep ? *last : std::move(*last);
+  if (p.layout == HeadsRule::Single) output.shape = p.batched ? Shape{ctx.chunk.b, ctx.chunk.T, p.head_dim} : Shape{ctx.chunk.T, p.head_dim};
+  return output;
+}
+
+KvCache next_cache(const PassContext& ctx, Activations& a, bool observing) {
+  const ForwardPlan& p = ctx.plan();
+  const Chunk& c = ctx.chunk;
+  const int64_t KV = p.kv_heads, hd = p.head_dim, Tk = c.Tk;
+  // The cache keeps every key and value attended (the class's sliding window or the cache's own
+  // window keep the last ones); a latent class keeps the latent rows instead.
+  int64_t keep = Tk;
+  if (p.window > 0) keep = std::min(keep, p.window);
+  if (ctx.cache->window > 0) keep = std::min(keep, ctx.cache->window);
+  const auto rows_of = [&](const Tensor& all, int64_t first, int64_t count, Shape shape) {
+    Tensor out(std::move(shape));
+    for (int64_t i = 0; i < c.b * KV; ++i) std::copy_n(all.data.data() + (i * Tk + first) * hd, count * hd, out.data.data() + i * count * hd);
+    return out;
+  };
+  KvCache next;
+  next.window = ctx.cache->window;
+  next.position = ctx.cache->position + c.T;
+  next.start = next.position - keep;
+  next.batch = c.b;
+  if (p.latent_dim > 0) {
+    const int64_t L = p.latent_dim;
+    next.latent = Tensor({c.b, keep, L});  // (b, keep, latent_dim): the last rows of cache_latent
+    for (int64_t bi = 0; bi < c.b; ++bi) std::copy_n(a.cache_latent.data.data() + (bi * Tk + Tk - keep) * L, keep * L, next.latent.data.data() + bi * keep * L);
+    return next;
+  }
+  next.keys = rows_of(a.keys, Tk - keep, keep, {c.b, KV, keep, hd});
+  next.values = rows_of(a.values, Tk - keep, keep, {c.b, KV, keep, hd});
+  if (observing) {  // the trace shows every key attended (cache_k, cache_v) beside the chunk's own
+    Shape chunk_shape = a.keys.shape;
+    chunk_shape[chunk_shape.size() - 2] = c.T;
+    a.cache_k = std::move(a.keys);
+    a.cache_v = std::move(a.values);
+    a.keys = rows_of(a.cache_k, c.past, c.T, chunk_shape);
+    a.values = rows_of(a.cache_v, c.past, c.T, chunk_shape);
+  }
+  return next;
+}
+
+}  // namespace attention_lab

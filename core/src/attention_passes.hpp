@@ -1,0 +1,152 @@
+// The attention forward as a sequence of small passes over one record of named tensors (llm.c's
+// ActivationTensors): project (the latent, then queries, keys and values split into heads, a cache's
+// keys first), attend each (batch item, head) slab a block of rows at a time (scores, mask, softmax,
+// dropout, context), merge the heads, project out, keep the cache. A Recorder observes the passes
+// (the trace's copies, summaries and views); an untraced forward passes one that does nothing.
+// Internal to the core (not installed): AttentionModule::Impl::forward_pass runs them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <vector>
+
+#include "attention_lab/modules.hpp"
+#include "attention_lab/ops.hpp"
+#include "attention_lab/plan.hpp"
+
+namespace attention_lab {
+
+/// The operators a module prepares, one slot each (AttentionModule::Impl::Prepared): the queries, keys
+/// and values (also the packed qkv's thirds, in that order), out_proj, a second projection, and the
+/// down-projection to a latent.
+enum Operator : int { kQueryOp, kKeyOp, kValueOp, kOutOp, kProjOp, kLatentDownOp, kOperators };
+static_assert(kQueryOp == 0 && kKeyOp == 1 && kValueOp == 2, "the packed qkv's thirds and the forward's q, k, v loop count from the queries");
+
+/// A module's prepared operators as the passes read them (AttentionModule's, or any caller's that
+/// holds them in the same layout): right-hand matrices (k, n) with their biases, one per Operator, and
+/// the appended key/value tokens.
+struct Operators {
+  const ops::PackedMatrix* weight = nullptr;  // [kOperators]
+  const std::vector<float>* bias = nullptr;   // [kOperators]; empty: the operator has no bias
+  const std::vector<float>* token = nullptr;  // bias_k, bias_v: (kv_heads * head_dim); empty when none
+  const float* bias_of(int op) const { return bias[op].empty() ? nullptr : bias[op].data(); }
+};
+
+/// The tensors of one forward, one per stage id, in stage order: each pass fills its own; a stage the
+/// plan does not have stays empty. The four (b, H, T, keys) stages are filled by the trace recorder.
+struct Activations {
+  Tensor input;               // (b, num_tokens, d_in): the trace's copy of x
+  Tensor queries;             // (b, H, T, head_dim)
+  Tensor latent;              // (b, T, latent_dim): c_kv of the chunk
+  Tensor cache_latent;        // (b, past + T, latent_dim): every c_kv row attended (a latent class's cache)
+  Tensor keys, values;        // (b, KV, keys, head_dim): a cache's keys first, appended tokens last
+  Tensor cache_k, cache_v;    // (b, KV, keys, head_dim) kept for the trace when keys holds the chunk's alone
+  Tensor attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout;
+  Tensor context_vec;         // (b, H, T, head_dim)
+  Tensor heads_concat;        // (b, T, H * head_dim)
+  Tensor out_proj, proj;      // (b, T, d_out)
+  Tensor output;              // the trace's copy of the output
+  /// The tensor of stage `id`.
+  Tensor& operator[](StageId id);
+};
+
+/// A chunk's geometry: b batch items of T tokens, attending Tk keys: `past` cached keys (after a
+/// window shifted `drop` of the held ones out), the chunk's own, then any appended key tokens.
+struct Chunk {
+  int64_t b = 1, T = 0, past = 0, drop = 0, Tk = 0;
+};
+
+/// The query heads a forward computes, [begin, end): all of them, or a share (a Worker's part of a
+/// split forward); their key/value heads are [begin / group_size, end / group_size).
+struct HeadRange {
+  int64_t begin = 0, end = 0;
+};
+
+/// What every pass reads: the module's plan and prepared operators, the run's options, the chunk, its
+/// heads and the cache as it was before the chunk (null: no cache).
+struct PassContext {
+  const ForwardPlan& plan_;
+  Operators operators;
+  const ForwardOptions& options;
+  Chunk chunk;
+  HeadRange heads;
+  const KvCache* cache = nullptr;
+  bool apply_dropout = false;
+  const ForwardPlan& plan() const { return plan_; }
+  /// The shape of a per-head stage of `rows` x `cols`: (rows, cols), (b, rows, cols) or (b, H, rows, cols).
+  Shape head_shape(int64_t rows, int64_t cols) const;
+};
+
+/// Observes the passes. The base class observes nothing (an untraced forward).
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  /// Whether stages are observed: then every score the book's code computes is computed (no causal
+  /// shortcut), a block of rows at a time so each copy reads them from cache.
+  virtual bool observing() const { return false; }
+  /// `n` values of stage `id` (one of the four (b, H, T, keys) stages) of slab `slab` (b * H + h),
+  /// starting at element `offset` of the stage.
+  virtual void rows(StageId /*id*/, size_t /*slab*/, size_t /*offset*/, const float* /*values*/, int64_t /*n*/) {}
+  /// Every row of slab `slab` was given.
+  virtual void slab_done(size_t /*slab*/) {}
+  /// The forward is done with the record: its stages, in order, from `a` (moved), with x and the output.
+  virtual void finish(Activations& /*a*/, const Tensor& /*x*/, const Tensor& /*output*/) {}
+};
+
+/// The geometry of a chunk of x against `cache` (null: none), refused as the cache requires
+/// (cache_unsupported, cache_module, cache_batch, cache_window, cache_full, too_large).
+Chunk chunk_of(const ForwardPlan& p, const Tensor& x, const ForwardOptions& options);
+
+/// Row i of a chunk's scores masked in place (-inf runs): keys past the query, those before its
+/// window, or the inverted mask's keys up to the query. Appended keys are never hidden.
+void mask_row(const ForwardPlan& p, const Chunk& c, float* row, int64_t i);
+
+/// Pass 1a: the latent c_kv = x @ W_DKV.T + b (b, T, latent_dim), and with a cache every c_kv row
+/// attended (cache_latent: the cache's rows, then the chunk's). Classes without a latent: nothing.
+void project_latent(const PassContext& ctx, const Tensor& x, Activations& a);
+/// Pass 1b: queries (b, H, T, hd), keys and values (b, KV, Tk, hd) split into heads (the fused
+/// view(b, T, H, hd).transpose(1, 2), or the wrapper's head h taking columns h*hd ..), the cache's
+/// keys and values first, appended key/value tokens last.
+void project_qkv(const PassContext& ctx, const Tensor& x, Activations& a);
+/// Passes 2-6 for every slab of the heads: scores, mask, softmax, dropout (in PyTorch's draw order),
+/// context_vec (b, H, T, hd).
+void attend(const PassContext& ctx, Activations& a, Recorder& recorder);
+/// A share's columns of heads_concat (b, T, count * hd).
+Tensor share_columns(const PassContext& ctx, const Activations& a);
+/// Pass 7: heads_concat (b, T, H * hd), column h * hd + j. Single-head classes: nothing.
+void merge_heads(const PassContext& ctx, Activations& a);
+/// The last pass's tensor (proj, out_proj, heads_concat or context_vec): moved out, or copied when
+/// the recorder keeps it.
+Tensor take_output(const PassContext& ctx, Activations& a, bool keep);
+/// The cache after this chunk: the last keys and values attended (a window keeps the last ones), or
+/// a latent class's last c_kv rows. With `observing`, keys and values become the chunk's own and
+/// cache_k / cache_v every key attended.
+KvCache next_cache(const PassContext& ctx, Activations& a, bool observing);
+
+/// A recorder that makes the trace (ForwardOptions::trace): each stage's copy, its summaries made while
+/// its rows are in cache, and views instead of copies with ForwardOptions::stage_views.
+class TraceRecorder : public Recorder {
+ public:
+  TraceRecorder(const PassContext& ctx);
+  bool observing() const override { return true; }
+  void rows(StageId id, size_t slab, size_t offset, const float* values, int64_t n) override;
+  void slab_done(size_t slab) override;
+  void finish(Activations& a, const Tensor& x, const Tensor& output) override;
+
+ private:
+  void keep(Tensor& stage, size_t offset, const float* values, int64_t n);
+  Stage named_stage(StageId id) const;
+  void emit(StageId id, Tensor t, const std::vector<ops::ValueSummary>* values);
+  void emit_view(StageId id, StageView view, StageId source, const std::vector<ops::ValueSummary>& values);
+
+  const PassContext& ctx_;
+  Shape stage_shape_;
+  size_t stage_size_ = 0;
+  bool masked_view_ = false, dropped_view_ = false;
+  Tensor kept_[4];                                // scores, masked scores, weights, dropped weights
+  ops::SummaryStream streams_[4];                 // the current slab's summaries of those
+  std::vector<ops::ValueSummary> slab_values_[4];  // each slab's, by slab index
+};
+
+}  // namespace attention_lab
