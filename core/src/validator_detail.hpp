@@ -13,6 +13,11 @@ namespace attention_lab::validator_detail {
 
 Diagnostic make(Severity severity, std::string code, std::vector<std::string> slots, std::string message, std::string hint, std::string pytorch = "");
 
+std::string join(const std::vector<std::string>& items, const std::string& sep);
+
+/// True when `v` is a finite whole number.
+bool integral(double v);
+
 const SlotValue* find_value(const SlotMap& config, const std::string& name);
 
 /// True when no error among `diags` names `slot`.
@@ -23,6 +28,18 @@ bool slot_ok(const std::vector<Diagnostic>& diags, const std::string& slot);
 /// missing from the call or holds no value, or the moved slots would still be wrong. A slot in `moved`
 /// set to nullopt takes its default back.
 std::vector<Fix> whole_call_fix(const ClassSpec& spec, const SlotMap& config, const std::vector<std::pair<std::string, std::optional<SlotValue>>>& moved);
+
+/// unknown_class: no class of the book is named `class_name` (with the likely one, when there is one).
+Diagnostic unknown_class(const std::string& class_name);
+
+/// Each slot on its own (validator_slots.cpp): unknown_slot for keys the class has no slot for;
+/// then each given value's type and range, and missing_slot for each required slot not given. Appends to `out`.
+void check_slot_names(const ClassSpec& spec, const SlotMap& config, std::vector<Diagnostic>& out);
+void check_slot_values(const ClassSpec& spec, const SlotMap& config, std::vector<Diagnostic>& out);
+
+/// Slots given in another class's order (validator_order.cpp): mha_slot_order, or slots_swapped for
+/// dropout and num_heads; the shifted slots' own errors give way to it. Appends to `out`.
+void check_slot_order(const ClassSpec& spec, const SlotMap& config, std::vector<Diagnostic>& out);
 
 /// The fused classes' head rules, once d_out, num_heads and num_kv_groups are each right on their own
 /// (`alone`: the diagnostics so far): heads_divisibility (d_out % num_heads) and
