@@ -4,127 +4,15 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 
 #include "attention_lab/validator.hpp"
+#include "call_tokens.hpp"
 
 namespace attention_lab {
 
+using namespace call_parser_detail;
+
 namespace {
-
-struct Token {
-  enum class Kind { Name, Number, String, LParen, RParen, Comma, Equals, Other, End } kind;
-  std::string text;
-  size_t column;  // 1-based character column of the token start
-  bool is_float = false;
-  int base = 10;  // 2, 8 or 16 for Python's 0b, 0o and 0x integers
-};
-
-Diagnostic syntax(std::string message, std::string hint) { return {Severity::Error, "syntax", {}, std::move(message), std::move(hint), "SyntaxError: invalid syntax"}; }
-
-/// Python's tokenizer refuses more than 200 open brackets ("too many nested parentheses").
-constexpr int kMaxNesting = 200;
-
-/// Splits the call into tokens; stops at the first character that cannot start a token.
-std::vector<Token> tokenize(const std::string& s, std::vector<Diagnostic>& diags) {
-  std::vector<Token> out;
-  size_t i = 0;
-  int depth = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (std::isspace(c) || c == '\\') {
-      ++i;
-    } else if (c == '#') {
-      while (i < s.size() && s[i] != '\n') ++i;
-    } else if (std::isalpha(c) || c == '_') {
-      const size_t start = i;
-      // Bytes >= 0x80 continue a name, as Python accepts non-ASCII letters in identifiers: a Cyrillic
-      // 'а' inside "SelfАttention_v1" then gives an unknown class, as Python's NameError does.
-      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '.' || static_cast<unsigned char>(s[i]) >= 0x80)) ++i;
-      out.push_back({Token::Kind::Name, s.substr(start, i - start), start + 1});
-    } else if (c == '0' && i + 2 < s.size() && std::strchr("bBoOxX", s[i + 1]) != nullptr && s[i + 1] != '\0' && std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      // Python's 0b11, 0o17, 0x1F (underscores between digits allowed): ints like any other.
-      const size_t start = i;
-      const int base = std::tolower(static_cast<unsigned char>(s[i + 1])) == 'b' ? 2 : std::tolower(static_cast<unsigned char>(s[i + 1])) == 'o' ? 8 : 16;
-      i += 2;
-      bool ok = true;
-      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) {
-        const int digit = std::isdigit(static_cast<unsigned char>(s[i]))   ? s[i] - '0'
-                          : std::isalpha(static_cast<unsigned char>(s[i])) ? std::tolower(static_cast<unsigned char>(s[i])) - 'a' + 10
-                                                                           : 0;
-        if (s[i] != '_' && digit >= base) ok = false;
-        ++i;
-      }
-      Token t{ok ? Token::Kind::Number : Token::Kind::Other, s.substr(start, i - start), start + 1};
-      t.base = base;
-      out.push_back(t);
-    } else if (std::isdigit(c) || ((c == '.') && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
-      const size_t start = i;
-      bool is_float = false;
-      while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
-      if (i < s.size() && s[i] == '.') {
-        is_float = true;
-        ++i;
-        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-      }
-      if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-        size_t j = i + 1;
-        if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
-        if (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) {
-          is_float = true;
-          i = j;
-          while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-        }
-      }
-      // 0x10, 12abc: a number glued to letters is not a decimal literal.
-      const size_t glued_start = i;
-      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
-      Token t{Token::Kind::Number, s.substr(start, i - start), start + 1, is_float};
-      if (i != glued_start) t.kind = Token::Kind::Other;
-      // 0768: Python 3 refuses leading zeros in a decimal int (00 and 0_0 are fine; 0768.0 is a float).
-      if (t.kind == Token::Kind::Number && !is_float && t.text.size() > 1 && t.text[0] == '0' && t.text.find_first_not_of("0_") != std::string::npos) {
-        std::string digits = t.text.substr(t.text.find_first_not_of("0_"));
-        diags.push_back(syntax("leading zeros in the int " + t.text + " at column " + std::to_string(start + 1) + ": Python refuses them", "Write " + digits + "."));
-        diags.back().pytorch = "SyntaxError: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers";
-        return out;
-      }
-      out.push_back(t);
-    } else if (c == '\'' || c == '"') {
-      const size_t start = i++;
-      while (i < s.size() && static_cast<unsigned char>(s[i]) != c && s[i] != '\n') ++i;
-      if (i >= s.size() || s[i] != static_cast<char>(c)) {
-        diags.push_back(
-            syntax("a string starting at column " + std::to_string(start + 1) + " is never closed", "Close the quote, or remove it: slots take numbers and True/False."));
-        return out;
-      }
-      ++i;
-      out.push_back({Token::Kind::String, s.substr(start + 1, i - start - 2), start + 1});
-    } else if (c == '(') {
-      if (++depth > kMaxNesting) {
-        diags.push_back(syntax("more than " + std::to_string(kMaxNesting) + " nested parentheses at column " + std::to_string(i + 1),
-                               "Python stops at 200 levels too; a constructor call needs one pair of parentheses."));
-        diags.back().pytorch = "SyntaxError: too many nested parentheses";
-        return out;
-      }
-      out.push_back({Token::Kind::LParen, "(", ++i});
-    } else if (c == ')') {
-      if (depth > 0) --depth;
-      out.push_back({Token::Kind::RParen, ")", ++i});
-    } else if (c == ',') {
-      out.push_back({Token::Kind::Comma, ",", ++i});
-    } else if (c == '=') {
-      out.push_back({Token::Kind::Equals, "=", ++i});
-    } else {
-      // Operators, brackets, or a non-ASCII character (a lookalike letter or digit): one "other" token
-      // per character (UTF-8 sequences kept whole).
-      const size_t start = i++;
-      while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
-      out.push_back({Token::Kind::Other, s.substr(start, i - start), start + 1});
-    }
-  }
-  out.push_back({Token::Kind::End, "", s.size() + 1});
-  return out;
-}
 
 struct Arg {
   std::string keyword;  // "" for positional
@@ -214,43 +102,35 @@ std::string strip_prefix(const std::string& name) {
   return name;
 }
 
-}  // namespace
-
-ParsedCall parse_call(const std::string& text, size_t max_length) {
-  ParsedCall call;
+/// The callee: an optional `name =` in front (`mha = MultiHeadAttention(...)`), the class name and its
+/// '('. Sets call.class_name and moves `i` past the '('; false after a syntax diagnostic.
+bool read_callee(const std::vector<Token>& toks, size_t& i, ParsedCall& call) {
   auto& diags = call.diagnostics;
-  if (text.size() > max_length) {
-    diags.push_back({Severity::Error,
-                     "too_long",
-                     {},
-                     "the call is " + std::to_string(text.size()) + " characters long",
-                     "Paste just the constructor call, e.g. MultiHeadAttention(768, 768, 1024, 0.0, 12).",
-                     ""});
-    return call;
-  }
-  const std::vector<Token> toks = tokenize(text, diags);
-  if (!diags.empty()) return call;
-  size_t i = 0;
   if (toks[i].kind == Token::Kind::End) {
     diags.push_back(syntax("the call is empty", "Paste a call such as MultiHeadAttention(768, 768, 1024, 0.0, 12)."));
     diags.back().code = "empty";
     diags.back().pytorch = "";
-    return call;
+    return false;
   }
   // An optional `name =` in front: `mha = MultiHeadAttention(...)`.
   if (toks[i].kind == Token::Kind::Name && toks[i + 1].kind == Token::Kind::Equals && toks[i + 2].kind == Token::Kind::Name) i += 2;
   if (toks[i].kind != Token::Kind::Name) {
     diags.push_back(
         syntax("expected a class name at column " + std::to_string(toks[i].column) + ", found '" + toks[i].text + "'", "Start with the class, e.g. MultiHeadAttention(...)."));
-    return call;
+    return false;
   }
   call.class_name = strip_prefix(toks[i].text);
   ++i;
   if (toks[i].kind != Token::Kind::LParen) {
     diags.push_back(syntax("expected '(' after " + call.class_name, "Write the arguments in parentheses: " + call.class_name + "(d_in, d_out, ...)."));
-    return call;
+    return false;
   }
   ++i;
+  return true;
+}
+
+/// The arguments up to the closing ')': keyword or positional, each value as read_value reads it.
+std::vector<Arg> read_args(const std::vector<Token>& toks, size_t& i, const std::string& class_name, std::vector<Diagnostic>& diags) {
   std::vector<Arg> args;
   bool closed = false;
   bool seen_keyword = false;
@@ -283,76 +163,87 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
     if (toks[i].kind == Token::Kind::Comma) ++i;
   }
   if (!closed) {
-    diags.push_back(syntax("the '(' after " + call.class_name + " is never closed", "Add ')' at the end of the call."));
+    diags.push_back(syntax("the '(' after " + class_name + " is never closed", "Add ')' at the end of the call."));
   } else if (toks[i].kind != Token::Kind::End) {
     diags.push_back(syntax("unexpected text after the call at column " + std::to_string(toks[i].column) + ": '" + toks[i].text + "'",
                            "Paste one constructor call; remove what follows the closing parenthesis."));
   }
+  return args;
+}
 
-  const ClassSpec* spec = find_class(call.class_name);
-  if (spec == nullptr) {
-    for (const auto& d : check_config(call.class_name, {})) diags.push_back(d);
-    return call;
-  }
+/// extra_positional: value `positional` (0-based) of the call has no slot left.
+Diagnostic extra_positional(const ClassSpec& spec, const std::string& class_name, const Arg& a, size_t positional, size_t num_args) {
+  return {Severity::Error,
+          "extra_positional",
+          {},
+          class_name + " takes " + std::to_string(spec.slots.size()) + " slots but value " + std::to_string(positional + 1) + " (" + a.text + ") has no slot",
+          class_name + "(" +
+              [&] {
+                std::string s;
+                for (size_t k = 0; k < spec.slots.size(); ++k) s += (k ? ", " : "") + spec.slots[k].name;
+                return s;
+              }() +
+              ")",
+          "TypeError: __init__() takes from " + std::to_string(1 + std::count_if(spec.slots.begin(), spec.slots.end(), [](const SlotSpec& s) { return !s.default_value; })) +
+              " to " + std::to_string(spec.slots.size() + 1) + " positional arguments but " + std::to_string(num_args + 1) + " were given"};
+}
 
-  // Bind arguments to slots as Python does: positionals left to right, then keywords.
-  std::vector<const Arg*> bound(spec->slots.size(), nullptr);
-  std::vector<std::string> bound_source(spec->slots.size());
-  size_t positional = 0;
+/// Each slot's argument once bound (or none), how it was given, and the keywords no slot has.
+struct Binding {
+  std::vector<const Arg*> bound;
+  std::vector<std::string> bound_source;
   std::vector<Arg> unknown;
+};
+
+/// Binds arguments to slots as Python does: positionals left to right, then keywords.
+Binding bind_args(const ClassSpec& spec, const std::vector<Arg>& args, const std::string& class_name, std::vector<Diagnostic>& diags) {
+  Binding b{std::vector<const Arg*>(spec.slots.size(), nullptr), std::vector<std::string>(spec.slots.size()), {}};
+  size_t positional = 0;
   for (const Arg& a : args) {
     if (a.keyword.empty()) {
-      if (positional < spec->slots.size()) {
-        bound[positional] = &a;
-        bound_source[positional] = "positional";
+      if (positional < spec.slots.size()) {
+        b.bound[positional] = &a;
+        b.bound_source[positional] = "positional";
       } else {
-        diags.push_back({Severity::Error,
-                         "extra_positional",
-                         {},
-                         call.class_name + " takes " + std::to_string(spec->slots.size()) + " slots but value " + std::to_string(positional + 1) + " (" + a.text + ") has no slot",
-                         call.class_name + "(" +
-                             [&] {
-                               std::string s;
-                               for (size_t k = 0; k < spec->slots.size(); ++k) s += (k ? ", " : "") + spec->slots[k].name;
-                               return s;
-                             }() +
-                             ")",
-                         "TypeError: __init__() takes from " +
-                             std::to_string(1 + std::count_if(spec->slots.begin(), spec->slots.end(), [](const SlotSpec& s) { return !s.default_value; })) + " to " +
-                             std::to_string(spec->slots.size() + 1) + " positional arguments but " + std::to_string(args.size() + 1) + " were given"});
+        diags.push_back(extra_positional(spec, class_name, a, positional, args.size()));
       }
       ++positional;
       continue;
     }
     size_t k = 0;
-    while (k < spec->slots.size() && spec->slots[k].name != a.keyword) ++k;
-    if (k == spec->slots.size()) {
-      unknown.push_back(a);
+    while (k < spec.slots.size() && spec.slots[k].name != a.keyword) ++k;
+    if (k == spec.slots.size()) {
+      b.unknown.push_back(a);
       continue;
     }
-    if (bound[k] != nullptr) {
-      const bool by_position = bound_source[k] == "positional";
+    if (b.bound[k] != nullptr) {
+      const bool by_position = b.bound_source[k] == "positional";
       diags.push_back({Severity::Error,
                        "duplicate_slot",
                        {a.keyword},
-                       a.keyword + " is given twice: " + bound[k]->text + (by_position ? " (by position)" : "") + " and " + a.text,
-                       "Keep one of them; the first, " + bound[k]->text + ", is used here.",
+                       a.keyword + " is given twice: " + b.bound[k]->text + (by_position ? " (by position)" : "") + " and " + a.text,
+                       "Keep one of them; the first, " + b.bound[k]->text + ", is used here.",
                        by_position ? "TypeError: __init__() got multiple values for argument '" + a.keyword + "'" : "SyntaxError: keyword argument repeated: " + a.keyword});
       continue;
     }
-    bound[k] = &a;
-    bound_source[k] = "keyword";
+    b.bound[k] = &a;
+    b.bound_source[k] = "keyword";
   }
+  return b;
+}
 
-  for (size_t k = 0; k < spec->slots.size(); ++k) {
-    const SlotSpec& slot = spec->slots[k];
+/// The call's slots left to right (given or default; a missing one is check_config's to report), then
+/// the unknown keywords; the given values into call.config.
+void fill_slots(const ClassSpec& spec, const Binding& b, ParsedCall& call) {
+  for (size_t k = 0; k < spec.slots.size(); ++k) {
+    const SlotSpec& slot = spec.slots[k];
     ParsedSlot ps;
     ps.name = slot.name;
     ps.position = slot.position;
-    if (bound[k] != nullptr) {
-      ps.value = bound[k]->value;
-      ps.source = bound_source[k];
-      ps.text = bound[k]->text;
+    if (b.bound[k] != nullptr) {
+      ps.value = b.bound[k]->value;
+      ps.source = b.bound_source[k];
+      ps.text = b.bound[k]->text;
       call.config[slot.name] = ps.value;
     } else if (slot.default_value) {
       ps.value = *slot.default_value;
@@ -362,10 +253,38 @@ ParsedCall parse_call(const std::string& text, size_t max_length) {
     }
     call.slots.push_back(ps);
   }
-  for (const Arg& a : unknown) {
+  for (const Arg& a : b.unknown) {
     call.slots.push_back({a.keyword, 0, a.value, "keyword", a.text});
     call.config[a.keyword] = a.value;
   }
+}
+
+}  // namespace
+
+ParsedCall parse_call(const std::string& text, size_t max_length) {
+  ParsedCall call;
+  auto& diags = call.diagnostics;
+  if (text.size() > max_length) {
+    diags.push_back({Severity::Error,
+                     "too_long",
+                     {},
+                     "the call is " + std::to_string(text.size()) + " characters long",
+                     "Paste just the constructor call, e.g. MultiHeadAttention(768, 768, 1024, 0.0, 12).",
+                     ""});
+    return call;
+  }
+  const std::vector<Token> toks = tokenize(text, diags);
+  if (!diags.empty()) return call;
+  size_t i = 0;
+  if (!read_callee(toks, i, call)) return call;
+  const std::vector<Arg> args = read_args(toks, i, call.class_name, diags);
+
+  const ClassSpec* spec = find_class(call.class_name);
+  if (spec == nullptr) {
+    for (const auto& d : check_config(call.class_name, {})) diags.push_back(d);
+    return call;
+  }
+  fill_slots(*spec, bind_args(*spec, args, call.class_name, diags), call);
   for (const auto& d : check_config(call.class_name, call.config)) diags.push_back(d);
   return call;
 }
