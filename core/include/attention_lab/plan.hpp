@@ -1,6 +1,6 @@
 // What a forward pass does, computed once from a config: one plan drives the one forward path of
 // every class (project -> scores -> mask -> softmax -> dropout -> context -> merge -> out_proj), the
-// trace's titles and formulas (one table keyed by stage id), and the memory estimate.
+// trace's titles and formulas (the one stage table, core/src/stage_table.cpp), and the memory estimate.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +68,8 @@ struct HeadShare {
 /// (the dropout draws are one stream in PyTorch's order over every head).
 std::vector<HeadShare> head_shares(const ForwardPlan& plan, int64_t parts, bool training);
 
-/// Stage ids in trace order; a forward emits those its plan has (stage_present).
+/// Stage ids in trace order; a forward emits those its plan has (stage_present). The stage table
+/// (core/src/stage_table.cpp) has one row per id, in this order (checked at compile time).
 enum class StageId {
   Input,
   Queries,
@@ -96,7 +97,7 @@ const char* stage_id_name(StageId id);
 /// cache_v stages, or cache_c_kv for a latent class: what its cache holds).
 bool stage_present(const ForwardPlan& plan, StageId id, bool cached = false);
 
-/// Title and formula of a stage, from the one table keyed by stage id. `num_tokens`, whether
+/// Title and formula of a stage, from the stage table's text variants. `num_tokens`, whether
 /// dropout really acted (`training`) and the keys a KV cache held before the chunk (`cached`; -1: a
 /// forward without a cache) fill in the numbers.
 struct StageText {
