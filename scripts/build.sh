@@ -50,6 +50,8 @@ if [[ $mode == --rest-of-page ]]; then
 else
   # The .d.ts ErrorCode union from the one list of codes (core/include/attention_lab/error_codes.hpp).
   node scripts/error-codes.mjs
+  # The .d.ts StageId union from the one stage table (core/src/stage_table.cpp).
+  node scripts/stage-ids.mjs
   cmake --preset native >/dev/null
   cmake --build --preset native -j "$jobs"
   cmake --build --preset wasm -j "$jobs"

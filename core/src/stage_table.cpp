@@ -20,14 +20,14 @@ using namespace stage_texts;
 /// When a forward emits a stage (stage_present). Each comment is the stage's note in the StageId union.
 enum class When {
   Always,        // every forward
-  Latent,        // a latent class (MultiHeadLatentAttention): its latent, (b, num_tokens, latent_dim)
-  CachedLatent,  // a cached step of a latent class: every latent row the cache holds, (b, keys, latent_dim)
-  Cached,        // a cached step of a class without a latent: every key (value) the chunk's queries read
-  Masked,        // a class with a causal mask
-  Dropout,       // a class with dropout on the attention weights
-  Heads,         // a class with heads to merge
-  OutProj,       // a class with an output projection
-  Proj,          // a class with a second projection after out_proj (MHAPyTorchClass)
+  Latent,        // a forward of a latent class (MultiHeadLatentAttention): its latent, (b, num_tokens, latent_dim)
+  CachedLatent,  // a cached step of a latent class: every latent row its cache holds, (b, keys, latent_dim)
+  Cached,        // a cached step of the other classes: every key (value) the chunk's queries read
+  Masked,        // a forward of a class with a causal mask
+  Dropout,       // a forward of a class with dropout on the attention weights
+  Heads,         // a forward of a class with heads to merge
+  OutProj,       // a forward of a class with an output projection
+  Proj,          // a forward of a class with a second projection after out_proj (MHAPyTorchClass)
 };
 
 /// The size of a stage's tensor (stage_floats).

@@ -926,7 +926,9 @@ export interface StageSummary {
 /** One stage of a {@link LazyTrace}: every fact of a {@link Stage} but its values, which stay in WASM memory. */
 export interface LazyStage {
   /** As {@link Stage.id}. */
-  id: string;
+  id: StageId;
+  /** As {@link Stage.display}. */
+  display: StageDisplay;
   /** As {@link Stage.title}. */
   title: string;
   /** As {@link Stage.formula}. */
@@ -1042,10 +1044,68 @@ export interface LazyTrace {
   dispose(): void;
 }
 
+// BEGIN generated from core/src/stage_table.cpp by scripts/stage-ids.mjs
+/**
+ * The id of every stage a trace can hold, in trace order: a forward emits those its class and run have
+ * (each member says when). The list lives in core/src/stage_table.cpp (kStages): add a stage there, then run
+ * `node scripts/stage-ids.mjs`, which writes this union.
+ */
+export type StageId =
+  /** Emitted by every forward; shown as "vectors". */
+  | "input"
+  /** Emitted by every forward; shown as "vectors". */
+  | "queries"
+  /** Emitted by a forward of a latent class (MultiHeadLatentAttention): its latent, (b, num_tokens, latent_dim); shown as "vectors". */
+  | "c_kv"
+  /** Emitted by a cached step of a latent class: every latent row its cache holds, (b, keys, latent_dim); shown as "vectors". */
+  | "cache_c_kv"
+  /** Emitted by every forward; shown as "vectors". */
+  | "keys"
+  /** Emitted by every forward; shown as "vectors". */
+  | "values"
+  /** Emitted by a cached step of the other classes: every key (value) the chunk's queries read; shown as "vectors". */
+  | "cache_k"
+  /** Emitted by a cached step of the other classes: every key (value) the chunk's queries read; shown as "vectors". */
+  | "cache_v"
+  /** Emitted by every forward; shown as "scores". */
+  | "attn_scores"
+  /** Emitted by a forward of a class with a causal mask; shown as "mask". */
+  | "mask"
+  /** Emitted by a forward of a class with a causal mask; shown as "scores". */
+  | "attn_scores_masked"
+  /** Emitted by every forward; shown as "weights". */
+  | "attn_weights"
+  /** Emitted by a forward of a class with dropout on the attention weights; shown as "weights". */
+  | "attn_weights_dropout"
+  /** Emitted by every forward; shown as "vectors". */
+  | "context_vec"
+  /** Emitted by a forward of a class with heads to merge; shown as "vectors". */
+  | "heads_concat"
+  /** Emitted by a forward of a class with an output projection; shown as "vectors". */
+  | "out_proj"
+  /** Emitted by a forward of a class with a second projection after out_proj (MHAPyTorchClass); shown as "vectors". */
+  | "proj"
+  /** Emitted by every forward; shown as "vectors". */
+  | "output";
+
+/** How the page shows a stage ({@link Stage.display}), from the same table. */
+export type StageDisplay =
+  /** a table of numbers, a row per token (per head and batch item when it has those axes) */
+  | "vectors"
+  /** a heatmap on the stage's own scale (its finite min to max) beside its table */
+  | "scores"
+  /** a heatmap from 0 to at least 1 beside its table: each row's sum is shown, and an exact 0 is a masked or dropped weight */
+  | "weights"
+  /** a heatmap of 0 and 1 beside its table (1: the key is hidden from the query) */
+  | "mask";
+// END of the stage ids (scripts/stage-ids.mjs)
+
 /** One stage of a forward pass: a tensor with its id, title, formula and named axes (`axes` names each axis of `shape`). */
 export interface Stage extends Tensor {
-  /** input, queries, c_kv (a latent class's latent, (b, num_tokens, latent_dim)), cache_c_kv (a cached step of a latent class: every latent row the cache holds, (b, T_past + T_new, latent_dim)), keys, values, cache_k, cache_v (a cached step of the others), attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout, context_vec, heads_concat, out_proj, proj, output: those the class has, in this order. */
-  id: string;
+  /** The stage's id: those the class and run have, in {@link StageId}'s order. */
+  id: StageId;
+  /** How the page shows it (a table, or a heatmap beside it), from the core's stage table. */
+  display: StageDisplay;
   /** The stage's title as the page shows it, e.g. "Attention weights per head (each row sums to 1)". */
   title: string;
   /** How it is computed, in the book's notation, e.g. "torch.softmax(attn_scores / d_k**0.5, dim=-1)". */

@@ -19,6 +19,7 @@
 #include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/setup.hpp"
+#include "attention_lab/stage_table.hpp"  // stage_display: the display kind the bindings give each stage
 #include "attention_lab/torch_generator.hpp"
 #include "attention_lab/weight_transfer.hpp"
 

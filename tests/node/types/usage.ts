@@ -1,5 +1,5 @@
 // Compiled by types.test.mjs: every call of the public API, with the types the .d.ts promises.
-import { loadAttentionLab, AttentionError, type AttentionLab, type LoadOptions, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type CopyReport, type Diagnostic } from "attention-lab";
+import { loadAttentionLab, AttentionError, type AttentionLab, type LoadOptions, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type StageId, type StageDisplay, type CopyReport, type Diagnostic } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
@@ -51,6 +51,8 @@ async function main(): Promise<void> {
   m.setParameter("out_proj.bias", { shape: [2], data: [0, 0] });
   const result = m.forward({ shape: [1, 6, 3], data: new Float32Array(18) }, { training: false, trace: true });
   const stages: Stage[] = result.trace ?? [];
+  const stageIds: StageId[] = stages.map((s) => s.id);
+  const heatmaps: StageDisplay[] = stages.filter((s) => s.display !== "vectors").map((s) => s.display);
   const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 });
   const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 });
   const report: CopyReport = lab.copyWeights(v2, v1, { W_query: { copy: true, transpose: true } }, { tokens: lab.bookTokens() });
@@ -87,7 +89,7 @@ async function main(): Promise<void> {
   const s = lab.setup("MultiHeadAttention", config, { inputShape: [2, 6, 3] });
   const rr = lab.run("MultiHeadAttention", config, { shape: [2, 6, 3], data: new Float32Array(36) }, { seed: 123 });
   console.log(typed, gqa, swa, fromText, ranText, checked, anyDiags, anyDescription, anyModule, anyBytes, facts, mha, s, rr);
-  console.log(names, pos, diags, count, dropped, width, rule, stages, agree, heap, t, sized, fileInput);
+  console.log(names, pos, diags, count, dropped, width, rule, stages, stageIds, heatmaps, agree, heap, t, sized, fileInput);
 }
 // loadAttentionLab's options: where the .wasm is (a string or a URL) or its bytes; the same lab type.
 async function loading(): Promise<void> {

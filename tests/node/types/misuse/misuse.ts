@@ -1,5 +1,5 @@
 // Must NOT compile: types.test.mjs checks that tsc rejects each expected line, so the .d.ts is really consulted.
-import { loadAttentionLab } from "attention-lab";
+import { loadAttentionLab, type StageId } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
@@ -7,6 +7,8 @@ async function main(): Promise<void> {
   const width: string = lab.create("MultiHeadAttention", { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2 }).outputWidth;
   // expect: Argument of type 'number' is not assignable to parameter of type 'AttentionModule'
   lab.copyWeights(1, 2, {});
-  console.log(width);
+  // expect: Type '"attn_weight"' is not assignable to type 'StageId'
+  const stage: StageId = "attn_weight";
+  console.log(width, stage);
 }
 void main();
