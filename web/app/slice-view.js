@@ -18,10 +18,16 @@ const CANVAS_MAX = 512;
 /** A canvas heatmap's width on screen in CSS pixels (style.css .heatmap-canvas; narrower only on a narrow screen). */
 const CANVAS_SHOWN = 240;
 
-export const HEATMAP_STAGES = new Set(["attn_scores", "attn_scores_masked", "attn_weights", "attn_weights_dropout", "mask", "dropout_kept"]);
-const ROW_SUM_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
-/** Stages where an exact 0 means something (masked after softmax, dropped by dropout). */
-const EXACT_ZERO_STAGES = new Set(["attn_weights", "attn_weights_dropout"]);
+/**
+ * Whether a stage is drawn as a heatmap beside its table: its display kind (stage.display, from the
+ * core's stage table; StageDisplay in the .d.ts) is one of the heatmaps'. The page's own kept-mask
+ * stage says "mask".
+ */
+export function hasHeatmap(stage) {
+  return stage.display === "scores" || stage.display === "weights" || stage.display === "mask";
+}
+/** Weights (display "weights"): each row's sum is shown, and an exact 0 means something (masked after softmax, dropped by dropout). */
+const isWeights = (stage) => stage.display === "weights";
 
 /** The summary of the slice at `offset` (the core's, for traced stages), else computed here (stages the page makes). */
 export function sliceSummary(stage, offset, n) {
@@ -60,10 +66,9 @@ function label(axis, i, words) {
 }
 
 function cellText(stage, v) {
-  if (stage.id === "mask") return v === 1 ? "1" : v === 0 ? "0" : num(v);
   if (stage.id === "dropout_kept") return Number.isNaN(v) ? "—" : String(Number(v.toFixed(4)));
-  if (Number.isNaN(v) && stage.id === "dropout_kept") return "—";
-  if (v === 0 && EXACT_ZERO_STAGES.has(stage.id)) return "0";
+  if (stage.display === "mask") return v === 1 ? "1" : v === 0 ? "0" : num(v);
+  if (v === 0 && isWeights(stage)) return "0";
   return num(v);
 }
 
@@ -73,7 +78,7 @@ function cellText(stage, v) {
  */
 export function sliceQueries(stage, offset, rows, cols, density) {
   const out = [windowQuery(stage, offset, rows > GRID_LIMIT ? GRID_SHOWN : rows, cols > GRID_LIMIT ? GRID_SHOWN : cols)];
-  if (HEATMAP_STAGES.has(stage.id)) {
+  if (hasHeatmap(stage)) {
     if (svgHeatmap(rows, cols)) out.push(windowQuery(stage, offset, rows, cols));
     else {
       const px = heatmapPixels(rows, cols, density);
@@ -96,7 +101,7 @@ export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, capt
   const truncCols = cols > GRID_LIMIT;
   const shownRows = truncRows ? GRID_SHOWN : rows;
   const shownCols = truncCols ? GRID_SHOWN : cols;
-  const rowSums = ROW_SUM_STAGES.has(stage.id);
+  const rowSums = isWeights(stage);
   const concatHeads = stage.id === "heads_concat" ? ctx.config.num_heads ?? 1 : 0;
 
   const table = h("table", { class: "grid", dataset: { testid: "grid" } });
@@ -138,7 +143,7 @@ export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, capt
   table.append(body);
   const scroller = h("div", { class: "grid-scroll", tabindex: "0", role: "region", "aria-label": `${stage.title} ${caption}${ctx.labName ?? ""}`.trim() }, table);
   const row = h("div", { class: "slice-row" }, scroller);
-  if (HEATMAP_STAGES.has(stage.id)) row.append(heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption));
+  if (hasHeatmap(stage)) row.append(heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption));
   fig.append(row);
   if (truncRows || truncCols) {
     const s = sliceSummary(stage, offset, rows * cols);
@@ -204,7 +209,7 @@ export function heatmapRange(stage) {
   const summary = stageSummary(stage);
   let min = Number.isNaN(summary.min) ? Infinity : summary.min;
   let max = Number.isNaN(summary.max) ? -Infinity : summary.max;
-  if (stage.id === "attn_weights" || stage.id === "attn_weights_dropout" || stage.id === "mask" || stage.id === "dropout_kept") {
+  if (stage.display === "weights" || stage.display === "mask") {
     min = 0;
     max = Math.max(1, max);
   }
@@ -240,7 +245,7 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const cells = () => (slice ??= when(source.cells(offset, rows, cols), (v) => (slice = v)));
   const [lo, hi] = heatmapRange(stage);
   // Long rows spread their weight thin (about 1/num_tokens each): a log scale keeps them visible.
-  const weights = EXACT_ZERO_STAGES.has(stage.id);
+  const weights = isWeights(stage);
   const logScale = weights && cols > GRID_LIMIT;
   const scale = { lo, hi, logScale, weights };
   const rgbOf = (v) => {

@@ -7,7 +7,7 @@ import { h, nextPaint, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { num, namedShape, shapeText } from "./format.js";
 import { download, stageCsv, stageJson, stageNpy } from "./export.js";
-import { GRID_LIMIT, HEATMAP_STAGES, heatmapRange, screenDensity, sliceQueries, sliceView, stageSummary } from "./slice-view.js";
+import { GRID_LIMIT, hasHeatmap, heatmapRange, screenDensity, sliceQueries, sliceView, stageSummary } from "./slice-view.js";
 import { draw, numel, sourceOf, when, withData } from "./stage-source.js";
 
 /** Up to this many heads sit side by side; more get a tab each. */
@@ -81,7 +81,7 @@ function jump(e, cards, id) {
 function stageCard(stage, ctx, stages) {
   const headingId = `${ctx.idPrefix}-stage-${stage.id}-title`;
   const nd = stage.shape.length;
-  const wide = HEATMAP_STAGES.has(stage.id) || (nd >= 4 && stage.shape[1] > 2) || stage.shape[nd - 1] > 8;
+  const wide = hasHeatmap(stage) || (nd >= 4 && stage.shape[1] > 2) || stage.shape[nd - 1] > 8;
   const card = h("section", {
     class: `stage-card${stage.id === "output" ? " is-output" : ""}${wide ? " wide" : ""}`,
     id: `${ctx.anchorPrefix ?? ""}stage-${stage.id}`, tabindex: "-1", part: stage.id === "output" ? "stage-card output-card" : "stage-card",
@@ -104,7 +104,7 @@ function stageCard(stage, ctx, stages) {
   }
   if (stage.id === "attn_weights") card.append(h("p", { class: "stage-note", dataset: { testid: "scale-note" } }, scaleNote(ctx)));
   if (stage.id === "heads_concat") card.append(concatMap(stage, ctx));
-  if (HEATMAP_STAGES.has(stage.id) && stage.shape.length > 2 && numel(stage) > stage.shape.at(-1) * stage.shape.at(-2)) {
+  if (hasHeatmap(stage) && stage.shape.length > 2 && numel(stage) > stage.shape.at(-1) * stage.shape.at(-2)) {
     // Several heatmaps in one card: one colour scale for all of them, and the card says so.
     const [lo, hi] = heatmapRange(stage);
     card.append(h("p", { class: "stage-note", dataset: { testid: "heatmap-scale-note" } }, S.heatmapSharedScale(num(lo, 2), num(hi, 2))));
@@ -188,7 +188,7 @@ function keptMask(box, after, before, ctx, scale) {
       kept++;
     }
   }
-  const stage = { id: "dropout_kept", title: "kept mask", formula: "", axes: after.axes, shape: after.shape, data };
+  const stage = { id: "dropout_kept", display: "mask", title: "kept mask", formula: "", axes: after.axes, shape: after.shape, data };
   box.append(
     h("h4", {}, S.keptHeading(String(scale))),
     h("p", { class: "muted" }, S.keptNote(kept, total, ctx.dropout)),
