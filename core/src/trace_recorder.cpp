@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "attention_lab/stage_table.hpp"
 #include "attention_passes.hpp"
 
 namespace attention_lab {
@@ -126,6 +127,7 @@ Stage TraceRecorder::named_stage(StageId id) const {
   StageText text = stage_text(c.plan(), id, c.chunk.T, c.options.training, c.cache != nullptr ? c.chunk.past : -1);
   Stage st;
   st.id = stage_id_name(id);
+  st.display = stage_display(st.id);
   st.title = std::move(text.title);
   st.formula = std::move(text.formula);
   st.axes = std::move(text.axes);
@@ -203,6 +205,5 @@ Tensor stage_tensor(const std::vector<Stage>& trace, const Stage& s) {
   if (s.view == StageView::MaskedFill) return Tensor(shape, std::move(scratch));
   return Tensor(shape, std::vector<float>(values, values + rows * cols));
 }
-
 
 }  // namespace attention_lab

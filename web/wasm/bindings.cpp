@@ -1,8 +1,7 @@
-// The only file that includes <emscripten/...>: embind declarations of the core's boundary (session.hpp) for the JS facade
-// (web/lib/attention-lab.js). It decides nothing: each function is a Session call, each result a value_object of a core struct.
-// The glue: std::vector -> Array (float -> Float32Array, uint32 -> Uint32Array, copied out of the heap), std::optional -> the
-// value or null, maps and (name, value) lists -> objects, int64 -> number, SlotValue -> a JS value; every call returns {ok,
-// error: {code, slot, message, hint}, value} (no exception reaches JS); heapInUse, heapPeak. ATTENTION_LAB_LEAN: the lean's.
+// The only file that includes <emscripten/...>: embind declarations of the core's boundary (session.hpp) for the JS facade (web/lib/attention-lab.js).
+// It decides nothing: each function is a Session call, each result a value_object of a core struct. The glue: std::vector -> Array (float -> Float32Array,
+// uint32 -> Uint32Array, copied out of the heap), std::optional -> the value or null, maps and (name, value) lists -> objects, int64 -> number, SlotValue -> a
+// JS value; every call returns {ok, error: {code, slot, message, hint}, value} (no exception reaches JS); heapInUse, heapPeak. ATTENTION_LAB_LEAN: the lean's.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -284,8 +283,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                         &num<&TensorSummary::nan_rows>);
   object<Stage>(
       "Stage", "shape", +[](const Stage& s) -> const Shape& { return s.shape(); }, "data", +[](const Stage& s) -> const std::vector<float>& { return s.tensor.data; }, "id",
-      &Stage::id, "display", +[](const Stage& s) { return std::string(stage_display(s.id)); }, "title", &Stage::title, "formula", &Stage::formula, "axes", &Stage::axes, "summary",
-      &Stage::summary, "sliceSummaries", &Stage::slice_summaries);
+      &Stage::id, "display", &Stage::display, "title", &Stage::title, "formula", &Stage::formula, "axes", &Stage::axes, "summary", &Stage::summary, "sliceSummaries",
+      &Stage::slice_summaries);
   object<StageDiff>("StageDiff", "id", &StageDiff::id, "maxAbsDiff", &StageDiff::max_abs_diff);
   object<BookHome>("BookHome", "chapter", &BookHome::chapter, "folder", &BookHome::folder, "file", &BookHome::file, "section", &BookHome::section);
   object<SlotSpec>(
@@ -326,10 +325,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                      &CacheState::tokens, "bytes", &CacheState::bytes, "bytesMha", &CacheState::bytes_mha);
   object<ForwardResult>("ForwardResult", "output", &take<&ForwardResult::output>, "trace", &take<&ForwardResult::trace>, "warnings", &ForwardResult::warnings, "cache",
                         &ForwardResult::cache);
-  object<TraceStage>(
-      "TraceStage", "id", &TraceStage::id, "display", +[](const TraceStage& s) { return std::string(stage_display(s.id)); }, "title", &TraceStage::title, "formula",
-      &TraceStage::formula, "axes", &TraceStage::axes, "shape", &TraceStage::shape, "summary", &TraceStage::summary, "sliceSummaries", &TraceStage::slice_summaries, "first",
-      &TraceStage::first);
+  object<TraceStage>("TraceStage", "id", &TraceStage::id, "display", &TraceStage::display, "title", &TraceStage::title, "formula", &TraceStage::formula, "axes", &TraceStage::axes,
+                     "shape", &TraceStage::shape, "summary", &TraceStage::summary, "sliceSummaries", &TraceStage::slice_summaries, "first", &TraceStage::first);
   object<ResidentTrace>("ResidentTrace", "handle", &ResidentTrace::handle, "stages", &ResidentTrace::stages, "bytes", &ResidentTrace::bytes);
   object<ResidentRun>("ResidentRun", "module", &ResidentRun::config, "output", &take<&ResidentRun::output>, "trace", &ResidentRun::trace, "warnings", &ResidentRun::warnings);
   object<ResidentForward>("ResidentForward", "output", &take<&ResidentForward::output>, "trace", &ResidentForward::trace, "warnings", &ResidentForward::warnings, "cache",

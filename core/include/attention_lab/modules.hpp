@@ -32,6 +32,7 @@ enum class StageView {
 struct Stage {
   std::string id;  // input, queries, keys, values, attn_scores, mask, attn_scores_masked, attn_weights,
                    // attn_weights_dropout, context_vec, heads_concat, out_proj, output
+  std::string display;  // how a page shows it (stage_display: "vectors", "scores", "weights", "mask")
   std::string title;
   std::string formula;
   std::vector<std::string> axes;

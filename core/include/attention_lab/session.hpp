@@ -113,7 +113,7 @@ struct ForwardResult {
 /// One stage of a resident trace as the caller sees it at once: every fact of the stage but its
 /// values, which stay in WASM memory (Session::trace_heatmap, trace_slice, trace_data read them).
 struct TraceStage {
-  std::string id, title, formula;
+  std::string id, display, title, formula;
   std::vector<std::string> axes;
   Shape shape;
   TensorSummary summary;                       // of the whole tensor
