@@ -392,7 +392,7 @@ TEST_CASE("a window cache (gpt_with_kv_cache_optimized.py's kv_window_size) hold
   // resident or re-read, the window gives the same tokens
   o.resident = false;
   CHECK(generate(t, prompt, o).ids == w.ids);
-  // the estimate counts the window's buffer, pre-allocated whole: 2 x n_layer x window x n_embd floats
+  // the estimate counts the window's entries (at most min(window, positions)): 2 x n_layer x window x n_embd floats and more
   Gpt2GenerateOptions small = o, big = o;
   small.window = 4;
   big.window = 12;

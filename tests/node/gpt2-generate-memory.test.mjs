@@ -26,7 +26,7 @@ test("GPT-2 small at its real size generates within the estimate, weights reside
       { promptTokens: 20, maxNewTokens: 3, cache: false, resident: false },
       { promptTokens: 200, maxNewTokens: 4, cache: true, resident: false, attention: true },
       { promptTokens: 200, maxNewTokens: 3, cache: false, resident: false, attention: true },
-      // a window is allocated whole (n_layer x 2 x window x n_embd floats: 72 MiB here), and the estimate counts it
+      // a window of 1024 over 22 positions: the cache holds 22 (the estimate counts min(window, positions), not 72 MiB)
       { promptTokens: 20, maxNewTokens: 3, cache: true, resident: false, window: 1024 },
     ];
     for (const job of jobs) {

@@ -1614,7 +1614,7 @@ export interface GPT2GenerateOptions {
    */
   resident?: boolean | null;
   /**
-   * With the cache: pre-allocate it for this many positions (1 .. n_ctx) and shift the oldest entries
+   * With the cache: hold at most this many positions (1 .. n_ctx) and shift the oldest entries
    * out when a token would overflow it, as the book's gpt_with_kv_cache_optimized.py (kv_window_size):
    * each token attends to at most `window` keys, itself included. The prompt is one prefill chunk, so
    * it must fit the window ("cache_window"). A window bounds the keys held, not the positions: every

@@ -52,6 +52,8 @@ constexpr int64_t kGpt2LogitsChunkRows = 4096;
 /// checkpoint_layer (no blocks).
 Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> num_heads = std::nullopt);
 
+struct Gpt2BlockWeights;  // one block's weights (core/src/gpt2_block.hpp)
+
 /// What a run hands back per layer.
 /// - Full: the residual stream entering the block (1, num_tokens, n_embd) and its attention weights
 ///   (1, n_head, num_tokens, num_tokens): n_layer x n_head x T x T floats (GPT-2 XL on 1024 tokens:
@@ -157,8 +159,8 @@ struct Gpt2GenerateOptions {
   std::optional<int64_t> top_k;   // keep the logits >= the k-th largest (others -inf), as torch.topk + torch.where
   std::optional<int64_t> eos_id;  // stop before appending it
   bool cache = true;              // keep each layer's keys and values: a decode step computes one position
-  /// With the cache: a cache pre-allocated for this many positions whose oldest entries shift out
-  /// before a chunk that would overflow it (gpt_with_kv_cache_optimized.py's kv_window_size); each
+  /// With the cache: a cache of at most this many positions whose oldest entries shift out before a
+  /// chunk that would overflow it (gpt_with_kv_cache_optimized.py's kv_window_size; KvCache::window); each
   /// token then attends to at most `window` keys, itself included. It bounds the keys held, not the
   /// positions: GPT-2's wpe has n_ctx rows, so prompt + max_new_tokens - 1 positions must still fit
   /// n_ctx (the book's pos_emb lookup fails past it). nullopt: grow to every position.
@@ -184,7 +186,7 @@ struct Gpt2Step {
 
 /// Bytes a generation takes at its peak (the same estimate decides whether the weights stay resident:
 /// resident = true counts them all, packed, plus the block or logits chunk being loaded). With a
-/// window, the cache counted is the window's pre-allocated buffer (window positions per layer). With
+/// window, the cache counted holds min(window, positions) positions per layer, the most it holds. With
 /// options.attention it also counts the rows of every step the caller keeps (4 x n_layer x n_head x
 /// the keys each token sees, summed over the tokens).
 double gpt2_generation_bytes(const Gpt2Config& config, int64_t prompt_tokens, const Gpt2GenerateOptions& options, bool resident);
@@ -196,9 +198,10 @@ Gpt2Step gpt2_pick_token(std::vector<float> logits, double temperature, std::opt
 
 /// One generation, step by step like Gpt2Run: each step names its reads (none when everything it needs
 /// is resident), the caller reads them and passes their bytes; step() runs until a token is out or more
-/// bytes are needed. Cached: a prefill of the prompt, then one position per token, each layer's keys
-/// and values (1, n_head, T, head_dim) kept across steps (with a window: (1, n_head, window, head_dim),
-/// shifted left when full). Uncached: each token reruns the whole context, cropped to its last n_ctx
+/// bytes are needed. Every forward runs the whole-model run's blocks (their attention the core's
+/// AttentionModule). Cached: a prefill of the prompt, then one position per token, each layer's keys
+/// and values kept across steps in the core's KvCache (with a window: at most `window` positions, the
+/// oldest shifted out first). Uncached: each token reruns the whole context, cropped to its last n_ctx
 /// tokens as the book's generate does.
 class Gpt2Generation {
  public:
@@ -208,6 +211,8 @@ class Gpt2Generation {
   /// than the window: the prefill is one chunk), cache_context (with the cache, window or not,
   /// prompt + max_new_tokens - 1 positions past n_ctx),
   /// too_large (over the budget even when the weights are re-read per token, or resident forced over it).
+  /// step() throws non_finite_stage when finite weights overflow float32 in a block, as Gpt2Run does
+  /// (the row it names is the forward's: the chunk's, not the context's).
   Gpt2Generation(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> prompt, const Gpt2GenerateOptions& options,
                  double memory_budget_bytes = kDefaultMemoryBudgetBytes);
   ~Gpt2Generation();
@@ -230,12 +235,12 @@ class Gpt2Generation {
   std::optional<Gpt2Step> step(const std::map<std::string, std::vector<uint8_t>>& bytes, TorchGenerator* generator);
 
  private:
-  struct Block;
   enum class Phase { Embed, Block, Final, Logits };
-  const SafetensorsEntry& entry(const std::string& key) const;
-  std::vector<ByteRead> block_reads(int64_t layer) const;
-  void run_block(const Block& w, int64_t layer);
   void run_phase(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  void embed_step(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  void block_step(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  void final_step(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  void logits_step(const std::map<std::string, std::vector<uint8_t>>& bytes);
   std::optional<Gpt2Step> finish_token(TorchGenerator* generator);
 
   const SafetensorsHeader* header_;
@@ -251,11 +256,11 @@ class Gpt2Generation {
   // cached_: the entries each layer's cache holds before it (= pos0_ unless a window shifted some out)
   int64_t pos0_ = 0, n_ = 0, cached_ = 0;
   std::vector<int64_t> chunk_ids_;
-  std::vector<float> x_;                        // (n_, d) residual stream of the chunk
-  std::vector<float> keys_, values_;            // per cached layer (1 without the cache): (n_head, capacity, head_dim)
-  int64_t capacity_ = 0;                        // positions each layer's buffer holds (the window, when there is one)
-  std::vector<std::unique_ptr<Block>> blocks_;  // resident: every block, packed
-  std::vector<ops::PackedMatrix> wte_chunks_;   // resident: wte in logits chunks, packed
+  Tensor x_;                                               // (1, n_, d) residual stream of the chunk
+  std::vector<KvCache> caches_;                            // with the cache: each layer's keys and values
+  int64_t capacity_ = 0;                                   // keys a forward attends to at most (the window, when there is one)
+  std::vector<std::unique_ptr<Gpt2BlockWeights>> blocks_;  // resident: every block, packed
+  std::vector<ops::PackedMatrix> wte_chunks_;              // resident: wte in logits chunks, packed
   std::vector<float> ln_f_w_, ln_f_b_, last_, logits_;
   std::vector<float> attention_;  // with options.attention: (n_layer, n_head, capacity) the last position's attn_weights row
   ThreadPool* pool_ = nullptr;

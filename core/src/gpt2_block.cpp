@@ -1,0 +1,157 @@
+#include "gpt2_block.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attention_lab {
+
+const char* const kGpt2Hint = "Use a GPT-2 checkpoint in the Hugging Face layout (model.safetensors of the gpt2 repositories).";
+
+int64_t gpt2_dtype_bytes(const std::string& dtype) { return dtype == "F32" ? 4 : 2; }
+
+const SafetensorsEntry& gpt2_entry(const SafetensorsHeader& header, const Gpt2Config& config, const std::string& key) {
+  const SafetensorsEntry* e = header.find(config.prefix + key);
+  if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + config.prefix + key, kGpt2Hint);
+  return *e;
+}
+
+std::vector<float> gpt2_values(const ByteRead& r, const Gpt2Bytes& bytes) {
+  const auto it = bytes.find(r.name);
+  if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + r.name + " were not given", "");
+  return decode_weight(r.entry, r.name, it->second.data(), it->second.size());
+}
+
+namespace {
+
+/// The ids once each, ascending: the wte rows an embedding reads.
+std::vector<int64_t> distinct_ids(std::vector<int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+/// GELU with the tanh approximation, as the book's GELU and GPT-2: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void gelu_tanh(float* x, size_t n) {
+  const double c = std::sqrt(2.0 / 3.14159265358979323846);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    x[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v))));
+  }
+}
+
+/// x += y, element by element (a residual connection).
+void add_into(Tensor& x, const float* y) {
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += y[i];
+}
+
+}  // namespace
+
+std::vector<ByteRead> gpt2_embedding_reads(const SafetensorsHeader& header, const Gpt2Config& config, const std::vector<int64_t>& ids, int64_t first) {
+  std::vector<ByteRead> reads;
+  const SafetensorsEntry& wte = gpt2_entry(header, config, "wte.weight");
+  for (const int64_t id : distinct_ids(ids)) reads.push_back({"wte.weight[" + std::to_string(id) + "]", rows_of(wte, id, id + 1)});
+  const int64_t end = first + static_cast<int64_t>(ids.size());
+  reads.push_back({"wpe.weight[" + std::to_string(first) + ":" + std::to_string(end) + "]", rows_of(gpt2_entry(header, config, "wpe.weight"), first, end)});
+  return reads;
+}
+
+Tensor gpt2_embedding(const SafetensorsHeader& header, const Gpt2Config& config, const std::vector<int64_t>& ids, int64_t first, const Gpt2Bytes& bytes) {
+  const std::vector<ByteRead> reads = gpt2_embedding_reads(header, config, ids, first);
+  const std::vector<int64_t> distinct = distinct_ids(ids);  // reads[i] is wte's row distinct[i]
+  std::map<int64_t, std::vector<float>> rows;
+  for (size_t i = 0; i < distinct.size(); ++i) rows[distinct[i]] = gpt2_values(reads[i], bytes);
+  return gpt2_embed(ids, rows, gpt2_values(reads.back(), bytes), config.n_embd);  // (1, n, d) = wte[ids] + wpe[first : first + n]
+}
+
+std::vector<std::pair<std::string, Shape>> gpt2_block_tensors(int64_t d) {
+  return {{"ln_1.weight", {d}}, {"ln_1.bias", {d}}, {"attn.c_attn.weight", {d, 3 * d}}, {"attn.c_attn.bias", {3 * d}}, {"attn.c_proj.weight", {d, d}},    {"attn.c_proj.bias", {d}},
+          {"ln_2.weight", {d}}, {"ln_2.bias", {d}}, {"mlp.c_fc.weight", {d, 4 * d}},    {"mlp.c_fc.bias", {4 * d}},    {"mlp.c_proj.weight", {4 * d, d}}, {"mlp.c_proj.bias", {d}}};
+}
+
+std::vector<ByteRead> gpt2_block_reads(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer) {
+  std::vector<ByteRead> reads;
+  for (const auto& [key, shape] : gpt2_block_tensors(config.n_embd)) {
+    const std::string name = "h." + std::to_string(layer) + "." + key;
+    reads.push_back({config.prefix + name, gpt2_entry(header, config, name)});
+  }
+  return reads;
+}
+
+ModuleConfig gpt2_attention_config(const Gpt2Config& c) {
+  ModuleConfig m;
+  m.spec = &checkpoint_class();
+  m.d_in = c.n_embd;
+  m.d_out = c.n_embd;
+  m.context_length = c.n_ctx;
+  m.dropout = 0.0;
+  m.num_heads = c.n_head;
+  m.qkv_bias = true;
+  return m;
+}
+
+Gpt2BlockWeights load_gpt2_block(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer, const Gpt2Bytes& bytes) {
+  const int64_t d = config.n_embd;
+  const std::string block = "h." + std::to_string(layer) + ".";
+  const auto read = [&](const std::string& key) { return ByteRead{config.prefix + block + key, gpt2_entry(header, config, block + key)}; };
+  const auto values = [&](const std::string& key) { return gpt2_values(read(key), bytes); };
+  // the attention: the book's MultiHeadAttention, loaded from c_attn / c_proj as one layer is
+  CheckpointPlan plan;
+  plan.config = gpt2_attention_config(config);
+  plan.prefix = config.prefix;
+  for (const char* key : {"attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias"}) plan.needed.push_back(read(key).entry);
+  Gpt2BlockWeights w(load_gpt2_attention(plan, bytes));
+  w.ln_1_weight = values("ln_1.weight");
+  w.ln_1_bias = values("ln_1.bias");
+  w.ln_2_weight = values("ln_2.weight");
+  w.ln_2_bias = values("ln_2.bias");
+  // the MLP's Conv1D weights (in, out), packed one at a time (each decoded copy freed before the next)
+  w.mlp_c_fc_weight = ops::pack_b(values("mlp.c_fc.weight").data(), d, 4 * d, false);
+  w.mlp_c_fc_bias = values("mlp.c_fc.bias");
+  w.mlp_c_proj_weight = ops::pack_b(values("mlp.c_proj.weight").data(), 4 * d, d, false);
+  w.mlp_c_proj_bias = values("mlp.c_proj.bias");
+  return w;
+}
+
+void gpt2_layer_norm(Tensor& x, const std::vector<float>& weight, const std::vector<float>& bias) {
+  const int64_t d = static_cast<int64_t>(weight.size());
+  ops::layer_norm_rows(x.data.data(), static_cast<int64_t>(x.data.size()) / d, d, weight.data(), bias.data(), 1e-5f);
+}
+
+void run_gpt2_block(const Gpt2BlockWeights& w, Tensor& x, const Gpt2BlockOptions& o) {
+  const int64_t d = x.shape.back(), n = static_cast<int64_t>(x.data.size()) / d;
+  const auto check = [&](const float* v, int64_t count, int64_t width, const char* stage, const char* formula) {
+    check_gpt2_stage(v, static_cast<size_t>(count), width, o.layer, stage, formula);
+  };
+  Tensor h = x;  // the LayerNorms' output, then the MLP's
+  // x = x + attn(ln_1(x)): the core's attention forward (with the KV cache on a cached step)
+  {
+    gpt2_layer_norm(h, w.ln_1_weight, w.ln_1_bias);
+    check(h.data.data(), n * d, d, "ln_1", "ln_1(x)");
+    ForwardOptions f;
+    f.training = false;
+    f.attn_weights = o.attn_weights;
+    f.cache = o.cache;
+    f.pool = o.pool;
+    f.memory_budget_bytes = std::numeric_limits<double>::infinity();  // the run's or generation's own estimate was checked at its start
+    const Tensor a = w.attn.forward(h, f);
+    check(a.data.data(), n * d, d, "attn", "attn(ln_1(x))");
+    add_into(x, a.data.data());
+    check(x.data.data(), n * d, d, "attn_residual", "x + attn(ln_1(x))");
+  }
+  // x = x + c_proj(gelu(c_fc(ln_2(x)))), Conv1D weights (in, out): y = x @ W + b
+  h.data = x.data;
+  gpt2_layer_norm(h, w.ln_2_weight, w.ln_2_bias);
+  check(h.data.data(), n * d, d, "ln_2", "ln_2(x)");
+  std::vector<float> hidden(static_cast<size_t>(n * 4 * d));
+  ops::gemm(o.pool, h.data.data(), n, d, w.mlp_c_fc_weight, w.mlp_c_fc_bias.data(), hidden.data());
+  check(hidden.data(), n * 4 * d, 4 * d, "c_fc", "c_fc(ln_2(x))");
+  gelu_tanh(hidden.data(), hidden.size());
+  check(hidden.data(), n * 4 * d, 4 * d, "gelu", "gelu_tanh(c_fc(ln_2(x)))");
+  ops::gemm(o.pool, hidden.data(), n, 4 * d, w.mlp_c_proj_weight, w.mlp_c_proj_bias.data(), h.data.data());
+  check(h.data.data(), n * d, d, "mlp_c_proj", "c_proj(gelu(c_fc(ln_2(x))))");
+  add_into(x, h.data.data());
+  check(x.data.data(), n * d, d, "mlp_residual", "x + mlp(ln_2(x))");
+}
+
+}  // namespace attention_lab

@@ -1,0 +1,83 @@
+// One GPT-2 block and the embedding read: the one home the whole-model run (Gpt2Run), its layer inputs
+// and generation (Gpt2Generation) share (for gpt2*.cpp only; not part of the public headers).
+//
+//   x = wte[ids] + wpe[first : first + n]
+//   x = x + attn(ln_1(x));  x = x + c_proj(gelu_tanh(c_fc(ln_2(x))))
+//
+// The attention is the core's AttentionModule: the book's MultiHeadAttention(d, d, n_ctx, 0.0, n_head,
+// qkv_bias=True) built from attn.c_attn / attn.c_proj as load_gpt2_attention builds it (c_attn split
+// into q, k, v, each transposed), with the core's KvCache for generation's cached steps. No file of
+// GPT-2 computes scores, a softmax or a key/value cache of its own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention_lab/checkpoint.hpp"
+#include "attention_lab/gpt2.hpp"
+#include "attention_lab/modules.hpp"
+#include "attention_lab/ops.hpp"
+
+namespace attention_lab {
+
+/// Bytes of each read, by ByteRead::name.
+using Gpt2Bytes = std::map<std::string, std::vector<uint8_t>>;
+
+extern const char* const kGpt2Hint;
+
+/// 4 for F32, 2 for F16 and BF16.
+int64_t gpt2_dtype_bytes(const std::string& dtype);
+/// The file's entry for `key` (after the prefix); checkpoint_missing_key when it has none.
+const SafetensorsEntry& gpt2_entry(const SafetensorsHeader& header, const Gpt2Config& config, const std::string& key);
+/// The float32 values of a read, from its bytes in `bytes`, refusing NaN and infinity (decode_weight).
+std::vector<float> gpt2_values(const ByteRead& read, const Gpt2Bytes& bytes);
+
+/// The embedding read: one wte row per distinct id (ascending: "wte.weight[id]"), then the wpe rows of
+/// positions [first, first + ids.size()) ("wpe.weight[first:end]").
+std::vector<ByteRead> gpt2_embedding_reads(const SafetensorsHeader& header, const Gpt2Config& config, const std::vector<int64_t>& ids, int64_t first);
+/// x = wte[ids] + wpe[first : first + n], (1, n, n_embd), from the bytes of gpt2_embedding_reads (gpt2_embed).
+Tensor gpt2_embedding(const SafetensorsHeader& header, const Gpt2Config& config, const std::vector<int64_t>& ids, int64_t first, const Gpt2Bytes& bytes);
+
+/// The 12 tensors of a block, after "h.L.", with their shapes for width d (Conv1D weights are (in, out)).
+std::vector<std::pair<std::string, Shape>> gpt2_block_tensors(int64_t d);
+/// Block `layer`'s 12 reads, named "<prefix>h.L.<key>" in gpt2_block_tensors' order.
+std::vector<ByteRead> gpt2_block_reads(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer);
+
+/// The block's attention: MultiHeadAttention(n_embd, n_embd, n_ctx, 0.0, n_head, qkv_bias=True).
+ModuleConfig gpt2_attention_config(const Gpt2Config& config);
+
+/// A block's weights by their names in the file, float32; the Conv1D weights (in, out) of the MLP
+/// packed for y = x @ W + b, the attention's as the module it makes.
+struct Gpt2BlockWeights {
+  explicit Gpt2BlockWeights(AttentionModule attention) : attn(std::move(attention)) {}
+  std::vector<float> ln_1_weight, ln_1_bias;
+  AttentionModule attn;  // attn.c_attn.{weight,bias} split into W_query, W_key, W_value (each transposed), attn.c_proj into out_proj
+  std::vector<float> ln_2_weight, ln_2_bias;
+  ops::PackedMatrix mlp_c_fc_weight, mlp_c_proj_weight;
+  std::vector<float> mlp_c_fc_bias, mlp_c_proj_bias;
+};
+
+/// Block `layer`'s weights from the bytes of gpt2_block_reads(layer), one tensor decoded at a time.
+/// Throws AttentionError like decode_weight (checkpoint_missing_key, non_finite_parameter, ...).
+Gpt2BlockWeights load_gpt2_block(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer, const Gpt2Bytes& bytes);
+
+/// LayerNorm (eps 1e-5, GPT-2's) of each of x's rows of `weight.size()` values, in place.
+void gpt2_layer_norm(Tensor& x, const std::vector<float>& weight, const std::vector<float>& bias);
+
+/// How a block runs.
+struct Gpt2BlockOptions {
+  int64_t layer = 0;               // h.L: what non_finite_stage names
+  KvCache* cache = nullptr;        // a cached step: x is the chunk after what the cache holds (ForwardOptions::cache)
+  Tensor* attn_weights = nullptr;  // receives the attention weights (1, n_head, n, keys) (ForwardOptions::attn_weights)
+  ThreadPool* pool = nullptr;
+};
+
+/// The block on x (1, n, n_embd), in place: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)). Throws
+/// AttentionError non_finite_stage at the first stage that turns NaN or infinite (ln_1, attn,
+/// attn_residual, ln_2, c_fc, gelu, mlp_c_proj, mlp_residual), naming block `layer` and the row.
+void run_gpt2_block(const Gpt2BlockWeights& w, Tensor& x, const Gpt2BlockOptions& options);
+
+}  // namespace attention_lab
