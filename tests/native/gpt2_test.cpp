@@ -228,6 +228,27 @@ TEST_SUITE("gpt2") {
     CHECK(!contains(l.message, "block"));
   }
 
+  TEST_CASE("generation runs the run's block: the same overflow is refused with the same stage, cached or not, never a token from NaN logits") {
+    const auto huge_proj = [](const std::string& key, std::vector<float>& v) {
+      if (key == "h.0.mlp.c_proj.weight")
+        for (float& x : v) x = 3e38f;
+    };
+    const File f = build(gpt2_tensors(8, 2), huge_proj);
+    const Gpt2Config c = gpt2_config(f.header);
+    for (const bool cache : {true, false}) {
+      Gpt2GenerateOptions o;
+      o.max_new_tokens = 2;
+      o.cache = cache;
+      Gpt2Generation g(f.header, c, {3, 1, 4}, o);
+      const Thrown t = thrown([&] {
+        while (!g.finished()) g.step(f.of(g.reads()), nullptr);
+      });
+      CHECK(t.code == "non_finite_stage");
+      CHECK(t.slot == "mlp_c_proj");
+      CHECK(contains(t.message, "block 0 (h.0): mlp_c_proj"));
+    }
+  }
+
   TEST_CASE("the estimate reads every block at its own dtype (F16 wte, F32 blocks) and counts the top tokens' index, 8 bytes per vocabulary row") {
     Tensors mixed = gpt2_tensors(768, 2, 50257, 1024);
     std::get<1>(mixed[0]) = "F16";
