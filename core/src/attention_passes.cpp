@@ -178,6 +178,20 @@ struct SlabScratch {
   int64_t block_rows = 0;  // rows per block: the whole slab, or ~256 KB when observed
 };
 
+/// Passes 2-6 on a slab of one query row, unobserved: ops::vecmat reads the keys and values in place
+/// (a decode step's cache is read once, not packed first), with the bits of the packed product.
+void attend_row(const PassContext& ctx, const float* q, const float* k, const float* v, float* row, float* context, size_t offset) {
+  const ForwardPlan& p = ctx.plan();
+  const Chunk& c = ctx.chunk;
+  const int64_t Tk = c.Tk, hd = p.head_dim;
+  ops::vecmat(q, hd, k, Tk, hd, true, row);  // q @ k^T (Tk)
+  if (p.mask != MaskKind::None) mask_row(p, c, row, 0);
+  ops::scaled_softmax_rows(ctx.options.pool, row, 1, Tk, p.scale_div, false, 0);
+  if (ctx.options.attn_weights != nullptr) std::copy(row, row + Tk, ctx.options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
+  if (ctx.apply_dropout) ctx.options.generator->dropout(row, Tk, p.dropout);
+  ops::vecmat(row, Tk, v, hd, hd, false, context);  // weights @ v (hd)
+}
+
 /// Passes 2-6 on slab (bi, h): scores = q @ k^T, the mask, softmax(scores / d_k**0.5), dropout, then
 /// context = weights @ v, each block of rows given to the recorder while it is in cache.
 void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScratch& s, int64_t bi, int64_t h) {
@@ -194,6 +208,11 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
   const float* v = a.values.data.data() + kv_index * static_cast<size_t>(Tk * hd);    // (Tk, hd)
   const size_t offset = slab_index * static_cast<size_t>(T * Tk);
   float* slab = s.slab.data();
+  float* context = a.context_vec.data.data() + slab_index * static_cast<size_t>(T * hd);
+  if (T == 1 && !observing) {  // one query (a cached decode step): against the keys and values as they lie, no packing, the same bits
+    attend_row(ctx, q, k, v, slab, context, offset);
+    return;
+  }
   ops::pack_b_into(s.keys_t, k, hd, Tk, true);  // reuses the buffer of the previous head
   for (int64_t r0 = 0; r0 < T; r0 += s.block_rows) {
     const int64_t rows = std::min(s.block_rows, T - r0), n = rows * Tk;
@@ -220,8 +239,7 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
   if (observing) rec.slab_done(slab_index);
   // context = weights @ v (T, hd); a causal row i has zero weight past key i.
   ops::pack_b_into(s.values, v, Tk, hd, false);
-  ops::gemm(ctx.options.pool, slab, T, Tk, s.values, nullptr, a.context_vec.data.data() + slab_index * static_cast<size_t>(T * hd),
-            lower ? ops::Triangle::ALower : ops::Triangle::None);
+  ops::gemm(ctx.options.pool, slab, T, Tk, s.values, nullptr, context, lower ? ops::Triangle::ALower : ops::Triangle::None);
 }
 
 }  // namespace
@@ -304,6 +322,12 @@ KvCache next_cache(const PassContext& ctx, Activations& a, bool observing) {
     const int64_t L = p.latent_dim;
     next.latent = Tensor({c.b, keep, L});  // (b, keep, latent_dim): the last rows of cache_latent
     for (int64_t bi = 0; bi < c.b; ++bi) std::copy_n(a.cache_latent.data.data() + (bi * Tk + Tk - keep) * L, keep * L, next.latent.data.data() + bi * keep * L);
+    return next;
+  }
+  if (keep == Tk && !observing) {  // every key attended stays: the record's keys and values become the cache, no copy
+    next.keys = std::move(a.keys);
+    next.values = std::move(a.values);
+    next.keys.shape = next.values.shape = Shape{c.b, KV, keep, hd};
     return next;
   }
   next.keys = rows_of(a.keys, Tk - keep, keep, {c.b, KV, keep, hd});
