@@ -252,7 +252,7 @@ std::string ModuleConfig::python_call() const {
   // Required slots positionally; a slot with a default only when it differs, as a keyword.
   const ClassSpec& spec = *this->spec;
   const SlotMap values = slots();
-  std::string out = spec.name + "(";
+  std::string out = spec.python_class() + "(";
   bool first = true;
   for (const auto& slot : spec.slots) {
     const SlotValue& v = values.at(slot.name);

@@ -3,6 +3,7 @@
 // the generator (tools/typed/gen_typed_classes.cpp) and by the native test that the header is current.
 #pragma once
 
+#include <cctype>
 #include <string>
 
 #include "attention_lab/schema.hpp"
@@ -20,9 +21,18 @@ inline std::string typed_member_type(const SlotSpec& slot) {
   return slot.default_value ? "Defaulted<" + std::string(base) + ">" : base;
 }
 
+/// The struct's name: the class id with each character C++ does not take in a name as '_'
+/// ("MultiHeadAttention@ch05/07_gpt_to_llama" -> "MultiHeadAttention_ch05_07_gpt_to_llama").
+inline std::string typed_struct_name(const ClassSpec& spec) {
+  std::string out = spec.name;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  return out;
+}
+
 /// `MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
 inline std::string typed_signature(const ClassSpec& spec) {
-  std::string out = spec.name + "(";
+  std::string out = spec.python_class() + "(";
   for (size_t i = 0; i < spec.slots.size(); ++i) {
     const SlotSpec& s = spec.slots[i];
     out += (i ? ", " : "") + s.name + (s.default_value ? "=" + s.default_value->python() : "");
@@ -61,9 +71,9 @@ inline std::string render_typed_classes() {
       "#include \"attention_lab/typed.hpp\"\n\n"
       "namespace attention_lab::typed {\n";
   for (const ClassSpec& spec : class_specs()) {
-    out += "\n" + doc_lines("", typed_signature(spec) + ": " + spec.source() + ".");
+    out += "\n" + doc_lines("", typed_signature(spec) + ": " + (spec.python_class() != spec.name ? spec.name + ", " : "") + spec.source() + ".");
     out += doc_lines("", spec.doc);
-    out += "struct " + spec.name + " {\n";
+    out += "struct " + typed_struct_name(spec) + " {\n";
     out += "  /// The class's name in the recipe list (validated_config looks it up).\n";
     out += "  static constexpr const char* class_name = \"" + spec.name + "\";\n";
     for (const SlotSpec& s : spec.slots) {

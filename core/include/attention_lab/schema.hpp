@@ -197,6 +197,11 @@ struct ClassSpec {
   std::vector<CopyPartner> copies_from = {};
   /// Whether a GPT-2 checkpoint layer loads into this class (plan_gpt2_attention builds one).
   bool loads_checkpoints = false;
+  /// Rotary position embeddings on queries and keys after the head split (rotate-half, the book's
+  /// precompute_rope_params/compute_rope): the base theta of the inverse frequencies; 0 for none.
+  double rope_theta = 0.0;
+  /// The assertion PyTorch raises for an odd head_dim (RoPE rotates halves), when rope_theta > 0.
+  std::string rope_assert = "";
   /// The axes of the input forward takes, e.g. {"b", "num_tokens", "d_in"} (row-major).
   std::vector<std::string> input_axes() const;
   bool has_slot(std::string_view slot) const;
@@ -209,6 +214,10 @@ struct ClassSpec {
   bool latent() const;
   /// The registered mask buffer's dtype: "float32" (triu(ones)), "bool" (.bool()), "" without one.
   const char* mask_buffer_dtype() const { return mask_buffer_bytes == 4 ? "float32" : mask_buffer_bytes == 1 ? "bool" : ""; }
+  /// The class's Python name: its id up to an '@' ("MultiHeadAttention@ch05/07_gpt_to_llama" ->
+  /// "MultiHeadAttention"). Classes that share a Python name are told apart by their book folder in
+  /// their id; a bare name is the class listed first (the chapter's).
+  std::string python_class() const { return name.substr(0, name.find('@')); }
   /// Book section or folder in one phrase: "section 3.6.2", "chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention".
   std::string source() const;
 };
