@@ -1,13 +1,34 @@
 #include "attention_passes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace attention_lab {
 
 Tensor& Activations::operator[](StageId id) {
-  Tensor* const in_order[] = {&input,  &queries,            &latent,       &cache_latent,         &keys,        &values,       &cache_k,  &cache_v, &attn_scores,
-                              &mask,   &attn_scores_masked, &attn_weights, &attn_weights_dropout, &context_vec, &heads_concat, &out_proj, &proj,    &output};
+  Tensor* const in_order[] = {&input,
+                              &queries,
+                              &latent,
+                              &cache_latent,
+                              &keys,
+                              &values,
+                              &cos,
+                              &sin,
+                              &queries_rope,
+                              &keys_rope,
+                              &cache_k,
+                              &cache_v,
+                              &attn_scores,
+                              &mask,
+                              &attn_scores_masked,
+                              &attn_weights,
+                              &attn_weights_dropout,
+                              &context_vec,
+                              &heads_concat,
+                              &out_proj,
+                              &proj,
+                              &output};
   static_assert(sizeof(in_order) / sizeof(in_order[0]) == static_cast<size_t>(StageId::Output) + 1, "one activation per stage id");
   return *in_order[static_cast<size_t>(id)];
 }
@@ -50,6 +71,12 @@ void check_cache(const ForwardPlan& p, const KvCache& cache, int64_t b, int64_t 
   if (cache.window > 0 && T > cache.window)
     throw AttentionError("cache_window", "x", "a chunk of " + std::to_string(T) + " tokens is longer than the cache's window of " + std::to_string(cache.window),
                          "Feed chunks of at most " + std::to_string(cache.window) + " tokens, or make the window larger.");
+  if (p.rope() && cache.position + T > c.context_length)  // (a window's positions grow too; the mask buffer's check below says the same without one)
+    throw AttentionError("cache_full", "context_length",
+                         "the cache has seen " + std::to_string(cache.position) + " tokens and this chunk adds " + std::to_string(T) + ": positions up to " +
+                             std::to_string(cache.position + T - 1) + ", past the " + std::to_string(c.context_length) +
+                             " rows of RoPE's cos and sin tables (context_length = " + std::to_string(c.context_length) + ")",
+                         "Start a new cache, or build the module with a larger context_length.");
   if (cache.window == 0 && p.mask_buffer && cache.position + T > c.context_length)
     throw AttentionError("cache_full", "context_length",
                          "the cache has seen " + std::to_string(cache.position) + " tokens and this chunk adds " + std::to_string(T) + ": " + std::to_string(cache.position + T) +
@@ -72,6 +99,7 @@ Chunk chunk_of(const ForwardPlan& p, const Tensor& x, const ForwardOptions& opti
       throw AttentionError("cache_unsupported", "cache", p.config.class_name() + " has no causal mask over its own keys, so there is nothing to cache",
                            "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
     check_cache(p, *cache, c.b, c.T);
+    c.position = cache->position;
     const int64_t held = cache->entries();
     c.drop = cache->window > 0 ? std::max<int64_t>(0, held + c.T - cache->window) : 0;
     c.past = held - c.drop;
@@ -162,10 +190,69 @@ void project_qkv(const PassContext& ctx, const Tensor& x, Activations& a) {
   a.queries = Tensor(ctx.head_shape(c.T, p.head_dim));  // (b, H, T, hd)
   a.keys = Tensor(kv_shape);                            // (b, KV, Tk, hd)
   a.values = Tensor(kv_shape);
-  const int64_t kv_rows = ctx.cache != nullptr && p.latent_dim > 0 ? c.Tk : c.T;                 // rows the key/value projections compute
+  const int64_t kv_rows = ctx.cache != nullptr && p.latent_dim > 0 ? c.Tk : c.T;              // rows the key/value projections compute
   std::vector<float> proj(static_cast<size_t>(c.b * std::max(c.T, kv_rows) * p.proj_width));  // (b*rows, H*hd), freed after the projections
   Tensor* const out[] = {&a.queries, &a.keys, &a.values};
   for (int m = kQueryOp; m <= kValueOp; ++m) project_heads_of(ctx, x, a, m, *out[m], proj);
+}
+
+void rope_tables(const ForwardPlan& p, std::vector<float> (&tables)[2]) {
+  // precompute_rope_params as torch computes it in float32: inv_freq = 1.0 / (theta ** (arange(0, hd, 2).float() / hd)),
+  // angles = positions[:, None] * inv_freq[None, :] written twice along head_dim, each op rounded to float32.
+  // The pow, cos and sin are computed in double and rounded once (correctly rounded); torch's vectorized
+  // float32 pow/cos/sin (SLEEF, 1 ulp) may differ from them by an ulp, which the fixtures allow (2e-6).
+  const int64_t hd = p.head_dim, half = hd / 2, rows = p.config.context_length;
+  std::vector<float> inv_freq(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(hd);
+    inv_freq[static_cast<size_t>(i)] = 1.0f / static_cast<float>(std::pow(p.rope_theta, static_cast<double>(exponent)));
+  }
+  for (auto& t : tables) t.assign(static_cast<size_t>(rows * hd), 0.0f);  // (context_length, head_dim)
+  for (int64_t pos = 0; pos < rows; ++pos)
+    for (int64_t j = 0; j < hd; ++j) {
+      const double angle = static_cast<float>(pos) * inv_freq[static_cast<size_t>(j % half)];
+      tables[0][static_cast<size_t>(pos * hd + j)] = static_cast<float>(std::cos(angle));
+      tables[1][static_cast<size_t>(pos * hd + j)] = static_cast<float>(std::sin(angle));
+    }
+}
+
+const Tensor& scored_queries(const ForwardPlan& p, const Activations& a) { return p.rope() ? a.queries_rope : a.queries; }
+Tensor& scored_keys(const ForwardPlan& p, Activations& a) { return p.rope() ? a.keys_rope : a.keys; }
+
+void apply_rope(const PassContext& ctx, Activations& a, bool observing) {
+  const ForwardPlan& p = ctx.plan();
+  if (!p.rope()) return;
+  const Chunk& c = ctx.chunk;
+  const int64_t hd = p.head_dim, half = hd / 2;
+  const float* cos = ctx.operators.rope[0].data();  // (context_length, hd)
+  const float* sin = ctx.operators.rope[1].data();
+  // Row x at position pos: x * cos + cat((-x2, x1), dim=-1) * sin, two products then their sum, each
+  // rounded to float32 as PyTorch's three ops are.
+  const auto rotate = [&](const float* x, float* out, int64_t pos) {
+    const float* cr = cos + pos * hd;
+    const float* sr = sin + pos * hd;
+    for (int64_t j = 0; j < hd; ++j) {
+      const float turned = j < half ? -x[j + half] : x[j - half];
+      const float a_part = x[j] * cr[j], b_part = turned * sr[j];
+      out[j] = a_part + b_part;
+    }
+  };
+  a.queries_rope = Tensor(a.queries.shape);  // (b, H, T, hd)
+  const int64_t q_slabs = c.T > 0 && hd > 0 ? static_cast<int64_t>(a.queries.data.size()) / (c.T * hd) : 0;
+  for (int64_t s = 0; s < q_slabs; ++s)
+    for (int64_t t = 0; t < c.T; ++t) rotate(a.queries.data.data() + (s * c.T + t) * hd, a.queries_rope.data.data() + (s * c.T + t) * hd, c.position + t);
+  a.keys_rope = a.keys;  // (b, KV, Tk, hd): a cache's keys (the first `past` rows) came rotated
+  const int64_t k_slabs = c.Tk > 0 && hd > 0 ? static_cast<int64_t>(a.keys.data.size()) / (c.Tk * hd) : 0;
+  for (int64_t s = 0; s < k_slabs; ++s)
+    for (int64_t t = 0; t < c.T; ++t) {
+      const int64_t row = (s * c.Tk + c.past + t) * hd;
+      rotate(a.keys.data.data() + row, a.keys_rope.data.data() + row, c.position + t);
+    }
+  if (!observing) return;
+  a.cos = Tensor({c.T, hd});  // (num_tokens, hd): the rows of the chunk's positions
+  a.sin = Tensor({c.T, hd});
+  std::copy_n(cos + c.position * hd, c.T * hd, a.cos.data.data());
+  std::copy_n(sin + c.position * hd, c.T * hd, a.sin.data.data());
 }
 
 namespace {
@@ -203,9 +290,9 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
   const bool lower = p.lower_triangle() && c.past == 0;  // plain causal, keys = tokens: only the lower triangle counts
   const size_t slab_index = static_cast<size_t>(bi * p.query_heads + h);
   const size_t kv_index = static_cast<size_t>(bi * p.kv_heads + h / p.group_size);
-  const float* q = a.queries.data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
-  const float* k = a.keys.data.data() + kv_index * static_cast<size_t>(Tk * hd);      // (Tk, hd)
-  const float* v = a.values.data.data() + kv_index * static_cast<size_t>(Tk * hd);    // (Tk, hd)
+  const float* q = scored_queries(p, a).data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
+  const float* k = scored_keys(p, a).data.data() + kv_index * static_cast<size_t>(Tk * hd);      // (Tk, hd)
+  const float* v = a.values.data.data() + kv_index * static_cast<size_t>(Tk * hd);               // (Tk, hd)
   const size_t offset = slab_index * static_cast<size_t>(T * Tk);
   float* slab = s.slab.data();
   float* context = a.context_vec.data.data() + slab_index * static_cast<size_t>(T * hd);
@@ -287,8 +374,7 @@ void merge_heads(const PassContext& ctx, Activations& a) {
   a.heads_concat = Tensor({c.b, c.T, width});  // (b, num_tokens, num_heads * hd)
   for (int64_t bi = 0; bi < c.b; ++bi)
     for (int64_t h = 0; h < H; ++h)
-      for (int64_t t = 0; t < c.T; ++t)
-        std::copy_n(a.context_vec.data.data() + ((bi * H + h) * c.T + t) * hd, hd, a.heads_concat.data.data() + (bi * c.T + t) * width + h * hd);
+      for (int64_t t = 0; t < c.T; ++t) std::copy_n(a.context_vec.data.data() + ((bi * H + h) * c.T + t) * hd, hd, a.heads_concat.data.data() + (bi * c.T + t) * width + h * hd);
 }
 
 Tensor take_output(const PassContext& ctx, Activations& a, bool keep) {
@@ -324,20 +410,22 @@ KvCache next_cache(const PassContext& ctx, Activations& a, bool observing) {
     for (int64_t bi = 0; bi < c.b; ++bi) std::copy_n(a.cache_latent.data.data() + (bi * Tk + Tk - keep) * L, keep * L, next.latent.data.data() + bi * keep * L);
     return next;
   }
-  if (keep == Tk && !observing) {  // every key attended stays: the record's keys and values become the cache, no copy
-    next.keys = std::move(a.keys);
+  Tensor& attended = scored_keys(p, a);  // with RoPE the cache keeps the rotated keys
+  if (keep == Tk && !observing) {        // every key attended stays: the record's keys and values become the cache, no copy
+    next.keys = std::move(attended);
     next.values = std::move(a.values);
     next.keys.shape = next.values.shape = Shape{c.b, KV, keep, hd};
     return next;
   }
-  next.keys = rows_of(a.keys, Tk - keep, keep, {c.b, KV, keep, hd});
+  next.keys = rows_of(attended, Tk - keep, keep, {c.b, KV, keep, hd});
   next.values = rows_of(a.values, Tk - keep, keep, {c.b, KV, keep, hd});
   if (observing) {  // the trace shows every key attended (cache_k, cache_v) beside the chunk's own
     Shape chunk_shape = a.keys.shape;
     chunk_shape[chunk_shape.size() - 2] = c.T;
-    a.cache_k = std::move(a.keys);
+    a.cache_k = std::move(attended);
     a.cache_v = std::move(a.values);
-    a.keys = rows_of(a.cache_k, c.past, c.T, chunk_shape);
+    attended = rows_of(a.cache_k, c.past, c.T, chunk_shape);
+    if (p.rope()) a.keys = rows_of(a.keys, c.past, c.T, chunk_shape);  // the chunk's own before RoPE
     a.values = rows_of(a.cache_v, c.past, c.T, chunk_shape);
   }
   return next;

@@ -30,23 +30,27 @@ struct Operators {
   const ops::PackedMatrix* weight = nullptr;  // [kOperators]
   const std::vector<float>* bias = nullptr;   // [kOperators]; empty: the operator has no bias
   const std::vector<float>* token = nullptr;  // bias_k, bias_v: (kv_heads * head_dim); empty when none
+  const std::vector<float>* rope = nullptr;   // the RoPE tables cos, sin: (context_length, head_dim) each; null or empty when none
   const float* bias_of(int op) const { return bias[op].empty() ? nullptr : bias[op].data(); }
 };
 
 /// The tensors of one forward, one per stage id, in stage order: each pass fills its own; a stage the
 /// plan does not have stays empty. The four (b, H, T, keys) stages are filled by the trace recorder.
 struct Activations {
-  Tensor input;               // (b, num_tokens, d_in): the trace's copy of x
-  Tensor queries;             // (b, H, T, head_dim)
-  Tensor latent;              // (b, T, latent_dim): c_kv of the chunk
-  Tensor cache_latent;        // (b, past + T, latent_dim): every c_kv row attended (a latent class's cache)
-  Tensor keys, values;        // (b, KV, keys, head_dim): a cache's keys first, appended tokens last
-  Tensor cache_k, cache_v;    // (b, KV, keys, head_dim) kept for the trace when keys holds the chunk's alone
+  Tensor input;             // (b, num_tokens, d_in): the trace's copy of x
+  Tensor queries;           // (b, H, T, head_dim)
+  Tensor latent;            // (b, T, latent_dim): c_kv of the chunk
+  Tensor cache_latent;      // (b, past + T, latent_dim): every c_kv row attended (a latent class's cache)
+  Tensor keys, values;      // (b, KV, keys, head_dim): a cache's keys first, appended tokens last
+  Tensor cos, sin;          // (T, head_dim): the RoPE tables' rows at the chunk's positions (the trace's copies)
+  Tensor queries_rope;      // (b, H, T, head_dim): the queries RoPE rotated, what the scores read
+  Tensor keys_rope;         // (b, KV, keys, head_dim): the keys RoPE rotated (a cache's already are)
+  Tensor cache_k, cache_v;  // (b, KV, keys, head_dim) kept for the trace when keys holds the chunk's alone
   Tensor attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout;
-  Tensor context_vec;         // (b, H, T, head_dim)
-  Tensor heads_concat;        // (b, T, H * head_dim)
-  Tensor out_proj, proj;      // (b, T, d_out)
-  Tensor output;              // the trace's copy of the output
+  Tensor context_vec;     // (b, H, T, head_dim)
+  Tensor heads_concat;    // (b, T, H * head_dim)
+  Tensor out_proj, proj;  // (b, T, d_out)
+  Tensor output;          // the trace's copy of the output
   /// The tensor of stage `id`.
   Tensor& operator[](StageId id);
 };
@@ -55,6 +59,7 @@ struct Activations {
 /// window shifted `drop` of the held ones out), the chunk's own, then any appended key tokens.
 struct Chunk {
   int64_t b = 1, T = 0, past = 0, drop = 0, Tk = 0;
+  int64_t position = 0;  // the absolute position of the chunk's first token (a cache's position; RoPE's table row)
 };
 
 /// The query heads a forward computes, [begin, end): all of them, or a share (a Worker's part of a
@@ -109,6 +114,16 @@ void project_latent(const PassContext& ctx, const Tensor& x, Activations& a);
 /// view(b, T, H, hd).transpose(1, 2), or the wrapper's head h taking columns h*hd ..), the cache's
 /// keys and values first, appended key/value tokens last.
 void project_qkv(const PassContext& ctx, const Tensor& x, Activations& a);
+/// The RoPE tables cos and sin (context_length, head_dim) of a plan with RoPE, as the book's
+/// precompute_rope_params makes them (a module computes them once).
+void rope_tables(const ForwardPlan& p, std::vector<float> (&tables)[2]);
+/// Pass 1c, RoPE (rotate-half) on the queries and the chunk's keys at positions position ..
+/// position + T - 1: queries_rope and keys_rope (a cache's keys were rotated when they came). With
+/// `observing`, the tables' rows for the trace (cos, sin). Classes without RoPE: nothing.
+void apply_rope(const PassContext& ctx, Activations& a, bool observing);
+/// The queries and keys the scores read: the rotated ones with RoPE, else the projections.
+const Tensor& scored_queries(const ForwardPlan& p, const Activations& a);
+Tensor& scored_keys(const ForwardPlan& p, Activations& a);
 /// Passes 2-6 for every slab of the heads: scores, mask, softmax, dropout (in PyTorch's draw order),
 /// context_vec (b, H, T, hd).
 void attend(const PassContext& ctx, Activations& a, Recorder& recorder);
@@ -144,8 +159,8 @@ class TraceRecorder : public Recorder {
   Shape stage_shape_;
   size_t stage_size_ = 0;
   bool masked_view_ = false, dropped_view_ = false;
-  Tensor kept_[4];                                // scores, masked scores, weights, dropped weights
-  ops::SummaryStream streams_[4];                 // the current slab's summaries of those
+  Tensor kept_[4];                                 // scores, masked scores, weights, dropped weights
+  ops::SummaryStream streams_[4];                  // the current slab's summaries of those
   std::vector<ops::ValueSummary> slab_values_[4];  // each slab's, by slab index
 };
 

@@ -125,6 +125,7 @@ struct AttentionModule::Impl {
     ops::PackedMatrix weight[kRoles];
     std::vector<float> bias[kRoles];  // (n); empty when the operator has no bias
     std::vector<float> token[2];      // bias_k, bias_v: (kv_heads * head_dim); empty when none
+    std::vector<float> rope[2];       // RoPE's cos, sin buffers: (context_length, head_dim); empty when none
   };
   /// Rows [row, row + rows) of a parameter hold outputs [offset, offset + rows) of operator `role`.
   struct Piece {
@@ -224,6 +225,7 @@ AttentionModule::Impl::Impl(const ModuleConfig& config) : plan_(plan_forward(che
     }
     if (p.extra_kv)
       for (auto& t : prepared_.token) t.assign(static_cast<size_t>(p.kv_heads * p.head_dim), 0.0f);
+    if (p.rope()) rope_tables(p, prepared_.rope);
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "d_out", "not enough memory for the parameters of " + config.python_call(), "Use smaller sizes.");
   }
@@ -603,7 +605,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
   if (apply_dropout && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");
   }
-  PassContext ctx{p, {prepared_.weight, prepared_.bias, prepared_.token}, options, chunk_of(p, x, options), {0, p.query_heads}, options.cache, apply_dropout};
+  PassContext ctx{p, {prepared_.weight, prepared_.bias, prepared_.token, prepared_.rope}, options, chunk_of(p, x, options), {0, p.query_heads}, options.cache, apply_dropout};
   if (options.share != nullptr) ctx.heads = {options.share->first, options.share->first + options.share->count};
   try {
     Activations a;
@@ -613,6 +615,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     Recorder& recorder = tracer ? static_cast<Recorder&>(*tracer) : none;
     project_latent(ctx, x, a);
     project_qkv(ctx, x, a);
+    apply_rope(ctx, a, recorder.observing());
     attend(ctx, a, recorder);
     if (options.share != nullptr) return share_columns(ctx, a);
     merge_heads(ctx, a);

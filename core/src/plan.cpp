@@ -43,6 +43,7 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   p.proj = has_param(c, Role::Proj, Layout::OutIn);
   p.extra_kv = c.extra_kv_tokens();
   p.latent_dim = has_param(c, Role::LatentDown, Layout::OutIn) ? c.latent_width() : 0;
+  p.rope_theta = r.rope_theta;
   return p;
 }
 
@@ -78,7 +79,8 @@ double plan_heap_bytes(const ForwardPlan& p, const std::optional<Shape>& input_s
   if (p.latent_dim > 0) floats += packed(d_in, latent) + (c.qkv_bias ? latent : 0);
   if (p.out_proj) floats += packed(d_out, d_out) + (p.out_proj_bias ? d_out : 0);
   if (p.proj) floats += packed(d_out, d_out) + d_out;
-  floats += 2.0 * static_cast<double>(p.extra_kv) * kv_width;  // bias_k, bias_v
+  floats += 2.0 * static_cast<double>(p.extra_kv) * kv_width;                                             // bias_k, bias_v
+  if (p.rope()) floats += 2.0 * static_cast<double>(c.context_length) * static_cast<double>(p.head_dim);  // the cos and sin buffers
   if (input_shape && !input_shape->empty()) {
     const StageSizes s = stage_sizes(p, *input_shape);
     const double hd = static_cast<double>(p.head_dim);

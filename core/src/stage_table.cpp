@@ -28,6 +28,7 @@ enum class When {
   Heads,         // a forward of a class with heads to merge
   OutProj,       // a forward of a class with an output projection
   Proj,          // a forward of a class with a second projection after out_proj (MHAPyTorchClass)
+  Rope,          // a forward of a class with rotary position embeddings (RoPE) on queries and keys
 };
 
 /// The size of a stage's tensor (stage_floats).
@@ -41,10 +42,11 @@ enum class Size {
   Merged,      // (b, num_tokens, num_heads * head_dim)
   DOut,        // (b, num_tokens, d_out)
   Output,      // (b, num_tokens, output width)
+  Rope,        // (num_tokens, head_dim): the rows of a RoPE table at the chunk's positions
 };
 
 /// The names of a stage's axes (stage_text's axes).
-enum class Axes { Input, Tokens, Keys, CacheKeys, Latent, LatentCache, Mask, Slab, Merged };
+enum class Axes { Input, Tokens, Keys, CacheKeys, Latent, LatentCache, Mask, Slab, Merged, Rope };
 
 /// When a resident trace keeps the stage as a view of an earlier one rather than a copy
 /// (ForwardOptions::stage_views): the masked scores always (of the scores and the mask), the dropout
@@ -78,7 +80,8 @@ struct StageRow {
   When when;            // stage_present
   Axes axes;            // stage_text's axes
   Size size;            // stage_floats
-  int forward_buffers;  // tensors of its size an untraced forward allocates (the slabs: one (T, keys) slab at a time, not counted here)
+  int forward_buffers;  // tensors of its size an untraced forward allocates (the slabs: one (T, keys) slab at a time, not counted here; cos and sin: rows a trace copies, counted
+                        // here)
   int trace_copies;     // tensors of its size only a traced forward allocates (output: the forward's copy of the last pass and the trace's)
   View view;            // plan_resident_bytes
   const char* display;  // how the page shows it (stage_display)
@@ -93,6 +96,10 @@ constexpr StageRow kStages[] = {
     {StageId::CacheLatent, "cache_c_kv", When::CachedLatent, Axes::LatentCache, Size::Latent, 1, 0, View::None, "vectors", texts(kCacheLatentTexts)},
     {StageId::Keys, "keys", When::Always, Axes::Keys, Size::KeyHeads, 1, 0, View::None, "vectors", texts(kProjectionTexts)},
     {StageId::Values, "values", When::Always, Axes::Keys, Size::KeyHeads, 1, 0, View::None, "vectors", texts(kProjectionTexts)},
+    {StageId::Cos, "cos", When::Rope, Axes::Rope, Size::Rope, 1, 0, View::None, "vectors", texts(kCosTexts)},
+    {StageId::Sin, "sin", When::Rope, Axes::Rope, Size::Rope, 1, 0, View::None, "vectors", texts(kSinTexts)},
+    {StageId::QueriesRope, "queries_rope", When::Rope, Axes::Tokens, Size::QueryHeads, 1, 0, View::None, "vectors", texts(kRopeTexts)},
+    {StageId::KeysRope, "keys_rope", When::Rope, Axes::Keys, Size::KeyHeads, 1, 0, View::None, "vectors", texts(kRopeTexts)},
     {StageId::CacheK, "cache_k", When::Cached, Axes::CacheKeys, Size::KeyHeads, 1, 0, View::None, "vectors", texts(kCacheKTexts)},
     {StageId::CacheV, "cache_v", When::Cached, Axes::CacheKeys, Size::KeyHeads, 1, 0, View::None, "vectors", texts(kCacheVTexts)},
     {StageId::AttnScores, "attn_scores", When::Always, Axes::Slab, Size::Slab, 0, 1, View::None, "scores", texts(kAttnScoresTexts)},
@@ -201,7 +208,7 @@ std::vector<std::string> head_axes(const ForwardPlan& p, const std::string& a, c
 }
 
 /// The `{name}` fields of stage `id`'s texts (TextVariant).
-Fields fields_of(const ForwardPlan& p, StageId id, int64_t num_tokens, int64_t cached) {
+Fields fields_of(const ForwardPlan& p, StageId id, int64_t num_tokens, int64_t cached, int64_t position) {
   const ModuleConfig& c = p.config;
   const std::string out = module_of(c.recipe(), Role::Out);
   Fields fields = {
@@ -230,7 +237,15 @@ Fields fields_of(const ForwardPlan& p, StageId id, int64_t num_tokens, int64_t c
       {"extra_mask", p.extra_kv ? ", padded with one column every query sees (bias_k's key)" : ""},
       {"latent_dim", std::to_string(p.latent_dim)},
       {"Wdown", module_of(c.recipe(), Role::LatentDown)},
+      {"position", std::to_string(position)},
+      {"last", std::to_string(position + num_tokens - 1)},
+      {"half", std::to_string(p.head_dim / 2)},
+      {"theta", fmt(p.rope_theta, 8)},
   };
+  if (id == StageId::QueriesRope || id == StageId::KeysRope) {  // kRopeTexts
+    fields.push_back({"Stage", id == StageId::QueriesRope ? "Queries" : "Keys"});
+    fields.push_back({"stage", id == StageId::QueriesRope ? "queries" : "keys"});
+  }
   if (id == StageId::Queries || id == StageId::Keys || id == StageId::Values) {  // kProjectionTexts
     const int m = id == StageId::Queries ? 0 : id == StageId::Keys ? 1 : 2;
     fields.push_back({"Stage", m == 0 ? "Queries" : m == 1 ? "Keys" : "Values"});
@@ -269,6 +284,8 @@ std::vector<std::string> axes_of(const ForwardPlan& p, StageId id, int64_t cache
       axes = {"b", "num_tokens", p.layout == HeadsRule::Modules ? "num_heads*d_out" : "d_out"};
       if (!p.batched) axes.erase(axes.begin());
       return axes;
+    case Axes::Rope:
+      return {"position", p.head_dim_name};
     case Axes::Slab:
       break;
   }
@@ -299,12 +316,14 @@ bool stage_present(const ForwardPlan& p, StageId id, bool cached) {
       return p.out_proj;
     case When::Proj:
       return p.proj;
+    case When::Rope:
+      return p.rope();
   }
   return false;
 }
 
-StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool training, int64_t cached) {
-  const Fields fields = fields_of(p, id, num_tokens, cached);
+StageText stage_text(const ForwardPlan& p, StageId id, int64_t num_tokens, bool training, int64_t cached, int64_t position) {
+  const Fields fields = fields_of(p, id, num_tokens, cached, position >= 0 ? position : std::max<int64_t>(cached, 0));
   const std::string variant = variant_of(p, id, training, cached >= 0);
   StageText out;
   const Texts& texts = row_of(id).texts;
@@ -346,6 +365,8 @@ double stage_floats(const ForwardPlan& p, StageId id, const StageSizes& s) {
       return s.b * s.t * static_cast<double>(p.config.d_out);
     case Size::Output:
       return s.b * s.t * static_cast<double>(p.output_width);
+    case Size::Rope:
+      return s.t * hd;
   }
   return 0.0;
 }

@@ -110,4 +110,18 @@ inline constexpr TextVariant kOutputTexts[] = {
     {"", "Output: width {width} = {rule}", "output"},
 };
 
+// RoPE (rotate-half, as the book's compute_rope): {Stage} "Queries" or "Keys", {stage} "queries" or "keys".
+inline constexpr TextVariant kRopeTexts[] = {
+    {"", "{Stage} after RoPE{per_head}: dimensions j and j + {half} of each head rotated by the angle position x inv_freq[j] (positions {position} to {last})",
+     "{stage} = compute_rope({stage}, self.cos, self.sin) = {stage} * cos + torch.cat((-x2, x1), dim=-1) * sin  (x1, x2: the two halves of head_dim = {head_dim})"},
+};
+inline constexpr TextVariant kCosTexts[] = {
+    {"", "RoPE table cos: rows {position} to {last} of the ({context_length}, {head_dim}) buffer (theta = {theta})",
+     "cos = torch.cos(angles), angles = positions[:, None] * inv_freq[None, :] written twice along head_dim, inv_freq = 1.0 / ({theta} ** (torch.arange(0, head_dim, 2).float() / "
+     "head_dim))"},
+};
+inline constexpr TextVariant kSinTexts[] = {
+    {"", "RoPE table sin: rows {position} to {last} of the ({context_length}, {head_dim}) buffer (theta = {theta})", "sin = torch.sin(angles): the same angles as cos"},
+};
+
 }  // namespace attention_lab::stage_texts

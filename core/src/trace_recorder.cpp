@@ -124,7 +124,7 @@ void TraceRecorder::slab_done(size_t slab) {
 Stage TraceRecorder::named_stage(StageId id) const {
   // A stage's id and its text from the stage table (title, formula, axes), values still to come.
   const PassContext& c = ctx_;
-  StageText text = stage_text(c.plan(), id, c.chunk.T, c.options.training, c.cache != nullptr ? c.chunk.past : -1);
+  StageText text = stage_text(c.plan(), id, c.chunk.T, c.options.training, c.cache != nullptr ? c.chunk.past : -1, c.chunk.position);
   Stage st;
   st.id = stage_id_name(id);
   st.display = stage_display(st.id);

@@ -61,7 +61,7 @@ std::vector<Fix> whole_call_fix(const ClassSpec& spec, const SlotMap& config, co
       if (d.severity == Severity::Error && std::find(d.slots.begin(), d.slots.end(), name) != d.slots.end()) return {};
   // The call as the reader would write it: the values as they are (a wrong one elsewhere stays as typed),
   // defaults left out, keywords after the first one left out.
-  std::string call = spec.name + "(";
+  std::string call = spec.python_class() + "(";
   bool first = true, keywords = false;
   for (const auto& slot : spec.slots) {
     const SlotValue* v = find_value(fixed, slot.name);
@@ -286,6 +286,7 @@ std::vector<Diagnostic> check_config(const std::string& class_name, const SlotMa
   const std::vector<Diagnostic> alone = out;
   check_heads_divide(*spec, config, alone, out);
   check_kv_groups_divide(*spec, config, alone, out);
+  check_rope_head_dim(*spec, config, alone, out);
   check_d_in_equals_d_out(*spec, config, alone, options, out);
   if (has_error(out)) return out;
 

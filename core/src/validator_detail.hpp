@@ -46,6 +46,9 @@ void check_slot_order(const ClassSpec& spec, const SlotMap& config, std::vector<
 /// kv_groups_divisibility (GroupedQueryAttention's num_heads % num_kv_groups). Appends to `out`.
 void check_heads_divide(const ClassSpec& spec, const SlotMap& config, const std::vector<Diagnostic>& alone, std::vector<Diagnostic>& out);
 void check_kv_groups_divide(const ClassSpec& spec, const SlotMap& config, const std::vector<Diagnostic>& alone, std::vector<Diagnostic>& out);
+/// rope_head_dim: a class with RoPE (rope_theta > 0) whose head_dim = d_out / num_heads is odd, once the
+/// heads divide d_out (RoPE rotates the two halves of each head). Appends to `out`.
+void check_rope_head_dim(const ClassSpec& spec, const SlotMap& config, const std::vector<Diagnostic>& alone, std::vector<Diagnostic>& out);
 
 /// The warning d_out_per_head for a valid fused setup whose d_out reads as one head's width
 /// (MultiHeadAttention(512, 64, 256, 0.0, 8): heads 8 wide, output 64). Appends to `out`.

@@ -92,11 +92,15 @@ void check_heads_divide(const ClassSpec& spec, const SlotMap& config, const std:
   // GroupedQueryAttention's num_kv_groups, when right on its own: a head count offered must be a multiple of it.
   const SlotValue* groups_v = find_value(config, "num_kv_groups");
   const int64_t groups = spec.has_slot("num_kv_groups") && groups_v && slot_ok(alone, "num_kv_groups") ? static_cast<int64_t>(groups_v->number) : 1;
-  const int64_t rem = d_out % num_heads;
-  const std::vector<int64_t> counts = valid_head_counts(d_out, num_heads, groups);
+  // With RoPE a head's width must be even too (rope_head_dim): offer only head counts and widths that give one.
+  const bool rope = spec.rope_theta > 0.0;
+  const int64_t step = rope ? 2 * num_heads : num_heads;
+  const int64_t rem = d_out % step;
+  std::vector<int64_t> counts = valid_head_counts(d_out, num_heads, groups);
+  if (rope) counts.erase(std::remove_if(counts.begin(), counts.end(), [d_out](int64_t h) { return (d_out / h) % 2 != 0; }), counts.end());
   std::string hint = "Head counts that divide " + std::to_string(d_out) + (groups > 1 ? " (multiples of num_kv_groups = " + std::to_string(groups) + ")" : "") + " near " +
                      std::to_string(num_heads) + ": " + list_numbers(counts) + ".";
-  const int64_t lower_d = d_out - rem, upper_d = d_out - rem + num_heads;
+  const int64_t lower_d = d_out - rem, upper_d = d_out - rem + step;
   hint += " Or keep " + std::to_string(num_heads) + " heads with d_out = " + (lower_d > 0 ? std::to_string(lower_d) + " or " : "") + std::to_string(upper_d) + ".";
   for (const auto& p : kGpt2Sizes) {
     if (p.n_embd == d_out && p.n_layer == num_heads) {
@@ -110,7 +114,7 @@ void check_heads_divide(const ClassSpec& spec, const SlotMap& config, const std:
                           std::to_string(num_heads) + " = " + std::to_string(rem) + "), so the heads cannot share d_out equally",
                       hint, spec.heads_assert);
   // d_out typed as one head's width: the lesson and its two fixes come first, before other head counts.
-  if (const int64_t total = per_head_total(config, d_out, num_heads); total > 0) {
+  if (const int64_t total = per_head_total(config, d_out, num_heads); total > 0 && !(rope && d_out % 2 != 0)) {
     d.fixes = per_head_fixes(spec, config, total);
     d.hint = per_head_lesson(spec, d.fixes, d_out, num_heads, total) + " " + d.hint;
   }
@@ -155,6 +159,25 @@ void check_d_out_per_head(const ClassSpec& spec, const SlotMap& config, const Mo
                       "");
   d.fixes = per_head_fixes(spec, config, total);
   d.hint = per_head_lesson(spec, d.fixes, c.d_out, c.num_heads, total);
+  out.push_back(std::move(d));
+}
+
+void check_rope_head_dim(const ClassSpec& spec, const SlotMap& config, const std::vector<Diagnostic>& alone, std::vector<Diagnostic>& out) {
+  const SlotValue* d_out_v = find_value(config, "d_out");
+  const SlotValue* heads = find_value(config, "num_heads");
+  if (!(spec.rope_theta > 0.0) || !d_out_v || !heads || !slot_ok(alone, "d_out") || !slot_ok(alone, "num_heads")) return;
+  const int64_t d_out = static_cast<int64_t>(d_out_v->number), num_heads = static_cast<int64_t>(heads->number);
+  if (d_out % num_heads != 0 || (d_out / num_heads) % 2 == 0) return;  // heads_divisibility says the first
+  const int64_t head_dim = d_out / num_heads;
+  // Fixes that keep the other slot: half the heads (when that is whole), or a d_out one head_dim wider per head.
+  Diagnostic d = make(Severity::Error, "rope_head_dim", {"d_out", "num_heads"},
+                      "head_dim = d_out / num_heads = " + std::to_string(d_out) + " / " + std::to_string(num_heads) + " = " + std::to_string(head_dim) +
+                          " is odd: RoPE rotates each head's first half against its second, so head_dim must be even",
+                      "Give each head an even width: d_out = " + std::to_string(d_out + num_heads) + " (head_dim " + std::to_string(head_dim + 1) + ")" +
+                          (num_heads % 2 == 0 ? ", or num_heads = " + std::to_string(num_heads / 2) + " (head_dim " + std::to_string(2 * head_dim) + ")" : "") + ".",
+                      spec.rope_assert);
+  if (num_heads % 2 == 0) d.fixes.push_back({"num_heads", std::to_string(num_heads / 2)});
+  d.fixes.push_back({"d_out", std::to_string(d_out + num_heads)});
   out.push_back(std::move(d));
 }
 

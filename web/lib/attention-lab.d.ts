@@ -481,6 +481,8 @@ export type ErrorCode =
   | "d_in_d_out_differ"
   /** a dtype other than None or torch.float32 */
   | "dtype"
+  /** a class with RoPE given an odd head_dim (d_out / num_heads): RoPE rotates halves */
+  | "rope_head_dim"
   /** two values that look swapped (d_in/d_out, dropout/num_heads) */
   | "slots_swapped"
   /** over the memory budget (the core's one budget: the page refuses runs by it too), or beyond any model */
@@ -1063,6 +1065,14 @@ export type StageId =
   | "keys"
   /** Emitted by every forward; shown as "vectors". */
   | "values"
+  /** Emitted by a forward of a class with rotary position embeddings (RoPE) on queries and keys; shown as "vectors". */
+  | "cos"
+  /** Emitted by a forward of a class with rotary position embeddings (RoPE) on queries and keys; shown as "vectors". */
+  | "sin"
+  /** Emitted by a forward of a class with rotary position embeddings (RoPE) on queries and keys; shown as "vectors". */
+  | "queries_rope"
+  /** Emitted by a forward of a class with rotary position embeddings (RoPE) on queries and keys; shown as "vectors". */
+  | "keys_rope"
   /** Emitted by a cached step of the other classes: every key (value) the chunk's queries read; shown as "vectors". */
   | "cache_k"
   /** Emitted by a cached step of the other classes: every key (value) the chunk's queries read; shown as "vectors". */

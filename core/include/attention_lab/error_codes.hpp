@@ -58,6 +58,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"mha_slot_order", "calls", "a bonus class given MultiHeadAttention's order (context_length where dropout goes, or num_heads where context_length goes)"},
     {"d_in_d_out_differ", "calls", "a class whose forward works on x's own width (a view, nn.MultiheadAttention's embed_dim) given d_in != d_out"},
     {"dtype", "calls", "a dtype other than None or torch.float32"},
+    {"rope_head_dim", "calls", "a class with RoPE given an odd head_dim (d_out / num_heads): RoPE rotates halves"},
     {"slots_swapped", "calls", "two values that look swapped (d_in/d_out, dropout/num_heads)"},
     {"too_large", "calls", "over the memory budget (the core's one budget: the page refuses runs by it too), or beyond any model"},
     {"input_rank", "calls", "input of the wrong rank for the class"},

@@ -41,6 +41,8 @@ struct ForwardPlan {
   int64_t extra_kv = 0;        // key/value tokens appended after the projections (nn.MultiheadAttention's bias_k/bias_v)
   int64_t latent_dim = 0;      // keys and values re-projected from a latent c_kv = x @ W_DKV.T of this width (0: from x);
                                // then a KV cache holds c_kv alone (ClassSpec::latent()), keys and values re-projected from all of it
+  double rope_theta = 0.0;     // RoPE on queries and keys after the head split, cos/sin of context_length rows (0: none)
+  bool rope() const { return rope_theta > 0.0; }
   bool kv_projection_width_differs() const { return kv_heads != query_heads; }
   /// Keys for `num_tokens` queries: the tokens plus the appended ones.
   int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
@@ -77,6 +79,10 @@ enum class StageId {
   CacheLatent,
   Keys,
   Values,
+  Cos,
+  Sin,
+  QueriesRope,
+  KeysRope,
   CacheK,
   CacheV,
   AttnScores,
@@ -105,7 +111,8 @@ struct StageText {
   std::string formula;
   std::vector<std::string> axes;
 };
-StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bool training, int64_t cached = -1);
+/// `position`: the first token's absolute position (RoPE's table rows; -1: `cached`, or 0).
+StageText stage_text(const ForwardPlan& plan, StageId id, int64_t num_tokens, bool training, int64_t cached = -1, int64_t position = -1);
 
 /// Upper bound of the bytes the core allocates for the module (parameters and their prepared copies)
 /// plus one forward on `input_shape` (with the trace when `trace`): the same sizes the forward path
