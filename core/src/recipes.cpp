@@ -2,6 +2,7 @@
 // adding an entry here; plan_forward, parameter_specs, the validator, the stage table, the estimate
 // and the page read it.
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <cctype>
@@ -139,6 +140,18 @@ Params nn_mha_params() {
             {m + "bias_k", Init::XavierNormal},
             {m + "bias_v", Init::XavierNormal}};
   linear(p, "proj", Role::Proj, Dim::DOut, Dim::DOut, Presence::Always);
+  return p;
+}
+
+/// Llama 2's attention (ch05/07_gpt_to_llama): W_query, W_key, W_value, out_proj, nn.Linear with
+/// bias=False each, drawn in that order.
+Params no_bias_params() {
+  Params p;
+  for (auto [name, role, in] :
+       {std::tuple{"W_query", Role::Query, Dim::DIn}, {"W_key", Role::Key, Dim::DIn}, {"W_value", Role::Value, Dim::DIn}, {"out_proj", Role::Out, Dim::DOut}}) {
+    p.params.push_back({std::string(name) + ".weight", role, Layout::OutIn, Dim::DOut, in});
+    p.init.push_back({std::string(name) + ".weight", Init::KaimingUniform});
+  }
   return p;
 }
 
@@ -475,6 +488,32 @@ std::vector<ClassSpec> make_recipes() {
                 "GPT-2 small's widths with a window of 4 keys (models such as Gemma 3 use windows of 1,024 in contexts of 128k)",
                 11}};
   r.push_back(with(s, linear_params(true)));
+
+  // ---- Chapter 5 bonus: Llama 2's attention -----------------------------------------------------
+  s = {};
+  s.name = "MultiHeadAttention@ch05/07_gpt_to_llama";
+  s.slots = {d_in_slot(),
+             d_out_slot(kTotal),
+             {"context_length", 3, SlotType::Int, std::nullopt, "rows of the causal mask buffer and of RoPE's cos and sin tables: the most positions the module can take"},
+             heads_slot(4, kShared),
+             {"dtype", 5, SlotType::Dtype, SlotValue::none(), "parameter dtype: None (float32, PyTorch's default; the book passes torch.bfloat16 for Llama 2 7B)"}};
+  s.doc =
+      "Llama 2's multi-head attention: the chapter's MultiHeadAttention with no biases (out_proj too), no dropout, and rotary position embeddings (RoPE, "
+      "theta 10,000) applied to queries and keys after the head split, from cos and sin buffers of context_length rows.";
+  s.book = {"5", "ch05/07_gpt_to_llama", "converting-gpt-to-llama2.ipynb", ""};
+  s.python_name = "mha_llama2";
+  s.heads = HeadsRule::Fused;
+  s.mask = MaskRule::CausalBuffer;
+  s.mask_buffer_bytes = 4;
+  s.context_limit = true;
+  s.context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 2";
+  s.heads_assert = "AssertionError: d_out must be divisible by n_heads";
+  s.rope_theta = 10000.0;
+  s.rope_assert = "AssertionError: Embedding dimension must be even";
+  s.copies_from = {{"MultiHeadAttention",
+                    "W_query, W_key, W_value and out_proj weights copied as they are; the source's biases (out_proj.bias always) have no target here, and RoPE rotates "
+                    "queries and keys by position, so only the first token's scores stay the same."}};
+  r.push_back(with(s, no_bias_params()));
   return r;
 }
 

@@ -22,7 +22,7 @@ SlotMap small_slots(const ClassSpec& spec, int64_t d, int64_t context_length) {
     if (s.name == "d_in" || s.name == "d_out") slots[s.name] = SlotValue::integer(static_cast<double>(d));
     if (s.name == "context_length") slots[s.name] = SlotValue::integer(static_cast<double>(context_length));
     if (s.name == "dropout") slots[s.name] = SlotValue::floating(0.25);
-    if (s.name == "num_heads") slots[s.name] = SlotValue::integer(2);
+    if (s.name == "num_heads") slots[s.name] = SlotValue::integer(spec.rope_theta > 0 ? 3 : 2);  // RoPE: an even head_dim (6 / 3)
     if (s.name == "num_kv_groups") slots[s.name] = SlotValue::integer(1);
     if (s.name == "qkv_bias") slots[s.name] = SlotValue::boolean_value(true);
     if (s.name == "latent_dim") slots[s.name] = SlotValue::integer(3);

@@ -481,4 +481,37 @@ struct MultiHeadAttentionWithSWA {
   }
 };
 
+/// MultiHeadAttention(d_in, d_out, context_length, num_heads, dtype=None):
+/// MultiHeadAttention@ch05/07_gpt_to_llama, chapter 5 bonus,
+/// ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb.
+/// Llama 2's multi-head attention: the chapter's MultiHeadAttention with no biases (out_proj too),
+/// no dropout, and rotary position embeddings (RoPE, theta 10,000) applied to queries and keys
+/// after the head split, from cos and sin buffers of context_length rows.
+struct MultiHeadAttention_ch05_07_gpt_to_llama {
+  /// The class's name in the recipe list (validated_config looks it up).
+  static constexpr const char* class_name = "MultiHeadAttention@ch05/07_gpt_to_llama";
+  /// width of each input token embedding (last axis of x)
+  Int d_in;
+  /// TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads
+  Int d_out;
+  /// rows of the causal mask buffer and of RoPE's cos and sin tables: the most positions the module
+  /// can take
+  Int context_length;
+  /// number of heads sharing d_out; d_out must be divisible by it
+  Int num_heads;
+  /// default None: parameter dtype: None (float32, PyTorch's default; the book passes
+  /// torch.bfloat16 for Llama 2 7B)
+  Defaulted<Dtype> dtype = {};
+  /// The slots given, by name (a Defaulted one only when given): what validated_config checks.
+  SlotMap slots() const {
+    SlotMap m;
+    put(m, "d_in", d_in);
+    put(m, "d_out", d_out);
+    put(m, "context_length", context_length);
+    put(m, "num_heads", num_heads);
+    put(m, "dtype", dtype);
+    return m;
+  }
+};
+
 }  // namespace attention_lab::typed
