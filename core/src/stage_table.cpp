@@ -1,8 +1,7 @@
-// The one stage table: each trace stage's id, name, title and formula variants, when a forward emits
-// it, its axes, its size, the buffers a forward makes of it and how the page shows it, one row per
-// StageId in trace order (checked at compile time). The trace's texts (stage_text), the memory
-// estimates (plan.cpp's sums over it) and the .d.ts StageId union (scripts/stage-ids.mjs, which reads
-// the kStages rows below: keep one row a line) all come from here.
+// The one stage table: each trace stage's id, name, title and formula variants, when a forward emits it,
+// its axes, size, buffers and how the page shows it, one row per StageId in trace order (checked at
+// compile time). The trace's texts (stage_text), the memory estimates (plan.cpp's sums over it) and the
+// .d.ts StageId union (scripts/stage-ids.mjs reads the kStages rows below: keep one row a line) come from here.
 #include "attention_lab/stage_table.hpp"
 
 #include <algorithm>
@@ -239,17 +238,12 @@ Fields fields_of(const ForwardPlan& p, StageId id, int64_t num_tokens, int64_t c
       {"Wdown", module_of(c.recipe(), Role::LatentDown)},
       {"position", std::to_string(position)},
       {"last", std::to_string(position + num_tokens - 1)},
-      {"half", std::to_string(p.head_dim / 2)},
       {"theta", fmt(p.rope_theta, 8)},
   };
-  if (id == StageId::QueriesRope || id == StageId::KeysRope) {  // kRopeTexts
-    fields.push_back({"Stage", id == StageId::QueriesRope ? "Queries" : "Keys"});
-    fields.push_back({"stage", id == StageId::QueriesRope ? "queries" : "keys"});
-  }
-  if (id == StageId::Queries || id == StageId::Keys || id == StageId::Values) {  // kProjectionTexts
-    const int m = id == StageId::Queries ? 0 : id == StageId::Keys ? 1 : 2;
+  if (id == StageId::Queries || id == StageId::Keys || id == StageId::Values || id == StageId::QueriesRope || id == StageId::KeysRope) {  // kProjectionTexts, kRopeTexts
+    const int m = id == StageId::Queries || id == StageId::QueriesRope ? 0 : id == StageId::Keys || id == StageId::KeysRope ? 1 : 2;
     fields.push_back({"Stage", m == 0 ? "Queries" : m == 1 ? "Keys" : "Values"});
-    fields.push_back({"stage", stage_id_name(id)});
+    fields.push_back({"stage", m == 0 ? "queries" : m == 1 ? "keys" : "values"});
     fields.push_back({"W", m == 0 ? "W_query" : m == 1 ? "W_key" : "W_value"});
     fields.push_back({"index", std::to_string(m)});
     fields.push_back({"einsum_bias", c.qkv_bias ? std::string(" + bias_") + "qkv"[m] : ""});

@@ -112,7 +112,7 @@ inline constexpr TextVariant kOutputTexts[] = {
 
 // RoPE (rotate-half, as the book's compute_rope): {Stage} "Queries" or "Keys", {stage} "queries" or "keys".
 inline constexpr TextVariant kRopeTexts[] = {
-    {"", "{Stage} after RoPE{per_head}: dimensions j and j + {half} of each head rotated by the angle position x inv_freq[j] (positions {position} to {last})",
+    {"", "{Stage} after RoPE{per_head}: dimension j of each head paired with j + head_dim / 2, rotated by the angle position x inv_freq[j] (positions {position} to {last})",
      "{stage} = compute_rope({stage}, self.cos, self.sin) = {stage} * cos + torch.cat((-x2, x1), dim=-1) * sin  (x1, x2: the two halves of head_dim = {head_dim})"},
 };
 inline constexpr TextVariant kCosTexts[] = {
