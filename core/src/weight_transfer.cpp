@@ -231,20 +231,12 @@ static CopyReport copy_into(const AttentionModule& from, AttentionModule& to, co
   }
   to.set_parameters(values);
   report.notes.push_back(partner(from, to)->note);
-  // The source's parameters no target takes (a class without biases): said, not silently dropped.
-  std::vector<std::string> unmapped;
+  std::string unmapped;  // the source's parameters no target takes (a class without biases): said, not silently dropped
   for (const ParameterSpec& s : parameter_specs(fc))
-    if (std::none_of(report.matrices.begin(), report.matrices.end(),
-                     [&s](const MatrixReport& m) { return std::find(m.sources.begin(), m.sources.end(), s.name) != m.sources.end(); }))
-      unmapped.push_back(s.name);
-  if (!unmapped.empty()) {
-    std::string names;
-    for (const std::string& n : unmapped) names += (names.empty() ? "" : ", ") + n;
-    report.notes.push_back(names + (unmapped.size() == 1 ? " has" : " have") + " no target in " + tc.class_name() + " (it has no such parameter): not copied, so " +
-                           tc.class_name() + " computes without " + (unmapped.size() == 1 ? "it." : "them."));
-    code += "# " + param_expr(fc.recipe().python_name, unmapped.front()) + (unmapped.size() > 1 ? " and " + std::to_string(unmapped.size() - 1) + " more" : "") +
-            ": no target in " + tc.recipe().python_name + ", not copied\n";
-  }
+    if (std::none_of(report.matrices.begin(), report.matrices.end(), [&s](const MatrixReport& m) { return std::count(m.sources.begin(), m.sources.end(), s.name) > 0; }))
+      unmapped += (unmapped.empty() ? "" : ", ") + s.name;
+  if (!unmapped.empty()) report.notes.push_back("No target in " + tc.class_name() + " (it has no such parameter), so not copied: " + unmapped + ".");
+  if (!unmapped.empty()) code += "# no target in " + tc.recipe().python_name + ", not copied: " + unmapped + "\n";
   report.code = code;
   report.tokens = copy_tokens(fc, tokens);
   compare_outputs(from, to, report);
