@@ -61,7 +61,7 @@ std::vector<Fix> whole_call_fix(const ClassSpec& spec, const SlotMap& config, co
       if (d.severity == Severity::Error && std::find(d.slots.begin(), d.slots.end(), name) != d.slots.end()) return {};
   // The call as the reader would write it: the values as they are (a wrong one elsewhere stays as typed),
   // defaults left out, keywords after the first one left out.
-  std::string call = spec.python_class() + "(";
+  std::string call = spec.name + "(";  // the class id: the page reads a fix's call back (parse_call takes Name@folder)
   bool first = true, keywords = false;
   for (const auto& slot : spec.slots) {
     const SlotValue* v = find_value(fixed, slot.name);

@@ -49,7 +49,7 @@ bool check_mha_order_no_context_slot(const ClassSpec& spec, const SlotMap& confi
   const bool mha_order = no_context_slot && dropout && heads && next && dropout->is_number() && heads->is_number() && next->is_number() && dropout->number >= 1 &&
                          integral(dropout->number) && heads->number >= 0 && heads->number < 1 && next->number >= 1 && integral(next->number);
   if (!mha_order) return false;
-  std::string call = spec.python_class() + "(";
+  std::string call = spec.name + "(";
   for (const char* name : {"d_in", "d_out"})
     if (const SlotValue* v = find_value(config, name)) call += v->python() + ", ";
   // The slot after num_heads takes its default back; num_kv_groups has none: a count dividing the heads.
@@ -79,7 +79,7 @@ bool check_mha_order_heads_first(const ClassSpec& spec, const SlotMap& config, s
                          dropout->number >= 1;
   if (!mha_order) return false;
   const std::string n = SlotValue::integer(dropout->number).python(), ctx = SlotValue::integer(heads->number).python(), p = context->python();
-  std::string call = spec.python_class() + "(";
+  std::string call = spec.name + "(";
   for (const char* name : {"d_in", "d_out"})
     if (const SlotValue* v = find_value(config, name)) call += v->python() + ", ";
   call += n + ", " + ctx + ", " + p + ")";

@@ -58,8 +58,17 @@ TEST_SUITE("rope") {
     CHECK(validated_config(kLlama, llama_slots(8, 8, 12, 2)).python_call() == "MultiHeadAttention(8, 8, 12, 2)");
     // a pasted call's bare name is the chapter's class (dropout where this class has num_heads)
     CHECK(parse_call("MultiHeadAttention(8, 8, 12, 0.0, 2)").class_name == "MultiHeadAttention");
+    // the call box's form of it: the class id as the callee
+    const ParsedCall id_call = parse_call("MultiHeadAttention@ch05/07_gpt_to_llama(8, 8, 12, 2)");
+    CHECK(id_call.class_name == kLlama);
+    CHECK_FALSE(has_error(id_call.diagnostics));
+    CHECK(id_call.config.at("num_heads").number == 2);
+    const ParsedCall extra = parse_call("MultiHeadAttention@ch05/07_gpt_to_llama(8, 8, 12, 2, None, 0.0)");
+    REQUIRE_FALSE(extra.diagnostics.empty());
+    CHECK(extra.diagnostics[0].code == "extra_positional");
+    CHECK(extra.diagnostics[0].message.rfind(std::string(kLlama) + " takes 5 slots", 0) == 0);
     // an id with another folder is no class, and the error names it
-    const auto ds = check_config("MultiHeadAttention@ch99/none", llama_slots(8, 8, 12, 2));
+    const auto ds = parse_call("MultiHeadAttention@ch99/none(8, 8, 12, 2)").diagnostics;
     REQUIRE(ds.size() == 1);
     CHECK(ds[0].code == "unknown_class");
     CHECK(ds[0].message.find("MultiHeadAttention@ch99/none") != std::string::npos);
