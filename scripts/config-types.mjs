@@ -57,6 +57,14 @@ export function readClasses(lab) {
   });
 }
 
+/**
+ * A class id as a TypeScript name: a class told apart by its book folder ("MultiHeadAttention@ch05/07_gpt_to_llama")
+ * has '@' and '/', written as '_' ("MultiHeadAttention_ch05_07_gpt_to_llama").
+ */
+function typeName(className) {
+  return className.replace(/\W/g, "_");
+}
+
 /** The generated block of the .d.ts, markers included. */
 export function renderTypes(classes) {
   if (classes.length === 0) throw new Error("the core lists no class");
@@ -83,10 +91,10 @@ export function renderTypes(classes) {
     out.push(
       "",
       "/**",
-      ` * The constructor slots of ${c.name} (${home(c)}): \`${c.name}(${signature})\`.`,
+      ` * The constructor slots of ${c.name} (${home(c)}): \`${c.name.split("@")[0]}(${signature})\`.`,
       " * Required slots are required and no other key is allowed; strings are the slot's Python literal text.",
       " */",
-      `export interface ${c.name}Config {`,
+      `export interface ${typeName(c.name)}Config {`,
     );
     for (const s of c.slots) {
       const type = VALUE_TYPES[s.type];
@@ -103,7 +111,7 @@ export function renderTypes(classes) {
     "/** Each class's config type by class name: what the API checks a config against when the class name is a literal. */",
     "export interface ClassConfigs {",
   );
-  for (const c of classes) out.push(`  /** {@link ${c.name}Config} */`, `  ${c.name}: ${c.name}Config;`);
+  for (const c of classes) out.push(`  /** {@link ${typeName(c.name)}Config} */`, `  ${/^\w+$/.test(c.name) ? c.name : JSON.stringify(c.name)}: ${typeName(c.name)}Config;`);
   out.push("}", END);
   return out.join("\n");
 }

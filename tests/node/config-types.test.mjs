@@ -18,7 +18,7 @@ const block = DTS.slice(DTS.indexOf(BEGIN), DTS.indexOf(END) + END.length);
 
 /** One config interface read back from the .d.ts: [{name, optional, type, doc}] in order. */
 function interfaceOf(className) {
-  const open = `export interface ${className}Config {\n`;
+  const open = `export interface ${className.replace(/\W/g, "_")}Config {\n`;  // a Name@folder id: '_' for '@' and '/'
   const start = block.indexOf(open);
   assert.ok(start >= 0, `${className}Config is in the generated block`);
   const body = block.slice(start + open.length, block.indexOf("\n}", start));
@@ -67,12 +67,18 @@ test("every class has its config interface: the core's slots in order, required 
 
 test("ClassName is the core's classes in order, SlotName every slot name, ClassConfigs maps each class to its interface", () => {
   const union = block.slice(block.indexOf("export type ClassName ="), block.indexOf(";\n", block.indexOf("export type ClassName =")));
-  assert.deepEqual([...union.matchAll(/^ {2}\| "(\w+)"/gm)].map((m) => m[1]), lab.classes);
+  assert.deepEqual([...union.matchAll(/^ {2}\| "([\w@/]+)"/gm)].map((m) => m[1]), lab.classes);
   const slotNames = new Set(classes.flatMap((c) => c.slots.map((s) => s.name)));
   const slotUnion = block.match(/^export type SlotName = (.+);$/m)[1];
   assert.deepEqual(new Set([...slotUnion.matchAll(/"(\w+)"/g)].map((m) => m[1])), slotNames);
   const map = block.slice(block.indexOf("export interface ClassConfigs {"));
-  for (const name of lab.classes) assert.match(map, new RegExp(`^ {2}${name}: ${name}Config;$`, "m"));
+  for (const name of lab.classes) {
+    const key = /^\w+$/.test(name) ? name : JSON.stringify(name);  // a Name@folder id is a quoted key
+    assert.ok(map.includes(`\n  ${key}: ${name.replace(/\W/g, "_")}Config;\n`), name);
+  }
+  // Llama 2's MultiHeadAttention: its Python signature, its id's interface
+  assert.match(block, /`MultiHeadAttention\(d_in, d_out, context_length, num_heads, dtype=None\)`/);
+  assert.match(block, /^ {2}"MultiHeadAttention@ch05\/07_gpt_to_llama": MultiHeadAttention_ch05_07_gpt_to_llamaConfig;$/m);
 });
 
 test("the generator notices drift and refuses what it cannot type", () => {

@@ -56,7 +56,9 @@ export type ClassName =
   /** chapter 4 bonus, ch04/05_mla/gpt_with_kv_mla.py: Multi-head latent attention: x is projected down to a latent c_kv = W_DKV(x) of latent_dim per token (what its KV cache stores), and keys and values are re-projected from it (W_UK, W_UV); queries, causal mask for the tokens given, out_proj as in MultiHeadAttention; no RoPE. */
   | "MultiHeadLatentAttention"
   /** chapter 4 bonus, ch04/06_swa/gpt_with_kv_swa.py: The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length. */
-  | "MultiHeadAttentionWithSWA";
+  | "MultiHeadAttentionWithSWA"
+  /** chapter 5 bonus, ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb: Llama 2's multi-head attention: the chapter's MultiHeadAttention with no biases (out_proj too), no dropout, and rotary position embeddings (RoPE, theta 10,000) applied to queries and keys after the head split, from cos and sin buffers of context_length rows. */
+  | "MultiHeadAttention@ch05/07_gpt_to_llama";
 
 /** A constructor slot's name, as the book and PyTorch spell it: every slot of every class, in order of first use. */
 export type SlotName = "d_in" | "d_out" | "qkv_bias" | "context_length" | "dropout" | "num_heads" | "need_weights" | "num_kv_groups" | "dtype" | "latent_dim" | "sliding_window_size";
@@ -332,6 +334,23 @@ export interface MultiHeadAttentionWithSWAConfig {
   sliding_window_size?: OptionalIntSlotValue;
 }
 
+/**
+ * The constructor slots of MultiHeadAttention@ch05/07_gpt_to_llama (chapter 5 bonus, ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb): `MultiHeadAttention(d_in, d_out, context_length, num_heads, dtype=None)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttention_ch05_07_gpt_to_llamaConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): rows of the causal mask buffer and of RoPE's cos and sin tables: the most positions the module can take. */
+  context_length: IntSlotValue;
+  /** Slot 4 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (torch.dtype | None, default None): parameter dtype: None (float32, PyTorch's default; the book passes torch.bfloat16 for Llama 2 7B). */
+  dtype?: DtypeSlotValue;
+}
+
 /** Each class's config type by class name: what the API checks a config against when the class name is a literal. */
 export interface ClassConfigs {
   /** {@link SelfAttention_v1Config} */
@@ -364,6 +383,8 @@ export interface ClassConfigs {
   MultiHeadLatentAttention: MultiHeadLatentAttentionConfig;
   /** {@link MultiHeadAttentionWithSWAConfig} */
   MultiHeadAttentionWithSWA: MultiHeadAttentionWithSWAConfig;
+  /** {@link MultiHeadAttention_ch05_07_gpt_to_llamaConfig} */
+  "MultiHeadAttention@ch05/07_gpt_to_llama": MultiHeadAttention_ch05_07_gpt_to_llamaConfig;
 }
 // END of the class and slot types (scripts/config-types.mjs)
 
