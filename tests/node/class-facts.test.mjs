@@ -8,10 +8,10 @@ const lab = await loadAttentionLab();
 
 test("describe(className).class: input axes, how heads are made, presets and the tolerance, for every class", () => {
   const facts = Object.fromEntries(lab.classes.map((name) => [name, lab.describe(name).class]));
-  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA"]);
+  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
   assert.deepEqual(facts.SelfAttention_v1.inputAxes, ["num_tokens", "d_in"]);
   assert.deepEqual(facts.CausalAttention.inputAxes, ["b", "num_tokens", "d_in"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", ...Array(11).fill("fused")]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", ...Array(12).fill("fused")]);
   assert.deepEqual(facts.GroupedQueryAttention.inputAxes, ["b", "num_tokens", "d_in"]);
   assert.deepEqual(facts.GroupedQueryAttention.slots.map((s) => [s.name, s.type, s.default]), [
     ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
@@ -48,26 +48,36 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.deepEqual(facts.GroupedQueryAttention.presets.find((p) => p.key === "mqaSmall").slots.num_kv_groups, "1", "multi-query attention is num_kv_groups = 1");
   // the other facts the page reads instead of naming classes
   assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha", "mha_combined_qkv", "mha_einsum", "mha_pytorch_scaled",
-    "mha_pytorch_sdpa_no_flash", "mha_pytorch_flex", "mha_pytorch_class", "pytorch_mha", "gqa", "mla", "swa"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, ...Array(13).fill(123)]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(8).fill("linear")]);
+    "mha_pytorch_sdpa_no_flash", "mha_pytorch_flex", "mha_pytorch_class", "pytorch_mha", "gqa", "mla", "swa", "mha_llama2"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, ...Array(14).fill(123)]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(9).fill("linear")]);
   // where each lives in the book's repository
   assert.deepEqual(facts.MultiHeadAttention.book, { chapter: "3", folder: "ch03/01_main-chapter-code", file: "ch03.ipynb", section: "section 3.6.2" });
   assert.deepEqual(facts.GroupedQueryAttention.book, { chapter: "4", folder: "ch04/04_gqa", file: "gpt_with_kv_gqa.py", section: "" });
   assert.deepEqual(facts.MultiHeadLatentAttention.book, { chapter: "4", folder: "ch04/05_mla", file: "gpt_with_kv_mla.py", section: "" });
+  // Llama 2's MultiHeadAttention: the same Python name as the chapter's class, told apart by its folder
+  const llama = facts["MultiHeadAttention@ch05/07_gpt_to_llama"];
+  assert.deepEqual(llama.book, { chapter: "5", folder: "ch05/07_gpt_to_llama", file: "converting-gpt-to-llama2.ipynb", section: "" });
+  assert.deepEqual(llama.slots.map((s) => [s.name, s.type, s.default]), [
+    ["d_in", "int", undefined], ["d_out", "int", undefined], ["context_length", "int", undefined], ["num_heads", "int", undefined], ["dtype", "torch.dtype | None", null],
+  ]);
+  assert.deepEqual(lab.describe("MultiHeadAttention@ch05/07_gpt_to_llama", { d_in: 8, d_out: 8, context_length: 12, num_heads: 2 }).parameters.map((p) => p.name), ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight"]);
+  assert.equal(lab.describe("MultiHeadAttention@ch05/07_gpt_to_llama", { d_in: 8, d_out: 8, context_length: 12, num_heads: 2 }).pythonCall, "MultiHeadAttention(8, 8, 12, 2)");
+  assert.equal(lab.parseCall("MultiHeadAttention(8, 8, 12, 0.0, 2)").className, "MultiHeadAttention", "a bare name is the chapter's class");
+  assert.equal(lab.parseCall("MultiHeadAttention@ch05/07_gpt_to_llama(8, 8, 12, 2)").className, "MultiHeadAttention@ch05/07_gpt_to_llama");
   assert.deepEqual(facts.PyTorchMultiHeadAttention.book, { chapter: "3", folder: "pkg/llms_from_scratch", file: "ch03.py", section: "" });
   for (const n of lab.classes.slice(5, 11)) assert.equal(facts[n].book.folder, "ch03/02_bonus_efficient-multihead-attention", n);
   // masks and dropout as rules, not class names
   assert.deepEqual(lab.classes.map((n) => facts[n].mask), ["none", "none", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_tokens",
-    "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens", "causal_tokens"]);
+    "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens", "causal_tokens", "causal_buffer"]);
   assert.equal(facts.MHAPyTorchFlexAttention.dropoutRule, "ignored");
-  assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", "", ""]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", "", "", "float32"]);
   // MHAEinsum projects x (d_in) to d_out with (d_in, d_out) matrices, as the book's current code does
   assert.deepEqual(lab.classes.filter((n) => facts[n].needsSquare), ["MultiHeadAttentionCombinedQKV", "MHAPyTorchClass"]);
   // FlexAttention's block mask is built for the tokens given: context_length is stored, never read
   assert.deepEqual(lab.classes.filter((n) => facts[n].contextLimit), ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV",
-    "MHAEinsum", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchClass"]);
-  assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(7).fill("MultiHeadAttention"));
+    "MHAEinsum", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchClass", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
+  assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(8).fill("MultiHeadAttention"));
   assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);
   assert.equal(facts.MultiHeadAttention.convertsTo, "MultiHeadAttentionWrapper");
   assert.equal(facts.CausalAttention.convertsTo, "");

@@ -82,6 +82,7 @@ test("every stage a traced run of every class hands back has an id of the union,
     const facts = lab.describe(className).class;
     const values = { d_in: 6, d_out: 6, context_length: 8, dropout: 0.25, num_heads: 2, num_kv_groups: 1, qkv_bias: true, latent_dim: 3 };
     const config = Object.fromEntries(facts.slots.filter((s) => s.name in values).map((s) => [s.name, values[s.name]]));
+    if (!lab.describe(className, config).ok) config.num_heads = 3;  // RoPE rotates halves: an even head_dim, 6 / 3
     const x = lab.seededTokens(5, 6, 1);
     const input = { shape: lab.inputShape(className, 5, 6, 1), data: x.data };
     for (const trace of [true, "lazy"]) {
@@ -98,4 +99,5 @@ test("every stage a traced run of every class hands back has an id of the union,
     }
   }
   for (const id of ["input", "c_kv", "mask", "attn_weights_dropout", "heads_concat", "proj", "output"]) assert.ok(seen.has(id), id);
+  for (const id of ["cos", "sin", "queries_rope", "keys_rope"]) assert.ok(seen.has(id), id);
 });
