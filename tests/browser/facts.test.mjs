@@ -35,6 +35,9 @@ const CASES = [
   ["GroupedQueryAttention(3, 4, 0.0, 4, 2)", /^causal, built for the tokens given/, /Causal mask for the 6 tokens given/, /chapter 4 bonus material \(ch04\/04_gqa\/gpt_with_kv_gqa\.py\)/],
   ["MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2)", /^causal, built for the tokens given/, /Causal mask for the 6 tokens given/, /chapter 4 bonus material \(ch04\/05_mla\/gpt_with_kv_mla\.py\)/],
   ["MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3)", /^sliding window of 3 keys, built for the tokens given/, /Sliding-window causal mask/, /ch04\/06_swa\/gpt_with_kv_swa\.py/],
+  // a class told apart from the chapter's by its book folder (its id), with RoPE
+  ["MultiHeadAttention@ch05/07_gpt_to_llama(4, 4, 6, 2)", /^causal: a 6 × 6 float32 buffer = 144 bytes$/, /top-left 6 x 6 of the 6 x 6 buffer/,
+    /chapter 5 bonus material \(ch05\/07_gpt_to_llama\/converting-gpt-to-llama2\.ipynb\)/],
 ];
 
 describe("facts, code and stage notes for every class", () => {
@@ -49,7 +52,7 @@ describe("facts, code and stage notes for every class", () => {
     // grouped by the folder of the book's repository
     const groups = await page.locator("#class-select optgroup").evaluateAll((gs) => gs.map((g) => g.label));
     assert.deepEqual(groups, ["Chapter 3: ch03/01_main-chapter-code", "Chapter 3 bonus: ch03/02_bonus_efficient-multihead-attention", "Chapter 3 bonus: pkg/llms_from_scratch",
-      "Chapter 4 bonus: ch04/04_gqa", "Chapter 4 bonus: ch04/05_mla", "Chapter 4 bonus: ch04/06_swa"]);
+      "Chapter 4 bonus: ch04/04_gqa", "Chapter 4 bonus: ch04/05_mla", "Chapter 4 bonus: ch04/06_swa", "Chapter 5 bonus: ch05/07_gpt_to_llama"]);
     await finish(page);
   });
 
@@ -84,6 +87,18 @@ describe("facts, code and stage notes for every class", () => {
         assert.match(await page.locator("[data-stage=keys] .stage-formula").textContent(), /^keys = W_UK\(c_kv\)\.view/);
         await page.getByTestId("facts").screenshot({ path: `${SCREENSHOT_DIR}/facts-mla.png` });
         await latent.screenshot({ path: `${SCREENSHOT_DIR}/mla-latent-stage.png` });
+      }
+      if (className.includes("@")) {
+        // Python's name in the code, the id in the picker and the call box; the RoPE tables and the rotated queries and keys as stages
+        assert.match(code, /^mha_llama2 = MultiHeadAttention\(4, 4, 6, 2\)$/m);
+        assert.equal(await page.locator("#class-select").inputValue(), className);
+        assert.equal(await page.getByTestId("call-box").inputValue(), call);
+        assert.match(await page.locator("[data-stage=cos] h3").textContent(), /RoPE table cos: rows 0 to 5 of the \(6, 2\) buffer \(theta = 10000\)/);
+        assert.match(await page.locator("[data-stage=sin] .stage-formula").textContent(), /^sin = torch\.sin\(angles\)/);
+        assert.match(await page.locator("[data-stage=queries_rope] .stage-formula").first().textContent(), /^queries = compute_rope\(queries, self\.cos, self\.sin\)/);
+        assert.match(await page.locator("[data-stage=keys_rope] h3").textContent(), /Keys after RoPE per head/);
+        assert.match((await page.locator("[data-stage=out_proj] h3").textContent()).replace(/^out_proj\s*/, ""), /^Output projection \(no bias\)$/);
+        await page.locator("[data-stage=queries_rope]").screenshot({ path: `${SCREENSHOT_DIR}/llama2-queries-rope-stage.png` });
       }
       if (className === "MHAPyTorchSDPAWithoutFlash") {
         // the pitfall, stage by stage: the inverted mask, then the last query's NaN row and its warning
