@@ -34,6 +34,8 @@ export const PAGE_CASES = [
     name: "wrapper_vs_fused", query: "?class=MultiHeadAttentionWrapper&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2",
     steps: [{ click: "compare-button" }], waitFor: "compare-verdict", diff: "[data-compare-stage=output]",
   },
+  // A class id with its book folder (Name@folder), URL-encoded as any value is.
+  { name: "llama2_rope", query: "?class=MultiHeadAttention%40ch05%2F07_gpt_to_llama&d_in=4&d_out=4&context_length=8&num_heads=2&tokens=the+cat+saw+the+dog&seed=7&batch=2" },
 ];
 
 /** A page case's clicks (after its first run), then what it waits for. */
