@@ -11,8 +11,8 @@ const SLOTS = ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_b
 export function setupWays(app) {
   const { lab } = app;
   const facts = (name) => lab.classFacts(name);
-  /** The classes that copy from `source`, and the source itself first. */
-  const targets = (source) => lab.classes.filter((n) => facts(n).copiesFrom.some((p) => p.from === source));
+  /** The classes of `source`'s chapter that copy from it (a later chapter's class that copies it is another model, not a way to write it). */
+  const targets = (source) => lab.classes.filter((n) => facts(n).copiesFrom.some((p) => p.from === source) && facts(n).book.chapter === facts(source).book.chapter);
   const source = lab.classes.find((n) => targets(n).length > 0);
   const intro = h("p", { dataset: { testid: "ways-intro" } });
   const button = h("button", { type: "button", part: "button", dataset: { testid: "ways-run" }, on: { click: run } }, S.waysRun);
