@@ -46,7 +46,7 @@ describe("security", () => {
     const page = await openPage(lab);
     const response = await page.request.get(lab.url);
     assert.match(response.headers()["content-security-policy"], /script-src 'self'/);
-    assert.equal(await page.locator("#class-select option").count(), 15, "the chapter's five classes, its seven bonus rewrites and the three chapter 4 bonus classes");
+    assert.equal(await page.locator("#class-select option").count(), 16, "the chapter's five classes, its seven bonus rewrites, the three chapter 4 bonus classes and the chapter 5 bonus class");
     await finish(page);
   });
 
