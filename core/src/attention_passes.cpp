@@ -1,6 +1,7 @@
 #include "attention_passes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace attention_lab {
@@ -25,6 +26,7 @@ Tensor& Activations::operator[](StageId id) {
                               &attn_weights_dropout,
                               &context_vec,
                               &heads_concat,
+                              &gate,
                               &out_proj,
                               &proj,
                               &output};
@@ -83,8 +85,6 @@ void check_cache(const ForwardPlan& p, const KvCache& cache, int64_t b, int64_t 
                          "Start a new cache, or make one with a window (newCache({window: " + std::to_string(c.context_length) + "})) whose oldest keys shift out.");
 }
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
 }  // namespace
 
 Chunk chunk_of(const ForwardPlan& p, const Tensor& x, const ForwardOptions& options) {
@@ -118,12 +118,13 @@ void mask_row(const ForwardPlan& p, const Chunk& c, float* row, int64_t i) {
   // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask);
   // the inverted mask hides j <= i instead.
   const int64_t keys = c.past + c.T;  // appended keys (j >= keys) are never hidden
+  const float fill = p.mask_fill;
   if (p.mask == MaskKind::Inverted) {
-    std::fill(row, row + std::min(i + 1, keys), kNegInf);
+    std::fill(row, row + std::min(i + 1, keys), fill);
     return;
   }
-  if (c.past + i + 1 < keys) std::fill(row + c.past + i + 1, row + keys, kNegInf);
-  if (p.window > 0 && c.past + i - p.window >= 0) std::fill(row, row + std::min(c.past + i - p.window + 1, keys), kNegInf);
+  if (c.past + i + 1 < keys) std::fill(row + c.past + i + 1, row + keys, fill);
+  if (p.window > 0 && c.past + i - p.window >= 0) std::fill(row, row + std::min(c.past + i - p.window + 1, keys), fill);
 }
 
 void project_latent(const PassContext& ctx, const Tensor& x, Activations& a) {
@@ -250,8 +251,8 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
     if (observing) rec.rows(StageId::AttnScores, slab_index, at, sb, n);
     if (masked && (observing || !lower)) {  // the masked scores as the book writes them (the causal fast path needs no -inf past the diagonal)
       for (int64_t i = r0; i < r0 + rows; ++i) mask_row(p, c, slab + i * Tk, i);
-    } else if (p.window > 0) {  // keys before the window: -inf inside each row's causal prefix, so the softmax gives them weight 0
-      for (int64_t i = std::max(p.window, r0); i < r0 + rows; ++i) std::fill(slab + i * Tk, slab + i * Tk + (i - p.window + 1), kNegInf);
+    } else if (p.window > 0) {  // keys before the window: masked inside each row's causal prefix, so the softmax gives them weight 0
+      for (int64_t i = std::max(p.window, r0); i < r0 + rows; ++i) std::fill(slab + i * Tk, slab + i * Tk + (i - p.window + 1), p.mask_fill);
     }
     if (masked && observing) rec.rows(StageId::AttnScoresMasked, slab_index, at, sb, n);
     // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
@@ -315,6 +316,19 @@ void merge_heads(const PassContext& ctx, Activations& a) {
   for (int64_t bi = 0; bi < c.b; ++bi)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t t = 0; t < c.T; ++t) std::copy_n(a.context_vec.data.data() + ((bi * H + h) * c.T + t) * hd, hd, a.heads_concat.data.data() + (bi * c.T + t) * width + h * hd);
+}
+
+Tensor gated(const ForwardPlan& p, const Operators& operators, ThreadPool* pool, const Tensor& x, const Tensor& concat) {
+  const int64_t rows = numel_of(concat.shape) / p.proj_width;                                                                   // b * T
+  Tensor out(concat.shape);                                                                                                     // (b, num_tokens, d_out)
+  ops::gemm(pool, x.data.data(), rows, p.config.d_in, operators.weight[kGateOp], operators.bias_of(kGateOp), out.data.data());  // gate = x @ W_gate.T + b
+  // context * torch.sigmoid(gate), sigmoid as PyTorch's CPU kernel writes it: 1 / (1 + exp(-gate))
+  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = concat.data[i] * (1.0f / (1.0f + std::exp(-out.data[i])));
+  return out;
+}
+
+void gate_heads(const PassContext& ctx, const Tensor& x, Activations& a) {
+  if (ctx.plan().gate) a.gate = gated(ctx.plan(), ctx.operators, ctx.options.pool, x, a.heads_concat);
 }
 
 Tensor take_output(const PassContext& ctx, Activations& a, bool keep) {

@@ -18,9 +18,9 @@
 namespace attention_lab {
 
 /// The operators a module prepares, one slot each (AttentionModule::Impl::Prepared): the queries, keys
-/// and values (also the packed qkv's thirds, in that order), out_proj, a second projection, and the
-/// down-projection to a latent.
-enum Operator : int { kQueryOp, kKeyOp, kValueOp, kOutOp, kProjOp, kLatentDownOp, kOperators };
+/// and values (also the packed qkv's thirds, in that order), out_proj, a second projection, the
+/// down-projection to a latent, and an output gate.
+enum Operator : int { kQueryOp, kKeyOp, kValueOp, kOutOp, kProjOp, kLatentDownOp, kGateOp, kOperators };
 static_assert(kQueryOp == 0 && kKeyOp == 1 && kValueOp == 2, "the packed qkv's thirds and the forward's q, k, v loop count from the queries");
 
 /// A module's prepared operators as the passes read them (AttentionModule's, or any caller's that
@@ -49,6 +49,7 @@ struct Activations {
   Tensor attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout;
   Tensor context_vec;     // (b, H, T, head_dim)
   Tensor heads_concat;    // (b, T, H * head_dim)
+  Tensor gate;            // (b, T, H * head_dim): heads_concat * sigmoid(x @ W_gate.T + b)
   Tensor out_proj, proj;  // (b, T, d_out)
   Tensor output;          // the trace's copy of the output
   /// The tensor of stage `id`.
@@ -103,8 +104,9 @@ class Recorder {
 /// (cache_unsupported, cache_module, cache_batch, cache_window, cache_full, too_large).
 Chunk chunk_of(const ForwardPlan& p, const Tensor& x, const ForwardOptions& options);
 
-/// Row i of a chunk's scores masked in place (-inf runs): keys past the query, those before its
-/// window, or the inverted mask's keys up to the query. Appended keys are never hidden.
+/// Row i of a chunk's scores masked in place (runs of the plan's mask_fill: -inf, or
+/// torch.finfo(float32).min): keys past the query, those before its window, or the inverted mask's
+/// keys up to the query. Appended keys are never hidden.
 void mask_row(const ForwardPlan& p, const Chunk& c, float* row, int64_t i);
 
 /// Pass 1a: the latent c_kv = x @ W_DKV.T + b (b, T, latent_dim), and with a cache every c_kv row
@@ -131,6 +133,12 @@ void attend(const PassContext& ctx, Activations& a, Recorder& recorder);
 Tensor share_columns(const PassContext& ctx, const Activations& a);
 /// Pass 7: heads_concat (b, T, H * hd), column h * hd + j. Single-head classes: nothing.
 void merge_heads(const PassContext& ctx, Activations& a);
+/// Pass 7b, classes with an output gate: gate = heads_concat * sigmoid(x @ W_gate.T + b) (b, T, H * hd),
+/// what out_proj reads. Others: nothing.
+void gate_heads(const PassContext& ctx, const Tensor& x, Activations& a);
+/// The gate on merged heads `concat` (b, T, width) of `x` (b, T, d_in), from the prepared operators:
+/// gate_heads' math, also for heads joined from shares (AttentionModule::project_heads).
+Tensor gated(const ForwardPlan& p, const Operators& operators, ThreadPool* pool, const Tensor& x, const Tensor& concat);
 /// The last pass's tensor (proj, out_proj, heads_concat or context_vec): moved out, or copied when
 /// the recorder keeps it.
 Tensor take_output(const PassContext& ctx, Activations& a, bool keep);

@@ -91,6 +91,8 @@ int role_index(Role r) {
       return kProjOp;
     case Role::LatentDown:
       return kLatentDownOp;
+    case Role::Gate:
+      return kGateOp;
     default:
       return -1;
   }
@@ -189,8 +191,8 @@ AttentionModule::Impl::Impl(const ModuleConfig& config) : plan_(plan_forward(che
     // matrices (the wrapper's heads side by side, packed rows split apart), out_proj and proj (d_out, d_out);
     // with a latent: W_DKV (d_in, latent_dim), and the keys and values read the latent (latent_dim, d_out).
     const int64_t kv_in = p.latent_dim > 0 ? p.latent_dim : config.d_in;
-    const int64_t k_of[kRoles] = {config.d_in, kv_in, kv_in, config.d_out, config.d_out, config.d_in};
-    const int64_t n_of[kRoles] = {p.proj_width, p.kv_heads * p.head_dim, p.kv_heads * p.head_dim, config.d_out, config.d_out, p.latent_dim};
+    const int64_t k_of[kRoles] = {config.d_in, kv_in, kv_in, config.d_out, config.d_out, config.d_in, config.d_in};
+    const int64_t n_of[kRoles] = {p.proj_width, p.kv_heads * p.head_dim, p.kv_heads * p.head_dim, config.d_out, config.d_out, p.latent_dim, p.proj_width};
     bool used[kRoles] = {}, biased[kRoles] = {};
     for (const auto& spec : parameter_specs(config)) {
       const ParamRecipe& r = *spec.recipe;
@@ -583,7 +585,9 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
   if (options.warnings != nullptr && options.generator != nullptr) start = *options.generator;
   try {
     Tensor out_proj, projected;
-    live(impl_).project(concat, b, T, options.pool, out_proj, projected);
+    const Impl& m = live(impl_);
+    const Tensor gate = p.gate ? gated(p, {m.prepared_.weight, m.prepared_.bias, m.prepared_.token}, options.pool, x, concat) : Tensor();
+    m.project(p.gate ? gate : concat, b, T, options.pool, out_proj, projected);
     Tensor y = p.proj ? std::move(projected) : p.out_proj ? std::move(out_proj) : concat;
     if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) {
       ForwardOptions whole = options;
@@ -619,8 +623,9 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     attend(ctx, a, recorder);
     if (options.share != nullptr) return share_columns(ctx, a);
     merge_heads(ctx, a);
+    gate_heads(ctx, x, a);
     // out_proj, then a second projection when the class has one (MHAPyTorchClass's proj)
-    project(a.heads_concat, ctx.chunk.b, ctx.chunk.T, options.pool, a.out_proj, a.proj);
+    project(p.gate ? a.gate : a.heads_concat, ctx.chunk.b, ctx.chunk.T, options.pool, a.out_proj, a.proj);
     Tensor output = take_output(ctx, a, recorder.observing());
     KvCache next;  // the cache after this chunk, kept when the forward returns
     if (options.cache != nullptr) next = next_cache(ctx, a, recorder.observing());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attention_lab {
 
@@ -44,6 +45,8 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   p.extra_kv = c.extra_kv_tokens();
   p.latent_dim = has_param(c, Role::LatentDown, Layout::OutIn) ? c.latent_width() : 0;
   p.rope_theta = r.rope_theta;
+  p.mask_fill = r.mask_fill_min ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
+  p.gate = has_param(c, Role::Gate, Layout::OutIn);
   return p;
 }
 
@@ -77,6 +80,7 @@ double plan_heap_bytes(const ForwardPlan& p, const std::optional<Shape>& input_s
   const double latent = static_cast<double>(p.latent_dim), kv_in = p.latent_dim > 0 ? latent : d_in;
   double floats = packed(d_in, proj) + 2 * packed(kv_in, kv_width) + (c.qkv_bias ? proj + 2 * kv_width : 0);
   if (p.latent_dim > 0) floats += packed(d_in, latent) + (c.qkv_bias ? latent : 0);
+  if (p.gate) floats += packed(d_in, proj) + (has_param(c, Role::Gate, Layout::Vector) ? proj : 0);
   if (p.out_proj) floats += packed(d_out, d_out) + (p.out_proj_bias ? d_out : 0);
   if (p.proj) floats += packed(d_out, d_out) + d_out;
   floats += 2.0 * static_cast<double>(p.extra_kv) * kv_width;                                             // bias_k, bias_v

@@ -5,6 +5,7 @@
 #include "attention_lab/stage_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "attention_lab/text.hpp"
@@ -28,6 +29,7 @@ enum class When {
   OutProj,       // a forward of a class with an output projection
   Proj,          // a forward of a class with a second projection after out_proj (MHAPyTorchClass)
   Rope,          // a forward of a class with rotary position embeddings (RoPE) on queries and keys
+  Gate,          // a forward of a class with an output gate: the merged heads times sigmoid(gate), (b, num_tokens, d_out)
 };
 
 /// The size of a stage's tensor (stage_floats).
@@ -108,6 +110,7 @@ constexpr StageRow kStages[] = {
     {StageId::AttnWeightsDropout, "attn_weights_dropout", When::Dropout, Axes::Slab, Size::Slab, 0, 1, View::NoDropout, "weights", texts(kAttnWeightsDropoutTexts)},
     {StageId::ContextVec, "context_vec", When::Always, Axes::Tokens, Size::QueryHeads, 1, 0, View::None, "vectors", texts(kContextVecTexts)},
     {StageId::HeadsConcat, "heads_concat", When::Heads, Axes::Merged, Size::Merged, 1, 0, View::None, "vectors", texts(kHeadsConcatTexts)},
+    {StageId::Gate, "gate", When::Gate, Axes::Merged, Size::Merged, 1, 0, View::None, "vectors", texts(kGateTexts)},
     {StageId::OutProj, "out_proj", When::OutProj, Axes::Merged, Size::DOut, 1, 0, View::None, "vectors", texts(kOutProjTexts)},
     {StageId::Proj, "proj", When::Proj, Axes::Merged, Size::DOut, 1, 0, View::None, "vectors", texts(kProjTexts)},
     {StageId::Output, "output", When::Always, Axes::Merged, Size::Output, 0, 2, View::None, "vectors", texts(kOutputTexts)},
@@ -239,6 +242,10 @@ Fields fields_of(const ForwardPlan& p, StageId id, int64_t num_tokens, int64_t c
       {"position", std::to_string(position)},
       {"last", std::to_string(position + num_tokens - 1)},
       {"theta", fmt(p.rope_theta, 8)},
+      {"Wgate", module_of(c.recipe(), Role::Gate)},
+      {"fill", std::isinf(p.mask_fill) ? "-inf" : "torch.finfo(float32).min = " + fmt(p.mask_fill, 5) + ", not -inf"},
+      {"fill_code", std::isinf(p.mask_fill) ? "-torch.inf" : "torch.finfo(attn_scores.dtype).min"},
+      {"fill_note", std::isinf(p.mask_fill) ? "" : ": their weights are still exactly 0 (exp underflows) unless a query's every key is masked"},
   };
   if (id == StageId::Queries || id == StageId::Keys || id == StageId::Values || id == StageId::QueriesRope || id == StageId::KeysRope) {  // kProjectionTexts, kRopeTexts
     const int m = id == StageId::Queries || id == StageId::QueriesRope ? 0 : id == StageId::Keys || id == StageId::KeysRope ? 1 : 2;
@@ -312,6 +319,8 @@ bool stage_present(const ForwardPlan& p, StageId id, bool cached) {
       return p.proj;
     case When::Rope:
       return p.rope();
+    case When::Gate:
+      return p.gate;
   }
   return false;
 }

@@ -73,8 +73,8 @@ inline constexpr TextVariant kMaskTexts[] = {
      "mask = (diff < 0) | (diff >= {window}), diff = q_positions.unsqueeze(-1) - k_positions.unsqueeze(0)"},
 };
 inline constexpr TextVariant kAttnScoresMaskedTexts[] = {
-    {"", "Masked scores (future keys set to -inf)", "attn_scores.masked_fill_(mask.bool(), -torch.inf)"},
-    {"window", "Masked scores (future keys and keys {window} or more tokens back set to -inf)", "attn_scores.masked_fill_(mask, -torch.inf)"},
+    {"", "Masked scores (future keys set to {fill}){fill_note}", "attn_scores.masked_fill_(mask.bool(), {fill_code})"},
+    {"window", "Masked scores (future keys and keys {window} or more tokens back set to {fill}){fill_note}", "attn_scores.masked_fill_(mask, {fill_code})"},
     {"inverted", "Masked scores (the inverted mask: keys at or before each query set to -inf)",
      "attn_scores + attn_mask, where the mask adds -inf wherever it is False (on and below the diagonal)"},
 };
@@ -98,6 +98,10 @@ inline constexpr TextVariant kHeadsConcatTexts[] = {
     {"modules", "Heads concatenated: width num_heads x d_out = {num_heads} x {head_dim} = {width}",
      "torch.cat([head(x) for head in heads], dim=-1): head h fills columns h*d_out to (h+1)*d_out-1"},
     {"fused", "Heads merged back to tokens: width d_out = {d_out}", "context_vec.transpose(1, 2).contiguous().view(b, num_tokens, d_out): (t, h, j) -> column h*head_dim + j"},
+};
+inline constexpr TextVariant kGateTexts[] = {
+    {"", "Gated context: the merged heads times sigmoid(gate), each value scaled by a number between 0 and 1",
+     "heads_concat * torch.sigmoid(gate), gate = {Wgate}(x)  (x @ weight.T{bias}; weight is (d_out, d_in))"},
 };
 inline constexpr TextVariant kOutProjTexts[] = {
     {"", "Output projection{out_named}", "{out}(context_vec) = context_vec @ {out}.weight.T + {out}.bias"},

@@ -1,6 +1,7 @@
 // The trace's side of the forward: the recorder that copies and summarizes the passes' stages, and
 // the views (StageView) a resident trace reads instead of copies.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -17,8 +18,8 @@ const Stage& source_of(const std::vector<Stage>& trace, const Stage& s, const st
     if (trace[k].id == id && trace[k].view == StageView::Own) return trace[k];
   throw std::invalid_argument("stage_rows: " + s.id + " reads stage '" + id + "', which this trace does not hold");
 }
-/// A MaskedFill view's value: -inf where the mask holds 1 (masked_fill(mask.bool(), -inf)), else the source's.
-inline float masked_fill(float mask, float value) { return mask == 1.0f ? -std::numeric_limits<float>::infinity() : value; }
+/// A MaskedFill view's value: `fill` where the mask holds 1 (masked_fill(mask.bool(), -inf)), else the source's.
+inline float masked_fill(float mask, float value, float fill) { return mask == 1.0f ? fill : value; }
 
 /// How a view's values are read, its source (and for MaskedFill the trace's mask) found once: the one
 /// rule of a view for a value (its summaries at emit) and for rows (stage_rows). Row r of the view (an
@@ -28,6 +29,7 @@ struct ViewReader {
   const float* source;
   const float* mask;  // (rows, cols), or null (Same)
   int64_t rows, cols;
+  float fill;  // -inf (MaskedFill), torch.finfo(float32).min (MaskedFillMin)
 
   ViewReader(const std::vector<Stage>& trace, const Stage& s) {
     const Shape& shape = s.shape();
@@ -35,7 +37,8 @@ struct ViewReader {
     rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
     source = source_of(trace, s, s.source).tensor.data.data();
     mask = nullptr;
-    if (s.view != StageView::MaskedFill) return;
+    fill = s.view == StageView::MaskedFillMin ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
+    if (s.view != StageView::MaskedFill && s.view != StageView::MaskedFillMin) return;
     const Stage& m = source_of(trace, s, "mask");
     if (m.shape() != Shape{rows, cols}) throw std::invalid_argument("stage_rows: the mask's shape does not match " + s.id + "'s last two axes");
     mask = m.tensor.data.data();
@@ -45,7 +48,7 @@ struct ViewReader {
   /// The value at flat index i.
   float at(int64_t i) const {
     const float v = source[i];
-    return mask == nullptr || cols == 0 || rows == 0 ? v : masked_fill(mask_row(i / cols)[i % cols], v);
+    return mask == nullptr || cols == 0 || rows == 0 ? v : masked_fill(mask_row(i / cols)[i % cols], v, fill);
   }
   /// Rows [row, row + count): a pointer into the source (Same), or made in `scratch` (MaskedFill).
   const float* read_rows(int64_t row, int64_t count, std::vector<float>& scratch) const {
@@ -55,7 +58,7 @@ struct ViewReader {
     for (int64_t r = 0; rows > 0 && r < count; ++r) {
       const float* m = mask_row(row + r);
       float* out = scratch.data() + r * cols;
-      for (int64_t c = 0; c < cols; ++c) out[c] = masked_fill(m[c], src[r * cols + c]);
+      for (int64_t c = 0; c < cols; ++c) out[c] = masked_fill(m[c], src[r * cols + c], fill);
     }
     return scratch.data();
   }
@@ -164,8 +167,8 @@ void TraceRecorder::finish(Activations& a, const Tensor& x, const Tensor& output
     a.mask = Tensor({c.T, c.Tk});  // (num_tokens, keys), 1 where a key is masked: the rows of the chunk's positions
     for (int64_t i = 0; i < c.T; ++i) {
       float* row = a.mask.data.data() + i * c.Tk;
-      mask_row(p, c, row, i);  // -inf where masked, then 1
-      std::replace(row, row + c.Tk, -std::numeric_limits<float>::infinity(), 1.0f);
+      mask_row(p, c, row, i);  // the plan's mask_fill where masked, then 1
+      std::replace(row, row + c.Tk, p.mask_fill, 1.0f);
     }
   }
   a.input = x;  // the trace's own copies
@@ -179,7 +182,7 @@ void TraceRecorder::finish(Activations& a, const Tensor& x, const Tensor& output
     const StageId id = static_cast<StageId>(i);
     const bool slab = id == StageId::AttnScores || id == StageId::AttnScoresMasked || id == StageId::AttnWeights || id == StageId::AttnWeightsDropout;
     if (id == StageId::AttnScoresMasked && masked_view_)
-      emit_view(id, StageView::MaskedFill, StageId::AttnScores, slab_values_[1]);
+      emit_view(id, std::isinf(p.mask_fill) ? StageView::MaskedFill : StageView::MaskedFillMin, StageId::AttnScores, slab_values_[1]);
     else if (id == StageId::AttnWeightsDropout && dropped_view_)
       emit_view(id, StageView::Same, StageId::AttnWeights, slab_values_[3]);
     else
@@ -202,7 +205,7 @@ Tensor stage_tensor(const std::vector<Stage>& trace, const Stage& s) {
   const int64_t rows = cols > 0 ? numel_of(shape) / cols : 0;
   std::vector<float> scratch;
   const float* values = stage_rows(trace, s, 0, rows, scratch);
-  if (s.view == StageView::MaskedFill) return Tensor(shape, std::move(scratch));
+  if (s.view == StageView::MaskedFill || s.view == StageView::MaskedFillMin) return Tensor(shape, std::move(scratch));
   return Tensor(shape, std::vector<float>(values, values + rows * cols));
 }
 

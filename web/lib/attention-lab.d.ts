@@ -1112,6 +1112,8 @@ export type StageId =
   | "context_vec"
   /** Emitted by a forward of a class with heads to merge; shown as "vectors". */
   | "heads_concat"
+  /** Emitted by a forward of a class with an output gate: the merged heads times sigmoid(gate), (b, num_tokens, d_out); shown as "vectors". */
+  | "gate"
   /** Emitted by a forward of a class with an output projection; shown as "vectors". */
   | "out_proj"
   /** Emitted by a forward of a class with a second projection after out_proj (MHAPyTorchClass); shown as "vectors". */

@@ -22,9 +22,10 @@ namespace attention_lab {
 /// and, when no dropout acted, the dropout stage as views of other (b, H, T, Tk) stages, read when
 /// asked (stage_rows): 96 MB fewer at GPT-2 small's 1,024 tokens.
 enum class StageView {
-  Own,         // in the stage's tensor
-  Same,        // those of stage `source` (attn_weights_dropout when no dropout acted: the weights themselves)
-  MaskedFill,  // stage `source` with -inf where the trace's mask stage holds 1: attn_scores.masked_fill(mask.bool(), -torch.inf), ch03
+  Own,            // in the stage's tensor
+  Same,           // those of stage `source` (attn_weights_dropout when no dropout acted: the weights themselves)
+  MaskedFill,     // stage `source` with -inf where the trace's mask stage holds 1: attn_scores.masked_fill(mask.bool(), -torch.inf), ch03
+  MaskedFillMin,  // the same with torch.finfo(float32).min in place of -inf (a recipe's mask_fill_min)
 };
 
 /// One stage of a forward pass. `axes` names each axis of `shape`

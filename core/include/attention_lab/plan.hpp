@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ struct ForwardPlan {
                                // then a KV cache holds c_kv alone (ClassSpec::latent()), keys and values re-projected from all of it
   double rope_theta = 0.0;     // RoPE on queries and keys after the head split, cos/sin of context_length rows (0: none)
   bool rope() const { return rope_theta > 0.0; }
+  /// What masked scores are set to: -inf, or torch.finfo(float32).min (ClassSpec::mask_fill_min).
+  float mask_fill = -std::numeric_limits<float>::infinity();
+  /// An output gate: the merged heads times sigmoid(x @ W_gate.T + b) before out_proj (role Gate).
+  bool gate = false;
   bool kv_projection_width_differs() const { return kv_heads != query_heads; }
   /// Keys for `num_tokens` queries: the tokens plus the appended ones.
   int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
@@ -92,6 +97,7 @@ enum class StageId {
   AttnWeightsDropout,
   ContextVec,
   HeadsConcat,
+  Gate,
   OutProj,
   Proj,
   Output

@@ -88,7 +88,9 @@ enum class Dim { One, DIn, DOut, KvWidth /* num_kv_groups x head_dim */, ThreeDO
 /// `LatentDown` projects x to a latent c_kv (nn.Linear(d_in, latent_dim): what a latent KV cache
 /// stores), and `KeyUp` / `ValueUp` re-project the latent to the keys and the values
 /// (nn.Linear(latent_dim, d_out)) in place of Key / Value from x (multi-head latent attention).
-enum class Role { Query, Key, Value, Qkv, Out, Proj, BiasK, BiasV, LatentDown, KeyUp, ValueUp };
+/// `Gate` projects x to an output gate (nn.Linear(d_in, d_out)): the merged heads are multiplied by
+/// sigmoid(x @ W.T + b) before the output projection (gated attention).
+enum class Role { Query, Key, Value, Qkv, Out, Proj, BiasK, BiasV, LatentDown, KeyUp, ValueUp, Gate };
 
 /// How a parameter is stored: (out, in) used as x @ W.T (nn.Linear), (in, out) used as x @ W
 /// (nn.Parameter used with @ or einsum "bnd,do->bno"), a vector (a bias), or one extra key/value
@@ -185,6 +187,9 @@ struct ClassSpec {
   /// 1/sqrt(head_dim) applied to the queries before q @ k^T (nn.MultiheadAttention and PyTorch's
   /// scaled_dot_product_attention math) instead of to the scores (the book's classes).
   bool scale_queries = false;
+  /// Masked scores are filled with torch.finfo(float32).min, not -inf: the weights are still exactly
+  /// 0 (exp underflows) unless a row is all masked, which then gets equal weights instead of NaN.
+  bool mask_fill_min = false;
   /// Stage-text variant names this class uses (e.g. "packed" for its q/k/v, "sdpa" for its weights).
   std::string qkv_text = "";
   std::string attention_text = "";
