@@ -36,6 +36,8 @@ export const PAGE_CASES = [
   },
   // A class id with its book folder (Name@folder), URL-encoded as any value is.
   { name: "llama2_rope", query: "?class=MultiHeadAttention%40ch05%2F07_gpt_to_llama&d_in=4&d_out=4&context_length=8&num_heads=2&tokens=the+cat+saw+the+dog&seed=7&batch=2" },
+  // GatedMultiHeadAttention (ch04/08_deltanet) in training: W_gate's draws and the dropout stream
+  { name: "gated_train_dropout", query: "?class=GatedMultiHeadAttention&d_in=4&d_out=4&context_length=6&dropout=0.5&num_heads=2&qkv_bias=True&num_tokens=5&seed=9&mode=train" },
 ];
 
 /** A page case's clicks (after its first run), then what it waits for. */

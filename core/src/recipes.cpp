@@ -97,6 +97,17 @@ Params latent_params() {
   linear(p, "out_proj", Role::Out, Dim::DOut, Dim::DOut, Presence::Always);
   return p;
 }
+/// Gated attention (ch04/08_deltanet): W_query, then the output gate W_gate (d_in -> d_out), W_key,
+/// W_value, each with a bias when qkv_bias, then out_proj (always with a bias); drawn in that order.
+Params gated_params() {
+  Params p;
+  linear(p, "W_query", Role::Query, Dim::DOut, Dim::DIn, Presence::WithQkvBias);
+  linear(p, "W_gate", Role::Gate, Dim::DOut, Dim::DIn, Presence::WithQkvBias);
+  linear(p, "W_key", Role::Key, Dim::DOut, Dim::DIn, Presence::WithQkvBias);
+  linear(p, "W_value", Role::Value, Dim::DOut, Dim::DIn, Presence::WithQkvBias);
+  linear(p, "out_proj", Role::Out, Dim::DOut, Dim::DOut, Presence::Always);
+  return p;
+}
 /// qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias), proj = nn.Linear(d_out, d_out).
 Params packed_params() {
   Params p;
@@ -489,6 +500,26 @@ std::vector<ClassSpec> make_recipes() {
                 11}};
   r.push_back(with(s, linear_params(true)));
 
+  s = {};
+  s.name = "GatedMultiHeadAttention";
+  s.slots = {d_in_slot(), d_out_slot(kTotal), context_slot(3), dropout_slot(4), heads_slot(5, kShared), bias_slot(6, "add a bias to W_query, W_gate, W_key and W_value")};
+  s.doc =
+      "The chapter's MultiHeadAttention with an output gate (Qwen3-Next's gated attention): the merged heads are multiplied by sigmoid(W_gate(x)) before out_proj, "
+      "and the causal mask fills torch.finfo(float32).min instead of -inf.";
+  s.book = {"4", "ch04/08_deltanet", "README.md", ""};
+  s.python_name = "gated_mha";
+  s.heads = HeadsRule::Fused;
+  s.mask = MaskRule::CausalBuffer;
+  s.mask_fill_min = true;
+  s.dropout = DropoutRule::Weights;
+  s.context_limit = true;
+  s.mask_buffer_bytes = 4;  // registered with persistent=False: held, but not in its state_dict
+  s.heads_assert = "AssertionError";
+  s.copies_from = {{"MultiHeadAttention",
+                    "W_query, W_key, W_value and out_proj copied as they are; W_gate has no counterpart and keeps its own values, so sigmoid(W_gate(x)) "
+                    "still scales the context and the outputs cannot agree (the masked scores differ too, torch.finfo(float32).min against -inf, "
+                    "with the same weights)."}};
+  r.push_back(with(s, gated_params()));
   // ---- Chapter 5 bonus: Llama 2's attention -----------------------------------------------------
   s = {};
   s.name = "MultiHeadAttention@ch05/07_gpt_to_llama";

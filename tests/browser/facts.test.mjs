@@ -38,6 +38,7 @@ const CASES = [
   // a class told apart from the chapter's by its book folder (its id), with RoPE
   ["MultiHeadAttention@ch05/07_gpt_to_llama(4, 4, 6, 2)", /^causal: a 6 × 6 float32 buffer = 144 bytes$/, /top-left 6 x 6 of the 6 x 6 buffer/,
     /chapter 5 bonus material \(ch05\/07_gpt_to_llama\/converting-gpt-to-llama2\.ipynb\)/],
+  ["GatedMultiHeadAttention(3, 2, 6, 0.0, 2)", /^causal: a 6 × 6 float32 buffer = 144 bytes$/, /top-left 6 x 6 of the 6 x 6 buffer/, /chapter 4 bonus material \(ch04\/08_deltanet\/README\.md\)/],
 ];
 
 describe("facts, code and stage notes for every class", () => {
@@ -52,7 +53,7 @@ describe("facts, code and stage notes for every class", () => {
     // grouped by the folder of the book's repository
     const groups = await page.locator("#class-select optgroup").evaluateAll((gs) => gs.map((g) => g.label));
     assert.deepEqual(groups, ["Chapter 3: ch03/01_main-chapter-code", "Chapter 3 bonus: ch03/02_bonus_efficient-multihead-attention", "Chapter 3 bonus: pkg/llms_from_scratch",
-      "Chapter 4 bonus: ch04/04_gqa", "Chapter 4 bonus: ch04/05_mla", "Chapter 4 bonus: ch04/06_swa", "Chapter 5 bonus: ch05/07_gpt_to_llama"]);
+      "Chapter 4 bonus: ch04/04_gqa", "Chapter 4 bonus: ch04/05_mla", "Chapter 4 bonus: ch04/06_swa", "Chapter 4 bonus: ch04/08_deltanet", "Chapter 5 bonus: ch05/07_gpt_to_llama"]);
     await finish(page);
   });
 
@@ -99,6 +100,18 @@ describe("facts, code and stage notes for every class", () => {
         assert.match(await page.locator("[data-stage=keys_rope] h3").textContent(), /Keys after RoPE per head/);
         assert.match((await page.locator("[data-stage=out_proj] h3").textContent()).replace(/^out_proj\s*/, ""), /^Output projection \(no bias\)$/);
         await page.locator("[data-stage=queries_rope]").screenshot({ path: `${SCREENSHOT_DIR}/llama2-queries-rope-stage.png` });
+      }
+      if (className === "GatedMultiHeadAttention") {
+        // the mask fills torch.finfo(float32).min, and the stage says so; the gate comes between the merge and out_proj
+        assert.match(await page.locator("[data-stage=attn_scores_masked] h3").textContent(), /set to torch\.finfo\(float32\)\.min = -3\.4028e\+38, not -inf\): their weights are still exactly 0/);
+        const gate = page.locator("[data-stage=gate]");
+        assert.match(await gate.locator("h3").textContent(), /Gated context: the merged heads times sigmoid\(gate\)/);
+        assert.match(await gate.locator(".stage-formula").textContent(), /^heads_concat \* torch\.sigmoid\(gate\), gate = W_gate\(x\)/);
+        const order = await page.locator("[data-stage]").evaluateAll((cards) => cards.map((c) => c.dataset.stage));
+        assert.equal(order.indexOf("gate"), order.indexOf("heads_concat") + 1);
+        assert.equal(order.indexOf("out_proj"), order.indexOf("gate") + 1);
+        assert.match(await page.getByTestId("facts").textContent(), /W_gate\.weight/);
+        await gate.screenshot({ path: `${SCREENSHOT_DIR}/gated-gate-stage.png` });
       }
       if (className === "MHAPyTorchSDPAWithoutFlash") {
         // the pitfall, stage by stage: the inverted mask, then the last query's NaN row and its warning

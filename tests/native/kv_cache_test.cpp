@@ -66,7 +66,7 @@ TEST_CASE("a cached forward of any chunking equals the uncached forward within 1
   for (const auto& c : classes) names.push_back(c.class_name());
   // the chapter's causal classes and the bonus ones that mask causally over their own keys
   for (const char* name : {"CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA",
-                           "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MultiHeadLatentAttention"})
+                           "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MultiHeadLatentAttention", "GatedMultiHeadAttention"})
     CHECK_MESSAGE(std::count(names.begin(), names.end(), name) == 1, name);
   const Tensor x = seeded_tokens(2 * 8, 4, 7);
   const Tensor batch({2, 8, 4}, x.data);

@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <set>
 #include <utility>
 #include <vector>
@@ -613,6 +615,8 @@ TEST_SUITE("head shares") {
         {"MultiHeadLatentAttention", {{"d_in", i(24)}, {"d_out", i(24)}, {"dropout", f(0.0)}, {"num_heads", i(4)}, {"latent_dim", i(6)}}},
         {"MHAPyTorchClass", {{"d_in", i(24)}, {"d_out", i(24)}, {"num_heads", i(4)}, {"context_length", i(40)}, {"dropout", f(0.0)}, {"qkv_bias", SlotValue::boolean_value(true)}}},
         {"MHAEinsum", {{"d_in", i(12)}, {"d_out", i(12)}, {"context_length", i(40)}, {"dropout", f(0.0)}, {"num_heads", i(3)}, {"qkv_bias", SlotValue::boolean_value(true)}}},
+        {"GatedMultiHeadAttention",
+         {{"d_in", i(12)}, {"d_out", i(12)}, {"context_length", i(40)}, {"dropout", f(0.0)}, {"num_heads", i(3)}, {"qkv_bias", SlotValue::boolean_value(true)}}},
     };
     for (const auto& [cls, slots] : setups) {
       CAPTURE(cls);
@@ -671,5 +675,86 @@ TEST_SUITE("head shares") {
     o.share = &all;
     CHECK(refusal([&] { ca.forward(x, o); }) == bad);
     CHECK(refusal([&] { ca.project_heads(x, Tensor({1, 5, 4})); }) == bad);
+  }
+
+  TEST_CASE("GatedMultiHeadAttention: masked scores hold torch.finfo(float32).min with weights exactly 0 there, and gate = heads_concat * sigmoid(W_gate(x))") {
+    const auto& c = fixtures::named_case("gated_book_3to2_2heads");
+    TorchGenerator gen(123);
+    const AttentionModule m(config_of(c), gen);
+    CHECK(m.plan().gate);
+    CHECK(m.plan().mask_fill == std::numeric_limits<float>::lowest());
+    const Tensor x = fixtures::tensor(c.at("input"));  // (2, 6, 3)
+    std::vector<Stage> trace, views;
+    ForwardOptions opts;
+    opts.training = false;
+    opts.trace = &trace;
+    const Tensor y = m.forward(x, opts);
+    const auto stage = [&](const std::string& id) -> const Stage& {
+      for (const auto& s : trace)
+        if (s.id == id) return s;
+      FAIL("no stage " << id);
+      return trace.front();
+    };
+    const Stage& masked = stage("attn_scores_masked");
+    CHECK(masked.title.find("torch.finfo(float32).min = -3.4028e+38, not -inf") != std::string::npos);
+    CHECK(masked.title.find("still exactly 0") != std::string::npos);
+    CHECK(masked.formula == "attn_scores.masked_fill_(mask.bool(), torch.finfo(attn_scores.dtype).min)");
+    const Stage& weights = stage("attn_weights");
+    for (int64_t s = 0; s < 4; ++s)  // (b, num_heads) slices of (6, 6)
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t j = i + 1; j < 6; ++j) {
+          const size_t at = static_cast<size_t>((s * 6 + i) * 6 + j);
+          CHECK(masked.tensor.data[at] == std::numeric_limits<float>::lowest());
+          CHECK(weights.tensor.data[at] == 0.0f);
+        }
+    CHECK(stage("mask").tensor.data[1] == 1.0f);  // query 0 hides key 1: the mask stage is 0/1 whatever the fill
+    // the gate stage, by hand: heads_concat (2, 6, 2) times sigmoid(x @ W_gate.T), what out_proj reads
+    const Tensor& concat = stage("heads_concat").tensor;
+    const Tensor& gated = stage("gate").tensor;
+    const Tensor w_gate = *m.parameter("W_gate.weight");  // (2, 3)
+    REQUIRE(gated.shape == Shape{2, 6, 2});
+    CHECK(stage("gate").axes == std::vector<std::string>{"b", "num_tokens", "d_out"});
+    for (int64_t r = 0; r < 12; ++r)
+      for (int64_t o = 0; o < 2; ++o) {
+        double g = 0.0;
+        for (int64_t k = 0; k < 3; ++k) g += static_cast<double>(x.data[static_cast<size_t>(r * 3 + k)]) * w_gate.data[static_cast<size_t>(o * 3 + k)];
+        const double want = concat.data[static_cast<size_t>(r * 2 + o)] / (1.0 + std::exp(-g));
+        CHECK(std::fabs(gated.data[static_cast<size_t>(r * 2 + o)] - want) <= 1e-6);
+      }
+    std::vector<std::string> order;
+    for (const auto& s : trace) order.push_back(s.id);
+    CHECK(std::find(order.begin(), order.end(), "gate") == std::find(order.begin(), order.end(), "heads_concat") + 1);
+    CHECK(std::find(order.begin(), order.end(), "out_proj") == std::find(order.begin(), order.end(), "gate") + 1);
+    // a resident trace keeps the masked scores as a view that fills the same minimum
+    opts.trace = &views;
+    opts.stage_views = true;
+    CHECK(std::memcmp(m.forward(x, opts).data.data(), y.data.data(), y.data.size() * sizeof(float)) == 0);
+    for (const auto& s : views)
+      if (s.id == "attn_scores_masked") {
+        CHECK(s.view == StageView::MaskedFillMin);
+        const Tensor v = stage_tensor(views, s);
+        CHECK(std::memcmp(v.data.data(), masked.tensor.data.data(), v.data.size() * sizeof(float)) == 0);
+      }
+  }
+
+  TEST_CASE("GatedMultiHeadAttention token by token through a KV cache equals its uncached forward within 1e-6 (a cached step masks with torch.finfo(float32).min)") {
+    const SlotMap slots = {{"d_in", SlotValue::integer(6)},       {"d_out", SlotValue::integer(4)},     {"context_length", SlotValue::integer(6)},
+                           {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}, {"qkv_bias", SlotValue::boolean_value(true)}};
+    TorchGenerator g(5);
+    const AttentionModule m(validated_config("GatedMultiHeadAttention", slots), g);
+    Tensor x({1, 6, 6});
+    x.data = random_values(36, 3);
+    ForwardOptions eval;
+    eval.training = false;
+    const Tensor whole = m.forward(x, eval);
+    KvCache cache;
+    ForwardOptions step = eval;
+    step.cache = &cache;
+    for (int64_t t = 0; t < 6; ++t) {
+      Tensor row({1, 1, 6});
+      std::copy_n(x.data.begin() + t * 6, 6, row.data.begin());
+      const Tensor y = m.forward(row, step);
+      for (int64_t o = 0; o < 4; ++o) CHECK(std::fabs(y.data[static_cast<size_t>(o)] - whole.data[static_cast<size_t>(t * 4 + o)]) <= 1e-6);
+    }
   }
 }

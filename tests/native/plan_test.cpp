@@ -243,6 +243,39 @@ TEST_SUITE("plan") {
     }
   }
 
+  TEST_CASE("the memory estimate bounds the peak for GatedMultiHeadAttention (its W_gate and the gate stage), traced or not") {
+    std::mt19937 rng(13);
+    for (int trial = 0; trial < 12; ++trial) {
+      const int64_t heads = 1 + static_cast<int64_t>(rng() % 4);
+      const int64_t d_out = heads * (1 + static_cast<int64_t>(rng() % 24));
+      const int64_t d_in = 1 + static_cast<int64_t>(rng() % 40);
+      const int64_t T = 16 + static_cast<int64_t>(rng() % 75);  // at least 16 tokens, as for MultiHeadLatentAttention above
+      const int64_t b = 1 + static_cast<int64_t>(rng() % 3);
+      const ModuleConfig c = config_of("GatedMultiHeadAttention", mha(d_in, d_out, T + static_cast<int64_t>(rng() % 5), trial % 3 == 0 ? 0.25 : 0.0, heads, trial % 2 == 0));
+      const Shape shape{b, T, d_in};
+      const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.25f));
+      for (const bool trace : {false, true}) {
+        TorchGenerator g(static_cast<uint64_t>(trial));
+        g_live = 0;
+        g_peak = 0;
+        g_counting = true;
+        {
+          const Tensor input = x;
+          const AttentionModule m(c, g);
+          std::vector<Stage> stages;
+          ForwardOptions o;
+          o.generator = &g;
+          o.trace = trace ? &stages : nullptr;
+          const Tensor y = m.forward(input, o);
+        }
+        g_counting = false;
+        const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);
+        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216,  // as above
+                      c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
+      }
+    }
+  }
+
   TEST_CASE("the estimate counts the caller's copy of what a forward hands back: the output and every traced stage, for every class") {
     for (const ClassSpec& spec : class_specs()) {
       const int64_t T = 7, b = 2, d = 6;

@@ -201,7 +201,7 @@ TEST_SUITE("weight_transfer") {
 
   TEST_CASE("the book's map from MultiHeadAttention into each chapter 3 bonus class: every target parameter with its sources and action, agreeing as in PyTorch") {
     const auto& copies = fixtures::all().at("copies");
-    REQUIRE(copies.size() == 14);
+    REQUIRE(copies.size() == 16);  // seven bonus classes, then GatedMultiHeadAttention, each without and with qkv_bias
     for (const auto& c : copies) {
       const std::string target = c.at("target");
       const bool bias = c.at("qkv_bias");
@@ -264,5 +264,34 @@ TEST_SUITE("weight_transfer") {
       else if (s.id == "out_proj")
         CHECK(s.max_abs_diff > 1e-6);
     CHECK(code_of_copy_plan_error(mha, again) == "copy_plan");
+  }
+
+  TEST_CASE("MultiHeadAttention into GatedMultiHeadAttention: W_gate has no source, so the report and the code say it is kept, and out_proj is where the two part") {
+    const SlotMap slots = {{"d_in", SlotValue::integer(4)},       {"d_out", SlotValue::integer(4)},     {"context_length", SlotValue::integer(6)},
+                           {"dropout", SlotValue::floating(0.0)}, {"num_heads", SlotValue::integer(2)}, {"qkv_bias", SlotValue::boolean_value(true)}};
+    TorchGenerator g(123), h(456);
+    const AttentionModule mha(validated_config("MultiHeadAttention", slots), g);
+    AttentionModule gated(validated_config("GatedMultiHeadAttention", slots), h);
+    const Tensor w_gate = *gated.parameter("W_gate.weight");
+    const CopyReport r = copy_weights(mha, gated, {});
+    REQUIRE(r.matrices.size() == 10);
+    CHECK(r.matrices[2].name == "W_gate.weight");
+    CHECK(r.matrices[2].action == "kept");
+    CHECK(r.matrices[2].sources.empty());
+    CHECK(r.matrices[2].hint == "W_gate.weight has no counterpart in MultiHeadAttention: it keeps its own values.");
+    CHECK(r.matrices[3].name == "W_gate.bias");
+    CHECK(r.matrices[3].action == "kept");
+    CHECK(gated.parameter("W_gate.weight")->data == w_gate.data);  // untouched
+    CHECK(r.code.find("# gated_mha.W_gate.weight has no counterpart: kept as built\n") != std::string::npos);
+    CHECK(r.code.find("gated_mha.W_key.weight = torch.nn.Parameter(mha.W_key.weight)\n") != std::string::npos);
+    CHECK_FALSE(r.agree);
+    CHECK(r.notes.front().find("W_gate has no counterpart and keeps its own values") != std::string::npos);
+    // the masked scores differ only where both are masked (-inf against torch.finfo(float32).min), with the
+    // same weights; the copied q, k, v give the same attention, and W_gate, kept, sets out_proj apart
+    CHECK(r.notes.back() == "The first stage that disagrees: attn_scores_masked (max abs difference inf).");
+    std::vector<std::string> apart;
+    for (const StageDiff& d : r.stages)
+      if (!(d.max_abs_diff <= 1e-6)) apart.push_back(d.id);
+    CHECK(apart == std::vector<std::string>{"attn_scores_masked", "out_proj", "output"});
   }
 }

@@ -3,15 +3,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadAttentionLab } from "attention-lab";
+import { stackTwo } from "./helpers.mjs";
 
 const lab = await loadAttentionLab();
 
 test("describe(className).class: input axes, how heads are made, presets and the tolerance, for every class", () => {
   const facts = Object.fromEntries(lab.classes.map((name) => [name, lab.describe(name).class]));
-  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
+  assert.deepEqual(Object.keys(facts), ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA", "GatedMultiHeadAttention", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
   assert.deepEqual(facts.SelfAttention_v1.inputAxes, ["num_tokens", "d_in"]);
   assert.deepEqual(facts.CausalAttention.inputAxes, ["b", "num_tokens", "d_in"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", ...Array(12).fill("fused")]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].heads), ["single", "single", "single", "modules", ...Array(13).fill("fused")]);
   assert.deepEqual(facts.GroupedQueryAttention.inputAxes, ["b", "num_tokens", "d_in"]);
   assert.deepEqual(facts.GroupedQueryAttention.slots.map((s) => [s.name, s.type, s.default]), [
     ["d_in", "int", undefined], ["d_out", "int", undefined], ["dropout", "float", undefined], ["num_heads", "int", undefined],
@@ -48,9 +49,9 @@ test("describe(className).class: input axes, how heads are made, presets and the
   assert.deepEqual(facts.GroupedQueryAttention.presets.find((p) => p.key === "mqaSmall").slots.num_kv_groups, "1", "multi-query attention is num_kv_groups = 1");
   // the other facts the page reads instead of naming classes
   assert.deepEqual(lab.classes.map((n) => facts[n].pythonName), ["sa_v1", "sa_v2", "ca", "wrapper", "mha", "mha_combined_qkv", "mha_einsum", "mha_pytorch_scaled",
-    "mha_pytorch_sdpa_no_flash", "mha_pytorch_flex", "mha_pytorch_class", "pytorch_mha", "gqa", "mla", "swa", "mha_llama2"]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, ...Array(14).fill(123)]);
-  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(9).fill("linear")]);
+    "mha_pytorch_sdpa_no_flash", "mha_pytorch_flex", "mha_pytorch_class", "pytorch_mha", "gqa", "mla", "swa", "gated_mha", "mha_llama2"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].bookSeed), [123, 789, ...Array(15).fill(123)]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].weights), ["matrix", ...Array(5).fill("linear"), "matrix", ...Array(10).fill("linear")]);
   // where each lives in the book's repository
   assert.deepEqual(facts.MultiHeadAttention.book, { chapter: "3", folder: "ch03/01_main-chapter-code", file: "ch03.ipynb", section: "section 3.6.2" });
   assert.deepEqual(facts.GroupedQueryAttention.book, { chapter: "4", folder: "ch04/04_gqa", file: "gpt_with_kv_gqa.py", section: "" });
@@ -69,15 +70,15 @@ test("describe(className).class: input axes, how heads are made, presets and the
   for (const n of lab.classes.slice(5, 11)) assert.equal(facts[n].book.folder, "ch03/02_bonus_efficient-multihead-attention", n);
   // masks and dropout as rules, not class names
   assert.deepEqual(lab.classes.map((n) => facts[n].mask), ["none", "none", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_buffer", "causal_tokens",
-    "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens", "causal_tokens", "causal_buffer"]);
+    "inverted_buffer", "causal_tokens", "causal_buffer", "causal_tokens", "causal_tokens", "causal_tokens", "causal_tokens", "causal_buffer", "causal_buffer"]);
   assert.equal(facts.MHAPyTorchFlexAttention.dropoutRule, "ignored");
-  assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", "", "", "float32"]);
+  assert.deepEqual(lab.classes.map((n) => facts[n].maskBufferDtype), ["", "", "float32", "float32", "float32", "float32", "float32", "", "bool", "", "bool", "", "", "", "", "float32", "float32"]);
   // MHAEinsum projects x (d_in) to d_out with (d_in, d_out) matrices, as the book's current code does
   assert.deepEqual(lab.classes.filter((n) => facts[n].needsSquare), ["MultiHeadAttentionCombinedQKV", "MHAPyTorchClass"]);
   // FlexAttention's block mask is built for the tokens given: context_length is stored, never read
   assert.deepEqual(lab.classes.filter((n) => facts[n].contextLimit), ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV",
-    "MHAEinsum", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchClass", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
-  assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(8).fill("MultiHeadAttention"));
+    "MHAEinsum", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchClass", "GatedMultiHeadAttention", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
+  assert.deepEqual(lab.classes.filter((n) => facts[n].copiesFrom.length).map((n) => facts[n].copiesFrom[0].from), Array(9).fill("MultiHeadAttention"));
   assert.deepEqual(facts.SelfAttention_v2.copiesWith, ["SelfAttention_v1"]);
   assert.equal(facts.MultiHeadAttention.convertsTo, "MultiHeadAttentionWrapper");
   assert.equal(facts.CausalAttention.convertsTo, "");
@@ -204,4 +205,44 @@ test("each copy note names every matrix it copies, and a preset's note does not 
   for (const className of lab.classes) {
     for (const p of lab.classFacts(className).presets) assert.doesNotMatch(p.note, /^exercise \d|^preset/i, `${p.key}: "${p.note}" would read "Exercise 3.2: exercise 3.2: ..."`);
   }
+});
+
+test("GatedMultiHeadAttention (ch04/08_deltanet): W_gate made right after W_query, its gate stage before out_proj, the mask's finfo.min fill in the stage text, W_gate kept by a copy", () => {
+  const facts = lab.describe("GatedMultiHeadAttention").class;
+  assert.deepEqual(facts.book, { chapter: "4", folder: "ch04/08_deltanet", file: "README.md", section: "" });
+  assert.deepEqual(facts.slots.map((s) => s.name), ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"]);
+  const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2, qkv_bias: true };
+  const d = lab.describe("GatedMultiHeadAttention", config);
+  assert.equal(d.pythonCall, "GatedMultiHeadAttention(3, 2, 6, 0.0, 2, qkv_bias=True)");
+  // registration (and torch.manual_seed draw) order: W_query, W_gate, W_key, W_value, out_proj
+  assert.deepEqual(d.parameters.map((p) => [p.name, p.shape]), [
+    ["W_query.weight", [2, 3]], ["W_query.bias", [2]], ["W_gate.weight", [2, 3]], ["W_gate.bias", [2]], ["W_key.weight", [2, 3]], ["W_key.bias", [2]],
+    ["W_value.weight", [2, 3]], ["W_value.bias", [2]], ["out_proj.weight", [2, 2]], ["out_proj.bias", [2]],
+  ]);
+  assert.equal(d.parameterCount, 4 * (2 * 3 + 2) + 2 * 2 + 2);  // 38: MultiHeadAttention's 30 and W_gate's 8
+  const m = lab.create("GatedMultiHeadAttention", config, { generator: lab.manualSeed(123) });
+  const { trace } = m.forward(stackTwo(lab.bookTokens()), { training: false, trace: true });
+  const ids = trace.map((s) => s.id);
+  assert.deepEqual(ids.slice(ids.indexOf("heads_concat")), ["heads_concat", "gate", "out_proj", "output"]);
+  const masked = trace.find((s) => s.id === "attn_scores_masked");
+  assert.match(masked.title, /set to torch\.finfo\(float32\)\.min = -3\.4028e\+38, not -inf\): their weights are still exactly 0/);
+  assert.equal(masked.formula, "attn_scores.masked_fill_(mask.bool(), torch.finfo(attn_scores.dtype).min)");
+  assert.equal(masked.data[1], -3.4028234663852886e38, "query 0, key 1: float32's lowest, not -inf");
+  assert.equal(trace.find((s) => s.id === "attn_weights").data[1], 0);
+  const gate = trace.find((s) => s.id === "gate");
+  assert.match(gate.title, /^Gated context: the merged heads times sigmoid\(gate\)/);
+  assert.equal(gate.formula, "heads_concat * torch.sigmoid(gate), gate = W_gate(x)  (x @ weight.T + bias; weight is (d_out, d_in))");
+  assert.deepEqual(gate.shape, [2, 6, 2]);
+  // MultiHeadAttention's masked scores still say -inf
+  const mha = lab.create("MultiHeadAttention", config, { generator: lab.manualSeed(123) });
+  assert.match(mha.forward(stackTwo(lab.bookTokens()), { training: false, trace: true }).trace.find((s) => s.id === "attn_scores_masked").title, /^Masked scores \(future keys set to -inf\)$/);
+  // copied from the chapter's MultiHeadAttention: W_gate has no source, and the report says it is kept
+  const report = lab.copyWeights(mha, m, {});
+  assert.deepEqual(report.matrices.map((r) => [r.name, r.action]), [
+    ["W_query.weight", "copied"], ["W_query.bias", "copied"], ["W_gate.weight", "kept"], ["W_gate.bias", "kept"], ["W_key.weight", "copied"], ["W_key.bias", "copied"],
+    ["W_value.weight", "copied"], ["W_value.bias", "copied"], ["out_proj.weight", "copied"], ["out_proj.bias", "copied"],
+  ]);
+  assert.equal(report.matrices[2].hint, "W_gate.weight has no counterpart in MultiHeadAttention: it keeps its own values.");
+  assert.equal(report.agree, false);
+  assert.match(report.notes[0], /W_gate has no counterpart and keeps its own values/);
 });

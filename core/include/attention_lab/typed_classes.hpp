@@ -490,6 +490,14 @@ struct MultiHeadAttentionWithSWA {
 struct MultiHeadAttention_ch05_07_gpt_to_llama {
   /// The class's name in the recipe list (validated_config looks it up).
   static constexpr const char* class_name = "MultiHeadAttention@ch05/07_gpt_to_llama";
+/// GatedMultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+/// chapter 4 bonus, ch04/08_deltanet/README.md.
+/// The chapter's MultiHeadAttention with an output gate (Qwen3-Next's gated attention): the merged
+/// heads are multiplied by sigmoid(W_gate(x)) before out_proj, and the causal mask fills
+/// torch.finfo(float32).min instead of -inf.
+struct GatedMultiHeadAttention {
+  /// The class's name in the recipe list (validated_config looks it up).
+  static constexpr const char* class_name = "GatedMultiHeadAttention";
   /// width of each input token embedding (last axis of x)
   Int d_in;
   /// TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads
@@ -502,6 +510,14 @@ struct MultiHeadAttention_ch05_07_gpt_to_llama {
   /// default None: parameter dtype: None (float32, PyTorch's default; the book passes
   /// torch.bfloat16 for Llama 2 7B)
   Defaulted<Dtype> dtype = {};
+  /// most tokens the causal mask buffer covers (context_length x context_length)
+  Int context_length;
+  /// probability of zeroing each attention weight in training (survivors scaled by 1/(1-p))
+  Float dropout;
+  /// number of heads sharing d_out; d_out must be divisible by it
+  Int num_heads;
+  /// default False: add a bias to W_query, W_gate, W_key and W_value
+  Defaulted<Bool> qkv_bias = {};
   /// The slots given, by name (a Defaulted one only when given): what validated_config checks.
   SlotMap slots() const {
     SlotMap m;
@@ -510,6 +526,9 @@ struct MultiHeadAttention_ch05_07_gpt_to_llama {
     put(m, "context_length", context_length);
     put(m, "num_heads", num_heads);
     put(m, "dtype", dtype);
+    put(m, "dropout", dropout);
+    put(m, "num_heads", num_heads);
+    put(m, "qkv_bias", qkv_bias);
     return m;
   }
 };
