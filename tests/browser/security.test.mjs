@@ -46,7 +46,7 @@ describe("security", () => {
     const page = await openPage(lab);
     const response = await page.request.get(lab.url);
     assert.match(response.headers()["content-security-policy"], /script-src 'self'/);
-    assert.equal(await page.locator("#class-select option").count(), 16, "the chapter's five classes, its seven bonus rewrites, the three chapter 4 bonus classes and the chapter 5 bonus class");
+    assert.equal(await page.locator("#class-select option").count(), 17, "the chapter's five classes, its seven bonus rewrites, the four chapter 4 bonus classes and the chapter 5 bonus class");
     await finish(page);
   });
 
