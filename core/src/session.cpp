@@ -188,8 +188,8 @@ struct Session::Objects {
     std::vector<float> scratch;
     for (const Stage& st : stages) {
       const bool empty = numel_of(st.shape()) == 0;
-      r.stages.push_back(
-          {st.id, st.display, st.title, st.formula, st.axes, st.shape(), st.summary, st.slice_summaries, empty ? std::nan("") : static_cast<double>(*stage_rows(stages, st, 0, 1, scratch))});
+      r.stages.push_back({st.id, st.display, st.title, st.formula, st.axes, st.shape(), st.summary, st.slice_summaries,
+                          empty ? std::nan("") : static_cast<double>(*stage_rows(stages, st, 0, 1, scratch))});
       r.bytes += 4.0 * static_cast<double>(st.tensor.data.size());  // a view holds none
     }
     traces[r.handle] = std::move(stages);

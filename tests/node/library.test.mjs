@@ -18,13 +18,8 @@ function thrown(fn) {
   assert.fail("expected an AttentionError");
 }
 
-<<<<<<< HEAD
 test("lab.classes lists the book's five classes in order, its chapter 3 bonus ways to write multi-head attention, then its chapter 4 bonus classes, then its chapter 5 bonus class", () => {
-  assert.deepEqual(lab.classes, ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
-=======
-test("lab.classes lists the book's five classes in order, its chapter 3 bonus ways to write multi-head attention, then its chapter 4 bonus classes", () => {
-  assert.deepEqual(lab.classes, ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA", "GatedMultiHeadAttention"]);
->>>>>>> f4849b5 (Add GatedMultiHeadAttention (ch04/08_deltanet) as a recipe entry)
+  assert.deepEqual(lab.classes, ["SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct", "MHAPyTorchSDPAWithoutFlash", "MHAPyTorchFlexAttention", "MHAPyTorchClass", "PyTorchMultiHeadAttention", "GroupedQueryAttention", "MultiHeadLatentAttention", "MultiHeadAttentionWithSWA", "GatedMultiHeadAttention", "MultiHeadAttention@ch05/07_gpt_to_llama"]);
 });
 
 test("lab.slots gives name, position, type, default and doc; default undefined when required", () => {

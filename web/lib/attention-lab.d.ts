@@ -57,13 +57,10 @@ export type ClassName =
   | "MultiHeadLatentAttention"
   /** chapter 4 bonus, ch04/06_swa/gpt_with_kv_swa.py: The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length. */
   | "MultiHeadAttentionWithSWA"
-<<<<<<< HEAD
+  /** chapter 4 bonus, ch04/08_deltanet/README.md: The chapter's MultiHeadAttention with an output gate (Qwen3-Next's gated attention): the merged heads are multiplied by sigmoid(W_gate(x)) before out_proj, and the causal mask fills torch.finfo(float32).min instead of -inf. */
+  | "GatedMultiHeadAttention"
   /** chapter 5 bonus, ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb: Llama 2's multi-head attention: the chapter's MultiHeadAttention with no biases (out_proj too), no dropout, and rotary position embeddings (RoPE, theta 10,000) applied to queries and keys after the head split, from cos and sin buffers of context_length rows. */
   | "MultiHeadAttention@ch05/07_gpt_to_llama";
-=======
-  /** chapter 4 bonus, ch04/08_deltanet/README.md: The chapter's MultiHeadAttention with an output gate (Qwen3-Next's gated attention): the merged heads are multiplied by sigmoid(W_gate(x)) before out_proj, and the causal mask fills torch.finfo(float32).min instead of -inf. */
-  | "GatedMultiHeadAttention";
->>>>>>> f4849b5 (Add GatedMultiHeadAttention (ch04/08_deltanet) as a recipe entry)
 
 /** A constructor slot's name, as the book and PyTorch spell it: every slot of every class, in order of first use. */
 export type SlotName = "d_in" | "d_out" | "qkv_bias" | "context_length" | "dropout" | "num_heads" | "need_weights" | "num_kv_groups" | "dtype" | "latent_dim" | "sliding_window_size";
@@ -340,29 +337,14 @@ export interface MultiHeadAttentionWithSWAConfig {
 }
 
 /**
-<<<<<<< HEAD
- * The constructor slots of MultiHeadAttention@ch05/07_gpt_to_llama (chapter 5 bonus, ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb): `MultiHeadAttention(d_in, d_out, context_length, num_heads, dtype=None)`.
- * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
- */
-export interface MultiHeadAttention_ch05_07_gpt_to_llamaConfig {
-=======
  * The constructor slots of GatedMultiHeadAttention (chapter 4 bonus, ch04/08_deltanet/README.md): `GatedMultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)`.
  * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
  */
 export interface GatedMultiHeadAttentionConfig {
->>>>>>> f4849b5 (Add GatedMultiHeadAttention (ch04/08_deltanet) as a recipe entry)
   /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
   d_in: IntSlotValue;
   /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
   d_out: IntSlotValue;
-<<<<<<< HEAD
-  /** Slot 3 (int, required): rows of the causal mask buffer and of RoPE's cos and sin tables: the most positions the module can take. */
-  context_length: IntSlotValue;
-  /** Slot 4 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
-  num_heads: IntSlotValue;
-  /** Slot 5 (torch.dtype | None, default None): parameter dtype: None (float32, PyTorch's default; the book passes torch.bfloat16 for Llama 2 7B). */
-  dtype?: DtypeSlotValue;
-=======
   /** Slot 3 (int, required): most tokens the causal mask buffer covers (context_length x context_length). */
   context_length: IntSlotValue;
   /** Slot 4 (float, required): probability of zeroing each attention weight in training (survivors scaled by 1/(1-p)). */
@@ -371,7 +353,23 @@ export interface GatedMultiHeadAttentionConfig {
   num_heads: IntSlotValue;
   /** Slot 6 (bool, default False): add a bias to W_query, W_gate, W_key and W_value. */
   qkv_bias?: BoolSlotValue;
->>>>>>> f4849b5 (Add GatedMultiHeadAttention (ch04/08_deltanet) as a recipe entry)
+}
+
+/**
+ * The constructor slots of MultiHeadAttention@ch05/07_gpt_to_llama (chapter 5 bonus, ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb): `MultiHeadAttention(d_in, d_out, context_length, num_heads, dtype=None)`.
+ * Required slots are required and no other key is allowed; strings are the slot's Python literal text.
+ */
+export interface MultiHeadAttention_ch05_07_gpt_to_llamaConfig {
+  /** Slot 1 (int, required): width of each input token embedding (last axis of x). */
+  d_in: IntSlotValue;
+  /** Slot 2 (int, required): TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads. */
+  d_out: IntSlotValue;
+  /** Slot 3 (int, required): rows of the causal mask buffer and of RoPE's cos and sin tables: the most positions the module can take. */
+  context_length: IntSlotValue;
+  /** Slot 4 (int, required): number of heads sharing d_out; d_out must be divisible by it. */
+  num_heads: IntSlotValue;
+  /** Slot 5 (torch.dtype | None, default None): parameter dtype: None (float32, PyTorch's default; the book passes torch.bfloat16 for Llama 2 7B). */
+  dtype?: DtypeSlotValue;
 }
 
 /** Each class's config type by class name: what the API checks a config against when the class name is a literal. */
@@ -406,13 +404,10 @@ export interface ClassConfigs {
   MultiHeadLatentAttention: MultiHeadLatentAttentionConfig;
   /** {@link MultiHeadAttentionWithSWAConfig} */
   MultiHeadAttentionWithSWA: MultiHeadAttentionWithSWAConfig;
-<<<<<<< HEAD
-  /** {@link MultiHeadAttention_ch05_07_gpt_to_llamaConfig} */
-  "MultiHeadAttention@ch05/07_gpt_to_llama": MultiHeadAttention_ch05_07_gpt_to_llamaConfig;
-=======
   /** {@link GatedMultiHeadAttentionConfig} */
   GatedMultiHeadAttention: GatedMultiHeadAttentionConfig;
->>>>>>> f4849b5 (Add GatedMultiHeadAttention (ch04/08_deltanet) as a recipe entry)
+  /** {@link MultiHeadAttention_ch05_07_gpt_to_llamaConfig} */
+  "MultiHeadAttention@ch05/07_gpt_to_llama": MultiHeadAttention_ch05_07_gpt_to_llamaConfig;
 }
 // END of the class and slot types (scripts/config-types.mjs)
 

@@ -31,8 +31,8 @@ enum class StageView {
 /// One stage of a forward pass. `axes` names each axis of `shape`
 /// (e.g. {"b", "num_heads", "num_tokens", "head_dim"}).
 struct Stage {
-  std::string id;  // input, queries, keys, values, attn_scores, mask, attn_scores_masked, attn_weights,
-                   // attn_weights_dropout, context_vec, heads_concat, out_proj, output
+  std::string id;       // input, queries, keys, values, attn_scores, mask, attn_scores_masked, attn_weights,
+                        // attn_weights_dropout, context_vec, heads_concat, out_proj, output
   std::string display;  // how a page shows it (stage_display: "vectors", "scores", "weights", "mask")
   std::string title;
   std::string formula;

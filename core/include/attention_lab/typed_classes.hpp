@@ -481,15 +481,6 @@ struct MultiHeadAttentionWithSWA {
   }
 };
 
-/// MultiHeadAttention(d_in, d_out, context_length, num_heads, dtype=None):
-/// MultiHeadAttention@ch05/07_gpt_to_llama, chapter 5 bonus,
-/// ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb.
-/// Llama 2's multi-head attention: the chapter's MultiHeadAttention with no biases (out_proj too),
-/// no dropout, and rotary position embeddings (RoPE, theta 10,000) applied to queries and keys
-/// after the head split, from cos and sin buffers of context_length rows.
-struct MultiHeadAttention_ch05_07_gpt_to_llama {
-  /// The class's name in the recipe list (validated_config looks it up).
-  static constexpr const char* class_name = "MultiHeadAttention@ch05/07_gpt_to_llama";
 /// GatedMultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
 /// chapter 4 bonus, ch04/08_deltanet/README.md.
 /// The chapter's MultiHeadAttention with an output gate (Qwen3-Next's gated attention): the merged
@@ -502,14 +493,6 @@ struct GatedMultiHeadAttention {
   Int d_in;
   /// TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads
   Int d_out;
-  /// rows of the causal mask buffer and of RoPE's cos and sin tables: the most positions the module
-  /// can take
-  Int context_length;
-  /// number of heads sharing d_out; d_out must be divisible by it
-  Int num_heads;
-  /// default None: parameter dtype: None (float32, PyTorch's default; the book passes
-  /// torch.bfloat16 for Llama 2 7B)
-  Defaulted<Dtype> dtype = {};
   /// most tokens the causal mask buffer covers (context_length x context_length)
   Int context_length;
   /// probability of zeroing each attention weight in training (survivors scaled by 1/(1-p))
@@ -524,11 +507,42 @@ struct GatedMultiHeadAttention {
     put(m, "d_in", d_in);
     put(m, "d_out", d_out);
     put(m, "context_length", context_length);
-    put(m, "num_heads", num_heads);
-    put(m, "dtype", dtype);
     put(m, "dropout", dropout);
     put(m, "num_heads", num_heads);
     put(m, "qkv_bias", qkv_bias);
+    return m;
+  }
+};
+
+/// MultiHeadAttention(d_in, d_out, context_length, num_heads, dtype=None):
+/// MultiHeadAttention@ch05/07_gpt_to_llama, chapter 5 bonus,
+/// ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb.
+/// Llama 2's multi-head attention: the chapter's MultiHeadAttention with no biases (out_proj too),
+/// no dropout, and rotary position embeddings (RoPE, theta 10,000) applied to queries and keys
+/// after the head split, from cos and sin buffers of context_length rows.
+struct MultiHeadAttention_ch05_07_gpt_to_llama {
+  /// The class's name in the recipe list (validated_config looks it up).
+  static constexpr const char* class_name = "MultiHeadAttention@ch05/07_gpt_to_llama";
+  /// width of each input token embedding (last axis of x)
+  Int d_in;
+  /// TOTAL output width, split into num_heads heads of head_dim = d_out / num_heads
+  Int d_out;
+  /// rows of the causal mask buffer and of RoPE's cos and sin tables: the most positions the module
+  /// can take
+  Int context_length;
+  /// number of heads sharing d_out; d_out must be divisible by it
+  Int num_heads;
+  /// default None: parameter dtype: None (float32, PyTorch's default; the book passes
+  /// torch.bfloat16 for Llama 2 7B)
+  Defaulted<Dtype> dtype = {};
+  /// The slots given, by name (a Defaulted one only when given): what validated_config checks.
+  SlotMap slots() const {
+    SlotMap m;
+    put(m, "d_in", d_in);
+    put(m, "d_out", d_out);
+    put(m, "context_length", context_length);
+    put(m, "num_heads", num_heads);
+    put(m, "dtype", dtype);
     return m;
   }
 };
