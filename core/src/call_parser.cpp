@@ -119,8 +119,8 @@ bool read_callee(const std::vector<Token>& toks, size_t& i, ParsedCall& call) {
         syntax("expected a class name at column " + std::to_string(toks[i].column) + ", found '" + toks[i].text + "'", "Start with the class, e.g. MultiHeadAttention(...)."));
     return false;
   }
-  // A class id with its book folder, MultiHeadAttention@ch05/07_gpt_to_llama (classes that share a Python
-  // name): the name, '@' and what follows it up to '(', written without spaces.
+  // A class id with its book folder, Name@chNN/folder (classes that share a Python name): the name,
+  // '@' and what follows it up to '(', written without spaces.
   std::string name = toks[i].text;
   for (size_t at = toks[i].column + name.size(); toks[i + 1].kind != Token::Kind::LParen && toks[i + 1].kind != Token::Kind::End && toks[i + 1].column == at &&
                                                  (name.find('@') != std::string::npos || toks[i + 1].text == "@");

@@ -48,7 +48,9 @@ inline std::string doc_lines(const std::string& indent, const std::string& text)
   while (start < text.size()) {
     size_t end = text.find(' ', start);
     if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(start, end - start);
+    std::string word = text.substr(start, end - start);
+    // a class id's '@' (Name@folder) would start a Doxygen command: written \@
+    for (size_t at = word.find('@'); at != std::string::npos; at = word.find('@', at + 2)) word.insert(at, "\\");
     if (!line.empty() && indent.size() + 4 + line.size() + 1 + word.size() > 100) {
       out += indent + "/// " + line + "\n";
       line.clear();

@@ -219,8 +219,7 @@ struct ClassSpec {
   bool latent() const;
   /// The registered mask buffer's dtype: "float32" (triu(ones)), "bool" (.bool()), "" without one.
   const char* mask_buffer_dtype() const { return mask_buffer_bytes == 4 ? "float32" : mask_buffer_bytes == 1 ? "bool" : ""; }
-  /// The class's Python name: its id up to an '@' ("MultiHeadAttention@ch05/07_gpt_to_llama" ->
-  /// "MultiHeadAttention"). Classes that share a Python name are told apart by their book folder in
+  /// The class's Python name: its id up to an '@' ("Name@chNN/folder" -> "Name"). Classes that share a Python name are told apart by their book folder in
   /// their id; a bare name is the class listed first (the chapter's).
   std::string python_class() const { return name.substr(0, name.find('@')); }
   /// Book section or folder in one phrase: "section 3.6.2", "chapter 3 bonus, ch03/02_bonus_efficient-multihead-attention".

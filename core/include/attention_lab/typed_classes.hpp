@@ -11,7 +11,7 @@ namespace attention_lab::typed {
 
 /// SelfAttention_v1(d_in, d_out): section 3.4.1.
 /// Self-attention with trainable weight matrices W_query, W_key, W_value of shape (d_in, d_out),
-/// used as x @ W.
+/// used as x \@ W.
 struct SelfAttention_v1 {
   /// The class's name in the recipe list (validated_config looks it up).
   static constexpr const char* class_name = "SelfAttention_v1";
@@ -29,7 +29,7 @@ struct SelfAttention_v1 {
 };
 
 /// SelfAttention_v2(d_in, d_out, qkv_bias=False): section 3.4.2.
-/// Self-attention with nn.Linear projections (weight stored (d_out, d_in), used as x @ W.T + b).
+/// Self-attention with nn.Linear projections (weight stored (d_out, d_in), used as x \@ W.T + b).
 struct SelfAttention_v2 {
   /// The class's name in the recipe list (validated_config looks it up).
   static constexpr const char* class_name = "SelfAttention_v2";
@@ -177,7 +177,8 @@ struct MultiHeadAttentionCombinedQKV {
 /// MHAEinsum(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False): chapter 3 bonus,
 /// ch03/02_bonus_efficient-multihead-attention/mha-implementations.ipynb.
 /// Multi-head attention written with torch.einsum: W_query, W_key, W_value are (d_in, d_out)
-/// parameters used as x @ W (einsum "bnd,do->bno"); bias_q, bias_k, bias_v with qkv_bias; out_proj.
+/// parameters used as x \@ W (einsum "bnd,do->bno"); bias_q, bias_k, bias_v with qkv_bias;
+/// out_proj.
 struct MHAEinsum {
   /// The class's name in the recipe list (validated_config looks it up).
   static constexpr const char* class_name = "MHAEinsum";
@@ -515,7 +516,7 @@ struct GatedMultiHeadAttention {
 };
 
 /// MultiHeadAttention(d_in, d_out, context_length, num_heads, dtype=None):
-/// MultiHeadAttention@ch05/07_gpt_to_llama, chapter 5 bonus,
+/// MultiHeadAttention\@ch05/07_gpt_to_llama, chapter 5 bonus,
 /// ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb.
 /// Llama 2's multi-head attention: the chapter's MultiHeadAttention with no biases (out_proj too),
 /// no dropout, and rotary position embeddings (RoPE, theta 10,000) applied to queries and keys
