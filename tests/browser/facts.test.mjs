@@ -35,10 +35,10 @@ const CASES = [
   ["GroupedQueryAttention(3, 4, 0.0, 4, 2)", /^causal, built for the tokens given/, /Causal mask for the 6 tokens given/, /chapter 4 bonus material \(ch04\/04_gqa\/gpt_with_kv_gqa\.py\)/],
   ["MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2)", /^causal, built for the tokens given/, /Causal mask for the 6 tokens given/, /chapter 4 bonus material \(ch04\/05_mla\/gpt_with_kv_mla\.py\)/],
   ["MultiHeadAttentionWithSWA(3, 2, 0.0, 2, sliding_window_size=3)", /^sliding window of 3 keys, built for the tokens given/, /Sliding-window causal mask/, /ch04\/06_swa\/gpt_with_kv_swa\.py/],
+  ["GatedMultiHeadAttention(3, 2, 6, 0.0, 2)", /^causal: a 6 × 6 float32 buffer = 144 bytes$/, /top-left 6 x 6 of the 6 x 6 buffer/, /chapter 4 bonus material \(ch04\/08_deltanet\/README\.md\)/],
   // a class told apart from the chapter's by its book folder (its id), with RoPE
   ["MultiHeadAttention@ch05/07_gpt_to_llama(4, 4, 6, 2)", /^causal: a 6 × 6 float32 buffer = 144 bytes$/, /top-left 6 x 6 of the 6 x 6 buffer/,
     /chapter 5 bonus material \(ch05\/07_gpt_to_llama\/converting-gpt-to-llama2\.ipynb\)/],
-  ["GatedMultiHeadAttention(3, 2, 6, 0.0, 2)", /^causal: a 6 × 6 float32 buffer = 144 bytes$/, /top-left 6 x 6 of the 6 x 6 buffer/, /chapter 4 bonus material \(ch04\/08_deltanet\/README\.md\)/],
 ];
 
 describe("facts, code and stage notes for every class", () => {
