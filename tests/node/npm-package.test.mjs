@@ -67,8 +67,9 @@ describe("the npm package", () => {
     // four binaries of ~345 KB gzip each (plain SIMD128 and relaxed SIMD, issue 21.3; each single-thread
     // and threaded, issue 21.2), the two lean single-thread ones of ~200 KB (no checkpoint readers), a
     // .d.ts that documents every declaration (issue 20), and the docs the README links with its
-    // screenshot (~190 KB, so that the README's links work from node_modules)
-    assert.ok(packed.size < 2_250_000, `${packed.size} bytes packed`);
+    // screenshot (~190 KB, so that the README's links work from node_modules); 2.26 MB with the chapter 4
+    // and 5 bonus classes of issue 40 (the gate and RoPE passes, the stage table) in each binary
+    assert.ok(packed.size < 2_300_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog (Keep a Changelog) has a section for
     // it: released ("## [0.1.0] - 2026-12-24"), or the unreleased one, which names the version it becomes
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
