@@ -109,31 +109,42 @@ export function readTable() {
   return parseTable(readFileSync(path.join(ROOT, HEADER), "utf8"));
 }
 
-function main(args) {
+/**
+ * A generator's command line over ROOT-relative `dts`: `regenerate(text)` gives the file as `source`
+ * writes it; with --check a stale file is an error (1), else it is rewritten. `count` `noun` is what the
+ * block lists (110 codes). Shared by error-codes, stage-ids and config-types style generators.
+ */
+export function generate(name, args, { dts, source, regenerate, count, noun }) {
   const check = args.includes("--check");
-  if (args.some((a) => a !== "--check")) throw new Error("usage: node scripts/error-codes.mjs [--check]");
-  const table = readTable();
-  const file = path.join(ROOT, DTS);
+  if (args.some((a) => a !== "--check")) throw new Error(`usage: node scripts/${name}.mjs [--check]`);
+  const file = path.join(ROOT, dts);
   const before = readFileSync(file, "utf8");
-  const after = rewrite(before, renderUnion(table));
+  const after = regenerate(before);
   if (check) {
     if (after !== before) {
-      console.error(`error-codes: ${DTS} is out of date with ${HEADER}; run: node scripts/error-codes.mjs`);
+      console.error(`${name}: ${dts} is out of date with ${source}; run: node scripts/${name}.mjs`);
       return 1;
     }
-    console.log(`error-codes: ${DTS} lists the ${table.codes.length} codes of ${HEADER}`);
+    console.log(`${name}: ${dts} lists the ${count} ${noun} of ${source}`);
     return 0;
   }
   if (after !== before) writeFileSync(file, after);
-  console.log(`error-codes: ${DTS} ${after !== before ? "rewritten" : "already up to date"} (${table.codes.length} codes)`);
+  console.log(`${name}: ${dts} ${after !== before ? "rewritten" : "already up to date"} (${count} ${noun})`);
   return 0;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+/** Runs `main(argv)` when `metaUrl`'s file is the script node was started with; an error exits 2. */
+export function runScript(name, metaUrl, main) {
+  if (!process.argv[1] || metaUrl !== pathToFileURL(path.resolve(process.argv[1])).href) return;
   try {
     process.exitCode = main(process.argv.slice(2));
   } catch (err) {
-    console.error(`error-codes: ${err.message}`);
+    console.error(`${name}: ${err.message}`);
     process.exitCode = 2;
   }
 }
+
+runScript("error-codes", import.meta.url, (args) => {
+  const table = readTable();
+  return generate("error-codes", args, { dts: DTS, source: HEADER, regenerate: (text) => rewrite(text, renderUnion(table)), count: table.codes.length, noun: "codes" });
+});

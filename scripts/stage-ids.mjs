@@ -8,10 +8,10 @@
 // StageId, in its order).
 // Usage: node scripts/stage-ids.mjs            rewrites the .d.ts (run by scripts/build.sh)
 //        node scripts/stage-ids.mjs --check    exits 1 when the .d.ts is out of date (npm run lint)
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { replaceBlock } from "./error-codes.mjs";
+import { fileURLToPath } from "node:url";
+import { generate, replaceBlock, runScript } from "./error-codes.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const TABLE = "core/src/stage_table.cpp";
@@ -95,31 +95,7 @@ export function readTable() {
   return parseTable(readFileSync(path.join(ROOT, TABLE), "utf8"));
 }
 
-function main(args) {
-  const check = args.includes("--check");
-  if (args.some((a) => a !== "--check")) throw new Error("usage: node scripts/stage-ids.mjs [--check]");
+runScript("stage-ids", import.meta.url, (args) => {
   const table = readTable();
-  const file = path.join(ROOT, DTS);
-  const before = readFileSync(file, "utf8");
-  const after = rewrite(before, renderUnions(table));
-  if (check) {
-    if (after !== before) {
-      console.error(`stage-ids: ${DTS} is out of date with ${TABLE}; run: node scripts/stage-ids.mjs`);
-      return 1;
-    }
-    console.log(`stage-ids: ${DTS} lists the ${table.stages.length} stages of ${TABLE}`);
-    return 0;
-  }
-  if (after !== before) writeFileSync(file, after);
-  console.log(`stage-ids: ${DTS} ${after !== before ? "rewritten" : "already up to date"} (${table.stages.length} stages)`);
-  return 0;
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  try {
-    process.exitCode = main(process.argv.slice(2));
-  } catch (err) {
-    console.error(`stage-ids: ${err.message}`);
-    process.exitCode = 2;
-  }
-}
+  return generate("stage-ids", args, { dts: DTS, source: TABLE, regenerate: (text) => rewrite(text, renderUnions(table)), count: table.stages.length, noun: "stages" });
+});
