@@ -219,7 +219,14 @@ describe("GPT-2 writes text on the page", () => {
     await page.waitForFunction(() => Number(document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=gpt2-generate]")?.dataset.tokens) >= 2);
     const before = await widgetRuns();
     await page.getByTestId("run").click();
-    await page.getByTestId("cancel").click();
+    // Cancel shows once the run has taken 200 ms and hides when it ends: clicked from the page as soon as
+    // it shows (polled every frame), not by a locator whose retries can miss a run of a few hundred ms.
+    await page.waitForFunction(() => {
+      const cancel = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=cancel]");
+      if (!cancel || cancel.hidden) return false;
+      cancel.click();
+      return true;
+    });
     const atCancel = Number(await page.getByTestId("gpt2-generate").getAttribute("data-tokens"));
     assert.ok(atCancel < total, `the cancel came mid-generation (${atCancel} of ${total} tokens)`);
     await page.waitForFunction((n) => Number(document.querySelector("attention-lab").dataset.runs ?? 0) > n, before);

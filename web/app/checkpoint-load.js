@@ -34,7 +34,7 @@ export async function loadCheckpoint(lab, runner, file, options) {
 
 /** lab.checkpointInput on the file's one CheckpointFile, in the worker when there is one. */
 export async function checkpointInput(lab, runner, file, options) {
-  if (!runner.hasWorker) return lab.checkpointInput(await checkpointOf(lab, file), options);
+  if (!runner.hasWorker) return withCheckpoint(lab, file, (checkpoint) => lab.checkpointInput(checkpoint, options));
   return (await runner.request("checkpointInput", { file, options })).tensor;
 }
 
@@ -76,14 +76,16 @@ export async function runGPT2(lab, runner, file, { ids, numHeads, onProgress, si
 
 /** In the worker (or here): the run as plain data, and the buffers to transfer. */
 export async function gpt2Plain(lab, { file, ids, numHeads }, { signal, progress }) {
-  const model = await lab.loadGPT2(await checkpointOf(lab, file), numHeads ? { num_heads: numHeads } : undefined);
-  try {
-    const r = await model.run(ids, { signal, onProgress: progress, attention: "thumbnails" });
-    const layers = r.layers.map((l) => ({ thumbnail: l.thumbnail, firstTokens: l.firstTokens }));
-    return { result: { config: { ...model.config }, layers, nextTokens: r.nextTokens }, transfer: layers.flatMap((l) => [l.thumbnail.data.buffer, l.firstTokens.data.buffer]) };
-  } finally {
-    model.dispose();
-  }
+  return withCheckpoint(lab, file, async (checkpoint) => {
+    const model = await lab.loadGPT2(checkpoint, numHeads ? { num_heads: numHeads } : undefined);
+    try {
+      const r = await model.run(ids, { signal, onProgress: progress, attention: "thumbnails" });
+      const layers = r.layers.map((l) => ({ thumbnail: l.thumbnail, firstTokens: l.firstTokens }));
+      return { result: { config: { ...model.config }, layers, nextTokens: r.nextTokens }, transfer: layers.flatMap((l) => [l.thumbnail.data.buffer, l.firstTokens.data.buffer]) };
+    } finally {
+      model.dispose();
+    }
+  });
 }
 
 /**
@@ -99,7 +101,12 @@ export async function generateGPT2(lab, runner, file, { ids, numHeads, options, 
 
 /** In the worker (or here): a generation as plain data; the generator is torch.manual_seed(seed). */
 export async function generatePlain(lab, { file, ids, numHeads, options }, { signal, progress }) {
-  const model = await lab.loadGPT2(await checkpointOf(lab, file), numHeads ? { num_heads: numHeads } : undefined);
+  return withCheckpoint(lab, file, (checkpoint) => generateOn(lab, checkpoint, { ids, numHeads, options }, { signal, progress }));
+}
+
+/** generatePlain's work on the open file. */
+async function generateOn(lab, checkpoint, { ids, numHeads, options }, { signal, progress }) {
+  const model = await lab.loadGPT2(checkpoint, numHeads ? { num_heads: numHeads } : undefined);
   const { seed, ...rest } = options;
   const generator = lab.manualSeed(seed);
   try {
@@ -124,7 +131,7 @@ export async function loadPlain(lab, { file, options }) {
 
 /** In the worker: the layer's input as plain data. */
 export async function inputPlain(lab, { file, options }) {
-  const tensor = await lab.checkpointInput(await checkpointOf(lab, file), options);
+  const tensor = await withCheckpoint(lab, file, (checkpoint) => lab.checkpointInput(checkpoint, options));
   return { result: { tensor }, transfer: [tensor.data.buffer] };
 }
 
@@ -134,16 +141,19 @@ export async function inputPlain(lab, { file, options }) {
  * such as a whole-model run, would be counted in too).
  */
 async function loadHere(lab, file, { into, ...options }) {
-  const opened = openedFile(lab, file);
-  const checkpoint = await opened.checkpoint;
-  if (into) options.into = lab.create(into.className, into.config, { generator: lab.manualSeed(into.seed) });
-  const before = opened.counted.read();
-  const { module, report } = await lab.loadCheckpoint(checkpoint, options);
-  const after = opened.counted.read();
-  return { module, report, bytesRead: after === null ? null : checkpoint.dataStart + (after - before) };
+  return withCheckpoint(lab, file, async (checkpoint, counted) => {
+    if (into) options.into = lab.create(into.className, into.config, { generator: lab.manualSeed(into.seed) });
+    const before = counted.read();
+    const { module, report } = await lab.loadCheckpoint(checkpoint, options);
+    const after = counted.read();
+    return { module, report, bytesRead: after === null ? null : checkpoint.dataStart + (after - before) };
+  });
 }
 
-/** The file opened last: {key, counted, checkpoint: Promise<CheckpointFile>} (one per realm: the worker's, or the page's without one). */
+/**
+ * The file opened last: {key, counted, checkpoint: Promise<CheckpointFile>, uses} (one per realm: the
+ * worker's, or the page's without one). `uses` counts the work on it still in flight.
+ */
 let kept = null;
 
 /** A chosen file's identity: a File sent to the worker arrives as a new object each time. */
@@ -151,24 +161,40 @@ const fileKey = (file) => JSON.stringify([file.name ?? "", file.size, file.lastM
 
 /**
  * The one CheckpointFile of `file` (by name, size and lastModified), opened through a counting Blob on
- * first use; choosing another file disposes the previous one (a model made from it keeps working).
- * A file that fails to open is not kept, so trying again reads it again.
+ * first use; opening another file disposes the previous one once no work uses it (a load of one file
+ * and a whole-model run of the file chosen before it can be in flight together: the run must not end
+ * the load's file under it). A file that fails to open is not kept, so trying again reads it again.
  */
 function openedFile(lab, file) {
   const key = fileKey(file);
   if (kept?.key === key) return kept;
-  kept?.checkpoint.then((f) => f.dispose(), () => {});
+  const previous = kept;
   const counted = countingBlob(file);
-  const entry = { key, counted, checkpoint: lab.openCheckpoint(counted.blob) };
+  const entry = { key, counted, checkpoint: lab.openCheckpoint(counted.blob), uses: 0 };
   kept = entry;
+  if (previous) disposeUnused(previous);
   entry.checkpoint.catch(() => {
     if (kept === entry) kept = null;
   });
   return entry;
 }
 
-/** The file's one CheckpointFile (a promise). */
-const checkpointOf = (lab, file) => openedFile(lab, file).checkpoint;
+/** Disposes a file that is no longer the kept one and that no work uses. */
+function disposeUnused(entry) {
+  if (entry !== kept && entry.uses === 0) entry.checkpoint.then((f) => f.dispose(), () => {});
+}
+
+/** `work(checkpoint, counted)` on the file's one CheckpointFile, which stays open until the work ends. */
+async function withCheckpoint(lab, file, work) {
+  const entry = openedFile(lab, file);
+  entry.uses += 1;
+  try {
+    return await work(await entry.checkpoint, entry.counted);
+  } finally {
+    entry.uses -= 1;
+    disposeUnused(entry);
+  }
+}
 
 /**
  * The file as a Blob whose slices are counted, so the page can say how little it read. The library

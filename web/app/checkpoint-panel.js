@@ -149,7 +149,9 @@ export function setupCheckpointPanel(app) {
   /** The whole model on the panel's tokens (a file of one attention layer says it cannot). */
   async function runWholeModel() {
     const input = await wholeModelInput();
-    if (input) await (await gpt2Section()).run(input);
+    if (!input) return;
+    const section = await gpt2Section();  // its code comes with the first run: another file may be chosen meanwhile
+    if (input.file === state.file) await section.run(input);
   }
 
   /** What the whole model runs on: the file, the panel's tokens, the head count, a decoder (ids -> text) or null; null when the tokens are not valid. */
