@@ -232,4 +232,39 @@ describe("URL state", () => {
     assert.equal(await page.locator("#ex1b").getByTestId("url-notice").isVisible(), true);
     await finish(page);
   });
+  test("a call attribute with url-state: the link's keys apply on top of the call (?seed=7, ?free-d_out=4), as they do over class-name and slot attributes", async () => {
+    // embed.html has no url-state widget of its own: the two added here read the link.
+    const page = await openPage(lab, "?seed=7&free-d_out=4&attrs-seed=9&lesson=2", { path: "embed.html" });
+    const added = [
+      ["seeded", { call: "CausalAttention(3, 2, 6, 0.5)", "url-state": "" }],
+      ["free", { call: "MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)", "url-state": "", "url-prefix": "free-" }],
+      ["attrs", { "class-name": "CausalAttention", d_in: "3", d_out: "2", context_length: "6", dropout: "0.5", "url-state": "", "url-prefix": "attrs-" }],
+    ];
+    await page.evaluate((added) => {
+      for (const [id, attrs] of added) {
+        const el = document.createElement("attention-lab");
+        el.id = id;
+        for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+        el.setAttribute("hidden", "presets compare checkpoint code");
+        document.querySelector("main").append(el);
+      }
+    }, added);
+    for (const [id] of added) await page.locator(`#${id}[data-ready]`).waitFor();
+    const read = (id) => page.locator(`#${id}`).evaluate((el) => ({ ...el.setup, seed: el.shadowRoot.getElementById("seed").value }));
+    assert.deepEqual(await read("seeded"), {
+      className: "CausalAttention", config: { d_in: 3, d_out: 2, context_length: 6, dropout: 0.5 }, seed: "7",
+    });
+    assert.deepEqual(await read("free"), {
+      className: "MultiHeadAttentionWrapper", config: { d_in: 3, d_out: 4, context_length: 6, dropout: 0, num_heads: 2 }, seed: "123",
+    });
+    // the same merge as over class-name and slot attributes
+    assert.deepEqual(await read("attrs"), { className: "CausalAttention", config: { d_in: 3, d_out: 2, context_length: 6, dropout: 0.5 }, seed: "9" });
+    assert.equal(await page.locator("#free").getByTestId("call-box").inputValue(), "MultiHeadAttentionWrapper(3, 4, 6, 0.0, 2)");
+    // each writes its whole setup back under its prefix; the host page's key stays
+    const q = (await currentUrl(page)).searchParams;
+    assert.deepEqual([q.get("class"), q.get("d_out"), q.get("dropout"), q.get("seed")], ["CausalAttention", "2", "0.5", "7"]);
+    assert.deepEqual([q.get("free-class"), q.get("free-d_out"), q.get("free-num_heads")], ["MultiHeadAttentionWrapper", "4", "2"]);
+    assert.equal(q.get("lesson"), "2");
+    await finish(page);
+  });
 });

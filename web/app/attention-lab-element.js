@@ -218,14 +218,15 @@ export class AttentionLabElement extends HTMLElement {
     let held = [];
     let call = this.hasAttribute("call") ? this.getAttribute("call").slice(0, 400) : null;
     if (urlState && hasUrlState(location.search, lab, prefix)) {
-      // The call attribute is the exercise; the URL then changes only what it does not lock.
+      // The call attribute is the exercise (its class and slots, as class-name and the slot attributes
+      // are); the URL's keys then change what it does not lock. A call that names no class keeps its box.
       const start = { ...initialState(), ...partialPatch(initialState(), initial) };
-      if (call !== null && locked.size) {
+      if (call !== null) {
         const read = callPatch(lab, start, call, new Set());
         initial = { ...initial, className: read.className ?? start.className, slotTexts: read.slotTexts ?? start.slotTexts };
         Object.assign(start, partialPatch(start, initial));
+        if (read.className !== undefined) call = null;
       }
-      call = null;
       const fromLink = readUrlState(location.search, lab, prefix);
       held = lockConflicts(fromLink.state, start, locked, "url"); // locks win over the URL, and the notice says so
       const fromUrl = withoutLocked(fromLink.state, locked);
