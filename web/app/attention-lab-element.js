@@ -8,6 +8,7 @@ import { S } from "./strings.js";
 import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabApp } from "./lab-app.js";
 import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from "./lab-model.js";
+import { guardKeys } from "./key-guard.js";
 import {
   STATE_ATTRS, claimUrl, hasUrlState, lockConflicts, readState, readUrlState, releaseUrl, slotNames, urlPrefix, urlPrefixProblem, withoutLocked,
 } from "./url-state.js";
@@ -184,6 +185,7 @@ export class AttentionLabElement extends HTMLElement {
   /** @internal Loads the library, reads the attributes (and the URL) and starts the lab. */
   async boot() {
     const root = this.attachShadow({ mode: "open" });
+    guardKeys(root); // keys typed in the widget do not reach the host page's shortcuts (key-guard.js)
     // Several widgets on one page need distinct landmark names: the element's aria-label or id.
     const others = document.querySelectorAll("attention-lab").length > 1;
     const skeleton = buildSkeleton(this.getAttribute("aria-label") || this.id || (others ? String([...document.querySelectorAll("attention-lab")].indexOf(this) + 1) : ""));

@@ -1,0 +1,86 @@
+// The element as a guest on someone else's page: a Reveal.js deck's shortcuts do not see the keys typed
+// in the widget; a hidden widget loads and runs nothing until shown; a page whose Content-Security-Policy
+// or Trusted Types stop the widget hears why (load-error, el.run()'s rejection) with what to change.
+// Each host page is served by the test (page.route) with the headers it needs; Reveal.js comes from
+// node_modules (a pinned devDependency).
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { ROOT, afterRun, finish, launchLab } from "./helpers.mjs";
+
+const REVEAL = path.join(ROOT, "node_modules", "reveal.js", "dist");
+const TYPES = { ".css": "text/css", ".mjs": "text/javascript", ".js": "text/javascript" };
+
+/** A host page at `${lab.url}${name}` with `body` and the response `headers`; the widget's own files come from the server. */
+async function hostPage(lab, name, body, { headers = {}, init, viewport } = {}) {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
+<script type="module" src="app/attention-lab-element.js"></script></head><body>${body}</body></html>`;
+  const page = await lab.context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  if (init) await page.addInitScript(init);
+  page.problems = [];
+  page.on("pageerror", (err) => page.problems.push(`page error: ${err.message}`));
+  page.on("console", (msg) => { if (msg.type() === "error") page.problems.push(`console error: ${msg.text()}`); });
+  page.wasm = [];
+  page.on("request", (req) => { if (/\.wasm$/.test(new URL(req.url()).pathname)) page.wasm.push(req.url()); });
+  await page.route(`${lab.url}${name}`, (route) => route.fulfill({ contentType: "text/html", headers, body: html }));
+  await page.route(`${lab.url}reveal/**`, async (route) => {
+    const file = path.join(REVEAL, new URL(route.request().url()).pathname.replace(/^\/reveal\//, ""));
+    route.fulfill({ contentType: TYPES[path.extname(file)] ?? "application/octet-stream", body: await readFile(file) });
+  });
+  await page.goto(`${lab.url}${name}`);
+  return page;
+}
+
+describe("the element as a guest", () => {
+  let lab;
+  before(async () => { lab = await launchLab(); });
+  after(async () => { await lab?.close(); });
+
+  test("in a Reveal.js deck, typing 0.5 into dropout and Space in the field leave the deck on its slide; Space and Enter on Run run, other keys reach the deck", async () => {
+    const page = await hostPage(lab, "deck.html", `<link rel="stylesheet" href="reveal/reveal.css">
+<div class="reveal"><div class="slides">
+  <section><attention-lab id="w" call="CausalAttention(3, 2, 6, 0.0)" mode="eval" layout="compact" hidden="presets facts tokens compare checkpoint code"></attention-lab></section>
+  <section><h2>The next slide</h2></section>
+</div></div>
+<script type="module">import Reveal from "./reveal/reveal.mjs"; Reveal.initialize({ hash: false, transition: "none" }).then(() => { window.deck = Reveal; });</script>`);
+    await page.waitForFunction(() => window.deck && document.getElementById("w").dataset.ready);
+    const deck = () => page.evaluate(() => ({ slide: window.deck.getIndices().h, paused: window.deck.isPaused() }));
+    const widget = page.locator("#w");
+    const dropout = widget.getByTestId("slot-dropout");
+    // The deck hears keys typed outside the widget ("." blacks the slide out, ArrowRight moves on): the checks below can fail.
+    await page.locator("h2").first().evaluate(() => document.body.focus());
+    await page.keyboard.press(".");
+    assert.deepEqual(await deck(), { slide: 0, paused: true });
+    await page.keyboard.press(".");
+    await page.keyboard.press("ArrowRight");
+    assert.deepEqual(await deck(), { slide: 1, paused: false });
+    await page.keyboard.press("ArrowLeft");
+    assert.deepEqual(await deck(), { slide: 0, paused: false });
+    // Typed into the widget's dropout field: the field has the text, the deck stays.
+    await dropout.focus();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("0.5");
+    assert.equal(await dropout.inputValue(), "0.5");
+    assert.deepEqual(await deck(), { slide: 0, paused: false });
+    assert.equal(await widget.evaluate((el) => el.setup.config.dropout), 0.5);
+    await page.keyboard.press("Space");
+    await page.keyboard.press("ArrowRight");
+    assert.equal(await dropout.inputValue(), "0.5 ");
+    assert.deepEqual(await deck(), { slide: 0, paused: false });
+    await page.keyboard.press("Backspace");
+    // Space and Enter on the Run button run the module (its own keys), and the deck stays.
+    await widget.getByTestId("run").focus();
+    await afterRun(page, () => page.keyboard.press("Space"), "#w");
+    await afterRun(page, () => page.keyboard.press("Enter"), "#w");
+    assert.equal(await widget.evaluate((el) => el.dataset.runs), "2");
+    assert.match(await widget.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(2, 6, 2\)/);
+    assert.deepEqual(await deck(), { slide: 0, paused: false });
+    // A key the button does not use is the deck's, as without the widget.
+    await widget.getByTestId("run").focus();
+    await page.keyboard.press(".");
+    assert.deepEqual(await deck(), { slide: 0, paused: true });
+    await finish(page);
+  });
+});
