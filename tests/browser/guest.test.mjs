@@ -33,6 +33,14 @@ async function hostPage(lab, name, body, { headers = {}, init, viewport } = {}) 
   return page;
 }
 
+/** el.run()'s outcome on the widget `id`: the detail's output shape, or the rejection's fields. */
+function runOutcome(page, id) {
+  return page.evaluate((id) => document.getElementById(id).run().then(
+    (d) => ({ ok: true, shape: d.outputShape }),
+    (e) => ({ ok: false, name: e.name, code: e.code, message: e.message, hint: e.hint }),
+  ), id);
+}
+
 describe("the element as a guest", () => {
   let lab;
   before(async () => { lab = await launchLab(); });
@@ -81,6 +89,47 @@ describe("the element as a guest", () => {
     await widget.getByTestId("run").focus();
     await page.keyboard.press(".");
     assert.deepEqual(await deck(), { slide: 0, paused: true });
+    await finish(page);
+  });
+
+  test("a hidden widget (hidden, in a display: none section, in a closed details) loads no core and runs nothing until shown; el.run() starts one that is hidden", async () => {
+    const page = await hostPage(lab, "hidden.html", `<attention-lab id="a" hidden call="CausalAttention(3, 2, 6, 0.0)"></attention-lab>
+<section id="fold" hidden><attention-lab id="b" call="SelfAttention_v2(3, 2)"></attention-lab></section>
+<details id="more"><summary>More</summary><attention-lab id="d" call="SelfAttention_v1(3, 2)"></attention-lab></details>`);
+    const state = (id) => page.evaluate((id) => {
+      const el = document.getElementById(id);
+      return { ready: el.dataset.ready ?? null, runs: el.dataset.runs ?? null, setup: el.setup, status: el.shadowRoot?.getElementById("status").textContent ?? null };
+    }, id);
+    await page.waitForFunction(() => ["a", "b", "d"].every((id) => document.getElementById(id).shadowRoot));
+    await page.waitForTimeout(2000); // time enough for a widget that did not wait to load the core and run
+    const waiting = { ready: null, runs: null, setup: null, status: "" };
+    assert.deepEqual(await state("a"), waiting);
+    assert.deepEqual(await state("b"), waiting);
+    assert.deepEqual(await state("d"), waiting);
+    assert.deepEqual(page.wasm, [], "no .wasm requested while every widget is hidden");
+    // Shown: it loads and runs as any widget does on load.
+    await page.evaluate(() => { document.getElementById("a").hidden = false; });
+    await page.waitForFunction(() => document.getElementById("a").dataset.runs === "1", null, { timeout: 60_000 });
+    assert.equal(page.wasm.length, 1, page.wasm.join(" "));
+    assert.match(await page.locator("#a").locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(2, 6, 2\)/);
+    assert.deepEqual(await state("b"), waiting, "its section is still display: none");
+    await page.evaluate(() => { document.getElementById("fold").hidden = false; });
+    await page.waitForFunction(() => document.getElementById("b").dataset.runs === "1", null, { timeout: 60_000 });
+    assert.deepEqual((await state("b")).setup, { className: "SelfAttention_v2", config: { d_in: 3, d_out: 2 } });
+    assert.deepEqual(await state("d"), waiting, "its details is still closed");
+    await page.evaluate(() => { document.getElementById("more").open = true; });
+    await page.waitForFunction(() => document.getElementById("d").dataset.runs === "1", null, { timeout: 60_000 });
+    assert.match(await page.locator("#d").locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(6, 2\)/);
+    // el.run() is a request to run: a widget added hidden starts for it and resolves with the run.
+    await page.evaluate(() => {
+      const el = document.createElement("attention-lab");
+      el.id = "c";
+      el.hidden = true;
+      el.setAttribute("call", "MultiHeadAttention(3, 4, 6, 0.0, 2)");
+      el.setAttribute("autorun", "off");
+      document.body.append(el);
+    });
+    assert.deepEqual(await runOutcome(page, "c"), { ok: true, shape: [2, 6, 4] });
     await finish(page);
   });
 });

@@ -9,6 +9,7 @@ import { PANELS, buildSkeleton } from "./template.js";
 import { LOCKABLE, LabApp } from "./lab-app.js";
 import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from "./lab-model.js";
 import { guardKeys } from "./key-guard.js";
+import { whenShown } from "./when-shown.js";
 import {
   STATE_ATTRS, claimUrl, hasUrlState, lockConflicts, readState, readUrlState, releaseUrl, slotNames, urlPrefix, urlPrefixProblem, withoutLocked,
 } from "./url-state.js";
@@ -196,6 +197,9 @@ export class AttentionLabElement extends HTMLElement {
     link.addEventListener("error", show);
     root.append(link, skeleton);
     const status = root.getElementById("status");
+    // Hidden (hidden="", display: none here or above), it loads nothing and runs nothing until shown (or run() is called).
+    this.shown = whenShown(this);
+    await this.shown.shown;
     status.textContent = S.loading;
     let lab;
     try {
@@ -292,6 +296,7 @@ export class AttentionLabElement extends HTMLElement {
    * @throws {AttentionError} with the run's code (e.g. `heads_divisibility`, `too_large`)
    */
   async run() {
+    this.shown?.now(); // a hidden widget asked to run loads now
     await this.started;
     if (!this.view) throw new AttentionError({ code: "error", slot: "", message: S.loadFailed(this.dataset.loadError ? "see the widget" : "the widget is not on a page"), hint: "" });
     const outcome = await this.view.run();
