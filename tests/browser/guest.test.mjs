@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ROOT, afterRun, finish, launchLab } from "./helpers.mjs";
+import { ROOT, afterRun, appWorkers, finish, launchLab } from "./helpers.mjs";
 
 const REVEAL = path.join(ROOT, "node_modules", "reveal.js", "dist");
 const TYPES = { ".css": "text/css", ".mjs": "text/javascript", ".js": "text/javascript" };
@@ -31,6 +31,12 @@ async function hostPage(lab, name, body, { headers = {}, init, viewport } = {}) 
   });
   await page.goto(`${lab.url}${name}`);
   return page;
+}
+
+/** Records every load-error the page hears (run before the page's own scripts). */
+function recordLoadErrors() {
+  window.__loadErrors = [];
+  document.addEventListener("load-error", (e) => window.__loadErrors.push({ target: e.target.id, ...e.detail }));
 }
 
 /** el.run()'s outcome on the widget `id`: the detail's output shape, or the rejection's fields. */
@@ -131,5 +137,56 @@ describe("the element as a guest", () => {
     });
     assert.deepEqual(await runOutcome(page, "c"), { ok: true, shape: [2, 6, 4] });
     await finish(page);
+  });
+
+  test("a CSP without 'wasm-unsafe-eval': load-error and el.run() carry wasm_csp with the directive to add, and the widget says so", async () => {
+    const csp = "default-src 'self'; script-src 'self'; style-src 'self'";
+    const page = await hostPage(lab, "csp.html", `<attention-lab id="w"></attention-lab>`, { headers: { "Content-Security-Policy": csp }, init: recordLoadErrors });
+    await page.locator("#w[data-load-error]").waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator("#w").getAttribute("data-load-error"), "wasm_csp");
+    const heard = await page.evaluate(() => window.__loadErrors);
+    assert.equal(heard.length, 1, JSON.stringify(heard));
+    assert.equal(heard[0].target, "w");
+    assert.equal(heard[0].code, "wasm_csp");
+    assert.match(heard[0].message, /Content-Security-Policy does not let WebAssembly compile \('wasm-unsafe-eval' is missing/);
+    assert.match(heard[0].hint, /Add 'wasm-unsafe-eval' to the script-src directive .*script-src 'self' 'wasm-unsafe-eval'/);
+    const outcome = await runOutcome(page, "w");
+    assert.deepEqual(outcome, { ok: false, name: "AttentionError", code: "wasm_csp", message: heard[0].message, hint: heard[0].hint });
+    const status = await page.locator("#w").getByTestId("status").textContent();
+    assert.ok(status.includes(heard[0].message) && status.includes(heard[0].hint), status);
+    // What the browser reports is the CSP's refusal only; nothing was thrown uncaught.
+    const unexpected = page.problems.filter((p) => !/Refused to compile or instantiate WebAssembly module because 'unsafe-eval' is not an allowed source/.test(p) && !/wasm-unsafe-eval/.test(p));
+    assert.deepEqual(unexpected, []);
+    await page.close();
+  });
+
+  /** A widget whose first run (MultiHeadAttention(64, 64, 256, 0.0, 4) on 256 tokens, ~10 MiB traced) goes to the Worker. */
+  const WORKER_RUN = `<attention-lab id="w" call="MultiHeadAttention(64, 64, 256, 0.0, 4)" num_tokens="256" batch="1" mode="eval" hidden="presets compare checkpoint code"></attention-lab>`;
+  const TT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; require-trusted-types-for 'script'";
+
+  test("under Trusted Types (require-trusted-types-for 'script') the widget starts its Worker through its policy attention-lab and runs there", async () => {
+    const page = await hostPage(lab, "tt.html", WORKER_RUN, { headers: { "Content-Security-Policy": TT }, init: recordLoadErrors });
+    await page.waitForFunction(() => document.getElementById("w").dataset.runs === "1", null, { timeout: 120_000 });
+    assert.match(await page.locator("#w").locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 256, 64\)/);
+    assert.deepEqual(appWorkers(page).map((w) => new URL(w.url()).pathname), ["/app/run-worker.js"]);
+    assert.deepEqual(await page.evaluate(() => window.__loadErrors), []);
+    await finish(page);
+  });
+
+  test("Trusted Types that refuse the policy attention-lab: load-error says trusted_types and the entry to add, and the runs stay on the page's thread", async () => {
+    const page = await hostPage(lab, "tt-refused.html", WORKER_RUN, { headers: { "Content-Security-Policy": `${TT}; trusted-types host-policy` }, init: recordLoadErrors });
+    await page.waitForFunction(() => document.getElementById("w").dataset.runs === "1", null, { timeout: 120_000 });
+    assert.match(await page.locator("#w").locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 256, 64\)/);
+    assert.deepEqual(appWorkers(page), [], "no Worker started");
+    const heard = await page.evaluate(() => window.__loadErrors);
+    assert.equal(heard.length, 1, JSON.stringify(heard));
+    assert.equal(heard[0].code, "trusted_types");
+    assert.match(heard[0].message, /requires Trusted Types and does not allow the policy "attention-lab"/);
+    assert.match(heard[0].hint, /Add attention-lab to the trusted-types directive .*trusted-types attention-lab your-policy/);
+    assert.deepEqual(await runOutcome(page, "w"), { ok: true, shape: [1, 256, 64] });
+    // The browser reports its refusals (the policy's name, the probe's string URL) and nothing else; nothing thrown.
+    const unexpected = page.problems.filter((p) => !/TrustedTypePolicy named 'attention-lab'|requires 'TrustedScriptURL' assignment/.test(p));
+    assert.deepEqual(unexpected, []);
+    await page.close();
   });
 });

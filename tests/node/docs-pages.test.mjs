@@ -100,7 +100,7 @@ test("the widget's docs: the manifest documents exactly what the element reads, 
   const names = decl.attributes.map((a) => a.name);
   for (const a of ["class-name", "call", "d_in", "num_heads", "num_kv_groups", "sliding_window_size", "latent_dim", "locked", "hidden", "url-state", "autorun"]) assert.ok(names.includes(a), a);
   assert.deepEqual(decl.members.map((m) => `${m.kind} ${m.name}`), ["method run", "field setup"]);
-  assert.deepEqual(decl.events.map((e) => e.name), ["run-complete", "run-error", "setup-change"]);
+  assert.deepEqual(decl.events.map((e) => e.name), ["run-complete", "run-error", "load-error", "setup-change"]);
   // docs/widget.md is the render of the manifest (npm run docs fails when it is stale)
   assert.equal(readFileSync(path.join(ROOT, "docs", "widget.md"), "utf8"), render(decl));
 
@@ -144,5 +144,5 @@ test("the core's slot names as the widget-docs check reads them are the library'
 
 test("node scripts/widget-docs.mjs --check passes on the tree as committed", { skip: !ANALYZER && "tools/docs not installed (npm run docs installs it)" }, () => {
   const out = execFileSync(process.execPath, [path.join(ROOT, "scripts", "widget-docs.mjs"), "--check"], { cwd: ROOT, encoding: "utf8" });
-  assert.match(out, /widget docs: \d+ attributes, 3 events, 7 CSS properties, \d+ parts/);
+  assert.match(out, /widget docs: \d+ attributes, 4 events, 7 CSS properties, \d+ parts/);
 });

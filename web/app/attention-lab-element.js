@@ -10,12 +10,15 @@ import { LOCKABLE, LabApp } from "./lab-app.js";
 import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from "./lab-model.js";
 import { guardKeys } from "./key-guard.js";
 import { whenShown } from "./when-shown.js";
+import { announceLoadError, loadFailure } from "./load-failure.js";
+import { allowScript, workerRefusal } from "./worker-url.js";
 import {
   STATE_ATTRS, claimUrl, hasUrlState, lockConflicts, readState, readUrlState, releaseUrl, slotNames, urlPrefix, urlPrefixProblem, withoutLocked,
 } from "./url-state.js";
 
 const STYLE_URL = new URL("./style.css", import.meta.url).href;
 const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
+allowScript(WORKER_URL); // the one script the widget's Trusted Types policy passes (worker-url.js)
 
 /** A space-separated attribute as a set, keeping only the names in `allowed`. */
 function nameSet(text, allowed) {
@@ -104,6 +107,12 @@ function nameSet(text, allowed) {
  * @fires {CustomEvent<{code: string, slot: string, message: string, hint: string}>} run-error - A run failed, or
  *   `run()` was called on a setup that cannot run (bubbles, composed): the error's code (an `ErrorCode`), slot,
  *   message and hint.
+ * @fires {CustomEvent<{code: string, message: string, hint: string}>} load-error - The element could not start
+ *   (bubbles, composed; the element shows the same message and hint, and `run()` rejects with them): `wasm_csp`
+ *   (the page's Content-Security-Policy does not let WebAssembly compile: add `'wasm-unsafe-eval'` to its
+ *   `script-src`), `wasm_fetch` or `wasm_binary` (the `.wasm`), `internal`. Also, with the element running on,
+ *   `trusted_types`: the page's Trusted Types refuse the policy `attention-lab` its Worker needs (add it to
+ *   the `trusted-types` directive); its runs then stay on the page's thread.
  * @fires {CustomEvent<{valid: boolean, reason: string, className: string, config: object, diagnostics: object[]}>} setup-change -
  *   On start and whenever an edit, an attribute or back/forward changes the setup or its validity (bubbles,
  *   composed): whether the setup can run (and why not), the class, the config and the diagnostics
@@ -204,12 +213,14 @@ export class AttentionLabElement extends HTMLElement {
     let lab;
     try {
       // `lean`: the main thread's lab without the checkpoint readers, which run in the Worker (checkpoint-load.js)
-      lab = await loadAttentionLab(this.hasAttribute("lean") && typeof Worker === "function" ? { checkpoints: false } : undefined);
+      lab = await loadAttentionLab(this.hasAttribute("lean") && typeof Worker === "function" && !workerRefusal() ? { checkpoints: false } : undefined);
     } catch (err) {
-      status.textContent = S.loadFailed(err?.message ?? String(err));
+      this.loadError = await loadFailure(err);
+      status.textContent = `${S.loadFailed(this.loadError.message)} ${this.loadError.hint}`;
       status.classList.add("status-error");
-      this.dataset.loadError = "true";
+      this.dataset.loadError = this.loadError.code;
       show();
+      announceLoadError(this, this.loadError);
       return;
     }
     status.textContent = "";
@@ -251,6 +262,9 @@ export class AttentionLabElement extends HTMLElement {
       autorun: compact ? this.getAttribute("autorun") === "on" : this.getAttribute("autorun") !== "off",
       workerUrl: WORKER_URL,
     });
+    // A page whose Trusted Types refuse the widget's Worker hears why (the widget runs on its thread instead).
+    this.view.runner.onBlocked = (error) => announceLoadError(this, error);
+    if (this.view.runner.blocked) announceLoadError(this, this.view.runner.blocked);
     this.showUrlNotice();
     // Slot attributes: their names are the core's, so they are watched once it has loaded.
     new MutationObserver((records) => {
@@ -298,7 +312,8 @@ export class AttentionLabElement extends HTMLElement {
   async run() {
     this.shown?.now(); // a hidden widget asked to run loads now
     await this.started;
-    if (!this.view) throw new AttentionError({ code: "error", slot: "", message: S.loadFailed(this.dataset.loadError ? "see the widget" : "the widget is not on a page"), hint: "" });
+    if (this.loadError) throw this.loadError;
+    if (!this.view) throw new AttentionError({ code: "error", slot: "", message: S.loadFailed("the widget is not on a page"), hint: "Put the element on the page (document.body.append(el)) before calling run()." });
     const outcome = await this.view.run();
     if (!outcome.ok) throw new AttentionError(outcome.error);
     return outcome.detail;

@@ -14,6 +14,7 @@ import { S } from "./strings.js";
 import { pageMemory } from "./page-memory.js";
 import { askTrace } from "./stage-source.js";
 import { screenDensity } from "./slice-view.js";
+import { startWorker, workerRefusal } from "./worker-url.js";
 
 /** Runs that need more than this run in the worker. */
 const WORKER_BYTES = 8 * 1048576;
@@ -44,6 +45,13 @@ export class Runner {
     this.visible = true;
     /** Bytes the runs' worker has reserved ahead of a run (its answer to a warm-up), 0 until then. */
     this.reserved = 0;
+    /**
+     * Why the page refuses the widget's Worker (AttentionError "trusted_types", worker-url.js), else null:
+     * then every run and file works on this thread, as where there is no Worker.
+     */
+    this.blocked = this.workerUrl && typeof Worker === "function" ? workerRefusal() : null;
+    /** Called when a Worker is refused at its start (the element tells the host page: load-error). */
+    this.onBlocked = () => {};
   }
 
   /** True when the runs' worker holds nothing the reader sees (no trace, no run) and the widget is out of view: the page may end it. */
@@ -53,7 +61,7 @@ export class Runner {
 
   /** True when this page can run work in a module Worker. */
   get hasWorker() {
-    return Boolean(this.workerUrl) && typeof Worker === "function";
+    return Boolean(this.workerUrl) && typeof Worker === "function" && this.blocked === null;
   }
 
   usesWorker(bytes) {
@@ -97,6 +105,7 @@ export class Runner {
     // Off the page (a timer's run after the widget was removed): no worker starts that nothing would end.
     if (this.closed) throw cancelled();
     const worker = this.ensureWorker();
+    if (!worker) return this.run(job, { bytes, firstDraw }); // the page refused the Worker: this thread runs it
     const taken = this.workerBytes(job.className, job.config, job.x.shape);
     if (taken) pageMemory.took(this, taken.bytes, taken.budget);  // the run reserves its heap in the worker first
     const id = this.nextId++;
@@ -160,6 +169,7 @@ export class Runner {
   warm(setup = null) {
     if (this.closed || this.worker || !this.visible || !this.hasWorker) return;
     const worker = this.ensureWorker();
+    if (!worker) return;
     const { inputShape, ...rest } = setup ?? {};
     const need = inputShape ? this.workerBytes(rest.className, rest.config, inputShape) : null;
     const reserve = need !== null && pageMemory.reserve(this, need.bytes, need.budget);
@@ -187,8 +197,13 @@ export class Runner {
     const id = this.nextId++;
     const message = { id, kind, ...payload };
     return new Promise((resolve, reject) => {
+      const worker = this.ensureFileWorker();
+      if (!worker) {
+        reject(this.blocked);
+        return;
+      }
       this.requests.set(id, { message, resolve, reject, onProgress });
-      this.ensureFileWorker().postMessage(message);
+      worker.postMessage(message);
       // Cancelling asks the worker to stop that work between its steps (it answers "cancelled").
       signal?.addEventListener("abort", () => this.fileWorker?.postMessage({ cancel: id }), { once: true });
     });
@@ -252,9 +267,20 @@ export class Runner {
     return this.fileWorker;
   }
 
-  /** A module worker of run-worker.js: `onData(message data)`, `onError(AttentionError-like)` when it fails. */
+  /**
+   * A module worker of run-worker.js: `onData(message data)`, `onError(AttentionError-like)` when it fails;
+   * null when the page's Trusted Types refuse it (then `blocked` says why, and onBlocked hears it once).
+   */
   spawn(onData, onError) {
-    const worker = new Worker(this.workerUrl, { type: "module" });
+    let worker;
+    try {
+      worker = startWorker(this.workerUrl);
+    } catch (err) {
+      if (err?.code !== "trusted_types") throw err;
+      this.blocked = err;
+      this.onBlocked(err);
+      return null;
+    }
     worker.addEventListener("message", (e) => onData(e.data));
     worker.addEventListener("error", (e) => onError({ code: "worker", slot: "", message: e.message || S.workerFailed, hint: "" }));
     return worker;

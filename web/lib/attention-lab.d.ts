@@ -710,6 +710,10 @@ export type ErrorCode =
   | "blocked"
   /** the background worker failed (it could not load, or crashed) */
   | "worker"
+  /** the page's Content-Security-Policy does not let WebAssembly compile: the element's load-error and run() name the directive to add (script-src 'wasm-unsafe-eval') */
+  | "wasm_csp"
+  /** the page requires Trusted Types and refuses the element's policy (attention-lab) for its Worker: the element's load-error names the trusted-types entry to add; runs stay on the page's thread */
+  | "trusted_types"
   /** loading a checkpoint into the current module without a valid MultiHeadAttention in the setup */
   | "checkpoint_target"
   /** a checkpoint run given no token */

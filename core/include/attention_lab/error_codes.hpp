@@ -146,6 +146,8 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"large_run", "page", "info: a run big enough to go to the background worker"},
     {"blocked", "page", "el.run() on a setup that cannot run for a reason with no code of its own (no words, a bad token count)"},
     {"worker", "page", "the background worker failed (it could not load, or crashed)"},
+    {"wasm_csp", "page", "the page's Content-Security-Policy does not let WebAssembly compile: the element's load-error and run() name the directive to add (script-src 'wasm-unsafe-eval')"},
+    {"trusted_types", "page", "the page requires Trusted Types and refuses the element's policy (attention-lab) for its Worker: the element's load-error names the trusted-types entry to add; runs stay on the page's thread"},
     {"checkpoint_target", "page", "loading a checkpoint into the current module without a valid MultiHeadAttention in the setup"},
     {"no_tokens", "page", "a checkpoint run given no token"},
     {"tokenizer", "page", "GPT-2's tokenizer could not be loaded"},
