@@ -98,6 +98,37 @@ describe("the element as a guest", () => {
     await finish(page);
   });
 
+  test("a compact exercise (facts and tokens hidden) fits a 1280 x 720 Reveal.js slide before and after its run: setup and run beside the trace, the slide's centring not inherited", async () => {
+    const page = await hostPage(lab, "slide.html", `<link rel="stylesheet" href="reveal/reveal.css"><link rel="stylesheet" href="reveal/theme/white.css">
+<div class="reveal"><div class="slides"><section>
+  <attention-lab id="w" call="MultiHeadAttentionWrapper(3, 1, 6, 0.0, 2)" locked="class d_out num_heads" layout="compact" hidden="presets facts tokens compare checkpoint code"></attention-lab>
+</section></div></div>
+<script type="module">import Reveal from "./reveal/reveal.mjs"; Reveal.initialize({ hash: false, transition: "none", width: 1280, height: 720, margin: 0 }).then(() => { window.deck = Reveal; });</script>`,
+    { viewport: { width: 1280, height: 720 } });
+    await page.waitForFunction(() => window.deck && document.getElementById("w").dataset.ready);
+    assert.equal(await page.evaluate(() => window.deck.getScale()), 1);
+    const widget = page.locator("#w");
+    const fits = async (when) => {
+      const box = await widget.boundingBox();
+      assert.ok(box.y >= 0 && box.y + box.height <= 720 && box.width <= 1280, `${when}: ${JSON.stringify(box)}`);
+      const setup = await widget.locator("#setup").boundingBox();
+      const trace = await widget.locator("#trace").boundingBox();
+      assert.ok(trace.x >= setup.x + setup.width && Math.abs(trace.y - setup.y) < 1, `${when}: the trace beside the setup ${JSON.stringify({ setup, trace })}`);
+      return box.height;
+    };
+    const before = await fits("before the run");
+    // Reveal centres a slide's text (.reveal .slides { text-align: center }): the widget's own stays at the start
+    const heading = await widget.locator("#setup-heading").evaluate((h) => ({ align: getComputedStyle(h).textAlign, indent: h.getBoundingClientRect().x - h.parentElement.getBoundingClientRect().x }));
+    assert.equal(heading.align, "start");
+    assert.ok(heading.indent < 20, `the heading starts ${heading.indent} px into its panel`);
+    await widget.getByTestId("prediction").fill("(2, 6, 2)");
+    await afterRun(page, () => widget.getByTestId("run").click(), "#w");
+    assert.equal(await widget.locator("[data-stage].open").getAttribute("data-stage"), "output");
+    const after = await fits("after the run, its output open");
+    assert.ok(after > before, `${before} -> ${after} px`);
+    await finish(page);
+  });
+
   test("a hidden widget (hidden, in a display: none section, in a closed details) loads no core and runs nothing until shown; el.run() starts one that is hidden", async () => {
     const page = await hostPage(lab, "hidden.html", `<attention-lab id="a" hidden call="CausalAttention(3, 2, 6, 0.0)"></attention-lab>
 <section id="fold" hidden><attention-lab id="b" call="SelfAttention_v2(3, 2)"></attention-lab></section>

@@ -156,12 +156,12 @@ describe("layout", () => {
       await finish(page);
     });
 
-    test(`layout="compact" at ${size}: embed.html's locked exercise in one column, the facts folded until asked, one stage open at a time${viewport.width === 1280 ? ", under 1,500 px tall" : ""}`, async () => {
+    test(`layout="compact" at ${size}: embed.html's locked exercise with the facts under the setup (${viewport.width === 1280 ? "the two beside the trace" : "one column"}), the facts folded until asked, one stage open at a time${viewport.width === 1280 ? ", under 1,500 px tall" : ""}`, async () => {
       const page = await openPage(lab, "", { viewport, path: "embed.html" });
       const dir = await screenshotDir();
       const exercise = page.locator("#exercise");
       const height = () => exercise.evaluate((el) => el.getBoundingClientRect().height);
-      // one column: the facts under the setup, as wide as it
+      // the facts under the setup, as wide as it (one column of two where the widget is wide)
       const setup = await exercise.locator("#setup").boundingBox();
       const facts = await exercise.getByTestId("facts").boundingBox();
       assert.ok(facts.y >= setup.y + setup.height && Math.abs(facts.width - setup.width) < 1, JSON.stringify({ setup, facts }));
@@ -219,6 +219,32 @@ describe("layout", () => {
       await finish(page);
     });
   }
+
+  test("a compact exercise with the facts and tokens hidden fits a 16:9 slide at 1280x720: under 720 px tall before and after its run, the setup and run beside the trace", async () => {
+    const page = await openPage(lab, "", { viewport: { width: 1280, height: 720 }, path: "embed.html" });
+    const exercise = page.locator("#exercise");
+    await exercise.evaluate((el) => el.setAttribute("hidden", "presets facts tokens compare checkpoint code"));
+    const measure = async (when) => {
+      await exercise.scrollIntoViewIfNeeded();
+      const box = await exercise.boundingBox();
+      assert.ok(box.height <= 720 && box.width <= 1280, `${when}: the exercise is ${box.width} x ${box.height} px`);
+      const setup = await exercise.locator("#setup").boundingBox();
+      const run = await exercise.getByTestId("run").boundingBox();
+      const trace = await exercise.locator("#trace").boundingBox();
+      assert.ok(trace.x >= setup.x + setup.width && trace.x >= run.x + run.width, `${when}: the trace is beside the setup and Run`);
+      assert.equal(await exercise.getByTestId("slot-d_out-so").isVisible(), false, `${when}: the slots' consequences are facts, hidden with them`);
+      return box.height;
+    };
+    const before = await measure("before the run");
+    await exercise.getByTestId("prediction").fill("(2, 6, 2)");
+    await afterRun(page, () => exercise.getByTestId("run").click(), "#exercise");
+    assert.equal(await exercise.locator("[data-stage=output]").getByTestId("output-summary").isVisible(), true);
+    const after = await measure("after the run");
+    assert.ok(after > before + 20, `the output card adds to the height: ${before} -> ${after} px`);
+    await exercise.screenshot({ path: path.join(await screenshotDir(), "compact-slide-1280x720.png") });
+    await checkLayout(page);
+    await finish(page);
+  });
 
   test("at 390x844 the first column of a table stays in view, a cue says the table scrolls, and code breaks between tokens", async () => {
     const page = await openPage(lab, "", { viewport: { width: 390, height: 844 } });

@@ -1,4 +1,5 @@
-// layout="compact": the lab as course material, one exercise among the page's own text. One column;
+// layout="compact": the lab as course material, one exercise among the page's own text. One column (two
+// where the widget is wide: the setup and the run beside the trace, so that an exercise fits a slide);
 // the step headings without their numbers (a course page with several widgets would repeat "1." to
 // "5."); the tokens and the facts collapsed to one line each (the facts open when the reader asks, and
 // the output width stays hidden until the reader's run, as in quiz mode); the trace's stages collapsed
@@ -26,9 +27,24 @@ function setOpen(box, button, open) {
   button.setAttribute("aria-expanded", String(open));
 }
 
+/**
+ * The setup, the tokens, predict and run in one column, the trace in another: the two sit side by side
+ * where the widget is wide enough (style.css: a 1280 x 720 slide, a desktop page), one above the other
+ * where it is not. Predict stays just above run (they read as one step).
+ */
+function splitColumns(root) {
+  const main = h("div", { class: "compact-main" });
+  const side = h("div", { class: "compact-side" });
+  const grid = root.querySelector(".setup-grid");
+  grid.before(h("div", { class: "compact-cols" }, main, side));
+  main.append(grid, ...["#tokens", "#predict", ".run-panel"].map((sel) => root.querySelector(sel)));
+  side.append(root.querySelector("#trace"));
+}
+
 export function setupCompactLayout(app) {
   const { root, $, lab } = app;
   root.querySelector(".lab").classList.add("compact");
+  splitColumns(root);
   for (const heading of root.querySelectorAll(".panel > h2")) heading.textContent = heading.textContent.replace(/^\d+\.\s*/, "");
 
   // The facts: one line until the reader asks (asking also shows the output width: no quiz any more).
