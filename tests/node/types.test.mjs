@@ -4,10 +4,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { fencedBlocks } from "./markdown.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const tsc = path.join(root, "node_modules", ".bin", "tsc");
@@ -38,6 +39,31 @@ test("web/lib/attention-lab.d.ts type-checks a program that uses every API call"
   const { ok, out } = compile(path.join(root, "tests/node/types"));
   assert.ok(ok, `tsc reported errors:\n${out}`);
   assert.equal(out.trim(), "");
+});
+
+test("the docs' whole js examples (README.md, docs/api.md, docs/getting-started/js-developer.md) type-check under tsc --strict as users copy them", () => {
+  // Inside the package's tree `import "attention-lab"` resolves to it by name, so each example is a file there.
+  mkdirSync(path.join(root, "build"), { recursive: true });
+  const dir = mkdtempSync(path.join(root, "build", "types-docs-"));
+  try {
+    const files = [];
+    for (const page of ["README.md", "docs/api.md", "docs/getting-started/js-developer.md"]) {
+      // a whole program: it imports the package; fragments (no import) and blocks marked "not run" are left out
+      for (const b of fencedBlocks(readFileSync(path.join(root, page), "utf8")).filter((x) => x.lang === "js" && !x.skip && /^import .* from "attention-lab";$/m.test(x.code))) {
+        const file = path.join(dir, `${page.replace(/\W+/g, "-")}-${b.line}.ts`);
+        writeFileSync(file, `${b.code}\nexport {};\n`);
+        files.push(file);
+      }
+    }
+    assert.ok(files.length >= 4, `${files.length} examples`);
+    assert.ok(files.some((f) => /README-md/.test(f)), "the README's example is among them");
+    const project = path.join(dir, "tsconfig.json");
+    writeFileSync(project, JSON.stringify({ extends: path.join(root, "tests/node/types/tsconfig.json"), files }));
+    const { ok, out } = compile(project);
+    assert.ok(ok, `tsc --strict reported errors in the docs' examples:\n${out}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 const misuse = readdirSync(misuseDir).filter((f) => f.endsWith(".ts")).sort();

@@ -1216,6 +1216,12 @@ export interface ForwardResult {
   warnings?: Diagnostic[];
 }
 
+/** What module.forward gives with `trace: true`: {@link ForwardResult} with the trace always there. */
+export interface TracedForwardResult extends ForwardResult {
+  /** Every stage the forward made, in trace order (copied out). */
+  trace: Stage[];
+}
+
 /** A random stream equal to PyTorch's CPU default generator after `torch.manual_seed(seed)`. */
 export interface Generator {
   /** The seed it was made with (manualSeed(seed)). */
@@ -1314,6 +1320,20 @@ export interface AttentionModule {
    *   "non_finite_parameter", the tensor codes, "disposed".
    */
   setParameter(name: string, tensor: TensorLike): void;
+  /**
+   * The forward pass with `trace: true`: as the next signature, with the trace always there (so
+   * `trace.find(...)` needs no `?.` under `strict`).
+   * @param x - As in the next signature.
+   * @param options - As in the next signature, with `trace: true`.
+   * @returns The output and every stage ({@link TracedForwardResult}).
+   * @throws {@link AttentionError} as the next signature.
+   * @example
+   * ```ts
+   * const { output, trace } = mha.forward({ shape: [2, 6, 3], data }, { trace: true });
+   * trace.map((s) => s.id); // ["input", "queries", ..., "output"]
+   * ```
+   */
+  forward(x: TensorLike, options: { training?: boolean; generator?: Generator; trace: true; cache?: KvCache }): TracedForwardResult;
   /**
    * The module's forward pass, as `module(x)` in PyTorch.
    * @param x - Input `(num_tokens, d_in)` for the SelfAttention classes, `(b, num_tokens, d_in)` otherwise.

@@ -50,7 +50,8 @@ async function main(): Promise<void> {
   const rule: string = m.outputWidthRule;
   m.setParameter("out_proj.bias", { shape: [2], data: [0, 0] });
   const result = m.forward({ shape: [1, 6, 3], data: new Float32Array(18) }, { training: false, trace: true });
-  const stages: Stage[] = result.trace ?? [];
+  const stages: Stage[] = result.trace; // trace: true gives the trace, always (TracedForwardResult)
+  const maybe: Stage[] | undefined = m.forward({ shape: [1, 6, 3], data: new Float32Array(18) }, { training: false, trace: stages.length > 0 }).trace;
   const stageIds: StageId[] = stages.map((s) => s.id);
   const heatmaps: StageDisplay[] = stages.filter((s) => s.display !== "vectors").map((s) => s.display);
   const v1 = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 });
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
   const s = lab.setup("MultiHeadAttention", config, { inputShape: [2, 6, 3] });
   const rr = lab.run("MultiHeadAttention", config, { shape: [2, 6, 3], data: new Float32Array(36) }, { seed: 123 });
   console.log(typed, gqa, swa, fromText, ranText, checked, anyDiags, anyDescription, anyModule, anyBytes, facts, mha, s, rr);
-  console.log(names, pos, diags, count, dropped, width, rule, stages, stageIds, heatmaps, agree, heap, t, sized, fileInput);
+  console.log(names, pos, diags, count, dropped, width, rule, stages, maybe, stageIds, heatmaps, agree, heap, t, sized, fileInput);
 }
 // loadAttentionLab's options: where the .wasm is (a string or a URL) or its bytes; the same lab type.
 async function loading(): Promise<void> {

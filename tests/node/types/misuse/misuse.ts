@@ -1,5 +1,5 @@
 // Must NOT compile: types.test.mjs checks that tsc rejects each expected line, so the .d.ts is really consulted.
-import { loadAttentionLab, type StageId } from "attention-lab";
+import { loadAttentionLab, type Stage, type StageId } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
@@ -9,6 +9,8 @@ async function main(): Promise<void> {
   lab.copyWeights(1, 2, {});
   // expect: Type '"attn_weight"' is not assignable to type 'StageId'
   const stage: StageId = "attn_weight";
-  console.log(width, stage);
+  // expect: Type 'Stage\[\] \| undefined' is not assignable to type 'Stage\[\]'
+  const untraced: Stage[] = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }).forward({ shape: [6, 3], data: new Float32Array(18) }).trace;
+  console.log(width, stage, untraced);
 }
 void main();
