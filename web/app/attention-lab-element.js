@@ -46,6 +46,17 @@ function nameSet(text, allowed) {
  * in view (or once Run is pressed); the elements of a page take at most the core's memory budget
  * (the one the facts show) ahead of their runs in all, ending the idle workers of elements scrolled away first.
  *
+ * A guest on the host page: keys typed in its fields (and Space or Enter on its buttons, the arrow keys its
+ * tabs and heatmaps use) stop at the element, so a Reveal.js deck or a page's own shortcuts do not act on
+ * them (Tab, Escape and Ctrl/Cmd combinations still reach the page). A hidden element (`hidden` with no panel
+ * names, or `display: none` on it or an ancestor, such as a slide not shown yet) loads nothing and runs
+ * nothing until it is shown or `run()` is called. Under a Content-Security-Policy it needs
+ * `script-src 'wasm-unsafe-eval'` (else `load-error` says `wasm_csp`); under Trusted Types
+ * (`require-trusted-types-for 'script'`) it starts its Worker through its own policy, `attention-lab`: a page
+ * that lists its policies (`trusted-types ...`) adds that name (else `load-error` says `trusted_types`, and
+ * the element runs everything on the page's thread). The TypeScript types, the tag in
+ * `HTMLElementTagNameMap` among them, are in `attention-lab-element.d.ts` beside the module.
+ *
  * @summary The attention lab: one module set up slot by slot, run on sample tokens, every stage shown.
  * @tag attention-lab
  *
@@ -79,16 +90,20 @@ function nameSet(text, allowed) {
  *   `MultiHeadAttentionWrapper`, shared by the heads in `MultiHeadAttention`).
  * @attr {string} hidden - Space-separated panels not shown: `presets setup facts tokens predict trace compare
  *   checkpoint code`. An empty `hidden` (or `hidden="hidden"`, or `el.hidden = true`) keeps its usual
- *   meaning: the whole element is hidden.
+ *   meaning: the whole element is hidden; hidden so from the start, it loads the core only once shown.
  * @attr {boolean} url-state - Keep the state in the page URL (slot names as keys); back/forward restore it. The
  *   host page's own keys and `#anchor` are kept. One widget per `url-prefix` does: the first connected;
  *   any other with the same prefix shows a notice and does not.
  * @attr {"off" | "on"} autorun - `"off"` waits for the Run button instead of running small setups at once (on
  *   load and after each edit); `"on"` runs them at once also in the compact layout, which otherwise waits.
- * @attr {"compact"} layout - `"compact"` for course material: one column, headings without step numbers, the
+ * @attr {"compact"} layout - `"compact"` for course material: one column (two where the element is at least 900 px
+ *   wide: the setup, predict and Run beside the trace, so that an exercise with `hidden="presets facts tokens
+ *   compare checkpoint code"` fits a 1280 x 720 slide, its run's output included; the keyword form and the slots'
+ *   types are left out there), headings without step numbers, the
  *   facts and tokens folded to a line (the output width hidden until the reader runs or opens the facts),
  *   each trace stage folded to its heading with one open at a time; it waits for Run (predict first)
- *   unless `autorun="on"`. Read once, when the element loads.
+ *   unless `autorun="on"`. With the facts hidden, the slots' consequence lines (facts too) are hidden with them.
+ *   Read once, when the element loads.
  * @attr {string} url-prefix - With `url-state`: a prefix for the widget's URL keys (`url-prefix="ex1-"` gives
  *   `?ex1-d_out=3`), so several widgets and the host page share one URL; the host page's own
  *   parameters and `#hash` are kept. The widget reads exactly prefix + key, so the prefix must end with a
@@ -101,9 +116,9 @@ function nameSet(text, allowed) {
  *   core is loaded once per page: the first element or script to load it decides. Ignored where no
  *   Worker runs. Read once, when the element loads.
  *
- * @fires {CustomEvent<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: object[], durationMs: number}>} run-complete -
+ * @fires {CustomEvent<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: string[], durationMs: number}>} run-complete -
  *   After every run (bubbles, composed): the class, the config as the library read it, the Python call,
- *   train or eval, the output's shape and values, the traced stages and how long it took.
+ *   train or eval, the output's shape and values, the traced stages' ids and how long it took.
  * @fires {CustomEvent<{code: string, slot: string, message: string, hint: string}>} run-error - A run failed, or
  *   `run()` was called on a setup that cannot run (bubbles, composed): the error's code (an `ErrorCode`), slot,
  *   message and hint.
@@ -300,14 +315,15 @@ export class AttentionLabElement extends HTMLElement {
    * on screen; called during a run, it waits for that run (and runs again if the setup changed since).
    * Rejects with an `AttentionError` `{code, slot, message, hint}` when the run fails, is cancelled, or
    * the setup cannot run (then run-error fires too, with the same fields: the first error, e.g.
-   * `heads_divisibility`). Called before the widget has loaded, it waits for it.
+   * `heads_divisibility`). Called before the widget has loaded, it waits for it (a hidden one loads for it);
+   * when the widget could not load, it rejects with load-error's code (e.g. `wasm_csp`), message and hint.
    *
    * ```js
    * const detail = await document.querySelector("attention-lab").run();
    * detail.outputShape; // [2, 6, 2] for the book's MultiHeadAttention(3, 2, 6, 0.0, 2), batch 2
    * ```
-   * @returns {Promise<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: object[], durationMs: number}>} run-complete's detail
-   * @throws {AttentionError} with the run's code (e.g. `heads_divisibility`, `too_large`)
+   * @returns {Promise<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: string[], durationMs: number}>} run-complete's detail
+   * @throws {AttentionError} with the run's code (e.g. `heads_divisibility`, `too_large`), or the load's (`wasm_csp`, `wasm_fetch`, ...)
    */
   async run() {
     this.shown?.now(); // a hidden widget asked to run loads now
