@@ -53,10 +53,12 @@ describe("loadAttentionLab({wasmUrl, wasmBinary})", () => {
     const string = await refusal("core.wasm");
     assert.deepEqual([string.code, string.slot], ["bad_options", "loadAttentionLab"]);
     assert.match(string.hint, /\{wasmUrl: .*\}, \{wasmBinary: bytes\}, or nothing/);
-    const unknown = await refusal({ wasmPath: "/core.wasm" });
-    assert.deepEqual([unknown.code, unknown.slot], ["unknown_option", "wasmPath"]);
-    assert.match(unknown.message, /no option "wasmPath"/);
-    assert.equal(unknown.hint, "The options of loadAttentionLab are wasmUrl, wasmBinary, threads, checkpoints.");
+    const unknown = await refusal({ wasmFile: "/core.wasm" });
+    assert.deepEqual([unknown.code, unknown.slot], ["unknown_option", "wasmFile"]);
+    assert.match(unknown.message, /no option "wasmFile"/);
+    assert.equal(unknown.hint, "The options of loadAttentionLab are wasmUrl, wasmBinary, wasmPaths, threads, checkpoints.");
+    const near = await refusal({ wasmPath: "/lib/" });
+    assert.deepEqual([near.code, near.slot, near.message], ["unknown_option", "wasmPath", 'loadAttentionLab has no option "wasmPath": did you mean wasmPaths?']);
     const typo = await refusal({ wasmUlr: "/core.wasm" });
     assert.deepEqual([typo.code, typo.slot, typo.message], ["unknown_option", "wasmUlr", 'loadAttentionLab has no option "wasmUlr": did you mean wasmUrl?']);
     const both = await refusal({ wasmUrl: `${base}/core.wasm`, wasmBinary: WASM });

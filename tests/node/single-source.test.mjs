@@ -100,8 +100,8 @@ test("the bindings are declarations: one file includes <emscripten/...>, at most
   assert.deepEqual(functions, ["heapInUse", "heapPeak"], "only the heap figures of this build are not Session calls");
   assert.doesNotMatch(code, /\bthrow\b|AttentionError\(/, "no error of their own");
   assert.doesNotMatch(code, /\b(isNumber|isArray|floor|kMax\w+|2147483648)\b/, "no checks of values");
-  // and the facade (with its ledger of held results) reaches every declared call
-  const facade = codeOf(["web/lib/attention-lab.js", "web/lib/held-results.js"].map((f) => readFileSync(new URL(f, root), "utf8")).join("\n"));
+  // and the facade (with its ledger of held results and its loader) reaches every declared call
+  const facade = codeOf(["web/lib/attention-lab.js", "web/lib/held-results.js", "web/lib/load-core.js"].map((f) => readFileSync(new URL(f, root), "utf8")).join("\n"));
   const unused = calls.map((m) => m[2]).filter((name) => !new RegExp(`\\bcore\\.${name}\\(|_core\\.${name}\\(|core\\.${name}\\b`).test(facade));
   assert.deepEqual(unused, []);
 });

@@ -641,13 +641,13 @@ export type ErrorCode =
   /** a token id outside the vocabulary */
   | "checkpoint_token"
   // loading the core (loadAttentionLab)
-  /** loadAttentionLab given both wasmUrl and wasmBinary, or a checkpoints that is not a boolean */
+  /** loadAttentionLab given two of wasmUrl, wasmBinary and wasmPaths, or a checkpoints that is not a boolean */
   | "wasm_options"
-  /** wasmUrl that is not a URL or a non-empty string, or a .wasm that cannot be located (a classic-script bundle) */
+  /** wasmUrl that is not a URL or a non-empty string, wasmPaths that is not a folder ending in / or a function giving URLs, or a .wasm that cannot be located (a classic-script bundle) */
   | "wasm_url"
   /** wasmBinary (or what wasmUrl served) that is not attention_core.wasm: not bytes, detached, no \0asm magic, or from another build */
   | "wasm_binary"
-  /** the .wasm could not be fetched or read (network error, HTTP status, missing file); names the URL */
+  /** the .wasm could not be fetched or read (network error, HTTP status, missing file, no fetch); names the file asked for and its URL */
   | "wasm_fetch"
   /** the core is already loaded from another source (it is loaded once: pass the options on the first call) */
   | "wasm_loaded"
@@ -2342,19 +2342,63 @@ export interface AttentionLab {
 }
 
 /**
- * Where {@link loadAttentionLab} gets the WebAssembly core (`attention_core.wasm`, about 860 KB) from:
- * at most one of the two. With neither, the browser module fetches `./attention_core.wasm` relative
- * to its own URL (`new URL("./attention_core.wasm", import.meta.url)`, which webpack 5 and Vite copy
- * as an asset), and the Node entry reads that file from disk.
+ * A file of the package's WebAssembly core, as {@link LoadOptions.wasmPaths} is asked for it: the
+ * single-thread binaries (`attention_core.wasm`; `_fma`: relaxed-SIMD multiply-adds; `_lean`: no
+ * checkpoint readers), the threaded ones (`attention_core_mt[_fma].wasm`) with their glue
+ * (`attention_core_mt.mjs`) and its pthread worker (`.worker.js` in browsers, `.worker.cjs` in Node).
+ * All sit in the package's `web/lib/` folder.
+ */
+export type CoreFileName =
+  | "attention_core.wasm"
+  | "attention_core_fma.wasm"
+  | "attention_core_lean.wasm"
+  | "attention_core_lean_fma.wasm"
+  | "attention_core_mt.wasm"
+  | "attention_core_mt_fma.wasm"
+  | "attention_core_mt.mjs"
+  | "attention_core_mt.worker.js"
+  | "attention_core_mt.worker.cjs";
+
+/**
+ * Where {@link loadAttentionLab} gets the WebAssembly core (`attention_core.wasm`, about 1.2 MB, 380 KB
+ * gzip, and its twins) from: at most one of `wasmPaths`, `wasmUrl` and `wasmBinary` (two of them:
+ * `wasm_options`). With none, the browser module fetches its files relative to its own URL
+ * (`new URL("./attention_core.wasm", import.meta.url)`, which webpack 5, Vite and Rollup's
+ * `@web/rollup-plugin-import-meta-assets` copy as assets), and the Node entry reads them from disk
+ * (beside it; in a bundle, beside the bundle or from the installed package).
+ *
+ * What each keeps: `wasmPaths` (like the default) picks the binary: the relaxed-SIMD twin where the
+ * engine has relaxed SIMD (falling back to the plain one, with a console note, when the twin is
+ * missing), the lean one for `{checkpoints: false}`, and threads where they can run. `wasmUrl` and
+ * `wasmBinary` load the one binary they name, on one thread.
  * Anchors: onnxruntime-web `env.wasm.wasmPaths`, sql.js `locateFile`, tfjs `setWasmPaths`.
  */
 export interface LoadOptions {
   /**
-   * The URL the `.wasm` is served from: a URL, or a string that `fetch` resolves (relative to the
-   * page or worker). Compiled while it streams in when served as `application/wasm`. In Node a
-   * `file:` URL is read from disk. A bundler gives it: esbuild's `--loader:.wasm=file` with
+   * Where every file of the core is served, as onnxruntime-web's `env.wasm.wasmPaths` and sql.js's
+   * `locateFile` take it: a folder's URL ending in `/` (a URL, or a string resolved as `fetch`
+   * resolves it: against the page, or the worker's URL; in Node a path, against the working
+   * directory, or a `file:`/`http:` URL), to which each file's name is added; or a function from a
+   * file's name ({@link CoreFileName}) to its URL (a string or a URL), called once at once (for
+   * `attention_core.wasm`) and again for each file the load fetches. Copy the package's
+   * `web/lib/attention_core*` files there. Threads need the threaded files on the page's own origin
+   * (a Worker cannot start from another); elsewhere the core runs on one thread, with a console note.
+   * @throws {@link AttentionError} (as a rejection) `wasm_url` (not a string, URL or function; a
+   *   folder without the final `/`; a function that throws or gives no URL), `wasm_fetch` (a file
+   *   missing: the message names it and its URL), `wasm_binary` (a file that is not this build's).
+   * @example
+   * ```js
+   * await loadAttentionLab({ wasmPaths: "/assets/attention-lab/" });
+   * await loadAttentionLab({ wasmPaths: (file) => `https://cdn.example/attention-lab@0.1.0/${file}` });
+   * ```
+   */
+  wasmPaths?: string | URL | ((file: CoreFileName) => string | URL);
+  /**
+   * The URL of one `.wasm` (a single-thread binary): a URL, or a string that `fetch` resolves
+   * (relative to the page or worker). Compiled while it streams in when served as `application/wasm`.
+   * In Node a `file:` URL is read from disk. A bundler gives it: esbuild's `--loader:.wasm=file` with
    * `import wasmUrl from "attention-lab/attention_core.wasm"`, Vite's `?url` suffix, webpack's
-   * `asset/resource`.
+   * `asset/resource`. Loads that file only (no relaxed-SIMD twin, no threads): prefer `wasmPaths`.
    */
   wasmUrl?: string | URL;
   /**
@@ -2370,9 +2414,10 @@ export interface LoadOptions {
    * Worker (the teaching page does) or pass `{threads}`. Threads need shared memory: Node always has it, a browser only on a
    * cross-origin isolated page, so elsewhere the core runs on one thread whatever this says
    * ({@link AttentionLab.threads} tells). `1` loads the single-thread binary (no Workers at all).
-   * With `wasmUrl` or `wasmBinary` the core is the single-thread one, and so it is in a bundle (the
-   * threaded glue `attention_core_mt.mjs`, its worker and binaries run only from beside
-   * `attention-lab.js`: where they cannot be imported, the load falls back to one thread).
+   * With `wasmUrl` or `wasmBinary` the core is the single-thread one, and so it is in a bundle that
+   * has not the threaded files (`attention_core_mt.mjs`, its worker and binaries: webpack and Vite do
+   * not emit them; where they cannot be imported, the load falls back to one thread): `wasmPaths`
+   * names where they are.
    */
   threads?: number;
   /**
@@ -2391,36 +2436,38 @@ export interface LoadOptions {
  *
  * The core is loaded once per realm (a page, a worker, a Node process) and shared by every caller,
  * `<attention-lab>` elements included; the first call decides where the `.wasm` comes from. A later
- * call with no `wasmUrl`/`wasmBinary` resolves to that same lab (while it loads too); one naming the
- * same URL (or the same bytes) as the first call does too; one naming another source rejects with
- * `wasm_loaded`: pass the options on the first call, before any `<attention-lab>` element connects.
+ * call with no `wasmPaths`/`wasmUrl`/`wasmBinary` resolves to that same lab (while it loads too); one
+ * naming the same folder, URL or bytes as the first call does too; one naming another source rejects
+ * with `wasm_loaded`: pass the options on the first call, before any `<attention-lab>` element connects.
  * A load that failed is forgotten, so the next call tries again (with corrected options, say).
  *
  * Which file runs is chosen by package.json's export conditions, never by looking at globals:
- * `node` gets `attention-lab.node.js` (reads the `.wasm` from disk; vitest under jsdom is Node too),
- * browsers and bundlers get `attention-lab.js` (no `node:` import; fetches the `.wasm`).
+ * `node` gets `attention-lab.node.js` (reads the `.wasm` from disk; vitest under jsdom is Node too;
+ * Jest's jsdom environment in ESM mode needs `testEnvironmentOptions: {customExportConditions: ["node"]}`),
+ * browsers and bundlers get `attention-lab.js` (no `node:` import; fetches the `.wasm`). Recipes for
+ * each bundler and test runner: `docs/bundlers.md`.
  *
  * @param options - where the `.wasm` comes from ({@link LoadOptions}); nothing for the default.
  * @returns the lab (the same object for every call that shares the load).
  * @throws {@link AttentionError} as a rejection, never synchronously: `bad_options` (options not an
- *   object), `unknown_option` (a name it has not, with the nearest: "did you mean wasmUrl?"),
- *   `wasm_options` (both wasmUrl and wasmBinary), `wasm_url` (not a URL or a string; or, with
- *   no options, a bundle where `import.meta.url` is empty), `wasm_binary` (not the bytes of
- *   attention_core.wasm: not bytes, detached, no `\0asm` magic, an HTML page, another build),
- *   `wasm_fetch` (the request failed or answered an error status; the message names the URL),
+ *   object), `unknown_option` (a name it has not, with the nearest: "did you mean wasmPaths?"),
+ *   `wasm_options` (two of wasmPaths, wasmUrl and wasmBinary), `wasm_url` (not a URL or a string;
+ *   a wasmPaths without its final `/`; or, with no options, a bundle where `import.meta.url` is empty),
+ *   `wasm_binary` (not the bytes of attention_core.wasm: not bytes, detached, no `\0asm` magic, an
+ *   HTML page, another build), `wasm_fetch` (the request failed or answered an error status, a file
+ *   is missing, or there is no `fetch`; the message names the file asked for and its URL or path),
  *   `wasm_loaded` (already loaded from another source, or on another thread count), `bad_threads`
  *   (threads not a whole number from 1 to 16), `unreadable_argument` (a throwing getter).
  * @example
  * ```js
  * import { loadAttentionLab } from "attention-lab";
- * const lab = await loadAttentionLab(); // Node, a static page, webpack 5, Vite
+ * const lab = await loadAttentionLab(); // Node, a static page, webpack 5, Vite, Rollup with import-meta-assets
  * lab.describe("MultiHeadAttention", { d_in: 768, d_out: 768, context_length: 1024, dropout: 0.0, num_heads: 12 }).headDim; // 64
  * ```
  * @example
  * ```js
- * // esbuild: esbuild app.js --bundle --platform=browser --loader:.wasm=file --outdir=out
- * import wasmUrl from "attention-lab/attention_core.wasm";
- * const lab = await loadAttentionLab({ wasmUrl });
+ * // your own host or CDN: copy node_modules/attention-lab/web/lib/attention_core* to /assets/attention-lab/
+ * const lab = await loadAttentionLab({ wasmPaths: "/assets/attention-lab/" });
  * ```
  * @example
  * ```js

@@ -8,30 +8,12 @@
 //
 // Every JS argument is read into plain values (numbers, strings, plain arrays, Float32Arrays) here,
 // before the call into WASM, so no user code (a getter, a toString) runs inside a call.
-import createAttentionCore from "./attention_core.mjs";
 import { unknownOption } from "./options.js";
 import { heldResults } from "./held-results.js";
+import { AttentionError, isArrayBuffer, isTypedArray, reading, typedBuffer, typedByteLength, typedLength, typedName, typedOffset, valueText } from "./values.js";
+import { loadCore } from "./load-core.js";
 
-/** The one error type of the library: `.code` is stable, `.slot` names the slot, `.hint` says how to fix it. */
-export class AttentionError extends Error {
-  constructor({ code, slot = "", message, hint = "", diagnostics = [] }) {
-    super(message);
-    this.name = "AttentionError";
-    this.code = code;
-    this.slot = slot;
-    this.hint = hint;
-    this.diagnostics = diagnostics;
-  }
-}
-
-/** Whether err is this library's error (a thrown Proxy runs no trap here). */
-function isAttentionError(err) {
-  try {
-    return err instanceof AttentionError;
-  } catch {
-    return false;
-  }
-}
+export { AttentionError };
 
 /** A core call's {ok, error, value} as its value; AttentionError when the core refused. */
 function unwrap(result) {
@@ -63,39 +45,6 @@ function notASeed(seed) {
 function numberOption(v) {
   const p = v === null || v === undefined ? undefined : plainValue(v);
   return { given: p !== undefined, number: typeof p === "number", boolean: typeof p === "boolean", value: typeof p === "number" ? p : p === true ? 1 : 0 };
-}
-
-/**
- * Runs `read`, which may run user code (a getter, a Proxy trap, an iterator, a toString), and turns
- * anything it throws into AttentionError "unreadable_argument" naming `what`. Used only here, before
- * any call into WASM.
- */
-function reading(what, read) {
-  try {
-    return read();
-  } catch (err) {
-    if (isAttentionError(err)) throw err;
-    let thrown = "a value was thrown";
-    try {
-      if (err instanceof Error && typeof err.name === "string") thrown = `${err.name.slice(0, 40)} thrown`;
-    } catch {
-      // a thrown Proxy: say nothing more of it
-    }
-    throw new AttentionError({
-      code: "unreadable_argument",
-      slot: what,
-      message: `${what} could not be read (${thrown} while reading it)`,
-      hint: "Pass plain values: numbers, strings, booleans, arrays, Float32Arrays and plain objects.",
-    });
-  }
-}
-
-/** A short text for a value, without running any user code (no toString). */
-function valueText(v) {
-  if (typeof v === "string") return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
-  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
-  if (typeof v === "bigint") return `${v}n`;
-  return typeof v === "object" ? "an object" : `a ${typeof v}`;
 }
 
 /** The primitive inside a String, Number or Boolean object (read from its internal slot: no user code, no Proxy trap); undefined otherwise. */
@@ -183,34 +132,6 @@ function plainPlan(plan) {
       const { copy, transpose } = object ? readOptions(e, "copy plan entry", `the copy plan entry ${name}`) : {};
       return { name, copy: copy === true, transpose: transpose === true, object };
     }));
-}
-
-// The typed arrays' own getters: a typed array with an own `length` (or `buffer`) property cannot lie to them.
-const TypedArray = Object.getPrototypeOf(Float32Array.prototype);
-const typedLength = Object.getOwnPropertyDescriptor(TypedArray, "length").get;
-const typedBuffer = Object.getOwnPropertyDescriptor(TypedArray, "buffer").get;
-const typedOffset = Object.getOwnPropertyDescriptor(TypedArray, "byteOffset").get;
-const typedName = Object.getOwnPropertyDescriptor(TypedArray, Symbol.toStringTag).get;
-const typedByteLength = Object.getOwnPropertyDescriptor(TypedArray, "byteLength").get;
-const bufferLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;
-
-/** Whether v is an ArrayBuffer (its internal slot, not its prototype: a Proxy runs no trap here). */
-function isArrayBuffer(v) {
-  try {
-    bufferLength.call(v);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isTypedArray(v) {
-  try {
-    typedLength.call(v);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -1363,375 +1284,27 @@ function isBlob(v) {
 }
 
 // ---- loading the core ----------------------------------------------------------------------------
-// The core (attention_core.mjs + attention_core.wasm) is loaded once per realm (a page, a worker, a Node
-// process) and shared by every caller, <attention-lab> elements included. Where the .wasm comes from
-// is the first call's choice: this module's own URL by default, or `wasmUrl`, or `wasmBinary`.
-// This file reads no global to guess where it runs: Node gets ./attention-lab.node.js through the
-// "node" condition of package.json's exports, which hands over a reader of the file on disk under
-// the key below.
+// Once per realm, where the first call says (load-core.js, wasm-source.js). This file reads no global to
+// guess where it runs: Node gets ./attention-lab.node.js through the "node" condition of package.json's
+// exports, which hands over Node's facts (its cores, its files) under the key below.
 
-/** The key under which attention-lab.node.js passes its reader of the .wasm on disk (Node's fetch cannot read a file: URL). */
-const DEFAULT_WASM = Symbol.for("attention-lab.defaultWasm");
-/** The key under which attention-lab.node.js passes the bytes of a file: wasmUrl it read from disk (the load stays wasmUrl's). */
-const FILE_BYTES = Symbol.for("attention-lab.fileBytes");
-/** The key under which attention-lab.node.js says it is Node: {cores}, the threads the machine has. */
-const NODE_THREADS = Symbol.for("attention-lab.nodeThreads");
-/** The option a source of the .wasm came from, by its kind (the default has none). */
-const SOURCE_SLOTS = { url: "wasmUrl", binary: "wasmBinary" };
-/** The most threads the default picks (more barely helps these products, and each is a Worker with the whole module). */
-const DEFAULT_MAX_THREADS = 4;
-/** The most threads the option accepts (the core's ThreadPool::kMaxThreads). */
-const MAX_THREADS = 16;
-const SOURCE_HINT = "Pass loadAttentionLab({wasmUrl}) with the URL the .wasm is served from (a bundler gives it: see the README's bundler recipes), or {wasmBinary} with its bytes.";
-
-/** The load in progress or done: {kind, key, label, promise}; forgotten when it fails, so a later call can try again. */
-let loaded;
-
-function loadError(code, message, hint, slot = "") {
-  return new AttentionError({ code, slot, message, hint });
-}
-
-/** An error's name and message for a sentence (a thrown non-Error says only that). */
-function errorText(err) {
-  try {
-    return err instanceof Error ? `${err.name}: ${String(err.message).slice(0, 200)}` : "a value was thrown";
-  } catch {
-    return "a value was thrown";
-  }
-}
-
-/**
- * wasmUrl as {kind, key, label, compile}: a non-empty string (resolved by fetch) or a URL (any realm's:
- * its href). `fileBytes`: a file: URL's bytes, which the Node entry read from disk (every failure is
- * still wasmUrl's).
- */
-function urlSource(wasmUrl, fileBytes) {
-  let url = typeof wasmUrl === "string" ? wasmUrl : null;
-  if (url === null && wasmUrl !== null && typeof wasmUrl === "object") {
-    // a URL, also another realm's (jsdom's, under vitest) or a Location: read by its href
-    const href = reading("wasmUrl", () => wasmUrl.href);
-    url = typeof href === "string" ? href : null;
-  }
-  if (url === null || url.trim() === "") {
-    throw loadError("wasm_url", `wasmUrl must be a URL or a non-empty string, got ${valueText(wasmUrl)}`, "Pass where attention_core.wasm is served, e.g. \"/assets/attention_core.wasm\" or new URL(\"./attention_core.wasm\", import.meta.url).", "wasmUrl");
-  }
-  const label = `wasmUrl ${JSON.stringify(url.length > 120 ? `${url.slice(0, 120)}…` : url)}`;
-  if (fileBytes !== undefined) return { kind: "url", key: url, label, compile: async () => compileBytes(wasmBytes(fileBytes, label, "wasmUrl"), label, "wasmUrl") };
-  return { kind: "url", key: url, label, compile: () => fetchWasm(url, label, "Check that the URL serves attention_core.wasm (the browser's network panel shows the request)", "wasmUrl") };
-}
-
-/** The bytes of an ArrayBuffer or a view of one (null when it is neither, or detached). */
-function bytesOf(v) {
-  try {
-    if (isArrayBuffer(v)) return new Uint8Array(v);
-    if (isTypedArray(v)) return new Uint8Array(typedBuffer.call(v), typedOffset.call(v), typedByteLength.call(v));
-    if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);  // a DataView
-  } catch {
-    // a detached buffer
-  }
-  return null;
-}
-
-/** FNV-1a of the bytes with their length: what tells a second wasmBinary from the first. */
-function fingerprint(bytes) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
-  return `${bytes.length}:${(h >>> 0).toString(16)}`;
-}
-
-/** wasmBinary as {kind, key, label, compile}: the bytes of a WebAssembly module, checked before anything is compiled. */
-function binarySource(wasmBinary) {
-  const bytes = bytesOf(wasmBinary);
-  if (bytes === null) {
-    throw loadError("wasm_binary", `wasmBinary must be an ArrayBuffer or a typed array or DataView of attention_core.wasm's bytes, got ${ArrayBuffer.isView(wasmBinary) || isArrayBuffer(wasmBinary) ? "a detached buffer" : valueText(wasmBinary)}`, "Pass the bytes of the file, e.g. await (await fetch(url)).arrayBuffer() or fs.readFileSync(path).", "wasmBinary");
-  }
-  wasmBytes(bytes, "wasmBinary", "wasmBinary");
-  const label = `wasmBinary (${bytes.length} bytes)`;
-  return { kind: "binary", key: fingerprint(bytes), label, compile: () => compileBytes(bytes, label, "wasmBinary") };
-}
-
-/** `bytes` when they start as every WebAssembly module does ("\0asm"), else AttentionError "wasm_binary" naming `what` under `slot`. */
-function wasmBytes(bytes, what, slot) {
-  const magic = [0x00, 0x61, 0x73, 0x6d];  // "\0asm": every WebAssembly module starts with it
-  if (bytes.length < 8 || magic.some((b, i) => bytes[i] !== b)) {
-    const head = Array.from(bytes.subarray(0, 4), (b) => b.toString(16).padStart(2, "0")).join(" ");
-    throw loadError("wasm_binary", `${what} is not a WebAssembly module: ${bytes.length} bytes${bytes.length ? ` starting ${head}` : ""}, not 00 61 73 6d ("\\0asm")`, bytes[0] === 0x3c ? "These bytes start with \"<\": an HTML page (a server's 404 or fallback page), not the .wasm. Check the URL they were fetched from." : "Pass the bytes of attention_core.wasm itself, from the same build as attention_core.mjs.", slot);
-  }
-  return bytes;
-}
-
-/** WebAssembly.compile of the bytes (it copies them at once), its CompileError as AttentionError "wasm_binary" under `slot` (the option they came from). */
-async function compileBytes(bytes, label, slot) {
-  try {
-    return await WebAssembly.compile(bytes);
-  } catch (err) {
-    throw loadError("wasm_binary", `${label} is not a WebAssembly module that compiles (${errorText(err)})`, "Pass the bytes of attention_core.wasm from the same build as attention_core.mjs.", slot);
-  }
-}
-
-/**
- * The module fetched from url: compiled while it streams in when served as application/wasm
- * (WebAssembly.compileStreaming), from its bytes otherwise. AttentionError "wasm_fetch" when the
- * request fails or answers an error status, "wasm_binary" when the answer is not the module; each
- * under `slot`, the option the URL came from ("" for the default).
- */
-async function fetchWasm(url, label, check, slot) {
-  let response;
-  try {
-    response = await fetch(url, { credentials: "same-origin" });
-  } catch (err) {
-    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched from ${label} (${errorText(err)})`, `${check}. ${SOURCE_HINT} In Node, import "attention-lab" itself (its Node entry reads the file from disk).`, slot);
-  }
-  if (!response.ok) {
-    throw loadError("wasm_fetch", `attention_core.wasm could not be fetched: ${label} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`, `${check}. ${SOURCE_HINT}`, slot);
-  }
-  const streaming = typeof WebAssembly.compileStreaming === "function" && /^application\/wasm\b/i.test(response.headers.get("content-type") ?? "");
-  try {
-    return streaming ? await WebAssembly.compileStreaming(response) : await WebAssembly.compile(await response.arrayBuffer());
-  } catch (err) {
-    throw loadError("wasm_binary", `what ${label} answered is not a WebAssembly module that compiles (${errorText(err)})`, "The URL must serve attention_core.wasm from the same build as attention_core.mjs, not a page (a server's fallback page answers 200 too).", slot);
-  }
-}
-
-/**
- * Whether this engine has the final relaxed-SIMD proposal's f32x4.relaxed_madd (Chromium by default;
- * Node 20 only with --experimental-wasm-relaxed-simd): WebAssembly.validate of a module whose one
- * function pushes three v128 constants and multiply-adds them. Nothing is compiled or run.
- */
-function hasRelaxedSimd() {
-  const zeros = new Array(16).fill(0);
-  const body = [0x00, ...[0, 1, 2].flatMap(() => [0xfd, 0x0c, ...zeros]), 0xfd, 0x85, 0x02, 0x0b];  // locals; 3 x v128.const; relaxed_madd; end
-  const bytes = new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,  // "\0asm", version 1
-    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b,        // type section: () -> v128
-    0x03, 0x02, 0x01, 0x00,                          // function section: one function of that type
-    0x0a, body.length + 2, 0x01, body.length, ...body,  // code section
-  ]);
-  try {
-    return WebAssembly.validate(bytes);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The default: the binary beside this module (a bundler that knows new URL(..., import.meta.url)
- * copies both), or the Node entry's reader. attention_core_fma.wasm (products as relaxed-SIMD
- * multiply-adds, issue 21.3) where the engine validates relaxed SIMD, else attention_core.wasm; with
- * `lean` on one thread their lean twins (attention_core_lean[_fma].wasm: no checkpoint readers).
- */
-function defaultSource(readDefault, threads, lean = false) {
-  const fma = hasRelaxedSimd();
-  const threaded = threads > 1;
-  const file = `attention_core${threaded ? "_mt" : lean ? "_lean" : ""}${fma ? "_fma" : ""}.wasm`;
-  const label = `${file} beside attention-lab.js`;
-  if (typeof readDefault === "function") {
-    const compile = async () => {
-      let bytes;
-      try {
-        bytes = await readDefault(file);
-      } catch (err) {
-        throw loadError("wasm_fetch", `${label} could not be read (${errorText(err)})`, "Build the package (npm run build) or reinstall it; or pass loadAttentionLab({wasmBinary}) with the bytes.");
-      }
-      return compileBytes(bytes, label, "");
-    };
-    return { kind: "default", key: "", label, compile, threads, lean: lean && !threaded };
-  }
-  const compile = () => {
-    let url;
-    try {
-      // The single-thread binaries as literal patterns, so that webpack and Vite emit both as assets; the
-      // threaded ones by a name (bundlers leave it alone): they run only with their glue and worker
-      // beside this file (see threadedGlue), which a bundle does not have. The lean ones by a name too
-      // (a bundle has none of them: the load then falls back to the full binary, see createCore).
-      const here = import.meta.url;  // not new URL(name, import.meta.url), which webpack would try to resolve
-      if (threaded || lean) url = new URL(`./${file}`, here);
-      else url = fma ? new URL("./attention_core_fma.wasm", import.meta.url) : new URL("./attention_core.wasm", import.meta.url);
-    } catch {
-      throw loadError("wasm_url", `${label} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
-    }
-    return fetchWasm(url, `${label} (${url.href})`, "Copy attention_core.wasm beside the file that imports it, or tell the bundler to (new URL(\"./attention_core.wasm\", import.meta.url) is the pattern webpack and Vite follow)", "");
-  };
-  return { kind: "default", key: "", label, compile: async () => compile(), threads, lean: lean && !threaded };
-}
-
-/**
- * The threads a default load runs on: `threads` when given (checked: a whole number from 1 to 16),
- * else the machine's cores, at most 4, in Node and in a Worker; one on a page's main thread (a
- * Window), which runs the page's small forwards sooner than a pool of Workers starts (each loads the
- * glue and instantiates the module) and cannot block on one (a Window cannot Atomics.wait): the page
- * runs its big work in a module Worker, which gets the cores. And 1 wherever threads cannot run: a
- * page that is not cross-origin isolated (no SharedArrayBuffer across Workers), a realm without
- * Worker, or an engine without SharedArrayBuffer. Node (the Node entry's `node`) always can.
- */
-function threadCount(threads, node) {
-  if (threads !== undefined && threads !== null && !(typeof threads === "number" && Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) {
-    throw loadError("bad_threads", `threads must be a whole number from 1 to ${MAX_THREADS}, got ${valueText(threads)}`, "Pass {threads: 1} for one thread, or leave threads out for as many as the machine has (at most 4).", "threads");
-  }
-  const isolated = node !== undefined || (globalThis.crossOriginIsolated === true && typeof Worker === "function");
-  if (!isolated || typeof SharedArrayBuffer !== "function") return 1;
-  if (threads !== undefined && threads !== null) return threads;
-  if (node === undefined && globalThis.window !== undefined && globalThis.window === globalThis) return 1;  // a page's main thread
-  const cores = node !== undefined ? node.cores : globalThis.navigator?.hardwareConcurrency;
-  return Number.isInteger(cores) && cores >= 1 ? Math.min(cores, DEFAULT_MAX_THREADS) : 1;
-}
-
-/**
- * The threaded glue (attention_core_mt.mjs, loaded only when a load runs on threads) and the URL of
- * its pthread worker: the .cjs copy in Node (a .js there is an ES module under "type": "module"), the
- * .js in browsers.
- */
-async function threadedGlue(node) {
-  // By URL, never a literal specifier: a bundler leaves it to the runtime (it would inline the glue
-  // into a chunk whose worker cannot import it back), and without the files beside this module (a
-  // bundle) the import fails and the load falls back to one thread.
-  const here = import.meta.url;
-  const beside = (name) => new URL(name, here);
-  try {
-    const glue = await import(/* webpackIgnore: true */ /* @vite-ignore */ beside("./attention_core_mt.mjs").href);
-    return { create: glue.default, worker: beside(node ? "./attention_core_mt.worker.cjs" : "./attention_core_mt.worker.js") };
-  } catch {
-    return null;
-  }
-}
-
-/** A Node worker thread that must not keep the process alive (browsers' Workers have no unref). */
-function unrefWorker(worker) {
-  if (typeof worker?.unref === "function") worker.unref();
-}
-
-/**
- * The Emscripten glue instantiated on the compiled module (the glue itself fetches nothing); with
- * threads > 1 the threaded glue, its pool of threads - 1 workers loaded before it resolves, and the
- * core's ThreadPool started on them (core.setThreads). In Node the workers are unref'd, so that a
- * process whose work is done exits while the lab lives.
- */
-async function createCore(source, node = undefined, readDefault = undefined) {
-  let threads = source.threads ?? 1;
-  // The threaded glue loads while the binary compiles (neither needs the other until instantiation).
-  let compiling = source.compile();
-  compiling.catch(() => {});  // awaited below, unless the glue is missing and another source replaces it
-  let glue = threads > 1 ? await threadedGlue(node !== undefined) : null;
-  if (glue === null && threads > 1) {
-    threads = 1;  // no threaded glue here (a bundle): the single-thread core
-    source = defaultSource(readDefault, 1);
-    compiling = source.compile();
-  }
-  glue ??= { create: createAttentionCore, worker: null };
-  let wasmModule;
-  try {
-    wasmModule = await compiling;
-  } catch (err) {
-    if (!source.lean) throw err;
-    // no lean binary beside this module (a bundle emits only the full ones): the full one does all it does
-    source = defaultSource(readDefault, 1);
-    wasmModule = await source.compile();
-  }
-  let fail;
-  const failed = new Promise((_, reject) => {
-    fail = reject;
-  });
-  const started = glue.create({
-    ...(glue.worker ? { pthreadPoolSize: threads - 1 } : {}),
-    // never used to fetch (instantiateWasm below instantiates the module it is given); set so the glue
-    // does not build a URL from import.meta.url, which a classic-script bundle leaves empty; the
-    // threaded glue asks it for its worker file
-    locateFile: (file) => (glue.worker && /\.worker\.js$/.test(file) ? glue.worker : file),
-    instantiateWasm(imports, receive) {
-      // named by where it came from: what a wasmUrl served is refused under wasmUrl, not wasmBinary
-      const misfit = (err) => fail(loadError("wasm_binary", `the WebAssembly module from ${source.label} does not fit attention_core.mjs (${errorText(err)})`, `${source.kind === "url" ? "Serve" : "Pass"} this package's own attention_core.wasm: a .wasm from another build (or another version) has other imports and exports.`, SOURCE_SLOTS[source.kind] ?? ""));
-      WebAssembly.instantiate(wasmModule, imports).then((instance) => {
-        try {
-          receive(instance, wasmModule);  // throws when the exports are not the glue's (no memory, say)
-        } catch (err) {
-          misfit(err);
-        }
-      }, misfit);
-      return {};  // the exports arrive through receive
-    },
-  });
-  const core = await Promise.race([started, failed]);
-  if (glue.worker) {
-    unwrap(core.setThreads(threads));
-    const pool = core.PThread;
-    for (const w of [...(pool?.unusedWorkers ?? []), ...(pool?.runningWorkers ?? [])]) unrefWorker(w);
-  }
-  return core;
-}
+/** The key under which attention-lab.node.js passes Node's facts: {cores, readFile, filePath, toUrl, folder}. */
+const NODE = Symbol.for("attention-lab.node");
 
 /**
  * Loads the WASM core once and resolves to the lab (see the .d.ts for the options and the rule for a
  * second call). Never throws: bad options and failed loads reject with AttentionError.
  */
 export function loadAttentionLab(options) {
-  let source;
-  let readDefault;
-  let node;
-  let askedThreads;
-  let threads = 1;
-  let askedCheckpoints;
+  let read;
   try {
     if (options !== undefined && options !== null && typeof options !== "object") {
-      throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
+      throw new AttentionError({ code: "bad_options", slot: "loadAttentionLab", message: `the options of loadAttentionLab must be an object, got ${valueText(options)}`, hint: "Pass {wasmPaths: \"/assets/attention-lab/\"}, {wasmUrl: \"/assets/attention_core.wasm\"}, {wasmBinary: bytes}, or nothing." });
     }
-    const { wasmUrl, wasmBinary, threads: asked, checkpoints, [DEFAULT_WASM]: reader, [NODE_THREADS]: nodeThreads, [FILE_BYTES]: fileBytes } = readOptions(options, "loadAttentionLab");
-    readDefault = reader;
-    node = nodeThreads;
-    askedThreads = asked;
-    threads = threadCount(askedThreads, node);
-    if (checkpoints !== undefined && checkpoints !== null && typeof checkpoints !== "boolean") {
-      throw loadError("wasm_options", `checkpoints must be true or false, got ${valueText(checkpoints)}`, "Pass {checkpoints: false} to load the lean binary (no checkpoint readers), or leave it out.", "checkpoints");
-    }
-    askedCheckpoints = checkpoints;
-    const hasUrl = wasmUrl !== undefined && wasmUrl !== null;
-    const hasBinary = wasmBinary !== undefined && wasmBinary !== null;
-    if (hasUrl && hasBinary) {
-      throw loadError("wasm_options", "loadAttentionLab was given both wasmUrl and wasmBinary", "Pass one: wasmUrl to fetch the .wasm, or wasmBinary when you have its bytes already.", "wasmBinary");
-    }
-    source = hasUrl ? urlSource(wasmUrl, fileBytes) : hasBinary ? binarySource(wasmBinary) : null;
+    const { wasmUrl, wasmBinary, wasmPaths, threads, checkpoints, [NODE]: node } = readOptions(options, "loadAttentionLab");
+    read = { wasmUrl, wasmBinary, wasmPaths, threads, checkpoints, node };
   } catch (err) {
     return Promise.reject(err);
   }
-  if (loaded !== undefined) {
-    if (source === null && askedThreads !== undefined && askedThreads !== null && loaded.threads !== threads) {
-      return Promise.reject(loadError(
-        "wasm_loaded",
-        `the core is already ${loaded.done ? "loaded" : "loading"} on ${loaded.threads} thread${loaded.threads === 1 ? "" : "s"}; it is loaded once, so it cannot also run on ${threads}`,
-        "Pass threads on the first call of loadAttentionLab (before any <attention-lab> element connects); later calls may pass nothing and share that lab.",
-        "threads",
-      ));
-    }
-    if (source === null && askedCheckpoints === true && loaded.lean) {
-      return Promise.reject(loadError(
-        "wasm_loaded",
-        `the core is already ${loaded.done ? "loaded" : "loading"} without the checkpoint readers ({checkpoints: false}); it is loaded once, so it cannot also load them`,
-        "Leave {checkpoints: false} out of the first call of loadAttentionLab (before any <attention-lab lean> element connects); later calls may pass nothing and share that lab.",
-        "checkpoints",
-      ));
-    }
-    if (source === null || (source.kind === loaded.kind && source.key === loaded.key)) return loaded.promise;
-    return Promise.reject(loadError(
-      "wasm_loaded",
-      `the core is already ${loaded.done ? "loaded" : "loading"} from ${loaded.label}; it is loaded once, so it cannot also be loaded from ${source.label}`,
-      "Pass wasmUrl or wasmBinary on the first call of loadAttentionLab (before any <attention-lab> element connects); later calls may pass nothing and share that lab.",
-      SOURCE_SLOTS[source.kind],
-    ));
-  }
-  // a wasmUrl or wasmBinary is a single-thread binary (attention_core*.wasm, with attention_core.mjs)
-  source ??= defaultSource(readDefault, threads, askedCheckpoints === false);
-  const entry = { kind: source.kind, key: source.key, label: source.label, done: false, threads: source.threads ?? 1, lean: Boolean(source.lean) };
-  entry.promise = createCore(source, node, readDefault).then(
-    (core) => {
-      entry.done = true;
-      const lab = new Lab(core);
-      entry.lean = !lab.hasCheckpoints;  // what loaded (a lean load may have fallen back to the full binary)
-      return lab;
-    },
-    (err) => {
-      if (loaded === entry) loaded = undefined;
-      throw isAttentionError(err) ? err : loadError("internal", `the WebAssembly core could not start (${errorText(err)})`, "Please report this with the browser or Node version.");
-    },
-  );
-  loaded = entry;
-  return entry.promise;
+  return loadCore(read, (core) => new Lab(core));
 }

@@ -6,7 +6,7 @@
 
 /** The names of each options object, by the call that takes it (the call as a reader writes it). */
 export const OPTION_NAMES = Object.freeze({
-  loadAttentionLab: ["wasmUrl", "wasmBinary", "threads", "checkpoints"],
+  loadAttentionLab: ["wasmUrl", "wasmBinary", "wasmPaths", "threads", "checkpoints"],
   "lab.check": ["inputShape", "training"],
   "lab.setup": ["inputShape", "training", "trace"],
   "lab.run": ["seed", "training", "trace"],

@@ -1,5 +1,5 @@
 // Compiled by types.test.mjs: every call of the public API, with the types the .d.ts promises.
-import { loadAttentionLab, AttentionError, type AttentionLab, type LoadOptions, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type StageId, type StageDisplay, type CopyReport, type Diagnostic } from "attention-lab";
+import { loadAttentionLab, AttentionError, type AttentionLab, type LoadOptions, type CoreFileName, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type StageId, type StageDisplay, type CopyReport, type Diagnostic } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
@@ -92,9 +92,11 @@ async function main(): Promise<void> {
   console.log(typed, gqa, swa, fromText, ranText, checked, anyDiags, anyDescription, anyModule, anyBytes, facts, mha, s, rr);
   console.log(names, pos, diags, count, dropped, width, rule, stages, maybe, stageIds, heatmaps, agree, heap, t, sized, fileInput);
 }
-// loadAttentionLab's options: where the .wasm is (a string or a URL) or its bytes; the same lab type.
+// loadAttentionLab's options: where the .wasm files are (a folder, or a function from a file's name
+// to its URL), where one .wasm is (a string or a URL) or its bytes; the same lab type.
 async function loading(): Promise<void> {
-  const options: LoadOptions[] = [{ wasmUrl: "/assets/attention_core.wasm" }, { wasmUrl: new URL("https://example.test/attention_core.wasm") }, { wasmBinary: new ArrayBuffer(8) }, { wasmBinary: new Uint8Array(8) }, {}];
+  const cdn = (file: CoreFileName): string => `https://cdn.example.test/attention-lab/${file}`;
+  const options: LoadOptions[] = [{ wasmPaths: "/assets/attention-lab/" }, { wasmPaths: new URL("https://example.test/lib/") }, { wasmPaths: cdn }, { wasmPaths: (file) => new URL(file, "https://example.test/lib/"), threads: 2 }, { wasmUrl: "/assets/attention_core.wasm" }, { wasmUrl: new URL("https://example.test/attention_core.wasm") }, { wasmBinary: new ArrayBuffer(8) }, { wasmBinary: new Uint8Array(8) }, {}];
   const labs: AttentionLab[] = await Promise.all(options.map((o) => loadAttentionLab(o)));
   console.log(labs.length);
 }

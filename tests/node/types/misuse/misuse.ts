@@ -11,6 +11,8 @@ async function main(): Promise<void> {
   const stage: StageId = "attn_weight";
   // expect: Type 'Stage\[\] \| undefined' is not assignable to type 'Stage\[\]'
   const untraced: Stage[] = lab.create("SelfAttention_v1", { d_in: 3, d_out: 2 }).forward({ shape: [6, 3], data: new Float32Array(18) }).trace;
+  // expect: Type 'number' is not assignable to type 'string | URL'
+  await loadAttentionLab({ wasmPaths: (file) => file.length });
   console.log(width, stage, untraced);
 }
 void main();
