@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  { ignores: ["web/vendor/**", "web/lib/attention_core.mjs", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt.worker.cjs", "dist/**", "build/**", "node_modules/**", "test-output/**"] },
+  { ignores: ["web/vendor/**", "web/lib/attention_core.mjs", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt.worker.cjs", "web/lib/attention-lab.cjs", "dist/**", "build/**", "node_modules/**", "test-output/**"] },
   js.configs.recommended,
   {
     rules: {

@@ -17,6 +17,8 @@ for (const part of PARTS) {
 rmSync(DIST, { recursive: true, force: true });
 mkdirSync(DIST);
 for (const part of PARTS) cpSync(path.join(WEB, part), path.join(DIST, part), { recursive: true });
+// the library's CommonJS build (npm pack writes it, for Jest) is for Node only
+rmSync(path.join(DIST, "lib", "attention-lab.cjs"), { force: true });
 
 // A static host that cannot send Cross-Origin-Opener-Policy / -Embedder-Policy (GitHub Pages, say):
 // coi-serviceworker (the pinned npm package) registers itself as a service worker that adds both to

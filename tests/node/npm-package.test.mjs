@@ -8,13 +8,15 @@
 // tree whose core is not built.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import * as esbuild from "esbuild";
 import { loadAttentionLab } from "attention-lab";
 import { packProblems } from "../../scripts/prepack.mjs";
+import { fencedBlocks } from "./markdown.mjs";
 import { installPackedTarball, npm, packedTarball } from "../pack.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -58,7 +60,7 @@ describe("the npm package", () => {
       "docs/api.md", "docs/benchmarks.md", "docs/cpp-mainpage.md", "docs/design.md", "docs/getting-started/course-author.md", "docs/getting-started/cpp-developer.md",
       "docs/getting-started/js-developer.md", "docs/getting-started/reader.md", "docs/index.md", "docs/layout.md", "docs/reliability.md", "docs/screenshot.png", "docs/torch-rng.md", "docs/widget.md",
       "package.json",
-      "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
+      "web/lib/attention-lab.cjs", "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
       "web/lib/attention_core_fma.wasm", "web/lib/attention_core_lean.wasm", "web/lib/attention_core_lean_fma.wasm", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.wasm", "web/lib/attention_core_mt.worker.cjs",
       "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt_fma.wasm", "web/lib/head-split-worker.js", "web/lib/head-split.d.ts", "web/lib/head-split.js",
       "web/lib/held-results.js", "web/lib/load-core.js",
@@ -68,7 +70,8 @@ describe("the npm package", () => {
     // and threaded, issue 21.2), the two lean single-thread ones of ~200 KB (no checkpoint readers), a
     // .d.ts that documents every declaration (issue 20), and the docs the README links with its
     // screenshot (~190 KB, so that the README's links work from node_modules); 2.26 MB with the chapter 4
-    // and 5 bonus classes of issue 40 (the gate and RoPE passes, the stage table) in each binary
+    // and 5 bonus classes of issue 40 (the gate and RoPE passes, the stage table) in each binary; 2.29 MB
+    // with the CommonJS build for Jest (~26 KB gzip, issue 41) and docs/bundlers.md
     assert.ok(packed.size < 2_300_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog (Keep a Changelog) has a section for
     // it: released ("## [0.1.0] - 2026-12-24"), or the unreleased one, which names the version it becomes
@@ -179,6 +182,88 @@ describe("the npm package", () => {
     } finally {
       writeFileSync(file, bytes);
     }
+  });
+
+  test("Jest 30, CommonJS (its default) and ESM, node and jsdom environments: the README's example prints its lines", () => {
+    // the README's JS example, as a user pastes it into a test: the import, then the body in an async test
+    const readme = fencedBlocks(readFileSync(path.join(ROOT, "README.md"), "utf8")).find((b) => b.lang === "js" && b.code.includes('from "attention-lab"')).code;
+    const [importLine, ...body] = readme.split("\n");
+    assert.equal(importLine, 'import { loadAttentionLab } from "attention-lab";');
+    const prints = body.map((l) => l.match(/^\/\/ prints: (.*)$/)?.[1]).filter((l) => l !== undefined);
+    assert.equal(prints.length, 3);
+    const testOf = (title, extra = "") => `test(${JSON.stringify(title)}, async () => {
+      const printed = [];
+      const console = { log: (...args) => printed.push(format(...args)) };
+      ${body.join("\n")}
+      expect(printed).toEqual(${JSON.stringify(prints)});
+      ${extra}
+    });`;
+    const jsdom = (options = "") => `/**\n * @jest-environment jsdom${options ? `\n * @jest-environment-options ${options}` : ""}\n */\n`;
+    const cjs = 'const { loadAttentionLab } = require("attention-lab");\nconst { format } = require("node:util");\n';
+    const esm = `${importLine}\nimport { format } from "node:util";\n`;
+    const tests = path.join(app, "jest");
+    mkdirSync(tests);
+    // CommonJS: require gets the package's CommonJS build (Jest's module system cannot require an ES module on Node < 24.9)
+    const entry = 'expect(require.resolve("attention-lab")).toMatch(/attention-lab\\.cjs$/);';
+    writeFileSync(path.join(tests, "readme.test.cjs"), `${cjs}${testOf("README, CommonJS, node environment", entry)}`);
+    writeFileSync(path.join(tests, "readme-jsdom.test.cjs"), `${jsdom()}${cjs}${testOf("README, CommonJS, jsdom environment", `expect(typeof window).toBe("object"); ${entry}`)}`);
+    // ESM (node --experimental-vm-modules): the Node entry; under jsdom with the one-line setting docs/bundlers.md gives
+    writeFileSync(path.join(tests, "readme.test.mjs"), `${esm}${testOf("README, ESM, node environment")}`);
+    writeFileSync(path.join(tests, "readme-jsdom.test.mjs"), `${jsdom('{"customExportConditions": ["node"]}')}${esm}${testOf("README, ESM, jsdom environment", 'expect(typeof window).toBe("object");')}`);
+    // without the setting, Jest's ESM jsdom environment hands over the browser entry: a coded error that names the setting
+    writeFileSync(path.join(tests, "no-setting-jsdom.test.mjs"), `${jsdom()}${esm}test("ESM, jsdom environment without the setting", async () => {
+      const e = await loadAttentionLab().then(() => null, (err) => err);
+      expect([e?.code, e?.slot]).toEqual(["wasm_fetch", ""]);
+      expect(e.message).toMatch(/^attention_core\\.wasm cannot be fetched from .*: this realm has no fetch$/);
+      expect(e.hint).toContain('testEnvironmentOptions: {customExportConditions: ["node"]}');
+    });`);
+    const jest = path.join(ROOT, "node_modules", "jest", "bin", "jest.js");
+    const report = path.join(dir, "jest.json");
+    const run = spawnSync(process.execPath, ["--experimental-vm-modules", "--no-warnings", jest, "--rootDir", tests, "--ci", `--cacheDirectory=${path.join(dir, "jest-cache")}`, "--json", `--outputFile=${report}`], { cwd: app, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const results = JSON.parse(readFileSync(report, "utf8")).testResults.flatMap((f) => f.assertionResults.map((a) => [a.title, a.status, a.failureMessages.join("\n").slice(0, 600)])).sort();
+    assert.deepEqual(results, [
+      ["ESM, jsdom environment without the setting", "passed", ""],
+      ["README, CommonJS, jsdom environment", "passed", ""],
+      ["README, CommonJS, node environment", "passed", ""],
+      ["README, ESM, jsdom environment", "passed", ""],
+      ["README, ESM, node environment", "passed", ""],
+    ], run.stderr.slice(-2000));
+  });
+
+  test("a Node bundle (esbuild --platform=node): run in its project it reads the installed package's .wasm; deployed alone it says what to copy, and runs once they are copied", async () => {
+    writeFileSync(path.join(app, "bundled.mjs"), `
+      import { loadAttentionLab, AttentionError } from "attention-lab";
+      const lab = await loadAttentionLab().catch((e) => { console.log(JSON.stringify({ code: e.code, message: e.message, hint: e.hint })); process.exit(0); });
+      ${RUN}
+      console.log(JSON.stringify({ ...result, threads: lab.threads }));
+      process.exit(0);`);
+    writeFileSync(path.join(app, "bundled.cjs"), `
+      const { loadAttentionLab, AttentionError } = require("attention-lab");
+      loadAttentionLab().then((lab) => {
+        ${RUN}
+        console.log(JSON.stringify({ ...result, threads: lab.threads }));
+        process.exit(0);
+      });`);
+    // esbuild app.mjs --bundle --platform=node --format=esm, and a CommonJS app with esbuild's default format (cjs)
+    const esm = await esbuild.build({ absWorkingDir: app, entryPoints: ["bundled.mjs"], bundle: true, platform: "node", format: "esm", outfile: path.join(app, "dist", "app.mjs"), logLevel: "silent" });
+    const cjs = await esbuild.build({ absWorkingDir: app, entryPoints: ["bundled.cjs"], bundle: true, platform: "node", outfile: path.join(app, "dist", "app.cjs"), logLevel: "silent" });
+    assert.deepEqual([...esm.warnings, ...cjs.warnings].map((w) => w.text), []);
+    const threads = Math.min(os.availableParallelism(), 4);
+    const run = (file) => JSON.parse(execFileSync(process.execPath, [file], { cwd: dir, encoding: "utf8", env: { ...process.env, NODE_PATH: "" } }));
+    assert.deepEqual(run(path.join(app, "dist", "app.mjs")), { ...expected, threads }, "the threaded core too, from node_modules/attention-lab");
+    assert.deepEqual(run(path.join(app, "dist", "app.cjs")), { ...expected, threads });
+    // the bundle alone, where no attention-lab is installed
+    const deploy = path.join(dir, "deploy");
+    mkdirSync(deploy);
+    cpSync(path.join(app, "dist", "app.mjs"), path.join(deploy, "app.mjs"));
+    const alone = run(path.join(deploy, "app.mjs"));
+    assert.equal(alone.code, "wasm_fetch");
+    assert.equal(alone.message, `attention_core.wasm could not be found for the bundle ${path.join(deploy, "app.mjs")}: attention-lab was bundled into it, and ${deploy}${path.sep} does not hold the .wasm files`);
+    assert.match(alone.hint, /^Copy them beside the bundle \(cp node_modules\/attention-lab\/web\/lib\/attention_core\* .*\), or leave the package out of the bundle \(esbuild --external:attention-lab\), or pass loadAttentionLab\(\{wasmPaths: /);
+    // the recipe: copy the package's core files beside the bundle
+    const lib = path.join(app, "node_modules", "attention-lab", "web", "lib");
+    for (const name of readdirSync(lib).filter((n) => n.startsWith("attention_core"))) cpSync(path.join(lib, name), path.join(deploy, name));
+    assert.deepEqual(run(path.join(deploy, "app.mjs")), { ...expected, threads });
   });
 });
 

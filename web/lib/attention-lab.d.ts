@@ -2444,8 +2444,11 @@ export interface LoadOptions {
  * Which file runs is chosen by package.json's export conditions, never by looking at globals:
  * `node` gets `attention-lab.node.js` (reads the `.wasm` from disk; vitest under jsdom is Node too;
  * Jest's jsdom environment in ESM mode needs `testEnvironmentOptions: {customExportConditions: ["node"]}`),
- * browsers and bundlers get `attention-lab.js` (no `node:` import; fetches the `.wasm`). Recipes for
- * each bundler and test runner: `docs/bundlers.md`.
+ * and under it, for a `require` that cannot load an ES module (Jest's default CommonJS mode on Node <
+ * 24.9), its CommonJS build `attention-lab.cjs` (Node itself, which can, takes the ES module through the
+ * `module-sync` condition: one copy of the lab per process); browsers and bundlers get
+ * `attention-lab.js` (no `node:` import; fetches the `.wasm`). Recipes for each bundler and test
+ * runner: `docs/bundlers.md`.
  *
  * @param options - where the `.wasm` comes from ({@link LoadOptions}); nothing for the default.
  * @returns the lab (the same object for every call that shares the load).

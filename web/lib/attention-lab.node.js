@@ -76,7 +76,7 @@ async function folder() {
   }
   throw new AttentionError({
     code: "wasm_fetch",
-    message: `attention_core.wasm could not be found for the bundle ${filePath(here)}: attention-lab was bundled into it, and neither ${tried.join(" nor ")} holds the .wasm files`,
+    message: `attention_core.wasm could not be found for the bundle ${filePath(here)}: attention-lab was bundled into it, and ${tried.length === 1 ? `${tried[0]} does not hold the .wasm files` : `neither ${tried.join(" nor ")} holds the .wasm files`}`,
     hint: `Copy them beside the bundle (cp node_modules/attention-lab/web/lib/attention_core* ${tried[0]}), or leave the package out of the bundle (esbuild --external:attention-lab), or pass loadAttentionLab({wasmPaths: "/path/to/attention-lab/web/lib/"}).`,
   });
 }
