@@ -103,7 +103,7 @@ describe("the npm package", () => {
     assert.deepEqual(out, { ...expected, entry: path.join(app, "node_modules/attention-lab/web/lib/attention-lab.node.js") });
   });
 
-  test("exports: the .wasm and package.json are reachable; other files are not", () => {
+  test("exports: the .wasm, the head split's worker and package.json are reachable; other files are not", () => {
     const out = node("exports.mjs", `
       import { readFileSync } from "node:fs";
       import { createRequire } from "node:module";
@@ -111,9 +111,11 @@ describe("the npm package", () => {
       const wasm = import.meta.resolve("attention-lab/attention_core.wasm");
       let deep = "";
       try { import.meta.resolve("attention-lab/web/lib/attention_core.mjs"); } catch (e) { deep = e.code; }
-      console.log(JSON.stringify({ wasm, bytes: readFileSync(new URL(wasm)).length, version: require("attention-lab/package.json").version, deep }));
+      const worker = import.meta.resolve("attention-lab/head-split-worker.js");
+      console.log(JSON.stringify({ wasm, bytes: readFileSync(new URL(wasm)).length, version: require("attention-lab/package.json").version, deep, worker }));
     `);
     assert.deepEqual(out, {
+      worker: pathToFileURL(path.join(app, "node_modules/attention-lab/web/lib/head-split-worker.js")).href,
       wasm: pathToFileURL(path.join(app, "node_modules/attention-lab/web/lib/attention_core.wasm")).href,
       bytes: readFileSync(path.join(ROOT, "web/lib/attention_core.wasm")).length,
       version: packed.version,

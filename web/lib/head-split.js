@@ -49,10 +49,10 @@ function plainTensor(x) {
   return { shape, data };
 }
 
-/** One Worker: its pending requests and the module revisions it holds a copy of. */
+/** One Worker (`start()` makes it): its pending requests and the module revisions it holds a copy of. */
 class ShareWorker {
-  constructor(url) {
-    this.worker = new Worker(url, { type: "module" });
+  constructor(start) {
+    this.worker = start();
     this.pending = new Map();
     this.nextId = 1;
     this.copies = new WeakMap();  // module -> {key, revision}
@@ -104,9 +104,9 @@ export class HeadSplit {
   #workers;
   #closed = false;
 
-  /** @param {number} workers Workers beside the calling thread. @param {URL|string} workerUrl head-split-worker.js */
-  constructor(workers, workerUrl) {
-    this.#workers = Array.from({ length: workers }, () => new ShareWorker(workerUrl));
+  /** @param {number} workers Workers beside the calling thread. @param {() => Worker} start makes one of them */
+  constructor(workers, start) {
+    this.#workers = Array.from({ length: workers }, () => new ShareWorker(start));
   }
 
   /** Workers beside the calling thread (0: every forward runs whole, on the calling thread). */
@@ -174,5 +174,8 @@ export function createHeadSplit(options) {
   if (count > 0 && !hasWebWorker()) {
     throw new AttentionError({ code: "bad_options", slot: "workers", message: "this context has no Worker, so the heads cannot split across Workers", hint: "Pass {workers: 0}, or leave workers out." });
   }
-  return new HeadSplit(count, workerUrl ?? new URL("./head-split-worker.js", import.meta.url));
+  if (workerUrl !== undefined && workerUrl !== null) return new HeadSplit(count, () => new Worker(workerUrl, { type: "module" }));
+  // The default as the literal pattern bundlers follow (webpack 5, Vite): they bundle the Worker with
+  // the library and its .wasm, and give its URL.
+  return new HeadSplit(count, () => new Worker(new URL("./head-split-worker.js", import.meta.url), { type: "module" }));
 }
