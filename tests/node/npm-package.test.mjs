@@ -57,7 +57,7 @@ describe("the npm package", () => {
   test("npm pack ships the library alone; installed into an empty folder it imports and runs", () => {
     assert.deepEqual(packed.files.map((f) => f.path).sort(), [
       "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE", "README.md",
-      "docs/api.md", "docs/benchmarks.md", "docs/cpp-mainpage.md", "docs/design.md", "docs/getting-started/course-author.md", "docs/getting-started/cpp-developer.md",
+      "docs/api.md", "docs/benchmarks.md", "docs/bundlers.md", "docs/cpp-mainpage.md", "docs/design.md", "docs/getting-started/course-author.md", "docs/getting-started/cpp-developer.md",
       "docs/getting-started/js-developer.md", "docs/getting-started/reader.md", "docs/index.md", "docs/layout.md", "docs/reliability.md", "docs/screenshot.png", "docs/torch-rng.md", "docs/widget.md",
       "package.json",
       "web/lib/attention-lab.cjs", "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",

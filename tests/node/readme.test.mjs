@@ -6,7 +6,8 @@
 //    checkout, and a #anchor (also an in-page one) names a heading of the target markdown file by
 //    GitHub's slug rule;
 //  - every file it links, the screenshot too, is in the npm tarball (tests/pack.mjs), so its links
-//    work from the installed package too;
+//    work from the installed package too; and so is every file the tarball's other markdown pages
+//    (the docs, CONTRIBUTING.md) link;
 //  - its absolute links are exactly those of EXTERNAL: each can die, so each is listed here on purpose.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -143,6 +144,18 @@ test("every file README.md links is in the npm tarball, so the links work from t
   assert.ok(files.includes("docs/screenshot.png"), "the screenshot is one of them");
   const missing = files.filter((f) => !packed.has(f));
   assert.deepEqual(missing, [], `linked from README.md but not packed: add them to package.json's "files"`);
+});
+
+test("every relative link of every markdown page the npm tarball ships names a file it ships: the docs work from node_modules too", { skip: !BUILT && "no WASM build (npm test builds it; npm pack refuses a tree without one)" }, () => {
+  const packed = new Set(packedTarball().files.map((f) => f.path));
+  const pages = [...packed].filter((f) => f.endsWith(".md")).sort();
+  for (const page of ["README.md", "docs/api.md", "docs/bundlers.md", "docs/getting-started/js-developer.md", "CONTRIBUTING.md"]) assert.ok(pages.includes(page), page);
+  const shipped = (file) => packed.has(file) || [...packed].some((f) => f.startsWith(`${file.replace(/\/$/, "")}/`));  // a file, or a folder of files
+  const dead = pages.flatMap((page) => linksOf(readFileSync(path.join(ROOT, page), "utf8"))
+    .filter((l) => !isExternal(l.target) && !l.target.startsWith("#"))
+    .filter((l) => !shipped(path.posix.normalize(path.posix.join(path.posix.dirname(page), decodeURIComponent(l.target.split("#")[0])))))
+    .map((l) => `${page} line ${l.line}: ${l.target}`));
+  assert.deepEqual(dead, [], "link a file the package ships, or name a repository file in a code span");
 });
 
 test("README.md's absolute links are the few listed in this test", () => {
