@@ -28,7 +28,10 @@ export interface HeadSplit {
 
 /**
  * A head split over `workers` plain Workers (default: the cores less one, 1 to 3; 0 where there is no
- * Worker). `workerUrl`: head-split-worker.js (default: beside head-split.js).
+ * Worker). `workerUrl`: head-split-worker.js (default: beside head-split.js, started as
+ * `new Worker(new URL("./head-split-worker.js", import.meta.url), {type: "module"})`, which webpack 5 and
+ * Vite bundle with the library and its `.wasm`; elsewhere serve the package's `web/lib/` files and
+ * pass the worker's URL, exported as `attention-lab/head-split-worker.js`).
  * @throws {@link AttentionError} "bad_options" (slot "workers": not a whole number from 0 to 15, or
  *   Workers asked where there is no Worker).
  */
