@@ -93,7 +93,7 @@ test("the installed package is the public API alone: one exported target, no fin
       // the class list grows: a header says "the recipe list" (class_specs()), never how many classes there are
       assert.doesNotMatch(text, new RegExp(`\\b(${numbers})\\b( [\\w-]+){0,2} (classes|attention modules)\\b|\\b(${numbers}) of (the book|its)|chapter \\d's (${numbers})\\b`, "i"), `${h} counts the classes`);
     }
-    // AttentionModule's private part is one pointer to what modules.cpp defines
+    // AttentionModule's private part is one pointer to what core/src/module_impl.hpp defines
     const modules = readFileSync(path.join(include, "modules.hpp"), "utf8");
     const klass = modules.slice(modules.indexOf("class AttentionModule {"), modules.indexOf("\n};", modules.indexOf("class AttentionModule {")));
     const privatePart = klass.slice(klass.indexOf(" private:") + " private:".length).split("\n").map((l) => l.replace(/\/\/.*$/, "").trim()).filter(Boolean);

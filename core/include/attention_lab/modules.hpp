@@ -183,7 +183,7 @@ class AttentionModule {
   Tensor project_heads(const Tensor& x, const Tensor& concat, const ForwardOptions& options = {}) const;
 
  private:
-  struct Impl;  // the plan, the parameters' homes and the prepared operators (modules.cpp)
+  struct Impl;  // the plan, the parameters' homes and the prepared operators (core/src/module_impl.hpp)
   std::unique_ptr<Impl> impl_;
 };
 
