@@ -1,6 +1,11 @@
 // The title and formula variants of each trace stage, the texts column of the one stage table
-// (stage_table.cpp, its only reader): kept apart so that the table's rows stay one a line.
+// (stage_table.cpp): kept apart so that the table's rows stay one a line. stage_text.cpp fills them in,
+// reading a row's texts and axes through texts_of and axes_kind.
 #pragma once
+
+#include <cstddef>
+
+#include "attention_lab/plan.hpp"
 
 namespace attention_lab::stage_texts {
 
@@ -11,6 +16,23 @@ struct TextVariant {
   const char* title;
   const char* formula;
 };
+
+/// A stage's texts (the texts column of kStages).
+struct Texts {
+  const TextVariant* rows;
+  size_t count;
+};
+template <size_t N>
+constexpr Texts texts(const TextVariant (&rows)[N]) {
+  return {rows, N};
+}
+
+/// The names of a stage's axes (stage_text's axes).
+enum class Axes { Input, Tokens, Keys, CacheKeys, Latent, LatentCache, Mask, Slab, Merged, Rope };
+
+/// Stage `id`'s texts and the names of its axes, from its row of kStages (stage_table.cpp).
+Texts texts_of(StageId id);
+Axes axes_kind(StageId id);
 
 inline constexpr TextVariant kInputTexts[] = {
     {"", "Input tokens", "x"},
