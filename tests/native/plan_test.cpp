@@ -59,6 +59,32 @@ SlotMap mha(int64_t d_in, int64_t d_out, int64_t ctx, double p, int64_t h, bool 
           {"num_heads", SlotValue::integer(static_cast<double>(h))},        {"qkv_bias", SlotValue::boolean_value(bias)}};
 }
 
+/// Checks that plan_heap_bytes bounds the peak of what constructing a module of `c` (seeded with
+/// `seed`) and a forward on x of `shape` (every value 0.25) allocate, untraced and traced.
+void check_peak_within_estimate(const ModuleConfig& c, const Shape& shape, uint64_t seed) {
+  const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.25f));
+  for (const bool trace : {false, true}) {
+    TorchGenerator g(seed);
+    g_live = 0;
+    g_peak = 0;
+    g_counting = true;
+    {
+      const Tensor input = x;  // the bindings' copy of the input
+      const AttentionModule m(c, g);
+      std::vector<Stage> stages;
+      ForwardOptions o;
+      o.generator = &g;
+      o.trace = trace ? &stages : nullptr;
+      const Tensor y = m.forward(input, o);
+    }
+    g_counting = false;
+    const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);  // what the core allocates (the results' copy apart)
+    // + names, shapes and stage texts, and the module's own object (AttentionModule::Impl, about 0.7 KB)
+    CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216,
+                  c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("plan") {
@@ -176,28 +202,7 @@ TEST_SUITE("plan") {
       if (cls == "SelfAttention_v2") slots = {{"d_in", slots["d_in"]}, {"d_out", slots["d_out"]}, {"qkv_bias", slots["qkv_bias"]}};
       if (cls == "CausalAttention") slots.erase("num_heads");
       const ModuleConfig c = config_of(cls, slots);
-      const Shape shape = c.batched() ? Shape{b, T, d_in} : Shape{T, d_in};
-      const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.25f));
-      for (const bool trace : {false, true}) {
-        TorchGenerator g(static_cast<uint64_t>(trial));
-        g_live = 0;
-        g_peak = 0;
-        g_counting = true;
-        {
-          const Tensor input = x;  // the bindings' copy of the input
-          const AttentionModule m(c, g);
-          std::vector<Stage> stages;
-          ForwardOptions o;
-          o.generator = &g;
-          o.trace = trace ? &stages : nullptr;
-          const Tensor y = m.forward(input, o);
-        }
-        g_counting = false;
-        const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);  // what the core allocates (the results' copy apart)
-        // + names, shapes and stage texts, and the module's own object (AttentionModule::Impl, about 0.7 KB)
-        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216,
-                      c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
-      }
+      check_peak_within_estimate(c, c.batched() ? Shape{b, T, d_in} : Shape{T, d_in}, static_cast<uint64_t>(trial));
     }
   }
 
@@ -219,27 +224,7 @@ TEST_SUITE("plan") {
                              {"qkv_bias", SlotValue::boolean_value(trial % 2 == 0)},
                              {"latent_dim", trial % 4 == 0 ? SlotValue::none() : SlotValue::integer(static_cast<double>(1 + rng() % 40))}};
       const ModuleConfig c = config_of("MultiHeadLatentAttention", slots);
-      const Shape shape{b, T, d_in};
-      const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.25f));
-      for (const bool trace : {false, true}) {
-        TorchGenerator g(static_cast<uint64_t>(trial));
-        g_live = 0;
-        g_peak = 0;
-        g_counting = true;
-        {
-          const Tensor input = x;
-          const AttentionModule m(c, g);
-          std::vector<Stage> stages;
-          ForwardOptions o;
-          o.generator = &g;
-          o.trace = trace ? &stages : nullptr;
-          const Tensor y = m.forward(input, o);
-        }
-        g_counting = false;
-        const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);
-        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216,  // as above
-                      c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
-      }
+      check_peak_within_estimate(c, {b, T, d_in}, static_cast<uint64_t>(trial));
     }
   }
 
@@ -252,27 +237,7 @@ TEST_SUITE("plan") {
       const int64_t T = 16 + static_cast<int64_t>(rng() % 75);  // at least 16 tokens, as for MultiHeadLatentAttention above
       const int64_t b = 1 + static_cast<int64_t>(rng() % 3);
       const ModuleConfig c = config_of("GatedMultiHeadAttention", mha(d_in, d_out, T + static_cast<int64_t>(rng() % 5), trial % 3 == 0 ? 0.25 : 0.0, heads, trial % 2 == 0));
-      const Shape shape{b, T, d_in};
-      const Tensor x(shape, std::vector<float>(static_cast<size_t>(numel_of(shape)), 0.25f));
-      for (const bool trace : {false, true}) {
-        TorchGenerator g(static_cast<uint64_t>(trial));
-        g_live = 0;
-        g_peak = 0;
-        g_counting = true;
-        {
-          const Tensor input = x;
-          const AttentionModule m(c, g);
-          std::vector<Stage> stages;
-          ForwardOptions o;
-          o.generator = &g;
-          o.trace = trace ? &stages : nullptr;
-          const Tensor y = m.forward(input, o);
-        }
-        g_counting = false;
-        const double estimate = plan_heap_bytes(plan_forward(c), shape, trace);
-        CHECK_MESSAGE(static_cast<double>(g_peak.load()) <= estimate + 9216,  // as above
-                      c.python_call() << " on " << shape_string(shape) << (trace ? " traced" : "") << ": peak " << g_peak.load() << " > estimate " << estimate);
-      }
+      check_peak_within_estimate(c, {b, T, d_in}, static_cast<uint64_t>(trial));
     }
   }
 
