@@ -11,6 +11,7 @@
 #include "attention_lab/checkpoint.hpp"
 #include "attention_lab/validator.hpp"
 #include "fixtures.hpp"
+#include "refusal.hpp"
 #include "test_paths.hpp"
 
 using namespace attention_lab;
@@ -43,15 +44,6 @@ AttentionModule load(const std::vector<uint8_t>& file, const CheckpointPlan& pla
     bytes[e.key] = std::vector<uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(e.end - e.begin));
   }
   return load_gpt2_attention(plan, bytes);
-}
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const AttentionError& e) {
-    return e.code();
-  }
-  return "none";
 }
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
@@ -157,12 +149,8 @@ TEST_SUITE("checkpoint") {
 
   TEST_CASE("a header that breaks several rules is refused for the first a reader meets, as the format's strict reading has it") {
     const auto code_and_message = [](const std::string& text, uint64_t data = 4) {
-      try {
-        parse_safetensors_header(reinterpret_cast<const uint8_t*>(text.data()), text.size(), 8 + text.size() + data);
-      } catch (const AttentionError& e) {
-        return e.code() + ": " + e.what();
-      }
-      return std::string("none");
+      const Refused r = refused([&] { parse_safetensors_header(reinterpret_cast<const uint8_t*>(text.data()), text.size(), 8 + text.size() + data); });
+      return r.code.empty() ? std::string("none") : r.code + ": " + r.message;
     };
     const std::string a = R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
     // A repeated key before a syntax error is refused as a repeat; after it, the syntax error is.
@@ -261,19 +249,19 @@ TEST_SUITE("checkpoint") {
     opts.into->qkv_bias = true;
     CHECK(plan_gpt2_attention(header_of(file), opts).config.num_heads == 4);
     opts.into->d_in = opts.into->d_out = 12;
-    CHECK(code_of([&] { plan_gpt2_attention(header_of(file), opts); }) == "checkpoint_config_mismatch");
+    CHECK(refused([&] { plan_gpt2_attention(header_of(file), opts); }).code == "checkpoint_config_mismatch");
   }
 
   TEST_CASE("settings the file lacks: num_heads and context_length") {
     const auto d4 = read_file("gpt2_d4_h2.safetensors");
-    CHECK(code_of([&] { plan_gpt2_attention(header_of(d4), {}); }) == "checkpoint_num_heads");  // width 4 is no GPT-2 preset
+    CHECK(refused([&] { plan_gpt2_attention(header_of(d4), {}); }).code == "checkpoint_num_heads");  // width 4 is no GPT-2 preset
     CheckpointOptions three;
     three.num_heads = 3;
-    CHECK(code_of([&] { plan_gpt2_attention(header_of(d4), three); }) == "checkpoint_num_heads");
+    CHECK(refused([&] { plan_gpt2_attention(header_of(d4), three); }).code == "checkpoint_num_heads");
     const auto nowpe = read_file("gpt2_d8_nowpe_nomask.safetensors");
     CheckpointOptions heads;
     heads.num_heads = 4;
-    CHECK(code_of([&] { plan_gpt2_attention(header_of(nowpe), heads); }) == "checkpoint_context_length");
+    CHECK(refused([&] { plan_gpt2_attention(header_of(nowpe), heads); }).code == "checkpoint_context_length");
     heads.context_length = 32;
     const CheckpointPlan plan = plan_gpt2_attention(header_of(nowpe), heads);
     CHECK(plan.config.context_length == 32);
@@ -281,7 +269,7 @@ TEST_SUITE("checkpoint") {
     CheckpointOptions layer9;
     layer9.num_heads = 2;
     layer9.layer = 9;
-    CHECK(code_of([&] { plan_gpt2_attention(header_of(d4), layer9); }) == "checkpoint_layer");
+    CHECK(refused([&] { plan_gpt2_attention(header_of(d4), layer9); }).code == "checkpoint_layer");
   }
 
   TEST_CASE("a checkpoint without c_attn.bias builds qkv_bias=False and lists the key as missing") {
@@ -297,15 +285,15 @@ TEST_SUITE("checkpoint") {
 
   TEST_CASE("truncated, lying and non-JSON files are clear errors, never a crash") {
     const auto truncated = read_file("truncated.safetensors");
-    CHECK(code_of([&] { header_of(truncated); }) == "checkpoint_truncated");
+    CHECK(refused([&] { header_of(truncated); }).code == "checkpoint_truncated");
     const auto lying = read_file("lying_offsets.safetensors");
-    CHECK(code_of([&] { header_of(lying); }) == "checkpoint_bad_offsets");
+    CHECK(refused([&] { header_of(lying); }).code == "checkpoint_bad_offsets");
     const auto bad = read_file("bad_header.safetensors");
-    CHECK(code_of([&] { header_of(bad); }) == "checkpoint_bad_header");
+    CHECK(refused([&] { header_of(bad); }).code == "checkpoint_bad_header");
     const auto not_json = read_file("not_json.safetensors");
-    CHECK(code_of([&] { header_of(not_json); }) == "checkpoint_bad_header");
+    CHECK(refused([&] { header_of(not_json); }).code == "checkpoint_bad_header");
     const uint8_t four[4] = {1, 0, 0, 0};
-    CHECK(code_of([&] { safetensors_header_length(four, 4, 4); }) == "checkpoint_truncated");
+    CHECK(refused([&] { safetensors_header_length(four, 4, 4); }).code == "checkpoint_truncated");
     // The bytes given for a tensor must be exactly its size.
     const auto good = read_file("gpt2_d4_h2.safetensors");
     CheckpointOptions opts;
@@ -313,7 +301,7 @@ TEST_SUITE("checkpoint") {
     const CheckpointPlan plan = plan_gpt2_attention(header_of(good), opts);
     std::map<std::string, std::vector<uint8_t>> short_bytes;
     for (const auto& e : plan.needed) short_bytes[e.key] = std::vector<uint8_t>(static_cast<size_t>(e.end - e.begin) - 4);
-    CHECK(code_of([&] { load_gpt2_attention(plan, short_bytes); }) == "checkpoint_truncated");
+    CHECK(refused([&] { load_gpt2_attention(plan, short_bytes); }).code == "checkpoint_truncated");
   }
 
   TEST_CASE("the bad-file table: every file the format refuses is refused with its code, naming the key or byte position") {
@@ -323,17 +311,11 @@ TEST_SUITE("checkpoint") {
       CAPTURE(name);
       const auto file = read_file(name);
       REQUIRE(!file.empty());
-      std::string code = "none", message;
-      try {
-        header_of(file);
-      } catch (const AttentionError& e) {
-        code = e.code();
-        message = e.what();
-      }
-      CHECK(code == row.at("code").get<std::string>());
+      const Refused r = refused([&] { header_of(file); });
+      CHECK(r.code == row.at("code").get<std::string>());
       for (const auto& m : row.at("mentions")) {
-        CAPTURE(message);
-        CHECK(message.find(m.get<std::string>()) != std::string::npos);
+        CAPTURE(r.message);
+        CHECK(r.message.find(m.get<std::string>()) != std::string::npos);
       }
     }
   }
@@ -346,7 +328,7 @@ TEST_SUITE("checkpoint") {
     const auto offsets = lax.at("h.0.attn.c_attn.weight").at("data_offsets");
     const uint64_t begin = 8 + n + offsets[0].get<uint64_t>(), end = 8 + n + offsets[1].get<uint64_t>();
     CHECK(std::all_of(file.begin() + static_cast<std::ptrdiff_t>(begin), file.begin() + static_cast<std::ptrdiff_t>(end), [](uint8_t b) { return b == 0; }));
-    CHECK(code_of([&] { header_of(file); }) == "checkpoint_duplicate_key");
+    CHECK(refused([&] { header_of(file); }).code == "checkpoint_duplicate_key");
   }
 
   TEST_CASE("padding with tab, CR and LF is what the format's reference loader takes: that file loads exactly as its space-padded twin") {
@@ -363,7 +345,7 @@ TEST_SUITE("checkpoint") {
     const auto tab = std::find(nul.begin() + 8, nul.end(), '\t');
     REQUIRE(tab != nul.end());
     *tab = 0;
-    CHECK(code_of([&] { header_of(nul); }) == "checkpoint_bad_header");
+    CHECK(refused([&] { header_of(nul); }).code == "checkpoint_bad_header");
   }
 
   TEST_CASE("loading checks what create checks, before any tensor is read: the memory budget and the derived config") {
@@ -376,7 +358,7 @@ TEST_SUITE("checkpoint") {
                                                   {"wpe.weight", "BF16", {1024, w}}});
     CheckpointOptions opts;
     opts.num_heads = 16;
-    CHECK(code_of([&] { plan_gpt2_attention(wide, opts); }) == "too_large");
+    CHECK(refused([&] { plan_gpt2_attention(wide, opts); }).code == "too_large");
     ModuleConfig same = ModuleConfig::of("MultiHeadAttention");
     same.d_in = same.d_out = w;
     same.context_length = 1024;
@@ -430,7 +412,7 @@ TEST_SUITE("checkpoint") {
     CHECK(decode_tensor(b, bf, 2)[0] == 1.0f);
     SafetensorsEntry i{"w", "I64", {1}, 0, 8};
     const uint8_t zeros[8] = {};
-    CHECK(code_of([&] { decode_tensor(i, zeros, 8); }) == "checkpoint_dtype");
+    CHECK(refused([&] { decode_tensor(i, zeros, 8); }).code == "checkpoint_dtype");
   }
 }
 
@@ -455,8 +437,8 @@ TEST_SUITE("checkpoint") {
       CHECK(max_abs_diff(x, expected_x) <= 1e-6);
     }
     const auto file = read_file("gpt2_d4_h2.safetensors");
-    CHECK(code_of([&] { plan_gpt2_block_input(header_of(file), {10}, 0); }) == "checkpoint_token");                         // vocab 10
-    CHECK(code_of([&] { plan_gpt2_block_input(header_of(file), std::vector<int64_t>(9, 1), 0); }) == "context_too_short");  // 8 positions
-    CHECK(code_of([&] { plan_gpt2_block_input(header_of(read_file("gpt2_d8_nowpe_nomask.safetensors")), {1}, 0); }) == "checkpoint_missing_key");
+    CHECK(refused([&] { plan_gpt2_block_input(header_of(file), {10}, 0); }).code == "checkpoint_token");                         // vocab 10
+    CHECK(refused([&] { plan_gpt2_block_input(header_of(file), std::vector<int64_t>(9, 1), 0); }).code == "context_too_short");  // 8 positions
+    CHECK(refused([&] { plan_gpt2_block_input(header_of(read_file("gpt2_d8_nowpe_nomask.safetensors")), {1}, 0); }).code == "checkpoint_missing_key");
   }
 }

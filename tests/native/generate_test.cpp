@@ -158,15 +158,8 @@ TEST_CASE("gpt2_pick_token: greedy takes the first maximum and draws nothing; to
 
 TEST_CASE("a temperature so near 0 that logits / temperature overflow float32 is named as typed (1e-40, not 0.000000)") {
   TorchGenerator g(7);
-  std::string message;
-  try {
-    gpt2_pick_token({1.0f, 3.0f, 2.0f}, 1e-40, std::nullopt, &g);
-  } catch (const AttentionError& e) {
-    CHECK(e.code() == "non_finite_probabilities");
-    CHECK(e.slot() == "temperature");
-    message = e.what();
-  }
-  CHECK(message == "the probabilities are not finite at temperature 1e-40: logits / temperature overflow float32 (past ~3.4e38)");
+  const Refused overflow = refused([&] { gpt2_pick_token({1.0f, 3.0f, 2.0f}, 1e-40, std::nullopt, &g); });
+  CHECK(overflow.said() == "non_finite_probabilities [temperature] the probabilities are not finite at temperature 1e-40: logits / temperature overflow float32 (past ~3.4e38)");
   CHECK(gpt2_pick_token({1.0f, 3.0f, 2.0f}, 1e-3, std::nullopt, &g).token == 1);  // small but finite: the largest logit, nearly surely
 }
 
@@ -175,29 +168,21 @@ TEST_CASE("a GPT-2 model's counts are whole numbers, refused by name with the va
   Session s;
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
-  const auto message = [](const std::function<void()>& call) {
-    try {
-      call();
-    } catch (const AttentionError& e) {
-      return e.code() + " " + e.slot() + ": " + e.what();
-    }
-    return std::string();
-  };
   const std::string n_ctx = std::to_string(m.config.n_ctx);
-  CHECK(message([&] { s.gpt2_estimate(m.handle, NAN, "full"); }) == "run_option num_tokens: num_tokens must be a whole number from 1 to " + n_ctx + ", got NaN");
-  CHECK(message([&] { s.gpt2_estimate(m.handle, 1.5, "full"); }) == "run_option num_tokens: num_tokens must be a whole number from 1 to " + n_ctx + ", got 1.5");
-  CHECK(message([&] { s.gpt2_estimate(m.handle, m.config.n_ctx + 1, "full"); }).rfind("run_option num_tokens:", 0) == 0);
+  CHECK(refused([&] { s.gpt2_estimate(m.handle, NAN, "full"); }).said() == "run_option [num_tokens] num_tokens must be a whole number from 1 to " + n_ctx + ", got NaN");
+  CHECK(refused([&] { s.gpt2_estimate(m.handle, 1.5, "full"); }).said() == "run_option [num_tokens] num_tokens must be a whole number from 1 to " + n_ctx + ", got 1.5");
+  CHECK(refused([&] { s.gpt2_estimate(m.handle, m.config.n_ctx + 1, "full"); }).said().rfind("run_option [num_tokens]", 0) == 0);
   CHECK(s.gpt2_estimate(m.handle, 3, "full") > 0);
   const GenerateOptionsInput half{NumberOption::of(2.5), {}, {}, {}, {}, {}, {}, {}};
-  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, half, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got 2.5");
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, half, 0); }).said() == "generate_option [maxNewTokens] maxNewTokens must be a whole number from 1, got 2.5");
   const GenerateOptionsInput text{NumberOption::text(), {}, {}, {}, {}, {}, {}, {}};
-  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, text, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got a string");
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, text, 0); }).said() == "generate_option [maxNewTokens] maxNewTokens must be a whole number from 1, got a string");
   const GenerateOptionsInput yes{NumberOption::of_bool(true), {}, {}, {}, {}, {}, {}, {}};
-  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, yes, 0); }) == "generate_option maxNewTokens: maxNewTokens must be a whole number from 1, got a boolean");
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, yes, 0); }).said() == "generate_option [maxNewTokens] maxNewTokens must be a whole number from 1, got a boolean");
   const GenerateOptionsInput numeric_cache{NumberOption::of(2), {}, {}, {}, NumberOption::of(1), {}, {}, {}};
-  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, numeric_cache, 0); }) == "generate_option cache: cache must be true or false, got a number");
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, numeric_cache, 0); }).said() == "generate_option [cache] cache must be true or false, got a number");
   const GenerateOptionsInput boolean_temperature{NumberOption::of(2), NumberOption::of_bool(false), {}, {}, {}, {}, {}, {}};
-  CHECK(message([&] { s.gpt2_generate(m.handle, {1}, boolean_temperature, 0); }) == "generate_option temperature: temperature must be a number, got a boolean");
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, boolean_temperature, 0); }).said() == "generate_option [temperature] temperature must be a number, got a boolean");
 }
 
 TEST_CASE("a tiny GPT-2 generates greedily: cached = uncached = resident = re-read, and the first token is the whole-model run's argmax") {
@@ -445,23 +430,15 @@ TEST_CASE("a step of a GPT-2 run or generation with none in progress is not_in_p
   Session s;
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
-  const auto message = [](const std::function<void()>& call) {
-    try {
-      call();
-    } catch (const AttentionError& e) {
-      return e.code() + " [" + e.slot() + "] " + e.what() + " | " + e.hint();
-    }
-    return std::string();
-  };
-  CHECK(message([&] { s.gpt2_final_reads(m.handle); }) == "not_in_progress [] no run of this model is in progress | Start one with model.run.");
-  CHECK(message([&] { s.gpt2_block_reads(m.handle, 0); }).rfind("not_in_progress [] no run", 0) == 0);
-  CHECK(message([&] { s.gpt2_generate_reads(m.handle); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
-  CHECK(message([&] { s.gpt2_generate_step(m.handle, 0, {}); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
+  CHECK(refusal_text([&] { s.gpt2_final_reads(m.handle); }) == "not_in_progress [] no run of this model is in progress | Start one with model.run.");
+  CHECK(refusal_text([&] { s.gpt2_block_reads(m.handle, 0); }).rfind("not_in_progress [] no run", 0) == 0);
+  CHECK(refusal_text([&] { s.gpt2_generate_reads(m.handle); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
+  CHECK(refusal_text([&] { s.gpt2_generate_step(m.handle, 0, {}); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
   Gpt2GenerateOptions o;
   o.max_new_tokens = 1;
   Gpt2Generation gen(*t.header, t.config, {3, 17}, o);
   while (!gen.finished()) gen.step(bytes_for(t, gen.reads()), nullptr);
-  CHECK(message([&] { gen.step(bytes_for(t, gen.reads()), nullptr); }) == "not_in_progress [] the generation is finished | Start another with model.generate.");
+  CHECK(refusal_text([&] { gen.step(bytes_for(t, gen.reads()), nullptr); }) == "not_in_progress [] the generation is finished | Start another with model.generate.");
 }
 
 TEST_CASE("the session's logits chunks carry their first row: a 5,000-token vocabulary is rows 0 and 4096, equal to the run's logits") {

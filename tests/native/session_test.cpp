@@ -152,38 +152,26 @@ TEST_CASE("whole-number options: absent is none; a string, 2.5 or a number below
   CHECK(refusal([&] { s.gpt2_open(f.handle, NumberOption::of(0)); }) == std::pair<std::string, std::string>{"checkpoint_num_heads", "num_heads"});
 }
 
-namespace {
-/// The message of the AttentionError `f` throws ("" when none).
-std::string refusal_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const AttentionError& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
-
 TEST_CASE("token ids that are no ids each say what they are, by position (not 'token id -1 is outside the vocabulary')") {
   Session s;
   const std::string header = R"({"wte.weight":{"dtype":"F32","shape":[4,2],"data_offsets":[0,32]}})";
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(header.begin(), header.end()), 8.0 + header.size() + 32);
   const auto ids = [&](std::vector<double> v) { return [&s, &f, v] { s.plan_block_input(f.handle, v, {}); }; };
   CHECK(refusal(ids({1, 1.5})) == std::pair<std::string, std::string>{"checkpoint_token", "tokens"});
-  CHECK(refusal_message(ids({1, 1.5})) == "token 1 is 1.5, not a whole number");
-  CHECK(refusal_message(ids({NAN})) == "token 0 is NaN, not a number");
-  CHECK(refusal_message(ids({2, 3, INFINITY})) == "token 2 is Infinity, far outside any vocabulary");
+  CHECK(refused(ids({1, 1.5})).message == "token 1 is 1.5, not a whole number");
+  CHECK(refused(ids({NAN})).message == "token 0 is NaN, not a number");
+  CHECK(refused(ids({2, 3, INFINITY})).message == "token 2 is Infinity, far outside any vocabulary");
   CHECK(refusal(ids(std::vector<double>(100001, 1.0))) == std::pair<std::string, std::string>{"too_large", "tokens"});
-  CHECK(refusal_message(ids(std::vector<double>(100001, 1.0))) == "more than 100,000 token ids");
+  CHECK(refused(ids(std::vector<double>(100001, 1.0))).message == "more than 100,000 token ids");
 }
 
 TEST_CASE("a size that is only too large says so, not 'is not a size'; a shape alone is not called shape.shape") {
-  CHECK(refusal_message([] { tensor_from_input({{2, 3000000000.0}, {}}, "x"); }) == "x.shape[1] is 3000000000, over the largest size here, 2,147,483,647 (2**31 - 1)");
-  CHECK(refusal_message([] { tensor_from_input({{-1}, {}}, "x"); }) == "x.shape[0] is -1, below 0");
-  CHECK(refusal_message([] { tensor_from_input({{2.5}, {}}, "x"); }) == "x.shape[0] is 2.5, not a whole number");
+  CHECK(refused([] { tensor_from_input({{2, 3000000000.0}, {}}, "x"); }).message == "x.shape[1] is 3000000000, over the largest size here, 2,147,483,647 (2**31 - 1)");
+  CHECK(refused([] { tensor_from_input({{-1}, {}}, "x"); }).message == "x.shape[0] is -1, below 0");
+  CHECK(refused([] { tensor_from_input({{2.5}, {}}, "x"); }).message == "x.shape[0] is 2.5, not a whole number");
   Session s;
   const uint32_t g = s.manual_seed(1);
-  CHECK(refusal_message([&] { s.rand(g, {2, 1e10}); }) == "shape[1] is 10000000000, over the largest size here, 2,147,483,647 (2**31 - 1)");
+  CHECK(refused([&] { s.rand(g, {2, 1e10}); }).message == "shape[1] is 10000000000, over the largest size here, 2,147,483,647 (2**31 - 1)");
 }
 
 TEST_CASE("the session says which products this build runs: the native build multiplies then adds (no relaxed-SIMD multiply-add)") {
@@ -250,11 +238,11 @@ TEST_CASE("a resident trace gives each stage's facts at once and its values on r
   CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0}, 8, 8); }) == std::pair<std::string, std::string>{"trace_range", "leading"});
   CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 0, 8); }) == std::pair<std::string, std::string>{"trace_range", "height"});
   CHECK(refusal([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 8, NAN); }) == std::pair<std::string, std::string>{"trace_range", "width"});
-  CHECK(refusal_message([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {NAN, 0}, 8, 8); }) == "batch must be a whole number from 0 to 1, got NaN");
-  CHECK(refusal_message([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 1.5}, 8, 8); }) == "head must be a whole number from 0 to 1, got 1.5");
-  CHECK(refusal_message([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 8, 1e-40); }) == "width must be a whole number from 1 to 4096, got 1e-40");
+  CHECK(refused([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {NAN, 0}, 8, 8); }).message == "batch must be a whole number from 0 to 1, got NaN");
+  CHECK(refused([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 1.5}, 8, 8); }).message == "head must be a whole number from 0 to 1, got 1.5");
+  CHECK(refused([&] { s.trace_heatmap(lazy.trace.handle, "attn_weights", {0, 0}, 8, 1e-40); }).message == "width must be a whole number from 1 to 4096, got 1e-40");
   CHECK(refusal([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 0, 0}, {1, 1, 3, NAN}); }) == std::pair<std::string, std::string>{"trace_range", "sizes"});
-  CHECK(refusal_message([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 0, 0.5}, {1, 1, 3, 3}); }) == "offsets[3] must be a whole number, got 0.5");
+  CHECK(refused([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 0, 0.5}, {1, 1, 3, 3}); }).message == "offsets[3] must be a whole number, got 0.5");
   CHECK(refusal([&] { s.trace_window(lazy.trace.handle, "attn_weights", {0, 0, 4, 0}, {1, 1, 3, 6}); }) == std::pair<std::string, std::string>{"trace_range", "offsets"});
   CHECK(s.handles_in_use() == 1);
   s.release(lazy.trace.handle);
@@ -417,12 +405,12 @@ TEST_CASE("a module keeps drawing its dropout masks on its generator after the g
 
 TEST_CASE("counts a caller gives are whole numbers, refused by name with the value as typed (not 1.500000 or nan)") {
   Session s;
-  CHECK(refusal_message([&] { s.seeded_tokens(1.5, 3, 123); }) == "num_tokens must be a whole number from 1, got 1.5");
-  CHECK(refusal_message([&] { s.seeded_tokens(6, NAN, 123); }) == "d_in must be a whole number from 1, got NaN");
-  CHECK(refusal_message([&] { s.sentence_tokens({"Your", "journey"}, 1.5, 123); }) == "d_in must be a whole number from 1, got 1.5");
-  CHECK(refusal_message([&] { s.set_threads(1.5); }) == "threads must be a whole number from 1 to 16, got 1.5");
+  CHECK(refused([&] { s.seeded_tokens(1.5, 3, 123); }).message == "num_tokens must be a whole number from 1, got 1.5");
+  CHECK(refused([&] { s.seeded_tokens(6, NAN, 123); }).message == "d_in must be a whole number from 1, got NaN");
+  CHECK(refused([&] { s.sentence_tokens({"Your", "journey"}, 1.5, 123); }).message == "d_in must be a whole number from 1, got 1.5");
+  CHECK(refused([&] { s.set_threads(1.5); }).message == "threads must be a whole number from 1 to 16, got 1.5");
   const uint32_t g = s.manual_seed(1);
-  CHECK(refusal_message([&] { s.dropout(g, book_input(), 1.5); }) == "dropout probability must be in [0, 1], got 1.5");
+  CHECK(refused([&] { s.dropout(g, book_input(), 1.5); }).message == "dropout probability must be in [0, 1], got 1.5");
   const ModuleInfo m = s.create("MultiHeadAttention", book_mha(), g);
-  CHECK(refusal_message([&] { s.head_shares(m.handle, 2.5, false); }) == "parts must be a whole number from 1 to 64, got 2.5");
+  CHECK(refused([&] { s.head_shares(m.handle, 2.5, false); }).message == "parts must be a whole number from 1 to 64, got 2.5");
 }
