@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -67,6 +68,13 @@ std::vector<float> product_by(ops::Kernel kernel, const std::vector<float>& a, c
 
 /// The implementation the build's active one is compared with: never itself.
 ops::Kernel other_than(ops::Kernel kernel) { return kernel == ops::Kernel::Simd ? ops::Kernel::Eigen : ops::Kernel::Simd; }
+
+/// The build's active implementation and the other one, named in a failed check's report (INFO).
+struct Kernels {
+  ops::Kernel active = ops::active_kernel();
+  ops::Kernel other = other_than(active);
+};
+std::ostream& operator<<(std::ostream& os, const Kernels& k) { return os << "active " << ops::kernel_name(k.active) << ", other " << ops::kernel_name(k.other); }
 
 }  // namespace
 
@@ -193,12 +201,8 @@ TEST_SUITE("ops kernel") {
   TEST_CASE("ops::linear and ops::matmul are the active kernel to the bit, and agree with the other implementation within rounding") {
     // The active one (Eigen natively, simd_gemm under sanitize and in WebAssembly) against the other:
     // simd_gemm when the build runs Eigen, Eigen's product written in this file when it runs the kernel.
-    const ops::Kernel active = ops::active_kernel();
-    const ops::Kernel other = other_than(active);
-    REQUIRE(active != other);
-    const std::string active_name = ops::kernel_name(active), other_name = ops::kernel_name(other);
-    CAPTURE(active_name);
-    CAPTURE(other_name);
+    const Kernels kernels;
+    INFO(kernels);
     for (const int64_t m : {1, 6, 33})
       for (const int64_t k : {3, 64, 769})
         for (const int64_t n : {2, 17, 300}) {
@@ -212,10 +216,10 @@ TEST_SUITE("ops kernel") {
           ops::linear(x.data(), m, k, w.data(), bias.data(), n, linear.data());
           ops::matmul(x.data(), w.data(), m, k, n, true, product.data());
           // What ops:: ran is the implementation active_kernel names, to the bit.
-          CHECK(same_bits(linear, product_by(active, x, w, bias.data(), m, k, n, true)));
-          CHECK(same_bits(product, product_by(active, x, w, nullptr, m, k, n, true)));
-          const auto other_linear = product_by(other, x, w, bias.data(), m, k, n, true);
-          const auto other_product = product_by(other, x, w, nullptr, m, k, n, true);
+          CHECK(same_bits(linear, product_by(kernels.active, x, w, bias.data(), m, k, n, true)));
+          CHECK(same_bits(product, product_by(kernels.active, x, w, nullptr, m, k, n, true)));
+          const auto other_linear = product_by(kernels.other, x, w, bias.data(), m, k, n, true);
+          const auto other_product = product_by(kernels.other, x, w, nullptr, m, k, n, true);
           // Two float32 summation orders differ by rounding alone: about 6e-8 per term, growing like
           // sqrt(k) for terms of random sign; 1e-5 * (1 + |value|) * sqrt(k) leaves a wide margin.
           const double tol_scale = 1e-5 * std::sqrt(static_cast<double>(k));
@@ -330,12 +334,8 @@ TEST_CASE("unpack_b gives back what pack_b packed, both layouts, and packed_floa
 }
 
 TEST_CASE("ops::gemm (Eigen per packed panel, or simd_gemm, as the build names) agrees with the other implementation") {
-  const ops::Kernel active = ops::active_kernel();
-  const ops::Kernel other = other_than(active);
-  REQUIRE(active != other);
-  const std::string active_name = ops::kernel_name(active), other_name = ops::kernel_name(other);
-  CAPTURE(active_name);
-  CAPTURE(other_name);
+  const Kernels kernels;
+  INFO(kernels);
   const int64_t m = 19, k = 33, n = 21;
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(static_cast<size_t>(n));
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
@@ -345,8 +345,8 @@ TEST_CASE("ops::gemm (Eigen per packed panel, or simd_gemm, as the build names) 
   std::vector<float> c1(static_cast<size_t>(m * n));
   ops::gemm(a.data(), m, k, packed, bias.data(), c1.data());
   // With the kernel active, ops::gemm is simd_gemm to the bit (Eigen's panels have no bit-level contract).
-  if (active == ops::Kernel::Simd) CHECK(same_bits(c1, run_gemm(a, b, bias.data(), m, k, n, false)));
-  const std::vector<float> c2 = product_by(other, a, b, bias.data(), m, k, n, false);  // (m, n)
+  if (kernels.active == ops::Kernel::Simd) CHECK(same_bits(c1, run_gemm(a, b, bias.data(), m, k, n, false)));
+  const std::vector<float> c2 = product_by(kernels.other, a, b, bias.data(), m, k, n, false);  // (m, n)
   // Sums of 33 terms of size <= 1 in float32: Eigen's order differs from the sequential one by a few ulps.
   for (size_t i = 0; i < c1.size(); ++i) CHECK(std::fabs(c1[i] - c2[i]) <= 1e-5f * (1.0f + std::fabs(c2[i])));
 }

@@ -68,6 +68,12 @@ Tensor random_input(std::mt19937& rng, const Shape& shape) {
   return x;
 }
 
+/// The module of a drawn setup, its parameters seeded with the setup's seed.
+AttentionModule module_of(const Setup& s) {
+  TorchGenerator init(s.seed);
+  return AttentionModule(s.config, init);
+}
+
 std::string describe(const Setup& s) { return s.config.python_call() + " on " + shape_string(s.input_shape) + ", seed " + std::to_string(s.seed); }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -99,8 +105,7 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
     for (int n = 0; n < kDraws; ++n) {
       const Setup s = draw(rng);
       INFO(describe(s));
-      TorchGenerator init(s.seed);
-      const AttentionModule m(s.config, init);
+      const AttentionModule m = module_of(s);
       const Tensor x = random_input(rng, s.input_shape);
       const bool training = n % 2 == 0;  // half of them with dropout acting
       TorchGenerator g1(s.seed + 1), g2(s.seed + 1);
@@ -122,8 +127,7 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
     for (int n = 0; n < kDraws; ++n) {
       const Setup s = draw(rng, Only::Batched, 1, 2);
       INFO(describe(s));
-      TorchGenerator init(s.seed);
-      const AttentionModule m(s.config, init);
+      const AttentionModule m = module_of(s);
       const Tensor x = random_input(rng, s.input_shape);
       const int64_t b = s.input_shape[0];
       std::vector<int64_t> perm(static_cast<size_t>(b));
@@ -158,8 +162,7 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
     for (int n = 0; n < kDraws; ++n) {
       const Setup s = draw(rng, Only::Causal, 2);
       INFO(describe(s));
-      TorchGenerator init(s.seed);
-      const AttentionModule m(s.config, init);
+      const AttentionModule m = module_of(s);
       const Tensor x = random_input(rng, s.input_shape);
       const int64_t T = s.input_shape[1], d_in = s.input_shape[2], b = s.input_shape[0];
       const int64_t later = std::uniform_int_distribution<int64_t>(1, T - 1)(rng);
@@ -215,8 +218,7 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
     for (int n = 0; n < kDraws; ++n) {
       const Setup s = draw(rng);
       INFO(describe(s));
-      TorchGenerator init(s.seed);
-      const AttentionModule m(s.config, init);
+      const AttentionModule m = module_of(s);
       std::vector<Stage> trace;
       m.forward(random_input(rng, s.input_shape), ForwardOptions{false, nullptr, &trace});
       const Tensor& w = stage(trace, "attn_weights").tensor;
@@ -235,8 +237,7 @@ TEST_SUITE("properties (64 random setups each, std::mt19937 seeded)") {
     for (int n = 0; n < kDraws; ++n) {
       const Setup s = draw(rng, Only::Causal);
       INFO(describe(s));
-      TorchGenerator init(s.seed);
-      const AttentionModule m(s.config, init);
+      const AttentionModule m = module_of(s);
       std::vector<Stage> trace;
       TorchGenerator g(s.seed + 5);
       m.forward(random_input(rng, s.input_shape), ForwardOptions{n % 2 == 0, &g, &trace});
