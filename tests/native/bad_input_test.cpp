@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "attention_lab/modules.hpp"
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
+#include "refusal.hpp"
 #include "test_paths.hpp"
 
 using namespace attention_lab;
@@ -154,14 +156,9 @@ struct Outcome {
 
 std::string expected_code(const ojson& c) { return c.at("code").is_null() ? "none" : c.at("code").get<std::string>(); }
 
-template <typename F>
-Outcome thrown(F&& body) {
-  try {
-    body();
-  } catch (const AttentionError& e) {
-    return {e.code(), e.slot()};
-  }
-  return {};
+Outcome thrown(const std::function<void()>& body) {
+  const Refused r = refused(body);
+  return r.code.empty() ? Outcome{} : Outcome{r.code, r.slot};
 }
 
 Outcome first_error(const std::vector<Diagnostic>& ds) {
@@ -297,15 +294,11 @@ TEST_SUITE("memory budget") {
                             {"context_length", SlotValue::integer(1024)},
                             {"dropout", SlotValue::floating(0.0)},
                             {"num_heads", SlotValue::integer(10)}};
-    try {
-      validated_config("MultiHeadAttention", config);
-      FAIL("not refused");
-    } catch (const AttentionError& e) {
-      CHECK(e.code() == "too_large");
-      CHECK(e.slot() == "d_in");
-      // (3 x 100000^2 + 100000^2 + 100000) float32 = 160,000,400,000 bytes
-      CHECK(std::string(e.what()).find("160,000,400,000 bytes") != std::string::npos);
-    }
+    const Refused too_large = refused([&] { validated_config("MultiHeadAttention", config); });
+    CHECK(too_large.code == "too_large");
+    CHECK(too_large.slot == "d_in");
+    // (3 x 100000^2 + 100000^2 + 100000) float32 = 160,000,400,000 bytes
+    CHECK(too_large.message.find("160,000,400,000 bytes") != std::string::npos);
   }
 
   TEST_CASE("a forward whose trace is over the budget is refused before allocating (MHA(768, 768, 100000, 0.0, 12) on 20,000 tokens)") {

@@ -237,15 +237,11 @@ TEST_SUITE("checkpoint") {
                                                         {"context_length", SlotValue::integer(16)},
                                                         {"dropout", SlotValue::floating(0.0)},
                                                         {"num_heads", SlotValue::integer(4)}});
-    try {
-      plan_gpt2_attention(header_of(file), opts);
-      FAIL("expected checkpoint_config_mismatch");
-    } catch (const AttentionError& e) {
-      CHECK(e.code() == "checkpoint_config_mismatch");
-      CHECK(e.slot() == "qkv_bias");
-      CHECK(std::string(e.what()).find("transformer.h.1.attn.c_attn.bias") != std::string::npos);
-      CHECK(e.hint().find("qkv_bias=True") != std::string::npos);
-    }
+    const Refused no_bias = refused([&] { plan_gpt2_attention(header_of(file), opts); });
+    CHECK(no_bias.code == "checkpoint_config_mismatch");
+    CHECK(no_bias.slot == "qkv_bias");
+    CHECK(no_bias.message.find("transformer.h.1.attn.c_attn.bias") != std::string::npos);
+    CHECK(no_bias.hint.find("qkv_bias=True") != std::string::npos);
     opts.into->qkv_bias = true;
     CHECK(plan_gpt2_attention(header_of(file), opts).config.num_heads == 4);
     opts.into->d_in = opts.into->d_out = 12;
@@ -375,13 +371,9 @@ TEST_SUITE("checkpoint") {
     CHECK(plan_gpt2_attention(xl_header, {}).config.num_heads == 25);
     CheckpointOptions small;
     small.memory_budget_bytes = 100.0 * 1048576;
-    try {
-      plan_gpt2_attention(xl_header, small);
-      FAIL("a 100 MiB budget should refuse GPT-2 XL's layer");
-    } catch (const AttentionError& e) {
-      CHECK(std::string(e.code()) == "too_large");
-      CHECK(std::string(e.what()).find("MiB") != std::string::npos);
-    }
+    const Refused over_budget = refused([&] { plan_gpt2_attention(xl_header, small); });  // a 100 MiB budget should refuse GPT-2 XL's layer
+    CHECK(over_budget.code == "too_large");
+    CHECK(over_budget.message.find("MiB") != std::string::npos);
     // wpe.weight of shape [2**40, 0] would give context_length 1099511627776, which create refuses.
     const SafetensorsHeader lying = sparse_header({{"h.0.attn.c_attn.weight", "F32", {4, 12}},
                                                    {"h.0.attn.c_attn.bias", "F32", {12}},
@@ -390,14 +382,10 @@ TEST_SUITE("checkpoint") {
                                                    {"wpe.weight", "F32", {int64_t{1} << 40, 0}}});
     CheckpointOptions two;
     two.num_heads = 2;
-    try {
-      plan_gpt2_attention(lying, two);
-      FAIL("context_length 2**40 should be refused");
-    } catch (const AttentionError& e) {
-      CHECK(std::string(e.code()) == "too_large");
-      CHECK(e.slot() == "context_length");
-      CHECK(std::string(e.what()).find("wpe.weight rows (1099511627776)") != std::string::npos);
-    }
+    const Refused huge_context = refused([&] { plan_gpt2_attention(lying, two); });  // context_length 2**40 should be refused
+    CHECK(huge_context.code == "too_large");
+    CHECK(huge_context.slot == "context_length");
+    CHECK(huge_context.message.find("wpe.weight rows (1099511627776)") != std::string::npos);
   }
 
   TEST_CASE("F16 and BF16 weights decode to float32") {

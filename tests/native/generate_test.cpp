@@ -389,27 +389,19 @@ TEST_CASE("a window bounds the keys held, not the positions: past n_ctx is refus
   Gpt2GenerateOptions o;
   o.max_new_tokens = 10;
   o.window = 4;
-  try {
-    Gpt2Generation(*t.header, t.config, {1, 2, 3, 4}, o);  // 4 + 10 - 1 = 13 positions, wpe has 12 rows
-    FAIL("13 positions were accepted");
-  } catch (const AttentionError& e) {
-    CHECK(e.code() == "cache_context");
-    CHECK(e.slot() == "maxNewTokens");
-    CHECK(std::string(e.what()).find("13 positions") != std::string::npos);
-    CHECK(std::string(e.what()).find("n_ctx is 12") != std::string::npos);
-    CHECK(std::string(e.what()).find("a window bounds the keys held, not the positions") != std::string::npos);
-  }
+  const Refused past_n_ctx = refused([&] { Gpt2Generation(*t.header, t.config, {1, 2, 3, 4}, o); });  // 4 + 10 - 1 = 13 positions, wpe has 12 rows
+  CHECK(past_n_ctx.code == "cache_context");
+  CHECK(past_n_ctx.slot == "maxNewTokens");
+  CHECK(past_n_ctx.message.find("13 positions") != std::string::npos);
+  CHECK(past_n_ctx.message.find("n_ctx is 12") != std::string::npos);
+  CHECK(past_n_ctx.message.find("a window bounds the keys held, not the positions") != std::string::npos);
   o.max_new_tokens = 9;  // 12 positions: fits
   CHECK(generate(t, {1, 2, 3, 4}, o).ids.size() == 13);
-  try {
-    Gpt2Generation(*t.header, t.config, {1, 2, 3, 4, 5}, o);
-    FAIL("a prompt longer than the window was accepted");
-  } catch (const AttentionError& e) {
-    CHECK(e.code() == "cache_window");
-    CHECK(e.slot() == "window");
-    CHECK(std::string(e.what()).find("5 tokens") != std::string::npos);
-    CHECK(std::string(e.what()).find("window of 4") != std::string::npos);
-  }
+  const Refused long_prompt = refused([&] { Gpt2Generation(*t.header, t.config, {1, 2, 3, 4, 5}, o); });
+  CHECK(long_prompt.code == "cache_window");
+  CHECK(long_prompt.slot == "window");
+  CHECK(long_prompt.message.find("5 tokens") != std::string::npos);
+  CHECK(long_prompt.message.find("window of 4") != std::string::npos);
   o.window = 13;
   CHECK(refusal([&] { Gpt2Generation(*t.header, t.config, {1}, o); }) == std::pair<std::string, std::string>{"generate_option", "window"});
   o.window = 4;

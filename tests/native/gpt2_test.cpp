@@ -110,19 +110,6 @@ SafetensorsHeader header_only(const Tensors& tensors, const std::map<std::string
   return parse_safetensors_header(reinterpret_cast<const uint8_t*>(text.data()), text.size(), 8 + text.size() + offset);
 }
 
-/// The AttentionError a call throws (code, slot, message); code "" when none.
-struct Thrown {
-  std::string code, slot, message;
-};
-Thrown thrown(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const AttentionError& e) {
-    return {e.code(), e.slot(), e.what()};
-  }
-  return {};
-}
-
 /// Runs the whole model on `ids`, every step reading its bytes from the file; returns the top 5.
 std::vector<std::pair<int64_t, double>> run_all(const File& f, const std::vector<int64_t>& ids) {
   const Gpt2Config c = gpt2_config(f.header);
@@ -144,7 +131,7 @@ TEST_SUITE("gpt2") {
     // h.0 and h.7: not a 1-block model
     Tensors gap = gpt2_tensors(8, 1);
     add_block(gap, "", 7, 8);
-    const Thrown g = thrown([&] { gpt2_config(header_only(gap), 2); });
+    const Refused g = refused([&] { gpt2_config(header_only(gap), 2); });
     CHECK(g.code == "checkpoint_missing_key");
     CHECK(g.slot == "layer");
     CHECK(contains(g.message, "blocks 0, 7 but not 1, 2, 3, 4, 5, 6"));
@@ -158,7 +145,7 @@ TEST_SUITE("gpt2") {
                            : k == std::string("attn.c_attn.bias")   ? Shape{24}
                            : k == std::string("attn.c_proj.weight") ? Shape{8, 8}
                                                                     : Shape{8});
-    const Thrown p = thrown([&] { gpt2_config(header_only(partial), 2); });
+    const Refused p = refused([&] { gpt2_config(header_only(partial), 2); });
     CHECK(p.code == "checkpoint_missing_key");
     CHECK(contains(
         p.message,
@@ -166,7 +153,7 @@ TEST_SUITE("gpt2") {
     // a deeper transformer.h.* set beside h.*: two models' keys, not the shorter one run
     Tensors both = gpt2_tensors(8, 1);
     for (int64_t L = 0; L < 4; ++L) add_block(both, "transformer.", L, 8);
-    const Thrown b = thrown([&] { gpt2_config(header_only(both), 2); });
+    const Refused b = refused([&] { gpt2_config(header_only(both), 2); });
     CHECK(b.code == "checkpoint_bad_header");
     CHECK(contains(b.message, "transformer.h.0, 1, 2, 3 beside h.0 (the blocks of wte.weight's model)"));
     // the mask buffers of the Hub's files are not blocks of their own, and count for nothing missing
@@ -182,7 +169,7 @@ TEST_SUITE("gpt2") {
     CHECK(gpt2_config(header_only(t, {{"n_head", "4"}}), 2).n_head == 2);
     CHECK(refusal([&] { gpt2_config(header_only(t)); }) == std::pair<std::string, std::string>{"checkpoint_num_heads", "num_heads"});
     CHECK(refusal([&] { gpt2_config(header_only(t, {{"n_head", "3"}})); }).first == "checkpoint_num_heads");
-    CHECK(contains(thrown([&] { gpt2_config(header_only(t, {{"n_head", "two"}})); }).message, "__metadata__ n_head is \"two\", not a whole number"));
+    CHECK(contains(refused([&] { gpt2_config(header_only(t, {{"n_head", "two"}})); }).message, "__metadata__ n_head is \"two\", not a whole number"));
     CheckpointOptions o;
     const CheckpointPlan plan = plan_gpt2_attention(header_only(t, {{"n_head", "4"}}), o);
     CHECK(plan.config.num_heads == 4);
@@ -201,7 +188,7 @@ TEST_SUITE("gpt2") {
       if (key == "wte.weight")
         for (size_t i = 0; i < v.size(); ++i) v[i] = i % 2 ? -3e38f : 3e38f;
     };
-    const Thrown w = thrown([&] { run_all(build(gpt2_tensors(8, 1), huge_wte), {3, 1, 4}); });
+    const Refused w = refused([&] { run_all(build(gpt2_tensors(8, 1), huge_wte), {3, 1, 4}); });
     CHECK(w.code == "non_finite_stage");
     CHECK(w.slot == "logits");
     CHECK(contains(w.message, "logits = ln_f(x)[-1] @ wte^T is the first stage to turn non-finite although every weight is finite"));
@@ -211,7 +198,7 @@ TEST_SUITE("gpt2") {
       if (key == "h.0.mlp.c_proj.weight")
         for (float& x : v) x = 3e38f;
     };
-    const Thrown m = thrown([&] { run_all(build(gpt2_tensors(8, 2), huge_proj), {3, 1, 4}); });
+    const Refused m = refused([&] { run_all(build(gpt2_tensors(8, 2), huge_proj), {3, 1, 4}); });
     CHECK(m.code == "non_finite_stage");
     CHECK(m.slot == "mlp_c_proj");
     CHECK(contains(m.message, "block 0 (h.0): mlp_c_proj"));
@@ -221,7 +208,7 @@ TEST_SUITE("gpt2") {
       if (key == "ln_f.weight")
         for (float& x : v) x = 3e38f;
     };
-    const Thrown l = thrown([&] { run_all(build(gpt2_tensors(8, 1), huge_ln_f), {3, 1, 4}); });
+    const Refused l = refused([&] { run_all(build(gpt2_tensors(8, 1), huge_ln_f), {3, 1, 4}); });
     CHECK(l.code == "non_finite_stage");
     CHECK(l.slot == "ln_f");
     CHECK(contains(l.message, "ln_f = ln_f(x)[-1] is the first stage"));
@@ -240,7 +227,7 @@ TEST_SUITE("gpt2") {
       o.max_new_tokens = 2;
       o.cache = cache;
       Gpt2Generation g(f.header, c, {3, 1, 4}, o);
-      const Thrown t = thrown([&] {
+      const Refused t = refused([&] {
         while (!g.finished()) g.step(f.of(g.reads()), nullptr);
       });
       CHECK(t.code == "non_finite_stage");
@@ -272,10 +259,10 @@ TEST_SUITE("gpt2") {
       if (key == "wte.weight") v[3 * 8 + 2] = std::nanf("");
     });
     const auto reads = plan_gpt2_block_input(nan.header, {3, 1}, 0);
-    const Thrown n = thrown([&] { gpt2_block_input(reads, nan.of(reads), 2); });
+    const Refused n = refused([&] { gpt2_block_input(reads, nan.of(reads), 2); });
     CHECK(n.code == "non_finite_parameter");
     CHECK(contains(n.message, "wte.weight[3]"));
-    CHECK(thrown([&] { run_all(nan, {3, 1}); }).code == "non_finite_parameter");  // the whole model: the same code
+    CHECK(refused([&] { run_all(nan, {3, 1}); }).code == "non_finite_parameter");  // the whole model: the same code
     Tensors f64 = gpt2_tensors(8, 1);
     std::get<1>(f64[0]) = "F64";
     const File wide = build(f64);

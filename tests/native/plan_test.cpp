@@ -11,6 +11,7 @@
 #include "attention_lab/plan.hpp"
 #include "attention_lab/session.hpp"
 #include "attention_lab/validator.hpp"
+#include "refusal.hpp"
 
 using namespace attention_lab;
 
@@ -294,23 +295,15 @@ TEST_SUITE("plan") {
     CHECK(m.forward(x, o).shape == Shape{1, 500, 8});
     std::vector<Stage> trace;
     o.trace = &trace;
-    try {
-      m.forward(x, o);
-      FAIL("the traced forward should be refused");
-    } catch (const AttentionError& e) {
-      CHECK(e.code() == "too_large");
-      CHECK(trace.empty());
-    }
+    const Refused traced = refused([&] { m.forward(x, o); });  // the traced forward should be refused
+    CHECK(traced.code == "too_large");
+    CHECK(trace.empty());
     o.trace = nullptr;
     o.memory_budget_bytes = plan_bytes(p, shape, false) - 1;
-    try {
-      m.forward(x, o);
-      FAIL("the untraced forward should be refused one byte under its estimate");
-    } catch (const AttentionError& e) {
-      CHECK(e.code() == "too_large");
-      CHECK(e.slot() == "x");
-      CHECK(std::string(e.what()).find("MiB, over the") != std::string::npos);
-    }
+    const Refused untraced = refused([&] { m.forward(x, o); });  // the untraced forward should be refused one byte under its estimate
+    CHECK(untraced.code == "too_large");
+    CHECK(untraced.slot == "x");
+    CHECK(untraced.message.find("MiB, over the") != std::string::npos);
   }
 
   TEST_CASE("a resident trace's estimate bounds the peak of the run and its largest query, and the trace is released with its handle") {

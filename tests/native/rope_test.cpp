@@ -14,6 +14,7 @@
 #include "attention_lab/validator.hpp"
 #include "attention_lab/weight_transfer.hpp"
 #include "fixtures.hpp"
+#include "refusal.hpp"
 
 using namespace attention_lab;
 
@@ -194,14 +195,10 @@ TEST_SUITE("rope") {
     ForwardOptions o = eval;
     o.cache = &window;
     for (int64_t t = 0; t < 12; ++t) m.forward(rows(batch, t, 1), o);
-    try {
-      m.forward(rows(batch, 0, 1), o);
-      FAIL("position 12 is past the RoPE tables");
-    } catch (const AttentionError& e) {
-      CHECK(e.code() == "cache_full");
-      CHECK(e.slot() == "context_length");
-      CHECK(std::string(e.what()).find("past the 12 rows of RoPE's cos and sin tables") != std::string::npos);
-    }
+    const Refused past_tables = refused([&] { m.forward(rows(batch, 0, 1), o); });  // position 12 is past the RoPE tables
+    CHECK(past_tables.code == "cache_full");
+    CHECK(past_tables.slot == "context_length");
+    CHECK(past_tables.message.find("past the 12 rows of RoPE's cos and sin tables") != std::string::npos);
   }
 
   TEST_CASE("the chapter's MultiHeadAttention copies its four weights in; its biases have no target and the report says so; RoPE makes the scores differ") {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "attention_lab/setup.hpp"
+#include "refusal.hpp"
 
 using namespace attention_lab;
 
@@ -114,12 +115,7 @@ TEST_SUITE("setup") {
 
   TEST_CASE("run_module throws the config's first error, then the input's") {
     CHECK_THROWS_AS(run_module("MultiHeadAttention", mha(3, 3, 6, 0.0, 2), stacked_book(1)), AttentionError);
-    try {
-      run_module("MultiHeadAttention", mha(3, 2, 4, 0.0, 2), stacked_book(1));
-      FAIL("expected context_too_short");
-    } catch (const AttentionError& e) {
-      CHECK(e.code() == "context_too_short");
-    }
+    CHECK(refused([&] { run_module("MultiHeadAttention", mha(3, 2, 4, 0.0, 2), stacked_book(1)); }).code == "context_too_short");
     RunOptions untraced;
     untraced.trace = false;
     CHECK(run_module("MultiHeadAttention", mha(3, 2, 6, 0.0, 2), stacked_book(1), untraced).trace.empty());

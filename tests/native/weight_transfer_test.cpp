@@ -6,6 +6,7 @@
 #include <map>
 
 #include "fixtures.hpp"
+#include "refusal.hpp"
 
 using namespace attention_lab;
 
@@ -14,15 +15,15 @@ AttentionModule make(const char* cls, int64_t d_in, int64_t d_out, uint64_t seed
   TorchGenerator g(seed);
   return AttentionModule(validated_config(cls, {{"d_in", SlotValue::integer(static_cast<double>(d_in))}, {"d_out", SlotValue::integer(static_cast<double>(d_out))}}), g);
 }
-std::string code_of_copy_plan_error(const AttentionModule& from, AttentionModule& to) {
-  try {
-    copy_weights(from, to, {{"W_nope", {true, true}}});
-  } catch (const AttentionError& e) {
-    return e.code();
-  }
-  return "";
-}
 CopyPlan all(bool transpose) { return {{"W_query", {true, transpose}}, {"W_key", {true, transpose}}, {"W_value", {true, transpose}}}; }
+/// Exercise 3.1 with W_key's transpose skipped: v2 -> v1 with d_in == d_out == 3, so the copy succeeds.
+CopyReport copy_skipping_key_transpose() {
+  const AttentionModule v2 = make("SelfAttention_v2", 3, 3, 789);
+  AttentionModule v1 = make("SelfAttention_v1", 3, 3, 123);
+  CopyPlan plan = all(true);
+  plan["W_key"].transpose = false;
+  return copy_weights(v2, v1, plan);
+}
 }  // namespace
 
 TEST_SUITE("weight_transfer") {
@@ -43,11 +44,7 @@ TEST_SUITE("weight_transfer") {
   }
 
   TEST_CASE("d_in == d_out with the key transpose skipped: the copy succeeds but the outputs differ") {
-    const AttentionModule v2 = make("SelfAttention_v2", 3, 3, 789);
-    AttentionModule v1 = make("SelfAttention_v1", 3, 3, 123);
-    CopyPlan plan = all(true);
-    plan["W_key"].transpose = false;
-    const CopyReport r = copy_weights(v2, v1, plan);
+    const CopyReport r = copy_skipping_key_transpose();
     CHECK(r.matrices[1].name == "W_key");
     CHECK(r.matrices[1].action == "copied");
     CHECK(r.matrices[1].hint.find("lands transposed") != std::string::npos);
@@ -105,11 +102,7 @@ Tensor two_book_copies() {
 
 TEST_SUITE("weight_transfer") {
   TEST_CASE("copy reports compare every stage and give the PyTorch lines") {
-    const AttentionModule v2 = make("SelfAttention_v2", 3, 3, 789);
-    AttentionModule v1 = make("SelfAttention_v1", 3, 3, 123);
-    CopyPlan plan = all(true);
-    plan["W_key"].transpose = false;
-    const CopyReport r = copy_weights(v2, v1, plan);
+    const CopyReport r = copy_skipping_key_transpose();
     CHECK(r.code ==
           "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\nsa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight)\n"
           "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)\n");
@@ -191,12 +184,7 @@ TEST_SUITE("weight_transfer") {
                            {"dropout", SlotValue::floating(0.0)},
                            {"num_heads", SlotValue::integer(8)}};
     const AttentionModule wrapper(validated_config("MultiHeadAttentionWrapper", slots));
-    try {
-      fused_from_wrapper(wrapper, HeadLayout::Stacked);
-      FAIL("the conversion should be refused");
-    } catch (const AttentionError& e) {
-      CHECK(e.code() == "too_large");
-    }
+    CHECK(refused([&] { fused_from_wrapper(wrapper, HeadLayout::Stacked); }).code == "too_large");
   }
 
   TEST_CASE("the book's map from MultiHeadAttention into each chapter 3 bonus class: every target parameter with its sources and action, agreeing as in PyTorch") {
@@ -263,7 +251,7 @@ TEST_SUITE("weight_transfer") {
         CHECK(s.max_abs_diff <= 1e-6);
       else if (s.id == "out_proj")
         CHECK(s.max_abs_diff > 1e-6);
-    CHECK(code_of_copy_plan_error(mha, again) == "copy_plan");
+    CHECK(refused([&] { copy_weights(mha, again, {{"W_nope", {true, true}}}); }).code == "copy_plan");
   }
 
   TEST_CASE("MultiHeadAttention into GatedMultiHeadAttention: W_gate has no source, so the report and the code say it is kept, and out_proj is where the two part") {
