@@ -12,6 +12,7 @@
 #include "attention_lab/validator.hpp"
 #include "fixtures.hpp"
 #include "refusal.hpp"
+#include "tensor_compare.hpp"
 #include "test_paths.hpp"
 
 using namespace attention_lab;
@@ -44,12 +45,6 @@ AttentionModule load(const std::vector<uint8_t>& file, const CheckpointPlan& pla
     bytes[e.key] = std::vector<uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(e.end - e.begin));
   }
   return load_gpt2_attention(plan, bytes);
-}
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  double m = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
-  return m;
 }
 
 /// A header alone for tensors (key, dtype, shape) laid back to back, and the size the whole file would

@@ -8,6 +8,7 @@
 
 #include "attention_lab/schema.hpp"
 #include "attention_lab/tensor.hpp"
+#include "attention_lab/validator.hpp"
 #include "test_paths.hpp"
 
 namespace fixtures {
@@ -50,6 +51,9 @@ inline attention_lab::SlotMap config(const nlohmann::json& j) {
   }
   return m;
 }
+
+/// The module config of a fixture case ({"class", "config", ...}), validated.
+inline attention_lab::ModuleConfig module_config(const nlohmann::json& c) { return attention_lab::validated_config(c.at("class").get<std::string>(), config(c.at("config"))); }
 
 inline const nlohmann::json& named_case(const std::string& name) {
   for (const auto& c : all().at("cases"))

@@ -15,6 +15,7 @@
 #include "attention_lab/weight_transfer.hpp"
 #include "fixtures.hpp"
 #include "refusal.hpp"
+#include "tensor_compare.hpp"
 
 using namespace attention_lab;
 
@@ -32,12 +33,6 @@ const Stage& stage(const std::vector<Stage>& trace, const std::string& id) {
     if (s.id == id) return s;
   FAIL("no stage " << id);
   return trace.front();
-}
-double max_diff(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape == b.shape);
-  double m = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) m = std::max(m, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
-  return m;
 }
 Tensor rows(const Tensor& x, int64_t first, int64_t count) {  // (b, T, d) -> (b, count, d) from row `first`
   const int64_t b = x.shape[0], T = x.shape[1], d = x.shape[2];
@@ -112,7 +107,7 @@ TEST_SUITE("rope") {
       CHECK(s.axes == std::vector<std::string>{"position", "head_dim"});
       CHECK(s.title.find("rows 0 to 31 of the (32, 16) buffer") != std::string::npos);
       for (const auto& want : fx.at("stages"))
-        if (want.at("id") == table) CHECK(max_diff(s.tensor, fixtures::tensor(want)) <= 1.2e-7);  // float32 cos/sin: one ulp at most (SLEEF vs correctly rounded)
+        if (want.at("id") == table) CHECK(max_abs_diff(s.tensor, fixtures::tensor(want)) <= 1.2e-7);  // float32 cos/sin: one ulp at most (SLEEF vs correctly rounded)
     }
     // position 0 turns nothing: cos 1, sin 0
     CHECK(stage(trace, "cos").tensor.data[0] == 1.0f);
@@ -180,7 +175,7 @@ TEST_SUITE("rope") {
       for (int64_t n : chunks) {
         std::vector<Stage> trace;
         o.trace = at == 5 ? &trace : nullptr;
-        CHECK(max_diff(m.forward(rows(batch, at, n), o), rows(whole, at, n)) <= 1e-6);
+        CHECK(max_abs_diff(m.forward(rows(batch, at, n), o), rows(whole, at, n)) <= 1e-6);
         if (at == 5) {  // the step's tables are the rows of its positions; the cache holds rotated keys
           CHECK(stage(trace, "cos").title.find("rows 5 to 5 of the (12, 4) buffer") != std::string::npos);
           CHECK(stage(trace, "cache_k").shape() == Shape{2, 2, 6, 4});

@@ -268,7 +268,7 @@ TEST_SUITE("validator") {
       CHECK(std::none_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; }));
       // and the forward runs past context_length like PyTorch's, to the same output shape
       TorchGenerator g(123);
-      const AttentionModule m(validated_config(a.at("class"), fixtures::config(a.at("config"))), g);
+      const AttentionModule m(fixtures::module_config(a), g);
       CHECK(m.forward(Tensor(*o.input_shape)).shape == a.at("output_shape").get<Shape>());
     }
   }
