@@ -3,11 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <set>
 
-#include "attention_lab/ops.hpp"
 #include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
 
@@ -207,87 +205,6 @@ SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last)
   out.end = e.begin + static_cast<uint64_t>(last) * row_bytes;
   out.shape[0] = last - first;
   return out;
-}
-
-std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer) {
-  CheckpointOptions probe;
-  probe.layer = layer;
-  probe.num_heads = 1;  // any divisor: only the prefix and the layer check are used here
-  probe.context_length = 1;
-  const std::string prefix = plan_gpt2_attention(header, probe).prefix;
-  const auto need = [&](const std::string& key) -> const SafetensorsEntry& {
-    const SafetensorsEntry* e = header.find(key);
-    if (e == nullptr)
-      throw AttentionError("checkpoint_missing_key", "", "the file has no " + key + ", needed to turn tokens into the layer's input",
-                           "Use a full GPT-2 checkpoint (with wte, wpe and ln_1).");
-    return *e;
-  };
-  const SafetensorsEntry& wte = need(prefix + "wte.weight");
-  const SafetensorsEntry& wpe = need(prefix + "wpe.weight");
-  const std::string ln = prefix + "h." + std::to_string(layer) + ".ln_1.";
-  const SafetensorsEntry& ln_w = need(ln + "weight");
-  const SafetensorsEntry& ln_b = need(ln + "bias");
-  for (const SafetensorsEntry* e : {&wte, &wpe, &ln_w, &ln_b}) require_gpt2_dtype(*e);
-  if (wte.shape.size() != 2 || wpe.shape.size() != 2 || wte.shape[1] != wpe.shape[1] || ln_w.shape != Shape{wte.shape[1]} || ln_b.shape != Shape{wte.shape[1]})
-    throw AttentionError("checkpoint_shape", "",
-                         "wte " + shape_string(wte.shape) + ", wpe " + shape_string(wpe.shape) + " and ln_1 " + shape_string(ln_w.shape) + " do not fit together", "");
-  if (token_ids.empty()) throw AttentionError("input_empty", "tokens", "no tokens to embed", "Type at least one word.");
-  const int64_t num_tokens = static_cast<int64_t>(token_ids.size());
-  if (num_tokens > wpe.shape[0]) {
-    throw AttentionError("context_too_short", "context_length",
-                         "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(wpe.shape[0]) + " (wpe.weight rows)",
-                         "Use at most " + std::to_string(wpe.shape[0]) + " tokens.");
-  }
-  std::vector<ByteRead> reads;
-  for (size_t t = 0; t < token_ids.size(); ++t) {
-    const int64_t id = token_ids[t];
-    if (id < 0 || id >= wte.shape[0]) {
-      throw AttentionError("checkpoint_token", "tokens", "token id " + std::to_string(id) + " is outside the vocabulary (0 to " + std::to_string(wte.shape[0] - 1) + ")",
-                           "Tokenize with the checkpoint's own tokenizer.");
-    }
-    reads.push_back({"wte.weight[" + std::to_string(id) + "]", rows_of(wte, id, id + 1)});
-  }
-  reads.push_back({"wpe.weight[0:" + std::to_string(num_tokens) + "]", rows_of(wpe, 0, num_tokens)});
-  reads.push_back({ln + "weight", ln_w});
-  reads.push_back({ln + "bias", ln_b});
-  return reads;
-}
-
-Tensor gpt2_embed(const std::vector<int64_t>& ids, const std::map<int64_t, std::vector<float>>& rows, const std::vector<float>& wpe, int64_t d) {
-  const int64_t T = static_cast<int64_t>(ids.size());
-  Tensor x({1, T, d});  // (1, num_tokens, d) = wte[ids] + wpe[:T]
-  for (int64_t t = 0; t < T; ++t) {
-    const std::vector<float>& row = rows.at(ids[static_cast<size_t>(t)]);
-    for (int64_t c = 0; c < d; ++c) x.data[static_cast<size_t>(t * d + c)] = row[static_cast<size_t>(c)] + wpe[static_cast<size_t>(t * d + c)];
-  }
-  return x;
-}
-
-Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& bytes, size_t num_tokens) {
-  if (reads.size() != num_tokens + 3) throw AttentionError("checkpoint_missing_key", "", "the reads do not match the tokens", "");
-  std::vector<std::vector<float>> values;
-  for (const auto& r : reads) {
-    const auto it = bytes.find(r.name);
-    if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + r.name + " were not given", "");
-    values.push_back(decode_weight(r.entry, r.name, it->second.data(), it->second.size()));
-  }
-  const int64_t T = static_cast<int64_t>(num_tokens);
-  const int64_t d = static_cast<int64_t>(values[static_cast<size_t>(T) + 1].size());
-  // reads 0 .. T-1 are "wte.weight[id]", one per token
-  std::vector<int64_t> ids;
-  std::map<int64_t, std::vector<float>> rows;
-  for (int64_t t = 0; t < T; ++t) {
-    const std::string& name = reads[static_cast<size_t>(t)].name;
-    ids.push_back(std::stoll(name.substr(name.find('[') + 1)));
-    rows[ids.back()] = values[static_cast<size_t>(t)];
-  }
-  Tensor x = gpt2_embed(ids, rows, values[static_cast<size_t>(T)], d);  // (1, num_tokens, d)
-  check_gpt2_stage(x.data.data(), x.data.size(), d, -1, "embedding", "wte[ids] + wpe[:T]");
-  ops::layer_norm_rows(x.data.data(), T, d, values[static_cast<size_t>(T) + 1].data(), values[static_cast<size_t>(T) + 2].data(), 1e-5f);
-  const std::string& ln = reads[static_cast<size_t>(T) + 1].name;  // "<prefix>h.<L>.ln_1.weight"
-  const size_t h = ln.rfind("h.", ln.size() - std::string(".ln_1.weight").size());
-  check_gpt2_stage(x.data.data(), x.data.size(), d, h == std::string::npos ? -1 : std::atoll(ln.c_str() + h + 2), "ln_1", "ln_1(x)");
-  return x;
 }
 
 }  // namespace attention_lab

@@ -158,7 +158,7 @@ double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens, Gpt2Attention att
   // Kept through the run: the residual stream, the last position's norm, the logits and one layer's
   // input and attention weights until the caller has copied them out.
   const double kept = 4.0 * (T * d + d + V + T * d + H * T * T);
-  // Embedding: one wte row per token and T wpe rows, raw and as float32.
+  // Embedding: a wte row per token (at most: one per distinct id) and T wpe rows, raw and as float32.
   const double embed = (raw + 4.0) * 2.0 * T * d;
   // A block (load_gpt2_block, then run_gpt2_block): its raw bytes (all read before it runs), its
   // weights as they stay through the block (the attention module packed, with its forward's buffers

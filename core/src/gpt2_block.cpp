@@ -31,6 +31,69 @@ std::vector<int64_t> distinct_ids(std::vector<int64_t> ids) {
   return ids;
 }
 
+/// x[t] = wte[ids[t]] + wpe[t], (1, num_tokens, d) row-major float32, from each distinct id's wte row
+/// (`rows`: id -> (d)) and the num_tokens rows of wpe read ((num_tokens * d), row-major).
+Tensor embed_rows(const std::vector<int64_t>& ids, const std::map<int64_t, std::vector<float>>& rows, const std::vector<float>& wpe, int64_t d) {
+  const int64_t T = static_cast<int64_t>(ids.size());
+  Tensor x({1, T, d});
+  for (int64_t t = 0; t < T; ++t) {
+    const std::vector<float>& row = rows.at(ids[static_cast<size_t>(t)]);
+    for (int64_t c = 0; c < d; ++c) x.data[static_cast<size_t>(t * d + c)] = row[static_cast<size_t>(c)] + wpe[static_cast<size_t>(t * d + c)];
+  }
+  return x;
+}
+
+/// What a layer's input reads beside the embedding, once its keys, dtypes, shapes and tokens are
+/// checked: the model's facts the embedding read takes (prefix, width, rows) and ln_1's two entries.
+struct BlockInputPlan {
+  Gpt2Config config;
+  ByteRead ln_1_weight, ln_1_bias;
+};
+
+BlockInputPlan block_input_plan(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer) {
+  CheckpointOptions probe;
+  probe.layer = layer;
+  probe.num_heads = 1;  // any divisor: only the prefix and the layer check are used here
+  probe.context_length = 1;
+  BlockInputPlan p;
+  p.config.prefix = plan_gpt2_attention(header, probe).prefix;
+  const auto need = [&](const std::string& key) -> const SafetensorsEntry& {
+    const SafetensorsEntry* e = header.find(key);
+    if (e == nullptr)
+      throw AttentionError("checkpoint_missing_key", "", "the file has no " + key + ", needed to turn tokens into the layer's input",
+                           "Use a full GPT-2 checkpoint (with wte, wpe and ln_1).");
+    return *e;
+  };
+  const std::string& prefix = p.config.prefix;
+  const SafetensorsEntry& wte = need(prefix + "wte.weight");
+  const SafetensorsEntry& wpe = need(prefix + "wpe.weight");
+  const std::string ln = prefix + "h." + std::to_string(layer) + ".ln_1.";
+  p.ln_1_weight = {ln + "weight", need(ln + "weight")};
+  p.ln_1_bias = {ln + "bias", need(ln + "bias")};
+  const SafetensorsEntry &ln_w = p.ln_1_weight.entry, &ln_b = p.ln_1_bias.entry;
+  for (const SafetensorsEntry* e : {&wte, &wpe, &ln_w, &ln_b}) require_gpt2_dtype(*e);
+  if (wte.shape.size() != 2 || wpe.shape.size() != 2 || wte.shape[1] != wpe.shape[1] || ln_w.shape != Shape{wte.shape[1]} || ln_b.shape != Shape{wte.shape[1]})
+    throw AttentionError("checkpoint_shape", "",
+                         "wte " + shape_string(wte.shape) + ", wpe " + shape_string(wpe.shape) + " and ln_1 " + shape_string(ln_w.shape) + " do not fit together", "");
+  if (token_ids.empty()) throw AttentionError("input_empty", "tokens", "no tokens to embed", "Type at least one word.");
+  const int64_t num_tokens = static_cast<int64_t>(token_ids.size());
+  if (num_tokens > wpe.shape[0]) {
+    throw AttentionError("context_too_short", "context_length",
+                         "num_tokens " + std::to_string(num_tokens) + " > context_length " + std::to_string(wpe.shape[0]) + " (wpe.weight rows)",
+                         "Use at most " + std::to_string(wpe.shape[0]) + " tokens.");
+  }
+  for (const int64_t id : token_ids) {
+    if (id < 0 || id >= wte.shape[0]) {
+      throw AttentionError("checkpoint_token", "tokens", "token id " + std::to_string(id) + " is outside the vocabulary (0 to " + std::to_string(wte.shape[0] - 1) + ")",
+                           "Tokenize with the checkpoint's own tokenizer.");
+    }
+  }
+  p.config.vocab_size = wte.shape[0];
+  p.config.n_embd = wte.shape[1];
+  p.config.n_ctx = wpe.shape[0];
+  return p;
+}
+
 /// GELU with the tanh approximation, as the book's GELU and GPT-2: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 void gelu_tanh(float* x, size_t n) {
   const double c = std::sqrt(2.0 / 3.14159265358979323846);
@@ -61,7 +124,25 @@ Tensor gpt2_embedding(const SafetensorsHeader& header, const Gpt2Config& config,
   const std::vector<int64_t> distinct = distinct_ids(ids);  // reads[i] is wte's row distinct[i]
   std::map<int64_t, std::vector<float>> rows;
   for (size_t i = 0; i < distinct.size(); ++i) rows[distinct[i]] = gpt2_values(reads[i], bytes);
-  return gpt2_embed(ids, rows, gpt2_values(reads.back(), bytes), config.n_embd);  // (1, n, d) = wte[ids] + wpe[first : first + n]
+  return embed_rows(ids, rows, gpt2_values(reads.back(), bytes), config.n_embd);  // (1, n, d) = wte[ids] + wpe[first : first + n]
+}
+
+std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer) {
+  const BlockInputPlan p = block_input_plan(header, token_ids, layer);
+  std::vector<ByteRead> reads = gpt2_embedding_reads(header, p.config, token_ids, 0);
+  reads.push_back(p.ln_1_weight);
+  reads.push_back(p.ln_1_bias);
+  return reads;
+}
+
+Tensor gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer, const Gpt2Bytes& bytes) {
+  const BlockInputPlan p = block_input_plan(header, token_ids, layer);
+  const int64_t d = p.config.n_embd;
+  Tensor x = gpt2_embedding(header, p.config, token_ids, 0, bytes);  // (1, num_tokens, d)
+  check_gpt2_stage(x.data.data(), x.data.size(), d, -1, "embedding", "wte[ids] + wpe[:T]");
+  gpt2_layer_norm(x, gpt2_values(p.ln_1_weight, bytes), gpt2_values(p.ln_1_bias, bytes));
+  check_gpt2_stage(x.data.data(), x.data.size(), d, layer, "ln_1", "ln_1(x)");
+  return x;
 }
 
 std::vector<std::pair<std::string, Shape>> gpt2_block_tensors(int64_t d) {

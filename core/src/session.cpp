@@ -755,8 +755,8 @@ std::vector<FileRead> Session::plan_block_input(uint32_t file, const std::vector
 Tensor Session::block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const {
   const SafetensorsHeader& h = *objects_->header(file);
   const std::vector<int64_t> token_ids = ids_from(ids);
-  const auto reads = plan_gpt2_block_input(h, token_ids, whole_option(layer, "layer", 0, "checkpoint_layer").value_or(0));
-  return gpt2_block_input(reads, bytes_of(reads, buffers), token_ids.size());
+  const int64_t L = whole_option(layer, "layer", 0, "checkpoint_layer").value_or(0);
+  return gpt2_block_input(h, token_ids, L, bytes_of(plan_gpt2_block_input(h, token_ids, L), buffers));
 }
 
 // ---- GPT-2 ----

@@ -263,7 +263,7 @@ inline void checkpoint_header(const uint8_t* data, size_t size) {
         require(r.entry.begin <= r.entry.end && h.data_start() + r.entry.end <= size, "a block-input read outside the file: " + r.name);
         bytes[r.name] = std::vector<uint8_t>(data + h.data_start() + r.entry.begin, data + h.data_start() + r.entry.end);
       }
-      const Tensor x = gpt2_block_input(reads, bytes, ids.size());
+      const Tensor x = gpt2_block_input(h, ids, 0, bytes);
       require(x.shape.size() == 3 && x.shape[1] == static_cast<int64_t>(ids.size()), "block input of shape " + shape_string(x.shape));
     } catch (const AttentionError&) {}
   }
@@ -453,7 +453,7 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
   // layer 0's input: refused, or finite (never NaN handed to the page)
   try {
     const std::vector<ByteRead> reads = plan_gpt2_block_input(h, ids, 0);
-    const Tensor x = gpt2_block_input(reads, bytes_of(reads), ids.size());
+    const Tensor x = gpt2_block_input(h, ids, 0, bytes_of(reads));
     require(first_non_finite(x.data.data(), x.data.size(), x.shape).empty(), "a layer-0 input with NaN or infinity");
   } catch (const AttentionError&) {}
 

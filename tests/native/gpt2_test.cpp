@@ -259,7 +259,7 @@ TEST_SUITE("gpt2") {
       if (key == "wte.weight") v[3 * 8 + 2] = std::nanf("");
     });
     const auto reads = plan_gpt2_block_input(nan.header, {3, 1}, 0);
-    const Refused n = refused([&] { gpt2_block_input(reads, nan.of(reads), 2); });
+    const Refused n = refused([&] { gpt2_block_input(nan.header, {3, 1}, 0, nan.of(reads)); });
     CHECK(n.code == "non_finite_parameter");
     CHECK(contains(n.message, "wte.weight[3]"));
     CHECK(refused([&] { run_all(nan, {3, 1}); }).code == "non_finite_parameter");  // the whole model: the same code

@@ -2101,7 +2101,7 @@ export interface AttentionLab {
   /**
    * The input a real GPT-2 layer's attention sees: ln_1 of the residual stream entering block `layer`
    * (LayerNorm eps 1e-5). Layer 0 is ln_1(wte[tokenIds] + wpe[:T]) and reads only one wte row per
-   * token, T wpe rows and ln_1; a later layer runs blocks 0 .. layer-1 first (one at a time), so the
+   * distinct token id, T wpe rows and ln_1 (as the whole model's embedding reads them); a later layer runs blocks 0 .. layer-1 first (one at a time), so the
    * file must hold the whole model (`num_heads` for widths that are not GPT-2's). Every layer refuses
    * what the whole model refuses: a NaN or infinity in a row read (non_finite_parameter), a dtype other
    * than F32, F16, BF16 (checkpoint_dtype). `signal` is checked before anything is read and races every read.

@@ -1038,7 +1038,7 @@ class Lab {
 
   /**
    * What GPT-2 layer `layer`'s attention really sees for `tokenIds`, as (1, num_tokens, d): ln_1 of the
-   * residual stream entering block `layer`. Layer 0 reads one wte row per token, T wpe rows and ln_1
+   * residual stream entering block `layer`. Layer 0 reads one wte row per distinct id, T wpe rows and ln_1
    * (a file with only that layer's keys works); a later layer runs blocks 0 .. layer-1 first, one at a
    * time, so the file must hold the whole model (options: num_heads for widths not GPT-2's, signal).
    */

@@ -159,21 +159,4 @@ struct ByteRead {
 /// The entry narrowed to rows [first, last) of its leading axis (byte range and shape).
 SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last);
 
-/// What the real GPT-2 layer `layer` sees for `token_ids`: ln_1(wte[ids] + wpe[:T]), reading only
-/// the rows needed (one wte row per token, T wpe rows, ln_1's weight and bias).
-/// Throws AttentionError: checkpoint_missing_key (no wte/wpe/ln_1), checkpoint_dtype (one of them not
-/// F32, F16 or BF16: the whole model's rule), checkpoint_token (an id past the vocabulary),
-/// context_too_short (more tokens than wpe rows), checkpoint_layer.
-std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer);
-
-/// GPT-2's token + position embedding, the one path the layer-0 input and the whole model share:
-/// x[t] = wte[ids[t]] + wpe[t], (1, num_tokens, d) row-major float32, from each distinct id's wte row
-/// (`rows`: id -> (d)) and the first num_tokens rows of wpe ((num_tokens * d), row-major).
-Tensor gpt2_embed(const std::vector<int64_t>& ids, const std::map<int64_t, std::vector<float>>& rows, const std::vector<float>& wpe, int64_t d);
-
-/// (1, num_tokens, d) from the bytes of each read (by name), LayerNorm eps 1e-5 as GPT-2. Throws
-/// AttentionError non_finite_parameter (a NaN or infinity in a row read) and non_finite_stage (the
-/// embedding or ln_1 overflowed float32), as the whole model does.
-Tensor gpt2_block_input(const std::vector<ByteRead>& reads, const std::map<std::string, std::vector<uint8_t>>& bytes, size_t num_tokens);
-
 }  // namespace attention_lab

@@ -84,6 +84,21 @@ Tensor attention_first_tokens(const Tensor& attn_weights, int64_t count);
 /// copies): `attention` says which.
 double gpt2_run_bytes(const Gpt2Config& config, int64_t num_tokens, Gpt2Attention attention = Gpt2Attention::Full);
 
+/// What the real GPT-2 layer `layer` sees for `token_ids`: ln_1(wte[ids] + wpe[:T]), reading only
+/// the rows needed: the embedding's, as the whole model reads them (one wte row per distinct id, then
+/// wpe[:T]), and block `layer`'s ln_1 weight and bias. A file holding only those keys will do.
+/// Throws AttentionError: checkpoint_missing_key (no wte/wpe/ln_1), checkpoint_dtype (one of them not
+/// F32, F16 or BF16: the whole model's rule), checkpoint_shape (they do not fit together), input_empty,
+/// checkpoint_token (an id past the vocabulary), context_too_short (more tokens than wpe rows),
+/// checkpoint_layer.
+std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer);
+
+/// (1, num_tokens, d) from the bytes of plan_gpt2_block_input's reads (by ByteRead::name), LayerNorm eps
+/// 1e-5 as GPT-2. Throws plan_gpt2_block_input's errors, and AttentionError non_finite_parameter (a NaN
+/// or infinity in a row read) and non_finite_stage (the embedding or ln_1 overflowed float32), as the
+/// whole model does.
+Tensor gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes);
+
 /// One run of the model on token ids, step by step. Each step names its reads; the caller reads them
 /// (any order) and passes their bytes by ByteRead::name.
 class Gpt2Run {
