@@ -184,8 +184,9 @@ double gpt2_run_bytes(const Gpt2Config& c, int64_t num_tokens, Gpt2Attention att
   return kept + std::max({embed, block, logits, top}) + results;
 }
 
-Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes, Gpt2Attention attention)
-    : header_(&header), config_(config), ids_(std::move(token_ids)), attention_(attention) {
+Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes, Gpt2Attention attention,
+                 std::optional<int64_t> input_of)
+    : header_(&header), config_(config), ids_(std::move(token_ids)), attention_(attention), input_of_(input_of), blocks_(input_of.value_or(config.n_layer)) {
   if (ids_.empty()) throw AttentionError("input_empty", "tokens", "no tokens to run the model on", "Type at least one word.");
   for (const int64_t id : ids_) {
     if (id < 0 || id >= config_.vocab_size) {
@@ -197,6 +198,9 @@ Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std:
     throw AttentionError("context_too_short", "context_length", "num_tokens " + std::to_string(num_tokens()) + " > n_ctx " + std::to_string(config_.n_ctx) + " (wpe.weight rows)",
                          "Use at most " + std::to_string(config_.n_ctx) + " tokens.");
   }
+  if (input_of_ && (*input_of_ < 0 || *input_of_ >= config_.n_layer)) {
+    throw AttentionError("checkpoint_layer", "layer", "layer " + std::to_string(*input_of_) + " is not in the file (layers 0 to " + std::to_string(config_.n_layer - 1) + ")", "");
+  }
   const double bytes = gpt2_run_bytes(config_, num_tokens(), attention_);
   if (bytes > memory_budget_bytes) {
     const bool thumbnails_fit = attention_ == Gpt2Attention::Full && gpt2_run_bytes(config_, num_tokens(), Gpt2Attention::Thumbnails) <= memory_budget_bytes;
@@ -207,101 +211,117 @@ Gpt2Run::Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std:
   }
 }
 
-const SafetensorsEntry& Gpt2Run::entry(const std::string& key) const { return gpt2_entry(*header_, config_, key); }
+std::vector<ByteRead> Gpt2Run::reads() const {
+  switch (phase_) {
+    case Phase::Embed:
+      return gpt2_embedding_reads(*header_, config_, ids_, 0);
+    case Phase::Block:
+      return gpt2_block_reads(*header_, config_, layer_);
+    case Phase::Input: {
+      std::vector<ByteRead> reads = gpt2_block_reads(*header_, config_, layer_);
+      reads.resize(2);  // ln_1.weight, ln_1.bias
+      return reads;
+    }
+    case Phase::Final:
+      return gpt2_final_reads(*header_, config_);
+    case Phase::Logits:
+      return {gpt2_logits_read(*header_, config_, chunk_)};
+    case Phase::Done:
+      break;
+  }
+  return {};
+}
 
-std::vector<ByteRead> Gpt2Run::embedding_reads() const { return gpt2_embedding_reads(*header_, config_, ids_, 0); }
+Gpt2Run::Step Gpt2Run::step(const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  switch (phase_) {
+    case Phase::Embed:
+      return embed(bytes);
+    case Phase::Block:
+      return block(bytes);
+    case Phase::Input:
+      return attention_input(bytes);
+    case Phase::Final:
+      return final_norm(bytes);
+    case Phase::Logits:
+      return logits_rows(bytes);
+    case Phase::Done:
+      break;
+  }
+  throw AttentionError("not_in_progress", "", "the run is finished", "Start another with model.run.");
+}
 
-void Gpt2Run::embed(const std::map<std::string, std::vector<uint8_t>>& bytes) {
+Gpt2Run::Phase Gpt2Run::after_blocks() const { return layer_ < blocks_ ? Phase::Block : input_of_ ? Phase::Input : Phase::Final; }
+
+Gpt2Run::Step Gpt2Run::embed(const std::map<std::string, std::vector<uint8_t>>& bytes) {
   x_ = gpt2_embedding(*header_, config_, ids_, 0, bytes);  // (1, num_tokens, d) = wte[ids] + wpe[:T]
   check_gpt2_stage(x_.data.data(), x_.data.size(), config_.n_embd, -1, "embedding", "wte[ids] + wpe[:T]");
-  embedded_ = true;
-  next_layer_ = 0;
+  phase_ = after_blocks();
+  return {"embedding", -1, 1, blocks_ + 2, std::nullopt, std::nullopt};
 }
 
-std::vector<ByteRead> Gpt2Run::block_reads(int64_t layer) const {
-  if (layer < 0 || layer >= config_.n_layer) {
-    throw AttentionError("checkpoint_layer", "layer", "layer " + std::to_string(layer) + " is not in the file (layers 0 to " + std::to_string(config_.n_layer - 1) + ")", "");
-  }
-  return gpt2_block_reads(*header_, config_, layer);
-}
-
-Gpt2Run::Layer Gpt2Run::block(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes) {
-  if (!embedded_ || layer != next_layer_)
-    throw AttentionError("checkpoint_layer", "layer", "block " + std::to_string(layer) + " runs after the embedding and every earlier block", "");
-  const Gpt2BlockWeights w = load_gpt2_block(*header_, config_, layer, bytes);
+Gpt2Run::Step Gpt2Run::block(const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  const int64_t layer = layer_;
   Layer out;
-  if (attention_ == Gpt2Attention::Full) out.input = x_;
-  Gpt2BlockOptions options;
-  options.layer = layer;
-  options.attn_weights = &out.attn_weights;
-  options.pool = pool_;
-  run_gpt2_block(w, x_, options);
+  {
+    const Gpt2BlockWeights w = load_gpt2_block(*header_, config_, layer, bytes);  // released at the end of the block
+    if (attention_ == Gpt2Attention::Full) out.input = x_;
+    Gpt2BlockOptions options;
+    options.layer = layer;
+    options.attn_weights = &out.attn_weights;
+    options.pool = pool_;
+    run_gpt2_block(w, x_, options);
+  }
   if (attention_ == Gpt2Attention::Thumbnails) {
     out.thumbnail = attention_thumbnail(out.attn_weights, kGpt2ThumbnailSize);
     out.first_tokens = attention_first_tokens(out.attn_weights, kGpt2FirstTokens);
     out.attn_weights = Tensor();
   }
-  ++next_layer_;
-  return out;
+  ++layer_;
+  phase_ = after_blocks();
+  return {"block", layer, layer + 2, blocks_ + 2, std::move(out), std::nullopt};
 }
 
-std::vector<ByteRead> Gpt2Run::attention_input_reads(int64_t layer) const {
-  std::vector<ByteRead> reads = block_reads(layer);
-  reads.resize(2);  // ln_1.weight, ln_1.bias
-  return reads;
-}
-
-Tensor Gpt2Run::attention_input(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes) const {
-  if (!embedded_ || layer != next_layer_)
-    throw AttentionError("checkpoint_layer", "layer", "the input of layer " + std::to_string(layer) + " comes after the embedding and every earlier block", "");
-  const std::vector<ByteRead> reads = attention_input_reads(layer);
+Gpt2Run::Step Gpt2Run::attention_input(const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  const std::vector<ByteRead> r = reads();
   Tensor h = x_;
-  gpt2_layer_norm(h, gpt2_values(reads[0], bytes), gpt2_values(reads[1], bytes));  // the block's ln_1
-  check_gpt2_stage(h.data.data(), h.data.size(), config_.n_embd, layer, "ln_1", "ln_1(x)");
-  return h;
+  gpt2_layer_norm(h, gpt2_values(r[0], bytes), gpt2_values(r[1], bytes));  // the block's ln_1
+  check_gpt2_stage(h.data.data(), h.data.size(), config_.n_embd, layer_, "ln_1", "ln_1(x)");
+  phase_ = Phase::Done;
+  return {"input", layer_, blocks_ + 2, blocks_ + 2, std::nullopt, std::move(h)};
 }
 
-std::vector<ByteRead> Gpt2Run::final_reads() const { return {{config_.prefix + "ln_f.weight", entry("ln_f.weight")}, {config_.prefix + "ln_f.bias", entry("ln_f.bias")}}; }
-
-void Gpt2Run::final_norm(const std::map<std::string, std::vector<uint8_t>>& bytes) {
-  if (next_layer_ != config_.n_layer) throw AttentionError("checkpoint_layer", "layer", "ln_f runs after every block", "");
-  const std::vector<ByteRead> reads = final_reads();
+Gpt2Run::Step Gpt2Run::final_norm(const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  const std::vector<ByteRead> r = reads();
   const int64_t d = config_.n_embd;
   last_.assign(x_.data.end() - d, x_.data.end());  // the last position only: the logits are wanted there
-  ops::layer_norm_rows(last_.data(), 1, d, gpt2_values(reads[0], bytes).data(), gpt2_values(reads[1], bytes).data(), 1e-5f);
+  ops::layer_norm_rows(last_.data(), 1, d, gpt2_values(r[0], bytes).data(), gpt2_values(r[1], bytes).data(), 1e-5f);
   check_gpt2_stage(last_.data(), last_.size(), d, -1, "ln_f", "ln_f(x)[-1]");
-  normed_ = true;
   logits_.assign(static_cast<size_t>(config_.vocab_size), 0.0f);
-  logits_done_.assign(static_cast<size_t>((config_.vocab_size + kGpt2LogitsChunkRows - 1) / kGpt2LogitsChunkRows), 0);
+  phase_ = Phase::Logits;
+  chunk_ = 0;
+  return {"", -1, layer_ + 1, blocks_ + 2, std::nullopt, std::nullopt};
 }
 
-ByteRead Gpt2Run::logits_read(int64_t begin) const {
-  const int64_t end = std::min(begin + kGpt2LogitsChunkRows, config_.vocab_size);
-  if (begin < 0 || begin >= config_.vocab_size || begin % kGpt2LogitsChunkRows != 0)
-    throw AttentionError("checkpoint_token", "", "no logits chunk starts at row " + std::to_string(begin), "");
-  return {"wte.weight[" + std::to_string(begin) + ":" + std::to_string(end) + "]", rows_of(entry("wte.weight"), begin, end)};
-}
-
-void Gpt2Run::logits_rows(int64_t begin, const std::vector<uint8_t>& bytes) {
-  if (!normed_) throw AttentionError("checkpoint_layer", "layer", "the logits come after ln_f", "");
-  const ByteRead r = logits_read(begin);
-  const int64_t d = config_.n_embd, n = r.entry.shape[0];
+Gpt2Run::Step Gpt2Run::logits_rows(const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  const ByteRead r = reads().front();
+  const int64_t d = config_.n_embd, n = r.entry.shape[0], begin = chunk_ * kGpt2LogitsChunkRows;
   // logits[begin:end] = ln_f(x)[-1] @ wte[begin:end]^T, the tied output head, on the product kernel
   ops::PackedMatrix rows;
   {
-    const std::vector<float> values = decode_weight(r.entry, r.name, bytes.data(), bytes.size());  // (n, d)
+    const std::vector<float> values = gpt2_values(r, bytes);  // (n, d)
     rows = ops::pack_b(values.data(), d, n, true);
   }
   ops::gemm(pool_, last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
   // the earlier rows are finite (each chunk is checked as it comes), so the first bad one is named by its token id
   if (!first_non_finite(logits_.data() + begin, static_cast<size_t>(n), Shape{n}).empty())
     check_gpt2_stage(logits_.data(), static_cast<size_t>(begin + n), 1, -1, "logits", "ln_f(x)[-1] @ wte^T");
-  logits_done_[static_cast<size_t>(begin / kGpt2LogitsChunkRows)] = 1;
+  if (++chunk_ < gpt2_logits_chunks(config_)) return {"", -1, layer_ + 1, blocks_ + 2, std::nullopt, std::nullopt};
+  phase_ = Phase::Done;
+  return {"logits", -1, blocks_ + 2, blocks_ + 2, std::nullopt, std::nullopt};
 }
 
 const std::vector<float>& Gpt2Run::last_logits() const {
-  if (!normed_ || std::find(logits_done_.begin(), logits_done_.end(), 0) != logits_done_.end())
-    throw AttentionError("checkpoint_layer", "", "the logits are not complete: every chunk of wte must be read", "");
+  if (!finished() || input_of_) throw AttentionError("checkpoint_layer", "", "the logits are not complete: every chunk of wte must be read", "");
   return logits_;
 }
 

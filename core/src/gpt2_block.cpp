@@ -145,6 +145,17 @@ Tensor gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64
   return x;
 }
 
+std::vector<ByteRead> gpt2_final_reads(const SafetensorsHeader& header, const Gpt2Config& config) {
+  return {{config.prefix + "ln_f.weight", gpt2_entry(header, config, "ln_f.weight")}, {config.prefix + "ln_f.bias", gpt2_entry(header, config, "ln_f.bias")}};
+}
+
+ByteRead gpt2_logits_read(const SafetensorsHeader& header, const Gpt2Config& config, int64_t chunk) {
+  const int64_t begin = chunk * kGpt2LogitsChunkRows, end = std::min(begin + kGpt2LogitsChunkRows, config.vocab_size);
+  return {"wte.weight[" + std::to_string(begin) + ":" + std::to_string(end) + "]", rows_of(gpt2_entry(header, config, "wte.weight"), begin, end)};
+}
+
+int64_t gpt2_logits_chunks(const Gpt2Config& config) { return (config.vocab_size + kGpt2LogitsChunkRows - 1) / kGpt2LogitsChunkRows; }
+
 std::vector<std::pair<std::string, Shape>> gpt2_block_tensors(int64_t d) {
   return {{"ln_1.weight", {d}}, {"ln_1.bias", {d}}, {"attn.c_attn.weight", {d, 3 * d}}, {"attn.c_attn.bias", {3 * d}}, {"attn.c_proj.weight", {d, d}},    {"attn.c_proj.bias", {d}},
           {"ln_2.weight", {d}}, {"ln_2.bias", {d}}, {"mlp.c_fc.weight", {d, 4 * d}},    {"mlp.c_fc.bias", {4 * d}},    {"mlp.c_proj.weight", {4 * d, d}}, {"mlp.c_proj.bias", {d}}};

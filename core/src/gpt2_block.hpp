@@ -41,6 +41,13 @@ std::vector<ByteRead> gpt2_embedding_reads(const SafetensorsHeader& header, cons
 /// x = wte[ids] + wpe[first : first + n], (1, n, n_embd), from the bytes of gpt2_embedding_reads (gpt2_embed).
 Tensor gpt2_embedding(const SafetensorsHeader& header, const Gpt2Config& config, const std::vector<int64_t>& ids, int64_t first, const Gpt2Bytes& bytes);
 
+/// ln_f's two reads, "<prefix>ln_f.weight" and "<prefix>ln_f.bias".
+std::vector<ByteRead> gpt2_final_reads(const SafetensorsHeader& header, const Gpt2Config& config);
+/// Logits chunk `chunk`'s read: wte's rows [chunk * kGpt2LogitsChunkRows, its end) ("wte.weight[begin:end]").
+ByteRead gpt2_logits_read(const SafetensorsHeader& header, const Gpt2Config& config, int64_t chunk);
+/// How many logits chunks wte makes: ceil(vocab_size / kGpt2LogitsChunkRows).
+int64_t gpt2_logits_chunks(const Gpt2Config& config);
+
 /// The 12 tensors of a block, after "h.L.", with their shapes for width d (Conv1D weights are (in, out)).
 std::vector<std::pair<std::string, Shape>> gpt2_block_tensors(int64_t d);
 /// Block `layer`'s 12 reads, named "<prefix>h.L.<key>" in gpt2_block_tensors' order.

@@ -210,12 +210,10 @@ std::vector<ByteRead> Gpt2Generation::reads() const {
       return gpt2_block_reads(*header_, config_, layer_);
     case Phase::Final:
       if (!ln_f_w_.empty()) return {};
-      return {{config_.prefix + "ln_f.weight", gpt2_entry(*header_, config_, "ln_f.weight")}, {config_.prefix + "ln_f.bias", gpt2_entry(*header_, config_, "ln_f.bias")}};
-    case Phase::Logits: {
+      return gpt2_final_reads(*header_, config_);
+    case Phase::Logits:
       if (resident_ && static_cast<size_t>(chunk_) < wte_chunks_.size()) return {};
-      const int64_t begin = chunk_ * kGpt2LogitsChunkRows, end = std::min(begin + kGpt2LogitsChunkRows, config_.vocab_size);
-      return {{"wte.weight[" + std::to_string(begin) + ":" + std::to_string(end) + "]", rows_of(gpt2_entry(*header_, config_, "wte.weight"), begin, end)}};
-    }
+      return {gpt2_logits_read(*header_, config_, chunk_)};
   }
   return {};
 }
@@ -336,7 +334,7 @@ std::optional<Gpt2Step> Gpt2Generation::step(const std::map<std::string, std::ve
   for (;;) {
     run_phase(*given);
     given = &none;
-    if (phase_ == Phase::Logits && chunk_ * kGpt2LogitsChunkRows >= config_.vocab_size) {
+    if (phase_ == Phase::Logits && chunk_ == gpt2_logits_chunks(config_)) {
       std::optional<Gpt2Step> s = finish_token(generator);
       if (s || finished_) return s;
     }

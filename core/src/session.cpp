@@ -156,7 +156,7 @@ Tensor tensor_from_input(TensorInput t, const std::string& what) {
 struct Session::Gpt2File {
   std::shared_ptr<const SafetensorsHeader> header;  // shared with the checkpoint file it came from
   Gpt2Config config;
-  std::unique_ptr<Gpt2Run> run;
+  std::unique_ptr<Gpt2Run> run;  // at most one of run and generation is in progress
   std::unique_ptr<Gpt2Generation> generation;
 };
 
@@ -233,11 +233,6 @@ struct Session::Objects {
     const auto owner = modules.find(module);                                               // a cache can outlive its module's handle
     const double mha = owner == modules.end() ? 0.0 : rows * owner->second->config().kv_cache_bytes_per_token_mha();
     return {h, module, static_cast<double>(c.window), static_cast<double>(c.position), static_cast<double>(c.entries()), c.bytes(), mha};
-  }
-  Gpt2Run& run(uint32_t h) const {
-    Gpt2File& f = model(h);
-    if (!f.run) throw AttentionError("not_in_progress", "", "no run of this model is in progress", "Start one with model.run.");
-    return *f.run;
   }
   ModuleInfo keep(AttentionModule m) {
     ModuleInfo info;
@@ -759,7 +754,12 @@ Tensor Session::block_input(uint32_t file, const std::vector<double>& ids, const
   return gpt2_block_input(h, token_ids, L, bytes_of(plan_gpt2_block_input(h, token_ids, L), buffers));
 }
 
-// ---- GPT-2 ----
+// ---- GPT-2: a run or a generation, one step per call ----
+
+namespace {
+/// The k most likely next tokens a run ends with (as each generated token's `top`).
+constexpr int kRunTopTokens = 5;
+}  // namespace
 
 OpenedModel Session::gpt2_open(uint32_t file, const NumberOption& num_heads) {
   auto f = std::make_unique<Gpt2File>();
@@ -777,66 +777,45 @@ double Session::gpt2_estimate(uint32_t model, double num_tokens, const std::stri
   return gpt2_run_bytes(c, T, gpt2_attention_of(attention));
 }
 
-std::vector<FileRead> Session::gpt2_start(uint32_t model, const std::vector<double>& ids, double budget, const std::string& attention) {
+bool Session::gpt2_run(uint32_t model, const std::vector<double>& ids, const std::string& attention, const NumberOption& input_of, double budget) {
   Gpt2File& f = objects_->model(model);
   const Gpt2Attention mode = gpt2_attention_of(attention);
+  const std::optional<int64_t> layer = whole_option(input_of, "layer", 0, "checkpoint_layer");
   f.run.reset();
   f.generation.reset();
-  f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes, mode);
+  f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes, mode, layer);
   f.run->use_pool(objects_->pool.get());
-  return file_reads(*f.header, f.run->embedding_reads());
-}
-
-bool Session::gpt2_embed(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers) {
-  Gpt2Run& run = objects_->run(model);
-  run.embed(bytes_of(run.embedding_reads(), buffers));
   return true;
 }
 
-std::vector<FileRead> Session::gpt2_block_reads(uint32_t model, double layer) const {
-  return file_reads(*objects_->model(model).header, objects_->run(model).block_reads(static_cast<int64_t>(layer)));
+std::vector<FileRead> Session::gpt2_reads(uint32_t model) const {
+  const Gpt2File& f = objects_->model(model);
+  if (f.run) return file_reads(*f.header, f.run->reads());
+  if (f.generation) return file_reads(*f.header, f.generation->reads());
+  throw AttentionError("not_in_progress", "", "no run or generation of this model is in progress", "Start one with model.run or model.generate.");
 }
 
-Gpt2Run::Layer Session::gpt2_block(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers) {
-  Gpt2Run& run = objects_->run(model);
-  const auto L = static_cast<int64_t>(layer);
-  return run.block(L, bytes_of(run.block_reads(L), buffers));
-}
-
-std::vector<FileRead> Session::gpt2_input_reads(uint32_t model, double layer) const {
-  return file_reads(*objects_->model(model).header, objects_->run(model).attention_input_reads(static_cast<int64_t>(layer)));
-}
-
-Tensor Session::gpt2_input(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const {
-  const Gpt2Run& run = objects_->run(model);
-  const auto L = static_cast<int64_t>(layer);
-  return run.attention_input(L, bytes_of(run.attention_input_reads(L), buffers));
-}
-
-std::vector<FileRead> Session::gpt2_final_reads(uint32_t model) const { return file_reads(*objects_->model(model).header, objects_->run(model).final_reads()); }
-
-std::vector<LogitsChunk> Session::gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers) {
-  Gpt2Run& run = objects_->run(model);
-  run.final_norm(bytes_of(run.final_reads(), buffers));
-  const SafetensorsHeader& h = *objects_->model(model).header;
-  std::vector<LogitsChunk> chunks;
-  for (int64_t begin = 0; begin < run.config().vocab_size; begin += kGpt2LogitsChunkRows)
-    chunks.push_back({static_cast<double>(begin), file_reads(h, {run.logits_read(begin)}).front()});
-  return chunks;
-}
-
-bool Session::gpt2_logits(uint32_t model, double begin, const std::vector<uint8_t>& bytes) {
-  objects_->run(model).logits_rows(static_cast<int64_t>(begin), bytes);
-  return true;
-}
-
-Gpt2Result Session::gpt2_finish(uint32_t model, double k) {
-  Gpt2Run& run = objects_->run(model);
-  Gpt2Result out;
-  // the top tokens first (their index of every row is freed before the logits are copied: gpt2_run_bytes counts one at a time)
-  for (const auto& [id, p] : run.top_tokens(static_cast<int>(k))) out.next_tokens.push_back({static_cast<double>(id), p});
-  out.last_logits = run.last_logits();
-  objects_->model(model).run.reset();
+RunStepResult Session::gpt2_run_step(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers) {
+  Gpt2File& f = objects_->model(model);
+  if (!f.run) throw AttentionError("not_in_progress", "", "no run of this model is in progress", "Start one with model.run.");
+  Gpt2Run& run = *f.run;
+  Gpt2Run::Step s = run.step(bytes_of(run.reads(), buffers));
+  RunStepResult out;
+  out.step = s.piece;
+  if (s.layer >= 0) out.layer = static_cast<double>(s.layer);
+  out.done = static_cast<double>(s.done);
+  out.total = static_cast<double>(s.total);
+  out.block = std::move(s.block);
+  out.input = std::move(s.input);
+  out.finished = run.finished();
+  if (out.finished && !out.input) {
+    Gpt2Result r;
+    // the top tokens first (their index of every row is freed before the logits are copied: gpt2_run_bytes counts one at a time)
+    for (const auto& [id, p] : run.top_tokens(kRunTopTokens)) r.next_tokens.push_back({static_cast<double>(id), p});
+    r.last_logits = run.last_logits();
+    out.logits = std::move(r);
+  }
+  if (out.finished) f.run.reset();
   return out;
 }
 
@@ -880,12 +859,6 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
   f.generation = std::make_unique<Gpt2Generation>(*f.header, f.config, ids_from(ids), o, budget > 0 ? budget : kDefaultMemoryBudgetBytes);
   f.generation->use_pool(objects_->pool.get());
   return {f.generation->resident(), f.generation->estimate_bytes()};
-}
-
-std::vector<FileRead> Session::gpt2_generate_reads(uint32_t model) const {
-  const Gpt2File& f = objects_->model(model);
-  if (!f.generation) throw AttentionError("not_in_progress", "", "no generation is in progress", "Start one with model.generate.");
-  return file_reads(*f.header, f.generation->reads());
 }
 
 GenerateStepResult Session::gpt2_generate_step(uint32_t model, uint32_t generator, const std::map<std::string, std::vector<uint8_t>>& buffers) {

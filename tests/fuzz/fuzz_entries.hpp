@@ -486,13 +486,12 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
   // the run: refused with a code, or logits and probabilities that are all finite
   try {
     Gpt2Run run(h, c, ids);
-    run.embed(bytes_of(run.embedding_reads()));
-    for (int64_t L = 0; L < c.n_layer; ++L) {
-      const Gpt2Run::Layer layer = run.block(L, bytes_of(run.block_reads(L)));
-      require(first_non_finite(layer.attn_weights.data.data(), layer.attn_weights.data.size(), layer.attn_weights.shape).empty(), "attention weights with NaN");
+    while (!run.finished()) {
+      const Gpt2Run::Step step = run.step(bytes_of(run.reads()));
+      if (!step.block) continue;
+      const Tensor& w = step.block->attn_weights;
+      require(first_non_finite(w.data.data(), w.data.size(), w.shape).empty(), "attention weights with NaN");
     }
-    run.final_norm(bytes_of(run.final_reads()));
-    for (int64_t b = 0; b < c.vocab_size; b += kGpt2LogitsChunkRows) run.logits_rows(b, bytes_of({run.logits_read(b)}).begin()->second);
     const std::vector<float>& logits = run.last_logits();
     require(first_non_finite(logits.data(), logits.size(), Shape{c.vocab_size}).empty(), "a run resolved with non-finite logits");
     double sum = 0;

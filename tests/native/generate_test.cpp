@@ -66,6 +66,13 @@ TinyGpt2 tiny_gpt2(int64_t d = 8, int64_t layers = 2, int64_t n_ctx = 12, int64_
   return t;
 }
 
+/// The bytes of reads the session names (FileRead: absolute offsets), by name.
+std::map<std::string, std::vector<uint8_t>> bytes_for(const TinyGpt2& t, const std::vector<FileRead>& reads) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const FileRead& r : reads) out[r.name] = std::vector<uint8_t>(t.bytes.begin() + static_cast<std::ptrdiff_t>(r.begin), t.bytes.begin() + static_cast<std::ptrdiff_t>(r.end));
+  return out;
+}
+
 std::map<std::string, std::vector<uint8_t>> bytes_for(const TinyGpt2& t, const std::vector<ByteRead>& reads) {
   std::map<std::string, std::vector<uint8_t>> out;
   for (const auto& r : reads) {
@@ -96,19 +103,16 @@ Generated generate(const TinyGpt2& t, std::vector<int64_t> prompt, const Gpt2Gen
 
 std::vector<float> run_logits(const TinyGpt2& t, const std::vector<int64_t>& ids) {
   Gpt2Run run(*t.header, t.config, ids);
-  run.embed(bytes_for(t, run.embedding_reads()));
-  for (int64_t L = 0; L < t.config.n_layer; ++L) run.block(L, bytes_for(t, run.block_reads(L)));
-  run.final_norm(bytes_for(t, run.final_reads()));
-  for (int64_t b = 0; b < t.config.vocab_size; b += kGpt2LogitsChunkRows) run.logits_rows(b, bytes_for(t, {run.logits_read(b)}).begin()->second);
+  while (!run.finished()) run.step(bytes_for(t, run.reads()));
   return run.last_logits();
 }
 
 /// The uncached traced forward's attn_weights of every layer on `ids`: (1, n_head, T, T) each.
 std::vector<Tensor> run_attention(const TinyGpt2& t, const std::vector<int64_t>& ids) {
   Gpt2Run run(*t.header, t.config, ids);
-  run.embed(bytes_for(t, run.embedding_reads()));
   std::vector<Tensor> out;
-  for (int64_t L = 0; L < t.config.n_layer; ++L) out.push_back(run.block(L, bytes_for(t, run.block_reads(L))).attn_weights);
+  while (!run.finished())
+    if (Gpt2Run::Step s = run.step(bytes_for(t, run.reads())); s.block) out.push_back(std::move(s.block->attn_weights));
   return out;
 }
 
@@ -285,14 +289,14 @@ TEST_CASE("generate's options are checked by name through the session") {
   int tokens = 0;
   for (bool done = false; !done;) {
     std::map<std::string, std::vector<uint8_t>> buffers;
-    for (const FileRead& r : s.gpt2_generate_reads(m.handle))
+    for (const FileRead& r : s.gpt2_reads(m.handle))
       buffers[r.name] = std::vector<uint8_t>(t.bytes.begin() + static_cast<std::ptrdiff_t>(r.begin), t.bytes.begin() + static_cast<std::ptrdiff_t>(r.end));
     const GenerateStepResult r = s.gpt2_generate_step(m.handle, 0, buffers);
     tokens += r.token ? 1 : 0;
     done = r.finished;
   }
   CHECK(tokens == 2);
-  CHECK(refusal([&] { s.gpt2_generate_reads(m.handle); }).first == "not_in_progress");  // finished: ended
+  CHECK(refusal([&] { s.gpt2_reads(m.handle); }).first == "not_in_progress");  // finished: ended
 }
 
 TEST_CASE("with attention on, each step's rows are the last row of the uncached traced forward's attn_weights, per layer and head, cached or not") {
@@ -422,10 +426,20 @@ TEST_CASE("a step of a GPT-2 run or generation with none in progress is not_in_p
   Session s;
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
-  CHECK(refusal_text([&] { s.gpt2_final_reads(m.handle); }) == "not_in_progress [] no run of this model is in progress | Start one with model.run.");
-  CHECK(refusal_text([&] { s.gpt2_block_reads(m.handle, 0); }).rfind("not_in_progress [] no run", 0) == 0);
-  CHECK(refusal_text([&] { s.gpt2_generate_reads(m.handle); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
+  CHECK(refusal_text([&] { s.gpt2_run_step(m.handle, {}); }) == "not_in_progress [] no run of this model is in progress | Start one with model.run.");
+  CHECK(refusal_text([&] { s.gpt2_reads(m.handle); }) == "not_in_progress [] no run or generation of this model is in progress | Start one with model.run or model.generate.");
   CHECK(refusal_text([&] { s.gpt2_generate_step(m.handle, 0, {}); }) == "not_in_progress [] no generation is in progress | Start one with model.generate.");
+  // a run started and stepped to its end is ended by its last step; a generation started ends the run in progress
+  s.gpt2_run(m.handle, {3, 17}, "full", {}, 0);
+  while (!s.gpt2_run_step(m.handle, bytes_for(t, s.gpt2_reads(m.handle))).finished) {}
+  CHECK(refusal_text([&] { s.gpt2_run_step(m.handle, {}); }) == "not_in_progress [] no run of this model is in progress | Start one with model.run.");
+  s.gpt2_run(m.handle, {3, 17}, "full", {}, 0);
+  s.gpt2_generate(m.handle, {3}, GenerateOptionsInput{NumberOption::of(1), {}, {}, {}, {}, {}, {}, {}}, 0);
+  CHECK(refusal_text([&] { s.gpt2_run_step(m.handle, {}); }) == "not_in_progress [] no run of this model is in progress | Start one with model.run.");
+  Gpt2Run run(*t.header, t.config, {3, 17});
+  while (!run.finished()) run.step(bytes_for(t, run.reads()));
+  CHECK(refusal_text([&] { run.step({}); }) == "not_in_progress [] the run is finished | Start another with model.run.");
+  CHECK(run.reads().empty());
   Gpt2GenerateOptions o;
   o.max_new_tokens = 1;
   Gpt2Generation gen(*t.header, t.config, {3, 17}, o);
@@ -433,29 +447,32 @@ TEST_CASE("a step of a GPT-2 run or generation with none in progress is not_in_p
   CHECK(refusal_text([&] { gen.step(bytes_for(t, gen.reads()), nullptr); }) == "not_in_progress [] the generation is finished | Start another with model.generate.");
 }
 
-TEST_CASE("the session's logits chunks carry their first row: a 5,000-token vocabulary is rows 0 and 4096, equal to the run's logits") {
+TEST_CASE("a run through the session reads wte in chunks of 4,096 rows: a 5,000-token vocabulary is rows 0 and 4096, equal to the run's logits") {
   const TinyGpt2 t = tiny_gpt2(8, 1, 12, kGpt2LogitsChunkRows + 904);
   Session s;
   const OpenedFile f = s.checkpoint_open(std::vector<uint8_t>(t.bytes.begin() + 8, t.bytes.begin() + static_cast<std::ptrdiff_t>(t.header->data_start())), t.bytes.size());
   const OpenedModel m = s.gpt2_open(f.handle, {});
-  const auto slice = [&](const FileRead& r) {
-    return std::vector<uint8_t>(t.bytes.begin() + static_cast<std::ptrdiff_t>(r.begin), t.bytes.begin() + static_cast<std::ptrdiff_t>(r.end));
-  };
-  const auto buffers = [&](const std::vector<FileRead>& reads) {
-    std::map<std::string, std::vector<uint8_t>> out;
-    for (const FileRead& r : reads) out[r.name] = slice(r);
-    return out;
-  };
   const std::vector<int64_t> ids = {3, 4097, 5};
-  s.gpt2_embed(m.handle, buffers(s.gpt2_start(m.handle, {3, 4097, 5}, 0, "full")));
-  s.gpt2_block(m.handle, 0, buffers(s.gpt2_block_reads(m.handle, 0)));
-  const std::vector<LogitsChunk> chunks = s.gpt2_final(m.handle, buffers(s.gpt2_final_reads(m.handle)));
-  REQUIRE(chunks.size() == 2);
-  CHECK(chunks[0].row == 0);
-  CHECK(chunks[0].read.name == "wte.weight[0:4096]");
-  CHECK(chunks[1].row == 4096);
-  CHECK(chunks[1].read.name == "wte.weight[4096:5000]");
-  CHECK(chunks[1].read.end - chunks[1].read.begin == 904.0 * 8 * 4);
-  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) s.gpt2_logits(m.handle, it->row, slice(it->read));  // any order: each chunk says its rows
-  CHECK(s.gpt2_finish(m.handle, 1).last_logits == run_logits(t, ids));
+  CHECK(s.gpt2_run(m.handle, {3, 4097, 5}, "full", {}, 0));
+  std::vector<std::vector<FileRead>> reads;
+  std::vector<std::string> steps;
+  RunStepResult last;
+  do {
+    reads.push_back(s.gpt2_reads(m.handle));
+    last = s.gpt2_run_step(m.handle, bytes_for(t, reads.back()));
+    steps.push_back(last.step + (last.layer ? std::to_string(static_cast<int>(*last.layer)) : "") + " " + std::to_string(static_cast<int>(last.done)) + "/" +
+                    std::to_string(static_cast<int>(last.total)));
+  } while (!last.finished);
+  // the embedding, block 0, ln_f and two chunks of wte; onProgress hears of three
+  CHECK(steps == std::vector<std::string>{"embedding 1/3", "block0 2/3", " 2/3", " 2/3", "logits 3/3"});
+  REQUIRE(reads.size() == 5);
+  REQUIRE(reads[3].size() == 1);
+  CHECK(reads[3][0].name == "wte.weight[0:4096]");
+  REQUIRE(reads[4].size() == 1);
+  CHECK(reads[4][0].name == "wte.weight[4096:5000]");
+  CHECK(reads[4][0].end - reads[4][0].begin == 904.0 * 8 * 4);
+  REQUIRE(last.logits);
+  CHECK(last.logits->last_logits == run_logits(t, ids));
+  REQUIRE(last.logits->next_tokens.size() == 5);
+  CHECK(last.logits->next_tokens[0].prob >= last.logits->next_tokens[4].prob);
 }

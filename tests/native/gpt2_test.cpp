@@ -114,10 +114,7 @@ SafetensorsHeader header_only(const Tensors& tensors, const std::map<std::string
 std::vector<std::pair<int64_t, double>> run_all(const File& f, const std::vector<int64_t>& ids) {
   const Gpt2Config c = gpt2_config(f.header);
   Gpt2Run run(f.header, c, ids);
-  run.embed(f.of(run.embedding_reads()));
-  for (int64_t L = 0; L < c.n_layer; ++L) run.block(L, f.of(run.block_reads(L)));
-  run.final_norm(f.of(run.final_reads()));
-  for (int64_t b = 0; b < c.vocab_size; b += kGpt2LogitsChunkRows) run.logits_rows(b, f.of({run.logits_read(b)}).begin()->second);
+  while (!run.finished()) run.step(f.of(run.reads()));
   return run.top_tokens(5);
 }
 

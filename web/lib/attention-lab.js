@@ -699,7 +699,7 @@ class GPT2Model {
    */
   async run(tokenIds, options) {
     const { onProgress, signal, attention } = readOptions(options, "model.run");
-    return this.#steps(tokenIds, this.config.n_layer, { onProgress, signal, logits: true, attention: attentionMode(attention) });
+    return this.#steps(tokenIds, { onProgress, signal, attention: attentionMode(attention) });
   }
 
   /**
@@ -713,7 +713,7 @@ class GPT2Model {
     if (!(Number.isInteger(L) && L >= 0 && L < this.config.n_layer)) {
       throw new AttentionError({ code: "checkpoint_layer", slot: "layer", message: `layer must be a whole number from 0 to ${this.config.n_layer - 1}, got ${valueText(layer)}`, hint: "" });
     }
-    return (await this.#steps(tokenIds, L, { onProgress, signal, inputOf: L, attention: "thumbnails" })).input;  // the layers' results are not kept
+    return (await this.#steps(tokenIds, { onProgress, signal, inputOf: L, attention: "thumbnails" })).input;  // the layers' results are not kept
   }
 
   /**
@@ -748,7 +748,7 @@ class GPT2Model {
       const steps = [];
       let began = performance.now();
       for (;;) {
-        const buffers = await this.#readAll(unwrap(core.gpt2GenerateReads(handle)), signal);
+        const buffers = await this.#readAll(unwrap(core.gpt2Reads(handle)), signal);
         const r = unwrap(core.gpt2GenerateStep(handle, gen ? gen._handle : 0, buffers));
         if (r.token) {
           const now = performance.now();
@@ -778,13 +778,17 @@ class GPT2Model {
     return readRanges(this.#reader, reads, signal);
   }
 
-  /** Embedding, blocks 0 .. upTo - 1, then the logits or the attention input of block `inputOf`. */
-  async #steps(tokenIds, upTo, { onProgress, signal, logits = false, inputOf = null, attention }) {
+  /**
+   * A run, step by step as a generation goes: the core names the byte ranges its next step needs
+   * (gpt2Reads), they are read, and the step runs on them (gpt2RunStep: the embedding, a block, ln_f, a
+   * logits chunk, or the attention input of block `inputOf`, where the run then ends) and says what it
+   * gave: the piece onProgress reports, a layer's results, the end.
+   */
+  async #steps(tokenIds, { onProgress, signal, inputOf = null, attention }) {
     const ids = readTokenIds(tokenIds);
     if (this.#running) throw new AttentionError({ code: "busy", slot: "", message: "this model is already running", hint: "Wait for the run in progress, or cancel it through its signal." });
     const handle = this.#live;
     const core = this.#core;
-    const reader = this.#reader;
     const progress = (p) => {
       if (typeof onProgress !== "function") return;
       try {
@@ -793,34 +797,17 @@ class GPT2Model {
         throw new AttentionError({ code: "callback", slot: "onProgress", message: "the onProgress callback threw, so the run stopped", hint: "Catch errors inside the callback." });
       }
     };
-    const readAll = (reads) => readRanges(reader, reads, signal);
     this.#running = true;
     try {
-      const total = upTo + 2;
-      unwrap(core.gpt2Embed(handle, await readAll(unwrap(core.gpt2Start(handle, ids, 0, attention)))));
-      progress({ step: "embedding", done: 1, total });
+      unwrap(core.gpt2Run(handle, ids, attention, numberOption(inputOf), 0));
       const layers = [];
-      for (let layer = 0; layer < upTo; layer++) {
-        const buffers = await readAll(unwrap(core.gpt2BlockReads(handle, layer)));
-        const r = unwrap(core.gpt2Block(handle, layer, buffers));
-        layers.push(attention === "full" ? { input: r.input, attnWeights: r.attnWeights } : { thumbnail: r.thumbnail, firstTokens: r.firstTokens });
-        progress({ step: "block", layer, done: layer + 2, total });
+      for (;;) {
+        const r = unwrap(core.gpt2RunStep(handle, await this.#readAll(unwrap(core.gpt2Reads(handle)), signal)));
+        const { block: b, step, layer, done, total } = r;
+        if (b) layers.push(attention === "full" ? { input: b.input, attnWeights: b.attnWeights } : { thumbnail: b.thumbnail, firstTokens: b.firstTokens });
+        if (step) progress(layer === null ? { step, done, total } : { step, layer, done, total });
+        if (r.finished) return r.input ? { layers, input: r.input } : { layers, lastLogits: r.logits.lastLogits, nextTokens: r.logits.nextTokens };
       }
-      if (!logits) {
-        const input = unwrap(core.gpt2Input(handle, inputOf, await readAll(unwrap(core.gpt2InputReads(handle, inputOf)))));
-        progress({ step: "input", layer: inputOf, done: total, total });
-        return { layers, input };
-      }
-      const chunks = unwrap(core.gpt2Final(handle, await readAll(unwrap(core.gpt2FinalReads(handle)))));
-      for (const { row, read } of chunks) {
-        checkSignal(signal);
-        const bytes = await raceSignal(reader.read(read.begin, read.end), signal);
-        checkSignal(signal);
-        unwrap(core.gpt2Logits(handle, row, bytes));
-      }
-      const r = unwrap(core.gpt2Finish(handle, 5));
-      progress({ step: "logits", done: total, total });
-      return { layers, lastLogits: r.lastLogits, nextTokens: r.nextTokens };
     } finally {
       core.gpt2Stop(handle);
       this.#running = false;

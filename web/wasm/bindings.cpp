@@ -348,7 +348,6 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<CheckpointOptionsInput>("CheckpointOptionsInput", "layer", &CheckpointOptionsInput::layer, "num_heads", &CheckpointOptionsInput::num_heads, "context_length",
                                  &CheckpointOptionsInput::context_length, "intoClass", &CheckpointOptionsInput::into_class, "intoConfig", &CheckpointOptionsInput::into_config);
   object<FileRead>("FileRead", "name", &FileRead::name, "begin", &FileRead::begin, "end", &FileRead::end);
-  object<LogitsChunk>("LogitsChunk", "row", &LogitsChunk::row, "read", &LogitsChunk::read);
   object<CheckpointPlanResult>("CheckpointPlan", "needed", &CheckpointPlanResult::needed, "config", &CheckpointPlanResult::config, "report", &CheckpointPlanResult::report);
   object<OpenedFile>("OpenedFile", "handle", &OpenedFile::handle, "keys", &OpenedFile::keys, "dataStart", &OpenedFile::data_start);
   object<Gpt2Config>("Gpt2Config", "n_embd", &num<&Gpt2Config::n_embd>, "n_head", &num<&Gpt2Config::n_head>, "n_layer", &num<&Gpt2Config::n_layer>, "n_ctx",
@@ -357,7 +356,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Gpt2Run::Layer>("Gpt2Layer", "input", &take<&Gpt2Run::Layer::input>, "attnWeights", &take<&Gpt2Run::Layer::attn_weights>, "thumbnail", &take<&Gpt2Run::Layer::thumbnail>,
                          "firstTokens", &take<&Gpt2Run::Layer::first_tokens>);
   object<NextToken>("NextToken", "id", &NextToken::id, "prob", &NextToken::prob);
-  object<Gpt2Result>("Gpt2Result", "lastLogits", &Gpt2Result::last_logits, "nextTokens", &Gpt2Result::next_tokens);
+  object<Gpt2Result>("Gpt2Result", "lastLogits", &take<&Gpt2Result::last_logits>, "nextTokens", &Gpt2Result::next_tokens);
+  object<RunStepResult>("RunStepResult", "step", &RunStepResult::step, "layer", &RunStepResult::layer, "done", &RunStepResult::done, "total", &RunStepResult::total, "block",
+                        &take<&RunStepResult::block>, "input", &take<&RunStepResult::input>, "logits", &take<&RunStepResult::logits>, "finished", &RunStepResult::finished);
   object<GenerateOptionsInput>("GenerateOptionsInput", "maxNewTokens", &GenerateOptionsInput::max_new_tokens, "temperature", &GenerateOptionsInput::temperature, "topK",
                                &GenerateOptionsInput::top_k, "eosId", &GenerateOptionsInput::eos_id, "cache", &GenerateOptionsInput::cache, "resident",
                                &GenerateOptionsInput::resident, "window", &GenerateOptionsInput::window, "attention", &GenerateOptionsInput::attention);
@@ -389,11 +390,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             call<&Session::project_heads>, "moduleRevision", call<&Session::module_revision>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen",
             call<&Session::checkpoint_open>, "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput",
             call<&Session::plan_block_input>, "blockInput", call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>,
-            "gpt2Start", call<&Session::gpt2_start>, "gpt2Embed", call<&Session::gpt2_embed>, "gpt2BlockReads", call<&Session::gpt2_block_reads>, "gpt2Block",
-            call<&Session::gpt2_block>, "gpt2InputReads", call<&Session::gpt2_input_reads>, "gpt2Input", call<&Session::gpt2_input>, "gpt2FinalReads",
-            call<&Session::gpt2_final_reads>, "gpt2Final", call<&Session::gpt2_final>, "gpt2Logits", call<&Session::gpt2_logits>, "gpt2Finish", call<&Session::gpt2_finish>,
-            "gpt2Stop", call<&Session::gpt2_stop>, "gpt2Generate", call<&Session::gpt2_generate>, "gpt2GenerateReads", call<&Session::gpt2_generate_reads>, "gpt2GenerateStep",
-            call<&Session::gpt2_generate_step>);
+            "gpt2Run", call<&Session::gpt2_run>, "gpt2RunStep", call<&Session::gpt2_run_step>, "gpt2Generate", call<&Session::gpt2_generate>, "gpt2GenerateStep",
+            call<&Session::gpt2_generate_step>, "gpt2Reads", call<&Session::gpt2_reads>, "gpt2Stop", call<&Session::gpt2_stop>);
 #endif
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);

@@ -99,48 +99,50 @@ std::vector<ByteRead> plan_gpt2_block_input(const SafetensorsHeader& header, con
 /// whole model does.
 Tensor gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes);
 
-/// One run of the model on token ids, step by step. Each step names its reads; the caller reads them
-/// (any order) and passes their bytes by ByteRead::name.
+/// One run of the model on token ids, step by step as a generation goes (Gpt2Generation): reads()
+/// names the byte ranges the next step needs, the caller reads them (any order) and hands their bytes
+/// to step() by ByteRead::name, until finished(). The steps: the embedding, each block (0, 1, ...), then
+/// either ln_f and the logits a chunk of wte's rows at a time, or (a run to a layer's input) ln_1 of
+/// that layer.
 class Gpt2Run {
  public:
-  /// Throws AttentionError: input_empty (no tokens), checkpoint_token (an id outside the vocabulary),
-  /// context_too_short (more tokens than n_ctx), too_large (gpt2_run_bytes over memory_budget_bytes).
-  /// Each step then throws non_finite_stage when finite weights overflow float32: the slot is the first
-  /// stage that turned NaN or infinite (embedding, ln_1, attn, attn_residual, ln_2, c_fc, gelu,
-  /// mlp_c_proj, mlp_residual, ln_f, logits), the message names its block (h.L), formula and position.
+  /// `input_of`: end at the input of block `input_of`'s attention (after blocks 0 .. input_of - 1)
+  /// instead of the logits. Throws AttentionError: input_empty (no tokens), checkpoint_token (an id
+  /// outside the vocabulary), context_too_short (more tokens than n_ctx), checkpoint_layer (input_of
+  /// outside 0 .. n_layer - 1), too_large (gpt2_run_bytes over memory_budget_bytes). Each step then
+  /// throws non_finite_stage when finite weights overflow float32: the slot is the first stage that
+  /// turned NaN or infinite (embedding, ln_1, attn, attn_residual, ln_2, c_fc, gelu, mlp_c_proj,
+  /// mlp_residual, ln_f, logits), the message names its block (h.L), formula and position.
   Gpt2Run(const SafetensorsHeader& header, const Gpt2Config& config, std::vector<int64_t> token_ids, double memory_budget_bytes = kDefaultMemoryBudgetBytes,
-          Gpt2Attention attention = Gpt2Attention::Full);
+          Gpt2Attention attention = Gpt2Attention::Full, std::optional<int64_t> input_of = std::nullopt);
 
   const Gpt2Config& config() const { return config_; }
   int64_t num_tokens() const { return static_cast<int64_t>(ids_.size()); }
 
-  /// Step 1: wte rows of the tokens (one read per distinct id) and wpe[:T].
-  std::vector<ByteRead> embedding_reads() const;
-  void embed(const std::map<std::string, std::vector<uint8_t>>& bytes);
-
-  /// Step 2, per block: its 12 tensors.
-  std::vector<ByteRead> block_reads(int64_t layer) const;
   struct Layer {
     Tensor input;         // Full: (1, num_tokens, n_embd), the residual stream entering the block
     Tensor attn_weights;  // Full: (1, n_head, num_tokens, num_tokens), softmax(q k^T / sqrt(head_dim)), masked
     Tensor thumbnail;     // Thumbnails: (1, n_head, S, S), attention_thumbnail(attn_weights, kGpt2ThumbnailSize)
     Tensor first_tokens;  // Thumbnails: (1, n_head, F, F), attention_first_tokens(attn_weights, kGpt2FirstTokens)
   };
-  /// Runs block `layer` (the next one: 0, 1, ...) and releases its weights.
-  Layer block(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes);
+  /// What a step did, as model.run's onProgress reports it.
+  struct Step {
+    /// "embedding", "block", "input" (ln_1 of block `layer`'s stream: the run is finished) or "logits"
+    /// (the last chunk: the run is finished); "" for a step not reported (ln_f, a logits chunk before the last).
+    std::string piece;
+    int64_t layer = -1;           // "block" and "input": the block
+    int64_t done = 0, total = 0;  // pieces reported so far, of 1 + the blocks the run runs + 1
+    std::optional<Layer> block;   // "block": what the block gives the caller
+    std::optional<Tensor> input;  // "input": (1, num_tokens, n_embd)
+  };
 
-  /// What block `layer`'s attention sees: ln_1(x) of the residual stream entering it (after block
-  /// layer - 1 ran), (1, num_tokens, n_embd); its reads are ln_1's weight and bias.
-  std::vector<ByteRead> attention_input_reads(int64_t layer) const;
-  Tensor attention_input(int64_t layer, const std::map<std::string, std::vector<uint8_t>>& bytes) const;
-
-  /// Step 3: ln_f on the last position.
-  std::vector<ByteRead> final_reads() const;
-  void final_norm(const std::map<std::string, std::vector<uint8_t>>& bytes);
-
-  /// Step 4, per chunk of kGpt2LogitsChunkRows rows of wte: logits[begin:end] = wte[begin:end] @ x_last.
-  ByteRead logits_read(int64_t begin) const;
-  void logits_rows(int64_t begin, const std::vector<uint8_t>& bytes);
+  /// The byte ranges the next step needs (none once finished): wte's rows of the tokens (one read per
+  /// distinct id) and wpe[:T]; a block's 12 tensors; ln_1's or ln_f's weight and bias; a logits chunk.
+  std::vector<ByteRead> reads() const;
+  /// Runs the next step on the bytes of reads() (a block's weights are released when it ends).
+  /// AttentionError not_in_progress once finished.
+  Step step(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  bool finished() const { return phase_ == Phase::Done; }
 
   /// Runs the products of every later step on `pool` (null: one thread; the same bits either way).
   /// The pool must outlive the steps that use it.
@@ -152,17 +154,26 @@ class Gpt2Run {
   std::vector<std::pair<int64_t, double>> top_tokens(int k) const;
 
  private:
-  const SafetensorsEntry& entry(const std::string& key) const;
+  enum class Phase { Embed, Block, Input, Final, Logits, Done };
+  Step embed(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  Step block(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  Step attention_input(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  Step final_norm(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  Step logits_rows(const std::map<std::string, std::vector<uint8_t>>& bytes);
+  /// The phase after the embedding or a block: the next block, else the input of input_of_ or ln_f.
+  Phase after_blocks() const;
+
   const SafetensorsHeader* header_;
   Gpt2Config config_;
   std::vector<int64_t> ids_;
   Gpt2Attention attention_;
-  Tensor x_;                       // (1, T, d) residual stream
-  std::vector<float> last_;        // ln_f(x)[-1], (d)
-  std::vector<float> logits_;      // (vocab_size)
-  std::vector<char> logits_done_;  // per chunk
-  int64_t next_layer_ = 0;
-  bool embedded_ = false, normed_ = false;
+  std::optional<int64_t> input_of_;
+  int64_t blocks_ = 0;         // the blocks the run runs: n_layer, or input_of
+  Tensor x_;                   // (1, T, d) residual stream
+  std::vector<float> last_;    // ln_f(x)[-1], (d)
+  std::vector<float> logits_;  // (vocab_size)
+  Phase phase_ = Phase::Embed;
+  int64_t layer_ = 0, chunk_ = 0;  // the next block, the next logits chunk
   ThreadPool* pool_ = nullptr;
 };
 

@@ -166,13 +166,6 @@ struct FileRead {
   double begin = 0, end = 0;
 };
 
-/// One chunk of wte's rows the logits read (gpt2_final): its first row, which gpt2_logits takes with
-/// the chunk's bytes, and where those bytes are in the file.
-struct LogitsChunk {
-  double row = 0;
-  FileRead read;
-};
-
 struct CheckpointPlanResult {
   std::vector<FileRead> needed;  // name = the checkpoint key
   SlotMap config;
@@ -195,9 +188,22 @@ struct NextToken {
   double prob = 0;
 };
 
+/// The end of a whole-model run: the logits at the last position and the 5 most likely next tokens.
 struct Gpt2Result {
   std::vector<float> last_logits;
   std::vector<NextToken> next_tokens;
+};
+
+/// What a step of model.run gave (Gpt2Run::Step): the piece it finished, as model.run's onProgress
+/// reports it ({step, layer, done, total}), and what that piece gives the caller.
+struct RunStepResult {
+  std::string step;             // "embedding", "block", "input", "logits"; "" for a step not reported (ln_f, a logits chunk before the last)
+  std::optional<double> layer;  // "block" and "input": the block
+  double done = 0, total = 0;   // pieces reported so far, of the embedding + the blocks + the end
+  std::optional<Gpt2Run::Layer> block;
+  std::optional<Tensor> input;       // "input": ln_1 of the stream entering block `layer`, (1, num_tokens, n_embd)
+  std::optional<Gpt2Result> logits;  // "logits"
+  bool finished = false;             // the run ended with this step ("input" or "logits")
 };
 
 /// model.generate's options as a caller gives them (each as a NumberOption: given, number or true/false).
@@ -349,31 +355,27 @@ class Session {
   std::vector<FileRead> plan_block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer) const;
   Tensor block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const;
 
-  // ---- GPT-2, the whole model, one step per call ----
+  // ---- GPT-2, the whole model: a run or a generation, one step per call ----
   OpenedModel gpt2_open(uint32_t file, const NumberOption& num_heads);
   /// `attention`: "full" or "thumbnails" (gpt2_attention_of; run_option otherwise).
   double gpt2_estimate(uint32_t model, double num_tokens, const std::string& attention) const;
-  std::vector<FileRead> gpt2_start(uint32_t model, const std::vector<double>& ids, double budget, const std::string& attention);
-  bool gpt2_embed(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
-  std::vector<FileRead> gpt2_block_reads(uint32_t model, double layer) const;
-  Gpt2Run::Layer gpt2_block(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers);
-  std::vector<FileRead> gpt2_input_reads(uint32_t model, double layer) const;
-  Tensor gpt2_input(uint32_t model, double layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const;
-  std::vector<FileRead> gpt2_final_reads(uint32_t model) const;
-  /// ln_f, then every logits chunk of wte: its first row and its read ("wte.weight[begin:end]").
-  std::vector<LogitsChunk> gpt2_final(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
-  bool gpt2_logits(uint32_t model, double begin, const std::vector<uint8_t>& bytes);
-  /// The run's result at the last position (the k most likely next tokens); ends the run.
-  Gpt2Result gpt2_finish(uint32_t model, double k);
-  bool gpt2_stop(uint32_t model);
+  /// Starts model.run (ends any run or generation in progress) on `ids`, checked against `budget` (0:
+  /// the default). `input_of` given: the run ends at the input of that block's attention
+  /// (model.attentionInput) instead of the logits. Errors of Gpt2Run's constructor.
+  bool gpt2_run(uint32_t model, const std::vector<double>& ids, const std::string& attention, const NumberOption& input_of, double budget);
+  /// Runs the run's next step on the bytes of gpt2_reads; ends the run when it is finished.
+  RunStepResult gpt2_run_step(uint32_t model, const std::map<std::string, std::vector<uint8_t>>& buffers);
   /// Starts model.generate (ends any run or generation in progress): the rules of every option, the
   /// estimate against `budget` (0: the default), and whether the weights stay resident.
   GenerateStart gpt2_generate(uint32_t model, const std::vector<double>& ids, const GenerateOptionsInput& options, double budget);
-  /// The byte ranges the generation's next step needs (none when it is resident there).
-  std::vector<FileRead> gpt2_generate_reads(uint32_t model) const;
+  /// The byte ranges the next step of the run or generation in progress needs (none when a
+  /// generation has it resident). AttentionError not_in_progress when neither is.
+  std::vector<FileRead> gpt2_reads(uint32_t model) const;
   /// Runs the generation until a token is out or more bytes are needed; `generator` (0: none) draws
   /// when the temperature is above 0. Ends the generation when it is finished.
   GenerateStepResult gpt2_generate_step(uint32_t model, uint32_t generator, const std::map<std::string, std::vector<uint8_t>>& buffers);
+  /// Ends the run or generation in progress, if any (a disposed model: nothing to end).
+  bool gpt2_stop(uint32_t model);
 
   // ---- lifetimes ----
   bool release(uint32_t handle);  // any kind; unknown handles are ignored
