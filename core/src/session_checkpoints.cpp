@@ -26,9 +26,9 @@ OpenedFile Session::checkpoint_open(const std::vector<uint8_t>& header, double f
 namespace {
 CheckpointOptions checkpoint_options(const CheckpointOptionsInput& in) {
   CheckpointOptions o;
-  o.layer = whole_option(in.layer, "layer", 0, "checkpoint_layer").value_or(0);
-  o.num_heads = whole_option(in.num_heads, "num_heads", 1, "checkpoint_num_heads");
-  o.context_length = whole_option(in.context_length, "context_length", 1, "checkpoint_context_length");
+  o.layer = whole_option(in.layer, "layer", 0, "checkpoint_layer", 0).value_or(0);
+  o.num_heads = whole_option(in.num_heads, "num_heads", 1, "checkpoint_num_heads", 12);
+  o.context_length = whole_option(in.context_length, "context_length", 1, "checkpoint_context_length", 1024);
   if (!in.into_class.empty()) o.into = validated_config(in.into_class, in.into_config);
   return o;
 }
@@ -65,13 +65,13 @@ ModuleInfo Session::load_checkpoint(uint32_t file, const CheckpointOptionsInput&
 
 std::vector<FileRead> Session::plan_block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer) const {
   const SafetensorsHeader& h = *objects_->header(file);
-  return file_reads(h, plan_gpt2_block_input(h, ids_from(ids), whole_option(layer, "layer", 0, "checkpoint_layer").value_or(0)));
+  return file_reads(h, plan_gpt2_block_input(h, ids_from(ids), whole_option(layer, "layer", 0, "checkpoint_layer", 0).value_or(0)));
 }
 
 Tensor Session::block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer, const std::map<std::string, std::vector<uint8_t>>& buffers) const {
   const SafetensorsHeader& h = *objects_->header(file);
   const std::vector<int64_t> token_ids = ids_from(ids);
-  const int64_t L = whole_option(layer, "layer", 0, "checkpoint_layer").value_or(0);
+  const int64_t L = whole_option(layer, "layer", 0, "checkpoint_layer", 0).value_or(0);
   return gpt2_block_input(h, token_ids, L, bytes_of(plan_gpt2_block_input(h, token_ids, L), buffers));
 }
 

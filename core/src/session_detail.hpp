@@ -81,7 +81,7 @@ int64_t whole_number(double x, const std::string& name, double lowest, double hi
 std::string given_as(const NumberOption& v);
 /// An optional whole-number option in [lowest, 2**31): nullopt when absent; AttentionError `code`
 /// naming `key` for anything else (a string, NaN, 2.5, a number below `lowest`).
-std::optional<int64_t> whole_option(const NumberOption& v, const char* key, double lowest, const char* code);
+std::optional<int64_t> whole_option(const NumberOption& v, const char* key, double lowest, const char* code, int64_t example);
 /// Token ids: whole numbers. One that is not (1.5, NaN) is refused here, naming its position and value;
 /// a whole number outside the vocabulary (-1, 50257) is refused by the checkpoint code, which knows it.
 std::vector<int64_t> ids_from(const std::vector<double>& ids);

@@ -18,7 +18,7 @@ constexpr int kRunTopTokens = 5;
 OpenedModel Session::gpt2_open(uint32_t file, const NumberOption& num_heads) {
   auto f = std::make_unique<Gpt2File>();
   f->header = objects_->header(file);  // shared, not copied
-  f->config = gpt2_config(*f->header, whole_option(num_heads, "num_heads", 1, "checkpoint_num_heads"));
+  f->config = gpt2_config(*f->header, whole_option(num_heads, "num_heads", 1, "checkpoint_num_heads", 12));
   OpenedModel out{objects_->next++, f->config};
   objects_->gpt2[out.handle] = std::move(f);
   return out;
@@ -34,7 +34,7 @@ double Session::gpt2_estimate(uint32_t model, double num_tokens, const std::stri
 bool Session::gpt2_run(uint32_t model, const std::vector<double>& ids, const std::string& attention, const NumberOption& input_of, double budget) {
   Gpt2File& f = objects_->model(model);
   const Gpt2Attention mode = gpt2_attention_of(attention);
-  const std::optional<int64_t> layer = whole_option(input_of, "layer", 0, "checkpoint_layer");
+  const std::optional<int64_t> layer = whole_option(input_of, "layer", 0, "checkpoint_layer", 0);
   f.run.reset();
   f.generation.reset();
   f.run = std::make_unique<Gpt2Run>(*f.header, f.config, ids_from(ids), budget > 0 ? budget : kDefaultMemoryBudgetBytes, mode, layer);
@@ -86,7 +86,9 @@ namespace {
 /// A boolean option: its default when absent; AttentionError generate_option naming `key` otherwise.
 std::optional<bool> bool_option(const NumberOption& v, const char* key) {
   if (!v.given) return std::nullopt;
-  if (!v.boolean) throw AttentionError("generate_option", key, std::string(key) + " must be true or false, got " + given_as(v), "");
+  if (!v.boolean)
+    throw AttentionError("generate_option", key, std::string(key) + " must be true or false, got " + given_as(v),
+                         "Pass {" + std::string(key) + ": true} or {" + key + ": false}, or leave " + key + " out.");
   return v.value != 0;
 }
 }  // namespace
@@ -96,7 +98,7 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
   f.run.reset();
   f.generation.reset();
   Gpt2GenerateOptions o;
-  const auto maybe = whole_option(in.max_new_tokens, "maxNewTokens", 1, "generate_option");
+  const auto maybe = whole_option(in.max_new_tokens, "maxNewTokens", 1, "generate_option", 20);
   if (!maybe) throw AttentionError("generate_option", "maxNewTokens", "maxNewTokens is required: how many tokens to generate", "For example {maxNewTokens: 20}.");
   o.max_new_tokens = *maybe;
   if (in.temperature.given) {
@@ -104,11 +106,11 @@ GenerateStart Session::gpt2_generate(uint32_t model, const std::vector<double>& 
       throw AttentionError("generate_option", "temperature", "temperature must be a number, got " + given_as(in.temperature), "For example {temperature: 1.0}.");
     o.temperature = in.temperature.value;
   }
-  o.top_k = whole_option(in.top_k, "topK", 1, "generate_option");
-  o.eos_id = whole_option(in.eos_id, "eosId", 0, "generate_option");
+  o.top_k = whole_option(in.top_k, "topK", 1, "generate_option", 50);
+  o.eos_id = whole_option(in.eos_id, "eosId", 0, "generate_option", 50256);
   o.cache = bool_option(in.cache, "cache").value_or(true);
   o.resident = bool_option(in.resident, "resident");
-  o.window = whole_option(in.window, "window", 1, "generate_option");
+  o.window = whole_option(in.window, "window", 1, "generate_option", 1024);
   o.attention = bool_option(in.attention, "attention").value_or(false);
   f.generation = std::make_unique<Gpt2Generation>(*f.header, f.config, ids_from(ids), o, budget > 0 ? budget : kDefaultMemoryBudgetBytes);
   f.generation->use_pool(objects_->pool.get());

@@ -69,10 +69,11 @@ int64_t whole_number(double x, const std::string& name, double lowest, double hi
 
 std::string given_as(const NumberOption& v) { return v.number ? "a number" : v.boolean ? "a boolean" : "a string"; }
 
-std::optional<int64_t> whole_option(const NumberOption& v, const char* key, double lowest, const char* code) {
+std::optional<int64_t> whole_option(const NumberOption& v, const char* key, double lowest, const char* code, int64_t example) {
   if (!v.given) return std::nullopt;
-  if (!v.number) throw AttentionError(code, key, std::string(key) + " must be a whole number " + range_text(lowest, kLargestCount) + ", got " + given_as(v), "");
-  return whole_number(v.value, key, lowest, kLargestCount, code, "");
+  const std::string hint = "Pass a whole number, for example {" + std::string(key) + ": " + std::to_string(example) + "}.";
+  if (!v.number) throw AttentionError(code, key, std::string(key) + " must be a whole number " + range_text(lowest, kLargestCount) + ", got " + given_as(v), hint);
+  return whole_number(v.value, key, lowest, kLargestCount, code, hint);
 }
 
 std::vector<int64_t> ids_from(const std::vector<double>& ids) {

@@ -176,7 +176,7 @@ CacheState Session::new_cache(uint32_t module, const NumberOption& window) {
     throw AttentionError("cache_unsupported", "cache", m.config().class_name() + " has no causal mask over its own keys, so there is nothing to cache",
                          "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
   KvCache c;
-  c.window = whole_option(window, "window", 1, "cache_window").value_or(0);
+  c.window = whole_option(window, "window", 1, "cache_window", 1024).value_or(0);
   const uint32_t h = objects_->next++;
   objects_->caches[h] = {module, std::move(c)};
   return objects_->state(h);

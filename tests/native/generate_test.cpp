@@ -187,6 +187,12 @@ TEST_CASE("a GPT-2 model's counts are whole numbers, refused by name with the va
   CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, numeric_cache, 0); }).said() == "generate_option [cache] cache must be true or false, got a number");
   const GenerateOptionsInput boolean_temperature{NumberOption::of(2), NumberOption::of_bool(false), {}, {}, {}, {}, {}, {}};
   CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, boolean_temperature, 0); }).said() == "generate_option [temperature] temperature must be a number, got a boolean");
+  // each refusal says what to pass instead
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, half, 0); }).hint == "Pass a whole number, for example {maxNewTokens: 20}.");
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, text, 0); }).hint == "Pass a whole number, for example {maxNewTokens: 20}.");
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, numeric_cache, 0); }).hint == "Pass {cache: true} or {cache: false}, or leave cache out.");
+  const GenerateOptionsInput zero_top_k{NumberOption::of(2), {}, NumberOption::of(0), {}, {}, {}, {}, {}};
+  CHECK(refused([&] { s.gpt2_generate(m.handle, {1}, zero_top_k, 0); }).hint == "Pass a whole number, for example {topK: 50}.");
 }
 
 TEST_CASE("a tiny GPT-2 generates greedily: cached = uncached = resident = re-read, and the first token is the whole-model run's argmax") {
