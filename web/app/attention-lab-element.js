@@ -11,14 +11,21 @@ import { callPatch, currentConfig, initialState, partialPatch, slotsPatch } from
 import { guardKeys } from "./key-guard.js";
 import { whenShown } from "./when-shown.js";
 import { announceLoadError, loadFailure } from "./load-failure.js";
-import { allowScript, workerRefusal } from "./worker-url.js";
+import { RUN_WORKER, workerRefusal } from "./worker-url.js";
 import {
   STATE_ATTRS, claimUrl, hasUrlState, lockConflicts, readState, readUrlState, releaseUrl, slotNames, urlPrefix, urlPrefixProblem, withoutLocked,
 } from "./url-state.js";
 
-const STYLE_URL = new URL("./style.css", import.meta.url).href;
-const WORKER_URL = new URL("./run-worker.js", import.meta.url).href;
-allowScript(WORKER_URL); // the one script the widget's Trusted Types policy passes (worker-url.js)
+// The pattern bundlers follow (webpack 5 and Vite emit style.css as a file of the bundle); null where this
+// module has no URL of its own (bundled into a classic script): the widget then goes unstyled, and says why.
+const STYLE_URL = (() => {
+  try {
+    return new URL("./style.css", import.meta.url).href;
+  } catch {
+    console.warn("attention-lab: the <attention-lab> element has no URL of its own (bundled into a classic script), so it cannot find its style sheet or its Worker: bundle it as an ES module (esbuild --format=esm).");
+    return null;
+  }
+})();
 
 /** A space-separated attribute as a set, keeping only the names in `allowed`. */
 function nameSet(text, allowed) {
@@ -215,11 +222,15 @@ export class AttentionLabElement extends HTMLElement {
     const others = document.querySelectorAll("attention-lab").length > 1;
     const skeleton = buildSkeleton(this.getAttribute("aria-label") || this.id || (others ? String([...document.querySelectorAll("attention-lab")].indexOf(this) + 1) : ""));
     skeleton.hidden = true;
-    const link = h("link", { rel: "stylesheet", href: STYLE_URL });
     const show = () => { skeleton.hidden = false; };
-    link.addEventListener("load", show);
-    link.addEventListener("error", show);
-    root.append(link, skeleton);
+    if (STYLE_URL !== null) {
+      const link = h("link", { rel: "stylesheet", href: STYLE_URL });
+      link.addEventListener("load", show);
+      link.addEventListener("error", show);
+      root.append(link);
+    }
+    root.append(skeleton);
+    if (STYLE_URL === null) show();
     const status = root.getElementById("status");
     // Hidden (hidden="", display: none here or above), it loads nothing and runs nothing until shown (or run() is called).
     this.shown = whenShown(this);
@@ -275,7 +286,7 @@ export class AttentionLabElement extends HTMLElement {
       layout: compact ? "compact" : "",
       // A compact widget waits for the reader's Run (predict first) unless autorun="on".
       autorun: compact ? this.getAttribute("autorun") === "on" : this.getAttribute("autorun") !== "off",
-      workerUrl: WORKER_URL,
+      workerUrl: RUN_WORKER,
     });
     // A page whose Trusted Types refuse the widget's Worker hears why (the widget runs on its thread instead).
     this.view.runner.onBlocked = (error) => announceLoadError(this, error);
