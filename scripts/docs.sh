@@ -4,9 +4,9 @@
 #   JS:  TypeDoc over web/lib/attention-lab.d.ts          -> build/docs/js/index.html
 #        with docs/index.md as its landing page and the getting-started pages and docs/widget.md,
 #        and its model as JSON -> build/docs/js.json (tests/node/docs.test.mjs reads it)
-#   The <attention-lab> element: its JSDoc -> build/docs/custom-elements.json (@custom-elements-manifest/
-#        analyzer) -> docs/widget.md; fails when that page is stale or the JSDoc misses (or invents) an
-#        attribute, event or CSS property of the element (scripts/widget-docs.mjs)
+#   The <attention-lab> element: its JSDoc -> custom-elements.json (@custom-elements-manifest/analyzer;
+#        shipped in the npm package) -> docs/widget.md; fails when either is stale or the JSDoc misses (or
+#        invents) an attribute, event or CSS property of the element (scripts/widget-docs.mjs)
 # TypeDoc lives in tools/docs with its own pinned TypeScript 5: it needs TypeScript's JS API, which the
 # project's TypeScript 7 (the native compiler, used for the .d.ts type checks) does not have.
 set -euo pipefail

@@ -1,19 +1,21 @@
 // The <attention-lab> element's docs, from its JSDoc: @custom-elements-manifest/analyzer (tools/docs)
-// reads web/app/attention-lab-element.js into a custom-elements.json, and this script renders that
-// manifest into docs/widget.md (committed, so it reads on GitHub too; TypeDoc includes it).
-//   node scripts/widget-docs.mjs           writes docs/widget.md and build/docs/custom-elements.json
-//   node scripts/widget-docs.mjs --check   (npm run docs) fails when docs/widget.md is stale, or when the
+// reads web/app/attention-lab-element.js into custom-elements.json, and this script renders that
+// manifest into docs/widget.md (committed, so it reads on GitHub too; TypeDoc includes it). The manifest
+// is committed too and ships in the npm package (package.json "customElements" names it: editors and
+// Storybook read the element's attributes, events, properties and parts from it).
+//   node scripts/widget-docs.mjs           writes docs/widget.md and custom-elements.json
+//   node scripts/widget-docs.mjs --check   (npm run docs) fails when either is stale, or when the
 //                                          manifest and the element disagree: attributes, events, CSS
 //                                          custom properties and parts (see elementFacts below)
 // Needs tools/docs' packages (`npm ci --prefix tools/docs`; npm run docs installs them).
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const ELEMENT = "web/app/attention-lab-element.js";
 export const PAGE = "docs/widget.md";
-const MANIFEST_OUT = "build/docs/custom-elements.json";
+export const MANIFEST = "custom-elements.json";
 const ANALYZER = path.join(ROOT, "tools/docs/node_modules/@custom-elements-manifest/analyzer/index.js");
 
 // Documented ahead of the code that adds them (issue 20's widget branch): not yet read by the element.
@@ -184,21 +186,18 @@ async function main() {
   const check = process.argv.includes("--check");
   const manifest = await manifestOf(readFileSync(path.join(ROOT, ELEMENT), "utf8"));
   const decl = elementOf(manifest);
-  mkdirSync(path.join(ROOT, path.dirname(MANIFEST_OUT)), { recursive: true });
-  writeFileSync(path.join(ROOT, MANIFEST_OUT), `${JSON.stringify(manifest, null, 2)}\n`);
   const problems = mismatches(decl, await elementFacts());
-  const page = render(decl);
-  const file = path.join(ROOT, PAGE);
-  if (check) {
-    if (!existsSync(file) || readFileSync(file, "utf8") !== page) problems.push(`${PAGE} is stale: run node scripts/widget-docs.mjs and commit it`);
-  } else {
-    writeFileSync(file, page);
+  const outputs = [[PAGE, render(decl)], [MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`]];
+  for (const [name, text] of outputs) {
+    const file = path.join(ROOT, name);
+    if (!check) writeFileSync(file, text);
+    else if (!existsSync(file) || readFileSync(file, "utf8") !== text) problems.push(`${name} is stale: run node scripts/widget-docs.mjs and commit it`);
   }
   if (problems.length) {
     for (const p of problems) console.error(`widget docs: ${p}`);
     process.exit(1);
   }
-  console.log(`widget docs: ${decl.attributes.length} attributes, ${decl.events.length} events, ${decl.cssProperties.length} CSS properties, ${decl.cssParts.length} parts (${MANIFEST_OUT}${check ? "" : `, ${PAGE}`})`);
+  console.log(`widget docs: ${decl.attributes.length} attributes, ${decl.events.length} events, ${decl.cssProperties.length} CSS properties, ${decl.cssParts.length} parts (${check ? "checked" : "wrote"} ${PAGE}, ${MANIFEST})`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

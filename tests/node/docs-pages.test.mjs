@@ -6,7 +6,8 @@
 //    builds and runs, verbatim;
 //  - the pages' relative links point at files that exist;
 //  - scripts/widget-docs.mjs's checks catch an attribute, event or CSS property the element has and
-//    its JSDoc does not document, and one documented that the element does not have.
+//    its JSDoc does not document, and one documented that the element does not have; the committed
+//    custom-elements.json (the npm package's "customElements") is the element's manifest as it is.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -91,9 +92,14 @@ test("the docs pages' relative links point at files that exist", () => {
 });
 
 test("the widget's docs: the manifest documents exactly what the element reads, sends and uses", { skip: !ANALYZER && "tools/docs not installed (npm run docs installs it)" }, async () => {
-  const { ELEMENT, PENDING, elementFacts, elementOf, manifestOf, mismatches, render } = await import("../../scripts/widget-docs.mjs");
+  const { ELEMENT, MANIFEST, PENDING, elementFacts, elementOf, manifestOf, mismatches, render } = await import("../../scripts/widget-docs.mjs");
   const source = readFileSync(path.join(ROOT, ELEMENT), "utf8");
-  const decl = elementOf(await manifestOf(source));
+  const manifest = await manifestOf(source);
+  const decl = elementOf(manifest);
+  // custom-elements.json is that manifest, and the package names it for editors and tools
+  assert.deepEqual(JSON.parse(readFileSync(path.join(ROOT, MANIFEST), "utf8")), manifest);
+  assert.equal(JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).customElements, MANIFEST);
+  assert.deepEqual(manifest.modules.map((m) => m.path), [ELEMENT]);
   const facts = await elementFacts();
   assert.deepEqual(mismatches(decl, facts), []);
   // every slot name of every class is an attribute (the core's list), and so are the element's own
