@@ -4,12 +4,13 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { PAGE_PARTS } from "../bin/page-server.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const WEB = path.join(ROOT, "web");
 const DIST = path.join(ROOT, "dist");
-/** What the page and the widget load; web/wasm (the bindings' C++ source) stays out. */
-const PARTS = ["index.html", "embed.html", "app", "lib", "vendor"];
+/** What the page and the widget load (npx attention-lab serves the same); web/wasm (the bindings' C++ source) stays out. */
+const PARTS = PAGE_PARTS;
 
 for (const part of PARTS) {
   if (!existsSync(path.join(WEB, part))) throw new Error(`dist: web/${part} is missing (run scripts/build.sh)`);

@@ -6,7 +6,9 @@
 // threaded build's attention_core_mt.mjs, attention_core_mt.wasm, attention_core_mt_fma.wasm and its
 // pthread worker (attention_core_mt.worker.js, .worker.cjs) exist, are not empty, are what the build
 // makes (each .wasm starts with the WebAssembly magic, each .mjs exports createAttentionCore), and, when
-// the tree has a build (build/wasm/), are the same bytes as it.
+// the tree has a build (build/wasm/), are the same bytes as it; and that the page's vendored GPT-2
+// tokenizer (web/vendor/, which the build copies from node_modules) is there: the package ships the
+// page and the element (npx attention-lab, import "attention-lab/element"), whose GPT-2 panel imports it.
 // Usage: node scripts/prepack.mjs [root]   (exit 1 with the reason on stderr)
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -49,9 +51,17 @@ export function packProblems(root) {
   return problems;
 }
 
+/** The vendored files the page imports (scripts/vendor.mjs writes them), relative to web/. */
+export const VENDORED = ["vendor/gpt-tokenizer/encoding/r50k_base.js", "vendor/gpt-tokenizer/bpeRanks/r50k_base.js"];
+
+/** The reasons the page's own files (beside the core) cannot be packed: the vendored tokenizer missing. */
+export function pageProblems(root) {
+  return VENDORED.filter((f) => !existsSync(path.join(root, "web", f))).map((f) => `web/${f} is missing: the build copies the page's GPT-2 tokenizer there (node scripts/vendor.mjs).`);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const root = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), ".."));
-  const problems = packProblems(root);
+  const problems = [...packProblems(root), ...pageProblems(root)];
   if (problems.length > 0) {
     console.error(`prepack: refusing to pack attention-lab:\n${problems.map((p) => `  - ${p}`).join("\n")}\n${BUILD}`);
     process.exit(1);

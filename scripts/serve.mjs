@@ -5,27 +5,13 @@
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import sirv from "sirv";
+import { ISOLATION_HEADERS, SECURITY_HEADERS, parseCommandLine as parsePageCommandLine } from "../bin/page-server.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "web");
 
-/** The page's security headers: its own files only, no inline script, no remote origins.
- *  connect-src 'self' covers the WebAssembly binary, compiled while it streams in (instantiateStreaming). */
-export const SECURITY_HEADERS = {
-  "Content-Security-Policy":
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'",
-  "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
-};
-
-/** Cross-origin isolation (issue 21.2): with both, the page may share memory with its Workers
- *  (crossOriginIsolated, SharedArrayBuffer), so the facade loads the threaded core. require-corp
- *  holds every subresource to same-origin or CORP-marked: the page loads only its own files. */
-export const ISOLATION_HEADERS = {
-  "Cross-Origin-Opener-Policy": "same-origin",
-  "Cross-Origin-Embedder-Policy": "require-corp",
-};
+// The page's headers and command line have one home, the server the npm package ships (npx attention-lab).
+export { ISOLATION_HEADERS, SECURITY_HEADERS };
 
 /**
  * A request for a file that `hold.held(pathname)` names waits for `hold.until` (a promise: the build
@@ -93,21 +79,9 @@ Options:
 
 For dist/ (the same files, after npm run build), any static server works, e.g. python3 -m http.server -d dist.`;
 
-/** The command line read into {port, host} or {help: true}; throws an Error whose message says what is wrong. */
+/** The command line read into {port, host} or {help: true} (default port 8080); throws an Error whose message says what is wrong. */
 export function parseCommandLine(args, env = process.env) {
-  let values;
-  try {
-    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: { port: { type: "string" }, host: { type: "string" }, help: { type: "boolean", short: "h" } } }));
-  } catch (err) {
-    throw new Error(err.message.replace(/\. To specify a positional argument.*$/s, "."));
-  }
-  if (values.help) return { help: true };
-  const portText = values.port ?? env.PORT ?? "8080";
-  const from = values.port !== undefined ? "--port" : env.PORT !== undefined ? "PORT" : "the default";
-  if (!/^\d+$/.test(portText) || Number(portText) > 65535) throw new Error(`${from} ${JSON.stringify(portText)} is not a port: give a whole number from 0 to 65535 (0 picks a free one)`);
-  const host = values.host ?? "127.0.0.1";
-  if (host.trim() === "") throw new Error("--host is empty: give an address such as 127.0.0.1 or 0.0.0.0");
-  return { port: Number(portText), host };
+  return parsePageCommandLine(args, env, "8080");
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,5 +1,7 @@
-// The npm package holds what a user imports and what its README links, nothing else. `npm pack` gives
-// the library (the browser module, its Node entry, the .d.ts, the built WebAssembly core), the README,
+// The npm package holds what a user imports, runs and what its README links, nothing else. `npm pack` gives
+// the library (the browser module, its Node entry, the .d.ts, the built WebAssembly core), the element
+// and the teaching page (web/app, web/index.html, web/embed.html, the vendored GPT-2 tokenizer, the
+// element's custom-elements.json) with npx attention-lab's server (bin/), the README,
 // the docs pages it links (docs/**/*.md: the getting-started pages, the element's reference, the API
 // in depth, benchmarks, reliability, design, layout) and its screenshot, CONTRIBUTING.md, the
 // changelog and the license. Installed from the tarball into an empty folder (no network: it has no
@@ -54,8 +56,14 @@ describe("the npm package", () => {
     return JSON.parse(execFileSync(process.execPath, [...args, file], { cwd: app, encoding: "utf8" }));
   };
 
-  test("npm pack ships the library alone; installed into an empty folder it imports and runs", () => {
-    assert.deepEqual(packed.files.map((f) => f.path).sort(), [
+  test("npm pack ships the library, the element and the page; installed into an empty folder it imports and runs", () => {
+    // the element and the page (issue 41): web/app as committed, the vendored tokenizer as the build wrote it
+    const page = (f) => /^(web\/app\/|web\/vendor\/|bin\/)|^web\/(index|embed)\.html$|^custom-elements\.json$/.test(f);
+    const vendored = execFileSync("find", ["web/vendor", "-type", "f"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n");
+    const committed = execFileSync("git", ["ls-files", "web/app"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n");
+    assert.deepEqual(packed.files.map((f) => f.path).filter(page).sort(), ["bin/attention-lab.mjs", "bin/page-server.mjs", "custom-elements.json", ...committed, ...vendored, "web/embed.html", "web/index.html"].sort());
+    assert.ok(committed.includes("web/app/run-worker.js") && committed.includes("web/app/style.css") && vendored.includes("web/vendor/gpt-tokenizer/encoding/r50k_base.js"));
+    assert.deepEqual(packed.files.map((f) => f.path).filter((f) => !page(f)).sort(), [
       "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE", "README.md",
       "docs/api.md", "docs/benchmarks.md", "docs/bundlers.md", "docs/cpp-mainpage.md", "docs/design.md", "docs/getting-started/course-author.md", "docs/getting-started/cpp-developer.md",
       "docs/getting-started/js-developer.md", "docs/getting-started/reader.md", "docs/index.md", "docs/layout.md", "docs/reliability.md", "docs/screenshot.png", "docs/torch-rng.md", "docs/widget.md",
@@ -71,8 +79,10 @@ describe("the npm package", () => {
     // .d.ts that documents every declaration (issue 20), and the docs the README links with its
     // screenshot (~190 KB, so that the README's links work from node_modules); 2.26 MB with the chapter 4
     // and 5 bonus classes of issue 40 (the gate and RoPE passes, the stage table) in each binary; 2.29 MB
-    // with the CommonJS build for Jest (~26 KB gzip, issue 41) and docs/bundlers.md
-    assert.ok(packed.size < 2_300_000, `${packed.size} bytes packed`);
+    // with the CommonJS build for Jest (~26 KB gzip, issue 41) and docs/bundlers.md; 2.66 MB (7.7 MB
+    // unpacked) with the element and the page (issue 41): web/app's sources (~135 KB gzip), the vendored
+    // GPT-2 tokenizer (~225 KB gzip, most of it GPT-2's BPE ranks) and the two pages
+    assert.ok(packed.size < 2_700_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog (Keep a Changelog) has a section for
     // it: released ("## [0.1.0] - 2026-12-24"), or the unreleased one, which names the version it becomes
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
