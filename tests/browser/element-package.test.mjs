@@ -6,6 +6,8 @@
 //   style.css and the core's files copied beside the bundle, and from a plain page through an import map;
 // - TypeScript (strict, bundler and nodenext resolution) in that project: the export's types name the
 //   tag in HTMLElementTagNameMap, run() and the events' details;
+// - esbuild's default output (a classic script, where import.meta.url is empty): the widget says why it
+//   cannot start (wasm_url) and the console how to bundle it;
 // - `npx attention-lab` in that project, with a PATH that has node, npx and sh and nothing else (no emcc,
 //   no compiler): it serves the teaching page on a free port.
 // Every host is served cross-origin isolated (COOP/COEP) and opened in Chromium. The widget's first run
@@ -126,6 +128,9 @@ describe("the element and the page from the npm package", () => {
     warnings.esbuild = es.warnings.map((w) => w.text);
     copyBeside(app, path.join(site, "esbuild"));
     writeFileSync(path.join(site, "esbuild", "index.html"), hostPage("esbuild", '<script type="module" src="./main.js"></script>'));
+    // esbuild's default browser output, a classic script: the element has no URL of its own
+    await esbuild.build({ absWorkingDir: app, entryPoints: ["main.js"], bundle: true, outdir: path.join(site, "iife"), logLevel: "silent" });
+    writeFileSync(path.join(site, "iife", "index.html"), hostPage("iife", '<script src="./main.js"></script>'));
     if (rollupTools) {
       // rollup: two inputs, the element's dependencies resolved from node_modules (browser: true)
       const seen = [];
@@ -182,6 +187,21 @@ describe("the element and the page from the npm package", () => {
     const got = await widgetRuns(context, at("site/esbuild/"));
     assertRuns(got, "cores", /^\/site\/esbuild\/run-worker\.js$/);
     assert.deepEqual(got.missing, []);
+  });
+
+  test("esbuild's default output (a classic script, no import.meta.url): the widget says why it cannot start and the console how to bundle it", async () => {
+    const page = await context.newPage();
+    const seen = [];
+    page.on("console", (m) => seen.push(`${m.type()}: ${m.text()}`));
+    page.on("pageerror", (e) => seen.push(`page error: ${e.message}`));
+    await page.goto(at("site/iife/"));
+    await page.locator("attention-lab[data-load-error]").waitFor({ timeout: 60_000 });
+    const outcome = await page.evaluate(() => document.querySelector("attention-lab").run().then(() => null, (e) => ({ code: e.code, message: e.message })));
+    assert.equal(outcome.code, "wasm_url");
+    assert.match(outcome.message, /cannot be located: this copy of attention-lab\.js has no URL of its own \(bundled into a classic script/);
+    assert.ok(seen.some((line) => /^warning: attention-lab: the <attention-lab> element has no URL of its own .*bundle it as an ES module \(esbuild --format=esm\)/.test(line)), seen.join("\n"));
+    assert.deepEqual(seen.filter((line) => /^(error|page error)/.test(line)), []);
+    await page.close();
   });
 
   test("rollup with @rollup/plugin-node-resolve, the Worker as a second input and the files copied beside: the widget runs its Worker on threads", { skip: !rollupTools && "rollup and @rollup/plugin-node-resolve are not installed (devDependencies of the bundler recipes)" }, async () => {
