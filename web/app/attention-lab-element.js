@@ -42,6 +42,12 @@ function nameSet(text, allowed) {
  *   locked="class d_out num_heads" hidden="compare code"></attention-lab>
  * ```
  *
+ * From the npm package, `import "attention-lab/element"` defines it: webpack 5 and Vite bundle it with
+ * its style sheet, Worker and `.wasm` as they are; esbuild and Rollup take its Worker,
+ * `node_modules/attention-lab/web/app/run-worker.js`, as a second entry point named `run-worker`, with the element's
+ * `style.css` and the core's `web/lib/attention_core*` files copied beside the bundle (the course
+ * author's guide has each recipe). `npx attention-lab` serves the teaching page from the installed package.
+ *
  * Slot attributes take Python literal text (`"768"`, `"0.0"`, `"True"`, `"None"`, `"torch.float32"`),
  * checked like typing in the setup panel; their names are the core's (every slot of every class), so
  * the same names work in `locked` and in the URL. A locked value holds against every path: its field, the
