@@ -16,8 +16,8 @@
 // enough for the widget's Worker (MultiHeadAttention(64, 64, 256, 0.0, 4) on 256 seeded tokens) runs
 // there, with Node's bits, on the machine's cores (at most 4) where the core's threaded files sit beside
 // the Worker's script (esbuild, Rollup, the import map, npx), on one thread where the bundler emits only
-// the single-thread binaries (Vite, webpack: their Worker asks for the threaded files, gets 404 and runs
-// on one thread).
+// the single-thread binaries (Vite, webpack: their Worker finds no threaded files beside it, Vite's by a
+// 404, webpack's at the file: URL webpack puts for import.meta.url, and runs on one thread).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
