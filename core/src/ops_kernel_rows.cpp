@@ -59,12 +59,12 @@ ValueSummary summarize_values(const float* x, int64_t n) {
   return stream.finish();
 }
 
-SummaryStream::SummaryStream() {
+SummaryStream::SummaryStream(float fill) : fill_(fill) {
   for (int l = 0; l < 4; ++l) {
     lo_[l] = std::numeric_limits<float>::infinity();
     hi_[l] = -std::numeric_limits<float>::infinity();
     block_[l] = 0.0f;
-    finite_[l] = neg_inf_[l] = zeros_[l] = 0;
+    finite_[l] = neg_inf_[l] = zeros_[l] = masked_[l] = 0;
   }
 }
 
@@ -77,17 +77,22 @@ void SummaryStream::add(const float* x, int64_t n) {
   const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
   const V neg_inf = hn::Neg(inf);
   const V zero = hn::Zero(d);
+  const V fill = hn::Set(d, fill_);
   V lo = hn::Load(d, lo_), hi = hn::Load(d, hi_), block = hn::Load(d, block_);
-  auto finite = hn::Load(di, finite_), masked = hn::Load(di, neg_inf_), zeros = hn::Load(di, zeros_);  // per-lane counts (each mask lane is -1)
+  auto finite = hn::Load(di, finite_), neg_infs = hn::Load(di, neg_inf_), zeros = hn::Load(di, zeros_);  // per-lane counts (each mask lane is -1)
+  auto masked = hn::Load(di, masked_);
   int64_t in_block = in_block_;
   double sum = sum_;
   const auto step = [&](const V v) {
     const auto is_finite = hn::Eq(hn::Sub(v, v), zero);  // inf - inf and NaN - NaN are NaN
-    lo = hn::Min(lo, hn::IfThenElse(is_finite, v, inf));
-    hi = hn::Max(hi, hn::IfThenElse(is_finite, v, neg_inf));
-    block = hn::Add(block, hn::IfThenElseZero(is_finite, v));
+    const auto is_masked = hn::Eq(v, fill);
+    const auto counted = hn::AndNot(is_masked, is_finite);  // a finite fill (finfo.min) stays out of min, max and sum
+    lo = hn::Min(lo, hn::IfThenElse(counted, v, inf));
+    hi = hn::Max(hi, hn::IfThenElse(counted, v, neg_inf));
+    block = hn::Add(block, hn::IfThenElseZero(counted, v));
     finite = hn::Sub(finite, hn::BitCast(di, hn::VecFromMask(d, is_finite)));
-    masked = hn::Sub(masked, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, neg_inf))));
+    neg_infs = hn::Sub(neg_infs, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, neg_inf))));
+    masked = hn::Sub(masked, hn::BitCast(di, hn::VecFromMask(d, is_masked)));
     zeros = hn::Sub(zeros, hn::BitCast(di, hn::VecFromMask(d, hn::Eq(v, zero))));
   };
   // After 4096 values, a partial sum: the block's lanes into the double, in lane order.
@@ -124,8 +129,9 @@ void SummaryStream::add(const float* x, int64_t n) {
   hn::Store(hi, d, hi_);
   hn::Store(block, d, block_);
   hn::Store(finite, di, finite_);
-  hn::Store(masked, di, neg_inf_);
+  hn::Store(neg_infs, di, neg_inf_);
   hn::Store(zeros, di, zeros_);
+  hn::Store(masked, di, masked_);
 }
 
 ValueSummary SummaryStream::finish() const {
@@ -137,22 +143,26 @@ ValueSummary SummaryStream::finish() const {
     s.finite += finite_[l];
     s.neg_inf += neg_inf_[l];
     s.zeros += zeros_[l];
+    s.masked += masked_[l];
   }
   float min = *std::min_element(lo_, lo_ + kLanes);
   float max = *std::max_element(hi_, hi_ + kLanes);
   for (int c = 0; c < carried_; ++c) {  // the last few values, one at a time
     const float v = carry_[c];
     if (v == -std::numeric_limits<float>::infinity()) ++s.neg_inf;
+    s.masked += v == fill_;
     if (!std::isfinite(v)) continue;
+    ++s.finite;
+    s.zeros += v == 0.0f;
+    if (v == fill_) continue;
     min = std::min(min, v);
     max = std::max(max, v);
     sum += v;
-    ++s.finite;
-    s.zeros += v == 0.0f;
   }
   s.min = min;
   s.max = max;
   s.sum = sum;
+  s.counted = s.finite - (std::isfinite(fill_) ? s.masked : 0);
   return s;
 }
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace attention_lab {
 
@@ -45,7 +44,7 @@ ForwardPlan plan_forward(const ModuleConfig& c) {
   p.extra_kv = c.extra_kv_tokens();
   p.latent_dim = has_param(c, Role::LatentDown, Layout::OutIn) ? c.latent_width() : 0;
   p.rope_theta = r.rope_theta;
-  p.mask_fill = r.mask_fill_min ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
+  p.mask_fill = r.mask_fill();
   p.gate = has_param(c, Role::Gate, Layout::OutIn);
   return p;
 }

@@ -131,25 +131,23 @@ std::string tensor_string(const Tensor& t, int decimals) {
 }
 
 namespace {
-TensorSummary summary_of(float min, float max, double sum, int64_t finite, int64_t neg_inf, int64_t zeros, int64_t count, int64_t nan_rows = 0) {
+TensorSummary summary_of(const ops::ValueSummary& v, int64_t count, int64_t nan_rows = 0) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   TensorSummary s;
-  s.non_finite = count - finite;
+  s.non_finite = count - v.finite;
   s.nan_rows = nan_rows;
-  s.min = finite ? min : nan;
-  s.max = finite ? max : nan;
-  s.mean = finite ? sum / static_cast<double>(finite) : nan;
-  s.neg_inf = neg_inf;
-  s.zeros = zeros;
+  s.min = v.counted ? v.min : nan;
+  s.max = v.counted ? v.max : nan;
+  s.mean = v.counted ? v.sum / static_cast<double>(v.counted) : nan;
+  s.neg_inf = v.neg_inf;
+  s.masked = v.masked;
+  s.zeros = v.zeros;
   s.count = count;
   return s;
 }
 }  // namespace
 
-TensorSummary summarize(const Tensor& t) {
-  const ops::ValueSummary v = ops::summarize_values(t.data.data(), t.numel());
-  return summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, t.numel());
-}
+TensorSummary summarize(const Tensor& t) { return summary_of(ops::summarize_values(t.data.data(), t.numel()), t.numel()); }
 
 namespace {
 /// Values in one slice over the last two axes (all of a tensor below rank 2).
@@ -188,15 +186,17 @@ std::vector<TensorSummary> summaries_of_slices(const Shape& shape, const std::fu
     if (v.finite < slice && cols > 0)
       for (int64_t r = offset; r < offset + slice; r += cols) nan_rows += std::isnan(value_at(r)) ? 1 : 0;
     nan_rows_all += nan_rows;
-    out.push_back(summary_of(v.min, v.max, v.sum, v.finite, v.neg_inf, v.zeros, slice, nan_rows));
+    out.push_back(summary_of(v, slice, nan_rows));
     all.min = std::min(all.min, v.min);
     all.max = std::max(all.max, v.max);
     all.sum += v.sum;
     all.finite += v.finite;
     all.neg_inf += v.neg_inf;
     all.zeros += v.zeros;
+    all.masked += v.masked;
+    all.counted += v.counted;
   }
-  whole = summary_of(all.min, all.max, all.sum, all.finite, all.neg_inf, all.zeros, numel, nan_rows_all);
+  whole = summary_of(all, numel, nan_rows_all);
   return out;
 }
 

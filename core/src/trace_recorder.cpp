@@ -96,6 +96,7 @@ TraceRecorder::TraceRecorder(const PassContext& ctx) : ctx_(ctx) {
   if (p.mask != MaskKind::None && !masked_view_) kept_[1].data.reserve(stage_size_);
   if (p.dropout_stage && !dropped_view_) kept_[3].data.reserve(stage_size_);
   for (auto& v : slab_values_) v.resize(static_cast<size_t>(ctx.chunk.b * p.query_heads));
+  streams_[1] = ops::SummaryStream(p.mask_fill);  // the masked scores count the plan's fill as masked
 }
 
 void TraceRecorder::keep(Tensor& stage, size_t offset, const float* values, int64_t n) {
@@ -121,7 +122,7 @@ void TraceRecorder::slab_done(size_t slab) {
   // Each slab's summaries, made while its rows were still in cache, not read back from the whole stages.
   for (int k = 0; k < 3; ++k) slab_values_[k][slab] = streams_[k].finish();
   slab_values_[3][slab] = ctx_.apply_dropout ? streams_[3].finish() : slab_values_[2][slab];
-  for (auto& s : streams_) s = ops::SummaryStream();
+  for (size_t k = 0; k < 4; ++k) streams_[k] = ops::SummaryStream(k == 1 ? ctx_.plan().mask_fill : -std::numeric_limits<float>::infinity());
 }
 
 Stage TraceRecorder::named_stage(StageId id) const {

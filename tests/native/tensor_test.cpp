@@ -107,8 +107,39 @@ TEST_SUITE("tensor") {
       CHECK(got.finite == one.finite);
       CHECK(got.neg_inf == one.neg_inf);
       CHECK(got.zeros == one.zeros);
+      CHECK(got.masked == one.masked);
+      CHECK(got.counted == one.counted);
     }
     CHECK(one.neg_inf == static_cast<int64_t>((v.size() + 14) / 17));
+  }
+
+  TEST_CASE("a stream whose mask fill is torch.finfo(float32).min counts it as masked and leaves it out of min, max and mean") {
+    const float lowest = std::numeric_limits<float>::lowest();  // torch.finfo(torch.float32).min = -3.4028234663852886e38
+    const float inf = std::numeric_limits<float>::infinity();
+    // 4 + 4 + 3 values (two vectors and a tail): kept 1, -2, 3, 0.5, 0, -0.25 -> min -2, max 3, mean 2.25 / 6 = 0.375
+    const std::vector<float> v = {1.0f, lowest, -2.0f, lowest, 3.0f, 0.5f, lowest, 0.0f, -inf, lowest, -0.25f};
+    ops::SummaryStream stream(lowest);
+    stream.add(v.data(), 5);
+    stream.add(v.data() + 5, 6);
+    const ops::ValueSummary got = stream.finish();
+    CHECK(got.masked == 4);
+    CHECK(got.neg_inf == 1);
+    CHECK(got.finite == 10);  // the fill is finite: counted as finite, not in min, max and sum
+    CHECK(got.counted == 6);
+    CHECK(got.min == -2.0f);
+    CHECK(got.max == 3.0f);
+    CHECK(got.sum == doctest::Approx(2.25));
+    TensorSummary whole;
+    const std::vector<TensorSummary> slices = summaries_of_slices(Tensor({11}, v), {got}, whole);
+    CHECK(whole.masked == 4);
+    CHECK(whole.mean == doctest::Approx(0.375));
+    CHECK(whole.non_finite == 1);  // the -inf alone
+    CHECK(slices.at(0).masked == 4);
+    // the default fill (-inf): the -inf is the masked value, the lowest float an ordinary one
+    const ops::ValueSummary plain = ops::summarize_values(v.data(), static_cast<int64_t>(v.size()));
+    CHECK(plain.masked == 1);
+    CHECK(plain.counted == 10);
+    CHECK(plain.min == lowest);
   }
 
   TEST_CASE("every traced stage carries the summary of its own tensor") {

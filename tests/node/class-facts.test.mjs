@@ -207,6 +207,37 @@ test("each copy note names every matrix it copies, and a preset's note does not 
   }
 });
 
+test("the mask's fill is a class fact (GatedMultiHeadAttention: torch.finfo(float32).min), and the masked scores' summaries count it as masked, out of min, max and mean", () => {
+  const fills = Object.fromEntries(lab.classes.map((name) => [name, lab.classFacts(name).maskFill]));
+  assert.equal(fills.GatedMultiHeadAttention, -3.4028234663852886e38);  // float32's lowest: torch.finfo(torch.float32).min
+  assert.equal(fills.GatedMultiHeadAttention, -((2 - 2 ** -23) * 2 ** 127));
+  for (const [name, fill] of Object.entries(fills)) if (name !== "GatedMultiHeadAttention") assert.equal(fill, -Infinity, name);
+  const config = { d_in: 3, d_out: 2, context_length: 6, dropout: 0.0, num_heads: 2, qkv_bias: true };
+  const x = stackTwo(lab.bookTokens());  // (2, 6, 3): 2 x 2 query x key slices of 6 x 6, 15 masked keys each (the strict upper triangle)
+  for (const className of ["GatedMultiHeadAttention", "MultiHeadAttention"]) {
+    const fill = fills[className];
+    const r = lab.run(className, config, x, { seed: 123, trace: true });
+    const masked = r.trace.find((s) => s.id === "attn_scores_masked");
+    const kept = Array.from(masked.data).filter((v) => v !== fill);
+    assert.equal(masked.data.length - kept.length, 60, className);
+    assert.deepEqual({ masked: masked.summary.masked, negInf: masked.summary.negInf, nonFinite: masked.summary.nonFinite }, className === "MultiHeadAttention" ? { masked: 60, negInf: 60, nonFinite: 60 } : { masked: 60, negInf: 0, nonFinite: 0 });
+    assert.deepEqual(masked.sliceSummaries.map((s) => s.masked), [15, 15, 15, 15]);
+    // min, max and mean over the 84 scores a query sees: the fill would have made min -3.4e38 and mean about -1e38
+    assert.equal(masked.summary.min, Math.min(...kept), className);
+    assert.equal(masked.summary.max, Math.max(...kept), className);
+    assert.ok(Math.abs(masked.summary.mean - kept.reduce((a, v) => a + v, 0) / kept.length) < 1e-6, `${className}: mean ${masked.summary.mean}`);
+    assert.ok(masked.summary.min > -10, `${className}: min ${masked.summary.min}`);
+    // the lazy trace's (the masked scores a view of the scores and the mask) says the same
+    const lazy = lab.run(className, config, x, { seed: 123, trace: "lazy" });
+    const view = lazy.trace.stages.find((s) => s.id === "attn_scores_masked");
+    assert.deepEqual(view.summary, masked.summary, className);
+    assert.deepEqual(view.sliceSummaries, masked.sliceSummaries, className);
+    // the weights: the masked positions exactly 0 either way (exp underflows from finfo.min)
+    assert.equal(r.trace.find((s) => s.id === "attn_weights").summary.zeros, 60, className);
+    lazy.trace.dispose();
+  }
+});
+
 test("GatedMultiHeadAttention (ch04/08_deltanet): W_gate made right after W_query, its gate stage before out_proj, the mask's finfo.min fill in the stage text, W_gate kept by a copy", () => {
   const facts = lab.describe("GatedMultiHeadAttention").class;
   assert.deepEqual(facts.book, { chapter: "4", folder: "ch04/08_deltanet", file: "README.md", section: "" });

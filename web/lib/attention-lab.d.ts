@@ -922,6 +922,13 @@ export interface ClassFacts {
   mask: "none" | "causal_buffer" | "causal_tokens" | "inverted_buffer";
   /** The registered mask buffer's dtype ("" when the class registers none). */
   maskBufferDtype: "float32" | "bool" | "";
+  /**
+   * What the mask sets masked scores to before softmax (attn_scores_masked): -Infinity, or for a class
+   * whose code fills torch.finfo(torch.float32).min (GatedMultiHeadAttention) that value,
+   * -3.4028234663852886e38: its weights are still exactly 0 unless a query's every key is masked, which
+   * then gets equal weights instead of NaN. Stage summaries count it in {@link StageSummary.masked}.
+   */
+  maskFill: number;
   /** Whether the forward reads context_length, so that num_tokens > context_length is refused. */
   contextLimit: boolean;
   /** Dropout on the attention weights, none, or a dropout slot the forward ignores (FlexAttention). */
@@ -953,16 +960,21 @@ export interface ClassFacts {
   loadsCheckpoints: boolean;
 }
 
-/** The whole stage at a glance, computed by the core: min, max and mean over its finite values (NaN when none). */
+/** The whole stage at a glance, computed by the core: min, max and mean over its finite values that are not masked (NaN when none). */
 export interface StageSummary {
-  /** The smallest finite value. */
+  /** The smallest finite value that is not masked. */
   min: number;
-  /** The largest finite value. */
+  /** The largest finite value that is not masked. */
   max: number;
-  /** The mean of the finite values. */
+  /** The mean of the finite values that are not masked. */
   mean: number;
-  /** Values that are -inf (masked scores). */
+  /** Values that are -inf. */
   negInf: number;
+  /**
+   * Masked values, left out of min, max and mean: on attn_scores_masked those that hold the class's
+   * {@link ClassFacts.maskFill} (-inf, or torch.finfo(float32).min), on every other stage those that are -inf.
+   */
+  masked: number;
   /** Values that are exactly 0 (masked or dropped weights). */
   zeros: number;
   /** Every value, finite or not. */

@@ -182,14 +182,12 @@ template <auto M>
 struct Call;
 template <typename R, typename... A, R (Session::*M)(A...)>
 struct Call<M> {
-  using Out = R;
   static Result<R> run(A... a) {
     return guarded<R>([&] { return (session().*M)(std::forward<A>(a)...); });
   }
 };
 template <typename R, typename... A, R (Session::*M)(A...) const>
 struct Call<M> {
-  using Out = R;
   static Result<R> run(A... a) {
     return guarded<R>([&] { return (session().*M)(std::forward<A>(a)...); });
   }
@@ -279,8 +277,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
       "Diagnostic", "severity", +[](const Diagnostic& d) { return std::string(severity_name(d.severity)); }, "code", &Diagnostic::code, "slots", &Diagnostic::slots, "message",
       &Diagnostic::message, "hint", &Diagnostic::hint, "pytorch", &Diagnostic::pytorch, "fixes", &Diagnostic::fixes);
   object<TensorSummary>("TensorSummary", "min", &TensorSummary::min, "max", &TensorSummary::max, "mean", &TensorSummary::mean, "negInf", &num<&TensorSummary::neg_inf>, "zeros",
-                        &num<&TensorSummary::zeros>, "count", &num<&TensorSummary::count>, "nonFinite", &num<&TensorSummary::non_finite>, "nanRows",
-                        &num<&TensorSummary::nan_rows>);
+                        &num<&TensorSummary::zeros>, "count", &num<&TensorSummary::count>, "nonFinite", &num<&TensorSummary::non_finite>, "nanRows", &num<&TensorSummary::nan_rows>,
+                        "masked", &num<&TensorSummary::masked>);
   object<Stage>(
       "Stage", "shape", +[](const Stage& s) -> const Shape& { return s.shape(); }, "data", +[](const Stage& s) -> const std::vector<float>& { return s.tensor.data; }, "id",
       &Stage::id, "display", &Stage::display, "title", &Stage::title, "formula", &Stage::formula, "axes", &Stage::axes, "summary", &Stage::summary, "sliceSummaries",
@@ -299,7 +297,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
       "contextLimit", &ClassSpec::context_limit, "dropoutRule", +[](const ClassSpec& s) { return std::string(dropout_rule_name(s.dropout)); }, "needsSquare",
       +[](const ClassSpec& s) { return !s.needs_square.empty(); }, "presets", &ClassSpec::presets, "tolerance", +[](const ClassSpec&) { return kAgreementTolerance; }, "pythonName",
       &ClassSpec::python_name, "bookSeed", &num<&ClassSpec::book_seed>, "weights", +[](const ClassSpec& s) { return std::string(s.queries_in_out() ? "matrix" : "linear"); },
-      "copiesFrom", &ClassSpec::copies_from, "copiesWith", &ClassSpec::copies_with, "convertsTo", &ClassSpec::converts_to, "loadsCheckpoints", &ClassSpec::loads_checkpoints);
+      "copiesFrom", &ClassSpec::copies_from, "copiesWith", &ClassSpec::copies_with, "convertsTo", &ClassSpec::converts_to, "loadsCheckpoints", &ClassSpec::loads_checkpoints,
+      "maskFill", +[](const ClassSpec& s) { return s.mask_fill(); });
   object<Gpt2Size>(
       "Gpt2Size", "name", +[](const Gpt2Size& s) { return std::string(s.name); }, "n_embd", &num<&Gpt2Size::n_embd>, "n_head", &num<&Gpt2Size::n_head>, "n_layer",
       &num<&Gpt2Size::n_layer>);

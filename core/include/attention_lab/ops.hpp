@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace attention_lab {
@@ -142,13 +143,15 @@ float simd_exp_sum(float* x, int64_t n, float shift);
 /// the NaN as a weight of 0). The scaled softmax's first pass when ATTENTION_LAB_SIMD_KERNEL is on.
 float simd_divide_max(float* x, int64_t n, float divisor);
 
-/// One pass over n values: min, max and sum of the finite ones (min +inf and max -inf when there are
-/// none), how many are finite, -inf, and exactly 0. f32x4 SIMD; the sum is accurate to float32
-/// rounding of 4096-value partial sums.
+/// One pass over n values: min, max and sum of the finite ones that are not the mask fill (min +inf
+/// and max -inf when there are none; `counted` of them), how many are finite, -inf, the mask fill
+/// (`masked`: -inf, or torch.finfo(float32).min for a class whose recipe fills that), and exactly 0.
+/// f32x4 SIMD; the sum is accurate to float32 rounding of 4096-value partial sums.
 struct ValueSummary {
   float min = 0.0f, max = 0.0f;
   double sum = 0.0;
   int64_t finite = 0, neg_inf = 0, zeros = 0;
+  int64_t masked = 0, counted = 0;
 };
 ValueSummary summarize_values(const float* x, int64_t n);
 
@@ -158,13 +161,16 @@ ValueSummary summarize_values(const float* x, int64_t n);
 /// f32x4 lanes and 4096-value partial sums count from the first value given).
 class SummaryStream {
  public:
-  SummaryStream();
+  /// `fill`: the value masked positions hold (ValueSummary::masked), -inf unless a recipe fills
+  /// torch.finfo(float32).min (ForwardPlan::mask_fill).
+  explicit SummaryStream(float fill = -std::numeric_limits<float>::infinity());
   void add(const float* x, int64_t n);
   ValueSummary finish() const;
 
  private:
   alignas(16) float lo_[4], hi_[4], block_[4];  // f32x4 state between pieces (Highway stays out of this header)
-  alignas(16) int32_t finite_[4], neg_inf_[4], zeros_[4];
+  alignas(16) int32_t finite_[4], neg_inf_[4], zeros_[4], masked_[4];
+  float fill_;
   float carry_[4] = {};  // the last values of a piece that did not fill a vector: the next piece's first
   int carried_ = 0;
   int64_t in_block_ = 0;  // values added to block_ since the last partial sum

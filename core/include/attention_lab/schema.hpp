@@ -3,6 +3,7 @@
 // validated configs.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -217,6 +218,9 @@ struct ClassSpec {
   /// Whether keys and values are re-projected from a latent (a LatentDown parameter): the latent is
   /// what a KV cache of this class stores per token.
   bool latent() const;
+  /// What masked scores are set to: torch.finfo(float32).min (mask_fill_min), else -inf. The plan's
+  /// mask_fill and the facade's maskFill fact read this.
+  float mask_fill() const { return mask_fill_min ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity(); }
   /// The registered mask buffer's dtype: "float32" (triu(ones)), "bool" (.bool()), "" without one.
   const char* mask_buffer_dtype() const { return mask_buffer_bytes == 4 ? "float32" : mask_buffer_bytes == 1 ? "bool" : ""; }
   /// The class's Python name: its id up to an '@' ("Name@chNN/folder" -> "Name"). Classes that share a Python name are told apart by their book folder in

@@ -55,14 +55,17 @@ Tensor tensor_from(const float* values, Shape shape);
 /// when the values span more than 1000x; this never does.)
 std::string tensor_string(const Tensor& t, int decimals = 4);
 
-/// What a reader sees of a whole tensor at a glance: min, max and mean of its finite values (NaN when
-/// there are none), how many are -inf (masked scores) and how many are exactly 0 (masked weights).
-/// Also how many are not finite (NaN, +inf or -inf) and, over a slice's rows (the last axis), how
-/// many rows begin with NaN: a query whose every key is masked gets softmax(all -inf), a row of NaN.
+/// What a reader sees of a whole tensor at a glance: min, max and mean of its finite values that are
+/// not masked (NaN when there are none), how many are -inf, how many hold the mask's fill (`masked`:
+/// -inf, or torch.finfo(float32).min where the recipe fills that; masked scores) and how many are
+/// exactly 0 (masked weights). Also how many are not finite (NaN, +inf or -inf) and, over a slice's
+/// rows (the last axis), how many rows begin with NaN: a query whose every key is masked gets
+/// softmax(all -inf), a row of NaN.
 struct TensorSummary {
   double min = 0.0, max = 0.0, mean = 0.0;
   int64_t neg_inf = 0, zeros = 0, count = 0;
   int64_t non_finite = 0, nan_rows = 0;
+  int64_t masked = 0;
 };
 TensorSummary summarize(const Tensor& t);
 /// The summary of each slice over the last two axes (one per (b, head) of a (b, H, T, T) stage; one in
