@@ -157,6 +157,57 @@ describe("trace", () => {
     await finish(page);
   });
 
+  test("GatedMultiHeadAttention's masked scores say torch.finfo(float32).min, count it as masked and keep it out of the colour scale", async () => {
+    // The book's sizes: one 6 x 6 slice per (batch item, head), 15 future keys masked in each.
+    const page = await openPage(lab, "?class=GatedMultiHeadAttention&d_in=3&d_out=2&context_length=6&dropout=0.0&num_heads=2&seed=123&mode=eval");
+    const masked = page.locator("[data-stage=attn_scores_masked]");
+    await masked.waitFor();
+    assert.equal(await masked.locator(".stage-why").textContent(),
+      "Hidden positions filled with the most negative float32 (torch.finfo(torch.float32).min), so exp gives exactly 0 unless a whole row is masked (that row would get equal weights, not the NaN of −inf).");
+    assert.equal(await masked.getByTestId("masked-count").textContent(), "15 of the 36 scores in each query × key slice set to torch.finfo(float32).min (60 in all).");
+    const first = masked.getByTestId("grid").first().locator("tbody tr").first();
+    const cells = await rowCells(first);
+    assert.equal(cells[1], "−3.4028e+38");
+    assert.match(cells[0], /^−?\d\.\d{4}$/);
+    assert.equal(await first.locator("td").nth(1).getAttribute("class"), "masked");
+    // the heatmap: the 15 masked cells grey and said to be masked; its scale is the 21 scores a query sees
+    const map = masked.getByTestId("heatmap").first();
+    assert.equal(await map.locator("rect.masked").count(), 15);
+    assert.match(await map.locator("rect").nth(1).locator("title").textContent(), /^Your → journey: −3\.4028e\+38 \(masked\)$/);
+    assert.equal(await map.locator("rect").nth(1).getAttribute("fill"), "rgb(214,214,214)");
+    const ends = (await masked.getByTestId("heatmap-scale-note").textContent()).match(/from (\S+) to (\S+), so/).slice(1);
+    const scale = ends.map((t) => Number(t.replace("−", "-")));
+    assert.ok(scale.every((v) => Number.isFinite(v) && Math.abs(v) < 10) && scale[1] > scale[0], `scale ${ends}`);
+    assert.deepEqual(await map.locator(".heatmap-legend span").evaluateAll((s) => s.slice(0, 3).map((e) => e.textContent)), [ends[0], "", ends[1]]);
+    // the mask and the weights say what the fill does
+    assert.match(await page.locator("[data-stage=mask]").getByTestId("mask-note").textContent(), /Before softmax it becomes torch\.finfo\(float32\)\.min; after softmax its weight is exactly 0\.$/);
+    assert.match(await page.locator("[data-stage=attn_weights]").getByTestId("exact-zeros").textContent(), /^15 of the 36 weights .* \(shown as 0, 60 in all\): the masked positions, because exp\(torch\.finfo\(float32\)\.min − the row’s max\) underflows to 0\.$/);
+    await masked.screenshot({ path: `${SCREENSHOT_DIR}/gated-masked-scores.png` });
+    // 64 random tokens: a summary of the whole stage and a canvas heatmap, from the core's summaries
+    await pasteCall(page, "GatedMultiHeadAttention(8, 8, 64, 0.0, 2)");
+    await page.getByTestId("source-random").check();
+    await page.getByTestId("count").fill("64");
+    await page.getByTestId("batch").selectOption("1");
+    // it runs by itself or waits for Run, as the core's estimate says; either way it runs once asked
+    await page.waitForFunction(() => {
+      const root = document.querySelector("attention-lab").shadowRoot;
+      return root.getElementById("trace-status").textContent.includes("64 random tokens") || !root.getElementById("stale-banner").hidden;
+    }, null, { timeout: 60_000 });
+    if (await page.getByTestId("stale-run").isVisible()) await afterRun(page, () => page.getByTestId("stale-run").click());
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.getElementById("trace-status").textContent.includes("64 random tokens"), null, { timeout: 60_000 });
+    assert.equal(await masked.getByTestId("masked-count").textContent(), "2,016 of the 4,096 scores in each query × key slice set to torch.finfo(float32).min (4,032 in all).");
+    const summary = (await masked.getByTestId("tensor-summary").textContent()).match(/^All values: min (\S+) · max (\S+) · mean (\S+) · 4,032 masked \(torch\.finfo\(float32\)\.min\)$/);
+    assert.ok(summary, await masked.getByTestId("tensor-summary").textContent());
+    assert.ok(summary.slice(1).map((t) => Number(t.replace("−", "-"))).every((v) => Math.abs(v) < 100), summary[0]);
+    const corners = await masked.locator("canvas.heatmap-canvas").first().evaluate((c) => {
+      const g = c.getContext("2d");
+      return [[...g.getImageData(0, 0, 1, 1).data], [...g.getImageData(c.width - 1, 0, 1, 1).data]];
+    });
+    assert.deepEqual(corners[1], [214, 214, 214, 255], "query 0's last key: masked grey");
+    assert.notDeepEqual(corners[0], [214, 214, 214, 255], "query 0's own key: a colour of the scale");
+    await finish(page);
+  });
+
   test("counts have thousands separators; every heatmap of a stage shares one colour scale, and the card says so", async () => {
     const page = await openPage(lab);
     // What the page sends its run worker: the first draw's answers must come with the run, not after it.

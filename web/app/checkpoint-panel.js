@@ -289,6 +289,7 @@ export function setupCheckpointPanel(app) {
         words: t.words,
         className: module.className,
         heads: lab.classFacts(module.className).heads,
+        maskFill: lab.classFacts(module.className).maskFill,
         config: module.config,
         dropout: 0,
         training: false,

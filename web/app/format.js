@@ -14,12 +14,12 @@ export function bytesText(n) {
   return `${thousands(n)} bytes (${(n / unit[1]).toFixed(1)} ${unit[0]})`;
 }
 
-/** A tensor value with 4 decimals; −inf/+inf/NaN spelled out; -0 shown as 0. */
+/** A tensor value with 4 decimals; −inf/+inf/NaN spelled out; -0 shown as 0; 1e21 and more (float32's finfo.min) as −3.4028e+38. */
 export function num(v, digits = 4) {
   if (v === -Infinity) return "−inf";
   if (v === Infinity) return "inf";
   if (Number.isNaN(v)) return "NaN";
-  const s = v.toFixed(digits);
+  const s = Math.abs(v) >= 1e21 ? v.toExponential(digits) : v.toFixed(digits);  // (toFixed spells out every digit up there)
   return /^-0\.?0*$/.test(s) ? s.slice(1) : s.replace("-", "−");
 }
 
@@ -130,7 +130,7 @@ function lastWritten(specs, slotTexts) {
   return last;
 }
 
-/** Summary over the finite values of `data` (masked −inf counted apart). */
+/** Summary over the finite values of `data` (masked −inf counted apart, as `negInf` and `masked`: the core's StageSummary). */
 export function summarize(data, start = 0, end = data.length) {
   let min = Infinity;
   let max = -Infinity;
@@ -149,7 +149,7 @@ export function summarize(data, start = 0, end = data.length) {
     sum += v;
     finite++;
   }
-  return { min: finite ? min : NaN, max: finite ? max : NaN, mean: finite ? sum / finite : NaN, negInf, count: end - start };
+  return { min: finite ? min : NaN, max: finite ? max : NaN, mean: finite ? sum / finite : NaN, negInf, masked: negInf, count: end - start };
 }
 
 /** The shortest decimal text that reads back as the same float32 (0.43 for the float32 nearest 0.43). */

@@ -155,6 +155,7 @@ export function setupRunPanel(app) {
       words: w,
       className,
       heads: described.class.heads,
+      maskFill: described.class.maskFill,
       queryHeads: described.config.num_heads,
       config: described.config,
       dropout: described.config.dropout ?? 0,

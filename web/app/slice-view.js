@@ -29,6 +29,17 @@ export function hasHeatmap(stage) {
 /** Weights (display "weights"): each row's sum is shown, and an exact 0 means something (masked after softmax, dropped by dropout). */
 const isWeights = (stage) => stage.display === "weights";
 
+/**
+ * The value a stage's masked cells hold: on the masked scores, the class's mask fill (ctx.maskFill, the
+ * core's ClassFacts.maskFill: −inf, or torch.finfo(float32).min), elsewhere −inf. Such cells are grey
+ * and stay out of the colour scale (the core's summaries leave them out of min and max).
+ */
+export function fillOf(stage, ctx) {
+  return stage.id === "attn_scores_masked" ? ctx.maskFill ?? -Infinity : -Infinity;
+}
+/** Whether value v of a stage whose mask fill is `maskFill` (fillOf) is masked: the fill, or −inf. */
+const isMasked = (v, maskFill) => v === -Infinity || v === maskFill;
+
 /** The summary of the slice at `offset` (the core's, for traced stages), else computed here (stages the page makes). */
 export function sliceSummary(stage, offset, n) {
   const fromCore = n > 0 ? stage.sliceSummaries?.[offset / n] : undefined;
@@ -102,6 +113,7 @@ export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, capt
   const shownRows = truncRows ? GRID_SHOWN : rows;
   const shownCols = truncCols ? GRID_SHOWN : cols;
   const rowSums = isWeights(stage);
+  const maskFill = fillOf(stage, ctx);
   const concatHeads = stage.id === "heads_concat" ? ctx.config.num_heads ?? 1 : 0;
 
   const table = h("table", { class: "grid", dataset: { testid: "grid" } });
@@ -125,7 +137,7 @@ export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, capt
       for (let c = 0; c < shownCols; c++) {
         const v = values[r * shownCols + c];
         const td = h("td", {}, cellText(stage, v));
-        if (v === -Infinity || Number.isNaN(v)) td.className = "masked";
+        if (isMasked(v, maskFill) || Number.isNaN(v)) td.className = "masked";
         else if (v === 0) td.className = "zero";
         tr.append(td);
       }
@@ -149,7 +161,7 @@ export function sliceView(stage, offset, rows, cols, rowAxis, colAxis, ctx, capt
     const s = sliceSummary(stage, offset, rows * cols);
     fig.append(h("p", { class: "slice-note" },
       S.truncated(rows, cols, shownRows, shownCols), " ",
-      S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")));
+      S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.masked ? S.summaryMasked(s.masked, maskFill) : "")));
   }
   return fig;
 }
@@ -201,7 +213,8 @@ export function svgHeatmap(rows, cols) {
 }
 
 /**
- * The colour scale of a stage's heatmaps: the stage's finite min and max (from its summary), so every
+ * The colour scale of a stage's heatmaps: the stage's finite min and max, masked values left out (from
+ * its summary: the core's leave out the mask's fill, torch.finfo(float32).min too), so every
  * head and batch item of the stage is coloured on one scale and compares by colour. Weights (and the
  * mask, and dropout's kept mask) run from 0 to at least 1.
  */
@@ -221,11 +234,11 @@ export function heatmapRange(stage) {
 const LOG_LO = -4;
 
 /**
- * The ramp level (0..RAMP_LEVELS) of value v on a heatmap's scale {lo, hi, logScale, weights}, or -1
- * for a masked cell (not finite, or an exact 0 of a weights stage).
+ * The ramp level (0..RAMP_LEVELS) of value v on a heatmap's scale {lo, hi, logScale, weights, maskFill}, or
+ * -1 for a masked cell (not finite, the stage's mask fill, or an exact 0 of a weights stage).
  */
-function heatLevel(v, { lo, hi, logScale, weights }) {
-  if (!Number.isFinite(v) || (weights && v === 0)) return -1;
+function heatLevel(v, { lo, hi, logScale, weights, maskFill }) {
+  if (!Number.isFinite(v) || v === maskFill || (weights && v === 0)) return -1;
   return rampLevel(logScale ? (Math.log10(Math.max(v, 1e-12)) - LOG_LO) / (Math.log10(hi) - LOG_LO) : (v - lo) / (hi - lo));
 }
 
@@ -247,7 +260,8 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   // Long rows spread their weight thin (about 1/num_tokens each): a log scale keeps them visible.
   const weights = isWeights(stage);
   const logScale = weights && cols > GRID_LIMIT;
-  const scale = { lo, hi, logScale, weights };
+  const maskFill = fillOf(stage, ctx);
+  const scale = { lo, hi, logScale, weights, maskFill };
   const rgbOf = (v) => {
     const level = heatLevel(v, scale);
     return level < 0 ? MASKED_RGB : RAMP_TABLE[level];
@@ -255,7 +269,7 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
   const name = `${stage.title} ${caption}`.trim();
   const box = h("div", { class: "heatmap", part: "heatmap", dataset: { testid: "heatmap" } });
   const readout = h("output", { class: "heatmap-readout" }, S.heatmapHover);
-  const describeValue = (r, c, v) => `${label(rowAxis, r, ctx.words)} → ${label(colAxis, c, ctx.words)}: ${cellText(stage, v)}${v === -Infinity ? ` (${S.masked})` : ""}`;
+  const describeValue = (r, c, v) => `${label(rowAxis, r, ctx.words)} → ${label(colAxis, c, ctx.words)}: ${cellText(stage, v)}${isMasked(v, maskFill) ? ` (${S.masked})` : ""}`;
   /** Says cell (r, c) in the readout (when the slice is there: at once, but for a lazy stage in the worker). */
   const readCell = (r, c) => draw(cells(), (v) => { readout.textContent = describeValue(r, c, v[r * cols + c]); });
   // Keyboard: the picture is focusable; arrow keys move a cursor cell and the readout says its value.
@@ -294,7 +308,7 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
           const v = data[r * cols + c];
           const rect = svg("rect", {
             x: String(c * size), y: String(r * size), width: String(size), height: String(size),
-            fill: `rgb(${rgbOf(v).join(",")})`, class: v === -Infinity ? "masked" : "",
+            fill: `rgb(${rgbOf(v).join(",")})`, class: isMasked(v, maskFill) ? "masked" : "",
           }, svg("title", {}, describeValue(r, c, v)));
           rect.addEventListener("mouseenter", () => { readout.textContent = describeValue(r, c, v); });
           rects.push(rect);

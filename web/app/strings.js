@@ -9,6 +9,8 @@ import { isolate as iso, thousands as n } from "./format.js";
 function gpt2Title(slots) {
   return `${slots.d_out} wide, ${slots.num_heads} heads of ${Number(slots.d_out) / Number(slots.num_heads)}, context ${slots.context_length}`;
 }
+/** A mask's fill (ClassFacts.maskFill) in a sentence: −inf, or float32's most negative value. */
+const fillName = (fill = -Infinity) => (fill === -Infinity ? "−inf" : "torch.finfo(float32).min");
 
 export const S = {
   loading: "Loading the attention core…",
@@ -249,12 +251,12 @@ export const S = {
   shapeLabel: "Shape",
   summaryLabel: (min, max, mean) => `min ${min} · max ${max} · mean ${mean}`,
   wholeTensor: "All values: ",
-  summaryMasked: (count) => ` · ${n(count)} masked (−inf)`,
+  summaryMasked: (count, fill) => ` · ${n(count)} masked (${fillName(fill)})`,
   truncated: (rows, cols, shownRows, shownCols) =>
     `Showing ${shownRows} of ${rows} rows and ${shownCols} of ${cols} columns.`,
   rowSum: "row sum",
   rowSumsOne: "Every row sums to 1: softmax turns each row of scores into weights.",
-  exactZeros: (each, size, total) => `${n(each)} of the ${n(size)} weights in each query × key slice ${each === 1 ? "is" : "are"} exactly 0 (shown as 0, ${n(total)} in all): the masked positions, because exp(−inf) = 0.`,
+  exactZeros: (each, size, total, fill) => `${n(each)} of the ${n(size)} weights in each query × key slice ${each === 1 ? "is" : "are"} exactly 0 (shown as 0, ${n(total)} in all): the masked positions, because ${fillName(fill) === "−inf" ? "exp(−inf) = 0" : "exp(torch.finfo(float32).min − the row’s max) underflows to 0"}.`,
   scaleNote: (dk, scale, source) => `Scaled by 1/√d_k = 1/√${dk} = ${scale} before the softmax; d_k = ${source}.`,
   dkSources: {
     single: (d) => `keys.shape[-1] = d_out = ${d}`,
@@ -271,11 +273,11 @@ export const S = {
   // On the latent stage: the low-rank factorisation the latent is (tested natively: within 1e-5).
   latentNote: (latent, dOut) =>
     `W_UK(W_DKV(x)) = x @ (W_UK.weight @ W_DKV.weight).T (+ W_UK.weight @ W_DKV.bias + W_UK.bias with qkv_bias): this module equals a MultiHeadAttention whose W_key.weight is W_UK.weight @ W_DKV.weight and W_value.weight is W_UV.weight @ W_DKV.weight, (${dOut}, d_in) matrices of rank at most ${latent}. The latent saves the cache, not the arithmetic.`,
-  maskNote: "1 marks a future position (key after query). Before softmax it becomes −inf; after softmax its weight is exactly 0.",
-  maskNoteWindow: (w) => `1 marks a hidden key: a future position (key after query), or a key ${w} or more positions before the query (outside the window of ${w}). Before softmax it becomes −inf; after softmax its weight is exactly 0.`,
+  maskNote: (fill) => `1 marks a future position (key after query). Before softmax it becomes ${fillName(fill)}; after softmax its weight is exactly 0.`,
+  maskNoteWindow: (w, fill) => `1 marks a hidden key: a future position (key after query), or a key ${w} or more positions before the query (outside the window of ${w}). Before softmax it becomes ${fillName(fill)}; after softmax its weight is exactly 0.`,
   maskNoteInverted: "1 marks a hidden key, and here that is every key at or before the query: the mask is inverted. A boolean attn_mask means “attend” in scaled_dot_product_attention but “hide” in nn.MultiheadAttention and masked_fill; the fix is ~mask or is_causal=True.",
   rowSumsNaN: (rows, n) => `${rows} of the ${n} rows ${rows === 1 ? "is" : "are"} NaN: that query sees no key at all (every score −inf), and softmax of a row of −inf is 0/0. Every later stage inherits the NaN.`,
-  maskedCount: (each, size, total) => `${n(each)} of the ${n(size)} scores in each query × key slice set to −inf (${n(total)} in all).`,
+  maskedCount: (each, size, total, fill) => `${n(each)} of the ${n(size)} scores in each query × key slice set to ${fillName(fill)} (${n(total)} in all).`,
   concatHeading: "Where each head lands",
   concatHead: (h, from, to) => `head ${h} → columns ${from}–${to}`,
   concatHeadOne: (h, col) => `head ${h} → column ${col}`,
@@ -323,6 +325,7 @@ export const S = {
     attn_scores: "Every query dotted with every key: row i says how strongly token i matches each token.",
     mask: "1 marks a key the query may not see (a later token; with a sliding window, also one too far back): the title gives this module’s rule.",
     attn_scores_masked: "Hidden positions set to −inf so softmax gives them weight exactly 0.",
+    // (a class whose mask fills torch.finfo(float32).min instead: stageWhyFinfo)
     attn_weights: "Scaled by 1/√d_k, then softmax along each row.",
     attn_weights_dropout: "Dropout on the weights (train mode only).",
     context_vec: "Each token’s weighted sum of the values.",
@@ -330,6 +333,8 @@ export const S = {
     out_proj: "A final linear layer mixes the heads (its formula shows whether it adds a bias).",
     output: "What the module returns.",
   },
+  /** attn_scores_masked's why for a class whose ClassFacts.maskFill is finite (GatedMultiHeadAttention). */
+  stageWhyFinfo: "Hidden positions filled with the most negative float32 (torch.finfo(torch.float32).min), so exp gives exactly 0 unless a whole row is masked (that row would get equal weights, not the NaN of −inf).",
 
   compareHeading: "6. Compare two modules",
   compareLegend: "What to compare",

@@ -1,13 +1,14 @@
 // Renders a forward trace as stage cards: title, formula, named shape, and the values as real tables
 // (2-D slices, tabs per batch item and per head, small multiples for a few heads), heatmaps for the
 // attention stages (hover or arrow keys read a value), row sums where they teach something, the
-// scale factor with its d_k, the mask (−inf before softmax, exact 0 after), dropout's kept mask and
+// scale factor with its d_k, the mask (its fill before softmax, −inf or the class's torch.finfo(float32).min
+// (ctx.maskFill); exact 0 after), dropout's kept mask and
 // 1/(1−p), where each head lands in the concatenation, summaries for large tensors, and downloads.
 import { h, nextPaint, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { num, namedShape, shapeText } from "./format.js";
 import { download, stageCsv, stageJson, stageNpy } from "./export.js";
-import { GRID_LIMIT, hasHeatmap, heatmapRange, screenDensity, sliceQueries, sliceView, stageSummary } from "./slice-view.js";
+import { fillOf, GRID_LIMIT, hasHeatmap, heatmapRange, screenDensity, sliceQueries, sliceView, stageSummary } from "./slice-view.js";
 import { draw, numel, sourceOf, when, withData } from "./stage-source.js";
 
 /** Up to this many heads sit side by side; more get a tab each. */
@@ -96,7 +97,8 @@ function stageCard(stage, ctx, stages) {
   for (const w of ctx.warnings ?? []) {
     if (w.code === "non_finite_stage" && w.slots[0] === stage.id) card.append(h("p", { class: "stage-warning", role: "note", dataset: { testid: "stage-warning" } }, `${S.nonFiniteStage} ${w.message}. ${w.hint}`));
   }
-  const why = ctx.why?.[stage.id] ?? S.stageWhy[stage.id];
+  // a class whose mask fills torch.finfo(float32).min (its ClassFacts.maskFill) says so on its masked scores
+  const why = ctx.why?.[stage.id] ?? (Number.isFinite(fillOf(stage, ctx)) ? S.stageWhyFinfo : S.stageWhy[stage.id]);
   if (why) card.append(h("p", { class: "stage-why" }, why));
   if (stage.id === "output" && ctx.output) {
     card.append(h("p", { class: "output-summary", dataset: { testid: "output-summary" } },
@@ -136,7 +138,7 @@ function notes(stage, ctx, stages) {
   const out = [];
   // A mask that hides a query's own key (the diagonal) is inverted: it says so, from the values.
   if (stage.id === "mask") out.push(h("p", { class: "stage-note", dataset: { testid: "mask-note" } }, sourceOf(stage).first === 1 ? S.maskNoteInverted
-    : ctx.config?.sliding_window_size > 0 ? S.maskNoteWindow(ctx.config.sliding_window_size) : S.maskNote));
+    : ctx.config?.sliding_window_size > 0 ? S.maskNoteWindow(ctx.config.sliding_window_size, ctx.maskFill) : S.maskNote(ctx.maskFill)));
   // Fewer key/value heads than query heads (the stage's axes say so): which query heads share each one.
   if (stage.id === "keys" && stage.axes[1] === "num_kv_groups") out.push(groupMap(stage.shape[1], ctx.queryHeads ?? stage.shape[1]));
   // The latent (b, num_tokens, latent_dim): keys and values re-projected from it are a low-rank MultiHeadAttention.
@@ -146,14 +148,15 @@ function notes(stage, ctx, stages) {
   // The first slice's counts and the whole tensor's, both from the core's summaries of the stage.
   const first = stage.sliceSummaries?.[0];
   if (stage.id === "attn_scores_masked") {
-    out.push(h("p", { class: "stage-note" }, S.maskedCount(first.negInf, slice, stageSummary(stage).negInf)));
+    // the values that hold the mask's fill (−inf, or torch.finfo(float32).min): the core counts them as masked
+    out.push(h("p", { class: "stage-note", dataset: { testid: "masked-count" } }, S.maskedCount(first.masked, slice, stageSummary(stage).masked, fillOf(stage, ctx))));
   }
   if (stage.id === "attn_weights") {
     // rows of the first slice that begin with NaN: a query whose every key is masked (softmax of all −inf)
     const nanRows = first.nanRows;
     out.push(h("p", { class: nanRows ? "stage-note warn" : "stage-note", dataset: { testid: "row-sums" } }, nanRows ? S.rowSumsNaN(nanRows, stage.shape[nd - 2]) : S.rowSumsOne));
     if (stages.some((s) => s.id === "mask")) {
-      out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(first.zeros, slice, stageSummary(stage).zeros)));
+      out.push(h("p", { class: "stage-note", dataset: { testid: "exact-zeros" } }, S.exactZeros(first.zeros, slice, stageSummary(stage).zeros, ctx.maskFill)));
     }
   }
   if (stage.id === "attn_weights_dropout") {
@@ -241,7 +244,7 @@ function tensorView(stage, ctx) {
   if (big) {
     const s = stageSummary(stage);
     box.append(h("p", { class: "tensor-summary", dataset: { testid: "tensor-summary" } },
-      S.wholeTensor + S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.negInf ? S.summaryMasked(s.negInf) : "")));
+      S.wholeTensor + S.summaryLabel(num(s.min), num(s.max), num(s.mean)) + (s.masked ? S.summaryMasked(s.masked, fillOf(stage, ctx)) : "")));
   }
   if (nd <= 2) {
     box.append(slice(0, ""));
