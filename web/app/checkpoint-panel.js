@@ -12,14 +12,23 @@ import { h, replace } from "./dom.js";
 import { S } from "./strings-panels.js";
 import { bytesText, shapeText, thousands } from "./format.js";
 import { renderTrace } from "./tensor-view.js";
-import { checkpointInput, loadCheckpoint, traceLayer } from "./checkpoint-load.js";
 import { seedValue } from "./lab-model.js";
-import { loadCode, attnPrefix, runCode, weightsAgreement } from "./checkpoint-code.js";
 import { errorBox } from "./diagnostic-view.js";
 import { setupCheckpointTokens } from "./checkpoint-tokens.js";
 
 /** The ignored-keys table starts open up to this many rows (a full GPT-2 file has ~150). */
 const IGNORED_OPEN = 24;
+
+let fileCode = null;
+/**
+ * What a chosen file needs (checkpoint-load.js: reading it; checkpoint-code.js: its code and checks), as
+ * one object: fetched once, when the first file is chosen, not with the panel (which the page fetches
+ * right after its first output, for every reader).
+ */
+function loadFileCode() {
+  fileCode ??= Promise.all([import("./checkpoint-load.js"), import("./checkpoint-code.js")]).then(([read, code]) => ({ ...read, ...code }));
+  return fileCode;
+}
 
 export function setupCheckpointPanel(app) {
   const { lab } = app;
@@ -197,11 +206,12 @@ export function setupCheckpointPanel(app) {
         // Made where the file is read, from this setup and seed (the module comes back as data).
         options.into = { className: targetClass, config: app.derived.config, seed: seedValue(app.lab, app.state) ?? 123 };
       }
-      const { module, report: r, bytesRead } = await loadCheckpoint(lab, app.runner, file, options);
+      const code = await loadFileCode();
+      const { module, report: r, bytesRead } = await code.loadCheckpoint(lab, app.runner, file, options);
       if (seq !== state.loadSeq) return;
       state.module = module;
       state.layer = layer ?? 0;
-      showReport(file, module, r, bytesRead);
+      showReport(file, module, r, bytesRead, code);
     } catch (err) {
       if (seq !== state.loadSeq) return;
       replace(status, errorBox(S.ckptLoadError, interrupted(err), { testid: "ckpt-error", showCode: true }));
@@ -210,7 +220,7 @@ export function setupCheckpointPanel(app) {
     }
   }
 
-  function showReport(file, module, r, bytesRead) {
+  function showReport(file, module, r, bytesRead, { loadCode, attnPrefix }) {
     const call = lab.describe(module.className, module.config).pythonCall ?? module.className;
     replace(status, h("div", { class: "verdict agree", dataset: { testid: "ckpt-summary" } },
       h("p", {}, S.ckptLoaded(state.layer, file.name, call)),
@@ -276,10 +286,11 @@ export function setupCheckpointPanel(app) {
     const seq = ++state.runSeq;
     runButton.disabled = true;
     try {
+      const code = await loadFileCode();  // (fetched with the file)
       // (1, num_tokens, d): ln_1 of what the blocks before this layer leave (layer 0: of wte + wpe)
-      const x = await checkpointInput(lab, app.runner, file, { tokenIds: t.ids, layer: state.layer, num_heads: module.config.num_heads });
+      const x = await code.checkpointInput(lab, app.runner, file, { tokenIds: t.ids, layer: state.layer, num_heads: module.config.num_heads });
       if (seq !== state.runSeq || module !== state.module) return;
-      const trace = await traceLayer(lab, app.runner, module, x);
+      const trace = await code.traceLayer(lab, app.runner, module, x);
       if (seq !== state.runSeq || module !== state.module) return;
       const call = lab.describe(module.className, module.config).pythonCall ?? module.className;
       state.runs += 1;
@@ -302,8 +313,8 @@ export function setupCheckpointPanel(app) {
         why: { input: S.ckptInputWhy(state.layer) },
         labName: ` ${S.ckptTraceName(state.layer)}${labName ? ` ${labName}` : ""}`,
       });
-      showAgreement(trace, t.ids);
-      codeNode.textContent = [...state.loadLines, ...runCode(state.attnPrefix, t.ids, module.config.d_in, module.config.num_heads)].join("\n");
+      showAgreement(trace, t.ids, code.weightsAgreement);
+      codeNode.textContent = [...state.loadLines, ...code.runCode(state.attnPrefix, t.ids, module.config.d_in, module.config.num_heads)].join("\n");
       section.dataset.runs = String(state.runs);
     } catch (err) {
       if (seq === state.runSeq) {
@@ -318,7 +329,7 @@ export function setupCheckpointPanel(app) {
   }
 
   /** Whether the traced layer is the whole model's block (its attention weights on the same tokens), or how to see it. */
-  function showAgreement(trace, ids) {
+  function showAgreement(trace, ids, weightsAgreement) {
     const first = gpt2?.weightsFor(state.layer, ids);
     const a = first ? weightsAgreement(trace, first) : null;
     agreement.dataset.agree = a ? String(a.maxDiff <= 1e-5) : "";
