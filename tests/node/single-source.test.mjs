@@ -19,8 +19,8 @@ test("no JS module under web/ names an attention class outside the strings table
   const files = [];
   for (const dir of ["app", "lib"]) {
     for (const name of readdirSync(new URL(`${dir}/`, web))) {
-      // The strings table: strings.js, and strings-panels.js (the later panels' part of it).
-      if (!name.endsWith(".js") || /^strings(-panels)?\.js$/.test(name)) continue; // attention_core.mjs is generated
+      // The strings table: strings.js, strings-panels.js and strings-gpt2.js (the later panels' parts of it).
+      if (!name.endsWith(".js") || /^strings(-panels|-gpt2)?\.js$/.test(name)) continue; // attention_core.mjs is generated
       files.push(`${dir}/${name}`);
     }
   }

@@ -1,8 +1,9 @@
-// The page's strings table (web/app/strings.js, strings-panels.js) as plain functions: sentences that
-// count read right for one and for many, and a reason slotted into a sentence keeps one period.
+// The page's strings table (web/app/strings.js, strings-panels.js, strings-gpt2.js) as plain functions:
+// sentences that count read right for one and for many, and a reason slotted into a sentence keeps one
+// period.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { S } from "../../web/app/strings-panels.js";
+import { S } from "../../web/app/strings-gpt2.js";
 
 test("layer 1's real input is 'after block 0', not 'after blocks 0 to 0'", () => {
   assert.match(S.ckptInputWhy(1), /^ln_1 of the residual stream after block 0: what layer 1’s attention really reads/);

@@ -4,7 +4,7 @@
 // (n_layer, n_head, keys)). The table is built once per generation; a new token or a pick redraws each
 // cell's canvas in place and changes nothing else.
 import { h, replace } from "./dom.js";
-import { S } from "./strings-panels.js";
+import { S } from "./strings-gpt2.js";
 import { color } from "./slice-view.js";
 
 /** A grid that `show`s one step at a time. */

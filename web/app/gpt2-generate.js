@@ -5,7 +5,7 @@
 // looked in every layer x head (gpt2-generate-grid.js), a run of the same tokens the other way (with or
 // without the cache) with both times per token, and the PyTorch call that gives the same ids.
 import { h, replace } from "./dom.js";
-import { S } from "./strings-panels.js";
+import { S } from "./strings-gpt2.js";
 import { generateGPT2 } from "./checkpoint-load.js";
 import { errorBox } from "./diagnostic-view.js";
 import { attentionGrid } from "./gpt2-generate-grid.js";

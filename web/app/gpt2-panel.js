@@ -7,7 +7,7 @@
 // input (what the blocks before it produce). Picking a cell redraws the head view and two buttons'
 // pressed states, nothing else.
 import { h, replace, svg } from "./dom.js";
-import { S } from "./strings-panels.js";
+import { S } from "./strings-gpt2.js";
 import { runGPT2 } from "./checkpoint-load.js";
 import { errorBox } from "./diagnostic-view.js";
 import { color, MASKED_RGB } from "./slice-view.js";
