@@ -48,7 +48,7 @@ function literalCodes(file) {
     /\bAttentionError\(\s*"([a-z0-9_]+)"/g, // the core's throws
     /\bloadError\(\s*"([a-z0-9_]+)"/g, // the facade's loading errors: loadError("wasm_fetch", ...)
     /\{false, \{"([a-z0-9_]+)"/g, // the bindings' failures: {false, {"out_of_memory", ...}}
-    /\bwhole_option\([^;]*?,\s*"([a-z0-9_]+)"\)/g, // whole_option(options, "layer", 0, "checkpoint_layer")
+    /\bwhole_option\([^;]*?,\s*"([a-z0-9_]+)",\s*\d+\)/g, // whole_option(options, "layer", 0, "checkpoint_layer", 0): the last number is the hint's example
   ];
   return patterns.flatMap((re) => [...text.matchAll(re)].map((m) => ({ code: m[1], file })));
 }
