@@ -162,3 +162,15 @@ test("README.md's absolute links are the few listed in this test", () => {
   const external = [...new Set(linksOf(readFileSync(README, "utf8")).map((l) => l.target).filter(isExternal))].sort();
   assert.deepEqual(external, EXTERNAL, "a new absolute link goes into EXTERNAL on purpose (each can die); a relative one goes to a file of the checkout");
 });
+
+test("the README's C++ example gives tensor_from as many values as its shape holds: the book's six tokens", async () => {
+  // issue 41: the example elided four tokens, so copied as written it read 12 floats past its vector
+  const cpp = readFileSync(README, "utf8").match(/```cpp\n([\s\S]*?)```/)[1];
+  const values = cpp.match(/inputs = \{([^}]*)\}/)[1].replace(/\/\/[^\n]*/g, "").split(",").map((v) => Number(v.trim().replace(/f$/, "")));
+  const shape = cpp.match(/tensor_from\(inputs\.data\(\), \{([\d, ]+)\}\)/)[1].split(",").map(Number);
+  assert.equal(values.length, shape.reduce((a, b) => a * b, 1));
+  if (!BUILT) return;
+  const { loadAttentionLab } = await import("attention-lab");
+  const lab = await loadAttentionLab();
+  assert.deepEqual(values.map(Math.fround), [...lab.bookTokens().data]);
+});
