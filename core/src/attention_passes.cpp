@@ -41,79 +41,6 @@ Shape PassContext::head_shape(int64_t rows, int64_t cols) const {
   return Shape{chunk.b, p.query_heads, rows, cols};
 }
 
-namespace {
-
-/// A cache holds what this module's forwards wrote: keys and values (b, kv_heads, entries, head_dim),
-/// or a latent class's c_kv (b, entries, latent_dim). Another module's (another width, heads or kind)
-/// would be read past its end with this module's sizes: cache_module. Then the chunk against it:
-/// cache_batch, cache_window, cache_full.
-void check_cache(const ForwardPlan& p, const KvCache& cache, int64_t b, int64_t T) {
-  const ModuleConfig& c = p.config;
-  const bool latent = p.latent_dim > 0;
-  const Tensor& held = latent ? cache.latent : cache.keys;
-  const Shape want = latent ? Shape{cache.batch, held.shape.size() == 3 ? held.shape[1] : 0, p.latent_dim}
-                            : Shape{cache.batch, p.kv_heads, held.shape.size() == 4 ? held.shape[2] : 0, p.head_dim};
-  const auto fits = [](const Tensor& t, const Shape& shape) { return t.shape == shape && t.data.size() == static_cast<size_t>(numel_of(shape)); };
-  const bool empty = cache.keys.data.empty() && cache.values.data.empty() && cache.latent.data.empty() && cache.keys.shape.empty() && cache.latent.shape.empty();
-  const bool fitting =
-      latent ? fits(cache.latent, want) && cache.keys.data.empty() && cache.values.data.empty() : fits(cache.keys, want) && fits(cache.values, want) && cache.latent.data.empty();
-  if (!empty && !fitting) {
-    const std::string what = !cache.latent.shape.empty() ? "c_kv of shape " + shape_string(cache.latent.shape) : "keys of shape " + shape_string(cache.keys.shape);
-    throw AttentionError("cache_module", "cache",
-                         "this cache holds " + what + ", and " + c.python_call() + " reads " +
-                             (latent ? "c_kv (b, entries, latent_dim = " + std::to_string(p.latent_dim) + ")"
-                                     : "keys (b, kv_heads = " + std::to_string(p.kv_heads) + ", entries, head_dim = " + std::to_string(p.head_dim) + ")") +
-                             ": it was filled by another module",
-                         "Give each module a cache of its own (a new KvCache for this one).");
-  }
-  if (cache.batch != 0 && cache.batch != b)
-    throw AttentionError("cache_batch", "x", "this cache holds keys of a batch of " + std::to_string(cache.batch) + ", and the chunk has b = " + std::to_string(b),
-                         "Every chunk of one cache has the same batch size; start a new cache for another.");
-  if (cache.window > 0 && T > cache.window)
-    throw AttentionError("cache_window", "x", "a chunk of " + std::to_string(T) + " tokens is longer than the cache's window of " + std::to_string(cache.window),
-                         "Feed chunks of at most " + std::to_string(cache.window) + " tokens, or make the window larger.");
-  if (p.rope() && cache.position + T > c.context_length)  // (a window's positions grow too; the mask buffer's check below says the same without one)
-    throw AttentionError("cache_full", "context_length",
-                         "the cache has seen " + std::to_string(cache.position) + " tokens and this chunk adds " + std::to_string(T) + ": positions up to " +
-                             std::to_string(cache.position + T - 1) + ", past the " + std::to_string(c.context_length) +
-                             " rows of RoPE's cos and sin tables (context_length = " + std::to_string(c.context_length) + ")",
-                         "Start a new cache, or build the module with a larger context_length.");
-  if (cache.window == 0 && p.mask_buffer && cache.position + T > c.context_length)
-    throw AttentionError("cache_full", "context_length",
-                         "the cache has seen " + std::to_string(cache.position) + " tokens and this chunk adds " + std::to_string(T) + ": " + std::to_string(cache.position + T) +
-                             " positions, past context_length = " + std::to_string(c.context_length) + " (the rows of the mask buffer)",
-                         "Start a new cache, or make one with a window (newCache({window: " + std::to_string(c.context_length) + "})) whose oldest keys shift out.");
-}
-
-}  // namespace
-
-Chunk chunk_of(const ForwardPlan& p, const Tensor& x, const ForwardOptions& options) {
-  Chunk c;
-  c.b = p.batched ? x.shape[0] : 1;
-  c.T = x.shape[x.shape.size() - 2];
-  // With a KV cache: `past` keys held before the chunk (after a window's shift) come first, and query
-  // i (absolute position position + i) sees key j (absolute position position - past + j) when j <= past + i.
-  if (const KvCache* cache = options.cache) {
-    if (!p.caches_keys())
-      throw AttentionError("cache_unsupported", "cache", p.config.class_name() + " has no causal mask over its own keys, so there is nothing to cache",
-                           "A KV cache works for the classes with a causal mask (their facts say mask: causal).");
-    check_cache(p, *cache, c.b, c.T);
-    c.position = cache->position;
-    const int64_t held = cache->entries();
-    c.drop = cache->window > 0 ? std::max<int64_t>(0, held + c.T - cache->window) : 0;
-    c.past = held - c.drop;
-    Shape all = x.shape;
-    all[all.size() - 2] = c.past + c.T;
-    const double bytes = plan_bytes(p, all, options.trace != nullptr) + 4.0 * cache->bytes();
-    if (bytes > options.memory_budget_bytes)
-      throw AttentionError("too_large", "x", "a cached forward of " + shape_string(x.shape) + " over " + std::to_string(c.past) + " cached tokens is over the memory budget",
-                           "Use a window, or fewer tokens.");
-  }
-  // Keys and values may have appended tokens (nn.MultiheadAttention's bias_k/bias_v): Tk >= T.
-  c.Tk = p.num_keys(c.T) + c.past;
-  return c;
-}
-
 void mask_row(const ForwardPlan& p, const Chunk& c, float* row, int64_t i) {
   // A sliding window hides key j from query i when i - j >= window (and j > i, as any causal mask);
   // the inverted mask hides j <= i instead.
@@ -149,15 +76,15 @@ void project_latent(const PassContext& ctx, const Tensor& x, Activations& a) {
 namespace {
 
 /// One of q, k, v for the heads' share: the projection's columns of those heads, then each head's
-/// rows copied into (b, heads, rows, hd); keys and values put the cache's rows first and an appended
-/// token (bias_k / bias_v, head h's slice) after the chunk's.
+/// rows copied into (b, heads, rows, hd); keys and values put an appended token (bias_k / bias_v,
+/// head h's slice) after the chunk's.
 void project_heads_of(const PassContext& ctx, const Tensor& x, const Activations& a, int m, Tensor& out, std::vector<float>& proj) {
   const ForwardPlan& p = ctx.plan();
   const Chunk& c = ctx.chunk;
   const Operators& mod = ctx.operators;
   const int64_t hd = p.head_dim, group = p.group_size;
   const bool latent_cache = ctx.cache != nullptr && p.latent_dim > 0;
-  const int64_t heads = m == kQueryOp ? p.query_heads : p.kv_heads, width = heads * hd, rows = m == kQueryOp ? c.T : c.Tk;
+  const int64_t heads = m == kQueryOp ? p.query_heads : p.kv_heads, width = heads * hd, rows = m == kQueryOp ? c.T : c.kv_rows;
   const bool from_latent = m != kQueryOp && p.latent_dim > 0;
   const int64_t made = m == kQueryOp ? c.T : latent_cache ? c.Tk : c.T;  // rows projected: the chunk's, or every cached latent's
   const float* source = !from_latent ? x.data.data() : latent_cache ? a.cache_latent.data.data() : a.latent.data.data();
@@ -167,13 +94,7 @@ void project_heads_of(const PassContext& ctx, const Tensor& x, const Activations
   float* dst = out.data.data();
   for (int64_t bi = 0; bi < c.b; ++bi)
     for (int64_t h = head_first; h < head_last; ++h) {
-      const int64_t first = m == kQueryOp || made == rows ? 0 : c.past;  // a cache's keys and values come first
-      for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + first + t) * hd);
-      if (m != kQueryOp && c.past > 0 && !latent_cache) {
-        const Tensor& held = m == kKeyOp ? ctx.cache->keys : ctx.cache->values;  // (b, KV, entries, hd)
-        const int64_t entries = ctx.cache->entries();
-        std::copy_n(held.data.data() + ((bi * heads + h) * entries + c.drop) * hd, c.past * hd, dst + (bi * heads + h) * rows * hd);
-      }
+      for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + t) * hd);
       if (m != kQueryOp && p.extra_kv) std::copy_n(mod.token[m - kKeyOp].data() + h * hd, hd, dst + ((bi * heads + h) * rows + c.T) * hd);
     }
 }
@@ -185,10 +106,10 @@ void project_qkv(const PassContext& ctx, const Tensor& x, Activations& a) {
   // KV = H): what repeat_interleave(group_size, dim=1) does.
   const ForwardPlan& p = ctx.plan();
   const Chunk& c = ctx.chunk;
-  Shape kv_shape = ctx.head_shape(c.Tk, p.head_dim);
+  Shape kv_shape = ctx.head_shape(c.kv_rows, p.head_dim);
   if (p.per_head_axes) kv_shape[1] = p.kv_heads;
   a.queries = Tensor(ctx.head_shape(c.T, p.head_dim));  // (b, H, T, hd)
-  a.keys = Tensor(kv_shape);                            // (b, KV, Tk, hd)
+  a.keys = Tensor(kv_shape);                            // (b, KV, kv_rows, hd)
   a.values = Tensor(kv_shape);
   const int64_t kv_rows = ctx.cache != nullptr && p.latent_dim > 0 ? c.Tk : c.T;              // rows the key/value projections compute
   std::vector<float> proj(static_cast<size_t>(c.b * std::max(c.T, kv_rows) * p.proj_width));  // (b*rows, H*hd), freed after the projections
@@ -201,6 +122,7 @@ namespace {
 /// The scratch of the attend pass: one slab's (T, Tk) values and the packed keys and values of the
 /// key/value head it reads, reused slab after slab.
 struct SlabScratch {
+  KeyValueRows kv;  // where each (b, kv head)'s keys and values are read
   std::vector<float> slab;
   ops::PackedMatrix keys_t, values;
   int64_t block_rows = 0;  // rows per block: the whole slab, or ~256 KB when observed
@@ -232,8 +154,8 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
   const size_t slab_index = static_cast<size_t>(bi * p.query_heads + h);
   const size_t kv_index = static_cast<size_t>(bi * p.kv_heads + h / p.group_size);
   const float* q = scored_queries(p, a).data.data() + slab_index * static_cast<size_t>(T * hd);  // (T, hd)
-  const float* k = scored_keys(p, a).data.data() + kv_index * static_cast<size_t>(Tk * hd);      // (Tk, hd)
-  const float* v = a.values.data.data() + kv_index * static_cast<size_t>(Tk * hd);               // (Tk, hd)
+  const float* k = s.kv.keys + kv_index * s.kv.stride;                                           // (Tk, hd)
+  const float* v = s.kv.values + kv_index * s.kv.stride;                                         // (Tk, hd)
   const size_t offset = slab_index * static_cast<size_t>(T * Tk);
   float* slab = s.slab.data();
   float* context = a.context_vec.data.data() + slab_index * static_cast<size_t>(T * hd);
@@ -278,6 +200,7 @@ void attend(const PassContext& ctx, Activations& a, Recorder& rec) {
   if (ctx.options.attn_weights != nullptr) *ctx.options.attn_weights = Tensor(ctx.head_shape(c.T, c.Tk));
   a.context_vec = Tensor(ctx.head_shape(c.T, p.head_dim));  // (b, H, T, hd)
   SlabScratch s;
+  s.kv = attended_rows(ctx, a);
   s.slab.resize(static_cast<size_t>(c.T * c.Tk));  // (T, Tk)
   // Observed, a slab goes through scores, mask and softmax a block of rows at a time (~256 KB, whole
   // rows, a multiple of the kernel's 4-row tile), so each stage's copy and summary read it from cache
@@ -337,48 +260,6 @@ Tensor take_output(const PassContext& ctx, Activations& a, bool keep) {
   Tensor output = keep ? *last : std::move(*last);
   if (p.layout == HeadsRule::Single) output.shape = p.batched ? Shape{ctx.chunk.b, ctx.chunk.T, p.head_dim} : Shape{ctx.chunk.T, p.head_dim};
   return output;
-}
-
-KvCache next_cache(const PassContext& ctx, Activations& a, bool observing) {
-  const ForwardPlan& p = ctx.plan();
-  const Chunk& c = ctx.chunk;
-  const int64_t KV = p.kv_heads, hd = p.head_dim, Tk = c.Tk;
-  // The cache keeps every key and value attended (the class's sliding window or the cache's own
-  // window keep the last ones); a latent class keeps the latent rows instead.
-  int64_t keep = Tk;
-  if (p.window > 0) keep = std::min(keep, p.window);
-  if (ctx.cache->window > 0) keep = std::min(keep, ctx.cache->window);
-  const auto rows_of = [&](const Tensor& all, int64_t first, int64_t count, Shape shape) {
-    Tensor out(std::move(shape));
-    for (int64_t i = 0; i < c.b * KV; ++i) std::copy_n(all.data.data() + (i * Tk + first) * hd, count * hd, out.data.data() + i * count * hd);
-    return out;
-  };
-  KvCache next;
-  next.window = ctx.cache->window;
-  next.position = ctx.cache->position + c.T;
-  next.start = next.position - keep;
-  next.batch = c.b;
-  if (p.latent_dim > 0) {
-    const int64_t L = p.latent_dim;
-    next.latent = Tensor({c.b, keep, L});  // (b, keep, latent_dim): the last rows of cache_latent
-    for (int64_t bi = 0; bi < c.b; ++bi) std::copy_n(a.cache_latent.data.data() + (bi * Tk + Tk - keep) * L, keep * L, next.latent.data.data() + bi * keep * L);
-    return next;
-  }
-  // The cache is a copy, made after the forward: the record's keys and values, moved into it, would pin
-  // their place among the run's larger temporaries (measured: GPT-2 small re-read per token, 65 -> 78 MiB).
-  Tensor& attended = scored_keys(p, a);  // with RoPE the cache keeps the rotated keys
-  next.keys = rows_of(attended, Tk - keep, keep, {c.b, KV, keep, hd});
-  next.values = rows_of(a.values, Tk - keep, keep, {c.b, KV, keep, hd});
-  if (observing) {  // the trace shows every key attended (cache_k, cache_v) beside the chunk's own
-    Shape chunk_shape = a.keys.shape;
-    chunk_shape[chunk_shape.size() - 2] = c.T;
-    a.cache_k = std::move(attended);
-    a.cache_v = std::move(a.values);
-    attended = rows_of(a.cache_k, c.past, c.T, chunk_shape);
-    if (p.rope()) a.keys = rows_of(a.keys, c.past, c.T, chunk_shape);  // the chunk's own before RoPE
-    a.values = rows_of(a.cache_v, c.past, c.T, chunk_shape);
-  }
-  return next;
 }
 
 }  // namespace attention_lab

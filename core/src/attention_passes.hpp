@@ -1,7 +1,8 @@
 // The attention forward as a sequence of small passes over one record of named tensors (llm.c's
-// ActivationTensors): project (the latent, then queries, keys and values split into heads, a cache's
-// keys first), attend each (batch item, head) slab a block of rows at a time (scores, mask, softmax,
-// dropout, context), merge the heads, project out, keep the cache. A Recorder observes the passes
+// ActivationTensors): project (the latent, then queries, keys and values split into heads), extend
+// the cache (the chunk's keys and values after its held ones), attend each (batch item, head) slab a
+// block of rows at a time (scores, mask, softmax, dropout, context), merge the heads, project out, keep
+// the cache. A Recorder observes the passes
 // (the trace's copies, summaries and views); an untraced forward passes one that does nothing.
 // Internal to the core (not installed): AttentionModule::Impl::forward_pass runs them.
 #pragma once
@@ -41,11 +42,11 @@ struct Activations {
   Tensor queries;           // (b, H, T, head_dim)
   Tensor latent;            // (b, T, latent_dim): c_kv of the chunk
   Tensor cache_latent;      // (b, past + T, latent_dim): every c_kv row attended (a latent class's cache)
-  Tensor keys, values;      // (b, KV, keys, head_dim): a cache's keys first, appended tokens last
+  Tensor keys, values;      // (b, KV, kv_rows, head_dim): the tokens' (a latent cache's: every one attended), appended tokens last
   Tensor cos, sin;          // (T, head_dim): the RoPE tables' rows at the chunk's positions (the trace's copies)
   Tensor queries_rope;      // (b, H, T, head_dim): the queries RoPE rotated, what the scores read
-  Tensor keys_rope;         // (b, KV, keys, head_dim): the keys RoPE rotated (a cache's already are)
-  Tensor cache_k, cache_v;  // (b, KV, keys, head_dim) kept for the trace when keys holds the chunk's alone
+  Tensor keys_rope;         // (b, KV, kv_rows, head_dim): the keys RoPE rotated (a cache's already are)
+  Tensor cache_k, cache_v;  // (b, KV, keys, head_dim): the trace's copy of every key and value a cached chunk attended
   Tensor attn_scores, mask, attn_scores_masked, attn_weights, attn_weights_dropout;
   Tensor context_vec;     // (b, H, T, head_dim)
   Tensor heads_concat;    // (b, T, H * head_dim)
@@ -61,6 +62,27 @@ struct Activations {
 struct Chunk {
   int64_t b = 1, T = 0, past = 0, drop = 0, Tk = 0;
   int64_t position = 0;  // the absolute position of the chunk's first token (a cache's position; RoPE's table row)
+  int64_t kv_rows = 0;   // rows per (b, kv head) of the record's keys and values: Tk, or T with a cache of keys and values
+  // With a cache of keys and values: the keys attended lie in its storage of `capacity` rows per (b, kv
+  // head) from row `row` (the held ones kept, then the chunk's); `grow`: in a new storage (CacheRoom).
+  int64_t capacity = 0, row = 0;
+  bool grow = false;
+};
+
+/// Where the attend pass reads each (b, kv head)'s Tk keys and values (row-major, head_dim floats a
+/// row): `stride` floats apart, in the record or in a cache's storage.
+struct KeyValueRows {
+  const float* keys = nullptr;
+  const float* values = nullptr;
+  size_t stride = 0;
+};
+
+/// A cached forward's own part of its cache: the new storage when the cache grows, and the cache after
+/// the chunk (next_cache), which keep_cache makes the cache's once the forward has succeeded.
+struct CacheRoom {
+  Tensor keys, values;  // (b, KV, capacity, head_dim) when Chunk::grow
+  Tensor latent;        // a latent class's next c_kv (b, entries, latent_dim)
+  int64_t first = 0, held = 0, position = 0;
 };
 
 /// The query heads a forward computes, [begin, end): all of them, or a share (a Worker's part of a
@@ -79,6 +101,7 @@ struct PassContext {
   HeadRange heads;
   const KvCache* cache = nullptr;
   bool apply_dropout = false;
+  CacheRoom* room = nullptr;  // with a cache: its new storage and next state
   const ForwardPlan& plan() const { return plan_; }
   /// The shape of a per-head stage of `rows` x `cols`: (rows, cols), (b, rows, cols) or (b, H, rows, cols).
   Shape head_shape(int64_t rows, int64_t cols) const;
@@ -112,9 +135,9 @@ void mask_row(const ForwardPlan& p, const Chunk& c, float* row, int64_t i);
 /// Pass 1a: the latent c_kv = x @ W_DKV.T + b (b, T, latent_dim), and with a cache every c_kv row
 /// attended (cache_latent: the cache's rows, then the chunk's). Classes without a latent: nothing.
 void project_latent(const PassContext& ctx, const Tensor& x, Activations& a);
-/// Pass 1b: queries (b, H, T, hd), keys and values (b, KV, Tk, hd) split into heads (the fused
-/// view(b, T, H, hd).transpose(1, 2), or the wrapper's head h taking columns h*hd ..), the cache's
-/// keys and values first, appended key/value tokens last.
+/// Pass 1b: queries (b, H, T, hd), keys and values (b, KV, kv_rows, hd) split into heads (the fused
+/// view(b, T, H, hd).transpose(1, 2), or the wrapper's head h taking columns h*hd ..), appended
+/// key/value tokens last; a latent cache's keys and values are re-projected from every row it attends.
 void project_qkv(const PassContext& ctx, const Tensor& x, Activations& a);
 /// The RoPE tables cos and sin (context_length, head_dim) of a plan with RoPE, as the book's
 /// precompute_rope_params makes them (a module computes them once).
@@ -126,6 +149,12 @@ void apply_rope(const PassContext& ctx, Activations& a, bool observing);
 /// The queries and keys the scores read: the rotated ones with RoPE, else the projections.
 const Tensor& scored_queries(const ForwardPlan& p, const Activations& a);
 Tensor& scored_keys(const ForwardPlan& p, Activations& a);
+/// Pass 1d, a cached forward with keys and values: the chunk's keys (rotated, with RoPE) and values
+/// written after the cache's held ones, in its storage or a new one (Chunk::grow) with the kept rows
+/// copied in. Without a cache, or a latent class's: nothing.
+void extend_cache(const PassContext& ctx, Activations& a);
+/// Where the attend pass reads the keys and values: the cache's storage (extend_cache) or the record's.
+KeyValueRows attended_rows(const PassContext& ctx, Activations& a);
 /// Passes 2-6 for every slab of the heads: scores, mask, softmax, dropout (in PyTorch's draw order),
 /// context_vec (b, H, T, hd).
 void attend(const PassContext& ctx, Activations& a, Recorder& recorder);
@@ -142,10 +171,13 @@ Tensor gated(const ForwardPlan& p, const Operators& operators, ThreadPool* pool,
 /// The last pass's tensor (proj, out_proj, heads_concat or context_vec): moved out, or copied when
 /// the recorder keeps it.
 Tensor take_output(const PassContext& ctx, Activations& a, bool keep);
-/// The cache after this chunk: the last keys and values attended (a window keeps the last ones), or
-/// a latent class's last c_kv rows. With `observing`, keys and values become the chunk's own and
-/// cache_k / cache_v every key attended.
-KvCache next_cache(const PassContext& ctx, Activations& a, bool observing);
+/// The cache after this chunk, into ctx.room: the last keys and values attended (a window keeps the last
+/// ones), or a latent class's last c_kv rows. With `observing`, cache_k / cache_v: every key and
+/// value attended (keys and values are the chunk's own).
+void next_cache(const PassContext& ctx, Activations& a, bool observing);
+/// Makes ctx.room's next state the cache's (no allocation, no throw: run once the forward has
+/// succeeded), moving the held rows back to row 0 when as many unused rows lie before them.
+void keep_cache(const PassContext& ctx, KvCache& cache);
 
 /// A recorder that makes the trace (ForwardOptions::trace): each stage's copy, its summaries made while
 /// its rows are in cache, and views instead of copies with ForwardOptions::stage_views.

@@ -22,7 +22,8 @@ double packed(double k, double n) { return static_cast<double>(ops::packed_float
 /// The positions a generation's forward passes compute at most, and what its cache holds.
 struct GenerationShape {
   double chunk = 0;     // the longest chunk one forward computes (the prompt's prefill, or the cropped context)
-  double capacity = 0;  // keys one forward attends to at most (and the cache's size)
+  double capacity = 0;  // keys one forward attends to at most (and the cache's entries)
+  double reserve = 0;   // rows each layer's KvCache reserves: every position, or a window and as many rows of room (KvCache::reserve)
 };
 
 GenerationShape generation_shape(const Gpt2Config& c, int64_t prompt, const Gpt2GenerateOptions& o) {
@@ -31,6 +32,8 @@ GenerationShape generation_shape(const Gpt2Config& c, int64_t prompt, const Gpt2
   // a KvCache grows to the positions seen (a window: to at most its size); without it, the context is cropped to n_ctx
   s.capacity = static_cast<double>(o.cache ? (o.window ? std::min(*o.window, positions) : positions) : std::min(positions, c.n_ctx));
   s.chunk = o.cache ? static_cast<double>(prompt) : s.capacity;
+  // the window's oldest rows shift out in place while room is left after the held ones (KvCache)
+  if (o.cache) s.reserve = static_cast<double>(o.window ? std::min(2 * *o.window, positions) : positions);
   return s;
 }
 
@@ -43,9 +46,9 @@ double gpt2_generation_bytes(const Gpt2Config& c, int64_t prompt_tokens, const G
   const double L = static_cast<double>(c.n_layer), raw = static_cast<double>(c.value_bytes > 0 ? c.value_bytes : gpt2_dtype_bytes(c.dtype)), f = 4.0;
   const GenerationShape s = generation_shape(c, prompt_tokens, o);
   const double n = s.chunk, T = s.capacity;
-  // Kept through the generation: every layer's KvCache (with the cache), the chunk's residual stream,
-  // the last position's norm, ln_f, the logits, the ids.
-  const double kv = o.cache ? f * L * 2.0 * T * d : 0.0;
+  // Kept through the generation: every layer's KvCache (with the cache: its reserved rows), the chunk's
+  // residual stream, the last position's norm, ln_f, the logits, the ids.
+  const double kv = f * L * 2.0 * s.reserve * d;
   // With the attention rows: the last position's row per layer and head (kept), one step's copy of them,
   // and every step's rows the caller holds (the keys each new token sees, summed over the tokens).
   const double rows_kept = o.attention ? f * L * H * T : 0.0, rows_step = o.attention ? f * L * H * T : 0.0;
@@ -61,19 +64,22 @@ double gpt2_generation_bytes(const Gpt2Config& c, int64_t prompt_tokens, const G
   // MLP's packed, the vectors); its raw bytes and what loading decodes at once (c_attn and c_proj and
   // one transposed part: 5 d^2); the activations: ln's output, the attention forward (q, the keys and
   // values of every key it sees, the projection scratch, one head's queries x keys and its packed keys
-  // and values, the context, merged heads and out_proj, every head's weights when the rows are asked,
-  // and with the cache the next KvCache beside the one it replaces), the MLP's 4d.
+  // and values, the context, merged heads and out_proj, every head's weights when the rows are asked;
+  // with the cache, its reserved rows take the chunk's keys and values), the MLP's 4d.
   const double module = plan_heap_bytes(plan_forward(gpt2_attention_config(c)), std::nullopt);
   const double weights = module + f * (packed(d, 4 * d) + packed(4 * d, d) + 9.0 * d);
   const double block_raw = raw * (12.0 * d * d + 13.0 * d) + f * 5.0 * d * d;
   const double scores = o.cache ? std::max(n * n, T) : n * T;  // queries x keys: the prefill's, or one position's against the cache
-  const double attn = f * (6.0 * n * d + 2.0 * T * d + scores + packed(hd, T) + packed(T, hd) + (o.attention ? H * scores : 0.0) + (o.cache ? 2.0 * T * d : 0.0));
+  const double attn = f * (6.0 * n * d + 2.0 * T * d + scores + packed(hd, T) + packed(T, hd) + (o.attention ? H * scores : 0.0));
   const double acts = attn + f * 5.0 * n * d;
   // A logits chunk: wte rows raw, as float32 and packed.
   const double rows = static_cast<double>(std::min<int64_t>(kGpt2LogitsChunkRows, c.vocab_size));
   const double chunk = (raw + f) * rows * d + f * packed(d, rows);
   const double embed = (raw + f) * 2.0 * n * d;
-  const double slack = 8.0 * 1048576.0;  // the allocator's bookkeeping, rounding and holes (measured: up to 4 MiB past the sum on GPT-2 small)
+  // The allocator's bookkeeping, rounding and holes (measured on GPT-2 small: up to 6 MiB past the sum,
+  // re-read per token with the cache, whose storage, allocated at the start, can split a hole that a
+  // block's 9 MiB matrix would have fitted)
+  const double slack = 12.0 * 1048576.0;
   if (!resident) return kept + std::max({embed, pick, block_raw + weights + acts, chunk}) + slack;
   double wte = 0;
   for (int64_t begin = 0; begin < c.vocab_size; begin += kGpt2LogitsChunkRows) wte += f * packed(d, static_cast<double>(std::min(kGpt2LogitsChunkRows, c.vocab_size - begin)));
@@ -184,10 +190,14 @@ Gpt2Generation::Gpt2Generation(const SafetensorsHeader& header, const Gpt2Config
                              ", over the " + mib(memory_budget_bytes) + " MiB this page allows",
                          resident_ && lean <= memory_budget_bytes ? "Let the weights be re-read per token (resident: null)." : "Use a shorter prompt or fewer new tokens.");
   }
-  capacity_ = static_cast<int64_t>(generation_shape(config_, prompt_, options_).capacity);
+  const GenerationShape shape = generation_shape(config_, prompt_, options_);
+  capacity_ = static_cast<int64_t>(shape.capacity);
   if (options_.cache) {  // the core's KvCache, one per layer (a window's keeps its last `window` entries)
     caches_.resize(static_cast<size_t>(config_.n_layer));
-    for (KvCache& cache : caches_) cache.window = options_.window.value_or(0);
+    for (KvCache& cache : caches_) {
+      cache.window = options_.window.value_or(0);
+      cache.reserve(1, config_.n_head, config_.n_embd / config_.n_head, static_cast<int64_t>(shape.reserve));  // the estimate's rows, allocated once
+    }
   }
   if (options_.attention) attention_.assign(static_cast<size_t>(config_.n_layer * config_.n_head * capacity_), 0.0f);
   if (resident_) blocks_.resize(static_cast<size_t>(config_.n_layer));

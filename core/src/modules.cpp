@@ -227,6 +227,8 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");
   }
   PassContext ctx{p, {prepared_.weight, prepared_.bias, prepared_.token, prepared_.rope}, options, chunk_of(p, x, options), {0, p.query_heads}, options.cache, apply_dropout};
+  CacheRoom room;  // with a cache: a new storage when it grows, and the cache after the chunk
+  ctx.room = &room;
   if (options.share != nullptr) ctx.heads = {options.share->first, options.share->first + options.share->count};
   try {
     Activations a;
@@ -237,6 +239,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     project_latent(ctx, x, a);
     project_qkv(ctx, x, a);
     apply_rope(ctx, a, recorder.observing());
+    extend_cache(ctx, a);
     attend(ctx, a, recorder);
     if (options.share != nullptr) return share_columns(ctx, a);
     merge_heads(ctx, a);
@@ -244,10 +247,9 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     // out_proj, then a second projection when the class has one (MHAPyTorchClass's proj)
     project(p.gate ? a.gate : a.heads_concat, ctx.chunk.b, ctx.chunk.T, options.pool, a.out_proj, a.proj);
     Tensor output = take_output(ctx, a, recorder.observing());
-    KvCache next;  // the cache after this chunk, kept when the forward returns
-    if (options.cache != nullptr) next = next_cache(ctx, a, recorder.observing());
+    if (options.cache != nullptr) next_cache(ctx, a, recorder.observing());  // the cache after this chunk, kept when the forward returns
     recorder.finish(a, x, output);
-    if (options.cache != nullptr) *options.cache = std::move(next);
+    if (options.cache != nullptr) keep_cache(ctx, *options.cache);
     return output;
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + p.config.python_call() + " on " + shape_string(x.shape),

@@ -53,11 +53,14 @@ void apply_rope(const PassContext& ctx, Activations& a, bool observing) {
   const int64_t q_slabs = c.T > 0 && hd > 0 ? static_cast<int64_t>(a.queries.data.size()) / (c.T * hd) : 0;
   for (int64_t s = 0; s < q_slabs; ++s)
     for (int64_t t = 0; t < c.T; ++t) rotate(a.queries.data.data() + (s * c.T + t) * hd, a.queries_rope.data.data() + (s * c.T + t) * hd, c.position + t);
-  a.keys_rope = a.keys;  // (b, KV, Tk, hd): a cache's keys (the first `past` rows) came rotated
-  const int64_t k_slabs = c.Tk > 0 && hd > 0 ? static_cast<int64_t>(a.keys.data.size()) / (c.Tk * hd) : 0;
+  // (b, KV, kv_rows, hd): the chunk's keys, from row `past` when the rows are every key attended (a
+  // latent cache re-projects them); a cache of keys and values holds its keys rotated already
+  a.keys_rope = a.keys;
+  const int64_t rows = c.kv_rows, first = rows == c.Tk ? c.past : 0;
+  const int64_t k_slabs = rows > 0 && hd > 0 ? static_cast<int64_t>(a.keys.data.size()) / (rows * hd) : 0;
   for (int64_t s = 0; s < k_slabs; ++s)
     for (int64_t t = 0; t < c.T; ++t) {
-      const int64_t row = (s * c.Tk + c.past + t) * hd;
+      const int64_t row = (s * rows + first + t) * hd;
       rotate(a.keys.data.data() + row, a.keys_rope.data.data() + row, c.position + t);
     }
   if (!observing) return;

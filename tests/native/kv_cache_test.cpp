@@ -91,7 +91,10 @@ TEST_CASE("a cached forward of any chunking equals the uncached forward within 1
         CHECK(cache.keys.data.empty());
         CHECK(cache.bytes() == 2.0 * static_cast<double>(cache.entries()) * m.plan().latent_dim * 4);
       } else {
-        CHECK(cache.keys.shape == Shape{2, m.plan().kv_heads, cache.entries(), m.plan().head_dim});
+        // (b, kv_heads, capacity, head_dim): entries() rows of each (b, head) from row `first`, the rest room
+        CHECK(cache.keys.shape == Shape{2, m.plan().kv_heads, cache.capacity(), m.plan().head_dim});
+        CHECK(cache.held == cache.entries());
+        CHECK(cache.first + cache.held <= cache.capacity());
         CHECK(cache.bytes() == 2.0 * static_cast<double>(cache.entries()) * 2 * m.plan().kv_heads * m.plan().head_dim * 4);
       }
     }
@@ -154,6 +157,80 @@ TEST_CASE("a window cache keeps its last entries: each query sees the window's k
   CHECK(refusal([&] { m.forward(rows(x, 0, 4), eval_with(&cache)); }).first == "cache_window");
 }
 
+/// The rows a cache holds of `storage` (its keys or values, (b, KV, capacity, hd)): (b, KV, entries, hd).
+Tensor held_rows(const KvCache& cache, const Tensor& storage) {
+  const int64_t b = storage.shape[0], KV = storage.shape[1], cap = storage.shape[2], hd = storage.shape[3];
+  Tensor out({b, KV, cache.held, hd});
+  for (int64_t s = 0; s < b * KV; ++s) std::copy_n(storage.data.data() + (s * cap + cache.first) * hd, cache.held * hd, out.data.data() + s * cache.held * hd);
+  return out;
+}
+
+TEST_CASE("a cache grows in place: a step writes its keys after the held ones, the storage doubles when full, a window's rows move back once") {
+  const ModuleConfig c = small_mha();  // context_length 8: a storage never needs more rows
+  TorchGenerator g(123);
+  const AttentionModule m(c, g);
+  const int64_t n = 8;
+  const Tensor x({1, n, 4}, seeded_tokens(n, 4, 5).data);
+  std::vector<Stage> whole;
+  m.forward(x, eval_with(nullptr, &whole));
+  const auto stage = [&](const std::string& id) { return std::find_if(whole.begin(), whole.end(), [&](const Stage& s) { return s.id == id; })->tensor; };
+  const Tensor keys = stage("keys"), values = stage("values");  // (1, 2, 8, 2): the uncached run's
+  const auto first_rows = [](const Tensor& t, int64_t count) {  // (1, 2, count, 2) of (1, 2, 8, 2)
+    Tensor out({1, 2, count, 2});
+    for (int64_t h = 0; h < 2; ++h) std::copy_n(t.data.data() + h * 8 * 2, count * 2, out.data.data() + h * count * 2);
+    return out;
+  };
+  // token by token: twice the rows needed when full (2, 6, then context_length 8), the same storage between
+  KvCache cache;
+  std::vector<int64_t> capacities;
+  const float* storage = nullptr;
+  for (int64_t t = 0; t < n; ++t) {
+    m.forward(rows(x, t, 1), eval_with(&cache));
+    const bool moved = cache.keys.data.data() != storage;
+    CHECK_MESSAGE(moved == (t == 0 || t == 2 || t == 6), "step " << t);
+    storage = cache.keys.data.data();
+    capacities.push_back(cache.capacity());
+    CHECK(cache.first == 0);
+    CHECK(held_rows(cache, cache.keys).data == first_rows(keys, t + 1).data);  // bit for bit: the same projection
+    CHECK(held_rows(cache, cache.values).data == first_rows(values, t + 1).data);
+    CHECK(cache.bytes() == 2.0 * 2 * 2 * static_cast<double>(t + 1) * 4);  // what is held, as PyTorch's cache
+    CHECK(cache.allocated_bytes() == 2.0 * 2 * 2 * static_cast<double>(cache.capacity()) * 4);
+  }
+  CHECK(capacities == std::vector<int64_t>{2, 2, 6, 6, 6, 6, 8, 8});
+  // reserved room: the forwards write in place, and the cache never moves
+  KvCache reserved;
+  reserved.reserve(1, 2, 2, n);
+  CHECK(reserved.entries() == 0);
+  CHECK(reserved.bytes() == 0);
+  CHECK(reserved.allocated_bytes() == 2.0 * 2 * 2 * static_cast<double>(n) * 4);
+  storage = reserved.keys.data.data();
+  m.forward(rows(x, 0, 3), eval_with(&reserved));
+  for (int64_t t = 3; t < n; ++t) m.forward(rows(x, t, 1), eval_with(&reserved));
+  CHECK(reserved.keys.data.data() == storage);
+  CHECK(reserved.capacity() == n);
+  CHECK(held_rows(reserved, reserved.keys).data == keys.data);
+  // a window of 3 over 20 tokens: at most twice the window, the last 3 keys held; the held rows move
+  // back to row 0 when 3 unused rows lie before them
+  const int64_t w = 3, long_n = 20;
+  const Tensor xs({1, long_n, 4}, seeded_tokens(long_n, 4, 9).data);
+  KvCache window;
+  window.window = w;
+  for (int64_t t = 0; t < long_n; ++t) {
+    m.forward(rows(xs, t, 1), eval_with(&window));
+    CHECK(window.capacity() <= 2 * w);
+    CHECK(window.first < std::max<int64_t>(window.held, 1));
+    Tensor want({1, 2, window.held, 2});  // the keys of tokens t - held + 1 .. t, each its own projection
+    for (int64_t i = 0; i < window.held; ++i) {
+      std::vector<Stage> one;
+      m.forward(rows(xs, t - window.held + 1 + i, 1), eval_with(nullptr, &one));
+      const Tensor& k = std::find_if(one.begin(), one.end(), [](const Stage& s) { return s.id == "keys"; })->tensor;  // (1, 2, 1, 2)
+      for (int64_t h = 0; h < 2; ++h) std::copy_n(k.data.data() + h * 2, 2, want.data.data() + (h * window.held + i) * 2);
+    }
+    CHECK(held_rows(window, window.keys).data == want.data);
+  }
+  CHECK(window.held == w);
+}
+
 TEST_CASE("cache refusals name the numbers, and leave the cache as it was") {
   const ModuleConfig c = small_mha();
   TorchGenerator g(123);
@@ -198,7 +275,8 @@ TEST_CASE("a cache filled by another module (another width, head count or kind) 
   KvCache cache, latent_cache;
   small.forward(x, eval_with(&cache));
   latent.forward(x, eval_with(&latent_cache));
-  REQUIRE(cache.keys.shape == Shape{1, 2, 3, 2});
+  REQUIRE(cache.keys.shape == Shape{1, 2, cache.capacity(), 2});
+  REQUIRE(cache.entries() == 3);
   REQUIRE(latent_cache.latent.shape == Shape{1, 3, 3});
   const KvCache before = cache;
   const Tensor x8({1, 1, 8}, std::vector<float>(8, 0.25f));

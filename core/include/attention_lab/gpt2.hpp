@@ -189,7 +189,8 @@ struct Gpt2GenerateOptions {
   /// chunk that would overflow it (gpt_with_kv_cache_optimized.py's kv_window_size; KvCache::window); each
   /// token then attends to at most `window` keys, itself included. It bounds the keys held, not the
   /// positions: GPT-2's wpe has n_ctx rows, so prompt + max_new_tokens - 1 positions must still fit
-  /// n_ctx (the book's pos_emb lookup fails past it). nullopt: grow to every position.
+  /// n_ctx (the book's pos_emb lookup fails past it). nullopt: grow to every position. Each layer's
+  /// cache reserves min(2 x window, positions) rows, so the shift moves its keys once per window tokens.
   std::optional<int64_t> window;
   std::optional<bool> resident;  // keep the weights in memory between tokens; nullopt: when the estimate allows
   bool attention = false;        // return each token's attention rows (Gpt2Step::attention); off: nothing kept or copied

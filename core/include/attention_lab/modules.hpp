@@ -77,17 +77,41 @@ int64_t parameter_count(const ModuleConfig& config);
 /// recipe re-projects keys and values from a latent (ClassSpec::latent(): MultiHeadLatentAttention,
 /// ch04/05_mla) caches the latent c_kv alone, and every step re-projects keys and values from all of it
 /// (the book's cache_c_kv: latent_total = torch.cat([cache_c_kv, latent_new], dim=1)).
+///
+/// Keys and values are kept with room to grow, as a std::vector keeps its capacity: a forward writes
+/// its chunk's rows after the held ones and attends to them where they lie, so a decode step copies no
+/// held key. When the rows run past the capacity they move to a new storage of twice the rows needed
+/// (at most context_length for a class with a mask buffer or RoPE, twice the window for a window cache); a
+/// window's oldest rows shift out by moving `first`, and the held rows move back to row 0 once as many
+/// rows lie unused before them as they are (amortised: a row is moved about once per row shifted out).
 struct KvCache {
   int64_t window = 0;    // 0: grows by concatenation (gpt_with_kv_cache.py)
   int64_t position = 0;  // absolute position of the next token: every token seen so far
   int64_t start = 0;     // absolute position of the first entry held
   int64_t batch = 0;     // b of the chunks (0: nothing seen yet)
-  Tensor keys, values;   // (b, kv_heads, entries, head_dim) row-major; empty for a latent class
-  Tensor latent;         // (b, entries, latent_dim) row-major: c_kv of a latent class; else empty
-  int64_t entries() const { return latent.shape.size() == 3 ? latent.shape[1] : keys.shape.size() == 4 ? keys.shape[2] : 0; }
-  /// Bytes the cache holds (float32 keys and values, or the latent): a latent class holds
-  /// b x entries x latent_dim x 4, the others b x 2 x kv_heads x entries x head_dim x 4.
-  double bytes() const { return 4.0 * static_cast<double>(keys.data.size() + values.data.size() + latent.data.size()); }
+  /// Keys and values (b, kv_heads, capacity, head_dim) row-major: in each (b, head) `held` rows from
+  /// row `first` (RoPE classes: the rotated keys); the other rows are room. Empty for a latent class.
+  Tensor keys, values;
+  int64_t first = 0;  // the row of keys and values where each (b, head)'s held entries begin
+  int64_t held = 0;   // the entries keys and values hold
+  Tensor latent;      // (b, entries, latent_dim) row-major: c_kv of a latent class; else empty
+  /// Room for `rows` entries of a batch of b, kv_heads key/value heads of head_dim, allocated now in a
+  /// cache that holds nothing yet (else nothing changes), as std::vector::reserve: a caller that knows
+  /// how many positions it will cache (GPT-2's generation) allocates them once, before the forwards'
+  /// temporaries, and the cache never moves. A module of other sizes refuses it (cache_module).
+  /// Throws std::invalid_argument when a size is below 1.
+  void reserve(int64_t b, int64_t kv_heads, int64_t head_dim, int64_t rows);
+  int64_t entries() const { return latent.shape.size() == 3 ? latent.shape[1] : held; }
+  /// Rows per (b, head) that keys and values have room for (a latent class: its entries).
+  int64_t capacity() const { return keys.shape.size() == 4 ? keys.shape[2] : entries(); }
+  /// Bytes of what the cache holds (float32 keys and values, or the latent), what PyTorch's would hold:
+  /// a latent class b x entries x latent_dim x 4, the others b x 2 x kv_heads x entries x head_dim x 4.
+  double bytes() const {
+    const double rows = keys.shape.size() == 4 ? static_cast<double>(keys.shape[0] * keys.shape[1] * keys.shape[3]) : 0.0;
+    return 4.0 * (2.0 * rows * static_cast<double>(held) + static_cast<double>(latent.data.size()));
+  }
+  /// Bytes the cache has allocated: bytes() and the room (capacity - entries rows of each (b, head)).
+  double allocated_bytes() const { return 4.0 * static_cast<double>(keys.data.size() + values.data.size() + latent.data.size()); }
 };
 
 struct ForwardOptions {
@@ -112,7 +136,8 @@ struct ForwardOptions {
   /// holds; its output is the chunk's. Refused (AttentionError): cache_unsupported (a class without a
   /// causal mask, or with appended keys), cache_batch (b differs from the earlier chunks'), cache_full
   /// (past context_length for a class with a mask buffer, without a window), cache_window (a chunk
-  /// longer than the window). The cache changes only when the forward succeeds.
+  /// longer than the window). The cache changes only when the forward succeeds (what it holds: a failed
+  /// forward may have written rows of its room, past the held ones).
   KvCache* cache = nullptr;
   /// When non-null, the products run on this pool (ops::gemm's tasks); the output has the same bits
   /// at any pool size, and with none.
