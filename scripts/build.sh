@@ -58,6 +58,9 @@ else
 fi
 # The glue (attention_core.mjs for the single-thread binaries, attention_core_mt.mjs and its pthread
 # worker, .js for browsers and .cjs for Node, for the threaded ones) and the binaries, beside the facade.
+# The threaded glue's post-link step again (idempotent): a build folder linked before the step changed
+# would otherwise keep the old files.
+(cd build/wasm && node ../../scripts/pthread-glue.mjs attention_core_mt)
 for file in attention_core.mjs attention_core_mt.mjs attention_core_mt.worker.js attention_core_mt.worker.cjs; do
   place "build/wasm/$file" "$file"
 done

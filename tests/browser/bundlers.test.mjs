@@ -121,6 +121,9 @@ try {
 `,
 };
 
+/** Emitted files' names without their folder and hash ("assets/attention_core_mt-Ab1_c.mjs" -> "attention_core_mt.mjs"), sorted. */
+const emitted = (files) => files.map((f) => path.basename(f).replace(/-[\w-]{8}(\.\w+)$/, "$1")).sort();
+
 /** Runs webpack 5 through its Node API (no CLI): production mode, the entry, the output folder. */
 function runWebpack(context, entry, outDir) {
   return new Promise((resolve, reject) => {
@@ -291,11 +294,13 @@ describe("the npm tarball bundled by esbuild, webpack 5, Vite and Rollup", () =>
     const b = built.webpack;
     assert.deepEqual(b.warnings, []);
     const wasmAssets = b.files.filter((f) => f.endsWith(".wasm"));
-    const scripts = b.files.filter((f) => !f.endsWith(".wasm"));
+    const scripts = b.files.filter((f) => /webpack\.js$/.test(f));
     assert.equal(scripts.length, 2, scripts.join(" "));
     assert.equal(scripts[1], "webpack.js");
     assert.match(scripts[0], /^\d+\.webpack\.js$/, "the Worker's chunk");
-    assert.equal(wasmAssets.length, 2, "both binaries emitted (the plain one and the relaxed-SIMD one), once for the page and its Worker");
+    assert.equal(wasmAssets.length, 4, "the four binaries emitted (plain and relaxed-SIMD, single-thread and threaded), once for the page and its Worker");
+    // the threaded core's glue and its pthread worker, emitted as they are (assets, not bundled)
+    assert.deepEqual(b.files.filter((f) => !f.endsWith(".wasm") && !scripts.includes(f)).map((f) => f.replace(/^[\da-f]+/, "HASH")).sort(), ["HASH.js", "HASH.mjs"]);
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, missing, wasm } = await run("webpack/");
     assert.deepEqual(result, { ...expectedFma, again: true, elsewhere: "wasm_loaded", split: "same bits" });
@@ -309,12 +314,11 @@ describe("the npm tarball bundled by esbuild, webpack 5, Vite and Rollup", () =>
   test("vite build with no configuration: it emits the .wasm and bundles the head split's Worker itself; the page runs with Node's bits, the split too", async () => {
     const b = built.vite;
     const wasmFiles = b.files.filter((f) => f.endsWith(".wasm"));
-    assert.equal(wasmFiles.length, 2, "both binaries emitted");
+    assert.deepEqual(emitted(wasmFiles), ["attention_core.wasm", "attention_core_fma.wasm", "attention_core_mt.wasm", "attention_core_mt_fma.wasm"], "the four binaries emitted");
     const wasmFile = wasmFiles.find((f) => f.startsWith("assets/attention_core_fma-"));
     assert.match(wasmFile, /^assets\/attention_core_fma-[\w-]+\.wasm$/);
-    const scripts = b.files.filter((f) => f.endsWith(".js"));
-    assert.equal(scripts.length, 2, scripts.join(" "));
-    assert.match(scripts[0], /^assets\/head-split-worker-[\w-]+\.js$/, "the Worker, bundled");
+    const scripts = b.files.filter((f) => /\.m?js$/.test(f));
+    assert.deepEqual(emitted(scripts), ["attention_core_mt.mjs", "attention_core_mt.worker.js", "head-split-worker.js", "index.js"], "the threaded glue and its worker (a file, not a data: URL), the head split's Worker, the app");
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, missing, wasm } = await run("vite/");
     assert.deepEqual(result, { ...expectedFma, split: "same bits" });
@@ -326,10 +330,10 @@ describe("the npm tarball bundled by esbuild, webpack 5, Vite and Rollup", () =>
     const b = built.rollup;
     assert.deepEqual(b.warnings, []);
     const wasmFiles = b.files.filter((f) => f.endsWith(".wasm"));
-    assert.equal(wasmFiles.length, 2, "both binaries emitted");
+    assert.deepEqual(emitted(wasmFiles), ["attention_core.wasm", "attention_core_fma.wasm", "attention_core_mt.wasm", "attention_core_mt_fma.wasm"], "the four binaries emitted");
     const wasmFile = wasmFiles.find((f) => f.startsWith("assets/attention_core_fma-"));
     assert.match(wasmFile, /^assets\/attention_core_fma-[\w-]+\.wasm$/);
-    assert.deepEqual(b.files.filter((f) => !f.endsWith(".wasm")), ["rollup.js"]);
+    assert.deepEqual(emitted(b.files.filter((f) => !f.endsWith(".wasm"))), ["attention_core_mt.mjs", "attention_core_mt.worker.js", "rollup.js"]);
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, missing, wasm } = await run("rollup/");
     assert.deepEqual(result, expectedFma);

@@ -14,10 +14,9 @@
 // is the book's MultiHeadAttention(3, 2, 6, 0.0, 2) on its six tokens, batch 2, seed 123, with Node's bits
 // (the same fused multiply-add binary: tests/browser/helpers.mjs inNodeWithRelaxedSimd); then a run large
 // enough for the widget's Worker (MultiHeadAttention(64, 64, 256, 0.0, 4) on 256 seeded tokens) runs
-// there, with Node's bits, on the machine's cores (at most 4) where the core's threaded files sit beside
-// the Worker's script (esbuild, Rollup, the import map, npx), on one thread where the bundler emits only
-// the single-thread binaries (Vite, webpack: their Worker finds no threaded files beside it, Vite's by a
-// 404, webpack's at the file: URL webpack puts for import.meta.url, and runs on one thread).
+// there, with Node's bits, on the machine's cores (at most 4): the core's threaded files sit beside the
+// Worker's script (esbuild, Rollup, the import map, npx), or the bundler emitted them (Vite, webpack: the
+// library names each by new URL("./attention_core_mt….", import.meta.url)).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -83,8 +82,11 @@ async function widgetRuns(context, url) {
   page.on("console", (m) => {
     if (m.type() === "error" && !/Failed to load resource: the server responded with a status of 404/.test(m.text())) problems.push(`console error: ${m.text()}`);
   });
+  const threaded = [];
   page.on("response", (r) => {
-    if (r.status() >= 400) (THREADED.test(new URL(r.url()).pathname) && r.status() === 404 ? missing : problems).push(new URL(r.url()).pathname);
+    const where = new URL(r.url()).pathname;
+    if (r.status() >= 400) (THREADED.test(where) && r.status() === 404 ? missing : problems).push(where);
+    else if (/attention_core_mt/.test(where)) threaded.push(where);
   });
   await page.goto(url);
   const runs = await page.evaluate(async ([big]) => {
@@ -99,7 +101,7 @@ async function widgetRuns(context, url) {
   }, [`MultiHeadAttention(${Object.values(BIG).join(", ")})`]);
   const workers = page.workers().map((w) => new URL(w.url()).pathname);
   await page.close();
-  return { ...runs, workers, problems, missing: [...new Set(missing)].sort() };
+  return { ...runs, workers, problems, missing: [...new Set(missing)].sort(), threaded: [...new Set(threaded)].sort() };
 }
 
 describe("the element and the page from the npm package", () => {
@@ -170,18 +172,24 @@ describe("the element and the page from the npm package", () => {
     assert.deepEqual(got.problems, []);
   }
 
-  test("vite build with no configuration: the widget, its style sheet and its bundled Worker; one thread there (no threaded files emitted)", async () => {
+  test("vite build with no configuration: the widget, its style sheet and its bundled Worker, on the threads of the threaded files Vite emitted", async () => {
     const got = await widgetRuns(context, at("site/vite/"));
-    assertRuns(got, 1, /^\/site\/vite\/assets\/run-worker-[\w-]+\.js$/);
-    // the Worker's core asked for the threaded files beside it (glue, binary) and ran on one thread
-    assert.ok(got.missing.includes("/site/vite/assets/attention_core_mt.mjs"), got.missing.join(", "));
-    assert.ok(got.missing.every((p) => /^\/site\/vite\/assets\/attention_core_mt(_fma)?\.(wasm|mjs)$/.test(p)), got.missing.join(", "));
+    assertRuns(got, "cores", /^\/site\/vite\/assets\/run-worker-[\w-]+\.js$/);
+    assert.deepEqual(got.missing, []);
+    // the pthread workers: the emitted worker file (not a data: URL), as many as threads - 1
+    const pool = got.workers.filter((w) => /^\/site\/vite\/assets\/attention_core_mt\.worker-[\w-]+\.js$/.test(w));
+    assert.equal(pool.length, Number(got.big.threads) - 1, got.workers.join(", "));
+    // what the threads loaded: the emitted glue, its worker and the fused threaded binary, by their hashed names
+    const kinds = [/^attention_core_mt-[\w-]+\.mjs$/, /^attention_core_mt\.worker-[\w-]+\.js$/, /^attention_core_mt_fma-[\w-]+\.wasm$/];
+    assert.deepEqual(got.threaded.map((p) => kinds.findIndex((re) => re.test(p.replace("/site/vite/assets/", "")))), [0, 1, 2], got.threaded.join(", "));
   });
 
-  test("webpack 5 with no configuration: the widget and its bundled Worker, on one thread, no warning", async () => {
+  test("webpack 5 with no configuration: the widget and its bundled Worker, on the threads of the threaded files webpack emitted, no warning", async () => {
     assert.deepEqual(warnings.webpack, []);
     const got = await widgetRuns(context, at("site/webpack/"));
-    assertRuns(got, 1, /^\/site\/webpack\/\d+\.main\.js$/);
+    assertRuns(got, "cores", /^\/site\/webpack\/\d+\.main\.js$/);
+    assert.deepEqual(got.missing, []);
+    assert.equal(got.workers.filter((w) => /^\/site\/webpack\/[\da-f]+\.js$/.test(w)).length, Number(got.big.threads) - 1, got.workers.join(", "));
   });
 
   test("esbuild --format=esm with the Worker as a second entry and the files copied beside: the widget runs its Worker on threads", async () => {

@@ -38,7 +38,7 @@ function threadCount(threads, node) {
 }
 
 /**
- * The threaded glue (attention_core_mt.mjs) and the URL of its pthread worker (the .cjs copy in Node,
+ * The threaded glue (attention_core_mt.mjs: {create, url}) and the URL of its pthread worker (the .cjs copy in Node,
  * where a .js is an ES module under "type": "module"; the .js in browsers), from where the located
  * source has its files; null where they cannot be had (a bundle has no glue beside it; a browser
  * cannot start a Worker from another origin), and the load then runs on one thread.
@@ -48,13 +48,16 @@ async function threadedGlue(source, node) {
     const worker = await source.locate(node !== undefined ? "attention_core_mt.worker.cjs" : "attention_core_mt.worker.js");
     const origin = globalThis.location?.origin;
     if (node === undefined && typeof origin === "string" && worker.origin !== origin) {
-      console.warn(`attention-lab: the threaded core's worker ${worker.href} is on another origin than the page (${origin}), and a Worker must be on the page's own, so the core runs on one thread.`);
+      const where = worker.protocol === "data:" ? "was inlined as a data: URL (a bundler's inline limit above its size, e.g. Vite's build.assetsInlineLimit), which has no origin" : `${worker.href} is on another origin than the page (${origin})`;
+      console.warn(`attention-lab: the threaded core's worker ${where}, and a Worker must be on the page's own, so the core runs on one thread.`);
       return null;
     }
     // By URL, never a literal specifier: a bundler leaves it to the runtime (it would inline the glue
-    // into a chunk whose worker cannot import it back).
-    const glue = await import(/* webpackIgnore: true */ /* @vite-ignore */ (await source.locate("attention_core_mt.mjs")).href);
-    return { create: glue.default, worker };
+    // into a chunk whose worker cannot import it back); the URL is wasm-source.js's, which bundlers
+    // emit the file for.
+    const url = (await source.locate("attention_core_mt.mjs")).href;
+    const glue = await import(/* webpackIgnore: true */ /* @vite-ignore */ url);
+    return { create: glue.default, worker, url };
   } catch {
     return null;
   }
@@ -104,7 +107,8 @@ async function createCore(source, plan, node) {
     fail = reject;
   });
   const started = glue.create({
-    ...(glue.worker ? { pthreadPoolSize: threads - 1 } : {}),
+    // the pool's size, and the glue's URL, which each pthread worker imports (a bundler renames it)
+    ...(glue.worker ? { pthreadPoolSize: threads - 1, mainScriptUrlOrBlob: glue.url } : {}),
     // never used to fetch (instantiateWasm below instantiates the module it is given); set so the glue
     // does not build a URL from import.meta.url, which a classic-script bundle leaves empty; the
     // threaded glue asks it for its worker file

@@ -118,16 +118,23 @@ export function defaultSource(node) {
 }
 
 /**
- * A file beside this module. The two single-thread full binaries as literal patterns, so that webpack,
- * Vite and Rollup's import-meta-assets plugin emit them; every other file by a name (bundlers leave it
- * alone: the threaded glue and its worker run only from where the package's files are, and a bundle
- * without the lean binaries falls back to the full ones).
+ * A file beside this module. The files a browser load can need as literal patterns, so that webpack,
+ * Vite and Rollup's import-meta-assets plugin emit them and give their URLs: the two single-thread
+ * full binaries, and the threaded core (its two binaries, its glue and the glue's pthread worker,
+ * which imports the glue by the URL load-core.js hands it: mainScriptUrlOrBlob). Every other file by
+ * a name (bundlers leave it alone: a bundle without the lean binaries falls back to the full ones).
  */
 function besideThisModule(file) {
   try {
-    if (file === "attention_core.wasm") return new URL("./attention_core.wasm", import.meta.url);
-    if (file === "attention_core_fma.wasm") return new URL("./attention_core_fma.wasm", import.meta.url);
-    return new URL(`./${file}`, here);  // not new URL(name, import.meta.url), which webpack would try to resolve
+    switch (file) {
+      case "attention_core.wasm": return new URL("./attention_core.wasm", import.meta.url);
+      case "attention_core_fma.wasm": return new URL("./attention_core_fma.wasm", import.meta.url);
+      case "attention_core_mt.wasm": return new URL("./attention_core_mt.wasm", import.meta.url);
+      case "attention_core_mt_fma.wasm": return new URL("./attention_core_mt_fma.wasm", import.meta.url);
+      case "attention_core_mt.mjs": return new URL("./attention_core_mt.mjs", import.meta.url);
+      case "attention_core_mt.worker.js": return new URL("./attention_core_mt.worker.js", import.meta.url);
+      default: return new URL(`./${file}`, here);  // not new URL(name, import.meta.url), which webpack would try to resolve
+    }
   } catch {
     throw loadError("wasm_url", `${file} cannot be located: this copy of attention-lab.js has no URL of its own (bundled into a classic script, where import.meta is empty)`, SOURCE_HINT);
   }
