@@ -4,15 +4,16 @@
 //      module has neither (ReferenceError at load). A two-line prelude defines them for the module
 //      only: Node's built-in modules through process.getBuiltinModule (Node >= 20.16), the folder from
 //      import.meta.url; in a browser both stay undefined and the glue never reads them.
-//   2. The worker file (<name>.worker.js) imports the glue as `e.data.urlOrBlob ? import(url) :
-//      import("./<name>.mjs")`: a non-literal import() into which Vite's dev server injects an
-//      `import` statement (its injectQuery helper), which a classic script cannot hold. Written as one
-//      template literal, Vite leaves it alone; the glue's URL comes from the facade
-//      (mainScriptUrlOrBlob, load-core.js), so a bundler may rename both files.
+//   2. The glue starts each pthread worker (<name>.worker.js) as a classic Worker. In browsers it is
+//      started as a module Worker ({type: "module"}; the file is valid as either): a dev server that
+//      rewrites the worker's import() of the glue adds an `import` statement to it (Vite's injectQuery
+//      helper), which a classic script cannot hold. Node keeps its worker_threads Worker of the .cjs.
+//      The worker imports the glue from the URL the facade hands it (mainScriptUrlOrBlob,
+//      web/lib/load-core.js), so a bundler may rename both files.
 //   3. A header (WORKER_HEADER) says what the worker file is, and keeps it above Vite's
 //      build.assetsInlineLimit (4096 bytes): Vite inlines a smaller asset as a data: URL, and a Worker
 //      from a data: URL has an opaque origin, which can neither import the glue nor share the memory.
-//   4. The worker file is a classic script that calls require() in Node; under the package's
+//   4. The worker file is a script that calls require() in Node; under the package's
 //      "type": "module" Node would load a .js as an ES module, so a copy is written as
 //      <name>.worker.cjs for Node (browsers keep loading the .js: a .cjs is served with no JavaScript
 //      MIME type by many hosts).
@@ -26,16 +27,26 @@ var require = typeof process == "object" && typeof process.getBuiltinModule == "
 var __dirname = typeof process == "object" && typeof process.getBuiltinModule == "function" ? decodeURIComponent(new URL(".", import.meta.url).pathname) : undefined;
 `;
 
-/** The glue with the prelude in front of it (unchanged when it has one already). */
+/** Emscripten 3.1.6's start of a pthread worker in the glue, and what replaces it (see 2 above). */
+const START_WORKER = "PThread.unusedWorkers.push(new Worker(pthreadMainJs))";
+const START_MODULE_WORKER = 'PThread.unusedWorkers.push(ENVIRONMENT_IS_NODE?new Worker(pthreadMainJs):new Worker(pthreadMainJs,{type:"module"}))';
+
+/** The glue with the prelude in front of it and its pthread workers started as module Workers in browsers (unchanged when it has both). */
 export function patchGlue(text) {
-  return text.startsWith(MARK) ? text : PRELUDE + text;
+  let patched = text.startsWith(MARK) ? text : PRELUDE + text;
+  if (!patched.includes(START_MODULE_WORKER)) {
+    if (patched.split(START_WORKER).length !== 2) throw new Error(`pthread-glue: the glue does not start its pthread workers as Emscripten 3.1.6 does (${START_WORKER}, once): check the Emscripten version`);
+    patched = patched.replace(START_WORKER, START_MODULE_WORKER);
+  }
+  return patched;
 }
 
 const WORKER_MARK = "// attention-lab: the threaded core's pthread worker";
 const WORKER_HEADER = `${WORKER_MARK} (Emscripten 3.1.6's, as scripts/pthread-glue.mjs leaves it).
 //
-// attention_core_mt.mjs (the threaded glue) starts one classic Worker of this file per thread of its
-// pool (the facade's pthreadPoolSize: threads - 1), before the load resolves. Each Worker is sent
+// attention_core_mt.mjs (the threaded glue) starts one Worker of this file per thread of its pool (the
+// facade's pthreadPoolSize: threads - 1), before the load resolves: a module Worker in browsers (a dev
+// server may add an import statement to it, as Vite's does), worker_threads' in Node. Each Worker is sent
 // {cmd: "load", wasmModule, wasmMemory, urlOrBlob}: it imports the glue from urlOrBlob (the URL the
 // facade located it at, web/lib/load-core.js; beside this file when there is none), instantiates the
 // compiled module on the shared memory, and then runs the threads the core's ThreadPool starts
@@ -46,22 +57,15 @@ const WORKER_HEADER = `${WORKER_MARK} (Emscripten 3.1.6's, as scripts/pthread-gl
 // smaller than its build.assetsInlineLimit (4096 bytes by default) as a data: URL; a Worker started
 // from a data: URL has an opaque origin, which could neither import the glue nor share the page's
 // memory, and the core would run on one thread: this header also keeps the file above that size.
-// The glue is imported through one template literal, which Vite's dev server leaves as it is (it
-// injects an import statement for a bare import(expression), and a classic script cannot hold one).
 `;
 
 /** Vite's build.assetsInlineLimit default: the worker file must be larger, or Vite inlines it as a data: URL. */
 const VITE_INLINE_LIMIT = 4096;
 
-/** Emscripten's import of the glue in the worker, and what replaces it (see 2 above). */
-const WORKER_IMPORT = /\(e\.data\.urlOrBlob\?import\(e\.data\.urlOrBlob\):import\("\.\/([\w.-]+\.mjs)"\)\)/;
-
-/** The worker file with its import as one template literal and the header (unchanged when it has them). */
+/** The worker file with the header (unchanged when it has it). */
 export function patchWorker(text) {
   if (text.startsWith(WORKER_MARK)) return text;
-  const m = WORKER_IMPORT.exec(text);
-  if (!m) throw new Error("pthread-glue: the worker file has no import of the glue in the form Emscripten 3.1.6 writes (e.data.urlOrBlob?import(...):import(...)): check the Emscripten version");
-  const patched = WORKER_HEADER + text.replace(m[0], `import(\`\${e.data.urlOrBlob||"./${m[1]}"}\`)`);
+  const patched = WORKER_HEADER + text;
   if (Buffer.byteLength(patched) <= VITE_INLINE_LIMIT) throw new Error(`pthread-glue: the worker file is ${Buffer.byteLength(patched)} bytes, not above Vite's inline limit (${VITE_INLINE_LIMIT})`);
   return patched;
 }

@@ -26,7 +26,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as esbuild from "esbuild";
 import webpack from "webpack";
-import { build as viteBuild } from "vite";
+import { build as viteBuild, createServer as viteServer } from "vite";
 import sirv from "sirv";
 import { ISOLATION_HEADERS, SECURITY_HEADERS } from "../../bin/page-server.mjs";
 import { ROOT, inNodeWithRelaxedSimd, installPackedTarball, launchChromium } from "./helpers.mjs";
@@ -182,6 +182,19 @@ describe("the element and the page from the npm package", () => {
     // what the threads loaded: the emitted glue, its worker and the fused threaded binary, by their hashed names
     const kinds = [/^attention_core_mt-[\w-]+\.mjs$/, /^attention_core_mt\.worker-[\w-]+\.js$/, /^attention_core_mt_fma-[\w-]+\.wasm$/];
     assert.deepEqual(got.threaded.map((p) => kinds.findIndex((re) => re.test(p.replace("/site/vite/assets/", "")))), [0, 1, 2], got.threaded.join(", "));
+  });
+
+  test("vite's dev server with COOP/COEP and no other configuration: the widget's Worker runs on threads (the pthread workers are module Workers, which hold what Vite adds)", async () => {
+    const dev = await viteServer({ root: app, configFile: false, logLevel: "silent", server: { host: "127.0.0.1", port: 0, strictPort: false, headers: ISOLATION_HEADERS } });
+    try {
+      await dev.listen();
+      const got = await widgetRuns(context, dev.resolvedUrls.local[0]);
+      assertRuns(got, "cores", /^\/node_modules\/attention-lab\/web\/app\/run-worker\.js$/);
+      assert.deepEqual(got.missing, []);
+      assert.equal(got.workers.filter((w) => w === "/node_modules/attention-lab/web/lib/attention_core_mt.worker.js").length, Number(got.big.threads) - 1, got.workers.join(", "));
+    } finally {
+      await dev.close();
+    }
   });
 
   test("webpack 5 with no configuration: the widget and its bundled Worker, on the threads of the threaded files webpack emitted, no warning", async () => {
