@@ -3,7 +3,7 @@
 // `el.addEventListener("run-complete", (e) => e.detail.outputShape)` is typed. The element's contract in
 // words (every attribute, event, CSS property and part) is the JSDoc of the class in the .js, from which
 // docs/widget.md is generated; this file types the same surface for TypeScript.
-import type { AttentionError, ClassName, ErrorCode, SlotName, SlotValue, StageId } from "../lib/attention-lab.js";
+import type { AttentionError, ClassName, ErrorCode, SlotName, SlotValue, StageId, Tensor } from "../lib/attention-lab.js";
 
 /** run-complete's detail, and what `el.run()` resolves to. */
 export interface RunCompleteDetail {
@@ -17,8 +17,8 @@ export interface RunCompleteDetail {
   training: boolean;
   /** The output's shape, e.g. `[2, 6, 2]` (b, num_tokens, output width). */
   outputShape: number[];
-  /** The output's values, row-major float32. */
-  output: Float32Array;
+  /** The output: its shape (as `outputShape`) and its values, row-major float32 (`output.data`). */
+  output: Tensor;
   /** The traced stages' ids, in trace order. */
   stages: StageId[];
   /** How long the run took, in milliseconds (the forward and drawing its trace). */

@@ -129,7 +129,7 @@ function nameSet(text, allowed) {
  *   core is loaded once per page: the first element or script to load it decides. Ignored where no
  *   Worker runs. Read once, when the element loads.
  *
- * @fires {CustomEvent<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: string[], durationMs: number}>} run-complete -
+ * @fires {CustomEvent<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: {shape: number[], data: Float32Array}, stages: string[], durationMs: number}>} run-complete -
  *   After every run (bubbles, composed): the class, the config as the library read it, the Python call,
  *   train or eval, the output's shape and values, the traced stages' ids and how long it took.
  * @fires {CustomEvent<{code: string, slot: string, message: string, hint: string}>} run-error - A run failed, or
@@ -339,7 +339,7 @@ export class AttentionLabElement extends HTMLElement {
    * const detail = await document.querySelector("attention-lab").run();
    * detail.outputShape; // [2, 6, 2] for the book's MultiHeadAttention(3, 2, 6, 0.0, 2), batch 2
    * ```
-   * @returns {Promise<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: Float32Array, stages: string[], durationMs: number}>} run-complete's detail
+   * @returns {Promise<{className: string, config: object, pythonCall: string, training: boolean, outputShape: number[], output: {shape: number[], data: Float32Array}, stages: string[], durationMs: number}>} run-complete's detail
    * @throws {AttentionError} with the run's code (e.g. `heads_divisibility`, `too_large`), or the load's (`wasm_csp`, `wasm_fetch`, ...)
    */
   async run() {

@@ -12,7 +12,8 @@ export async function host(): Promise<void> {
   const detail: RunCompleteDetail = await same.run();
   const shape: number[] = detail.outputShape;
   const ids: StageId[] = detail.stages;
-  const values: Float32Array = detail.output;
+  const values: Float32Array = detail.output.data;
+  const outputShape: number[] = detail.output.shape;
   const className: string | undefined = el.setup?.className;
   el.addEventListener("load-error", (e) => {
     const d: LoadErrorDetail = e.detail;
@@ -22,5 +23,5 @@ export async function host(): Promise<void> {
   el.addEventListener("run-error", (e) => console.log(e.detail.code, e.detail.slot));
   el.addEventListener("setup-change", (e) => console.log(e.detail.valid, e.detail.diagnostics.map((x) => x.severity)));
   el.addEventListener("click", (e) => console.log(e.clientX));
-  console.log(shape, ids, values, className);
+  console.log(shape, ids, values, outputShape, className);
 }

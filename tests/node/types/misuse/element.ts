@@ -9,5 +9,7 @@ export async function misuse(): Promise<void> {
   const shape: string = (await el.run()).outputShape;
   // expect: Type '"wasm_cps"' is not assignable to type 'ErrorCode'
   el.addEventListener("run-error", (e) => { e.detail.code = "wasm_cps"; });
-  console.log(shape);
+  // expect: Type 'Tensor' is missing the following properties from type 'Float32Array.*': BYTES_PER_ELEMENT, buffer
+  const values: Float32Array = (await el.run()).output;
+  console.log(shape, values);
 }
