@@ -1,6 +1,7 @@
 // The element as a guest on someone else's page: a Reveal.js deck's shortcuts do not see the keys typed
 // in the widget; a hidden widget loads and runs nothing until shown; a page whose Content-Security-Policy
-// or Trusted Types stop the widget hears why (load-error, el.run()'s rejection) with what to change.
+// or Trusted Types stop the widget hears why (load-error, el.run()'s rejection) with what to change, and
+// so does a page calling loadAttentionLab itself under that CSP.
 // Each host page is served by the test (page.route) with the headers it needs; Reveal.js comes from
 // node_modules (a pinned devDependency).
 import assert from "node:assert/strict";
@@ -188,6 +189,24 @@ describe("the element as a guest", () => {
     // What the browser reports is the CSP's refusal only; nothing was thrown uncaught.
     const unexpected = page.problems.filter((p) => !/Refused to compile or instantiate WebAssembly module because 'unsafe-eval' is not an allowed source/.test(p) && !/wasm-unsafe-eval/.test(p));
     assert.deepEqual(unexpected, []);
+    await page.close();
+  });
+
+  test("a CSP without 'wasm-unsafe-eval', loadAttentionLab called directly: it rejects with wasm_csp and the directive to add, not wasm_binary, for the default load and for wasmBinary", async () => {
+    const page = await hostPage(lab, "csp-lib.html", "", { headers: { "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'" } });
+    const outcomes = await page.evaluate(async () => {
+      const { loadAttentionLab } = await import("/lib/attention-lab.js");
+      const fields = (e) => ({ name: e.name, code: e.code, slot: e.slot, message: e.message, hint: e.hint });
+      const first = await loadAttentionLab().then(() => null, fields);
+      const bytes = await (await fetch("/lib/attention_core.wasm")).arrayBuffer();
+      const second = await loadAttentionLab({ wasmBinary: bytes }).then(() => null, fields);
+      return [first, second];
+    });
+    for (const outcome of outcomes) {
+      assert.deepEqual({ ...outcome, message: "", hint: "" }, { name: "AttentionError", code: "wasm_csp", slot: "", message: "", hint: "" });
+      assert.match(outcome.message, /Content-Security-Policy does not let WebAssembly compile \('wasm-unsafe-eval' is missing/);
+      assert.match(outcome.hint, /Add 'wasm-unsafe-eval' to the script-src directive .*script-src 'self' 'wasm-unsafe-eval'/);
+    }
     await page.close();
   });
 

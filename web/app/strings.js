@@ -15,8 +15,6 @@ const fillName = (fill = -Infinity) => (fill === -Infinity ? "−inf" : "torch.f
 export const S = {
   loading: "Loading the attention core…",
   loadFailed: (msg) => `The attention core could not be loaded: ${msg}`,
-  wasmCsp: "the page's Content-Security-Policy does not let WebAssembly compile ('wasm-unsafe-eval' is missing from its script-src)",
-  wasmCspHint: "Add 'wasm-unsafe-eval' to the script-src directive of the page's Content-Security-Policy (its HTTP header or its <meta http-equiv> tag), e.g. script-src 'self' 'wasm-unsafe-eval' (or to default-src when the policy has no script-src).",
   trustedTypes: (policy) => `the page requires Trusted Types and does not allow the policy "${policy}", through which the widget starts its background Worker`,
   trustedTypesHint: (policy) => `Add ${policy} to the trusted-types directive of the page's Content-Security-Policy, beside your own policies (e.g. trusted-types ${policy} your-policy): the widget passes only its own run-worker.js through it. Meanwhile large runs and checkpoints run on the page's thread.`,
   widgetLabel: "attention-lab: an attention module, slot by slot",

@@ -649,6 +649,8 @@ export type ErrorCode =
   | "wasm_binary"
   /** the .wasm could not be fetched or read (network error, HTTP status, missing file, no fetch); names the file asked for and its URL */
   | "wasm_fetch"
+  /** the page's Content-Security-Policy does not let WebAssembly compile (even the empty module is refused, so not a broken binary): loadAttentionLab, the element's load-error and run() name the directive to add (script-src 'wasm-unsafe-eval') */
+  | "wasm_csp"
   /** the core is already loaded from another source (it is loaded once: pass the options on the first call) */
   | "wasm_loaded"
   /** a head split's Worker (createHeadSplit) that could not start or load its core (CSP worker-src, a missing file) */
@@ -710,8 +712,6 @@ export type ErrorCode =
   | "blocked"
   /** the background worker failed (it could not load, or crashed) */
   | "worker"
-  /** the page's Content-Security-Policy does not let WebAssembly compile: the element's load-error and run() name the directive to add (script-src 'wasm-unsafe-eval') */
-  | "wasm_csp"
   /** the page requires Trusted Types and refuses the element's policy (attention-lab) for its Worker: the element's load-error names the trusted-types entry to add; runs stay on the page's thread */
   | "trusted_types"
   /** loading a checkpoint into the current module without a valid MultiHeadAttention in the setup */
@@ -2472,7 +2472,9 @@ export interface LoadOptions {
  *   HTML page, another build), `wasm_fetch` (the request failed or answered an error status, a file
  *   is missing, or there is no `fetch`; the message names the file asked for and its URL or path),
  *   `wasm_loaded` (already loaded from another source, or on another thread count), `bad_threads`
- *   (threads not a whole number from 1 to 16), `unreadable_argument` (a throwing getter).
+ *   (threads not a whole number from 1 to 16), `unreadable_argument` (a throwing getter),
+ *   `wasm_csp` (the page's Content-Security-Policy lets no WebAssembly compile: the hint names the
+ *   directive to add, script-src 'wasm-unsafe-eval').
  * @example
  * ```js
  * import { loadAttentionLab } from "attention-lab";

@@ -11,6 +11,29 @@ import { AttentionError, errorText, isArrayBuffer, isTypedArray, reading, typedB
 
 export const SOURCE_HINT = "Pass loadAttentionLab({wasmPaths}) with the folder the package's .wasm files are served from (docs/bundlers.md), {wasmUrl} with one .wasm's URL, or {wasmBinary} with its bytes.";
 
+/** What a realm whose Content-Security-Policy refuses WebAssembly is told ("wasm_csp"). */
+const CSP_MESSAGE = "the page's Content-Security-Policy does not let WebAssembly compile ('wasm-unsafe-eval' is missing from its script-src)";
+const CSP_HINT = "Add 'wasm-unsafe-eval' to the script-src directive of the page's Content-Security-Policy (its HTTP header or its <meta http-equiv> tag), e.g. script-src 'self' 'wasm-unsafe-eval' (or to default-src when the policy has no script-src).";
+
+/** The smallest WebAssembly module: the magic "\0asm" and version 1. */
+const EMPTY_MODULE = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
+
+/**
+ * AttentionError "wasm_csp" (with the directive to add) when this realm may not compile WebAssembly at
+ * all: its Content-Security-Policy lacks 'wasm-unsafe-eval', so even the empty module is refused. Else
+ * null. Asked when a compile failed, so that the refusal is not reported as a broken binary; the
+ * element reports a failed load with it too.
+ */
+export async function cspRefusal() {
+  if (typeof WebAssembly !== "object") return null;  // no WebAssembly here: not the CSP's doing
+  try {
+    await WebAssembly.compile(EMPTY_MODULE);
+    return null;
+  } catch {
+    return loadError("wasm_csp", CSP_MESSAGE, CSP_HINT);
+  }
+}
+
 /** This module's URL, by a name (see besideThisModule). */
 const here = import.meta.url;
 
@@ -167,8 +190,8 @@ export async function compileLocated(source, files, node) {
       const note = files[0].includes("_fma") && !file.includes("_fma") ? `attention-lab: ${failed[0].message}; ${file} runs instead: products as a multiply then an add (lab.kernel "simd128"), the same results within 1e-6.` : "";
       return { module, label: where.label, file, note };
     } catch (err) {
-      if (!(err instanceof AttentionError) || file === files.at(-1)) {
-        if (failed.length > 0 && err instanceof AttentionError) err.hint = `${err.hint} (Tried first: ${failed.map((f) => f.file).join(", ")}.)`;
+      if (!(err instanceof AttentionError) || err.code === "wasm_csp" || file === files.at(-1)) {
+        if (failed.length > 0 && err instanceof AttentionError && err.code !== "wasm_csp") err.hint = `${err.hint} (Tried first: ${failed.map((f) => f.file).join(", ")}.)`;
         throw err;
       }
       failed.push({ file, message: err.message });  // every message names its file
@@ -229,7 +252,7 @@ async function compileBytes(bytes, label, slot) {
   try {
     return await WebAssembly.compile(bytes);
   } catch (err) {
-    throw loadError("wasm_binary", `${label} is not a WebAssembly module that compiles (${errorText(err)})`, "Pass the bytes of attention_core.wasm from the same build as attention_core.mjs.", slot);
+    throw (await cspRefusal()) ?? loadError("wasm_binary", `${label} is not a WebAssembly module that compiles (${errorText(err)})`, "Pass the bytes of attention_core.wasm from the same build as attention_core.mjs.", slot);
   }
 }
 
@@ -268,7 +291,7 @@ async function fetchWasm(url, where, node) {
   try {
     return streaming ? await WebAssembly.compileStreaming(response) : await WebAssembly.compile(await response.arrayBuffer());
   } catch (err) {
-    throw loadError("wasm_binary", `what ${label} answered is not a WebAssembly module that compiles (${errorText(err)})`, `The URL must serve ${file} from the same build as attention_core.mjs, not a page (a server's fallback page answers 200 too).`, slot);
+    throw (await cspRefusal()) ?? loadError("wasm_binary", `what ${label} answered is not a WebAssembly module that compiles (${errorText(err)})`, `The URL must serve ${file} from the same build as attention_core.mjs, not a page (a server's fallback page answers 200 too).`, slot);
   }
 }
 
