@@ -1,7 +1,8 @@
 // The head split (web/lib/head-split.js, issue 21.2) on a page that is not cross-origin isolated, as a
 // plain static host serves it: no threads there, so a forward's heads run across plain Workers, each
 // with its own single-thread core and a copy of the module. The output has module.forward's bits; the
-// copy follows the module's parameters; what cannot split runs whole on the calling thread.
+// copy follows the module's parameters; what cannot split runs whole on the calling thread. Under
+// Trusted Types a plain Worker URL is refused with a coded error, and a TrustedScriptURL works.
 import assert from "node:assert/strict";
 import http from "node:http";
 import path from "node:path";
@@ -17,8 +18,10 @@ describe("head split", () => {
     lab = await launchLab();
     const files = sirv(path.join(ROOT, "web"), { dev: true });
     server = http.createServer((req, res) => {
-      if (req.url === "/blank.html") {
+      if (req.url === "/blank.html" || req.url === "/trusted-types.html") {
         res.setHeader("Content-Type", "text/html");
+        // Trusted Types: a Worker's script URL must be a TrustedScriptURL; the page allows its own policy
+        if (req.url === "/trusted-types.html") res.setHeader("Content-Security-Policy", "script-src 'self' 'wasm-unsafe-eval'; require-trusted-types-for 'script'; trusted-types host-policy");
         res.end("<!doctype html><title>head split</title>");
         return;
       }
@@ -32,11 +35,11 @@ describe("head split", () => {
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  const open = async () => {
+  const open = async (name = "blank.html") => {
     const page = await lab.context.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`${url}blank.html`);
+    await page.goto(`${url}${name}`);
     page.errors = errors;
     return page;
   };
@@ -91,6 +94,38 @@ describe("head split", () => {
     assert.ok(workers.every((p) => p === "/lib/head-split-worker.js"), workers.join(", "));
     const wasm = await page.evaluate(() => performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname).filter((p) => p.endsWith(".wasm")));
     assert.ok(!wasm.some((p) => p.includes("_mt")), `no threaded binary: ${wasm.join(", ")}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+
+  test("under Trusted Types: a plain URL is refused as trusted_types saying what to pass; a TrustedScriptURL from the page's policy splits with forward's bits", async () => {
+    const page = await open("trusted-types.html");
+    const r = await page.evaluate(async () => {
+      const { loadAttentionLab } = await import("/lib/attention-lab.js");
+      const { createHeadSplit } = await import("/lib/head-split.js");
+      const lab = await loadAttentionLab();
+      const m = lab.create("MultiHeadAttention", { d_in: 8, d_out: 8, context_length: 6, dropout: 0, num_heads: 4 }, { generator: lab.manualSeed(1) });
+      const x = { shape: [1, 6, 8], data: lab.seededTokens(6, 8, 3).data };
+      const refusals = [undefined, "/lib/head-split-worker.js"].map((workerUrl) => {
+        try {
+          createHeadSplit({ workers: 1, workerUrl });
+          return "started";
+        } catch (e) {
+          return { name: e.name, code: e.code, slot: e.slot, message: e.message, hint: e.hint };
+        }
+      });
+      const policy = trustedTypes.createPolicy("host-policy", { createScriptURL: (u) => u });
+      const split = createHeadSplit({ workers: 1, workerUrl: policy.createScriptURL("/lib/head-split-worker.js") });
+      const whole = m.forward(x, { training: false }).output.data;
+      const parts = (await split.forward(m, x, { training: false })).output.data;
+      split.dispose();
+      return { refusals, same: parts.length === whole.length && whole.every((v, i) => Object.is(v, parts[i])) };
+    });
+    for (const refusal of r.refusals) {
+      assert.deepEqual({ ...refusal, hint: "" }, { name: "AttentionError", code: "trusted_types", slot: "workerUrl", message: "this page requires Trusted Types, and a head split's Worker cannot start from a plain URL", hint: "" });
+      assert.match(refusal.hint, /^Pass createHeadSplit\(\{workerUrl\}\) a TrustedScriptURL of head-split-worker\.js made by a policy your page allows, .*or \{workers: 0\}/);
+    }
+    assert.equal(r.same, true, "the split over the Worker started from the TrustedScriptURL has forward's bits");
     assert.deepEqual(page.errors, []);
     await page.close();
   });

@@ -13,6 +13,7 @@
 // AttentionError "trusted_types" naming the policy, and the runner runs on the page's thread instead
 // (runner.js).
 import { AttentionError } from "../lib/attention-lab.js";
+import { isTrustedTypesRefusal } from "../lib/values.js";
 import { S } from "./strings.js";
 
 /** The widget's Trusted Types policy name (what a page adds to its trusted-types directive). */
@@ -56,10 +57,8 @@ export function trustedTypesError() {
   return new AttentionError({ code: "trusted_types", slot: "", message: S.trustedTypes(POLICY), hint: S.trustedTypesHint(POLICY) });
 }
 
-/** True when `err` is Trusted Types refusing a script URL (the browser's TypeError). */
-export function isTrustedTypesRefusal(err) {
-  return /TrustedScriptURL|Trusted ?Types?\b/i.test(String(err?.message ?? err));
-}
+/** True when `err` is Trusted Types refusing a script URL (the library's test, one home: values.js). */
+export { isTrustedTypesRefusal };
 
 /** The widget's policy: made once per page; null where the page has no Trusted Types or refuses the name. */
 function ownPolicy() {

@@ -655,6 +655,8 @@ export type ErrorCode =
   | "wasm_loaded"
   /** a head split's Worker (createHeadSplit) that could not start or load its core (CSP worker-src, a missing file) */
   | "worker_failed"
+  /** the page requires Trusted Types and refuses a Worker's script URL: the element's policy (attention-lab) is not allowed (its load-error names the trusted-types entry to add; runs stay on the page's thread), or a head split's Worker has a plain URL (createHeadSplit({workerUrl}) takes a TrustedScriptURL) */
+  | "trusted_types"
   /** loadAttentionLab's threads (or the core's set_threads) that is not a whole number from 1 to 16 */
   | "bad_threads"
   /** a head-split method (headShares, forwardShare, projectHeads, revision) on a lab loaded with {checkpoints: false}: the lean binary has none */
@@ -712,8 +714,6 @@ export type ErrorCode =
   | "blocked"
   /** the background worker failed (it could not load, or crashed) */
   | "worker"
-  /** the page requires Trusted Types and refuses the element's policy (attention-lab) for its Worker: the element's load-error names the trusted-types entry to add; runs stay on the page's thread */
-  | "trusted_types"
   /** loading a checkpoint into the current module without a valid MultiHeadAttention in the setup */
   | "checkpoint_target"
   /** a checkpoint run given no token */

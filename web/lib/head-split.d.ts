@@ -32,7 +32,16 @@ export interface HeadSplit {
  * `new Worker(new URL("./head-split-worker.js", import.meta.url), {type: "module"})`, which webpack 5 and
  * Vite bundle with the library and its `.wasm`; elsewhere serve the package's `web/lib/` files and
  * pass the worker's URL, exported as `attention-lab/head-split-worker.js`).
+ * Under Trusted Types (`require-trusted-types-for 'script'`) pass `workerUrl` as a TrustedScriptURL
+ * made by a policy the page allows.
  * @throws {@link AttentionError} "bad_options" (slot "workers": not a whole number from 0 to 15, or
- *   Workers asked where there is no Worker).
+ *   Workers asked where there is no Worker); "trusted_types" (slot "workerUrl": the page requires
+ *   Trusted Types and the Worker's URL is a plain one).
  */
-export function createHeadSplit(options?: { workers?: number; workerUrl?: string | URL }): HeadSplit;
+export function createHeadSplit(options?: { workers?: number; workerUrl?: string | URL | TrustedScriptURLLike }): HeadSplit;
+
+/** A TrustedScriptURL (Trusted Types, which TypeScript's DOM library does not declare): what a policy's createScriptURL returns. */
+export interface TrustedScriptURLLike {
+  toJSON(): string;
+  toString(): string;
+}

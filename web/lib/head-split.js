@@ -8,6 +8,7 @@
 // a lean lab, whose binary has no head split) it is module.forward on the calling thread.
 import { AttentionError } from "./attention-lab.js";
 import { unknownOption } from "./options.js";
+import { isTrustedTypesRefusal } from "./values.js";
 
 /** The most Workers the default starts (each holds a whole core and a copy of the parameters). */
 const DEFAULT_MAX_WORKERS = 3;
@@ -174,8 +175,24 @@ export function createHeadSplit(options) {
   if (count > 0 && !hasWebWorker()) {
     throw new AttentionError({ code: "bad_options", slot: "workers", message: "this context has no Worker, so the heads cannot split across Workers", hint: "Pass {workers: 0}, or leave workers out." });
   }
-  if (workerUrl !== undefined && workerUrl !== null) return new HeadSplit(count, () => new Worker(workerUrl, { type: "module" }));
+  if (workerUrl !== undefined && workerUrl !== null) return new HeadSplit(count, trusted(() => new Worker(workerUrl, { type: "module" })));
   // The default as the literal pattern bundlers follow (webpack 5, Vite): they bundle the Worker with
   // the library and its .wasm, and give its URL.
-  return new HeadSplit(count, () => new Worker(new URL("./head-split-worker.js", import.meta.url), { type: "module" }));
+  return new HeadSplit(count, trusted(() => new Worker(new URL("./head-split-worker.js", import.meta.url), { type: "module" })));
+}
+
+/**
+ * `start` with a page's Trusted Types refusal (require-trusted-types-for 'script': a Worker's script
+ * URL must be a TrustedScriptURL, which a plain URL is not) as AttentionError "trusted_types" saying
+ * what to pass. The library makes no policy of its own: one that passed any URL would undo the page's.
+ */
+function trusted(start) {
+  return () => {
+    try {
+      return start();
+    } catch (err) {
+      if (!isTrustedTypesRefusal(err)) throw err;
+      throw new AttentionError({ code: "trusted_types", slot: "workerUrl", message: "this page requires Trusted Types, and a head split's Worker cannot start from a plain URL", hint: "Pass createHeadSplit({workerUrl}) a TrustedScriptURL of head-split-worker.js made by a policy your page allows, e.g. trustedTypes.createPolicy(\"my-app\", {createScriptURL: (url) => url}).createScriptURL(url); or {workers: 0} to run every forward on the calling thread." });
+    }
+  };
 }

@@ -14,6 +14,11 @@ export class AttentionError extends Error {
   }
 }
 
+/** True when `err` is Trusted Types refusing a script URL (the browser's TypeError: "This document requires 'TrustedScriptURL' assignment"). */
+export function isTrustedTypesRefusal(err) {
+  return /TrustedScriptURL|Trusted ?Types?\b/i.test(String(err?.message ?? err));
+}
+
 /** Whether err is this library's error (a thrown Proxy runs no trap here). */
 export function isAttentionError(err) {
   try {
