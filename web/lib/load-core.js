@@ -38,10 +38,11 @@ function threadCount(threads, node) {
 }
 
 /**
- * The threaded glue (attention_core_mt.mjs: {create, url}) and the URL of its pthread worker (the .cjs copy in Node,
- * where a .js is an ES module under "type": "module"; the .js in browsers), from where the located
- * source has its files; null where they cannot be had (a bundle has no glue beside it; a browser
- * cannot start a Worker from another origin), and the load then runs on one thread.
+ * The threaded glue (attention_core_mt.mjs: {create, url}) and the URL of its pthread worker (the .cjs
+ * copy in Node, where a .js is an ES module under "type": "module"; the .js in browsers, which the glue
+ * starts as a module Worker), from where the located source has its files; null where they cannot be
+ * had (a classic-script bundle has no URL to find them by; a browser cannot start a Worker from another
+ * origin, or from a data: URL), and the load then runs on one thread.
  */
 async function threadedGlue(source, node) {
   try {
