@@ -19,7 +19,9 @@ describe("security", () => {
       for (const banned of [/\.innerHTML\b/, /\.outerHTML\b/, /insertAdjacentHTML/, /(?<![.\w"'])eval\s*\(/, /new Function\s*\(/, /document\.write/, /\bfetch\s*\(/]) {
         assert.doesNotMatch(source, banned, `${file} uses ${banned}`);
       }
-      for (const m of source.matchAll(/(?:import|from)\s*\(?\s*["']([^"']+)["']/g)) {
+      // (comments may show how a user imports the package: only code is checked)
+      const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+      for (const m of code.matchAll(/(?:import|from)\s*\(?\s*["']([^"']+)["']/g)) {
         // The facade, the app's own modules, and GPT-2's tokenizer (vendored from npm by scripts/vendor.mjs).
         const allowed = m[1].startsWith("./") || m[1] === "../lib/attention-lab.js" || m[1] === "../vendor/gpt-tokenizer/encoding/r50k_base.js";
         assert.ok(allowed, `${file} imports ${m[1]}`);

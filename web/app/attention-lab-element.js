@@ -247,7 +247,7 @@ export class AttentionLabElement extends HTMLElement {
       // `lean`: the main thread's lab without the checkpoint readers, which run in the Worker (checkpoint-load.js)
       lab = await loadAttentionLab(this.hasAttribute("lean") && typeof Worker === "function" && !workerRefusal() ? { checkpoints: false } : undefined);
     } catch (err) {
-      this.loadError = await loadFailure(err);
+      this.loadError = loadFailure(err);
       status.textContent = `${S.loadFailed(this.loadError.message)} ${this.loadError.hint}`;
       status.classList.add("status-error");
       this.dataset.loadError = this.loadError.code;

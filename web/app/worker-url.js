@@ -12,8 +12,7 @@
 // output.trustedTypes). Where the page refuses it, the Worker cannot start: startWorker throws
 // AttentionError "trusted_types" naming the policy, and the runner runs on the page's thread instead
 // (runner.js).
-import { AttentionError } from "../lib/attention-lab.js";
-import { isTrustedTypesRefusal } from "../lib/values.js";
+import { AttentionError, isTrustedTypesRefusal } from "../lib/attention-lab.js";
 import { S } from "./strings.js";
 
 /** The widget's Trusted Types policy name (what a page adds to its trusted-types directive). */

@@ -2492,3 +2492,11 @@ export interface LoadOptions {
  * ```
  */
 export function loadAttentionLab(options?: LoadOptions): Promise<AttentionLab>;
+
+/**
+ * True when `err` is the browser refusing a plain script URL because the page requires Trusted Types
+ * (its TypeError names `TrustedScriptURL`): what a host that starts a Worker (a head split's, the
+ * widget's) checks to report `trusted_types` with the policy to allow instead of a bare TypeError.
+ * Never throws.
+ */
+export function isTrustedTypesRefusal(err: unknown): boolean;

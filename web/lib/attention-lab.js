@@ -10,10 +10,10 @@
 // before the call into WASM, so no user code (a getter, a toString) runs inside a call.
 import { unknownOption } from "./options.js";
 import { heldResults } from "./held-results.js";
-import { AttentionError, isArrayBuffer, isTypedArray, reading, typedBuffer, typedByteLength, typedLength, typedName, typedOffset, valueText } from "./values.js";
+import { AttentionError, isArrayBuffer, isTrustedTypesRefusal, isTypedArray, reading, typedBuffer, typedByteLength, typedLength, typedName, typedOffset, valueText } from "./values.js";
 import { loadCore } from "./load-core.js";
 
-export { AttentionError };
+export { AttentionError, isTrustedTypesRefusal };
 
 /** A core call's {ok, error, value} as its value; AttentionError when the core refused. */
 function unwrap(result) {
