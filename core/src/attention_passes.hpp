@@ -178,6 +178,14 @@ void next_cache(const PassContext& ctx, Activations& a, bool observing);
 /// Makes ctx.room's next state the cache's (no allocation, no throw: run once the forward has
 /// succeeded), moving the held rows back to row 0 when as many unused rows lie before them.
 void keep_cache(const PassContext& ctx, KvCache& cache);
+/// A cached forward's next cache state, not yet kept: what keep_pending makes the cache's. A forward
+/// that is rerun traced (to name a non-finite stage) must see the cache as it was before the chunk.
+struct PendingCache {
+  Chunk chunk;
+  CacheRoom room;
+  bool latent = false;
+};
+void keep_pending(PendingCache& pending, KvCache& cache);
 
 /// A recorder that makes the trace (ForwardOptions::trace): each stage's copy, its summaries made while
 /// its rows are in cache, and views instead of copies with ForwardOptions::stage_views.

@@ -199,12 +199,17 @@ void next_cache(const PassContext& ctx, Activations& a, bool observing) {
 }
 
 void keep_cache(const PassContext& ctx, KvCache& cache) {
-  const Chunk& c = ctx.chunk;
-  CacheRoom& room = *ctx.room;
+  PendingCache pending{ctx.chunk, std::move(*ctx.room), ctx.plan().latent_dim > 0};
+  keep_pending(pending, cache);
+}
+
+void keep_pending(PendingCache& pending, KvCache& cache) {
+  const Chunk& c = pending.chunk;
+  CacheRoom& room = pending.room;
   cache.position = room.position;
   cache.start = room.position - room.held;
   cache.batch = c.b;
-  if (ctx.plan().latent_dim > 0) {
+  if (pending.latent) {
     cache.latent = std::move(room.latent);
     return;
   }

@@ -47,7 +47,8 @@ struct AttentionModule::Impl {
   Tensor value(size_t i, std::vector<float> (&unpacked)[kRoles]) const;
   void store(const std::vector<std::pair<size_t, const Tensor*>>& values);
   const float* bias(int role) const;
-  Tensor forward_pass(const Tensor& x, const ForwardOptions& options) const;
+  /// With `pending` (and a cache), the cache's next state is left there instead of kept.
+  Tensor forward_pass(const Tensor& x, const ForwardOptions& options, PendingCache* pending = nullptr) const;
   /// Pass 8 on heads_concat (b, T, proj_width): out_proj (b, T, d_out) and proj, those the plan has.
   void project(const Tensor& concat, int64_t b, int64_t T, ThreadPool* pool, Tensor& out_proj, Tensor& projected) const;
   Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;

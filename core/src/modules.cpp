@@ -98,9 +98,14 @@ void check_input(const ForwardPlan& plan, const Tensor& x, const std::string& wh
 Tensor AttentionModule::forward(const Tensor& x, const ForwardOptions& options) const {
   std::optional<TorchGenerator> start;  // the generator before the run, to rerun it traced
   if (options.warnings != nullptr && options.generator != nullptr) start = *options.generator;
-  Tensor y = live(impl_).forward_pass(x, options);
+  // With warnings, a cached forward keeps its chunk only after the traced rerun that names a non-finite
+  // stage, which must attend over the cache as it was (else the chunk would be appended twice).
+  std::optional<PendingCache> pending;
+  if (options.warnings != nullptr && options.cache != nullptr) pending.emplace();
+  Tensor y = live(impl_).forward_pass(x, options, pending ? &*pending : nullptr);
   if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty())
     options.warnings->push_back(live(impl_).non_finite_warning(x, options, start));
+  if (pending) keep_pending(*pending, *options.cache);
   return y;
 }
 
@@ -118,7 +123,8 @@ Diagnostic AttentionModule::Impl::non_finite_warning(const Tensor& x, const Forw
     again.trace = &local;
     again.warnings = nullptr;
     try {
-      forward_pass(x, again);
+      PendingCache discarded;  // the rerun leaves the cache as the run found it
+      forward_pass(x, again, &discarded);
       trace = &local;
     } catch (const AttentionError&) {
       d.message = "the output holds NaN or infinity although every input value is finite (tracing this run to find where is over the memory budget)";
@@ -218,7 +224,7 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
   }
 }
 
-Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options) const {
+Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options, PendingCache* pending) const {
   const ForwardPlan& p = plan_;
   check_input(p, x, "x", options.memory_budget_bytes, options.trace != nullptr);
   const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
@@ -249,7 +255,10 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     Tensor output = take_output(ctx, a, recorder.observing());
     if (options.cache != nullptr) next_cache(ctx, a, recorder.observing());  // the cache after this chunk, kept when the forward returns
     recorder.finish(a, x, output);
-    if (options.cache != nullptr) keep_cache(ctx, *options.cache);
+    if (options.cache != nullptr && pending != nullptr)
+      *pending = {ctx.chunk, std::move(room), p.latent_dim > 0};
+    else if (options.cache != nullptr)
+      keep_cache(ctx, *options.cache);
     return output;
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory for a forward pass of " + p.config.python_call() + " on " + shape_string(x.shape),

@@ -363,3 +363,27 @@ TEST_CASE("MultiHeadLatentAttention caches the latent c_kv, not keys and values:
   // an uncached trace has c_kv and no cache stage
   CHECK(std::none_of(whole.begin(), whole.end(), [](const Stage& s) { return s.id == "cache_c_kv"; }));
 }
+
+TEST_CASE("a cached forward that overflows warns once and keeps its chunk once: the traced rerun sees the cache as it was") {
+  TorchGenerator g(123);
+  const AttentionModule m(small_mha(), g);
+  Tensor x({1, 3, 4}, seeded_tokens(3, 4, 5).data);
+  for (float& v : x.data) v *= 1e20f;  // finite tokens whose scores overflow float32
+  for (const bool grown : {false, true}) {
+    KvCache cache;
+    if (!grown) cache.reserve(1, 2, 2, 8);  // the chunk's rows go into room the cache already has
+    std::vector<Diagnostic> warnings;
+    ForwardOptions o = eval_with(&cache);
+    o.warnings = &warnings;
+    m.forward(rows(x, 0, 2), o);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].code == "non_finite_stage");
+    CHECK(cache.position == 2);  // the rerun appended nothing
+    CHECK(cache.entries() == 2);
+    // the next chunk follows them: three rows held, the third at position 2
+    warnings.clear();
+    m.forward(rows(x, 2, 1), o);
+    CHECK(cache.position == 3);
+    CHECK(cache.entries() == 3);
+  }
+}
