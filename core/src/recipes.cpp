@@ -259,6 +259,9 @@ std::vector<ClassSpec> make_recipes() {
 
   s = {};
   s.name = "MultiHeadAttention";
+  s.lookalikes = {{"MultiheadAttention",
+                   "torch.nn.MultiheadAttention is PyTorch's built-in (embed_dim, num_heads, ...); the book's class is MultiHeadAttention(d_in, d_out, "
+                   "context_length, dropout, num_heads)."}};
   s.slots = {d_in_slot(), d_out_slot(kTotal), context_slot(3), dropout_slot(4), heads_slot(5, kShared), bias_slot(6)};
   s.doc = "Fused multi-head attention: one projection per q/k/v split into heads, merged, then out_proj.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.6.2"};
@@ -337,6 +340,7 @@ std::vector<ClassSpec> make_recipes() {
   s.mask = MaskRule::CausalTokens;
   s.scale_queries = true;
   s.attention_text = "sdpa";
+  s.mask_text = "is_causal";  // scaled_dot_product_attention(..., is_causal=True)
   s.presets = {bonus_gpt2("sdpaSmall", true, 15, "GPT-2 small's attention through scaled_dot_product_attention (FlashAttention on GPUs); context_length is never read")};
   r.push_back(with(s, packed_params()));
 
@@ -347,6 +351,7 @@ std::vector<ClassSpec> make_recipes() {
   s.mask = MaskRule::InvertedBuffer;
   s.context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 3";
   s.mask_buffer_bytes = 1;
+  s.mask_text = "bool_buffer";
   s.context_limit = true;
   s.scale_queries = true;
   s.attention_text = "sdpa";
@@ -362,6 +367,7 @@ std::vector<ClassSpec> make_recipes() {
   s.dropout = DropoutRule::Ignored;
   s.scale_queries = true;
   s.attention_text = "flex";
+  s.mask_text = "flex";
   s.presets = {bonus_gpt2("flexSmall", true, 17, "GPT-2 small's attention through FlexAttention (PyTorch 2.5+, GPUs); dropout is ignored")};
   r.push_back(with(s, packed_params()));
 
@@ -379,6 +385,7 @@ std::vector<ClassSpec> make_recipes() {
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
   s.mask_buffer_bytes = 1;
+  s.mask_text = "bool_buffer";
   s.context_limit = true;
   s.dropout = DropoutRule::Weights;
   s.scale_queries = true;
@@ -399,6 +406,7 @@ std::vector<ClassSpec> make_recipes() {
   s.mask = MaskRule::CausalTokens;
   s.scale_queries = true;
   s.attention_text = "sdpa";
+  s.mask_text = "is_causal";  // scaled_dot_product_attention(..., is_causal=True)
   s.presets = {bonus_gpt2("pkgMhaSmall", false, 19, "GPT-2 small's attention as the llms_from_scratch package writes it: (d_in, d_out, num_heads, dropout)")};
   r.push_back(with(s, packed_params()));
 

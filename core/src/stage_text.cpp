@@ -59,13 +59,11 @@ const char* variant_of(const ForwardPlan& p, StageId id, bool training, bool cac
       if (!r.qkv_text.empty()) return r.qkv_text.c_str();
       return p.matmul_projection ? "matmul" : p.layout == HeadsRule::Modules ? "modules" : p.layout == HeadsRule::Fused ? "fused" : "single";
     case StageId::AttnScores:
-      if (!r.attention_text.empty()) return r.attention_text == "sdpa" ? "sdpa" : r.attention_text == "flex" ? "flex" : "nn_mha";
+      if (!r.attention_text.empty()) return r.attention_text.c_str();
       return p.kv_projection_width_differs() ? "grouped" : p.layout == HeadsRule::Fused ? "fused" : p.batched ? "batched" : "unbatched";
     case StageId::Mask:
       if (p.mask == MaskKind::Inverted) return "inverted";
-      if (r.attention_text == "flex") return "flex";
-      if (r.mask_buffer_bytes == 1) return "bool_buffer";
-      if (r.attention_text == "sdpa") return "is_causal";
+      if (!r.mask_text.empty()) return r.mask_text.c_str();
       return p.window > 0 ? "window" : p.mask_buffer ? "buffer" : "tokens";
     case StageId::AttnScoresMasked:
       if (p.mask == MaskKind::Inverted) return "inverted";

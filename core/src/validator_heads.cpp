@@ -51,8 +51,16 @@ int64_t per_head_total(const SlotMap& config, int64_t d_out, int64_t num_heads) 
   return 0;
 }
 
+/// The class whose d_out is one head's width: its parameters repeat per head module (the recipe's
+/// per_head_modules; MultiHeadAttentionWrapper), or null.
+const ClassSpec* per_head_class() {
+  for (const ClassSpec& s : class_specs())
+    if (s.per_head_modules) return &s;
+  return nullptr;
+}
+
 /// The two ways to heads `d_out` wide: d_out = total (d_in too when the class needs d_in == d_out),
-/// then MultiHeadAttentionWrapper with the same slots, whose d_out is per head (when the class has them).
+/// then the per-head class (MultiHeadAttentionWrapper) with the same slots, whose d_out is per head (when the class has them).
 std::vector<Fix> per_head_fixes(const ClassSpec& spec, const SlotMap& config, int64_t total) {
   std::vector<Fix> fixes;
   const SlotValue width = SlotValue::integer(static_cast<double>(total));
@@ -60,7 +68,7 @@ std::vector<Fix> per_head_fixes(const ClassSpec& spec, const SlotMap& config, in
     fixes.push_back({"d_out", std::to_string(total)});
   else
     fixes = whole_call_fix(spec, config, {{"d_in", width}, {"d_out", width}});
-  if (const ClassSpec* wrapper = find_class("MultiHeadAttentionWrapper"); wrapper && &spec != wrapper) {
+  if (const ClassSpec* wrapper = per_head_class(); wrapper && &spec != wrapper) {
     SlotMap same;
     for (const auto& slot : wrapper->slots) {
       if (!spec.has_slot(slot.name)) return fixes;  // GroupedQueryAttention has no context_length
@@ -77,7 +85,7 @@ std::string per_head_lesson(const ClassSpec& spec, const std::vector<Fix>& fixes
   std::string text = "In " + spec.name + ", d_out is the width the " + n + " heads share (head_dim = d_out / num_heads), not one head's width. For heads " + w +
                      " wide, write d_out = " + n + " x " + w + " = " + std::to_string(total);
   for (const Fix& f : fixes)
-    if (f.call.rfind("MultiHeadAttentionWrapper(", 0) == 0) text += ", or " + f.call + ", whose d_out is per head";
+    if (const ClassSpec* wrapper = per_head_class(); wrapper && f.call.rfind(wrapper->name + "(", 0) == 0) text += ", or " + f.call + ", whose d_out is per head";
   return text + ".";
 }
 

@@ -198,13 +198,22 @@ std::vector<std::string> slot_names_of(const ClassSpec& spec) {
 
 }  // namespace
 
+namespace {
+/// What a class's recipe says to a reader who typed `name`, a lookalike of it; "" when none does.
+std::string lookalike_hint(const std::string& name) {
+  for (const ClassSpec& s : class_specs())
+    for (const auto& [lookalike, hint] : s.lookalikes)
+      if (lookalike == name) return hint;
+  return "";
+}
+}  // namespace
+
 Diagnostic unknown_class(const std::string& class_name) {
   std::vector<std::string> names;
   for (const auto& s : class_specs()) names.push_back(s.name);
   std::string hint = "The chapter's classes: " + join(names, ", ") + ".";
-  if (class_name == "MultiheadAttention") {
-    hint =
-        "torch.nn.MultiheadAttention is PyTorch's built-in (embed_dim, num_heads, ...); the book's class is MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads).";
+  if (const std::string told = lookalike_hint(class_name); !told.empty()) {
+    hint = told;
   } else if (const std::string guess = did_you_mean(class_name, names); !guess.empty()) {
     hint = "Did you mean " + guess + "? " + hint;
   }

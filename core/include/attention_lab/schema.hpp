@@ -194,6 +194,12 @@ struct ClassSpec {
   /// Stage-text variant names this class uses (e.g. "packed" for its q/k/v, "sdpa" for its weights).
   std::string qkv_text = "";
   std::string attention_text = "";
+  /// The mask stage's text variant when the class builds its mask its own way ("is_causal",
+  /// "bool_buffer", "flex"); "" for the book's float buffer, a window or the tokens given.
+  std::string mask_text = "";
+  /// Names readers type for this class that are another one, each with what to say instead of "did
+  /// you mean" (torch.nn.MultiheadAttention for MultiHeadAttention).
+  std::vector<std::pair<std::string, std::string>> lookalikes = {};
   std::vector<Preset> presets = {};
   /// Classes copy_weights takes this class's matrices to (exercise 3.1: v1 <-> v2).
   std::vector<std::string> copies_with = {};
