@@ -139,8 +139,15 @@ describe("setup", () => {
       assert.equal(await page.getByTestId(`slot-${name}`).inputValue(), value, `slot ${name} keeps its value`);
     }
     assert.equal(await page.getByTestId("call-box").inputValue(), "MultiHeadAttention(3, 1, 6, 0.0, 2)");
+    // A render that leaves the diagnostic as it was (another seed, set from outside) keeps its nodes: the
+    // fix button holding the focus, or being clicked, is still the one on the page.
+    const fix = diag.locator("[data-testid=fix][data-slot=d_out][data-value='2']");
+    await fix.evaluate((b) => { b.focus(); b.kept = true; });
+    await page.evaluate(() => document.querySelector("attention-lab").setAttribute("seed", "7"));
+    assert.equal(await page.getByTestId("seed").inputValue(), "7", "the widget rendered the new seed");
+    assert.equal(await page.evaluate(() => document.querySelector("attention-lab").shadowRoot.activeElement?.kept), true, "the focused fix button survived the render");
     // A suggestion applies at once and unblocks the run.
-    await diag.locator("[data-testid=fix][data-slot=d_out][data-value='2']").click();
+    await fix.click();
     assert.equal(await page.getByTestId("slot-d_out").inputValue(), "2");
     assert.equal(await page.getByTestId("run").isEnabled(), true);
     await finish(page);

@@ -55,6 +55,19 @@ export function replace(node, ...children) {
   return append(node, children);
 }
 
+/**
+ * Replace the children of `node` unless the new ones are equal to them (isEqualNode): a render that
+ * changed nothing there keeps the nodes, so a button being clicked or holding the keyboard focus stays
+ * the one on the page. Only for content whose listeners follow from its attributes (a fix button's
+ * data-slot and data-value), since equal nodes keep their old listeners.
+ */
+export function replaceIfChanged(node, ...children) {
+  const next = append(document.createDocumentFragment(), children);
+  const same = next.childNodes.length === node.childNodes.length && [...next.childNodes].every((c, i) => c.isEqualNode(node.childNodes[i]));
+  if (!same) node.replaceChildren(next);
+  return node;
+}
+
 /** A lookup by id inside one root (a widget's shadow root): ids are scoped to it. */
 export function finder(root) {
   return (id) => {

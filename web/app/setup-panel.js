@@ -1,6 +1,6 @@
 // The presets and the setup panel: the class, the call box (paste a call), its keyword form, the values
 // as the module receives them, and one card per slot with its diagnostics and what its value leads to.
-import { h, replace } from "./dom.js";
+import { h, replace, replaceIfChanged } from "./dom.js";
 import { S } from "./strings.js";
 import { callArgText, pyValue, slotValueFromText } from "./format.js";
 import { DEFAULTS } from "./url-state.js";
@@ -134,7 +134,7 @@ export function setupSetupPanel(app) {
       const boxes = bySlot.get(spec.name);
       // A pointer to the slot that holds the diagnostic: a cross-reference, not a second error.
       const notes = pointers.get(spec.name).map((p) => h("p", { class: `diag-pointer pointer-${p.severity}`, dataset: { testid: "see-slot" } }, S.seeSlot(p.to)));
-      replace($(`slot-${spec.name}-diag`), boxes, notes);
+      replaceIfChanged($(`slot-${spec.name}-diag`), boxes, notes); // an unchanged fix button stays mid-click
       const invalid = boxes.some((b) => b.classList.contains("diag-error")) || pointers.get(spec.name).some((p) => p.severity === "error");
       const control = $(`slot-${spec.name}`);
       if (invalid) control.setAttribute("aria-invalid", "true");
@@ -214,7 +214,7 @@ export function setupSetupPanel(app) {
       }
       setValue($("call-box"), s.call);
       renderSlotDiagnostics(specs, d.configDiags);
-      replace($("call-diagnostics"), d.callDiags.map((x) => diagBox(x, app)));
+      replaceIfChanged($("call-diagnostics"), d.callDiags.map((x) => diagBox(x, app)));
       renderNamed(specs);
       $("keyword-call").textContent = keywordCall(lab, s);
       renderConsequences(specs, d);
