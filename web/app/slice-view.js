@@ -4,8 +4,10 @@
 import { h, svg } from "./dom.js";
 import { S } from "./strings.js";
 import { num, shapeText, summarize } from "./format.js";
-import { canvasBlob, download, heatmapCanvas, heatmapSvg } from "./export.js";
 import { draw, heatmapQuery, sourceOf, when, windowQuery } from "./stage-source.js";
+
+/** The downloads (export.js), fetched at the first export button a reader presses, not with the first view. */
+export const exporter = () => import("./export.js");
 
 /** A 2-D slice larger than this on either side is shown truncated. */
 export const GRID_LIMIT = 16;
@@ -355,12 +357,18 @@ function heatmap(stage, offset, rows, cols, rowAxis, colAxis, ctx, caption) {
     h("div", { class: "export-row" },
       h("button", {
         type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "PNG"), dataset: { testid: "export-png" },
-        on: { click: () => withCells(async (cellOf) => download(box, await canvasBlob(heatmapCanvas(rows, cols, cellOf)), `${file}.png`)) },
+        on: {
+          click: () => withCells(async (cellOf) => {
+            const { canvasBlob, download, heatmapCanvas } = await exporter();
+            download(box, await canvasBlob(heatmapCanvas(rows, cols, cellOf)), `${file}.png`);
+          }),
+        },
       }, S.exportHeatmap.png),
       h("button", {
         type: "button", class: "small", part: "button", "aria-label": S.exportHeatmapLabel(name, "SVG"), dataset: { testid: "export-svg" },
         on: {
-          click: () => withCells((cellOf) => {
+          click: () => withCells(async (cellOf) => {
+            const { download, heatmapCanvas, heatmapSvg } = await exporter();
             const png = rows * cols > 96 * 96 ? heatmapCanvas(rows, cols, cellOf).toDataURL("image/png") : "";
             download(box, heatmapSvg(rows, cols, cellOf, `${name} ${shapeText([rows, cols])}`, png), `${file}.svg`);
           }),

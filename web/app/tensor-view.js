@@ -7,8 +7,7 @@
 import { h, nextPaint, replace } from "./dom.js";
 import { S } from "./strings.js";
 import { num, namedShape, shapeText } from "./format.js";
-import { download, stageCsv, stageJson, stageNpy } from "./export.js";
-import { fillOf, GRID_LIMIT, hasHeatmap, heatmapRange, screenDensity, sliceQueries, sliceView, stageSummary } from "./slice-view.js";
+import { exporter, fillOf, GRID_LIMIT, hasHeatmap, heatmapRange, screenDensity, sliceQueries, sliceView, stageSummary } from "./slice-view.js";
 import { draw, numel, sourceOf, when, withData } from "./stage-source.js";
 
 /** Up to this many heads sit side by side; more get a tab each. */
@@ -215,13 +214,18 @@ function concatMap(stage, ctx) {
 
 function exportRow(stage, card) {
   const big = numel(stage) > TEXT_EXPORT_MAX;
-  const make = { json: stageJson, csv: stageCsv, npy: stageNpy };
+  const make = { json: "stageJson", csv: "stageCsv", npy: "stageNpy" };
   return h("div", { class: "export-row", role: "group", "aria-label": S.exportStage(stage.id) },
     h("span", { class: "muted" }, `${S.exportLabel}: `),
     Object.entries(S.exportFormats).map(([fmt, label]) => h("button", {
       type: "button", class: "small", part: "button", disabled: big && fmt !== "npy",
       "aria-label": S.exportStageLabel(stage.id, label), dataset: { testid: `export-${fmt}`, format: fmt },
-      on: { click: () => draw(withData(stage), (full) => download(card, make[fmt](full), `${stage.id}.${fmt}`)) },
+      on: {
+        click: () => draw(withData(stage), async (full) => {
+          const files = await exporter();
+          files.download(card, files[make[fmt]](full), `${stage.id}.${fmt}`);
+        }),
+      },
     }, label)));
 }
 
