@@ -30,6 +30,14 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
         return;
       }
       req.url = req.url.slice("/course/attention".length);
+      // a host page of the course's own that requires Trusted Types, with one widget whose run goes to the Worker
+      if (req.url === "/tt.html") {
+        res.setHeader("Content-Type", "text/html; charset=utf-8");
+        res.setHeader("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; require-trusted-types-for 'script'");
+        res.end('<!doctype html><html lang="en"><head><title>tt</title><script type="module" src="app/attention-lab-element.js"></script></head><body>'
+          + '<attention-lab id="w" call="MultiHeadAttention(64, 64, 256, 0.0, 4)" num_tokens="256" batch="1" mode="eval" hidden="presets compare checkpoint code"></attention-lab></body></html>');
+        return;
+      }
       files(req, res, () => { res.statusCode = 404; res.end(); });
     });
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -107,6 +115,20 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
     });
     assert.deepEqual(seen, { controlled: true, cores: seen.cores, page: { threads: "1", kernel: "relaxed_madd" }, worker: { threads: Math.min(seen.cores, 4), kernel: "relaxed_madd" } });
     assert.deepEqual(problems, [], "no CSP violation, no script error");
+    await tab.close();
+  });
+
+  test("bundled, worker-url.js is still the shipped file: under Trusted Types the widget starts its Worker through its policy attention-lab", async () => {
+    const tab = await context.newPage();
+    const problems = [];
+    tab.on("pageerror", (e) => problems.push(e.message));
+    tab.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
+    await tab.goto(`${url}tt.html`);
+    await tab.waitForFunction(() => document.getElementById("w").dataset.runs === "1", null, { timeout: 120_000 });
+    assert.match(await tab.locator("#w [data-stage=output] [data-testid=output-summary]").textContent(), /\(1, 256, 64\)/);
+    // (the core's pthread workers too where the service worker of the test above made the page isolated)
+    assert.deepEqual(tab.workers().map((w) => new URL(w.url()).pathname).filter((p) => p.includes("/app/")), ["/course/attention/app/run-worker.js"]);
+    assert.deepEqual(problems, [], "no Trusted Types refusal, no script error");
     await tab.close();
   });
 
