@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # libFuzzer over the core's input readers (tests/fuzz): fuzz_call_parser, fuzz_validator (with a tiny
-# forward when the setup is valid), fuzz_checkpoint_header and fuzz_gpt2_file (a whole GPT-2 file's
-# header and layer structure, then a run), each built with ASan + UBSan.
+# forward when the setup is valid), fuzz_checkpoint_header, fuzz_gpt2_file (a whole GPT-2 file's
+# header and layer structure, then a run) and fuzz_torch_save (a torch.save zip, or its data.pkl), each
+# built with ASan + UBSan.
 #   FUZZ_SECONDS  seconds per target (default 600)
-#   FUZZ_TARGETS  which targets, space-separated (default all four, one after another)
+#   FUZZ_TARGETS  which targets, space-separated (default all five, one after another)
 # Seeds come from tests/fuzz/corpus/<target>/ (read-only); new corpus entries go to build/fuzz/corpus/.
 # Crash inputs are written to tests/fuzz/regressions/<target>/, where
 # tests/native/fuzz_regressions_test.cpp replays them. Exits non-zero when a target found anything.
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 source scripts/apt-install.sh
 
 seconds=${FUZZ_SECONDS:-600}
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_call_parser fuzz_validator fuzz_checkpoint_header fuzz_gpt2_file}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_call_parser fuzz_validator fuzz_checkpoint_header fuzz_gpt2_file fuzz_torch_save}"
 
 # clang 14 and its libFuzzer runtime (Debian: clang-14, libclang-rt-14-dev), only when missing.
 missing=()
@@ -35,6 +36,7 @@ for target in "${targets[@]}"; do
     fuzz_validator) max_len=256 dict= ;;
     fuzz_checkpoint_header) max_len=4096 dict=tests/fuzz/checkpoint_header.dict ;;
     fuzz_gpt2_file) max_len=512 dict= ;;
+    fuzz_torch_save) max_len=32768 dict= ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
   work=build/fuzz/corpus/$target

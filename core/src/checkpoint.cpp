@@ -88,11 +88,45 @@ float half_to_float(uint16_t h) {
 }
 }  // namespace
 
+namespace {
+/// The bytes of a strided entry's values gathered in row-major order (each value's `item` bytes).
+std::vector<uint8_t> gather(const SafetensorsEntry& e, const uint8_t* bytes, size_t length, size_t item) {
+  const size_t n = static_cast<size_t>(numel_of(e.shape)), axes = e.shape.size();
+  std::vector<uint8_t> out(n * item);
+  std::vector<int64_t> index(axes, 0);
+  uint64_t offset = 0;  // in values, from the entry's first
+  for (size_t i = 0; i < n; ++i) {
+    if ((offset + 1) * item > length)
+      throw AttentionError("checkpoint_bad_offsets", e.key, e.key + ": its strides reach past its " + std::to_string(length) + " bytes",
+                           "The file is damaged: download it or save it again.");
+    std::memcpy(out.data() + i * item, bytes + offset * item, item);
+    for (size_t k = axes; k-- > 0;) {  // the next index, last axis fastest
+      offset += static_cast<uint64_t>(e.strides[k]);
+      if (++index[k] < e.shape[k]) break;
+      offset -= static_cast<uint64_t>(e.strides[k] * e.shape[k]);
+      index[k] = 0;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* bytes, size_t length) {
   const uint64_t expected = entry.end - entry.begin;
   if (length != expected) {
     throw AttentionError("checkpoint_truncated", "", "read " + std::to_string(length) + " bytes of " + entry.key + ", expected " + std::to_string(expected),
                          "The file is cut off; download it again.");
+  }
+  if (!entry.strides.empty()) {
+    // a non-contiguous torch.save tensor: its values gathered into row-major order, then decoded as one
+    const size_t item = safetensors_dtype_size(entry.dtype);
+    if (item == 0 || entry.strides.size() != entry.shape.size())
+      throw AttentionError("checkpoint_dtype", "", entry.key + " is " + entry.dtype + "; weights must be floating point (F32, F16, BF16, F64)", "");
+    const std::vector<uint8_t> values = gather(entry, bytes, length, item);
+    SafetensorsEntry row_major = entry;
+    row_major.strides.clear();
+    row_major.end = row_major.begin + values.size();
+    return decode_tensor(row_major, values.data(), values.size());
   }
   const size_t n = static_cast<size_t>(numel_of(entry.shape));
   if (safetensors_dtype_size(entry.dtype) != 0 && static_cast<double>(n) * static_cast<double>(safetensors_dtype_size(entry.dtype)) != static_cast<double>(length)) {
@@ -200,6 +234,16 @@ AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<s
 
 SafetensorsEntry rows_of(const SafetensorsEntry& e, int64_t first, int64_t last) {
   SafetensorsEntry out = e;
+  if (!e.strides.empty()) {
+    // strided: from the first value of row `first` to the last value of row last - 1
+    const uint64_t item = safetensors_dtype_size(e.dtype);
+    out.shape[0] = last - first;
+    out.begin = e.begin + static_cast<uint64_t>(first * e.strides[0]) * item;
+    uint64_t reach = 0;
+    for (size_t k = 0; k < out.shape.size(); ++k) reach += static_cast<uint64_t>(std::max<int64_t>(out.shape[k] - 1, 0) * e.strides[k]);
+    out.end = numel_of(out.shape) == 0 ? out.begin : out.begin + (reach + 1) * item;
+    return out;
+  }
   const uint64_t row_bytes = (e.end - e.begin) / static_cast<uint64_t>(std::max<int64_t>(e.shape[0], 1));
   out.begin = e.begin + static_cast<uint64_t>(first) * row_bytes;
   out.end = e.begin + static_cast<uint64_t>(last) * row_bytes;

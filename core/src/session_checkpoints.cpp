@@ -23,6 +23,24 @@ OpenedFile Session::checkpoint_open(const std::vector<uint8_t>& header, double f
   return out;
 }
 
+std::string Session::checkpoint_format(const std::vector<uint8_t>& first, double) const {
+  return attention_lab::checkpoint_format(first.data(), first.size()) == CheckpointFormat::TorchZip ? "torch" : "safetensors";
+}
+
+std::vector<FileRead> Session::torch_save_reads(const std::map<std::string, std::vector<uint8_t>>& read, double file_size) const {
+  std::vector<FileRead> out;
+  for (const TorchSaveRead& r : attention_lab::torch_save_reads(read, static_cast<uint64_t>(file_size)))
+    out.push_back({r.name, static_cast<double>(r.begin), static_cast<double>(r.end)});
+  return out;
+}
+
+OpenedFile Session::torch_save_open(const std::map<std::string, std::vector<uint8_t>>& read, double file_size) {
+  auto parsed = std::make_shared<const SafetensorsHeader>(open_torch_save(read, static_cast<uint64_t>(file_size)));
+  OpenedFile out{objects_->next++, static_cast<double>(parsed->entries.size()), 0.0};
+  objects_->headers[out.handle] = std::move(parsed);
+  return out;
+}
+
 namespace {
 CheckpointOptions checkpoint_options(const CheckpointOptionsInput& in) {
   CheckpointOptions o;

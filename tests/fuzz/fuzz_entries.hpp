@@ -507,3 +507,5 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
 }
 
 }  // namespace attention_lab::fuzz
+
+#include "fuzz_torch_save.hpp"  // fuzz_torch_save's entry (torch_save) and the zips it builds

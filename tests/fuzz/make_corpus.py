@@ -205,3 +205,34 @@ for name, data in gpt2_files.items():
     write("fuzz_gpt2_file", name, data)
 
 print("corpus:", {t.name: len(list(t.iterdir())) for t in sorted((ROOT / "corpus").iterdir())})
+
+
+# ---- fuzz_torch_save: b"\x00" + a whole torch.save file, or b"\x01" + a data.pkl put in a zip with
+# storages archive/data/0 (64 bytes) and archive/data/1 (7 bytes) ----
+TORCH_SAVE = ROOT.parent / "fixtures" / "torch_save"
+for name in ["pytorch_model_f16.bin", "noncontiguous.bin", "lm_head_tied.bin", "os_system.pth", "builtins_eval.pth", "truncated.bin",
+             "lying_offset.bin", "lying_size.bin", "short_storage.bin", "legacy.pth"]:
+    write("fuzz_torch_save", "file_" + name.replace(".", "_"), b"\x00" + (TORCH_SAVE / name).read_bytes())
+
+
+def tensor_pickle(storage_type, key, numel, offset, size, stride, name="w"):
+    """protocol 2: {name: _rebuild_tensor_v2(persistent storage, offset, size, stride, False, OrderedDict())}"""
+    def ints(xs):
+        return b"(" + b"".join(b"K" + bytes([x]) for x in xs) + b"t"
+    pid = b"(X\x07\x00\x00\x00storagectorch\n" + storage_type + b"\nX" + struct.pack("<I", len(key)) + key + b"X\x03\x00\x00\x00cpuK" + bytes([numel]) + b"tQ"
+    return (b"\x80\x02ccollections\nOrderedDict\n)Rq\x00X" + struct.pack("<I", len(name)) + name.encode() + b"ctorch._utils\n_rebuild_tensor_v2\n(" + pid +
+            b"K" + bytes([offset]) + ints(size) + ints(stride) + b"\x89ccollections\nOrderedDict\n)RtRs.")
+
+
+pickles = {
+    "f32_4x4": tensor_pickle(b"FloatStorage", b"0", 16, 0, [4, 4], [4, 1]),
+    "f32_transposed": tensor_pickle(b"FloatStorage", b"0", 16, 0, [4, 4], [1, 4]),
+    "f16_offset": tensor_pickle(b"HalfStorage", b"0", 32, 3, [2, 5], [5, 1]),
+    "bf16_past_end": tensor_pickle(b"BFloat16Storage", b"0", 32, 30, [2, 2], [2, 1]),
+    "f32_short_storage": tensor_pickle(b"FloatStorage", b"1", 4, 0, [4], [1]),
+    "missing_storage": tensor_pickle(b"FloatStorage", b"9", 4, 0, [4], [1]),
+    "module": b"\x80\x02c__main__\nGPTModel\nq\x00)\x81q\x01}q\x02b.",
+    "self_list": b"\x80\x02}q\x00X\x01\x00\x00\x00a]q\x01h\x01as.",
+}
+for name, data in pickles.items():
+    write("fuzz_torch_save", "pickle_" + name, b"\x01" + data)

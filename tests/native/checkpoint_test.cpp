@@ -386,16 +386,16 @@ TEST_SUITE("checkpoint") {
   }
 
   TEST_CASE("F16 and BF16 weights decode to float32") {
-    SafetensorsEntry e{"w", "F16", {3}, 0, 6};
+    SafetensorsEntry e{"w", "F16", {3}, 0, 6, {}};
     const uint8_t half[6] = {0x00, 0x3C, 0x00, 0xC0, 0x01, 0x00};  // 1.0, -2.0, smallest subnormal 2^-24
     const auto v = decode_tensor(e, half, 6);
     CHECK(v[0] == 1.0f);
     CHECK(v[1] == -2.0f);
     CHECK(v[2] == std::ldexp(1.0f, -24));
-    SafetensorsEntry b{"w", "BF16", {1}, 0, 2};
+    SafetensorsEntry b{"w", "BF16", {1}, 0, 2, {}};
     const uint8_t bf[2] = {0x80, 0x3F};  // 1.0
     CHECK(decode_tensor(b, bf, 2)[0] == 1.0f);
-    SafetensorsEntry i{"w", "I64", {1}, 0, 8};
+    SafetensorsEntry i{"w", "I64", {1}, 0, 8, {}};
     const uint8_t zeros[8] = {};
     CHECK(refused([&] { decode_tensor(i, zeros, 8); }).code == "checkpoint_dtype");
   }

@@ -55,5 +55,6 @@ TEST_SUITE("fuzz inputs replayed") {
   TEST_CASE("fuzz_call_parser: every seed and regression parses without escaping") { CHECK(replay("fuzz_call_parser", attention_lab::fuzz::call_parser) >= 12); }
   TEST_CASE("fuzz_validator: every seed and regression validates (and runs) without escaping") { CHECK(replay("fuzz_validator", attention_lab::fuzz::validator) >= 12); }
   TEST_CASE("fuzz_checkpoint_header: every seed and regression reads without escaping") { CHECK(replay("fuzz_checkpoint_header", attention_lab::fuzz::checkpoint_header) >= 12); }
+  TEST_CASE("fuzz_torch_save: every seed and regression opens (or is refused) without escaping") { CHECK(replay("fuzz_torch_save", attention_lab::fuzz::torch_save) >= 12); }
   TEST_CASE("fuzz_gpt2_file: every seed and regression builds, configures and runs without escaping") { CHECK(replay("fuzz_gpt2_file", attention_lab::fuzz::gpt2_file) >= 12); }
 }

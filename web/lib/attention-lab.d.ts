@@ -640,6 +640,22 @@ export type ErrorCode =
   | "checkpoint_config_mismatch"
   /** a token id outside the vocabulary */
   | "checkpoint_token"
+  /** a torch.save file in the legacy format (torch < 1.6, or _use_new_zipfile_serialization=False): the hint says to save it again */
+  | "checkpoint_legacy_format"
+  /** a torch.save zip whose records are not what torch writes, or whose entry offsets or sizes lie (names the entry) */
+  | "checkpoint_zip"
+  /** a compressed or encrypted entry in a torch.save zip (torch stores them uncompressed; names it) */
+  | "checkpoint_zip_compressed"
+  /** a data.pkl the state dict reader cannot read: an opcode outside its subset, a malformed or cut-off argument (names the opcode and byte) */
+  | "checkpoint_pickle"
+  /** a pickle naming a global a state dict never needs, e.g. os.system (names it; nothing is run) */
+  | "checkpoint_pickle_global"
+  /** a whole pickled object, e.g. torch.save(model) (names its class; the hint says torch.save(model.state_dict(), ...)) */
+  | "checkpoint_pickled_module"
+  /** a tensor that reaches past its storage, a storage shorter than it claims, or one the zip does not hold (names the key) */
+  | "checkpoint_storage"
+  /** a torch.save file past the reader's bounds: zip entries, pickle bytes, values (a million-entry dict), nesting (names the bound) */
+  | "checkpoint_limit"
   // loading the core (loadAttentionLab)
   /** loadAttentionLab given two of wasmUrl, wasmBinary and wasmPaths, or a checkpoints that is not a boolean */
   | "wasm_options"

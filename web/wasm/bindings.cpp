@@ -386,7 +386,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
 #ifndef ATTENTION_LAB_LEAN  // reserveMemory, the head split, the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
   functions("reserveMemory", call<&Session::reserve_memory>, "headShares", call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads",
             call<&Session::project_heads>, "moduleRevision", call<&Session::module_revision>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen",
-            call<&Session::checkpoint_open>, "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput",
+            call<&Session::checkpoint_open>, "checkpointFormat", call<&Session::checkpoint_format>, "torchSaveReads", call<&Session::torch_save_reads>, "torchSaveOpen",
+            call<&Session::torch_save_open>, "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput",
             call<&Session::plan_block_input>, "blockInput", call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>,
             "gpt2Run", call<&Session::gpt2_run>, "gpt2RunStep", call<&Session::gpt2_run_step>, "gpt2Generate", call<&Session::gpt2_generate>, "gpt2GenerateStep",
             call<&Session::gpt2_generate_step>, "gpt2Reads", call<&Session::gpt2_reads>, "gpt2Stop", call<&Session::gpt2_stop>);

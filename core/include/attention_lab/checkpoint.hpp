@@ -22,6 +22,9 @@ struct SafetensorsEntry {
   Shape shape;
   uint64_t begin = 0;
   uint64_t end = 0;
+  /// A torch.save tensor that is not contiguous (a saved `.t()` view): its strides in elements, one per
+  /// axis, and [begin, end) the bytes from its first value to its last; empty for a row-major tensor.
+  std::vector<int64_t> strides;
 };
 
 struct SafetensorsHeader {
@@ -33,7 +36,10 @@ struct SafetensorsHeader {
   std::map<std::string, std::string> metadata;
   /// The entry of `key` (a binary search over `entries`), nullptr when the file has no such tensor.
   const SafetensorsEntry* find(const std::string& key) const;
-  uint64_t data_start() const { return 8 + header_length; }
+  /// A torch.save file (open_torch_save): its entries' offsets are the file's own and may overlap (a
+  /// storage shared by tied weights); there is no header in front of them.
+  bool torch_save = false;
+  uint64_t data_start() const { return torch_save ? 0 : 8 + header_length; }
 };
 
 /// Bytes per element of a safetensors dtype (F32 -> 4, BF16 -> 2, BOOL -> 1, ...); 0 for a dtype the format does not name.
@@ -58,6 +64,39 @@ uint64_t safetensors_header_length(const uint8_t* first8, size_t available, uint
 /// data section to no tensor; names the keys and byte range), "checkpoint_truncated" (data past the end
 /// of the file).
 SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length, uint64_t file_size);
+
+/// What a checkpoint file is, told from its first bytes (not its name).
+enum class CheckpointFormat { Safetensors, TorchZip };
+
+/// "PK\x03\x04" (a zip: torch.save since torch 1.6) or anything else (safetensors: 8 bytes of header
+/// length, checked by safetensors_header_length). Throws AttentionError checkpoint_legacy_format for
+/// torch.save's pre-1.6 format (a pickle of its magic number first), with a hint to save it again.
+CheckpointFormat checkpoint_format(const uint8_t* first, size_t available);
+
+/// A byte range [begin, end) of the file (absolute offsets) that opening a torch.save file needs next.
+struct TorchSaveRead {
+  std::string name;  // "zip tail", "zip central directory", "local header archive/data/0", "archive/data.pkl", ...
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+/// Opening a torch.save file by slices, one step at a time: given the ranges read so far (by name),
+/// the ranges the next step needs; empty when open_torch_save has all it needs. The steps: the last
+/// 64 KB (the zip's end record), a zip64 record when there is one, the central directory, every
+/// entry's local header, then data.pkl; never a storage's bytes. Throws what open_torch_save throws
+/// for the parts read so far.
+std::vector<TorchSaveRead> torch_save_reads(const std::map<std::string, std::vector<uint8_t>>& read, uint64_t file_size);
+
+/// The tensors of a torch.save state dict as safetensors entries with absolute file offsets
+/// (data_start() 0): a tensor's bytes start at its storage entry's data + storage_offset x itemsize;
+/// tensors sharing a storage overlap; a non-contiguous one keeps its strides (decode_tensor gathers).
+/// Nested dicts ({"model_state_dict": {...}}) give keys joined with '.'. Throws AttentionError:
+/// checkpoint_truncated (a zip cut off, no end record), checkpoint_zip (records that are not torch's or
+/// offsets and sizes that disagree; names the entry), checkpoint_zip_compressed, checkpoint_limit,
+/// checkpoint_pickle, checkpoint_pickle_global (names the global; nothing is run),
+/// checkpoint_pickled_module (a whole pickled object: torch.save(model)), checkpoint_storage (a tensor
+/// past its storage, a storage shorter than it claims or missing), checkpoint_duplicate_key.
+SafetensorsHeader open_torch_save(const std::map<std::string, std::vector<uint8_t>>& read, uint64_t file_size);
 
 struct CheckpointOptions {
   int64_t layer = 0;
@@ -131,7 +170,8 @@ void require_gpt2_dtype(const SafetensorsEntry& entry);
 /// count, or qkv_bias=False while the file has q/k/v biases; the message names the keys).
 CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const CheckpointOptions& options);
 
-/// Float32 values of one entry from its raw little-endian bytes (F32, F16, BF16, F64 accepted).
+/// Float32 values of one entry from its raw little-endian bytes (F32, F16, BF16, F64 accepted), in
+/// row-major order: an entry with strides is gathered from its bytes.
 /// Throws AttentionError "checkpoint_dtype" for other dtypes, "checkpoint_truncated" on a short buffer.
 std::vector<float> decode_tensor(const SafetensorsEntry& entry, const uint8_t* bytes, size_t length);
 

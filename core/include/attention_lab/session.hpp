@@ -349,6 +349,14 @@ class Session {
   // ---- checkpoint files ----
   double checkpoint_header_length(const std::vector<uint8_t>& first8, double file_size) const;
   OpenedFile checkpoint_open(const std::vector<uint8_t>& header, double file_size);
+  /// "safetensors" or "torch" (a zip: torch.save since 1.6), from the file's first bytes, not its name
+  /// (checkpoint_format: AttentionError checkpoint_legacy_format for torch.save's pre-1.6 format).
+  std::string checkpoint_format(const std::vector<uint8_t>& first, double file_size) const;
+  /// Opening a torch.save file step by step: the ranges to read next given those read so far (by name;
+  /// empty: torch_save_open can run). Errors of torch_save_reads.
+  std::vector<FileRead> torch_save_reads(const std::map<std::string, std::vector<uint8_t>>& read, double file_size) const;
+  /// The torch.save file's tensors as a parsed header under a handle, as checkpoint_open's (open_torch_save).
+  OpenedFile torch_save_open(const std::map<std::string, std::vector<uint8_t>>& read, double file_size);
   CheckpointPlanResult plan_checkpoint(uint32_t file, const CheckpointOptionsInput& options) const;
   /// Into a new module (into = 0) or, when every check passed, replacing module `into`.
   ModuleInfo load_checkpoint(uint32_t file, const CheckpointOptionsInput& options, const std::map<std::string, std::vector<uint8_t>>& buffers, uint32_t into);
