@@ -1564,17 +1564,26 @@ export interface CheckpointOptions {
 }
 
 /**
- * A .safetensors file opened once by lab.openCheckpoint: its first 8 bytes and its JSON header were
- * read once and the header parsed once, in WebAssembly memory. Give it to loadCheckpoint,
+ * A .safetensors or torch.save file opened once by lab.openCheckpoint, told apart by its first bytes
+ * (a zip, "PK\x03\x04", is torch.save's: torch 1.6 and later), not its name. A safetensors file's first 8
+ * bytes and JSON header, or a torch.save zip's end record, central directory, local headers and data.pkl
+ * (never a tensor's bytes: a 1.4 GB .pth is not read whole), were read once and parsed once, in
+ * WebAssembly memory. A torch.save file's pickle is read by an interpreter that knows only what a state
+ * dict needs (OrderedDict, tensors, typed storages): any other global is refused by name
+ * ("checkpoint_pickle_global"; nothing is run), a whole pickled model ("checkpoint_pickled_module")
+ * with a hint to save its state_dict; nested dicts give keys joined with "." (model_state_dict.tok_emb.weight);
+ * tied tensors share their bytes; non-contiguous ones are gathered; F16 and BF16 widen to float32. Give it to loadCheckpoint,
  * checkpointInput and loadGPT2 in place of the source: they read only the tensors' bytes (through the
  * same reader) and parse nothing. A GPT2Model made from it shares its parsed header.
  */
 export interface CheckpointFile {
   /** The file's size in bytes. */
   readonly size: number;
+  /** What its bytes say it is: "safetensors", or "torch" (a torch.save zip: .pth, pytorch_model.bin). */
+  readonly format: "safetensors" | "torch";
   /** How many tensors the header lists (without __metadata__). */
   readonly keys: number;
-  /** Where the data section starts: 8 + the header's length in bytes. */
+  /** Where the data section starts: 8 + the header's length in bytes (0 for a torch.save file, whose tensors' offsets are the file's own). */
   readonly dataStart: number;
   /**
    * Frees the parsed header now (otherwise garbage collection does it). Later calls given this file
@@ -2110,7 +2119,7 @@ export interface AttentionLab {
    */
   copyCode(fromClass: "SelfAttention_v1" | "SelfAttention_v2", toClass: "SelfAttention_v1" | "SelfAttention_v2", plan: CopyPlan): string;
   /**
-   * GPT-2 attention from a .safetensors file (Hugging Face names, with or without `transformer.`):
+   * GPT-2 attention from a .safetensors or torch.save file (Hugging Face names, with or without `transformer.`):
    * c_attn split on its last axis into q, k, v and each transposed; c_proj transposed into out_proj.
    * @param source - The file's bytes, a Blob or File, or a {@link CheckpointFile}.
    * @param options - Which layer, num_heads, context_length, or a module to load `into`.
@@ -2118,7 +2127,10 @@ export interface AttentionLab {
    * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_truncated",
    *   "checkpoint_bad_header", "checkpoint_bad_offsets", "checkpoint_missing_key", "checkpoint_layer",
    *   "checkpoint_shape", "checkpoint_num_heads", "checkpoint_context_length",
-   *   "checkpoint_config_mismatch", "checkpoint_dtype", "checkpoint_source", "disposed" (a disposed CheckpointFile).
+   *   "checkpoint_config_mismatch", "checkpoint_dtype", "checkpoint_source", "disposed" (a disposed CheckpointFile),
+   *   "checkpoint_legacy_format", "checkpoint_zip", "checkpoint_zip_compressed",
+   *   "checkpoint_pickle", "checkpoint_pickle_global", "checkpoint_pickled_module", "checkpoint_storage",
+   *   "checkpoint_limit" (a torch.save file: see {@link CheckpointFile}).
    */
   loadCheckpoint(source: CheckpointSource, options?: CheckpointOptions): Promise<{
     /** A MultiHeadAttention (or `options.into`) holding the layer's attention weights. */
@@ -2143,8 +2155,9 @@ export interface AttentionLab {
    */
   checkpointInput(source: CheckpointSource, options: { tokenIds: number[]; layer?: number; num_heads?: number; signal?: AbortSignal }): Promise<Tensor>;
   /**
-   * Opens a GPT-2 .safetensors file for the whole model (the book's chapter 4 GPTModel, the same as
-   * Hugging Face's GPT-2), reading only its header now; F32, F16 or BF16; keys with or without
+   * Opens a GPT-2 .safetensors or torch.save file (Hugging Face's model.safetensors or pytorch_model.bin)
+   * for the whole model (the book's chapter 4 GPTModel, the same as Hugging Face's GPT-2), reading only
+   * its header now; F32, F16 or BF16; keys with or without
    * `transformer.`. GPT-2 small, medium, large and XL are recognised from their shapes; other widths
    * need `num_heads` (or an `n_head` entry in the header's __metadata__; loadCheckpoint reads it by the
    * same rule). The blocks must be h.0 .. h.{n_layer-1}, none missing or partial. Given a
@@ -2166,15 +2179,18 @@ export interface AttentionLab {
    */
   loadGPT2(source: CheckpointSource, options?: { num_heads?: number }): Promise<GPT2Model>;
   /**
-   * Opens a .safetensors file (an ArrayBuffer, a typed array, a Blob or a File; File.slice: never read
-   * whole) once: reads its first 8 bytes and its header and parses the header, as loadCheckpoint,
+   * Opens a .safetensors or torch.save file (an ArrayBuffer, a typed array, a Blob or a File; File.slice:
+   * never read whole) once, told apart by its bytes: reads its header (a torch.save zip: its records and
+   * data.pkl, see {@link CheckpointFile}) and parses it, as loadCheckpoint,
    * checkpointInput and loadGPT2 would each do for themselves. Give the result to them to load layers,
    * trace inputs and run the model with one parse.
    * @param source - The file; a CheckpointFile given here is returned as it is.
    * @returns A promise of the {@link CheckpointFile}.
    * @throws {@link AttentionError} (the promise rejects with it): "checkpoint_source",
    *   "checkpoint_read", "checkpoint_truncated", "checkpoint_bad_header", "checkpoint_duplicate_key",
-   *   "checkpoint_bad_offsets".
+   *   "checkpoint_bad_offsets", "checkpoint_legacy_format", "checkpoint_zip", "checkpoint_zip_compressed",
+   *   "checkpoint_pickle", "checkpoint_pickle_global", "checkpoint_pickled_module", "checkpoint_storage",
+   *   "checkpoint_limit" (a torch.save file: see {@link CheckpointFile}).
    */
   openCheckpoint(source: CheckpointSource): Promise<CheckpointFile>;
   /**

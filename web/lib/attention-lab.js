@@ -582,8 +582,8 @@ async function readRanges(reader, reads, signal) {
 }
 
 /**
- * A .safetensors file opened by lab.openCheckpoint: its first 8 bytes and its header read once, the
- * header parsed once and kept in WASM memory under a handle. loadCheckpoint, checkpointInput and
+ * A .safetensors or torch.save file opened by lab.openCheckpoint: its header (or its zip records and
+ * data.pkl) read once and parsed once and kept in WASM memory under a handle. loadCheckpoint, checkpointInput and
  * loadGPT2 given it reuse its reader and its parsed header (a GPT2Model made from it shares the header).
  */
 class CheckpointFile {
@@ -594,12 +594,13 @@ class CheckpointFile {
   static is(v) {
     return v !== null && typeof v === "object" && #handle in v;
   }
-  constructor(core, reader, opened) {
+  constructor(core, reader, opened, format) {
     this.#core = core;
     this.#reader = reader;
     this.#handle = opened.handle;
     heldResults(core).hold(this, opened.handle);
     this.size = reader.size;
+    this.format = format;
     this.keys = opened.keys;
     this.dataStart = opened.dataStart;
     Object.freeze(this);
@@ -624,12 +625,24 @@ class CheckpointFile {
   }
 }
 
-/** Reads the first 8 bytes and the header of `reader`'s file, and parses the header once (checkpointOpen). */
+/**
+ * Opens `reader`'s file, told apart by its first bytes (checkpointFormat): a safetensors file's header
+ * is read and parsed once (checkpointOpen); a torch.save zip is read step by step, the core naming the
+ * ranges each step needs (its end record, central directory, local headers, data.pkl: never a tensor's
+ * bytes), then parsed once (torchSaveOpen).
+ */
 async function openFile(core, reader) {
   const first = await reader.read(0, Math.min(8, reader.size));
+  if (unwrap(core.checkpointFormat(first, reader.size)) === "torch") {
+    const read = {};
+    for (let reads = unwrap(core.torchSaveReads(read, reader.size)); reads.length > 0; reads = unwrap(core.torchSaveReads(read, reader.size))) {
+      Object.assign(read, await readRanges(reader, reads));
+    }
+    return new CheckpointFile(core, reader, unwrap(core.torchSaveOpen(read, reader.size)), "torch");
+  }
   const headerLength = unwrap(core.checkpointHeaderLength(first, reader.size));
   const header = await reader.read(8, 8 + headerLength);
-  return new CheckpointFile(core, reader, unwrap(core.checkpointOpen(header, reader.size)));
+  return new CheckpointFile(core, reader, unwrap(core.checkpointOpen(header, reader.size)), "safetensors");
 }
 
 /** A checkpoint source as a CheckpointFile (as it is) or a reader of its bytes; AttentionError "checkpoint_source" otherwise. */
@@ -997,8 +1010,9 @@ class Lab {
   }
 
   /**
-   * Opens a .safetensors file (an ArrayBuffer, a typed array, a Blob or a File) once: reads its first
-   * 8 bytes and its header and parses the header in WASM. Resolves to a CheckpointFile ({size, keys,
+   * Opens a .safetensors or torch.save (.pth, pytorch_model.bin) file (an ArrayBuffer, a typed array, a
+   * Blob or a File) once, told apart by its bytes: reads its header (or the zip's records and data.pkl)
+   * and parses it in WASM. Resolves to a CheckpointFile ({size, keys,
    * dataStart, dispose()}) that loadCheckpoint, checkpointInput and loadGPT2 take in place of the
    * source, with no further header read or parse. A CheckpointFile given here is returned as it is.
    */
@@ -1009,7 +1023,7 @@ class Lab {
   }
 
   /**
-   * Opens a GPT-2 .safetensors file (an ArrayBuffer, a typed array, a Blob or a File) for the whole
+   * Opens a GPT-2 .safetensors or torch.save file (an ArrayBuffer, a typed array, a Blob or a File) for the whole
    * model, reading only its header now. `options.num_heads` for widths that are not GPT-2's (else the
    * header's __metadata__ n_head, or GPT-2's own head counts). Resolves to a model with `config`
    * ({n_embd, n_head, n_layer, n_ctx, vocab_size, dtype, size}) and `run(tokenIds, options)`.
