@@ -1,7 +1,7 @@
 // torch.save files (a zip holding <archive>/data.pkl and one <archive>/data/<key> entry per storage)
 // opened by slices, step by step: torch_save_reads names the byte ranges the next step needs from what
-// was read so far (the tail, a zip64 record, the central directory, the local headers, data.pkl), and
-// open_torch_save turns them into a SafetensorsHeader whose entries hold absolute file offsets, so
+// was read so far (the last KB, or 64 KB when a zip comment pushes the end record further back, a
+// zip64 record, the central directory, the local headers, data.pkl), and open_torch_save turns them into a SafetensorsHeader whose entries hold absolute file offsets, so
 // every reader of safetensors entries reads a .pth's tensors unchanged.
 #include <algorithm>
 #include <cmath>
@@ -18,6 +18,7 @@ namespace {
 using Bytes = std::map<std::string, std::vector<uint8_t>>;
 
 constexpr const char* kTail = "zip tail";
+constexpr const char* kLongTail = "zip tail with its comment";
 constexpr const char* kZip64 = "zip64 end record";
 constexpr const char* kDirectory = "zip central directory";
 
@@ -62,8 +63,16 @@ Progress advance(const Bytes& read, uint64_t file_size) {
   Progress p;
   const std::vector<uint8_t>* tail = find(read, kTail);
   if (tail == nullptr) {
-    p.next.push_back({kTail, file_size - std::min(file_size, zip::kTailBytes), file_size});
+    p.next.push_back({kTail, file_size - std::min(file_size, zip::kShortTailBytes), file_size});
     return p;
+  }
+  if (!zip::has_end_record(tail->data(), tail->size()) && tail->size() < std::min(file_size, zip::kTailBytes)) {
+    // a zip comment (torch writes none): the longest one's tail
+    tail = find(read, kLongTail);
+    if (tail == nullptr) {
+      p.next.push_back({kLongTail, file_size - std::min(file_size, zip::kTailBytes), file_size});
+      return p;
+    }
   }
   p.dir = zip::read_end_record(tail->data(), tail->size(), file_size);
   if (p.dir.zip64_pending) {

@@ -39,14 +39,22 @@ void check_directory(const Directory& d, uint64_t end_record, uint64_t file_size
             std::to_string(end_record) + " of " + std::to_string(file_size));
 }
 
+/// Where the end record is in `tail`, backwards from the end: the one whose comment ends exactly at
+/// the end of the file; `length` when there is none.
+size_t find_end_record(const uint8_t* tail, size_t length) {
+  for (size_t i = length >= 22 ? length - 22 + 1 : 0; i-- > 0;)
+    if (le(tail + i, 4) == kEndSignature && i + 22 + le(tail + i + 20, 2) == length) return i;
+  return length;
+}
+
 }  // namespace
+
+bool has_end_record(const uint8_t* tail, size_t length) { return find_end_record(tail, length) != length; }
 
 Directory read_end_record(const uint8_t* tail, size_t length, uint64_t file_size) {
   if (length > file_size) bad_zip("the tail read is longer than the file");
   const uint64_t tail_start = file_size - length;
-  // Backwards from the end: the record whose comment ends exactly at the end of the file.
-  for (size_t i = length >= 22 ? length - 22 + 1 : 0; i-- > 0;) {
-    if (le(tail + i, 4) != kEndSignature || i + 22 + le(tail + i + 20, 2) != length) continue;
+  if (const size_t i = find_end_record(tail, length); i != length) {
     if (le(tail + i + 4, 2) != 0 || le(tail + i + 6, 2) != 0) bad_zip("the zip spans several disks; torch.save writes one file");
     Directory d;
     d.entries = le(tail + i + 10, 2);

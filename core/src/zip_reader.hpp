@@ -10,8 +10,10 @@
 
 namespace attention_lab::zip {
 
-/// How many bytes of the tail are read for the end of central directory record: the record (22), the
-/// longest comment (65535) and the zip64 locator (20) before it.
+/// How many bytes of the tail are read first for the end of central directory record: torch writes no
+/// comment, so the record (22), the zip64 locator (20) and record (56) before it lie in them.
+constexpr uint64_t kShortTailBytes = 1024;
+/// How many when the record is not in those: the record, the longest comment (65535) and the locator.
 constexpr uint64_t kTailBytes = 22 + 65535 + 20;
 /// Most entries a torch.save zip may hold (a state dict's storages: GPT-2 XL has ~600; optimizer state
 /// a few thousand); more are refused with checkpoint_limit before any is read.
@@ -36,6 +38,9 @@ struct Entry {
   uint64_t size = 0;
   uint64_t local_header = 0;
 };
+
+/// Whether `tail` (the last `length` bytes of the file) holds an end of central directory record.
+bool has_end_record(const uint8_t* tail, size_t length);
 
 /// Reads the end of central directory record from `tail` (the last `length` bytes of a `file_size`
 /// byte file). Throws AttentionError checkpoint_truncated when there is none (a zip cut off),

@@ -166,6 +166,23 @@ TEST_SUITE("torch.save pickles and zips") {
     CHECK(refused([&] { open_bytes(z); }).message.find("no zip64 end record at byte " + std::to_string(record)) != std::string::npos);
   }
 
+  TEST_CASE("a zip comment longer than the first 1 KB read: a second read of the last 64 KB finds the end record") {
+    Bytes z = zip_of(tensor_dict("FloatStorage", "0", 16, 0, "(K\x04t", "(K\x01t"));
+    const SafetensorsHeader plain = open_bytes(z);
+    z[z.size() - 2] = 3000 & 255, z[z.size() - 1] = 3000 >> 8;  // the end record's comment length
+    z.resize(z.size() + 3000, 'c');
+    std::map<std::string, Bytes> read;
+    std::vector<std::string> steps;
+    for (std::vector<TorchSaveRead> next; !(next = torch_save_reads(read, z.size())).empty();) {
+      steps.push_back(next.front().name);
+      for (const auto& r : next) read[r.name].assign(z.begin() + static_cast<std::ptrdiff_t>(r.begin), z.begin() + static_cast<std::ptrdiff_t>(r.end));
+    }
+    CHECK(steps == std::vector<std::string>{"zip tail", "zip tail with its comment", "zip central directory", "local header archive/data.pkl", "archive/data.pkl"});
+    CHECK(open_torch_save(read, z.size()).entries[0].begin == plain.entries[0].begin);
+    z.resize(z.size() - 100);  // cut off: no end record whose comment ends at the end of the file
+    CHECK(refused([&] { open_bytes(z); }).code == "checkpoint_truncated");
+  }
+
   TEST_CASE("fuzz_torch_save in the native suite: seeded mutations of the fixtures open or are refused, nothing else escapes") {
     std::mt19937 rng(42);
     int refused_count = 0, opened = 0;

@@ -82,7 +82,7 @@ struct TorchSaveRead {
 
 /// Opening a torch.save file by slices, one step at a time: given the ranges read so far (by name),
 /// the ranges the next step needs; empty when open_torch_save has all it needs. The steps: the last
-/// 64 KB (the zip's end record), a zip64 record when there is one, the central directory, every
+/// 1 KB (the zip's end record; the last 64 KB when a comment pushes it further), a zip64 record when there is one, the central directory, every
 /// entry's local header, then data.pkl; never a storage's bytes. Throws what open_torch_save throws
 /// for the parts read so far.
 std::vector<TorchSaveRead> torch_save_reads(const std::map<std::string, std::vector<uint8_t>>& read, uint64_t file_size);
