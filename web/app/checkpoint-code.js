@@ -2,17 +2,18 @@
 // c_proj into the book's attention module, and the forward on the token ids. Pure text, no DOM.
 import { pyString } from "./python-code.js";
 
-/** The PyTorch lines of this load: the fused c_attn split into q, k, v, each transposed; c_proj into out_proj. */
-export function loadCode(fileName, module, r, call) {
+/**
+ * The PyTorch lines of this load: the fused c_attn split into q, k, v, each transposed; c_proj into
+ * out_proj. `format` "torch" (a torch.save file: pytorch_model.bin, .pth) loads with torch.load.
+ */
+export function loadCode(fileName, module, r, call, format = "safetensors") {
   const used = new Set(r.used);
   const attn = attnPrefix(r);
   const d = module.config.d_in;
   const has = (suffix) => used.has(attn + suffix);
   const L = [
     "import torch",
-    "from safetensors.torch import load_file",
-    "",
-    `sd = load_file(${pyString(fileName)})`,
+    ...(format === "torch" ? ["", `sd = torch.load(${pyString(fileName)}, map_location="cpu")`] : ["from safetensors.torch import load_file", "", `sd = load_file(${pyString(fileName)})`]),
     `p = ${pyString(attn)}`,
     `d = ${d}`,
     `mha = ${call}`,

@@ -20,16 +20,16 @@ export function shortReport(r) {
 /**
  * Loads one layer of `file` ({layer, num_heads?, context_length?, into?}; `into` is
  * {className, config, seed}: the module to load into, made here as the page would make it).
- * Resolves to {module, report (short), bytesRead}; rejects with the library's AttentionError, or
+ * Resolves to {module, report (short), bytesRead, format ("safetensors" or "torch")}; rejects with the library's AttentionError, or
  * its {code, slot, message, hint} when the worker did the work.
  */
 export async function loadCheckpoint(lab, runner, file, options) {
   if (!runner.hasWorker) {
-    const { module, report, bytesRead } = await loadHere(lab, file, options);
-    return { module, report: shortReport(report), bytesRead };
+    const { module, report, bytesRead, format } = await loadHere(lab, file, options);
+    return { module, report: shortReport(report), bytesRead, format };
   }
   const r = await runner.request("loadCheckpoint", { file, options });
-  return { module: lab.fromParameters(r.className, r.config, r.parameters), report: r.report, bytesRead: r.bytesRead };
+  return { module: lab.fromParameters(r.className, r.config, r.parameters), report: r.report, bytesRead: r.bytesRead, format: r.format };
 }
 
 /** lab.checkpointInput on the file's one CheckpointFile, in the worker when there is one. */
@@ -122,9 +122,9 @@ async function generateOn(lab, checkpoint, { ids, numHeads, options }, { signal,
 
 /** In the worker: the load as plain data, and the buffers to transfer. */
 export async function loadPlain(lab, { file, options }) {
-  const { module, report, bytesRead } = await loadHere(lab, file, options);
+  const { module, report, bytesRead, format } = await loadHere(lab, file, options);
   const parameters = module.parameters();
-  const result = { className: module.className, config: { ...module.config }, parameters, report: shortReport(report), bytesRead };
+  const result = { className: module.className, config: { ...module.config }, parameters, report: shortReport(report), bytesRead, format };
   module.dispose();
   return { result, transfer: [...new Set(parameters.map((p) => p.data.buffer))] };
 }
@@ -136,8 +136,8 @@ export async function inputPlain(lab, { file, options }) {
 }
 
 /**
- * One layer of `file`. bytesRead is what loading it took: the header (read once, when the file was
- * opened) and the slices read during this load (another request on the same file at the same time,
+ * One layer of `file`. bytesRead is what loading it took: what opening it read (a safetensors header; a
+ * torch.save zip's records and data.pkl), once, and the slices read during this load (another request on the same file at the same time,
  * such as a whole-model run, would be counted in too).
  */
 async function loadHere(lab, file, { into, ...options }) {
@@ -146,7 +146,7 @@ async function loadHere(lab, file, { into, ...options }) {
     const before = counted.read();
     const { module, report } = await lab.loadCheckpoint(checkpoint, options);
     const after = counted.read();
-    return { module, report, bytesRead: after === null ? null : checkpoint.dataStart + (after - before) };
+    return { module, report, bytesRead: after === null || counted.opened === null ? null : counted.opened + (after - before), format: checkpoint.format };
   });
 }
 
@@ -171,6 +171,8 @@ function openedFile(lab, file) {
   const previous = kept;
   const counted = countingBlob(file);
   const entry = { key, counted, checkpoint: lab.openCheckpoint(counted.blob), uses: 0 };
+  // what opening read (nothing else reads this blob before the file is open)
+  entry.checkpoint.then(() => { counted.opened = counted.read(); }, () => {});
   kept = entry;
   if (previous) disposeUnused(previous);
   entry.checkpoint.catch(() => {
@@ -210,8 +212,8 @@ function countingBlob(file) {
         return part;
       }
     }
-    return { blob: new CountedBlob([file]), read: () => bytes };
+    return { blob: new CountedBlob([file]), read: () => bytes, opened: null };
   } catch {
-    return { blob: file, read: () => null };
+    return { blob: file, read: () => null, opened: null };
   }
 }

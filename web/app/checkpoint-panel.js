@@ -1,4 +1,4 @@
-// Real GPT-2 weights: one layer's attention from a .safetensors file the reader chooses (file picker or
+// Real GPT-2 weights: one layer's attention from a .safetensors or torch.save file the reader chooses (file picker or
 // drag and drop onto the panel), read with lab.loadCheckpoint (only the header and the slices it needs,
 // through File.slice: the page never reads the file whole) in the page's worker (checkpoint-load.js:
 // a header of a million keys never freezes the page), the loader's report (keys used, ignored with
@@ -40,7 +40,7 @@ export function setupCheckpointPanel(app) {
   const state = { file: null, module: null, layer: 0, loadSeq: 0, runSeq: 0, runs: 0 };
 
   // ---- choosing a file ----
-  const fileInput = h("input", { type: "file", id: "ckpt-file", accept: ".safetensors", "aria-describedby": "ckpt-file-name", part: "input", dataset: { testid: "ckpt-file" } });
+  const fileInput = h("input", { type: "file", id: "ckpt-file", accept: ".safetensors,.pth,.pt,.bin", "aria-describedby": "ckpt-file-name", part: "input", dataset: { testid: "ckpt-file" } });
   const fileName = h("p", { id: "ckpt-file-name", class: "muted", dataset: { testid: "ckpt-file-name" } }, S.ckptNoFile);
   const dropZone = h("div", { class: "drop-zone", dataset: { testid: "ckpt-drop" } },
     h("p", { class: "drop-title" }, S.ckptDropTitle),
@@ -207,11 +207,11 @@ export function setupCheckpointPanel(app) {
         options.into = { className: targetClass, config: app.derived.config, seed: seedValue(app.lab, app.state) ?? 123 };
       }
       const code = await loadFileCode();
-      const { module, report: r, bytesRead } = await code.loadCheckpoint(lab, app.runner, file, options);
+      const { module, report: r, bytesRead, format } = await code.loadCheckpoint(lab, app.runner, file, options);
       if (seq !== state.loadSeq) return;
       state.module = module;
       state.layer = layer ?? 0;
-      showReport(file, module, r, bytesRead, code);
+      showReport(file, module, r, { bytesRead, format }, code);
     } catch (err) {
       if (seq !== state.loadSeq) return;
       replace(status, errorBox(S.ckptLoadError, interrupted(err), { testid: "ckpt-error", showCode: true }));
@@ -220,7 +220,7 @@ export function setupCheckpointPanel(app) {
     }
   }
 
-  function showReport(file, module, r, bytesRead, { loadCode, attnPrefix }) {
+  function showReport(file, module, r, { bytesRead, format }, { loadCode, attnPrefix }) {
     const call = lab.describe(module.className, module.config).pythonCall ?? module.className;
     replace(status, h("div", { class: "verdict agree", dataset: { testid: "ckpt-summary" } },
       h("p", {}, S.ckptLoaded(state.layer, file.name, call)),
@@ -256,7 +256,7 @@ export function setupCheckpointPanel(app) {
         h("tbody", {}, module.parameters().map((p) => h("tr", {}, h("th", { scope: "row" }, h("code", {}, p.name)), h("td", {}, shapeText(p.shape))))))),
       h("h3", {}, S.ckptCode),
       h("pre", { class: "code", tabindex: "0", dataset: { testid: "ckpt-code" } }, codeNode));
-    state.loadLines = loadCode(file.name, module, r, call);
+    state.loadLines = loadCode(file.name, module, r, call, format);
     state.attnPrefix = attnPrefix(r);
     codeNode.textContent = state.loadLines.join("\n");
     // The run: GPT-2-size files tokenize text; a small test file's vocabulary only takes ids.

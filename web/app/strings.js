@@ -343,7 +343,7 @@ export const S = {
 
   ckptHeading: "7. Real GPT-2 weights",
   ckptIntro:
-    "Load one layer’s attention from a GPT-2 checkpoint in the .safetensors format (for example model.safetensors of the Hugging Face gpt2 repository). The page reads only the file’s header and the few slices it needs, in your browser: the file is never read whole and never leaves your computer.",
+    "Load one layer’s attention from a GPT-2 checkpoint: a .safetensors file (for example model.safetensors of the Hugging Face gpt2 repository) or a file torch.save wrote (pytorch_model.bin, a .pth), told apart by its bytes. The page reads only the file’s header and the few slices it needs, in your browser: the file is never read whole and never leaves your computer.",
   errorCode: "Error code: ",
   unknownError: "something went wrong",
 
