@@ -79,3 +79,25 @@ export function sparseTorchSave(file, tensors, archive = "archive") {
   closeSync(fd);
   return at + cd.length + 22;
 }
+
+/** A torch.save-shaped zip in memory holding `pickle` as archive/data.pkl (and archive/version), every entry stored. */
+export function pickleZip(pickle) {
+  const entries = [["archive/data.pkl", pickle], ["archive/version", Buffer.from("3\n")]];
+  const parts = [];
+  const directory = [];
+  let at = 0;
+  for (const [name, data] of entries) {
+    const local = header(0x04034b50, name, data.length, at);
+    parts.push(local, data);
+    directory.push(header(0x02014b50, name, data.length, at));
+    at += local.length + data.length;
+  }
+  const cd = Buffer.concat(directory);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(at, 16);
+  return Buffer.concat([...parts, cd, end]);
+}

@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadAttentionLab } from "attention-lab";
 import { gpt2Tensors } from "../safetensors.mjs";
-import { sparseTorchSave } from "../torch-save.mjs";
+import { pickleZip, sparseTorchSave } from "../torch-save.mjs";
 
 const lab = await loadAttentionLab();
 const dir = new URL("../fixtures/torch_save/", import.meta.url);
@@ -91,6 +91,24 @@ test("every refused file rejects openCheckpoint and loadGPT2 with its code, nami
   assert.match(module.hint, /torch\.save\(model\.state_dict\(\), "model\.pth"\)/);
   const legacy = await rejection(lab.openCheckpoint(bytes("legacy.pth")));
   assert.match(legacy.hint, /torch\.save\(torch\.load\("model\.pth"\), "model\.pth"\)/);
+});
+
+test("a pickled million-entry dict is refused (checkpoint_limit) within a second, the WASM heap bounded", async () => {
+  // {0: None, 1: None, ...}: EMPTY_DICT MARK (BININT i NONE) x 1e6 SETITEMS STOP
+  const body = Buffer.alloc(1e6 * 6);
+  for (let i = 0; i < 1e6; i++) {
+    body.write("J", i * 6, "latin1");
+    body.writeInt32LE(i, i * 6 + 1);
+    body.write("N", i * 6 + 5, "latin1");
+  }
+  const file = pickleZip(Buffer.concat([Buffer.from("\x80\x02}(", "latin1"), body, Buffer.from("u.", "latin1")]));
+  const before = lab.heapPeak();
+  const started = Date.now();
+  const e = await rejection(lab.openCheckpoint(file));
+  assert.equal(e.code, "checkpoint_limit");
+  assert.match(e.message, /at most 500000 values/);
+  assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+  assert.ok(lab.heapPeak() - before < 128 * 1048576, `WASM heap grew by ${lab.heapPeak() - before} bytes`);
 });
 
 test("a nested state dict (model_state_dict) opens with its keys joined with '.'", async () => {
