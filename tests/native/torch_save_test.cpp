@@ -159,6 +159,19 @@ TEST_SUITE("torch.save files") {
     CHECK(h.entries.size() == expected()["files"]["nested.pth"]["keys"].get<size_t>());
   }
 
+  TEST_CASE("the book's model_and_optimizer.pth: both state dicts under their keys, AdamW's moments and 0-d step tensors too") {
+    const auto& want = expected()["files"]["model_and_optimizer.pth"];
+    const SafetensorsHeader h = open_pth(fixture("model_and_optimizer.pth"));
+    size_t model = 0, optimizer = 0;
+    for (const SafetensorsEntry& e : h.entries) (e.key.rfind("model_state_dict.", 0) == 0 ? model : optimizer) += 1;
+    CHECK(model == want["model_keys"].get<size_t>());
+    CHECK(optimizer == want["optimizer_tensors"].get<size_t>());
+    CHECK(h.find("model_state_dict.tok_emb.weight")->shape == Shape{64, 8});
+    CHECK(h.find("model_state_dict.trf_blocks.0.att.W_query.weight")->shape == Shape{8, 8});
+    CHECK(h.find("optimizer_state_dict.state.0.exp_avg")->shape == Shape{64, 8});
+    CHECK(h.find("optimizer_state_dict.state.0.step")->shape.empty());
+  }
+
   TEST_CASE("every refused fixture gets its code, naming the global, the entry or the object; nothing is run") {
     for (const auto& [name, want] : expected()["refused"].items()) {
       INFO(name);
