@@ -1,12 +1,15 @@
 // The GPT-2 panel given files torch.save wrote (tests/fixtures/torch_save, generate_torch_save.py): the
 // file picker offers them, a pytorch_model.bin chosen or dropped loads as model.safetensors does (its
 // PyTorch code loads it with torch.load), and a pickled module or a pickle calling os.system is refused
-// with its code while the page keeps working.
+// with its code while the page keeps working; a 1.4 GB sparse .pth loads a layer reading only that layer.
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ROOT, afterRun, finish, launchLab, openPage } from "./helpers.mjs";
+import { gpt2Tensors } from "../safetensors.mjs";
+import { sparseTorchSave } from "../torch-save.mjs";
 
 const DIR = path.join(ROOT, "tests", "fixtures", "torch_save");
 const fixture = (name) => path.join(DIR, name);
@@ -82,5 +85,26 @@ describe("torch.save files in the GPT-2 panel", () => {
     await afterRun(page, () => page.getByTestId("run").click());
     assert.equal(await page.getByTestId("run-error").textContent(), "");
     await finish(page);
+  });
+
+  test("a 1.4 GB sparse gpt2-medium355M-sft.pth loads layer 0 in the panel reading 1.2% of it (that layer and the zip's records)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "attention-lab-pth-"));
+    try {
+      const file = path.join(dir, "gpt2-medium355M-sft.pth");
+      const size = sparseTorchSave(file, gpt2Tensors({ d: 1024, layers: 24 }));
+      const page = await openPage(lab);
+      await page.getByTestId("ckpt-layer").fill("0");
+      await page.getByTestId("ckpt-file").setInputFiles(file);
+      const summary = page.getByTestId("ckpt-summary");
+      await summary.waitFor({ timeout: 60_000 });
+      const text = await summary.textContent();
+      assert.match(text, /Loaded layer 0 of gpt2-medium355M-sft\.pth into MultiHeadAttention\(1024, 1024, 1024, 0\.0, 16, qkv_bias=True\)/);
+      const read = Number(text.match(/Read ([\d,]+) bytes/)[1].replace(/,/g, ""));
+      // layer 0's attention (4 x 1024 x 1024 floats and biases: 16.8 MB) and the zip's records, nothing more
+      assert.ok(read > 16.8e6 && read < 16.8e6 + 200e3, `read ${read} of ${size} bytes`);
+      await finish(page);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
