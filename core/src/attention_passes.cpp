@@ -50,7 +50,8 @@ void mask_row(const ForwardPlan& p, const Chunk& c, float* row, int64_t i) {
     std::fill(row, row + std::min(i + 1, keys), fill);
     return;
   }
-  if (c.past + i + 1 < keys) std::fill(row + c.past + i + 1, row + keys, fill);
+  const int64_t hidden = c.past + i + p.mask_diagonal;  // the first key hidden: torch.triu(..., diagonal=mask_diagonal)
+  if (hidden < keys) std::fill(row + std::max<int64_t>(hidden, 0), row + keys, fill);
   if (p.window > 0 && c.past + i - p.window >= 0) std::fill(row, row + std::min(c.past + i - p.window + 1, keys), fill);
 }
 
@@ -92,6 +93,10 @@ void project_heads_of(const PassContext& ctx, const Tensor& x, const Activations
   ops::gemm_columns(ctx.options.pool, source, c.b * made, from_latent ? p.latent_dim : p.config.d_in, mod.weight[m], mod.bias_of(m), proj.data(), head_first * hd,
                     head_last * hd);  // (b*made, heads*hd), those heads' columns
   float* dst = out.data.data();
+  if (!p.split_transpose) {  // view(b, heads, rows, hd) of the (b, rows, heads * hd) projection: its memory as it lies (a catalogue variant)
+    std::copy_n(proj.data(), c.b * made * width, dst);
+    return;
+  }
   for (int64_t bi = 0; bi < c.b; ++bi)
     for (int64_t h = head_first; h < head_last; ++h) {
       for (int64_t t = 0; t < made; ++t) std::copy_n(proj.data() + (bi * made + t) * width + h * hd, hd, dst + ((bi * heads + h) * rows + t) * hd);
@@ -128,6 +133,26 @@ struct SlabScratch {
   int64_t block_rows = 0;  // rows per block: the whole slab, or ~256 KB when observed
 };
 
+/// Pass 4 on rows [r0, r0 + rows) of a slab's masked scores `sb` (rows, Tk): the plan's softmax step.
+/// OverQueries normalises each column, so it is given the whole slab (attend's block_rows).
+void softmax_block(const PassContext& ctx, float* sb, int64_t rows, int64_t Tk, bool lower, int64_t r0) {
+  const ForwardPlan& p = ctx.plan();
+  if (p.softmax == SoftmaxStep::Book) {
+    ops::scaled_softmax_rows(ctx.options.pool, sb, rows, Tk, p.scale_div, lower, r0);
+  } else if (p.softmax == SoftmaxStep::ScaleAfter) {  // softmax(scores, dim=-1) / d_k**0.5
+    ops::scaled_softmax_rows(ctx.options.pool, sb, rows, Tk, 1.0f, false, r0);
+    for (int64_t i = 0; i < rows * Tk; ++i) sb[i] /= p.scale_div;
+  } else {  // softmax(scores / d_k**0.5, dim=-2): over the queries of each key (subtract the column max: exp overflows past ~88)
+    for (int64_t j = 0; j < Tk; ++j) {
+      float top = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < rows; ++i) top = std::max(top, sb[i * Tk + j] / p.scale_div);
+      float sum = 0.0f;
+      for (int64_t i = 0; i < rows; ++i) sum += (sb[i * Tk + j] = std::exp(sb[i * Tk + j] / p.scale_div - top));
+      for (int64_t i = 0; i < rows; ++i) sb[i * Tk + j] /= sum;
+    }
+  }
+}
+
 /// Passes 2-6 on a slab of one query row, unobserved: ops::vecmat reads the keys and values in place
 /// (a decode step's cache is read once, not packed first), with the bits of the packed product.
 void attend_row(const PassContext& ctx, const float* q, const float* k, const float* v, float* row, float* context, size_t offset) {
@@ -159,7 +184,7 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
   const size_t offset = slab_index * static_cast<size_t>(T * Tk);
   float* slab = s.slab.data();
   float* context = a.context_vec.data.data() + slab_index * static_cast<size_t>(T * hd);
-  if (T == 1 && !observing) {  // one query (a cached decode step): against the keys and values as they lie, no packing, the same bits
+  if (T == 1 && !observing && p.softmax == SoftmaxStep::Book) {  // one query (a cached decode step): against the keys and values as they lie, no packing, the same bits
     attend_row(ctx, q, k, v, slab, context, offset);
     return;
   }
@@ -178,7 +203,7 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
     }
     if (masked && observing) rec.rows(StageId::AttnScoresMasked, slab_index, at, sb, n);
     // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
-    ops::scaled_softmax_rows(ctx.options.pool, sb, rows, Tk, p.scale_div, lower, r0);
+    softmax_block(ctx, sb, rows, Tk, lower, r0);
     if (observing) rec.rows(StageId::AttnWeights, slab_index, at, sb, n);
   }
   if (ctx.options.attn_weights != nullptr) std::copy(slab, slab + T * Tk, ctx.options.attn_weights->data.begin() + static_cast<std::ptrdiff_t>(offset));
@@ -205,7 +230,9 @@ void attend(const PassContext& ctx, Activations& a, Recorder& rec) {
   // Observed, a slab goes through scores, mask and softmax a block of rows at a time (~256 KB, whole
   // rows, a multiple of the kernel's 4-row tile), so each stage's copy and summary read it from cache
   // (the whole slab at 1024 tokens is 4 MB, each stage 48 MB); else the slab is one block.
-  s.block_rows = rec.observing() ? std::min(std::max<int64_t>(c.T, 1), std::max<int64_t>(4, 65536 / std::max<int64_t>(c.Tk, 1) / 4 * 4)) : std::max<int64_t>(c.T, 1);
+  // A softmax over the queries (a catalogue variant) needs the whole slab at once.
+  const bool whole = !rec.observing() || p.softmax == SoftmaxStep::OverQueries;
+  s.block_rows = !whole ? std::min(std::max<int64_t>(c.T, 1), std::max<int64_t>(4, 65536 / std::max<int64_t>(c.Tk, 1) / 4 * 4)) : std::max<int64_t>(c.T, 1);
   // Dropout draws in PyTorch's order: the wrapper runs head after head (each a CausalAttention over
   // the whole batch); the others draw over (b, [H,] T, T) row-major.
   if (p.dropout_heads_outer) {
@@ -236,6 +263,10 @@ void merge_heads(const PassContext& ctx, Activations& a) {
   const Chunk& c = ctx.chunk;
   const int64_t H = p.query_heads, hd = p.head_dim, width = p.proj_width;
   a.heads_concat = Tensor({c.b, c.T, width});  // (b, num_tokens, num_heads * hd)
+  if (!p.merge_transpose) {                    // view(b, T, d_out) of (b, H, T, hd) without the transpose: its memory as it lies (a catalogue variant)
+    a.heads_concat.data = a.context_vec.data;
+    return;
+  }
   for (int64_t bi = 0; bi < c.b; ++bi)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t t = 0; t < c.T; ++t) std::copy_n(a.context_vec.data.data() + ((bi * H + h) * c.T + t) * hd, hd, a.heads_concat.data.data() + (bi * c.T + t) * width + h * hd);

@@ -49,8 +49,8 @@ struct AttentionModule::Impl {
   const float* bias(int role) const;
   /// With `pending` (and a cache), the cache's next state is left there instead of kept.
   Tensor forward_pass(const Tensor& x, const ForwardOptions& options, PendingCache* pending = nullptr) const;
-  /// Pass 8 on heads_concat (b, T, proj_width): out_proj (b, T, d_out) and proj, those the plan has.
-  void project(const Tensor& concat, int64_t b, int64_t T, ThreadPool* pool, Tensor& out_proj, Tensor& projected) const;
+  /// Pass 8 on heads_concat (b, T, proj_width): out_proj (b, T, d_out) and proj, those plan `p` has.
+  void project(const ForwardPlan& p, const Tensor& concat, int64_t b, int64_t T, ThreadPool* pool, Tensor& out_proj, Tensor& projected) const;
   Diagnostic non_finite_warning(const Tensor& x, const ForwardOptions& options, const std::optional<TorchGenerator>& start) const;
 
   ForwardPlan plan_;

@@ -179,8 +179,7 @@ Diagnostic AttentionModule::Impl::non_finite_warning(const Tensor& x, const Forw
   return d;
 }
 
-void AttentionModule::Impl::project(const Tensor& concat, int64_t b, int64_t T, ThreadPool* pool, Tensor& out_proj, Tensor& projected) const {
-  const ForwardPlan& p = plan_;
+void AttentionModule::Impl::project(const ForwardPlan& p, const Tensor& concat, int64_t b, int64_t T, ThreadPool* pool, Tensor& out_proj, Tensor& projected) const {
   const int64_t d_out = p.config.d_out;
   if (p.out_proj) {
     out_proj = Tensor({b, T, d_out});  // (b, num_tokens, d_out)
@@ -210,7 +209,7 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
     Tensor out_proj, projected;
     const Impl& m = live(impl_);
     const Tensor gate = p.gate ? gated(p, {m.prepared_.weight, m.prepared_.bias, m.prepared_.token}, options.pool, x, concat) : Tensor();
-    m.project(p.gate ? gate : concat, b, T, options.pool, out_proj, projected);
+    m.project(p, p.gate ? gate : concat, b, T, options.pool, out_proj, projected);
     Tensor y = p.proj ? std::move(projected) : p.out_proj ? std::move(out_proj) : concat;
     if (options.warnings != nullptr && !first_non_finite(y.data.data(), y.data.size(), y.shape).empty()) {
       ForwardOptions whole = options;
@@ -225,7 +224,7 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
 }
 
 Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options, PendingCache* pending) const {
-  const ForwardPlan& p = plan_;
+  const ForwardPlan& p = options.variant != nullptr ? *options.variant : plan_;
   check_input(p, x, "x", options.memory_budget_bytes, options.trace != nullptr);
   const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
   if (options.share != nullptr) check_share(p, *options.share, options, apply_dropout);
@@ -251,7 +250,7 @@ Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions
     merge_heads(ctx, a);
     gate_heads(ctx, x, a);
     // out_proj, then a second projection when the class has one (MHAPyTorchClass's proj)
-    project(p.gate ? a.gate : a.heads_concat, ctx.chunk.b, ctx.chunk.T, options.pool, a.out_proj, a.proj);
+    project(p, p.gate ? a.gate : a.heads_concat, ctx.chunk.b, ctx.chunk.T, options.pool, a.out_proj, a.proj);
     Tensor output = take_output(ctx, a, recorder.observing());
     if (options.cache != nullptr) next_cache(ctx, a, recorder.observing());  // the cache after this chunk, kept when the forward returns
     recorder.finish(a, x, output);

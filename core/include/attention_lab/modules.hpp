@@ -152,6 +152,9 @@ struct ForwardOptions {
   /// (StageView) rather than copies: for a trace that stays in memory and is read by stage_rows
   /// (Session's resident traces). The summaries and every value read are the same.
   bool stage_views = false;
+  /// When non-null, the forward runs this plan in place of the module's own: the module's plan with
+  /// one pass altered (a checkModule catalogue variant, check_module.hpp). Same parameters, same checks.
+  const ForwardPlan* variant = nullptr;
 };
 
 /// The checks forward makes on x before any work, in this order: tensor_size (data vs shape),

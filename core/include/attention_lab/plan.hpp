@@ -16,6 +16,11 @@ namespace attention_lab {
 
 enum class MaskKind { None, Causal, Inverted };
 
+/// How the attend pass turns a slab of (masked) scores into weights: the book's
+/// softmax(scores / sqrt(d_k), dim=-1), or one of the two variants checkModule's catalogue tries
+/// (core/src/check_catalogue.cpp): softmax(scores, dim=-1) / sqrt(d_k), softmax(scores / sqrt(d_k), dim=-2).
+enum class SoftmaxStep { Book, ScaleAfter, OverQueries };
+
 struct ForwardPlan {
   ModuleConfig config;
   bool batched = false;        // input (b, num_tokens, d_in); else (num_tokens, d_in)
@@ -29,9 +34,13 @@ struct ForwardPlan {
   int64_t output_width = 0;
   float scale_div = 1.0f;  // keys.shape[-1]**0.5, cast to float by the division
   MaskKind mask = MaskKind::None;
-  int64_t window = 0;          // sliding window (0: none): key j is hidden from query i when i - j >= window
-  bool mask_buffer = false;    // the mask is the top-left of a context_length buffer (else built for the tokens given)
-  bool dropout_stage = false;  // the class has dropout on the weights
+  int64_t window = 0;         // sliding window (0: none): key j is hidden from query i when i - j >= window
+  int64_t mask_diagonal = 1;  // a causal mask hides key j from query i when j - i >= this: torch.triu's diagonal (the book's 1)
+  SoftmaxStep softmax = SoftmaxStep::Book;
+  bool split_transpose = true;  // heads split as view(b, T, H, hd).transpose(1, 2); false: view(b, H, T, hd) (a catalogue variant)
+  bool merge_transpose = true;  // heads merged as transpose(1, 2).contiguous().view(b, T, d_out); false: the view alone (a catalogue variant)
+  bool mask_buffer = false;     // the mask is the top-left of a context_length buffer (else built for the tokens given)
+  bool dropout_stage = false;   // the class has dropout on the weights
   double dropout = 0.0;
   bool dropout_heads_outer = false;  // PyTorch's draw order: head after head (wrapper) or (b, H, T, T)
   bool matmul_projection = false;    // q/k/v weights stored (in, out), used as x @ W (SelfAttention_v1, MHAEinsum)
@@ -52,7 +61,7 @@ struct ForwardPlan {
   /// Keys for `num_tokens` queries: the tokens plus the appended ones.
   int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
   /// The causal fast path (only the lower triangle of each (T, T) score slab) applies.
-  bool lower_triangle() const { return mask == MaskKind::Causal && extra_kv == 0; }
+  bool lower_triangle() const { return mask == MaskKind::Causal && extra_kv == 0 && mask_diagonal == 1 && softmax == SoftmaxStep::Book; }
   /// A KV cache applies: a causal mask over the class's own keys (no appended key tokens).
   bool caches_keys() const { return mask == MaskKind::Causal && extra_kv == 0; }
 };
