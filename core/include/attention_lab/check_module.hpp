@@ -1,0 +1,82 @@
+// Checking a reader's own attention module against the book's: the state dict loaded into the book's
+// class (names and shapes checked, each problem named with the copy rule that fixes it), the book's
+// forward run on the reader's x, the reader's output and stages compared with it, and the catalogue of
+// mistakes readers report, each a variant of the book's forward with one pass altered, tried to see
+// which one reproduces the reader's tensors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attention_lab/modules.hpp"
+#include "attention_lab/plan.hpp"
+#include "attention_lab/schema.hpp"
+#include "attention_lab/tensor.hpp"
+
+namespace attention_lab {
+
+/// One mistake of the catalogue (core/src/check_catalogue.cpp): the book's forward with one pass
+/// altered, through the plan (alter_plan: the scale, the mask, the softmax, the head split or merge,
+/// out_proj) or through the projection pass's operators (alter_weights: what the pass multiplies by).
+struct Mistake {
+  const char* id;      // "scale_d_out"
+  const char* title;   // the mistake, in the book's words
+  const char* line;    // the line as readers write it (the PyTorch to question)
+  const char* fix;     // the book's line
+  const char* source;  // public reports of it (repository#number, ...)
+  /// Whether the class has the step (and the variant differs from the book's forward on it).
+  bool (*applies)(const ForwardPlan& book);
+  /// The pass altered through the plan; null: the plan is the book's.
+  void (*alter_plan)(ForwardPlan& plan);
+  /// The projection's operators substituted: the state dict the variant multiplies by; null: the reader's.
+  void (*alter_weights)(const ForwardPlan& book, std::vector<NamedTensor>& parameters);
+};
+
+/// The catalogue, in the order the issue lists it.
+const std::vector<Mistake>& mistake_catalogue();
+
+/// A catalogue entry that applies to the class, and whether its variant reproduces the reader's
+/// output and every given stage (check_tensors_agree).
+struct CheckCause {
+  std::string id, title, line, fix, source;
+  bool explains = false;
+};
+
+struct CheckReport {
+  bool agree = false;       // the reader's output is the book's (check_tensors_agree)
+  double max_abs_diff = 0;  // max |reader - book| over the output where both are finite; infinity where NaN sits elsewhere
+  std::string first_stage;  // the first given stage, then "output", whose tensor leaves the book's; "" when none does
+  std::vector<CheckCause> causes;
+  std::vector<std::string> notes;  // what the state dict's buffers hold (a mask other than the book's is named here)
+};
+
+/// The tolerance of a check: |reader - book| <= kCheckTolerance * (1 + |book|) (1e-5 absolute near 0).
+inline constexpr double kCheckTolerance = 1e-5;
+
+/// Whether `reader` equals `book` within kCheckTolerance, NaN exactly where the book has NaN (shapes
+/// equal; checked by the caller), and the largest difference (see CheckReport::max_abs_diff).
+bool check_tensors_agree(const Tensor& reader, const Tensor& book, double* max_abs_diff = nullptr);
+
+/// The stages a reader may give, in forward order: attn_scores (before the mask), attn_weights
+/// (after softmax and dropout), context_vec (the heads merged, before out_proj).
+const std::vector<std::string>& check_stage_ids();
+
+/// The parameters of `state_dict` for the book's class, buffers left out (a mask buffer must have the
+/// shape (context_length, context_length); one whose values are not the book's causal mask gets a
+/// note). Every problem is named at once: AttentionError missing_parameter, unknown_parameter,
+/// parameter_shape or mask_buffer (the first problem's code and key), its hint the copy rule that
+/// fixes it (`.T` for a transposed shape, SelfAttention_v1's W_query vs nn.Linear's W_query.weight).
+std::vector<NamedTensor> check_state_dict(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, std::vector<std::string>* notes);
+
+/// Bytes a check of `plan` on x of `x_shape` needs at its peak: the module and one traced forward with
+/// its results (plan_bytes), a second module and state dict for a variant with altered weights.
+double check_bytes(const ForwardPlan& plan, const Shape& x_shape);
+
+/// The check. `stages`: any of check_stage_ids(), each of the shape the book's forward gives it.
+/// Throws AttentionError: check_state_dict's, check_tensor (output or a stage of another shape, or an
+/// unknown stage id; names it and the shape expected with its axes), too_large (check_bytes over
+/// `memory_budget_bytes`), then forward's (check_input: x's shape, non_finite_input).
+CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
+                         double memory_budget_bytes = kDefaultMemoryBudgetBytes);
+
+}  // namespace attention_lab

@@ -1,0 +1,127 @@
+// The catalogue of mistakes readers make in their own attention modules, one table (like the class
+// recipes): each entry a variant of the book's forward with one pass altered, where the class has that
+// step. Sources are public reports of the same mistake (issue and pull request threads); see
+// docs/check-module.md.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attention_lab/check_module.hpp"
+
+namespace attention_lab {
+
+namespace {
+
+bool has_role(const ForwardPlan& p, Role role, Layout layout) {
+  for (const ParamRecipe& r : p.config.recipe().params)
+    if (r.role == role && r.layout == layout) return true;
+  return false;
+}
+/// Queries, keys and values of their own projections (not a packed qkv, not from a latent).
+bool separate_qkv(const ForwardPlan& p) {
+  const bool linear = has_role(p, Role::Query, Layout::OutIn) && has_role(p, Role::Key, Layout::OutIn) && has_role(p, Role::Value, Layout::OutIn);
+  const bool matrix = has_role(p, Role::Query, Layout::InOut) && has_role(p, Role::Key, Layout::InOut);
+  return (linear || matrix) && p.latent_dim == 0 && p.kv_heads == p.query_heads && p.extra_kv == 0;
+}
+bool split_heads(const ForwardPlan& p) { return p.layout == HeadsRule::Fused && p.query_heads > 1; }
+
+// ---- applies --------------------------------------------------------------------------------------
+
+bool scaled(const ForwardPlan& p) { return p.scale_div != 1.0f; }
+bool scaled_by_head(const ForwardPlan& p) { return p.head_dim != p.config.d_out; }
+bool causal(const ForwardPlan& p) { return p.mask == MaskKind::Causal; }
+bool masked(const ForwardPlan& p) { return p.mask != MaskKind::None; }
+bool any(const ForwardPlan&) { return true; }
+bool splits(const ForwardPlan& p) { return split_heads(p) && separate_qkv(p); }
+bool merges(const ForwardPlan& p) { return split_heads(p); }
+bool own_queries(const ForwardPlan& p) { return separate_qkv(p) && p.config.class_name() != "MHAEinsum"; }
+bool out_projected(const ForwardPlan& p) { return p.out_proj && !p.proj && !p.gate; }
+bool square_linear(const ForwardPlan& p) { return separate_qkv(p) && has_role(p, Role::Query, Layout::OutIn) && p.config.d_in == p.config.d_out; }
+
+// ---- plan variants ----------------------------------------------------------------------------------
+
+void by_d_out(ForwardPlan& p) { p.scale_div = static_cast<float>(std::sqrt(static_cast<double>(p.config.d_out))); }
+void unscaled(ForwardPlan& p) { p.scale_div = 1.0f; }
+void after_softmax(ForwardPlan& p) { p.softmax = SoftmaxStep::ScaleAfter; }
+void diagonal_hidden(ForwardPlan& p) { p.mask_diagonal = 0; }
+void no_mask(ForwardPlan& p) { p.mask = MaskKind::None; }
+void over_queries(ForwardPlan& p) { p.softmax = SoftmaxStep::OverQueries; }
+void split_by_view(ForwardPlan& p) { p.split_transpose = false; }
+void merge_by_view(ForwardPlan& p) { p.merge_transpose = false; }
+void no_out_proj(ForwardPlan& p) {
+  p.out_proj = false;
+  p.out_proj_bias = false;
+}
+
+// ---- weight variants (the projection pass's operators) -------------------------------------------
+
+/// Queries made with W_key: every W_query tensor (each head's) replaced by its W_key counterpart.
+void queries_from_keys(const ForwardPlan&, std::vector<NamedTensor>& params) {
+  for (NamedTensor& q : params) {
+    const size_t at = q.name.find("W_query");
+    if (at == std::string::npos) continue;
+    std::string key = q.name;
+    key.replace(at, 7, "W_key");
+    for (const NamedTensor& k : params)
+      if (k.name == key) q.tensor = k.tensor;
+  }
+}
+
+/// x @ W.weight for W_query, W_key and W_value (square): each weight transposed, each bias gone.
+void weights_untransposed(const ForwardPlan&, std::vector<NamedTensor>& params) {
+  for (NamedTensor& p : params) {
+    const bool projection = p.name.find("W_query") != std::string::npos || p.name.find("W_key") != std::string::npos || p.name.find("W_value") != std::string::npos;
+    if (!projection) continue;
+    Tensor& t = p.tensor;
+    if (t.shape.size() == 1) {
+      std::fill(t.data.begin(), t.data.end(), 0.0f);
+      continue;
+    }
+    const int64_t n = t.shape[0];  // square: (d_out, d_in) with d_in == d_out
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j) std::swap(t.data[static_cast<size_t>(i * n + j)], t.data[static_cast<size_t>(j * n + i)]);
+  }
+}
+
+std::vector<Mistake> make_catalogue() {
+  return {
+      {"scale_d_out", "scores divided by sqrt(d_out) instead of sqrt(head_dim)", "attn_weights = torch.softmax(attn_scores / self.d_out**0.5, dim=-1)",
+       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "lucidrains/vit-pytorch#65, Graylab/DL4Proteins-notebooks#12, omihub777/ViT-CIFAR#11",
+       scaled_by_head, by_d_out, nullptr},
+      {"no_scale", "scores not scaled", "attn_weights = torch.softmax(attn_scores, dim=-1)", "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+       "delzac/cntkx#10", scaled, unscaled, nullptr},
+      {"scale_after_softmax", "the scaling applied after the softmax", "attn_weights = torch.softmax(attn_scores, dim=-1) / keys.shape[-1]**0.5",
+       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "esceptico/perceiver-io#9 (the scale applied the wrong way)", scaled, after_softmax, nullptr},
+      {"mask_diagonal", "torch.triu(..., diagonal=0): a token cannot see itself (the first row is NaN)",
+       "self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=0))",
+       "self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=1))", "pbloem/former#10, rasbt/LLMs-from-scratch#1061", causal,
+       diagonal_hidden, nullptr},
+      {"mask_discarded", "attn_scores.masked_fill(...) without using its result: no mask", "attn_scores.masked_fill(mask_bool, -torch.inf)",
+       "attn_scores.masked_fill_(mask_bool, -torch.inf)", "lucidrains/flamingo-pytorch#10, facebookresearch/ParlAI#3068", masked, no_mask, nullptr},
+      {"softmax_dim", "softmax over dim=-2 (over the queries of each key)", "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-2)",
+       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "nerdai/llms-from-scratch-rs#30, PetrochukM/PyTorch-NLP#2", any, over_queries, nullptr},
+      {"heads_view_no_transpose", "heads split with .view(b, num_heads, num_tokens, head_dim)", "keys = keys.view(b, self.num_heads, num_tokens, self.head_dim)",
+       "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)", "hyunwoongko/transformer#15, harvardnlp/annotated-transformer#17", splits, split_by_view,
+       nullptr},
+      {"merge_view_no_transpose", "heads merged with .view(b, num_tokens, d_out) without transpose(1, 2)",
+       "context_vec = (attn_weights @ values).contiguous().view(b, num_tokens, self.d_out)",
+       "context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)",
+       "649453932/Chinese-Text-Classification-Pytorch#10, jadore801120/attention-is-all-you-need-pytorch#80", merges, merge_by_view, nullptr},
+      {"query_from_key", "queries computed with W_key", "queries = self.W_key(x)", "queries = self.W_query(x)", "Khaliladib11/Transformer-from-scratch#1", own_queries, nullptr,
+       queries_from_keys},
+      {"missing_out_proj", "out_proj not applied", "return context_vec  # without self.out_proj", "context_vec = self.out_proj(context_vec)",
+       "Kyubyong/transformer#117, jwallbridge/translob#4", out_projected, no_out_proj, nullptr},
+      {"linear_no_transpose", "x @ W.weight instead of the layer (square weights only: the seed's transpose)", "queries = x @ self.W_query.weight", "queries = self.W_query(x)",
+       "skyzh/tiny-llm#60, rasbt/LLMs-from-scratch#183", square_linear, nullptr, weights_untransposed},
+  };
+}
+
+}  // namespace
+
+const std::vector<Mistake>& mistake_catalogue() {
+  static const std::vector<Mistake> catalogue = make_catalogue();
+  return catalogue;
+}
+
+}  // namespace attention_lab

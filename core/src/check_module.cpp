@@ -1,0 +1,170 @@
+// checkModule: the book's forward on the reader's x, compared with the reader's output and stages, and
+// each catalogue variant (check_catalogue.cpp) run the same way to see which reproduces them.
+#include "attention_lab/check_module.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <optional>
+
+#include "attention_lab/diagnostics.hpp"
+#include "attention_lab/text.hpp"
+
+namespace attention_lab {
+
+namespace {
+
+/// The trace stage that holds what the reader calls `id`: context_vec is heads_concat (the heads
+/// merged) for a class with heads, the single-head classes' own context_vec otherwise.
+std::string trace_id(const ForwardPlan& p, const std::string& id) {
+  if (id == "context_vec" && p.layout != HeadsRule::Single) return "heads_concat";
+  return id;
+}
+
+/// The shape and axes the book's forward gives the reader's stage `id` (or "output").
+Shape expected_shape(const ForwardPlan& p, const std::string& id, const Shape& x, std::vector<std::string>& axes) {
+  const int64_t T = x[x.size() - 2], b = p.batched ? x[0] : 1, Tk = p.num_keys(T);
+  Shape s;
+  if (id == "attn_scores" || id == "attn_weights") {
+    s = {T, Tk}, axes = {"num_tokens", "num_keys"};
+    if (p.per_head_axes) s.insert(s.begin(), p.query_heads), axes.insert(axes.begin(), "num_heads");
+  } else {
+    const int64_t width = id == "output" ? p.output_width : p.layout == HeadsRule::Single ? p.head_dim : p.proj_width;
+    s = {T, width}, axes = {"num_tokens", id == "output" ? "output_width" : p.layout == HeadsRule::Single ? "d_out" : "num_heads * head_dim"};
+  }
+  if (p.batched) s.insert(s.begin(), b), axes.insert(axes.begin(), "b");
+  return s;
+}
+
+void check_shape(const ForwardPlan& p, const std::string& id, const Tensor& t, const Shape& x) {
+  std::vector<std::string> axes;
+  const Shape want = expected_shape(p, id, x, axes);
+  if (t.shape == want && static_cast<int64_t>(t.data.size()) == numel_of(want)) return;
+  std::string named;
+  for (size_t i = 0; i < axes.size(); ++i) named += (i ? ", " : "") + axes[i];
+  throw AttentionError("check_tensor", id,
+                       id + " has shape " + shape_string(t.shape) + " (" + std::to_string(t.data.size()) + " values); the book's forward of " + p.config.python_call() + " on x " +
+                           shape_string(x) + " gives " + shape_string(want) + " (" + named + ")",
+                       id == "output" ? "Save the module's return value on the same x." : "Save " + id + " at the point the book's forward has it, shaped (" + named + ").");
+}
+
+/// The given stages, checked, in forward order.
+std::vector<const NamedTensor*> given_stages(const ForwardPlan& p, const std::vector<NamedTensor>& stages, const Shape& x) {
+  for (const NamedTensor& s : stages) {
+    const auto& ids = check_stage_ids();
+    if (std::find(ids.begin(), ids.end(), s.name) == ids.end())
+      throw AttentionError("check_tensor", s.name, "no stage " + s.name + " to check", "Give any of attn_scores, attn_weights and context_vec, or none.");
+  }
+  std::vector<const NamedTensor*> ordered;
+  for (const std::string& id : check_stage_ids())
+    for (const NamedTensor& s : stages)
+      if (s.name == id) {
+        check_shape(p, id, s.tensor, x);
+        ordered.push_back(&s);
+      }
+  return ordered;
+}
+
+/// A forward of `module` with plan `variant` on x (eval), traced: its output and the reader's stages.
+struct Run {
+  Tensor output;
+  std::vector<Stage> trace;
+};
+Run run(const AttentionModule& module, const ForwardPlan& variant, const Tensor& x, double budget) {
+  Run r;
+  ForwardOptions o;
+  o.training = false;
+  o.trace = &r.trace;
+  o.variant = &variant;
+  o.memory_budget_bytes = budget;
+  r.output = module.forward(x, o);
+  return r;
+}
+
+/// The first of the reader's tensors (given stages, then the output) that leaves the run's; "" when none.
+std::string first_leaving(const ForwardPlan& p, const Run& r, const std::vector<const NamedTensor*>& stages, const Tensor& output) {
+  for (const NamedTensor* s : stages) {
+    const std::string id = trace_id(p, s->name);
+    for (const Stage& st : r.trace)
+      if (st.id == id && !check_tensors_agree(s->tensor, stage_tensor(r.trace, st))) return s->name;
+  }
+  return check_tensors_agree(output, r.output) ? "" : "output";
+}
+
+}  // namespace
+
+const std::vector<std::string>& check_stage_ids() {
+  static const std::vector<std::string> ids = {"attn_scores", "attn_weights", "context_vec"};
+  return ids;
+}
+
+bool check_tensors_agree(const Tensor& reader, const Tensor& book, double* max_abs_diff) {
+  const double inf = std::numeric_limits<double>::infinity();
+  bool agree = reader.data.size() == book.data.size();
+  double worst = agree ? 0.0 : inf;
+  for (size_t i = 0; i < book.data.size() && i < reader.data.size(); ++i) {
+    const double r = reader.data[i], b = book.data[i];
+    if (std::isnan(b) || std::isnan(r)) {  // NaN only where the book has NaN
+      if (std::isnan(b) != std::isnan(r)) agree = false, worst = inf;
+      continue;
+    }
+    if (r == b) continue;  // equal infinities too
+    const double d = std::fabs(r - b);
+    worst = std::max(worst, d);
+    if (!(d <= kCheckTolerance * (1.0 + std::fabs(b)))) agree = false;
+  }
+  if (max_abs_diff != nullptr) *max_abs_diff = worst;
+  return agree;
+}
+
+double check_bytes(const ForwardPlan& plan, const Shape& x_shape) {
+  // The book's module and one traced forward with its results at a time, plus a variant's module and
+  // its altered copy of the parameters (4 bytes a float, the module's own count).
+  const double params = 4.0 * static_cast<double>(parameter_count(plan.config));
+  return plan_bytes(plan, x_shape, true) + plan_heap_bytes(plan, std::nullopt, false) + params;
+}
+
+CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
+                         double budget) {
+  CheckReport report;
+  const std::vector<NamedTensor> params = check_state_dict(config, state_dict, &report.notes);
+  const ForwardPlan book = plan_forward(config);
+  check_input(book, x, "x", budget, true);  // x's shape first: the shapes below are read off it
+  check_shape(book, "output", output, x.shape);
+  const std::vector<const NamedTensor*> given = given_stages(book, stages, x.shape);
+  const double bytes = check_bytes(book, x.shape);
+  if (bytes > budget)
+    throw AttentionError("too_large", "x",
+                         "checking " + config.python_call() + " on x " + shape_string(x.shape) + " needs about " + format_g(bytes / 1048576.0, 6) + " MiB, over the " +
+                             format_g(budget / 1048576.0, 6) + " MiB budget",
+                         "Save fewer tokens or a smaller batch in the check file.");
+  try {
+    AttentionModule module(config);
+    module.set_parameters(params);
+    {
+      const Run r = run(module, book, x, budget);
+      report.agree = check_tensors_agree(output, r.output, &report.max_abs_diff);
+      report.first_stage = first_leaving(book, r, given, output);
+    }
+    for (const Mistake& m : mistake_catalogue()) {
+      if (!m.applies(book)) continue;
+      ForwardPlan variant = book;
+      if (m.alter_plan != nullptr) m.alter_plan(variant);
+      std::optional<AttentionModule> altered;
+      if (m.alter_weights != nullptr) {
+        std::vector<NamedTensor> copy = params;
+        m.alter_weights(book, copy);
+        altered.emplace(config);
+        altered->set_parameters(copy);
+      }
+      const Run r = run(altered ? *altered : module, variant, x, budget);
+      report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, first_leaving(variant, r, given, output).empty()});
+    }
+  } catch (const std::bad_alloc&) {
+    throw AttentionError("too_large", "x", "not enough memory to check " + config.python_call() + " on x " + shape_string(x.shape), "Save fewer tokens or a smaller batch.");
+  }
+  return report;
+}
+
+}  // namespace attention_lab

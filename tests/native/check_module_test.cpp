@@ -1,0 +1,176 @@
+// checkModule against readers' modules written in PyTorch with each catalogue mistake
+// (tests/fixtures/generate_check_fixtures.py): the one mistake named, the first divergent stage.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "attention_lab/call_parser.hpp"
+#include "attention_lab/check_module.hpp"
+#include "attention_lab/validator.hpp"
+#include "fixtures.hpp"
+#include "refusal.hpp"
+
+using namespace attention_lab;
+
+namespace {
+
+const nlohmann::json& check_cases() {
+  static const nlohmann::json data = [] {
+    std::ifstream in(std::string(test_paths::fixtures) + "/check_module_fixtures.json");
+    return nlohmann::json::parse(in);
+  }();
+  return data.at("cases");
+}
+
+ModuleConfig config_of(const std::string& call) {
+  const ParsedCall parsed = parse_call(call);
+  return validated_config(parsed.class_name, parsed.config);
+}
+
+std::vector<NamedTensor> named(const nlohmann::json& list) {
+  std::vector<NamedTensor> out;
+  for (const auto& t : list) out.push_back({t.at("name").get<std::string>(), fixtures::tensor(t)});
+  return out;
+}
+
+struct Checked {
+  CheckReport report;
+  std::vector<std::string> explaining;
+};
+
+Checked check(const nlohmann::json& c) {
+  std::vector<NamedTensor> stages;
+  if (c.contains("stages"))
+    for (const auto& [id, t] : c.at("stages").items()) stages.push_back({id, fixtures::tensor(t)});
+  Checked out{check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), stages), {}};
+  for (const CheckCause& cause : out.report.causes)
+    if (cause.explains) out.explaining.push_back(cause.id);
+  return out;
+}
+
+std::vector<std::string> cause_ids(const CheckReport& r) {
+  std::vector<std::string> ids;
+  for (const CheckCause& c : r.causes) ids.push_back(c.id);
+  return ids;
+}
+
+const nlohmann::json& case_named(const std::string& name) {
+  for (const auto& c : check_cases())
+    if (c.at("name") == name) return c;
+  throw std::runtime_error("no check fixture " + name);
+}
+
+}  // namespace
+
+TEST_SUITE("check_module") {
+  TEST_CASE("each catalogue mistake is the one cause that explains the reader's output, at the first divergent stage") {
+    int mistakes = 0;
+    for (const auto& c : check_cases()) {
+      const auto& expect = c.at("expect");
+      if (expect.at("explains").is_null()) continue;
+      CAPTURE(c.at("name").get<std::string>());
+      const Checked got = check(c);
+      CHECK_FALSE(got.report.agree);
+      CHECK(got.report.max_abs_diff > kCheckTolerance);
+      CHECK(got.report.first_stage == expect.at("first_stage").get<std::string>());
+      CHECK(got.explaining == std::vector<std::string>{expect.at("explains").get<std::string>()});
+      ++mistakes;
+    }
+    CHECK(mistakes == 32);  // 11 mistakes of MultiHeadAttention and 5 of CausalAttention, two configurations each
+  }
+
+  TEST_CASE("a correct module agrees and no cause explains it") {
+    for (const char* name :
+         {"MultiHeadAttention correct qkv_bias=False with stages", "MultiHeadAttention correct qkv_bias=True", "CausalAttention correct qkv_bias=False with stages"}) {
+      CAPTURE(name);
+      const Checked got = check(case_named(name));
+      CHECK(got.report.agree);
+      CHECK(got.report.max_abs_diff <= 1e-6);
+      CHECK(got.report.first_stage.empty());
+      CHECK(got.explaining.empty());
+    }
+  }
+
+  TEST_CASE("a mistake outside the catalogue disagrees with no cause claimed") {
+    const Checked offset = check(case_named("MultiHeadAttention mask_offset qkv_bias=False with stages"));
+    CHECK_FALSE(offset.report.agree);
+    CHECK(offset.report.first_stage == "attn_weights");
+    CHECK(offset.explaining.empty());
+    CHECK(offset.report.notes.size() == 1);  // the mask buffer torch.triu(..., diagonal=2) is named
+    CHECK(offset.report.notes[0].rfind("mask[0, 1] is 0", 0) == 0);
+    const Checked twice = check(case_named("MultiHeadAttention bias_twice qkv_bias=True"));
+    CHECK_FALSE(twice.report.agree);
+    CHECK(twice.report.first_stage == "output");
+    CHECK(twice.explaining.empty());
+  }
+
+  TEST_CASE("the catalogue's entries apply only where the class has that step") {
+    const auto mha = cause_ids(check(case_named("MultiHeadAttention correct qkv_bias=False with stages")).report);
+    CHECK(mha.size() == mistake_catalogue().size());
+    // CausalAttention(4, 3, ...): one head (no split, merge or scale by d_out), no out_proj, not square
+    const auto causal = cause_ids(check(case_named("CausalAttention correct qkv_bias=False with stages")).report);
+    CHECK(causal == std::vector<std::string>{"no_scale", "scale_after_softmax", "mask_diagonal", "mask_discarded", "softmax_dim", "query_from_key"});
+  }
+
+  TEST_CASE("a state dict that does not fit is named with the copy rule that fixes it") {
+    const nlohmann::json& c = case_named("MultiHeadAttention correct qkv_bias=False with stages");
+    const ModuleConfig config = config_of(c.at("call"));
+    const std::vector<NamedTensor> sd = named(c.at("state_dict"));
+    const Tensor x = fixtures::tensor(c.at("x")), out = fixtures::tensor(c.at("output"));
+    std::vector<NamedTensor> missing;
+    for (const NamedTensor& t : sd)
+      if (t.name != "W_query.weight" && t.name != "mask") missing.push_back(t);  // a mask buffer may be left out: the book's is used
+    const Refused m = refused([&] { check_module(config, missing, x, out, {}); });
+    CHECK(m.code == "missing_parameter");
+    CHECK(m.slot == "W_query.weight");
+    CHECK(m.message.find("W_query.weight (4, 4) is not in the state dict") != std::string::npos);
+
+    std::vector<NamedTensor> extra = sd;
+    extra.push_back({"W_qeury.weight", Tensor({4, 4})});
+    const Refused e = refused([&] { check_module(config, extra, x, out, {}); });
+    CHECK(e.code == "unknown_parameter");
+    CHECK(e.slot == "W_qeury.weight");
+    CHECK(e.hint == "Did you mean W_query.weight?");
+  }
+
+  TEST_CASE("a transposed weight and SelfAttention_v1's matrix are named with their .T") {
+    const ModuleConfig v2 = config_of("SelfAttention_v2(3, 2)");
+    const Tensor x = book_tokens(), out({6, 2});
+    std::vector<NamedTensor> sd = {{"W_query.weight", Tensor({3, 2})}, {"W_key.weight", Tensor({2, 3})}, {"W_value", Tensor({3, 2})}};
+    const Refused r = refused([&] { check_module(v2, sd, x, out, {}); });
+    CHECK(r.code == "parameter_shape");
+    CHECK(r.slot == "W_query.weight");
+    CHECK(r.message.find("W_query.weight has shape (3, 2); W_query.weight of this call has (2, 3): transposed") != std::string::npos);
+    CHECK(r.message.find("W_value is not a parameter or buffer of this class (SelfAttention_v1's (d_in, d_out) matrix") != std::string::npos);
+    CHECK(r.hint == "Copy it transposed: state_dict[\"W_query.weight\"] = state_dict[\"W_query.weight\"].T");
+    sd[0].tensor = Tensor({2, 3});
+    const Refused v1 = refused([&] { check_module(v2, sd, x, out, {}); });
+    CHECK(v1.code == "unknown_parameter");
+    CHECK(v1.hint == "Copy it transposed: state_dict[\"W_value.weight\"] = state_dict.pop(\"W_value\").T");
+  }
+
+  TEST_CASE("an output or stage of another shape is refused naming the shape and its axes") {
+    const nlohmann::json& c = case_named("MultiHeadAttention correct qkv_bias=False with stages");
+    const ModuleConfig config = config_of(c.at("call"));
+    const std::vector<NamedTensor> sd = named(c.at("state_dict"));
+    const Tensor x = fixtures::tensor(c.at("x")), out = fixtures::tensor(c.at("output"));
+    const Refused s = refused([&] { check_module(config, sd, x, out, {{"context_vec", Tensor({2, 2, 5, 2})}}); });
+    CHECK(s.code == "check_tensor");
+    CHECK(s.slot == "context_vec");
+    CHECK(s.message.find("gives (2, 5, 4) (b, num_tokens, num_heads * head_dim)") != std::string::npos);
+    const Refused o = refused([&] { check_module(config, sd, x, Tensor({2, 5, 3}), {}); });
+    CHECK(o.code == "check_tensor");
+    CHECK(o.slot == "output");
+    const Refused u = refused([&] { check_module(config, sd, x, out, {{"attn_scores_masked", Tensor({2, 2, 5, 5})}}); });
+    CHECK(u.code == "check_tensor");
+    CHECK(u.slot == "attn_scores_masked");
+  }
+
+  TEST_CASE("a check over the memory budget is refused before it allocates") {
+    const nlohmann::json& c = case_named("MultiHeadAttention correct qkv_bias=True");
+    const Refused r = refused([&] { check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), {}, 1000.0); });
+    CHECK(r.code == "too_large");
+    CHECK(r.slot == "x");
+  }
+}
