@@ -82,14 +82,15 @@ Run run(const AttentionModule& module, const ForwardPlan& variant, const Tensor&
   return r;
 }
 
-/// The first of the reader's tensors (given stages, then the output) that leaves the run's; "" when none.
-std::string first_leaving(const ForwardPlan& p, const Run& r, const std::vector<const NamedTensor*>& stages, const Tensor& output) {
+/// The first of the reader's tensors (given stages, then the output) that leaves the run's; none when none does.
+std::optional<std::string> first_leaving(const ForwardPlan& p, const Run& r, const std::vector<const NamedTensor*>& stages, const Tensor& output) {
   for (const NamedTensor* s : stages) {
     const std::string id = trace_id(p, s->name);
     for (const Stage& st : r.trace)
       if (st.id == id && !check_tensors_agree(s->tensor, stage_tensor(r.trace, st))) return s->name;
   }
-  return check_tensors_agree(output, r.output) ? "" : "output";
+  if (check_tensors_agree(output, r.output)) return std::nullopt;
+  return "output";
 }
 
 }  // namespace
@@ -119,26 +120,26 @@ bool check_tensors_agree(const Tensor& reader, const Tensor& book, double* max_a
 }
 
 double check_bytes(const ForwardPlan& plan, const Shape& x_shape) {
-  // The book's module and one traced forward with its results at a time, plus a variant's module and
-  // its altered copy of the parameters (4 bytes a float, the module's own count).
+  // The book's module and one traced forward with its results at a time, plus a variant's module, and
+  // two copies of the parameters (the state dict's, checked; a variant's, altered): 4 bytes a float.
   const double params = 4.0 * static_cast<double>(parameter_count(plan.config));
-  return plan_bytes(plan, x_shape, true) + plan_heap_bytes(plan, std::nullopt, false) + params;
+  return plan_bytes(plan, x_shape, true) + plan_heap_bytes(plan, std::nullopt, false) + 2 * params;
 }
 
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
                          double budget) {
   CheckReport report;
-  const std::vector<NamedTensor> params = check_state_dict(config, state_dict, &report.notes);
   const ForwardPlan book = plan_forward(config);
-  check_input(book, x, "x", budget, true);  // x's shape first: the shapes below are read off it
-  check_shape(book, "output", output, x.shape);
-  const std::vector<const NamedTensor*> given = given_stages(book, stages, x.shape);
+  check_input(book, x, "x", budget, true);  // x's shape first: the estimate and the shapes below are read off it
   const double bytes = check_bytes(book, x.shape);
-  if (bytes > budget)
+  if (bytes > budget)  // before the first allocation (the parameters' copy)
     throw AttentionError("too_large", "x",
                          "checking " + config.python_call() + " on x " + shape_string(x.shape) + " needs about " + format_g(bytes / 1048576.0, 6) + " MiB, over the " +
                              format_g(budget / 1048576.0, 6) + " MiB budget",
                          "Save fewer tokens or a smaller batch in the check file.");
+  const std::vector<NamedTensor> params = check_state_dict(config, state_dict, &report.notes);
+  check_shape(book, "output", output, x.shape);
+  const std::vector<const NamedTensor*> given = given_stages(book, stages, x.shape);
   try {
     AttentionModule module(config);
     module.set_parameters(params);
@@ -159,7 +160,7 @@ CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTens
         altered->set_parameters(copy);
       }
       const Run r = run(altered ? *altered : module, variant, x, budget);
-      report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, first_leaving(variant, r, given, output).empty()});
+      report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, !first_leaving(variant, r, given, output)});
     }
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory to check " + config.python_call() + " on x " + shape_string(x.shape), "Save fewer tokens or a smaller batch.");

@@ -5,6 +5,7 @@
 // which one reproduces the reader's tensors.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,9 @@ struct CheckCause {
 };
 
 struct CheckReport {
-  bool agree = false;       // the reader's output is the book's (check_tensors_agree)
-  double max_abs_diff = 0;  // max |reader - book| over the output where both are finite; infinity where NaN sits elsewhere
-  std::string first_stage;  // the first given stage, then "output", whose tensor leaves the book's; "" when none does
+  bool agree = false;                      // the reader's output is the book's (check_tensors_agree)
+  double max_abs_diff = 0;                 // max |reader - book| over the output where both are finite; infinity where NaN sits elsewhere
+  std::optional<std::string> first_stage;  // the first given stage, then "output", whose tensor leaves the book's; none when none does
   std::vector<CheckCause> causes;
   std::vector<std::string> notes;  // what the state dict's buffers hold (a mask other than the book's is named here)
 };
@@ -69,13 +70,15 @@ const std::vector<std::string>& check_stage_ids();
 std::vector<NamedTensor> check_state_dict(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, std::vector<std::string>* notes);
 
 /// Bytes a check of `plan` on x of `x_shape` needs at its peak: the module and one traced forward with
-/// its results (plan_bytes), a second module and state dict for a variant with altered weights.
+/// its results (plan_bytes), a second module for a variant with altered weights, and two copies of the
+/// parameters (the checked state dict's, a variant's).
 double check_bytes(const ForwardPlan& plan, const Shape& x_shape);
 
 /// The check. `stages`: any of check_stage_ids(), each of the shape the book's forward gives it.
-/// Throws AttentionError: check_state_dict's, check_tensor (output or a stage of another shape, or an
-/// unknown stage id; names it and the shape expected with its axes), too_large (check_bytes over
-/// `memory_budget_bytes`), then forward's (check_input: x's shape, non_finite_input).
+/// Throws AttentionError, in this order: forward's checks of x (check_input: its shape, too_large,
+/// non_finite_input), too_large (check_bytes over `memory_budget_bytes`, before anything is allocated),
+/// check_state_dict's, check_tensor (output or a stage of another shape, or an unknown stage id; names
+/// it and the shape expected with its axes).
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
                          double memory_budget_bytes = kDefaultMemoryBudgetBytes);
 
