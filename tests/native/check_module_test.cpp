@@ -113,6 +113,27 @@ TEST_SUITE("check_module") {
     CHECK(causal == std::vector<std::string>{"no_scale", "scale_after_softmax", "mask_diagonal", "mask_discarded", "softmax_dim", "query_from_key"});
   }
 
+  TEST_CASE("the wrapper has no head split, merge view or out_proj to get wrong; SelfAttention_v1 no nn.Linear") {
+    // Causes depend on the class's steps alone: a module's own output (which agrees) lists them.
+    const auto causes_of = [](const std::string& call, const Tensor& x) {
+      const ModuleConfig c = config_of(call);
+      TorchGenerator g(123);
+      const AttentionModule m(c, g);
+      ForwardOptions eval;
+      eval.training = false;
+      const CheckReport r = check_module(c, m.parameters(), x, m.forward(x, eval), {});
+      CHECK(r.agree);
+      return cause_ids(r);
+    };
+    Tensor batch({2, 6, 3});
+    const Tensor book = book_tokens();
+    std::copy(book.data.begin(), book.data.end(), batch.data.begin());
+    std::copy(book.data.begin(), book.data.end(), batch.data.begin() + 18);
+    CHECK(causes_of("MultiHeadAttentionWrapper(3, 3, 6, 0.0, 2)", batch) ==
+          std::vector<std::string>{"no_scale", "scale_after_softmax", "mask_diagonal", "mask_discarded", "softmax_dim", "query_from_key", "linear_no_transpose"});
+    CHECK(causes_of("SelfAttention_v1(3, 2)", book) == std::vector<std::string>{"no_scale", "scale_after_softmax", "softmax_dim", "query_from_key"});
+  }
+
   TEST_CASE("a state dict that does not fit is named with the copy rule that fixes it") {
     const nlohmann::json& c = case_named("MultiHeadAttention correct qkv_bias=False with stages");
     const ModuleConfig config = config_of(c.at("call"));
