@@ -97,7 +97,7 @@ test("the generator reads the table strictly", () => {
 test("every code the boundary (core session, bindings), the facade and the page mint or test for is in the union; the library mints none of the page's", () => {
   const union = new Set(unionOfDts(DTS).map((u) => u.code));
   const session = readdirSync(new URL("core/src/", root)).filter((name) => /^session.*\.(cpp|hpp)$/.test(name)).map((name) => `core/src/${name}`);
-  const library = [...session.flatMap(literalCodes), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js"), ...literalCodes("web/lib/attention-lab.node.js"), ...literalCodes("web/lib/values.js"), ...literalCodes("web/lib/wasm-source.js"), ...literalCodes("web/lib/load-core.js"), ...literalCodes("web/lib/head-split.js"), ...literalCodes("web/lib/head-split-worker.js"), ...literalCodes("web/lib/options.js"), ...literalCodes("web/lib/held-results.js")];
+  const library = [...session.flatMap(literalCodes), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js"), ...literalCodes("web/lib/attention-lab.node.js"), ...literalCodes("web/lib/values.js"), ...literalCodes("web/lib/wasm-source.js"), ...literalCodes("web/lib/load-core.js"), ...literalCodes("web/lib/head-split.js"), ...literalCodes("web/lib/head-split-worker.js"), ...literalCodes("web/lib/options.js"), ...literalCodes("web/lib/held-results.js"), ...literalCodes("web/lib/check-module.js")];
   const page = app.flatMap(literalCodes);
   const missing = [...library, ...page].filter(({ code }) => !union.has(code)).map(({ code, file }) => `${file}: ${code}`);
   assert.deepEqual(missing, [], "codes not in core/include/attention_lab/error_codes.hpp");
@@ -126,6 +126,7 @@ test("every code of the table is written somewhere as a literal (core, bindings,
     "web/lib/head-split-worker.js",
     "web/lib/options.js",
     "web/lib/held-results.js",
+    "web/lib/check-module.js",
     ...app,
   ];
   const text = sources.map(read).join("\n");

@@ -65,12 +65,12 @@ describe("the npm package", () => {
     assert.ok(element.includes("web/app/run-worker.js") && element.includes("web/app/style.css") && vendored.includes("web/vendor/gpt-tokenizer/encoding/r50k_base.js"));
     assert.deepEqual(packed.files.map((f) => f.path).filter((f) => !page(f)).sort(), [
       "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE", "README.md",
-      "docs/api.md", "docs/benchmarks.md", "docs/bundlers.md", "docs/cpp-mainpage.md", "docs/design.md", "docs/getting-started/course-author.md", "docs/getting-started/cpp-developer.md",
+      "docs/api.md", "docs/benchmarks.md", "docs/bundlers.md", "docs/check-module.md", "docs/cpp-mainpage.md", "docs/design.md", "docs/getting-started/course-author.md", "docs/getting-started/cpp-developer.md",
       "docs/getting-started/js-developer.md", "docs/getting-started/reader.md", "docs/index.md", "docs/layout.md", "docs/reliability.md", "docs/screenshot.png", "docs/torch-rng.md", "docs/widget.md",
       "package.json",
       "web/lib/attention-lab.cjs", "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
       "web/lib/attention_core_fma.wasm", "web/lib/attention_core_lean.wasm", "web/lib/attention_core_lean_fma.wasm", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.wasm", "web/lib/attention_core_mt.worker.cjs",
-      "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt_fma.wasm", "web/lib/head-split-worker.js", "web/lib/head-split.d.ts", "web/lib/head-split.js",
+      "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt_fma.wasm", "web/lib/check-module.js", "web/lib/head-split-worker.js", "web/lib/head-split.d.ts", "web/lib/head-split.js",
       "web/lib/held-results.js", "web/lib/load-core.js",
       "web/lib/options.js", "web/lib/values.js", "web/lib/wasm-source.js",
     ]);

@@ -14,6 +14,55 @@ export interface Tensor {
 }
 
 /** What a caller may pass where a tensor is expected (plain arrays are copied into a Float32Array). */
+/** What lab.checkModule takes: what the page's snippet saves from a reader's notebook, as tensors. */
+export interface CheckFile {
+  /** The constructor call as written, e.g. `"MultiHeadAttention(768, 768, 1024, 0.0, 12)"` (parsed as lab.parseCall parses it). */
+  call: string;
+  /** The module's `state_dict()`: name -> tensor (its mask buffers may be left out), or a list of `{name, shape, data}`. */
+  stateDict: Record<string, TensorLike> | ReadonlyArray<TensorLike & { name: string }>;
+  /** The input the reader ran, `(b, num_tokens, d_in)` (`(num_tokens, d_in)` for SelfAttention_v1/v2) float32. */
+  x: TensorLike;
+  /** The reader's output on x, the shape the book's forward gives: `(b, num_tokens, d_out)` (the wrapper: `num_heads * d_out` wide). */
+  output: TensorLike;
+  /**
+   * Any of the reader's tensors at these points of the book's forward: `attn_scores` `(b, num_heads, num_tokens,
+   * num_tokens)` before masking, `attn_weights` (same shape) after softmax and dropout, `context_vec` `(b, num_tokens,
+   * d_out)` after merging the heads, before out_proj. The single-head classes' have no num_heads axis (and their
+   * context_vec is `(b, num_tokens, d_out)`); SelfAttention_v1/v2's no b axis.
+   */
+  stages?: { attn_scores?: TensorLike; attn_weights?: TensorLike; context_vec?: TensorLike };
+}
+
+/** A catalogue entry that applies to the class checked. */
+export interface CheckCause {
+  /** The mistake's id, e.g. "scale_d_out", "mask_discarded", "heads_view_no_transpose". */
+  id: string;
+  /** The mistake in the book's words. */
+  title: string;
+  /** The line as readers write it: the PyTorch to question first. */
+  line: string;
+  /** The book's line that fixes it. */
+  fix: string;
+  /** Public reports of the same mistake (repository#number, comma-separated). */
+  source: string;
+  /** Whether the book's forward with this one mistake reproduces the reader's output and every stage given (NaN where NaN). */
+  explains: boolean;
+}
+
+/** lab.checkModule's verdict. */
+export interface CheckReport {
+  /** The reader's output equals the book's within 1e-5 * (1 + |book|), NaN only where the book has NaN. */
+  agree: boolean;
+  /** max |reader - book| over the output where both are finite; Infinity when NaN sits elsewhere than in the book's. */
+  maxAbsDiff: number;
+  /** The first given stage, then "output", whose tensor leaves the book's; null when none does. */
+  firstStage: "attn_scores" | "attn_weights" | "context_vec" | "output" | null;
+  /** Every catalogue entry that applies to the class, in catalogue order. */
+  causes: CheckCause[];
+  /** What the state dict's buffers hold, e.g. a mask other than the book's causal mask (named by its first differing entry). */
+  notes: string[];
+}
+
 export interface TensorLike {
   /** The size of each axis, outermost first. */
   shape: number[];
@@ -611,6 +660,8 @@ export type ErrorCode =
   | "convert_unsupported"
   /** compare takes two modules */
   | "compare_unsupported"
+  /** checkModule given an output or stage of another shape than the book's forward gives (names it and the shape with its axes), or a stage id other than attn_scores, attn_weights, context_vec */
+  | "check_tensor"
   // checkpoints (loadCheckpoint, checkpointInput)
   /** not an ArrayBuffer, view or Blob, or a detached buffer */
   | "checkpoint_source"
@@ -2240,6 +2291,25 @@ export interface AttentionLab {
     /** The class's tolerance (1e-6). */
     tolerance: number;
   };
+  /**
+   * A reader's own attention module checked against the book's: the state dict loaded into the book's
+   * class (names and shapes checked), the book's forward run on `x` in eval mode, the reader's output
+   * and stages compared with it, and each entry of the catalogue of readers' mistakes that applies to
+   * the class (the book's forward with that one mistake) run the same way. Tensors agree when
+   * |reader - book| <= 1e-5 * (1 + |book|) everywhere, with NaN exactly where the book has NaN. The
+   * module was in eval mode (or dropout 0). Checked against the memory budget before allocating
+   * (the module, one traced forward and a variant's weights). Catalogue and sources: docs/check-module.md.
+   * @param file - What the page's snippet saves (`torch.save({"call", "state_dict", "x", "output", "stages"})`), as tensors.
+   * @returns The verdict: `agree`, `maxAbsDiff`, `firstStage`, and `causes` (each entry that applies, whether it explains the tensors).
+   * @throws {@link AttentionError} "bad_options" (not an object, a stateDict or stages of another kind), "unknown_option"
+   *   (a field it has no name for, e.g. state_dict: did you mean stateDict?), "empty" (no call text), the call's first
+   *   error diagnostic (its code and slot, as lab.check), "tensor_shape" / "tensor_size" (naming the tensor),
+   *   "missing_parameter" / "unknown_parameter" / "parameter_shape" / "mask_buffer" (every key problem in the message, the
+   *   first one's key as the slot, its hint the copy rule that fixes it, e.g. `.T` for a transposed weight), "check_tensor"
+   *   (output or a stage of another shape than the book's forward gives, or a stage id it has not), forward's input
+   *   codes (input_rank, input_width, context_too_short, non_finite_input), "non_finite_parameter", "too_large".
+   */
+  checkModule(file: CheckFile): CheckReport;
   /**
    * The book's six 3-d embeddings of "Your journey starts with one step" (section 3.3.1).
    * @returns The tensor `(num_tokens, d_in)` = (6, 3).

@@ -10,6 +10,7 @@
 // before the call into WASM, so no user code (a getter, a toString) runs inside a call.
 import { unknownOption } from "./options.js";
 import { heldResults } from "./held-results.js";
+import { checkArguments } from "./check-module.js";
 import { AttentionError, isArrayBuffer, isTrustedTypesRefusal, isTypedArray, reading, typedBuffer, typedByteLength, typedLength, typedName, typedOffset, valueText } from "./values.js";
 import { loadCore } from "./load-core.js";
 
@@ -1114,6 +1115,12 @@ class Lab {
     const stages = unwrap(this._core.compare(a._handle, b._handle, input));
     const worst = stages.reduce((m, s) => Math.max(m, s.maxAbsDiff), 0);
     return { stages, maxAbsDiff: worst, agree: worst <= this.#facts(a.className).tolerance, tolerance: this.#facts(a.className).tolerance };
+  }
+
+  /** A reader's own module against the book's forward and the catalogue of mistakes (the .d.ts says how). Core: Session::check_module. */
+  checkModule(file) {
+    const args = checkArguments(file, toTensor);
+    return unwrap(heldResults(this._core).attempt(() => this._core.checkModule(...args), () => null, "this check"));
   }
 
   /**

@@ -342,6 +342,10 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                        "toShape", &MatrixReport::to_shape, "hint", &MatrixReport::hint);
   object<CopyReport>("CopyReport", "matrices", &CopyReport::matrices, "maxAbsDiff", &CopyReport::max_abs_diff, "agree", &CopyReport::agree, "notes", &CopyReport::notes, "tokens",
                      &take<&CopyReport::tokens>, "stages", &CopyReport::stages, "code", &CopyReport::code);
+  object<CheckCause>("CheckCause", "id", &CheckCause::id, "title", &CheckCause::title, "line", &CheckCause::line, "fix", &CheckCause::fix, "source", &CheckCause::source,
+                     "explains", &CheckCause::explains);
+  object<CheckReport>("CheckReport", "agree", &CheckReport::agree, "maxAbsDiff", &CheckReport::max_abs_diff, "firstStage", &CheckReport::first_stage, "causes",
+                      &CheckReport::causes, "notes", &CheckReport::notes);
 #ifndef ATTENTION_LAB_LEAN  // the types of the checkpoint and GPT-2 readers
   object<CheckpointOptionsInput>("CheckpointOptionsInput", "layer", &CheckpointOptionsInput::layer, "num_heads", &CheckpointOptionsInput::num_heads, "context_length",
                                  &CheckpointOptionsInput::context_length, "intoClass", &CheckpointOptionsInput::into_class, "intoConfig", &CheckpointOptionsInput::into_config);
@@ -371,18 +375,18 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
 // ---- the calls ----------------------------------------------------------------------------------------
 
 EMSCRIPTEN_BINDINGS(attention_lab_calls) {
-  functions("classes", call<&Session::classes>, "gpt2Sizes", call<&Session::gpt2_sizes>, "kernelFusesMultiplyAdd", call<&Session::kernel_fuses_multiply_add>, "setThreads",
-            call<&Session::set_threads>, "threads", call<&Session::threads>, "parseCall", call<&Session::parse_call>, "check", call<&Session::check>, "setup",
-            call<&Session::setup>, "describe", call<&Session::describe>, "runModule", call<&Session::run_module>, "estimateBytes", call<&Session::estimate_bytes>,
-            "equivalentConfig", call<&Session::equivalent_config>, "copyCode", call<&Session::copy_code>, "bookTokens", call<&Session::book_tokens>, "seededTokens",
-            call<&Session::seeded_tokens>, "sentenceTokens", call<&Session::sentence_tokens>, "manualSeed", call<&Session::manual_seed>, "generatorState",
-            call<&Session::generator_state>, "rand", call<&Session::rand>, "dropout", call<&Session::dropout>, "create", call<&Session::create>, "useGenerator",
-            call<&Session::use_generator>, "fromParameters", call<&Session::from_parameters>, "parameters", call<&Session::parameters>, "setParameter",
-            call<&Session::set_parameter>, "forward", call<&Session::forward>, "newCache", call<&Session::new_cache>, "resetCache", call<&Session::reset_cache>, "convert",
-            call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights", call<&Session::copy_weights>, "release", call<&Session::release>, "handlesInUse",
-            call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>, "forwardResident", call<&Session::forward_resident>, "estimateResidentBytes",
-            call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>, "traceWindow", call<&Session::trace_window>, "traceData",
-            call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>, "seedRange", call<&Session::seed_range>);
+  functions(
+      "classes", call<&Session::classes>, "gpt2Sizes", call<&Session::gpt2_sizes>, "kernelFusesMultiplyAdd", call<&Session::kernel_fuses_multiply_add>, "setThreads",
+      call<&Session::set_threads>, "threads", call<&Session::threads>, "parseCall", call<&Session::parse_call>, "check", call<&Session::check>, "setup", call<&Session::setup>,
+      "describe", call<&Session::describe>, "runModule", call<&Session::run_module>, "estimateBytes", call<&Session::estimate_bytes>, "equivalentConfig",
+      call<&Session::equivalent_config>, "copyCode", call<&Session::copy_code>, "bookTokens", call<&Session::book_tokens>, "seededTokens", call<&Session::seeded_tokens>,
+      "sentenceTokens", call<&Session::sentence_tokens>, "manualSeed", call<&Session::manual_seed>, "generatorState", call<&Session::generator_state>, "rand", call<&Session::rand>,
+      "dropout", call<&Session::dropout>, "create", call<&Session::create>, "useGenerator", call<&Session::use_generator>, "fromParameters", call<&Session::from_parameters>,
+      "parameters", call<&Session::parameters>, "setParameter", call<&Session::set_parameter>, "forward", call<&Session::forward>, "newCache", call<&Session::new_cache>,
+      "resetCache", call<&Session::reset_cache>, "convert", call<&Session::convert>, "compare", call<&Session::compare>, "copyWeights", call<&Session::copy_weights>, "release",
+      call<&Session::release>, "handlesInUse", call<&Session::handles_in_use>, "runResident", call<&Session::run_resident>, "forwardResident", call<&Session::forward_resident>,
+      "estimateResidentBytes", call<&Session::estimate_resident_bytes>, "traceHeatmap", call<&Session::trace_heatmap>, "traceWindow", call<&Session::trace_window>, "traceData",
+      call<&Session::trace_data>, "traceBytesInUse", call<&Session::trace_bytes_in_use>, "seedRange", call<&Session::seed_range>, "checkModule", call<&Session::check_module>);
 #ifndef ATTENTION_LAB_LEAN  // reserveMemory, the head split, the checkpoint and GPT-2 readers: not in attention_core_lean*.wasm (the linker drops their code)
   functions("reserveMemory", call<&Session::reserve_memory>, "headShares", call<&Session::head_shares>, "forwardShare", call<&Session::forward_share>, "projectHeads",
             call<&Session::project_heads>, "moduleRevision", call<&Session::module_revision>, "checkpointHeaderLength", call<&Session::checkpoint_header_length>, "checkpointOpen",

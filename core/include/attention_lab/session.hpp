@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attention_lab/call_parser.hpp"
+#include "attention_lab/check_module.hpp"
 #include "attention_lab/checkpoint.hpp"
 #include "attention_lab/gpt2.hpp"
 #include "attention_lab/gpt2_sizes.hpp"
@@ -343,6 +344,11 @@ class Session {
   CacheState reset_cache(uint32_t cache);
   ModuleInfo convert(uint32_t module, const std::string& layout);
   std::vector<StageDiff> compare(uint32_t a, uint32_t b, TensorInput x) const;
+  /// lab.checkModule: a reader's module (its constructor `call` as written, its state dict, x, its
+  /// output and any of its stages) against the book's forward and the catalogue (check_module.hpp).
+  /// The call's first error diagnostic is thrown as AttentionError (its code and slot), then
+  /// check_module's (tensor_shape / tensor_size of a tensor given, naming it).
+  CheckReport check_module(const std::string& call, std::vector<ParameterInput> state_dict, TensorInput x, TensorInput output, std::vector<ParameterInput> stages) const;
   /// All or nothing: `to` changes only when the copy succeeded.
   CopyReport copy_weights(uint32_t from, uint32_t to, const std::vector<PlanEntryInput>& plan, std::optional<TensorInput> tokens);
 

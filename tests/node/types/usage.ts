@@ -1,5 +1,5 @@
 // Compiled by types.test.mjs: every call of the public API, with the types the .d.ts promises.
-import { loadAttentionLab, AttentionError, type AttentionLab, type LoadOptions, type CoreFileName, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type StageId, type StageDisplay, type CopyReport, type Diagnostic } from "attention-lab";
+import { loadAttentionLab, AttentionError, type AttentionLab, type LoadOptions, type CoreFileName, type ClassName, type Config, type MultiHeadAttentionConfig, type Tensor, type Stage, type StageId, type StageDisplay, type CopyReport, type Diagnostic, type CheckFile, type CheckReport } from "attention-lab";
 
 async function main(): Promise<void> {
   const lab = await loadAttentionLab();
@@ -58,6 +58,10 @@ async function main(): Promise<void> {
   const v2 = lab.create("SelfAttention_v2", { d_in: 3, d_out: 2 });
   const report: CopyReport = lab.copyWeights(v2, v1, { W_query: { copy: true, transpose: true } }, { tokens: lab.bookTokens() });
   const agree: boolean = report.agree && report.matrices[0].action === "transposed";
+  const checkFile: CheckFile = { call: "SelfAttention_v2(3, 2)", stateDict: v2.parameters(), x: lab.bookTokens(), output: v2.forward(lab.bookTokens()).output, stages: {} };
+  const verdict: CheckReport = lab.checkModule(checkFile);
+  const firstCause: string | undefined = verdict.causes.find((c) => c.explains)?.id;
+  console.log(verdict.agree, verdict.maxAbsDiff, verdict.firstStage, firstCause, verdict.notes);
   const heap: number = lab.heapInUse() + lab.handlesInUse();
   v1.dispose();
   gen.dispose();
