@@ -71,9 +71,10 @@ struct Run {
   Tensor output;
   std::vector<Stage> trace;
 };
-Run run(const AttentionModule& module, const ForwardPlan& variant, const Tensor& x, double budget) {
+Run run(const AttentionModule& module, const ForwardPlan& variant, const Tensor& x, double budget, ThreadPool* pool) {
   Run r;
   ForwardOptions o;
+  o.pool = pool;
   o.training = false;
   o.trace = &r.trace;
   o.variant = &variant;
@@ -127,7 +128,7 @@ double check_bytes(const ForwardPlan& plan, const Shape& x_shape) {
 }
 
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
-                         double budget) {
+                         double budget, ThreadPool* pool) {
   CheckReport report;
   const ForwardPlan book = plan_forward(config);
   check_input(book, x, "x", budget, true);  // x's shape first: the estimate and the shapes below are read off it
@@ -144,7 +145,7 @@ CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTens
     AttentionModule module(config);
     module.set_parameters(params);
     {
-      const Run r = run(module, book, x, budget);
+      const Run r = run(module, book, x, budget, pool);
       report.agree = check_tensors_agree(output, r.output, &report.max_abs_diff);
       report.first_stage = first_leaving(book, r, given, output);
     }
@@ -159,7 +160,7 @@ CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTens
         altered.emplace(config);
         altered->set_parameters(copy);
       }
-      const Run r = run(altered ? *altered : module, variant, x, budget);
+      const Run r = run(altered ? *altered : module, variant, x, budget, pool);
       report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, !first_leaving(variant, r, given, output)});
     }
   } catch (const std::bad_alloc&) {

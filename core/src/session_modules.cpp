@@ -226,7 +226,8 @@ CheckReport Session::check_module(const std::string& call, std::vector<Parameter
   std::vector<NamedTensor> given, named_stages;
   for (auto& p : state_dict) given.push_back({p.name, tensor_from_input(std::move(p.tensor), p.name)});
   for (auto& p : stages) named_stages.push_back({p.name, tensor_from_input(std::move(p.tensor), p.name)});
-  return attention_lab::check_module(c, given, tensor_from_input(std::move(x), "x"), tensor_from_input(std::move(output), "output"), named_stages);
+  return attention_lab::check_module(c, given, tensor_from_input(std::move(x), "x"), tensor_from_input(std::move(output), "output"), named_stages, kDefaultMemoryBudgetBytes,
+                                     objects_->pool.get());
 }
 
 }  // namespace attention_lab

@@ -79,7 +79,8 @@ double check_bytes(const ForwardPlan& plan, const Shape& x_shape);
 /// non_finite_input), too_large (check_bytes over `memory_budget_bytes`, before anything is allocated),
 /// check_state_dict's, check_tensor (output or a stage of another shape, or an unknown stage id; names
 /// it and the shape expected with its axes).
+/// `pool`: the forwards' products run on it (the same bits with any pool, or none).
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
-                         double memory_budget_bytes = kDefaultMemoryBudgetBytes);
+                         double memory_budget_bytes = kDefaultMemoryBudgetBytes, ThreadPool* pool = nullptr);
 
 }  // namespace attention_lab
