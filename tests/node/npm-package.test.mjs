@@ -81,8 +81,9 @@ describe("the npm package", () => {
     // and 5 bonus classes of issue 40 (the gate and RoPE passes, the stage table) in each binary; 2.29 MB
     // with the CommonJS build for Jest (~26 KB gzip, issue 41) and docs/bundlers.md; 2.66 MB (7.7 MB
     // unpacked) with the element and the page (issue 41): web/app's sources (~135 KB gzip), the vendored
-    // GPT-2 tokenizer (~225 KB gzip, most of it GPT-2's BPE ranks) and the two pages
-    assert.ok(packed.size < 2_700_000, `${packed.size} bytes packed`);
+    // GPT-2 tokenizer (~225 KB gzip, most of it GPT-2's BPE ranks) and the two pages; 2.74 MB with the
+    // torch.save reader (issue 42) and checkModule's catalogue (issue 43) in the four full binaries
+    assert.ok(packed.size < 2_850_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog (Keep a Changelog) has a section for
     // it: released ("## [0.1.0] - 2026-12-24"), or the unreleased one, which names the version it becomes
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
