@@ -1,4 +1,5 @@
 #include "attention_lab/checkpoint.hpp"
+#include "attention_lab/checkpoint_layout.hpp"
 #include "attention_lab/gpt2_sizes.hpp"
 
 #include <algorithm>
@@ -186,49 +187,20 @@ void check_gpt2_stage(const float* values, size_t n, int64_t width, int64_t bloc
                        "Finite weights overflowed float32 (about 3.4e38) on the way: the file's values are too large for a real GPT-2; scale them down.");
 }
 
-namespace {
-/// dst (n, k) = the (k, n) block of src whose rows are `stride` apart, transposed; in 32 x 32 tiles so
-/// the strided side stays in cache (a GPT-2 block transposes 4 of these of 768 x 768).
-void transpose_into(float* dst, const float* src, int64_t k, int64_t n, int64_t stride) {
-  constexpr int64_t kTile = 32;
-  for (int64_t i0 = 0; i0 < k; i0 += kTile)
-    for (int64_t o0 = 0; o0 < n; o0 += kTile)
-      for (int64_t i = i0; i < std::min(k, i0 + kTile); ++i)
-        for (int64_t o = o0; o < std::min(n, o0 + kTile); ++o) dst[o * k + i] = src[i * stride + o];
-}
-}  // namespace
-
 AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<std::string, std::vector<uint8_t>>& bytes) {
-  const int64_t d = plan.config.d_out;
-  std::map<std::string, std::vector<float>> values;
-  for (const auto& e : plan.needed) {
+  std::vector<NamedTensor> weights;
+  for (size_t i = 0; i < plan.needed.size(); ++i) {
+    const SafetensorsEntry& e = plan.needed[i];
     const auto it = bytes.find(e.key);
     if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + e.key + " were not given", "");
-    values[e.key] = decode_weight(e, e.key, it->second.data(), it->second.size());
-  }
-  const std::string base = plan.prefix;
-  const auto& attn_w = values.at(plan.needed[0].key);  // (d, 3d): x @ W, Conv1D layout
-  AttentionModule m(plan.config);
-  const char* names[3] = {"W_query", "W_key", "W_value"};
-  for (int part = 0; part < 3; ++part) {
-    Tensor w({d, d});  // (d_out, d_in) = c_attn.weight[:, part*d:(part+1)*d].T
-    transpose_into(w.data.data(), attn_w.data() + part * d, d, d, 3 * d);
-    m.set_parameter(std::string(names[part]) + ".weight", w);
-  }
-  const bool has_bias = plan.needed.size() == 4;
-  if (has_bias && plan.config.qkv_bias) {
-    const auto& b = values.at(plan.needed[1].key);  // (3d,) = q | k | v
-    for (int part = 0; part < 3; ++part) {
-      Tensor t({d}, std::vector<float>(b.begin() + part * d, b.begin() + (part + 1) * d));
-      m.set_parameter(std::string(names[part]) + ".bias", t);
+    for (NamedTensor& t : layout_weights(*plan.needed_rows.at(i), decode_weight(e, e.key, it->second.data(), it->second.size()), e.shape)) {
+      const std::string name = t.name.substr(4);  // "att.W_query.weight" -> the module's "W_query.weight"
+      if (!plan.config.qkv_bias && name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0 && name != "out_proj.bias") continue;
+      weights.push_back({name, std::move(t.tensor)});
     }
   }
-  const auto& proj_w = values.at(plan.needed[has_bias ? 2 : 1].key);  // (d, d) Conv1D: x @ W
-  const auto& proj_b = values.at(plan.needed[has_bias ? 3 : 2].key);
-  Tensor w({d, d});  // out_proj.weight = c_proj.weight.T
-  transpose_into(w.data.data(), proj_w.data(), d, d, d);
-  m.set_parameter("out_proj.weight", w);
-  m.set_parameter("out_proj.bias", Tensor({d}, proj_b));
+  AttentionModule m(plan.config);
+  m.set_parameters(weights);
   return m;
 }
 

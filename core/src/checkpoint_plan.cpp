@@ -1,11 +1,13 @@
-// Planning a GPT-2 attention layer's load from a safetensors header alone: which layer keys the file
-// has, where each size comes from (report.sources), the checks a module from it must pass, and which
-// tensors to read; nothing is read or allocated before the plan says the load fits.
+// Planning a GPT-2 attention layer's load from a safetensors header alone, in the layout its keys follow
+// (checkpoint_layout.hpp: Hugging Face's c_attn / c_proj, or the book's W_query ... out_proj): which layer
+// keys the file has, where each size comes from (report.sources), the checks a module from it must pass,
+// and which tensors to read; nothing is read or allocated before the plan says the load fits.
 #include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "attention_lab/checkpoint.hpp"
+#include "attention_lab/checkpoint_layout.hpp"
 #include "attention_lab/gpt2_sizes.hpp"
 #include "attention_lab/text.hpp"
 #include "attention_lab/validator.hpp"
@@ -16,13 +18,13 @@ namespace {
 
 std::string shape_text(const Shape& s) { return shape_string(s); }
 
-/// "transformer.h.11.attn.c_attn.weight" -> prefix "transformer.", layer 11.
-bool parse_layer_key(const std::string& key, const std::string& suffix, std::string& prefix, int64_t& layer) {
+/// "transformer.h.11.attn.c_attn.weight" with stem "h." -> prefix "transformer.", layer 11.
+bool parse_layer_key(const std::string& key, const std::string& stem, const std::string& suffix, std::string& prefix, int64_t& layer) {
   if (key.size() <= suffix.size() || key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
   const std::string head = key.substr(0, key.size() - suffix.size());  // "transformer.h.11"
-  const size_t h = head.rfind("h.");
+  const size_t h = head.rfind(stem);
   if (h == std::string::npos || (h > 0 && head[h - 1] != '.')) return false;
-  const std::string digits = head.substr(h + 2);
+  const std::string digits = head.substr(h + stem.size());
   if (digits.empty() || digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
   // "h.00." is not layer 0: its keys would not be found again under "h.0." (found by fuzz_checkpoint_header).
   if (digits.size() > 1 && digits[0] == '0') return false;
@@ -40,82 +42,126 @@ std::string list_layers(const std::set<int64_t>& layers) {
   return s;
 }
 
-/// The layers the file has (keys h.{i}.attn.c_attn.weight under one prefix), into plan.prefix and the
-/// report; the chosen layer must be one of them.
+/// The row of a layout that gives W_query.weight: what marks a layer (c_attn.weight, att.W_query.weight).
+const LayoutTensor& query_row(const CheckpointLayout& layout) { return *layout_row(layout, "att.W_query.weight", true); }
+
+/// The layers the file has (keys of query_row under one prefix, in one layout), into plan.layout,
+/// plan.prefix and the report; the chosen layer must be one of them.
 void find_layers(const SafetensorsHeader& header, int64_t chosen, CheckpointPlan& plan) {
   CheckpointReport& report = plan.report;
   std::set<int64_t> layers;
   std::set<std::string> prefixes;
-  for (const auto& e : header.entries) {
-    std::string prefix;
-    int64_t layer = 0;
-    if (parse_layer_key(e.key, ".attn.c_attn.weight", prefix, layer)) {
-      layers.insert(layer);
-      prefixes.insert(prefix);
+  std::set<const CheckpointLayout*> layouts;
+  for (const CheckpointLayout& layout : checkpoint_layouts()) {
+    const std::string suffix = std::string(".") + query_row(layout).key;
+    for (const auto& e : header.entries) {
+      std::string prefix;
+      int64_t layer = 0;
+      if (parse_layer_key(e.key, layout.block_stem, suffix, prefix, layer)) {
+        layers.insert(layer);
+        prefixes.insert(prefix);
+        layouts.insert(&layout);
+      }
     }
   }
   if (layers.empty()) {
-    throw AttentionError("checkpoint_missing_key", "", "no GPT-2 attention weights in this file: no key like 'h.0.attn.c_attn.weight' (or 'transformer.h.0.attn.c_attn.weight')",
-                         "Choose a GPT-2 checkpoint (Hugging Face names: h.{i}.attn.c_attn.weight, c_attn.bias, c_proj.weight, c_proj.bias).");
+    throw AttentionError(
+        "checkpoint_missing_key", "",
+        "no GPT-2 attention weights in this file: no key like 'h.0.attn.c_attn.weight' (or 'transformer.h.0.attn.c_attn.weight', or the book's 'trf_blocks.0.att.W_query.weight')",
+        "Choose a GPT-2 checkpoint (Hugging Face names: h.{i}.attn.c_attn.weight, c_attn.bias, c_proj.weight, c_proj.bias; the book's GPTModel: trf_blocks.{i}.att.W_query.weight "
+        "...).");
   }
+  if (layouts.size() > 1)
+    throw AttentionError("checkpoint_bad_header", "", "the file mixes Hugging Face's keys (c_attn) and the book's (W_query)", "Use a checkpoint of one model.");
   if (prefixes.size() > 1) {
     throw AttentionError("checkpoint_bad_header", "", "the file mixes key prefixes ('" + *prefixes.begin() + "' and '" + *prefixes.rbegin() + "')",
                          "Use a checkpoint of one model.");
   }
+  plan.layout = *layouts.begin();
   plan.prefix = *prefixes.begin();
+  const CheckpointLayout& layout = *plan.layout;
+  report.layout = layout.id;
+  report.layout_name = layout.name;
   report.max_layer = *layers.rbegin();
   report.sources["layers"] = "layers " + list_layers(layers) + " (" + std::to_string(layers.size()) + (layers.size() == 1 ? " layer)" : " layers)");
-  if (const SafetensorsEntry* wte = header.find(plan.prefix + "wte.weight"); wte != nullptr && wte->shape.size() == 2) {
-    report.sources["vocab"] = plan.prefix + "wte.weight rows (" + std::to_string(wte->shape[0]) + " tokens)";
+  const std::string wte_key = plan.prefix + layout.model.front().key;
+  if (const SafetensorsEntry* wte = header.find(wte_key); wte != nullptr && wte->shape.size() == 2) {
+    report.sources["vocab"] = wte_key + " rows (" + std::to_string(wte->shape[0]) + " tokens)";
     report.gpt2_vocab = wte->shape[0] == kGpt2Vocab;
   }
-  report.sources["prefix"] = plan.prefix.empty() ? "keys without a prefix (GPT2Model)" : "keys with the prefix '" + plan.prefix + "' (GPT2LMHeadModel)";
+  if (layout.prefixes.empty())
+    report.sources["prefix"] =
+        plan.prefix.empty() ? std::string("keys without a prefix (") + layout.name + "'s state_dict)" : "keys with the prefix '" + plan.prefix + "' (" + layout.name + ")";
+  else
+    report.sources["prefix"] = plan.prefix.empty() ? "keys without a prefix (GPT2Model)" : "keys with the prefix '" + plan.prefix + "' (GPT2LMHeadModel)";
   if (chosen < 0 || layers.count(chosen) == 0) {
     throw AttentionError("checkpoint_layer", "layer", "there is no layer " + std::to_string(chosen) + " in this file (layers " + list_layers(layers) + ")",
                          "Choose a layer from " + list_layers(layers) + ".");
   }
 }
 
-/// One layer's attention tensors: c_attn (q/k/v packed, Conv1D's (d, 3d)) and c_proj, keys and entries
-/// (the biases may be absent), and the width d they give.
+/// One layer's attention tensors: the layout's rows that give the book's att.* weights, each with its key
+/// and entry (the q/k/v biases may be absent), and the width d they give.
 struct LayerKeys {
-  std::string base;  // "transformer.h.11.attn."
-  std::string k_attn_w, k_attn_b, k_proj_w, k_proj_b;
-  const SafetensorsEntry *attn_w = nullptr, *attn_b = nullptr, *proj_w = nullptr, *proj_b = nullptr;
+  std::string base;  // "transformer.h.11." / "module.trf_blocks.11."
+  std::vector<const LayoutTensor*> rows;
+  std::vector<std::string> keys;
+  std::vector<const SafetensorsEntry*> entries;
+  const SafetensorsEntry* query = nullptr;  // c_attn.weight / W_query.weight
+  std::string query_key;
+  bool qkv_bias = false;
   int64_t d = 0;
 };
 
+/// A row that gives q/k/v biases (c_attn.bias, W_query.bias ...): optional for one layer.
+bool gives_qkv_bias(const LayoutTensor& row) {
+  const std::string t = row.targets.front();
+  return t == "att.W_query.bias" || t == "att.W_key.bias" || t == "att.W_value.bias";
+}
+
+/// d from the query row: c_attn.weight is Conv1D's (d, 3d), the book's W_query.weight nn.Linear's (d, d).
+int64_t width_of(const LayoutTensor& row, const SafetensorsEntry& e, const std::string& key) {
+  const Shape& s = e.shape;
+  const int64_t parts = row.shape[1];  // 3 for c_attn, 1 for W_query
+  if (s.size() != 2 || s[0] <= 0 || s[1] != parts * s[0]) {
+    const bool reversed = s.size() == 2 && s[0] == parts * s[1] && parts != 1;
+    throw AttentionError("checkpoint_shape", "", key + " has shape " + shape_text(s) + (parts == 3 ? "; GPT-2's Conv1D layout is (d, 3d)" : "; nn.Linear(d, d)'s weight is (d, d)"),
+                         reversed ? "The shape is exactly reversed: it looks transposed (a Linear layout, not Conv1D)." : "");
+  }
+  return s[0];
+}
+
 /// The chosen layer's tensors, each present where required and shaped for one width d.
-LayerKeys layer_keys(const SafetensorsHeader& header, const std::string& prefix, int64_t layer, CheckpointReport& report) {
+LayerKeys layer_keys(const SafetensorsHeader& header, const CheckpointPlan& plan, int64_t layer, CheckpointReport& report) {
+  const CheckpointLayout& layout = *plan.layout;
   LayerKeys k;
-  k.base = prefix + "h." + std::to_string(layer) + ".attn.";
-  k.k_attn_w = k.base + "c_attn.weight", k.k_attn_b = k.base + "c_attn.bias", k.k_proj_w = k.base + "c_proj.weight", k.k_proj_b = k.base + "c_proj.bias";
-  k.attn_w = header.find(k.k_attn_w);
-  k.attn_b = header.find(k.k_attn_b);
-  k.proj_w = header.find(k.k_proj_w);
-  k.proj_b = header.find(k.k_proj_b);
-  if (k.attn_w == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + k.k_attn_w, "Choose a GPT-2 checkpoint.");
-  for (const auto& [key, entry] : {std::pair{k.k_proj_w, k.proj_w}, std::pair{k.k_proj_b, k.proj_b}}) {
-    if (entry == nullptr) {
-      throw AttentionError("checkpoint_missing_key", "", "the file has " + k.k_attn_w + " but no " + key,
-                           "The checkpoint is incomplete; every GPT-2 layer has c_proj.weight and c_proj.bias.");
+  k.base = plan.prefix + layout.block_stem + std::to_string(layer) + ".";
+  for (const LayoutTensor& row : layout.block) {
+    if (std::string(row.targets.front()).rfind("att.", 0) != 0) continue;
+    k.rows.push_back(&row);
+    k.keys.push_back(layout_key(layout, plan.prefix, row, layer));
+    k.entries.push_back(header.find(k.keys.back()));
+  }
+  k.query_key = layout_key(layout, plan.prefix, query_row(layout), layer);
+  k.query = header.find(k.query_key);
+  if (k.query == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + k.query_key, "Choose a GPT-2 checkpoint.");
+  for (size_t i = 0; i < k.rows.size(); ++i) {
+    if (k.entries[i] == nullptr && !gives_qkv_bias(*k.rows[i])) {
+      throw AttentionError("checkpoint_missing_key", "", "the file has " + k.query_key + " but no " + k.keys[i],
+                           std::string("The checkpoint is incomplete; every layer of ") + layout.name + " has it.");
+    }
+    if (k.entries[i] != nullptr && gives_qkv_bias(*k.rows[i])) k.qkv_bias = true;
+  }
+  const int64_t d = k.d = width_of(query_row(layout), *k.query, k.query_key);
+  report.sources["d"] = k.query_key + " " + shape_text(k.query->shape) + ": d = " + std::to_string(d);
+  for (size_t i = 0; i < k.rows.size(); ++i) {
+    Shape expected;
+    for (const int64_t v : k.rows[i]->shape) expected.push_back(v * d);
+    if (k.entries[i] != nullptr && k.entries[i]->shape != expected) {
+      throw AttentionError("checkpoint_shape", "",
+                           k.keys[i] + " has shape " + shape_text(k.entries[i]->shape) + ", expected " + shape_text(expected) + " for d = " + std::to_string(d), "");
     }
   }
-  if (k.attn_w->shape.size() != 2 || k.attn_w->shape[1] != 3 * k.attn_w->shape[0] || k.attn_w->shape[0] <= 0) {
-    throw AttentionError(
-        "checkpoint_shape", "", k.k_attn_w + " has shape " + shape_text(k.attn_w->shape) + "; GPT-2's Conv1D layout is (d, 3d)",
-        k.attn_w->shape.size() == 2 && k.attn_w->shape[0] == 3 * k.attn_w->shape[1] ? "The shape is exactly reversed: it looks transposed (a Linear layout, not Conv1D)." : "");
-  }
-  const int64_t d = k.d = k.attn_w->shape[0];
-  report.sources["d"] = k.k_attn_w + " " + shape_text(k.attn_w->shape) + ": d = " + std::to_string(d);
-  const auto expect = [&](const SafetensorsEntry* e, const std::string& key, const Shape& shape) {
-    if (e != nullptr && e->shape != shape) {
-      throw AttentionError("checkpoint_shape", "", key + " has shape " + shape_text(e->shape) + ", expected " + shape_text(shape) + " for d = " + std::to_string(d), "");
-    }
-  };
-  expect(k.attn_b, k.k_attn_b, {3 * d});
-  expect(k.proj_w, k.k_proj_w, {d, d});
-  expect(k.proj_b, k.k_proj_b, {d});
   return k;
 }
 
@@ -135,25 +181,28 @@ int64_t plan_num_heads(const SafetensorsHeader& header, int64_t d, const Checkpo
   return num_heads;
 }
 
-/// context_length: the target's, else wpe rows, else the mask buffer, else the option.
-int64_t plan_context_length(const SafetensorsHeader& header, const std::string& prefix, const std::string& base, const CheckpointOptions& options, CheckpointReport& report) {
+/// context_length: the target's, else the position embedding's rows, else the layer's mask buffer, else the option.
+int64_t plan_context_length(const SafetensorsHeader& header, const CheckpointPlan& plan, const std::string& base, const CheckpointOptions& options, CheckpointReport& report) {
+  const CheckpointLayout& layout = *plan.layout;
   int64_t context_length = 0;
-  const SafetensorsEntry* wpe = header.find(prefix + "wpe.weight");
-  const SafetensorsEntry* mask = header.find(base + "bias");
+  const std::string wpe_key = layout_key(layout, plan.prefix, *layout_row(layout, "pos_emb.weight", false));
+  const SafetensorsEntry* wpe = header.find(wpe_key);
+  const std::string mask_key = base + layout.buffers.front().key;  // attn.bias (1, 1, n, n) / att.mask (n, n)
+  const SafetensorsEntry* mask = header.find(mask_key);
   if (options.into) {
     context_length = options.into->context_length;
     report.sources["context_length"] = "the target module (context_length = " + std::to_string(context_length) + ")";
   } else if (wpe != nullptr && wpe->shape.size() == 2) {
     context_length = wpe->shape[0];
-    report.sources["context_length"] = prefix + "wpe.weight rows (" + std::to_string(context_length) + ")";
-  } else if (mask != nullptr && mask->shape.size() == 4) {
-    context_length = mask->shape[3];
-    report.sources["context_length"] = base + "bias (the causal mask buffer, " + std::to_string(context_length) + " x " + std::to_string(context_length) + ")";
+    report.sources["context_length"] = wpe_key + " rows (" + std::to_string(context_length) + ")";
+  } else if (mask != nullptr && mask->shape.size() >= 2) {
+    context_length = mask->shape.back();
+    report.sources["context_length"] = mask_key + " (the causal mask buffer, " + std::to_string(context_length) + " x " + std::to_string(context_length) + ")";
   } else if (options.context_length) {
     context_length = *options.context_length;
     report.sources["context_length"] = "the context_length option (" + std::to_string(context_length) + ")";
   } else {
-    throw AttentionError("checkpoint_context_length", "context_length", "the file has neither wpe.weight nor a mask buffer to give context_length",
+    throw AttentionError("checkpoint_context_length", "context_length", "the file has neither " + wpe_key + " nor a mask buffer to give context_length",
                          "Pass context_length (GPT-2 uses 1024).");
   }
   if (context_length <= 0) throw AttentionError("checkpoint_context_length", "context_length", "context_length must be at least 1", "");
@@ -167,16 +216,21 @@ void check_target(const ModuleConfig& t, const LayerKeys& k) {
   std::vector<std::string> problems;
   if (!t.recipe().loads_checkpoints) problems.push_back("the target is " + t.class_name() + ", not " + checkpoint_class().name);
   if (t.d_in != d || t.d_out != d)
-    problems.push_back("the target has d_in = " + std::to_string(t.d_in) + ", d_out = " + std::to_string(t.d_out) + " but " + k.k_attn_w + " " + shape_text(k.attn_w->shape) +
+    problems.push_back("the target has d_in = " + std::to_string(t.d_in) + ", d_out = " + std::to_string(t.d_out) + " but " + k.query_key + " " + shape_text(k.query->shape) +
                        " gives d = " + std::to_string(d));
-  if (k.attn_b != nullptr && !t.qkv_bias)
-    problems.push_back("the file has q/k/v biases (" + k.k_attn_b + ", " + std::to_string(3 * d) + " values) but the target has qkv_bias=False: they would be dropped");
+  std::string bias_key;
+  int64_t bias_values = 0;
+  for (size_t i = 0; i < k.rows.size(); ++i)
+    if (bias_key.empty() && k.entries[i] != nullptr && gives_qkv_bias(*k.rows[i])) bias_key = k.keys[i], bias_values = numel_of(k.entries[i]->shape);
+  const bool drops_bias = k.qkv_bias && !t.qkv_bias;
+  if (drops_bias)
+    problems.push_back("the file has q/k/v biases (" + bias_key + ", " + std::to_string(bias_values) + " values) but the target has qkv_bias=False: they would be dropped");
   if (!problems.empty()) {
     std::string message;
     for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
-    throw AttentionError("checkpoint_config_mismatch", k.attn_b != nullptr && !t.qkv_bias ? "qkv_bias" : "d_out", message,
-                         k.attn_b != nullptr && !t.qkv_bias ? "GPT-2 needs MultiHeadAttention(..., qkv_bias=True)."
-                                                            : "Build the target as MultiHeadAttention(d, d, context_length, 0.0, num_heads, qkv_bias=True).");
+    throw AttentionError(
+        "checkpoint_config_mismatch", drops_bias ? "qkv_bias" : "d_out", message,
+        drops_bias ? "GPT-2 needs MultiHeadAttention(..., qkv_bias=True)." : "Build the target as MultiHeadAttention(d, d, context_length, 0.0, num_heads, qkv_bias=True).");
   }
 }
 
@@ -194,7 +248,7 @@ void check_plan_fits(const ModuleConfig& c, const LayerKeys& k, const Checkpoint
                          problem.hint.empty() ? "Check the file: a real GPT-2 checkpoint gives a module that create() accepts." : problem.hint);
   }
   double read_bytes = 0, values = 0;
-  for (const SafetensorsEntry* e : {k.attn_w, k.attn_b, k.proj_w, k.proj_b}) {
+  for (const SafetensorsEntry* e : k.entries) {
     if (e == nullptr) continue;
     read_bytes += static_cast<double>(e->end - e->begin);
     values += static_cast<double>(numel_of(e->shape));
@@ -208,23 +262,40 @@ void check_plan_fits(const ModuleConfig& c, const LayerKeys& k, const Checkpoint
   }
 }
 
-/// The tensors to read, and the report's used, transposed (Conv1D keeps (in, out)) and missing keys.
+/// The tensors to read (with their layout rows), and the report's used, transposed (a copy rule that
+/// transposes: Conv1D keeps (in, out)) and missing keys.
 void list_used(const LayerKeys& k, CheckpointPlan& plan) {
   CheckpointReport& report = plan.report;
-  plan.needed.push_back(*k.attn_w);
-  report.used.push_back(k.k_attn_w);
-  report.transposed.push_back(k.k_attn_w);
-  if (k.attn_b != nullptr) {
-    plan.needed.push_back(*k.attn_b);
-    report.used.push_back(k.k_attn_b);
-  } else {
-    report.missing.push_back(k.k_attn_b);
+  for (size_t i = 0; i < k.rows.size(); ++i) {
+    if (k.entries[i] == nullptr) {
+      report.missing.push_back(k.keys[i]);
+      continue;
+    }
+    plan.needed.push_back(*k.entries[i]);
+    plan.needed_rows.push_back(k.rows[i]);
+    report.used.push_back(k.keys[i]);
+    if (k.rows[i]->copy == LayoutCopy::Transposed || k.rows[i]->copy == LayoutCopy::SplitThreeTransposed) report.transposed.push_back(k.keys[i]);
+    report.mapping.push_back(layout_mapping_line(k.keys[i], k.entries[i]->shape, *k.rows[i], true));
   }
-  plan.needed.push_back(*k.proj_w);
-  plan.needed.push_back(*k.proj_b);
-  report.used.push_back(k.k_proj_w);
-  report.used.push_back(k.k_proj_b);
-  report.transposed.push_back(k.k_proj_w);
+}
+
+/// Why a key outside the layer's attention is not read.
+std::string ignored_reason(const SafetensorsEntry& e, int64_t chosen, const CheckpointPlan& plan) {
+  const CheckpointLayout& layout = *plan.layout;
+  std::string prefix;
+  int64_t layer = 0;
+  for (const LayoutBuffer& buffer : layout.buffers)
+    if (parse_layer_key(e.key, layout.block_stem, std::string(".") + buffer.key, prefix, layer)) return layout_buffer_text(buffer, e.shape);
+  const std::string wpe = plan.prefix + layout_row(layout, "pos_emb.weight", false)->key, wte = plan.prefix + layout.model.front().key;
+  if (e.key == wpe) return "position embeddings (not attention); its " + std::to_string(e.shape.empty() ? 0 : e.shape[0]) + " rows give context_length";
+  if (e.key == wte) return "token embeddings (not attention)";
+  const std::string blocks = plan.prefix + layout.block_stem;
+  if (e.key.rfind(blocks, 0) == 0) {
+    const std::string rest = e.key.substr(blocks.size());
+    const std::string layer_text = rest.substr(0, rest.find('.'));
+    return layer_text == std::to_string(chosen) ? "not part of attention (layer norm or MLP)" : "layer " + layer_text + " (loading layer " + std::to_string(chosen) + ")";
+  }
+  return "not part of attention";
 }
 
 /// Every other key of the file with why it is not read (the first kCheckpointIgnoredListed of them).
@@ -233,25 +304,7 @@ void list_ignored(const SafetensorsHeader& header, int64_t chosen, CheckpointPla
   for (const auto& e : header.entries) {
     if (std::find(report.used.begin(), report.used.end(), e.key) != report.used.end()) continue;
     if (++report.ignored_count > kCheckpointIgnoredListed) continue;
-    std::string prefix;
-    int64_t layer = 0;
-    std::string reason;
-    if (parse_layer_key(e.key, ".attn.bias", prefix, layer)) {
-      reason = "causal mask buffer " + shape_text(e.shape) + ", not the q/k/v bias (that is c_attn.bias); the mask is rebuilt from context_length";
-    } else if (parse_layer_key(e.key, ".attn.masked_bias", prefix, layer)) {
-      reason = "the mask's fill value buffer, not a weight";
-    } else if (e.key == plan.prefix + "wpe.weight") {
-      reason = "position embeddings (not attention); its " + std::to_string(e.shape.empty() ? 0 : e.shape[0]) + " rows give context_length";
-    } else if (e.key == plan.prefix + "wte.weight") {
-      reason = "token embeddings (not attention)";
-    } else if (e.key.rfind(plan.prefix + "h.", 0) == 0) {
-      const std::string rest = e.key.substr(plan.prefix.size() + 2);
-      const std::string layer_text = rest.substr(0, rest.find('.'));
-      reason = layer_text == std::to_string(chosen) ? "not part of attention (layer norm or MLP)" : "layer " + layer_text + " (loading layer " + std::to_string(chosen) + ")";
-    } else {
-      reason = "not part of attention";
-    }
-    report.ignored.push_back({e.key, reason});
+    report.ignored.push_back({e.key, ignored_reason(e, chosen, plan)});
   }
 }
 
@@ -260,9 +313,9 @@ void list_ignored(const SafetensorsHeader& header, int64_t chosen, CheckpointPla
 CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const CheckpointOptions& options) {
   CheckpointPlan plan;
   find_layers(header, options.layer, plan);
-  const LayerKeys k = layer_keys(header, plan.prefix, options.layer, plan.report);
+  const LayerKeys k = layer_keys(header, plan, options.layer, plan.report);
   const int64_t num_heads = plan_num_heads(header, k.d, options, plan.report);
-  const int64_t context_length = plan_context_length(header, plan.prefix, k.base, options, plan.report);
+  const int64_t context_length = plan_context_length(header, plan, k.base, options, plan.report);
   if (options.into) check_target(*options.into, k);
 
   ModuleConfig& c = plan.config;
@@ -272,7 +325,7 @@ CheckpointPlan plan_gpt2_attention(const SafetensorsHeader& header, const Checkp
   c.context_length = context_length;
   c.dropout = options.into ? options.into->dropout : 0.0;
   c.num_heads = num_heads;
-  c.qkv_bias = options.into ? options.into->qkv_bias : k.attn_b != nullptr;
+  c.qkv_bias = options.into ? options.into->qkv_bias : k.qkv_bias;
   check_plan_fits(c, k, options, plan.report);
   list_used(k, plan);
   list_ignored(header, options.layer, plan);

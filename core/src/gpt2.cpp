@@ -11,111 +11,6 @@
 
 namespace attention_lab {
 
-namespace {
-
-/// Block numbers of the keys "<prefix>h.<L>.<rest>" (L in canonical digits, as parse order gives them).
-std::set<int64_t> block_numbers(const SafetensorsHeader& header, const std::string& prefix) {
-  std::set<int64_t> out;
-  const std::string start = prefix + "h.";
-  // entries are sorted by key: the keys under `start` are one run of them
-  auto it = std::lower_bound(header.entries.begin(), header.entries.end(), start, [](const SafetensorsEntry& e, const std::string& k) { return e.key < k; });
-  for (; it != header.entries.end() && it->key.compare(0, start.size(), start) == 0; ++it) {
-    const size_t dot = it->key.find('.', start.size());
-    if (dot == std::string::npos) continue;
-    const std::string digits = it->key.substr(start.size(), dot - start.size());
-    if (digits.empty() || digits.size() > 6 || (digits.size() > 1 && digits[0] == '0') ||
-        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-      continue;
-    out.insert(std::stoll(digits));
-  }
-  return out;
-}
-
-std::string block_list(const std::set<int64_t>& blocks) {
-  std::string s;
-  size_t shown = 0;
-  for (const int64_t b : blocks) {
-    if (++shown > 8) return s + ", ... (" + std::to_string(blocks.size()) + " in all)";
-    s += (s.empty() ? "" : ", ") + std::to_string(b);
-  }
-  return s;
-}
-
-/// n_layer of a file whose blocks are under `prefix`: its blocks must be h.0 .. h.{n - 1}, each with its
-/// 12 tensors (a gap or a partial block would run a shorter model), and no second set of blocks under
-/// the other prefix ("h." beside "transformer.h."). Throws checkpoint_layer (no blocks), checkpoint_missing_key
-/// (names the missing keys), checkpoint_bad_header (two sets of blocks).
-int64_t gpt2_blocks(const SafetensorsHeader& header, const std::string& prefix) {
-  const std::set<int64_t> blocks = block_numbers(header, prefix);
-  const std::string other = prefix.empty() ? "transformer." : "";
-  if (const std::set<int64_t> beside = block_numbers(header, other); !beside.empty()) {
-    throw AttentionError("checkpoint_bad_header", "",
-                         "the file has blocks " + other + "h." + block_list(beside) + " beside " + prefix + "h." + (blocks.empty() ? "(none)" : block_list(blocks)) +
-                             " (the blocks of " + prefix + "wte.weight's model): two models' keys in one file",
-                         "Save one model per file (GPT2Model's keys, or GPT2LMHeadModel's with the prefix 'transformer.').");
-  }
-  if (blocks.empty()) throw AttentionError("checkpoint_layer", "layer", "the file has no transformer blocks (no " + prefix + "h.0.ln_1.weight)", kGpt2Hint);
-  const int64_t n = *blocks.rbegin() + 1;
-  std::vector<std::string> missing;
-  for (int64_t L = 0; L < n; ++L)
-    for (const auto& key : gpt2_block_tensors(1)) {
-      const std::string name = prefix + "h." + std::to_string(L) + "." + key.first;
-      if (header.find(name) == nullptr) missing.push_back(name);
-    }
-  if (!missing.empty()) {
-    std::string rest;  // the keys after the first, up to 5 of them
-    for (size_t i = 1; i < missing.size() && i < 6; ++i) rest += (i == 1 ? "" : ", ") + missing[i];
-    if (missing.size() > 6) rest += ", ... (" + std::to_string(missing.size()) + " keys in all)";
-    std::set<int64_t> absent;
-    for (int64_t L = 0; L < n; ++L)
-      if (blocks.count(L) == 0) absent.insert(L);
-    throw AttentionError("checkpoint_missing_key", "layer",
-                         "the file has no " + missing[0] + ", which the whole model needs" + (rest.empty() ? "" : ", nor " + rest) + ": it has blocks " + block_list(blocks) +
-                             (absent.empty() ? "" : " but not " + block_list(absent)) + ", and the model runs only with every block from 0 to " + std::to_string(n - 1) +
-                             " complete (a shorter model would be another model)",
-                         "The file is cut or incomplete: use the whole checkpoint (every h.L has 12 tensors).");
-  }
-  return n;
-}
-
-}  // namespace
-
-Gpt2Config gpt2_config(const SafetensorsHeader& header, std::optional<int64_t> num_heads) {
-  Gpt2Config c;
-  c.prefix = header.find("wte.weight") == nullptr && header.find("transformer.wte.weight") != nullptr ? "transformer." : "";
-  const auto need = [&](const std::string& key, const Shape& shape) -> const SafetensorsEntry& {
-    const SafetensorsEntry* e = header.find(c.prefix + key);
-    if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + c.prefix + key + ", which the whole model needs", kGpt2Hint);
-    if (!shape.empty() && e->shape != shape)
-      throw AttentionError("checkpoint_shape", "", c.prefix + key + " is " + shape_string(e->shape) + " but the model needs " + shape_string(shape), kGpt2Hint);
-    require_gpt2_dtype(*e);
-    c.value_bytes = std::max(c.value_bytes, gpt2_dtype_bytes(e->dtype));
-    return *e;
-  };
-  const SafetensorsEntry& wte = need("wte.weight", {});
-  if (wte.shape.size() != 2 || wte.shape[0] < 1 || wte.shape[1] < 1)
-    throw AttentionError("checkpoint_shape", "", c.prefix + "wte.weight is " + shape_string(wte.shape) + " but must be (vocab_size, n_embd)", kGpt2Hint);
-  c.vocab_size = wte.shape[0];
-  c.n_embd = wte.shape[1];
-  c.dtype = wte.dtype;
-  const int64_t d = c.n_embd;
-  const SafetensorsEntry* wpe = header.find(c.prefix + "wpe.weight");
-  if (wpe == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + c.prefix + "wpe.weight, which the whole model needs", kGpt2Hint);
-  if (wpe->shape.size() != 2 || wpe->shape[1] != d || wpe->shape[0] < 1)
-    throw AttentionError("checkpoint_shape", "", c.prefix + "wpe.weight is " + shape_string(wpe->shape) + " but must be (n_ctx, " + std::to_string(d) + ")", kGpt2Hint);
-  need("wpe.weight", wpe->shape);
-  c.n_ctx = wpe->shape[0];
-  c.n_layer = gpt2_blocks(header, c.prefix);
-  for (int64_t L = 0; L < c.n_layer; ++L)
-    for (const auto& [key, shape] : gpt2_block_tensors(d)) need("h." + std::to_string(L) + "." + key, shape);
-  need("ln_f.weight", {d});
-  need("ln_f.bias", {d});
-  c.n_head = gpt2_head_count(header, d, num_heads).n_head;
-  const bool gpt2_shape = c.vocab_size == kGpt2Vocab && c.n_ctx == kGpt2Context;
-  if (const Gpt2Size* size = gpt2_size_of_width(d); gpt2_shape && size && c.n_layer == size->n_layer && c.n_head == size->n_head) c.size = size->name;
-  return c;
-}
-
 Gpt2Attention gpt2_attention_of(const std::string& name) {
   if (name == "full") return Gpt2Attention::Full;
   if (name == "thumbnails") return Gpt2Attention::Thumbnails;
@@ -296,7 +191,8 @@ Gpt2Run::Step Gpt2Run::final_norm(const std::map<std::string, std::vector<uint8_
   last_.assign(x_.data.end() - d, x_.data.end());  // the last position only: the logits are wanted there
   ops::layer_norm_rows(last_.data(), 1, d, gpt2_values(r[0], bytes).data(), gpt2_values(r[1], bytes).data(), 1e-5f);
   check_gpt2_stage(last_.data(), last_.size(), d, -1, "ln_f", "ln_f(x)[-1]");
-  logits_.assign(static_cast<size_t>(config_.vocab_size), 0.0f);
+  if (config_.head_bias) head_bias_ = gpt2_values(r[2], bytes);  // a classifier's out_head.bias (n_out)
+  logits_.assign(static_cast<size_t>(config_.n_out), 0.0f);
   phase_ = Phase::Logits;
   chunk_ = 0;
   return {"", -1, layer_ + 1, blocks_ + 2, std::nullopt, std::nullopt};
@@ -305,13 +201,13 @@ Gpt2Run::Step Gpt2Run::final_norm(const std::map<std::string, std::vector<uint8_
 Gpt2Run::Step Gpt2Run::logits_rows(const std::map<std::string, std::vector<uint8_t>>& bytes) {
   const ByteRead r = reads().front();
   const int64_t d = config_.n_embd, n = r.entry.shape[0], begin = chunk_ * kGpt2LogitsChunkRows;
-  // logits[begin:end] = ln_f(x)[-1] @ wte[begin:end]^T, the tied output head, on the product kernel
+  // logits[begin:end] = ln_f(x)[-1] @ head[begin:end]^T (+ its bias), the head (GPT-2's tied wte, or out_head), on the product kernel
   ops::PackedMatrix rows;
   {
     const std::vector<float> values = gpt2_values(r, bytes);  // (n, d)
     rows = ops::pack_b(values.data(), d, n, true);
   }
-  ops::gemm(pool_, last_.data(), 1, d, rows, nullptr, logits_.data() + begin);
+  ops::gemm(pool_, last_.data(), 1, d, rows, config_.head_bias ? head_bias_.data() + begin : nullptr, logits_.data() + begin);
   // the earlier rows are finite (each chunk is checked as it comes), so the first bad one is named by its token id
   if (!first_non_finite(logits_.data() + begin, static_cast<size_t>(n), Shape{n}).empty())
     check_gpt2_stage(logits_.data(), static_cast<size_t>(begin + n), 1, -1, "logits", "ln_f(x)[-1] @ wte^T");

@@ -6,14 +6,18 @@
 
 namespace attention_lab {
 
-const char* const kGpt2Hint = "Use a GPT-2 checkpoint in the Hugging Face layout (model.safetensors of the gpt2 repositories).";
+const char* const kGpt2Hint = "Use a GPT-2 checkpoint: Hugging Face's model.safetensors, or the book's GPTModel as torch.save(model.state_dict(), ...) writes it.";
 
 int64_t gpt2_dtype_bytes(const std::string& dtype) { return dtype == "F32" ? 4 : 2; }
 
-const SafetensorsEntry& gpt2_entry(const SafetensorsHeader& header, const Gpt2Config& config, const std::string& key) {
-  const SafetensorsEntry* e = header.find(config.prefix + key);
-  if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + config.prefix + key, kGpt2Hint);
-  return *e;
+ByteRead gpt2_read(const SafetensorsHeader& header, const Gpt2Config& config, const std::string& target, int64_t block) {
+  const LayoutTensor* row = layout_row(*config.layout, target, block >= 0);
+  if (row == nullptr) throw AttentionError("checkpoint_missing_key", "", std::string(config.layout->name) + " has no tensor for " + target, config.layout->hint);
+  const std::string key = target == "out_head.weight" ? config.head_key : layout_key(*config.layout, config.prefix, *row, block);
+  const SafetensorsEntry* e = header.find(key);
+  if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + key, config.layout->hint);
+  // a read's name is the key without the prefix ("wte.weight[3]"); a block's keeps it ("transformer.h.0.ln_1.weight")
+  return {block >= 0 || key.compare(0, config.prefix.size(), config.prefix) != 0 ? key : key.substr(config.prefix.size()), *e};
 }
 
 std::vector<float> gpt2_values(const ByteRead& r, const Gpt2Bytes& bytes) {
@@ -51,12 +55,23 @@ struct BlockInputPlan {
 };
 
 BlockInputPlan block_input_plan(const SafetensorsHeader& header, const std::vector<int64_t>& token_ids, int64_t layer) {
-  CheckpointOptions probe;
-  probe.layer = layer;
-  probe.num_heads = 1;  // any divisor: only the prefix and the layer check are used here
-  probe.context_length = 1;
   BlockInputPlan p;
-  p.config.prefix = plan_gpt2_attention(header, probe).prefix;
+  const FoundLayout found = find_checkpoint_layout(header);
+  p.config.layout = found.layout;
+  p.config.prefix = found.prefix;
+  const CheckpointLayout& layout = *found.layout;
+  if (layout.id == std::string("huggingface")) {  // the one-layer load's checks of the layer (its keys, its number)
+    CheckpointOptions probe;
+    probe.layer = layer;
+    probe.num_heads = 1;  // any divisor: only the prefix and the layer check are used here
+    probe.context_length = 1;
+    p.config.prefix = plan_gpt2_attention(header, probe).prefix;
+  }
+  const auto key_of = [&](const char* target, int64_t block) { return layout_key(layout, p.config.prefix, *layout_row(layout, target, block >= 0), block); };
+  if (layer < 0 || (header.find(key_of("norm1.scale", layer)) == nullptr && header.find(key_of("att.W_query.weight", layer)) == nullptr))
+    throw AttentionError("checkpoint_layer", "layer",
+                         "there is no layer " + std::to_string(layer) + " in this file (no " + key_of("att.W_query.weight", std::max<int64_t>(layer, 0)) + ")",
+                         "Choose a layer the file has.");
   const auto need = [&](const std::string& key) -> const SafetensorsEntry& {
     const SafetensorsEntry* e = header.find(key);
     if (e == nullptr)
@@ -64,12 +79,10 @@ BlockInputPlan block_input_plan(const SafetensorsHeader& header, const std::vect
                            "Use a full GPT-2 checkpoint (with wte, wpe and ln_1).");
     return *e;
   };
-  const std::string& prefix = p.config.prefix;
-  const SafetensorsEntry& wte = need(prefix + "wte.weight");
-  const SafetensorsEntry& wpe = need(prefix + "wpe.weight");
-  const std::string ln = prefix + "h." + std::to_string(layer) + ".ln_1.";
-  p.ln_1_weight = {ln + "weight", need(ln + "weight")};
-  p.ln_1_bias = {ln + "bias", need(ln + "bias")};
+  const SafetensorsEntry& wte = need(key_of("tok_emb.weight", -1));
+  const SafetensorsEntry& wpe = need(key_of("pos_emb.weight", -1));
+  p.ln_1_weight = {key_of("norm1.scale", layer), need(key_of("norm1.scale", layer))};
+  p.ln_1_bias = {key_of("norm1.shift", layer), need(key_of("norm1.shift", layer))};
   const SafetensorsEntry &ln_w = p.ln_1_weight.entry, &ln_b = p.ln_1_bias.entry;
   for (const SafetensorsEntry* e : {&wte, &wpe, &ln_w, &ln_b}) require_gpt2_dtype(*e);
   if (wte.shape.size() != 2 || wpe.shape.size() != 2 || wte.shape[1] != wpe.shape[1] || ln_w.shape != Shape{wte.shape[1]} || ln_b.shape != Shape{wte.shape[1]})
@@ -112,10 +125,10 @@ void add_into(Tensor& x, const float* y) {
 
 std::vector<ByteRead> gpt2_embedding_reads(const SafetensorsHeader& header, const Gpt2Config& config, const std::vector<int64_t>& ids, int64_t first) {
   std::vector<ByteRead> reads;
-  const SafetensorsEntry& wte = gpt2_entry(header, config, "wte.weight");
-  for (const int64_t id : distinct_ids(ids)) reads.push_back({"wte.weight[" + std::to_string(id) + "]", rows_of(wte, id, id + 1)});
+  const ByteRead wte = gpt2_read(header, config, "tok_emb.weight"), wpe = gpt2_read(header, config, "pos_emb.weight");
+  for (const int64_t id : distinct_ids(ids)) reads.push_back({wte.name + "[" + std::to_string(id) + "]", rows_of(wte.entry, id, id + 1)});
   const int64_t end = first + static_cast<int64_t>(ids.size());
-  reads.push_back({"wpe.weight[" + std::to_string(first) + ":" + std::to_string(end) + "]", rows_of(gpt2_entry(header, config, "wpe.weight"), first, end)});
+  reads.push_back({wpe.name + "[" + std::to_string(first) + ":" + std::to_string(end) + "]", rows_of(wpe.entry, first, end)});
   return reads;
 }
 
@@ -146,26 +159,34 @@ Tensor gpt2_block_input(const SafetensorsHeader& header, const std::vector<int64
 }
 
 std::vector<ByteRead> gpt2_final_reads(const SafetensorsHeader& header, const Gpt2Config& config) {
-  return {{config.prefix + "ln_f.weight", gpt2_entry(header, config, "ln_f.weight")}, {config.prefix + "ln_f.bias", gpt2_entry(header, config, "ln_f.bias")}};
+  std::vector<ByteRead> reads = {gpt2_read(header, config, "final_norm.scale"), gpt2_read(header, config, "final_norm.shift")};
+  if (config.head_bias) reads.push_back(gpt2_read(header, config, "out_head.bias"));
+  return reads;
 }
 
 ByteRead gpt2_logits_read(const SafetensorsHeader& header, const Gpt2Config& config, int64_t chunk) {
-  const int64_t begin = chunk * kGpt2LogitsChunkRows, end = std::min(begin + kGpt2LogitsChunkRows, config.vocab_size);
-  return {"wte.weight[" + std::to_string(begin) + ":" + std::to_string(end) + "]", rows_of(gpt2_entry(header, config, "wte.weight"), begin, end)};
+  const int64_t begin = chunk * kGpt2LogitsChunkRows, end = std::min(begin + kGpt2LogitsChunkRows, config.n_out);
+  const ByteRead head = gpt2_read(header, config, "out_head.weight");
+  return {head.name + "[" + std::to_string(begin) + ":" + std::to_string(end) + "]", rows_of(head.entry, begin, end)};
 }
 
-int64_t gpt2_logits_chunks(const Gpt2Config& config) { return (config.vocab_size + kGpt2LogitsChunkRows - 1) / kGpt2LogitsChunkRows; }
+int64_t gpt2_logits_chunks(const Gpt2Config& config) { return (config.n_out + kGpt2LogitsChunkRows - 1) / kGpt2LogitsChunkRows; }
 
-std::vector<std::pair<std::string, Shape>> gpt2_block_tensors(int64_t d) {
-  return {{"ln_1.weight", {d}}, {"ln_1.bias", {d}}, {"attn.c_attn.weight", {d, 3 * d}}, {"attn.c_attn.bias", {3 * d}}, {"attn.c_proj.weight", {d, d}},    {"attn.c_proj.bias", {d}},
-          {"ln_2.weight", {d}}, {"ln_2.bias", {d}}, {"mlp.c_fc.weight", {d, 4 * d}},    {"mlp.c_fc.bias", {4 * d}},    {"mlp.c_proj.weight", {4 * d, d}}, {"mlp.c_proj.bias", {d}}};
+std::vector<const LayoutTensor*> gpt2_block_rows(const Gpt2Config& config) {
+  std::vector<const LayoutTensor*> rows;
+  for (const LayoutTensor& row : config.layout->block)
+    if (!row.optional || config.qkv_bias) rows.push_back(&row);
+  return rows;
 }
 
 std::vector<ByteRead> gpt2_block_reads(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer) {
   std::vector<ByteRead> reads;
-  for (const auto& [key, shape] : gpt2_block_tensors(config.n_embd)) {
-    const std::string name = "h." + std::to_string(layer) + "." + key;
-    reads.push_back({config.prefix + name, gpt2_entry(header, config, name)});
+  for (const LayoutTensor* row_ptr : gpt2_block_rows(config)) {
+    const LayoutTensor& row = *row_ptr;
+    const std::string key = layout_key(*config.layout, config.prefix, row, layer);
+    const SafetensorsEntry* e = header.find(key);
+    if (e == nullptr) throw AttentionError("checkpoint_missing_key", "", "the file has no " + key, config.layout->hint);
+    reads.push_back({key, *e});
   }
   return reads;
 }
@@ -178,30 +199,52 @@ ModuleConfig gpt2_attention_config(const Gpt2Config& c) {
   m.context_length = c.n_ctx;
   m.dropout = 0.0;
   m.num_heads = c.n_head;
-  m.qkv_bias = true;
+  m.qkv_bias = c.qkv_bias;
   return m;
 }
 
+namespace {
+
+/// The MLP's weight `target` (ff.layers.0.weight (4d, d) or ff.layers.2.weight (d, 4d), nn.Linear's
+/// (out, in)) packed for y = x @ W^T + b from the file's values: (out, in) as is, or Conv1D's (in, out)
+/// when the layout transposes it. No transposed copy: the packing reads either order.
+ops::PackedMatrix pack_mlp(const LayoutTensor& row, const std::vector<float>& v, int64_t in, int64_t out) { return ops::pack_b(v.data(), in, out, row.copy == LayoutCopy::AsIs); }
+
+}  // namespace
+
 Gpt2BlockWeights load_gpt2_block(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer, const Gpt2Bytes& bytes) {
   const int64_t d = config.n_embd;
-  const std::string block = "h." + std::to_string(layer) + ".";
-  const auto read = [&](const std::string& key) { return ByteRead{config.prefix + block + key, gpt2_entry(header, config, block + key)}; };
-  const auto values = [&](const std::string& key) { return gpt2_values(read(key), bytes); };
-  // the attention: the book's MultiHeadAttention, loaded from c_attn / c_proj as one layer is
-  CheckpointPlan plan;
-  plan.config = gpt2_attention_config(config);
-  plan.prefix = config.prefix;
-  for (const char* key : {"attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias"}) plan.needed.push_back(read(key).entry);
-  Gpt2BlockWeights w(load_gpt2_attention(plan, bytes));
-  w.ln_1_weight = values("ln_1.weight");
-  w.ln_1_bias = values("ln_1.bias");
-  w.ln_2_weight = values("ln_2.weight");
-  w.ln_2_bias = values("ln_2.bias");
-  // the MLP's Conv1D weights (in, out), packed one at a time (each decoded copy freed before the next)
-  w.mlp_c_fc_weight = ops::pack_b(values("mlp.c_fc.weight").data(), d, 4 * d, false);
-  w.mlp_c_fc_bias = values("mlp.c_fc.bias");
-  w.mlp_c_proj_weight = ops::pack_b(values("mlp.c_proj.weight").data(), 4 * d, d, false);
-  w.mlp_c_proj_bias = values("mlp.c_proj.bias");
+  // the attention: the book's MultiHeadAttention, its weights as the layout's copy rules give them
+  Gpt2BlockWeights w{AttentionModule(gpt2_attention_config(config))};
+  std::vector<NamedTensor> attention;
+  // one file tensor decoded at a time (each decoded copy freed before the next)
+  const std::vector<ByteRead> reads = gpt2_block_reads(header, config, layer);
+  const std::vector<const LayoutTensor*> rows = gpt2_block_rows(config);  // reads[i] is rows[i]'s
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const ByteRead& read = reads[i];
+    const LayoutTensor& row = *rows[i];
+    std::vector<float> v = gpt2_values(read, bytes);
+    const std::string target = row.targets[0];
+    if (target == "ff.layers.0.weight") {
+      w.mlp_c_fc_weight = pack_mlp(row, v, d, 4 * d);
+    } else if (target == "ff.layers.2.weight") {
+      w.mlp_c_proj_weight = pack_mlp(row, v, 4 * d, d);
+    } else {
+      for (NamedTensor& t : layout_weights(row, std::move(v), read.entry.shape)) {
+        if (t.name.rfind("att.", 0) == 0) {
+          attention.push_back({t.name.substr(4), std::move(t.tensor)});
+          continue;
+        }
+        const std::map<std::string, std::vector<float>*> vectors = {{"norm1.scale", &w.ln_1_weight},        {"norm1.shift", &w.ln_1_bias},
+                                                                    {"norm2.scale", &w.ln_2_weight},        {"norm2.shift", &w.ln_2_bias},
+                                                                    {"ff.layers.0.bias", &w.mlp_c_fc_bias}, {"ff.layers.2.bias", &w.mlp_c_proj_bias}};
+        const auto into = vectors.find(t.name);
+        if (into == vectors.end()) throw AttentionError("checkpoint_missing_key", "", "no GPT-2 block weight is named " + t.name, config.layout->hint);
+        *into->second = std::move(t.tensor.data);
+      }
+    }
+  }
+  w.attn.set_parameters(attention);
   return w;
 }
 

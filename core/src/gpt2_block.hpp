@@ -30,8 +30,11 @@ extern const char* const kGpt2Hint;
 
 /// 4 for F32, 2 for F16 and BF16.
 int64_t gpt2_dtype_bytes(const std::string& dtype);
-/// The file's entry for `key` (after the prefix); checkpoint_missing_key when it has none.
-const SafetensorsEntry& gpt2_entry(const SafetensorsHeader& header, const Gpt2Config& config, const std::string& key);
+/// The read of the book's weight `target` ("tok_emb.weight", "out_head.weight", in block `block` >= 0:
+/// "norm1.scale" ...) through the file's layout: the file key of the row that gives it (the head: its
+/// own key or the tied one), named by the key without the prefix outside a block ("wte.weight"), with
+/// it in a block. checkpoint_missing_key when the file has no such key.
+ByteRead gpt2_read(const SafetensorsHeader& header, const Gpt2Config& config, const std::string& target, int64_t block = -1);
 /// The float32 values of a read, from its bytes in `bytes`, refusing NaN and infinity (decode_weight).
 std::vector<float> gpt2_values(const ByteRead& read, const Gpt2Bytes& bytes);
 
@@ -41,33 +44,37 @@ std::vector<ByteRead> gpt2_embedding_reads(const SafetensorsHeader& header, cons
 /// x = wte[ids] + wpe[first : first + n], (1, n, n_embd), from the bytes of gpt2_embedding_reads (gpt2_embed).
 Tensor gpt2_embedding(const SafetensorsHeader& header, const Gpt2Config& config, const std::vector<int64_t>& ids, int64_t first, const Gpt2Bytes& bytes);
 
-/// ln_f's two reads, "<prefix>ln_f.weight" and "<prefix>ln_f.bias".
+/// The final norm's two reads (ln_f.weight and ln_f.bias, final_norm.scale and final_norm.shift), and
+/// the head's bias when it has one (out_head.bias: a classifier's).
 std::vector<ByteRead> gpt2_final_reads(const SafetensorsHeader& header, const Gpt2Config& config);
-/// Logits chunk `chunk`'s read: wte's rows [chunk * kGpt2LogitsChunkRows, its end) ("wte.weight[begin:end]").
+/// Logits chunk `chunk`'s read: the head's rows [chunk * kGpt2LogitsChunkRows, its end) ("wte.weight[begin:end]"
+/// when tied, "out_head.weight[begin:end]").
 ByteRead gpt2_logits_read(const SafetensorsHeader& header, const Gpt2Config& config, int64_t chunk);
-/// How many logits chunks wte makes: ceil(vocab_size / kGpt2LogitsChunkRows).
+/// How many logits chunks the head makes: ceil(n_out / kGpt2LogitsChunkRows).
 int64_t gpt2_logits_chunks(const Gpt2Config& config);
 
-/// The 12 tensors of a block, after "h.L.", with their shapes for width d (Conv1D weights are (in, out)).
-std::vector<std::pair<std::string, Shape>> gpt2_block_tensors(int64_t d);
-/// Block `layer`'s 12 reads, named "<prefix>h.L.<key>" in gpt2_block_tensors' order.
+/// The layout's block rows the file has (the book's q/k/v biases only with qkv_bias), in table order.
+std::vector<const LayoutTensor*> gpt2_block_rows(const Gpt2Config& config);
+/// Block `layer`'s reads, named by their file keys ("<prefix>h.L.<key>") in gpt2_block_rows' order.
 std::vector<ByteRead> gpt2_block_reads(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer);
 
-/// The block's attention: MultiHeadAttention(n_embd, n_embd, n_ctx, 0.0, n_head, qkv_bias=True).
+/// The block's attention: MultiHeadAttention(n_embd, n_embd, n_ctx, 0.0, n_head, qkv_bias) (True for GPT-2).
 ModuleConfig gpt2_attention_config(const Gpt2Config& config);
 
-/// A block's weights by their names in the file, float32; the Conv1D weights (in, out) of the MLP
-/// packed for y = x @ W + b, the attention's as the module it makes.
+/// A block's weights, float32, named after Hugging Face's file (norm1 is ln_1, ff.layers.0 is c_fc, ...;
+/// checkpoint_layout.cpp maps both layouts' keys into them); the MLP's weights packed for y = x W^T + b,
+/// the attention's as the module it makes.
 struct Gpt2BlockWeights {
   explicit Gpt2BlockWeights(AttentionModule attention) : attn(std::move(attention)) {}
   std::vector<float> ln_1_weight, ln_1_bias;
-  AttentionModule attn;  // attn.c_attn.{weight,bias} split into W_query, W_key, W_value (each transposed), attn.c_proj into out_proj
+  AttentionModule attn;  // W_query, W_key, W_value, out_proj (from c_attn split in three and transposed, or the book's as is)
   std::vector<float> ln_2_weight, ln_2_bias;
   ops::PackedMatrix mlp_c_fc_weight, mlp_c_proj_weight;
   std::vector<float> mlp_c_fc_bias, mlp_c_proj_bias;
 };
 
-/// Block `layer`'s weights from the bytes of gpt2_block_reads(layer), one tensor decoded at a time.
+/// Block `layer`'s weights from the bytes of gpt2_block_reads(layer), one tensor decoded at a time,
+/// each copied by its layout row's rule.
 /// Throws AttentionError like decode_weight (checkpoint_missing_key, non_finite_parameter, ...).
 Gpt2BlockWeights load_gpt2_block(const SafetensorsHeader& header, const Gpt2Config& config, int64_t layer, const Gpt2Bytes& bytes);
 

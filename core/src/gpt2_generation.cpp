@@ -139,6 +139,11 @@ void check_generation(const Gpt2Config& c, const std::vector<int64_t>& ids, cons
   const int64_t prompt = static_cast<int64_t>(ids.size());
   const auto bad = [](const std::string& slot, const std::string& message, const std::string& hint) { return AttentionError("generate_option", slot, message, hint); };
   if (ids.empty()) throw AttentionError("input_empty", "tokens", "no prompt tokens to generate from", "Type at least one word.");
+  if (c.n_out != c.vocab_size || c.head_bias)
+    throw bad("model",
+              "this model's head gives " + std::to_string(c.n_out) + " class scores (" + c.head_key + "), not a next token over the " + std::to_string(c.vocab_size) +
+                  " tokens: a classifier does not generate",
+              "Run it with model.run (its logits are the classes), or generate with a language model's file (out_head.weight of vocab_size rows).");
   for (const int64_t id : ids) {
     if (id < 0 || id >= c.vocab_size) {
       throw AttentionError("checkpoint_token", "tokens", "token id " + std::to_string(id) + " is outside the vocabulary (0 to " + std::to_string(c.vocab_size - 1) + ")",

@@ -58,7 +58,12 @@ for (const c of GPT2_FIXTURES.cases) {
     assert.equal(file.length, c.bytes);
     assert.equal(sha256(file), c.sha256, "the file is the one PyTorch ran");
     const model = await lab.loadGPT2(file, options(c));
-    assert.deepEqual({ ...model.config }, { n_embd: c.n_embd, n_head: c.n_head, n_layer: c.n_layer, n_ctx: c.n_ctx, vocab_size: c.vocab_size, dtype: c.dtype, size: "" });
+    const { mapping, ...config } = model.config;  // mapping: tests/node/layouts.test.mjs
+    assert.deepEqual(config, {
+      n_embd: c.n_embd, n_head: c.n_head, n_layer: c.n_layer, n_ctx: c.n_ctx, vocab_size: c.vocab_size, dtype: c.dtype, size: "",
+      layout: "huggingface", layoutName: "Hugging Face GPT-2", qkv_bias: true, n_out: c.vocab_size,
+    });
+    assert.equal(mapping.length, 12 + 5, "block 0's 12 tensors, wte, wpe, ln_f and the tied head");
     const steps = [];
     const r = await model.run(c.token_ids, { onProgress: (p) => steps.push(`${p.step}${p.layer ?? ""} ${p.done}/${p.total}`) });
     assert.deepEqual(steps, ["embedding 1/" + (c.n_layer + 2), ...Array.from({ length: c.n_layer }, (_, i) => `block${i} ${i + 2}/${c.n_layer + 2}`), `logits ${c.n_layer + 2}/${c.n_layer + 2}`]);
@@ -238,7 +243,11 @@ test("GPT-2's four sizes are recognised from the shapes alone (header-only files
     // a file of the real size whose data section is never read: only the header is, when it is opened
     const blob = new HeaderOnly(head, head.length + dataBytes);
     const model = await lab.loadGPT2(blob);
-    assert.deepEqual({ ...model.config }, { n_embd: d, n_head: heads, n_layer: layers, n_ctx: 1024, vocab_size: 50257, dtype: "F32", size: name });
+    const { mapping: _, ...config } = model.config;
+    assert.deepEqual(config, {
+      n_embd: d, n_head: heads, n_layer: layers, n_ctx: 1024, vocab_size: 50257, dtype: "F32", size: name,
+      layout: "huggingface", layoutName: "Hugging Face GPT-2", qkv_bias: true, n_out: 50257,
+    });
     // the estimate of a 64-token run: one block, the activations and the logits, never the whole file
     const bytes = model.estimateBytes(64);
     assert.ok(bytes < dataBytes / 4, `${name}: ${bytes} bytes for a ${dataBytes}-byte file`);

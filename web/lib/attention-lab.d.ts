@@ -1600,6 +1600,16 @@ export interface CheckpointReport {
   sources: Record<string, string>;
   /** wte.weight has GPT-2's 50,257 rows: GPT-2's BPE tokenizer gives this file's token ids. */
   gpt2Vocab: boolean;
+  /** The checkpoint layout the keys follow (the core's table of layouts): "huggingface" or "book". */
+  layout: "huggingface" | "book";
+  /** Its name for the page: "Hugging Face GPT-2" or "the book's GPTModel". */
+  layoutName: string;
+  /**
+   * How each tensor read maps into the book's MultiHeadAttention, one line each, from the layout table:
+   * "h.0.attn.c_attn.weight (768, 2304): split in three along dim 1, each transposed -> W_query.weight
+   * (768, 768), ..." for Hugging Face's file, "trf_blocks.0.att.W_query.weight (768, 768): copied as is" for the book's.
+   */
+  mapping: string[];
 }
 
 /** loadCheckpoint's options. */
@@ -1688,6 +1698,25 @@ export interface GPT2Config {
   dtype: "F32" | "F16" | "BF16";
   /** "small", "medium", "large" or "XL" when the shapes are GPT-2's own; "" otherwise. */
   size: "small" | "medium" | "large" | "XL" | "";
+  /**
+   * The checkpoint layout its keys follow (the core's one table of layouts): "huggingface" (wte.weight,
+   * h.{i}.attn.c_attn.weight ..., with or without "transformer.") or "book" (the book's GPTModel
+   * state_dict: tok_emb.weight, trf_blocks.{i}.att.W_query.weight ..., under any key prefix).
+   */
+  layout: "huggingface" | "book";
+  /** The layout's name for the page: "Hugging Face GPT-2" or "the book's GPTModel". */
+  layoutName: string;
+  /** Whether the blocks have q/k/v biases (the book's qkv_bias, read off its keys; true for Hugging Face's). */
+  qkv_bias: boolean;
+  /** The head's rows, the length of lastLogits: vocab_size for a language model, num_classes for a classifier (ch06's out_head = Linear(emb_dim, 2)). */
+  n_out: number;
+  /**
+   * How each tensor of the model and of block 0 (every block alike) maps into the book's GPTModel, one
+   * line each, from the layout table: "h.0.attn.c_attn.weight (768, 2304): split in three along dim 1,
+   * each transposed -> W_query.weight (768, 768), W_key.weight (768, 768), W_value.weight (768, 768)";
+   * "trf_blocks.0.att.W_query.weight (768, 768): copied as is".
+   */
+  mapping: string[];
 }
 
 /** A GPT-2 run's progress, as onProgress receives it. */
@@ -1726,7 +1755,7 @@ export interface GPT2Result {
     /** softmax(q k^T / sqrt(head_dim)) with the causal mask, shape (1, n_head, num_tokens, num_tokens). */
     attnWeights: Tensor;
   }[];
-  /** The logits at the last position, shape (vocab_size): ln_f(x)[-1] @ wte^T (the tied output head). */
+  /** The logits at the last position, shape (n_out): ln_f(x)[-1] @ out_head^T (GPT-2's tied wte; a classifier's classes, with its bias). */
   lastLogits: Float32Array;
   /** The 5 most likely next tokens by softmax of lastLogits, most likely first. */
   nextTokens: {
@@ -1891,7 +1920,7 @@ export interface GPT2Model {
   run(tokenIds: ArrayLike<number>, options: GPT2RunOptions & { attention: "thumbnails" }): Promise<GPT2ThumbnailResult>;
   /**
    * Writes text: up to maxNewTokens GPT-2 BPE ids after tokenIds (see GPT2GenerateOptions). Rejects with
-   * AttentionError: generate_option (names the option), cache_context, cache_window, checkpoint_token, input_empty,
+   * AttentionError: generate_option (names the option; slot "model" for a classifier, whose head gives classes), cache_context, cache_window, checkpoint_token, input_empty,
    * too_large, generator, busy, cancelled, callback (slot "onToken"), checkpoint_read, non_finite_parameter,
    * non_finite_probabilities, disposed.
    * @param tokenIds - The prompt, GPT-2 BPE ids.

@@ -335,7 +335,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<IgnoredKey>("IgnoredKey", "key", &IgnoredKey::key, "reason", &IgnoredKey::reason);
   object<CheckpointReport>("CheckpointReport", "used", &CheckpointReport::used, "ignored", &CheckpointReport::ignored, "ignoredCount", &num<&CheckpointReport::ignored_count>,
                            "maxLayer", &num<&CheckpointReport::max_layer>, "missing", &CheckpointReport::missing, "transposed", &CheckpointReport::transposed, "sources",
-                           &CheckpointReport::sources, "gpt2Vocab", &CheckpointReport::gpt2_vocab);
+                           &CheckpointReport::sources, "gpt2Vocab", &CheckpointReport::gpt2_vocab, "layout", &CheckpointReport::layout, "layoutName",
+                           &CheckpointReport::layout_name, "mapping", &CheckpointReport::mapping);
   object<ModuleInfo>("ModuleInfo", "handle", &ModuleInfo::handle, "module", &ModuleInfo::config, "parameterCount", &num<&ModuleInfo::parameter_count>, "notes", &ModuleInfo::notes,
                      "code", &ModuleInfo::code, "report", &ModuleInfo::report);
   object<MatrixReport>("MatrixReport", "name", &MatrixReport::name, "action", &MatrixReport::action, "sources", &MatrixReport::sources, "fromShape", &MatrixReport::from_shape,
@@ -352,8 +353,11 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<FileRead>("FileRead", "name", &FileRead::name, "begin", &FileRead::begin, "end", &FileRead::end);
   object<CheckpointPlanResult>("CheckpointPlan", "needed", &CheckpointPlanResult::needed, "config", &CheckpointPlanResult::config, "report", &CheckpointPlanResult::report);
   object<OpenedFile>("OpenedFile", "handle", &OpenedFile::handle, "keys", &OpenedFile::keys, "dataStart", &OpenedFile::data_start);
-  object<Gpt2Config>("Gpt2Config", "n_embd", &num<&Gpt2Config::n_embd>, "n_head", &num<&Gpt2Config::n_head>, "n_layer", &num<&Gpt2Config::n_layer>, "n_ctx",
-                     &num<&Gpt2Config::n_ctx>, "vocab_size", &num<&Gpt2Config::vocab_size>, "dtype", &Gpt2Config::dtype, "size", &Gpt2Config::size);
+  object<Gpt2Config>(
+      "Gpt2Config", "n_embd", &num<&Gpt2Config::n_embd>, "n_head", &num<&Gpt2Config::n_head>, "n_layer", &num<&Gpt2Config::n_layer>, "n_ctx", &num<&Gpt2Config::n_ctx>,
+      "vocab_size", &num<&Gpt2Config::vocab_size>, "dtype", &Gpt2Config::dtype, "size", &Gpt2Config::size, "qkv_bias", &Gpt2Config::qkv_bias, "n_out", &num<&Gpt2Config::n_out>,
+      "layout", +[](const Gpt2Config& c) { return std::string(c.layout != nullptr ? c.layout->id : ""); }, "layoutName",
+      +[](const Gpt2Config& c) { return std::string(c.layout != nullptr ? c.layout->name : ""); }, "mapping", &Gpt2Config::mapping);
   object<OpenedModel>("OpenedModel", "handle", &OpenedModel::handle, "config", &OpenedModel::config);
   object<Gpt2Run::Layer>("Gpt2Layer", "input", &take<&Gpt2Run::Layer::input>, "attnWeights", &take<&Gpt2Run::Layer::attn_weights>, "thumbnail", &take<&Gpt2Run::Layer::thumbnail>,
                          "firstTokens", &take<&Gpt2Run::Layer::first_tokens>);

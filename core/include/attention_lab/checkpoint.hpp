@@ -14,6 +14,9 @@
 
 namespace attention_lab {
 
+struct CheckpointLayout;  // checkpoint_layout.hpp
+struct LayoutTensor;
+
 /// One tensor of a safetensors file. `begin`/`end` are byte offsets into the data section
 /// (which starts at 8 + header_length in the file).
 struct SafetensorsEntry {
@@ -133,13 +136,20 @@ struct CheckpointReport {
   std::map<std::string, std::string> sources;
   /// The file's wte.weight has GPT-2's kGpt2Vocab rows: GPT-2's BPE tokenizer gives its token ids.
   bool gpt2_vocab = false;
+  /// The layout the keys follow ("huggingface", "book"; CheckpointLayout::id) and its name ("Hugging Face
+  /// GPT-2", "the book's GPTModel"), and how each tensor read maps into the book's MultiHeadAttention, one
+  /// line each (layout_mapping_line).
+  std::string layout, layout_name;
+  std::vector<std::string> mapping;
 };
 
 /// What to read and how the module will be built; made from the header alone.
 struct CheckpointPlan {
   ModuleConfig config;
-  std::string prefix;                    // "" or "transformer."
-  std::vector<SafetensorsEntry> needed;  // c_attn.weight, c_attn.bias (when present), c_proj.weight, c_proj.bias
+  std::string prefix;                            // "" or "transformer." (Hugging Face's), any for the book's
+  const CheckpointLayout* layout = nullptr;      // the layout the keys follow
+  std::vector<SafetensorsEntry> needed;          // c_attn.weight, c_attn.bias (when present), c_proj.weight, c_proj.bias; the book's W_query ... out_proj
+  std::vector<const LayoutTensor*> needed_rows;  // needed[i]'s layout row
   CheckpointReport report;
 };
 
@@ -185,9 +195,10 @@ std::vector<float> decode_weight(const SafetensorsEntry& entry, const std::strin
 /// for the embedding and the head; `stage` (the error's slot) is the stage's id, `formula` what it computes.
 void check_gpt2_stage(const float* values, size_t n, int64_t width, int64_t block, const std::string& stage, const std::string& formula);
 
-/// Builds the module from the plan and the bytes of each needed entry (by key): c_attn's last axis split
-/// into q, k, v (in that order), each transposed into W_*.weight; the bias split likewise;
-/// c_proj.weight transposed into out_proj.weight. Throws like decode_tensor.
+/// Builds the module from the plan and the bytes of each needed entry (by key), each copied by its
+/// layout row's rule: c_attn's last axis split into q, k, v (in that order), each transposed into
+/// W_*.weight; the bias split likewise; c_proj.weight transposed into out_proj.weight; the book's
+/// W_query ... out_proj as they are. Throws like decode_tensor.
 AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<std::string, std::vector<uint8_t>>& bytes);
 
 /// A byte range of the file to read (absolute offsets) and what it holds.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "attention_lab/checkpoint.hpp"
+#include "attention_lab/checkpoint_layout.hpp"
 #include "attention_lab/modules.hpp"
 #include "attention_lab/ops.hpp"
 
@@ -28,25 +29,37 @@ namespace attention_lab {
 
 /// What a GPT-2 file holds, from its header alone.
 struct Gpt2Config {
-  int64_t n_embd = 0;       // d: wte.weight's columns
-  int64_t n_head = 0;       // from the option, the header's __metadata__ "n_head", or GPT-2's sizes
-  int64_t n_layer = 0;      // blocks h.0 .. h.{n_layer - 1}
-  int64_t n_ctx = 0;        // wpe.weight's rows
-  int64_t vocab_size = 0;   // wte.weight's rows
-  std::string dtype;        // of wte.weight: F32, F16 or BF16
-  int64_t value_bytes = 0;  // bytes per value of the widest dtype among the tensors the model reads (4 for F16 wte and F32 blocks)
-  std::string prefix;       // "" or "transformer."
-  std::string size;         // "small", "medium", "large", "XL" when the shapes are GPT-2's own, else ""
+  int64_t n_embd = 0;                        // d: wte.weight's columns
+  int64_t n_head = 0;                        // from the option, the header's __metadata__ "n_head", or GPT-2's sizes
+  int64_t n_layer = 0;                       // blocks h.0 .. h.{n_layer - 1}
+  int64_t n_ctx = 0;                         // wpe.weight's rows
+  int64_t vocab_size = 0;                    // wte.weight's rows
+  std::string dtype;                         // of wte.weight: F32, F16 or BF16
+  int64_t value_bytes = 0;                   // bytes per value of the widest dtype among the tensors the model reads (4 for F16 wte and F32 blocks)
+  std::string prefix;                        // the keys' prefix: "" or "transformer." (Hugging Face), any for the book's ("module.", ...)
+  std::string size;                          // "small", "medium", "large", "XL" when the shapes are GPT-2's own, else ""
+  const CheckpointLayout* layout = nullptr;  // the file's layout (find_checkpoint_layout): every key is read through it
+  bool qkv_bias = true;                      // the blocks have q/k/v biases (the book's qkv_bias; always in Hugging Face's c_attn.bias)
+  int64_t n_out = 0;                         // the head's rows: vocab_size for a language model, num_classes for a classifier (ch06)
+  std::string head_key;                      // the file key of the head's weight: out_head.weight, lm_head.weight, or the tied wte.weight
+  bool head_bias = false;                    // the head has a bias (out_head.bias: the ch06 classifier's nn.Linear)
+  /// How each tensor maps into the book's GPTModel, one line per tensor of the model and of block 0 (every
+  /// block alike), from the layout table: "h.0.attn.c_attn.weight (768, 2304): split in three along
+  /// dim 1, each transposed -> W_query.weight (768, 768), ...", "trf_blocks.0.att.W_query.weight (768, 768): copied as is".
+  std::vector<std::string> mapping;
 };
 
 /// Rows of wte read per logits step (about 12 MiB of float32 at width 768).
 constexpr int64_t kGpt2LogitsChunkRows = 4096;
 
-/// Reads the model's shape from the header. The blocks must be h.0 .. h.{n_layer - 1} with no gap, each
-/// with its 12 tensors; the head count follows gpt2_head_count (the option, __metadata__ n_head, GPT-2's
+/// Reads the model's shape from the header, in the layout its keys follow (Hugging Face's GPT-2 or the
+/// book's GPTModel, find_checkpoint_layout). The blocks must be h.0 .. h.{n_layer - 1} (trf_blocks.0 ...)
+/// with no gap, each with its tensors (the book's q/k/v biases in every block or in none: qkv_bias); the
+/// head is lm_head.weight / out_head.weight (any rows: a classifier's classes) or the tied wte.weight;
+/// a mask buffer present must be (n_ctx, n_ctx); the head count follows gpt2_head_count (the option, __metadata__ n_head, GPT-2's
 /// sizes), the same rule as plan_gpt2_attention. Throws AttentionError: checkpoint_missing_key (no wte,
 /// wpe or ln_f; a gap in the block numbers or a partial block: names the blocks and the missing keys),
-/// checkpoint_bad_header (blocks under both "h." and "transformer.h."), checkpoint_shape (a tensor whose
+/// checkpoint_bad_header (blocks under both "h." and "transformer.h.", or both layouts' keys), checkpoint_shape (a tensor whose
 /// shape does not fit n_embd; names it and both shapes), checkpoint_dtype (a dtype other than F32, F16,
 /// BF16), checkpoint_num_heads (no head count known for this width, or one that does not divide it),
 /// checkpoint_layer (no blocks).
@@ -148,7 +161,7 @@ class Gpt2Run {
   /// The pool must outlive the steps that use it.
   void use_pool(ThreadPool* pool) { pool_ = pool; }
 
-  /// The logits at the last position (vocab_size), once every chunk is in.
+  /// The logits at the last position (n_out: vocab_size, or a classifier's classes), once every chunk is in.
   const std::vector<float>& last_logits() const;
   /// The k most likely next tokens by softmax of last_logits: (id, probability), most likely first.
   std::vector<std::pair<int64_t, double>> top_tokens(int k) const;
@@ -168,10 +181,11 @@ class Gpt2Run {
   std::vector<int64_t> ids_;
   Gpt2Attention attention_;
   std::optional<int64_t> input_of_;
-  int64_t blocks_ = 0;         // the blocks the run runs: n_layer, or input_of
-  Tensor x_;                   // (1, T, d) residual stream
-  std::vector<float> last_;    // ln_f(x)[-1], (d)
-  std::vector<float> logits_;  // (vocab_size)
+  int64_t blocks_ = 0;            // the blocks the run runs: n_layer, or input_of
+  Tensor x_;                      // (1, T, d) residual stream
+  std::vector<float> last_;       // ln_f(x)[-1], (d)
+  std::vector<float> head_bias_;  // the head's bias (n_out) when it has one
+  std::vector<float> logits_;     // (n_out)
   Phase phase_ = Phase::Embed;
   int64_t layer_ = 0, chunk_ = 0;  // the next block, the next logits chunk
   ThreadPool* pool_ = nullptr;
