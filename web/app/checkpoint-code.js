@@ -4,16 +4,18 @@ import { pyString } from "./python-code.js";
 
 /**
  * The PyTorch lines of this load: the fused c_attn split into q, k, v, each transposed; c_proj into
- * out_proj. `format` "torch" (a torch.save file: pytorch_model.bin, .pth) loads with torch.load.
+ * out_proj. A file of the book's GPTModel holds MultiHeadAttention's own parameters: load_state_dict.
+ * `format` "torch" (a torch.save file: pytorch_model.bin, .pth) loads with torch.load.
  */
 export function loadCode(fileName, module, r, call, format = "safetensors") {
+  if (r.layout === "book") return bookLoadCode(fileName, r, call, format);
   const used = new Set(r.used);
   const attn = attnPrefix(r);
   const d = module.config.d_in;
   const has = (suffix) => used.has(attn + suffix);
   const L = [
     "import torch",
-    ...(format === "torch" ? ["", `sd = torch.load(${pyString(fileName)}, map_location="cpu")`] : ["from safetensors.torch import load_file", "", `sd = load_file(${pyString(fileName)})`]),
+    ...readLines(fileName, format),
     `p = ${pyString(attn)}`,
     `d = ${d}`,
     `mha = ${call}`,
@@ -32,9 +34,26 @@ export function loadCode(fileName, module, r, call, format = "safetensors") {
   return L;
 }
 
-/** "transformer.h.1.attn." from the report's c_attn key. */
+/** The lines that read the file's state dict into `sd`: torch.load for a torch.save file, else safetensors' load_file. */
+function readLines(fileName, format) {
+  return format === "torch" ? ["", `sd = torch.load(${pyString(fileName)}, map_location="cpu")`] : ["from safetensors.torch import load_file", "", `sd = load_file(${pyString(fileName)})`];
+}
+
+function bookLoadCode(fileName, r, call, format) {
+  return [
+    "import torch",
+    ...readLines(fileName, format),
+    `p = ${pyString(attnPrefix(r))}`,
+    `mha = ${call}`,
+    "# the book's GPTModel saved MultiHeadAttention's own parameters (nn.Linear keeps (out, in)): each copied as is",
+    "mha.load_state_dict({k[len(p):]: v for k, v in sd.items() if k.startswith(p)}, strict=False)  # the mask buffer: checked, not required",
+    "mha.eval()",
+  ];
+}
+
+/** "transformer.h.1.attn." from the report's c_attn key ("module.trf_blocks.1.att." from the book's W_query.weight). */
 export function attnPrefix(r) {
-  return r.used.map((k) => /^(.*\.)c_attn\.weight$/.exec(k)?.[1]).find(Boolean) ?? "h.0.attn.";
+  return r.used.map((k) => /^(.*\.)(c_attn|W_query)\.weight$/.exec(k)?.[1]).find(Boolean) ?? "h.0.attn.";
 }
 
 /**
@@ -46,7 +65,8 @@ export function attnPrefix(r) {
  * @param d         the model width (d_in)
  * @param numHeads  the heads of every block (the loaded module's num_heads)
  */
-export function runCode(attn, ids, d, numHeads) {
+export function runCode(attn, ids, d, numHeads, config) {
+  if (/(^|\.)trf_blocks\.\d+\.att\.$/.test(attn)) return bookRunCode(attn, ids, d, numHeads, config);
   const block = attn.replace(/attn\.$/, ""); // "transformer.h.1."
   const model = block.replace(/h\.\d+\.$/, ""); // "transformer."
   const layer = Number(/h\.(\d+)\.$/.exec(block)?.[1] ?? 0);
@@ -59,6 +79,38 @@ export function runCode(attn, ids, d, numHeads) {
   if (layer > 0) L.push(...blocksBefore(model, layer, numHeads, n));
   L.push(
     `x = torch.nn.functional.layer_norm(x, (d,), sd[${pyString(`${block}ln_1.weight`)}], sd[${pyString(`${block}ln_1.bias`)}], eps=1e-5)  # ln_1`,
+    `context_vecs = mha(x)  # (1, ${n}, ${d})`,
+  );
+  return L;
+}
+
+/** runCode for a file of the book's GPTModel: its own names, its TransformerBlock for the blocks before. */
+function bookRunCode(attn, ids, d, numHeads, config) {
+  const block = attn.replace(/att\.$/, ""); // "module.trf_blocks.1."
+  const model = block.replace(/trf_blocks\.\d+\.$/, ""); // "module."
+  const layer = Number(/trf_blocks\.(\d+)\.$/.exec(block)?.[1] ?? 0);
+  const n = ids.length;
+  const L = [
+    "",
+    `ids = torch.tensor([[${ids.join(", ")}]])  # (1, ${n})`,
+    `x = sd[${pyString(`${model}tok_emb.weight`)}][ids] + sd[${pyString(`${model}pos_emb.weight`)}][:${n}]  # (1, ${n}, ${d})`,
+  ];
+  if (layer > 0) {
+    L.push(
+      "",
+      `# Layer ${layer} sees what the blocks before it leave: the book's TransformerBlock (chapter 4) with the file's weights.`,
+      "from previous_chapters import TransformerBlock",
+      `cfg = {"emb_dim": ${d}, "context_length": ${config?.context_length ?? 1024}, "n_heads": ${numHeads}, "drop_rate": 0.0, "qkv_bias": ${config?.qkv_bias ? "True" : "False"}}`,
+      "with torch.no_grad():",
+      `    for i in range(${layer}):`,
+      `        b = f${pyString(`${model}trf_blocks.{i}.`)}`,
+      "        blk = TransformerBlock(cfg)",
+      "        blk.load_state_dict({k[len(b):]: v for k, v in sd.items() if k.startswith(b)}, strict=False)",
+      "        x = blk.eval()(x)",
+    );
+  }
+  L.push(
+    `x = torch.nn.functional.layer_norm(x, (${d},), sd[${pyString(`${block}norm1.scale`)}], sd[${pyString(`${block}norm1.shift`)}], eps=1e-5)  # norm1`,
     `context_vecs = mha(x)  # (1, ${n}, ${d})`,
   );
   return L;

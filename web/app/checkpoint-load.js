@@ -12,7 +12,7 @@
  */
 export function shortReport(r) {
   return {
-    used: r.used, missing: r.missing, transposed: r.transposed, sources: r.sources, gpt2Vocab: r.gpt2Vocab,
+    used: r.used, missing: r.missing, transposed: r.transposed, sources: r.sources, gpt2Vocab: r.gpt2Vocab, layout: r.layout, layoutName: r.layoutName, mapping: r.mapping,
     ignored: r.ignored, ignoredCount: r.ignoredCount, maxLayer: r.maxLayer,
   };
 }
@@ -113,7 +113,7 @@ async function generateOn(lab, checkpoint, { ids, numHeads, options }, { signal,
     const r = await model.generate(ids, { ...rest, generator, signal, onToken: (step) => progress(step) });
     // each step went out through `progress` as its token came; the answer leaves their attention rows out
     const steps = r.steps.map(({ attention, ...step }) => step);
-    return { result: { tokenIds: r.tokenIds, steps, stoppedBy: r.stoppedBy, resident: r.resident, nCtx: model.config.n_ctx }, transfer: [] };
+    return { result: { tokenIds: r.tokenIds, steps, stoppedBy: r.stoppedBy, resident: r.resident, nCtx: model.config.n_ctx, config: { ...model.config } }, transfer: [] };
   } finally {
     generator.dispose();
     model.dispose();

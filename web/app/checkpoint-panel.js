@@ -233,6 +233,10 @@ export function setupCheckpointPanel(app) {
       h("dl", { class: "ckpt-sources", dataset: { testid: "ckpt-sources" } },
         sourceKeys.filter((k) => r.sources[k]).map((k) => h("div", { class: "fact", dataset: { source: k } },
           h("dt", {}, h("code", {}, S.ckptSourceNames[k] ?? k)), h("dd", {}, r.sources[k])))),
+      h("div", { class: "ckpt-layout", dataset: { testid: "ckpt-layout" } },
+        h("h3", { dataset: { testid: "ckpt-mapping-title" } }, S.ckptMappingTitle(r.layoutName)),
+        h("ul", { class: "ckpt-keys", dataset: { testid: "ckpt-mapping", layout: r.layout } }, r.mapping.map((line) => h("li", {}, h("code", {}, line)))),
+        h("p", { class: "muted", dataset: { testid: "ckpt-mapping-same" } }, S.ckptMappingSame)),
       h("h3", {}, S.ckptUsedTitle(r.used.length)),
       h("ul", { class: "ckpt-keys", dataset: { testid: "ckpt-used" } }, r.used.map((k) =>
         h("li", { dataset: { key: k, transposed: String(transposed.has(k)) } }, h("code", {}, k),
@@ -314,7 +318,7 @@ export function setupCheckpointPanel(app) {
         labName: ` ${S.ckptTraceName(state.layer)}${labName ? ` ${labName}` : ""}`,
       });
       showAgreement(trace, t.ids, code.weightsAgreement);
-      codeNode.textContent = [...state.loadLines, ...code.runCode(state.attnPrefix, t.ids, module.config.d_in, module.config.num_heads)].join("\n");
+      codeNode.textContent = [...state.loadLines, ...code.runCode(state.attnPrefix, t.ids, module.config.d_in, module.config.num_heads, module.config)].join("\n");
       section.dataset.runs = String(state.runs);
     } catch (err) {
       if (seq === state.runSeq) {

@@ -9,6 +9,7 @@ import { S } from "./strings-gpt2.js";
 import { generateGPT2 } from "./checkpoint-load.js";
 import { errorBox } from "./diagnostic-view.js";
 import { attentionGrid } from "./gpt2-generate-grid.js";
+import { modelCode } from "./gpt2-code.js";
 
 /** A labelled number input. */
 function numberField(id, label, value, { min, step, placeholder } = {}) {
@@ -134,7 +135,8 @@ export function setupGenerate(app, input) {
       run.tokenIds = r.tokenIds;
       run.nCtx = r.nCtx;
       status.textContent = S.genDone(r.steps.length, r.stoppedBy, r.resident, options.cache);
-      code.textContent = S.genCode({ ...options, nCtx: r.nCtx, ids: given.tokens.ids, text: given.decode ? given.decode(given.tokens.ids) : null });
+      code.textContent = [...modelCode(r.config, given.file?.name ?? "model.safetensors"),
+        S.genCode({ ...options, nCtx: r.nCtx, ids: given.tokens.ids, text: given.decode ? given.decode(given.tokens.ids) : null })].join("\n");
       compareButton.textContent = S.genCompareRun(!options.cache);
       compareButton.hidden = false;
       node.dataset.runs = String(Number(node.dataset.runs ?? 0) + 1);

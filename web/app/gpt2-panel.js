@@ -72,7 +72,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
       state.tokens = tokens;
       markStale(state.editedIn === seq ? S.gpt2TokensChanged(tokens.words) : null);  // edited while it ran
       state.pick = { layer: Math.min(state.pick.layer, r.layers.length - 1), head: Math.min(state.pick.head, r.config.n_head - 1) };
-      showNext(r.nextTokens, decode);
+      showNext(r.nextTokens, decode, r.config);
       showGrid();
       showHead();
       node.dataset.runs = String(Number(node.dataset.runs ?? 0) + 1);
@@ -102,14 +102,16 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
     }
   }
 
-  function showNext(tokens, decode) {
+  /** The likeliest next tokens; a classifier's head (n_out rows other than the vocabulary's): its classes. */
+  function showNext(tokens, decode, config) {
+    const classes = config.n_out !== config.vocab_size;
     replace(next,
-      h("h4", {}, S.gpt2NextTitle),
-      h("ol", { class: "gpt2-next-list" }, tokens.map((t) => h("li", { dataset: { id: String(t.id) } },
-        h("code", { class: "piece" }, decode ? decode([t.id]).replace(/ /g, "␣") : `#${t.id}`),
-        decode ? h("span", { class: "token-id" }, String(t.id)) : null,
+      h("h4", {}, classes ? S.gpt2ClassesTitle(config.n_out) : S.gpt2NextTitle),
+      h("ol", { class: "gpt2-next-list", dataset: { kind: classes ? "classes" : "tokens" } }, tokens.map((t) => h("li", { dataset: { id: String(t.id) } },
+        h("code", { class: "piece" }, classes ? S.gpt2Class(t.id) : decode ? decode([t.id]).replace(/ /g, "␣") : `#${t.id}`),
+        decode && !classes ? h("span", { class: "token-id" }, String(t.id)) : null,
         h("span", { class: "gpt2-prob" }, S.gpt2Prob(t.prob))))),
-      h("p", { class: "muted" }, S.gpt2NextNote));
+      h("p", { class: "muted" }, classes ? S.gpt2ClassesNote : S.gpt2NextNote));
   }
 
   /** One small heatmap per layer x head (the core's thumbnail): rows are layers, columns heads. */

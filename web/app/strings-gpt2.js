@@ -21,6 +21,9 @@ export const S = {
   gpt2TokensChanged: (words) =>
     `The tokens changed: the patterns and next tokens below are those of the previous tokens (${words.slice(0, 12).join(" ")}${words.length > 12 ? " …" : ""}). Run the whole model again for the new ones.`,
   gpt2NextTitle: "The five most likely next tokens",
+  gpt2ClassesTitle: (n) => `The ${n} classes of the classifier’s head`,
+  gpt2Class: (id) => `class ${id}`,
+  gpt2ClassesNote: "softmax of out_head’s logits at the last position: this file’s head is a classifier’s (the book’s chapter 6 out_head = Linear(emb_dim, num_classes)), not the vocabulary.",
   gpt2NextNote: "softmax of the logits at the last position (ln_f, then the tied wte): if these make sense, every block ran correctly.",
   gpt2Prob: (p) => `${(100 * p).toFixed(p >= 0.001 ? 1 : 3)}%`,
   gpt2GridCaption: (layers, heads, n) => `Attention patterns: ${layers} layers × ${heads} heads on ${n} tokens (pick one for its head view)`,

@@ -141,6 +141,9 @@ export const S = {
   ckptBytesRead: (read, size) => `Read ${read} of the file’s ${size}: the header and the slices this layer needs.`,
   ckptSourcesTitle: "The source of each setting",
   ckptSourceNames: { d: "d_in = d_out", num_heads: "num_heads", context_length: "context_length", prefix: "key prefix", layers: "layers in the file", vocab: "vocabulary" },
+  ckptMappingTitle: (layout) => `Layout: ${layout}. How each tensor goes into the book’s MultiHeadAttention`,
+  ckptMappingSame:
+    "Hugging Face’s GPT-2 file and the book’s GPTModel state_dict are the same model in two layouts: the same weights give the same logits either way (the library’s tests run one model saved both ways).",
   ckptUsedTitle: (n) => `Keys used (${n})`,
   ckptTransposed: "transposed: Conv1D keeps (in, out), nn.Linear (out, in)",
   ckptMissingTitle: (n) => `Missing (${n})`,
