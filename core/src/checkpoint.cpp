@@ -188,19 +188,16 @@ void check_gpt2_stage(const float* values, size_t n, int64_t width, int64_t bloc
 }
 
 AttentionModule load_gpt2_attention(const CheckpointPlan& plan, const std::map<std::string, std::vector<uint8_t>>& bytes) {
-  std::vector<NamedTensor> weights;
+  AttentionModule m(plan.config);
   for (size_t i = 0; i < plan.needed.size(); ++i) {
     const SafetensorsEntry& e = plan.needed[i];
     const auto it = bytes.find(e.key);
     if (it == bytes.end()) throw AttentionError("checkpoint_missing_key", "", "the bytes of " + e.key + " were not given", "");
-    for (NamedTensor& t : layout_weights(*plan.needed_rows.at(i), decode_weight(e, e.key, it->second.data(), it->second.size()), e.shape)) {
+    layout_weights(*plan.needed_rows.at(i), decode_weight(e, e.key, it->second.data(), it->second.size()), e.shape, [&](NamedTensor t) {
       const std::string name = t.name.substr(4);  // "att.W_query.weight" -> the module's "W_query.weight"
-      if (!plan.config.qkv_bias && name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0 && name != "out_proj.bias") continue;
-      weights.push_back({name, std::move(t.tensor)});
-    }
+      if (plan.config.qkv_bias || name.size() <= 5 || name.compare(name.size() - 5, 5, ".bias") != 0 || name == "out_proj.bias") m.set_parameter(name, t.tensor);
+    });
   }
-  AttentionModule m(plan.config);
-  m.set_parameters(weights);
   return m;
 }
 

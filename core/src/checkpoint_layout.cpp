@@ -185,21 +185,20 @@ std::string layout_key(const CheckpointLayout& layout, const std::string& prefix
   return prefix + layout.block_stem + std::to_string(block) + "." + row.key;
 }
 
-std::vector<NamedTensor> layout_weights(const LayoutTensor& row, std::vector<float> v, const Shape& shape) {
-  std::vector<NamedTensor> out;
+void layout_weights(const LayoutTensor& row, std::vector<float> v, const Shape& shape, const std::function<void(NamedTensor)>& put) {
   switch (row.copy) {
     case LayoutCopy::AsIs:
-      out.push_back({row.targets[0], Tensor(shape, std::move(v))});
+      put({row.targets[0], Tensor(shape, std::move(v))});
       break;
     case LayoutCopy::Transposed: {  // (rows, cols) -> (cols, rows)
       Tensor t({shape[1], shape[0]});
       transpose_into(t.data.data(), v.data(), shape[0], shape[1], shape[1]);
-      out.push_back({row.targets[0], std::move(t)});
+      put({row.targets[0], std::move(t)});
       break;
     }
     case LayoutCopy::SplitThree: {
       const int64_t n = shape[0] / 3;
-      for (int part = 0; part < 3; ++part) out.push_back({row.targets[part], Tensor({n}, std::vector<float>(v.begin() + part * n, v.begin() + (part + 1) * n))});
+      for (int part = 0; part < 3; ++part) put({row.targets[part], Tensor({n}, std::vector<float>(v.begin() + part * n, v.begin() + (part + 1) * n))});
       break;
     }
     case LayoutCopy::SplitThreeTransposed:
@@ -207,11 +206,10 @@ std::vector<NamedTensor> layout_weights(const LayoutTensor& row, std::vector<flo
         const int64_t n = shape[1] / 3;
         Tensor t({n, shape[0]});
         transpose_into(t.data.data(), v.data() + part * n, shape[0], n, shape[1]);
-        out.push_back({row.targets[part], std::move(t)});
+        put({row.targets[part], std::move(t)});
       }
       break;
   }
-  return out;
 }
 
 std::string layout_buffer_text(const LayoutBuffer& buffer, const Shape& shape) {

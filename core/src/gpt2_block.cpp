@@ -6,8 +6,6 @@
 
 namespace attention_lab {
 
-const char* const kGpt2Hint = "Use a GPT-2 checkpoint: Hugging Face's model.safetensors, or the book's GPTModel as torch.save(model.state_dict(), ...) writes it.";
-
 int64_t gpt2_dtype_bytes(const std::string& dtype) { return dtype == "F32" ? 4 : 2; }
 
 ByteRead gpt2_read(const SafetensorsHeader& header, const Gpt2Config& config, const std::string& target, int64_t block) {
@@ -216,7 +214,6 @@ Gpt2BlockWeights load_gpt2_block(const SafetensorsHeader& header, const Gpt2Conf
   const int64_t d = config.n_embd;
   // the attention: the book's MultiHeadAttention, its weights as the layout's copy rules give them
   Gpt2BlockWeights w{AttentionModule(gpt2_attention_config(config))};
-  std::vector<NamedTensor> attention;
   // one file tensor decoded at a time (each decoded copy freed before the next)
   const std::vector<ByteRead> reads = gpt2_block_reads(header, config, layer);
   const std::vector<const LayoutTensor*> rows = gpt2_block_rows(config);  // reads[i] is rows[i]'s
@@ -230,21 +227,17 @@ Gpt2BlockWeights load_gpt2_block(const SafetensorsHeader& header, const Gpt2Conf
     } else if (target == "ff.layers.2.weight") {
       w.mlp_c_proj_weight = pack_mlp(row, v, 4 * d, d);
     } else {
-      for (NamedTensor& t : layout_weights(row, std::move(v), read.entry.shape)) {
-        if (t.name.rfind("att.", 0) == 0) {
-          attention.push_back({t.name.substr(4), std::move(t.tensor)});
-          continue;
-        }
+      layout_weights(row, std::move(v), read.entry.shape, [&](NamedTensor t) {
+        if (t.name.rfind("att.", 0) == 0) return w.attn.set_parameter(t.name.substr(4), t.tensor);  // each part packed as it comes
         const std::map<std::string, std::vector<float>*> vectors = {{"norm1.scale", &w.ln_1_weight},        {"norm1.shift", &w.ln_1_bias},
                                                                     {"norm2.scale", &w.ln_2_weight},        {"norm2.shift", &w.ln_2_bias},
                                                                     {"ff.layers.0.bias", &w.mlp_c_fc_bias}, {"ff.layers.2.bias", &w.mlp_c_proj_bias}};
         const auto into = vectors.find(t.name);
         if (into == vectors.end()) throw AttentionError("checkpoint_missing_key", "", "no GPT-2 block weight is named " + t.name, config.layout->hint);
         *into->second = std::move(t.tensor.data);
-      }
+      });
     }
   }
-  w.attn.set_parameters(attention);
   return w;
 }
 

@@ -4,10 +4,11 @@
 //   x = wte[ids] + wpe[first : first + n]
 //   x = x + attn(ln_1(x));  x = x + c_proj(gelu_tanh(c_fc(ln_2(x))))
 //
-// The attention is the core's AttentionModule: the book's MultiHeadAttention(d, d, n_ctx, 0.0, n_head,
-// qkv_bias=True) built from attn.c_attn / attn.c_proj as load_gpt2_attention builds it (c_attn split
-// into q, k, v, each transposed), with the core's KvCache for generation's cached steps. No file of
-// GPT-2 computes scores, a softmax or a key/value cache of its own.
+// Every tensor is read through the file's checkpoint layout (checkpoint_layout.hpp: Hugging Face's names
+// above, or the book's GPTModel's), copied by its row's rule. The attention is the core's
+// AttentionModule: the book's MultiHeadAttention(d, d, n_ctx, 0.0, n_head, qkv_bias) (c_attn split into
+// q, k, v, each transposed; the book's W_query ... as is), with the core's KvCache for generation's
+// cached steps. No file of GPT-2 computes scores, a softmax or a key/value cache of its own.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,6 @@ namespace attention_lab {
 
 /// Bytes of each read, by ByteRead::name.
 using Gpt2Bytes = std::map<std::string, std::vector<uint8_t>>;
-
-extern const char* const kGpt2Hint;
 
 /// 4 for F32, 2 for F16 and BF16.
 int64_t gpt2_dtype_bytes(const std::string& dtype);

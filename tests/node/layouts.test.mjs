@@ -82,3 +82,28 @@ test("a classifier's head gives classes: run gives its logits, generate is refus
 test("num_heads is not in the book's files: asked for, as for any width GPT-2 does not have", async () => {
   await assert.rejects(lab.loadGPT2(fileOf(caseOf("book_qkv"))), (e) => e.code === "checkpoint_num_heads" && /16/.test(e.message));
 });
+
+test("one layer from either layout: loadCheckpoint gives the same MultiHeadAttention, checkpointInput the same real input", async () => {
+  const book = fileOf(caseOf("book_qkv"));
+  const hf = fileOf(caseOf("hf_qkv"));
+  const a = await lab.loadCheckpoint(book, { layer: 1, num_heads: 4 });
+  const b = await lab.loadCheckpoint(hf, { layer: 1, num_heads: 4 });
+  assert.equal(a.report.layout, "book");
+  assert.equal(b.report.layout, "huggingface");
+  assert.deepEqual(a.report.transposed, [], "the book's nn.Linear weights are copied as is");
+  assert.deepEqual(b.report.transposed, ["transformer.h.1.attn.c_attn.weight", "transformer.h.1.attn.c_proj.weight"]);
+  assert.equal(a.report.sources.context_length, "module.pos_emb.weight rows (32)");
+  assert.match(a.report.ignored.find((i) => i.key === "module.trf_blocks.1.att.mask").reason, /^causal mask buffer \(32, 32\) .*checked, not required/);
+  assert.equal(a.module.pythonCall ?? lab.describe(a.module.className, a.module.config).pythonCall, "MultiHeadAttention(16, 16, 32, 0.0, 4, qkv_bias=True)");
+  const pa = a.module.parameters(), pb = b.module.parameters();
+  assert.deepEqual(pa.map((p) => p.name), pb.map((p) => p.name));
+  pa.forEach((p, i) => assert.equal(maxDiff(p.data, pb[i].data), 0, p.name));
+  const ids = caseOf("book_qkv").prompt;
+  const xa = await lab.checkpointInput(book, { tokenIds: ids, layer: 1, num_heads: 4 });
+  const xb = await lab.checkpointInput(hf, { tokenIds: ids, layer: 1, num_heads: 4 });
+  assert.equal(maxDiff(xa.data, xb.data), 0, "layer 1's real input");
+  const noqkv = await lab.loadCheckpoint(fileOf(caseOf("book_noqkv")), { layer: 0, num_heads: 4 });
+  assert.equal(noqkv.module.config.qkv_bias, false, "qkv_bias=False from the keys");
+  assert.equal(noqkv.module.config.context_length, 12);
+  for (const m of [a.module, b.module, noqkv.module]) m.dispose();
+});

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,9 @@ std::string layout_mapping_line(const std::string& key, const Shape& shape, cons
 std::string layout_buffer_text(const LayoutBuffer& buffer, const Shape& shape);
 
 /// A file tensor of `shape` (its float32 values) as the book's weights of its row, by the row's copy
-/// rule: (target, value) for each of row.targets (c_attn.weight's three parts, W_query first).
-std::vector<NamedTensor> layout_weights(const LayoutTensor& row, std::vector<float> values, const Shape& shape);
+/// rule: `put(target, value)` for each of row.targets in turn (c_attn.weight's three parts, W_query
+/// first), each part made only when the one before is handed over (a GPT-2 block's loading holds one
+/// part at a time, as its memory estimate counts).
+void layout_weights(const LayoutTensor& row, std::vector<float> values, const Shape& shape, const std::function<void(NamedTensor)>& put);
 
 }  // namespace attention_lab
