@@ -94,6 +94,8 @@ describe("checkpoint layouts on the page", () => {
     const c = caseOf("book_qkv");
     await load(page, "book_qkv.safetensors", "0");
     await runWhole(page, c.prompt.join(", "), 1);
+    assert.equal(await page.getByTestId("gpt2-next").locator("ol").getAttribute("data-kind"), "tokens");
+    assert.match(await page.getByTestId("gpt2-next").locator("p").textContent(), /\(final_norm, then out_head\)/);
     const section = page.getByTestId("gpt2-generate");
     await page.getByTestId("gen-max").fill("8");
     await page.getByTestId("gen-temperature").fill("1");
@@ -118,6 +120,7 @@ describe("checkpoint layouts on the page", () => {
     const best = k.last_logits[0] >= k.last_logits[1] ? 0 : 1;
     assert.deepEqual(items, [`class ${best}`, `class ${1 - best}`]);
     assert.match(await next.locator("h4").textContent(), /The 2 classes/);
+    assert.match(await next.locator("p").textContent(), /chapter 6 out_head = Linear\(emb_dim, num_classes\)/);
     await finish(page);
   });
 });

@@ -111,7 +111,7 @@ export function setupGpt2Section(app, { traceLayer, runAgain, input }) {
         h("code", { class: "piece" }, classes ? S.gpt2Class(t.id) : decode ? decode([t.id]).replace(/ /g, "␣") : `#${t.id}`),
         decode && !classes ? h("span", { class: "token-id" }, String(t.id)) : null,
         h("span", { class: "gpt2-prob" }, S.gpt2Prob(t.prob))))),
-      h("p", { class: "muted" }, classes ? S.gpt2ClassesNote : S.gpt2NextNote));
+      h("p", { class: "muted" }, classes ? S.gpt2ClassesNote : S.gpt2NextNote(config.layout)));
   }
 
   /** One small heatmap per layer x head (the core's thumbnail): rows are layers, columns heads. */

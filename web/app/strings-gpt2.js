@@ -24,7 +24,8 @@ export const S = {
   gpt2ClassesTitle: (n) => `The ${n} classes of the classifier’s head`,
   gpt2Class: (id) => `class ${id}`,
   gpt2ClassesNote: "softmax of out_head’s logits at the last position: this file’s head is a classifier’s (the book’s chapter 6 out_head = Linear(emb_dim, num_classes)), not the vocabulary.",
-  gpt2NextNote: "softmax of the logits at the last position (ln_f, then the tied wte): if these make sense, every block ran correctly.",
+  gpt2NextNote: (layout) =>
+    `softmax of the logits at the last position (${layout === "book" ? "final_norm, then out_head" : "ln_f, then the tied wte"}): if these make sense, every block ran correctly.`,
   gpt2Prob: (p) => `${(100 * p).toFixed(p >= 0.001 ? 1 : 3)}%`,
   gpt2GridCaption: (layers, heads, n) => `Attention patterns: ${layers} layers × ${heads} heads on ${n} tokens (pick one for its head view)`,
   gpt2GridAveraged: (cells, n) => `Each pattern is ${cells} × ${cells} cells, each the mean weight of about ${Math.round(n / cells)} × ${Math.round(n / cells)} query-key pairs.`,
