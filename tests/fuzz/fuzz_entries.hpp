@@ -379,36 +379,48 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
       break;
   }
   const uint8_t prefix_flags = r.byte();
-  const std::string prefix = (prefix_flags & 1) ? "transformer." : "", other = (prefix_flags & 1) ? "" : "transformer.";
+  // bit 32: the book's GPTModel layout (tok_emb, trf_blocks.{i}.att.W_query ..., out_head), under "module." or no prefix
+  const bool book = (prefix_flags & 32) != 0;
+  const std::string prefix = (prefix_flags & 1) ? (book ? "module." : "transformer.") : "", other = (prefix_flags & 1) ? "" : "transformer.";
+  const std::string stem = book ? "trf_blocks." : "h.";
   const uint8_t dtype_mode = r.byte() % 5;
   static const char* kDtypes[] = {"F32", "F16", "BF16", "F64"};
   const auto dtype = [&]() -> std::string { return dtype_mode < 4 ? kDtypes[dtype_mode] : kDtypes[r.byte() % 4]; };
   const std::vector<std::pair<std::string, Shape>> block = {
       {"ln_1.weight", {d}}, {"ln_1.bias", {d}}, {"attn.c_attn.weight", {d, 3 * d}}, {"attn.c_attn.bias", {3 * d}}, {"attn.c_proj.weight", {d, d}},    {"attn.c_proj.bias", {d}},
       {"ln_2.weight", {d}}, {"ln_2.bias", {d}}, {"mlp.c_fc.weight", {d, 4 * d}},    {"mlp.c_fc.bias", {4 * d}},    {"mlp.c_proj.weight", {4 * d, d}}, {"mlp.c_proj.bias", {d}}};
+  const std::vector<std::pair<std::string, Shape>> book_block = {
+      {"norm1.scale", {d}},      {"norm1.shift", {d}},    {"att.W_query.weight", {d, d}},     {"att.W_key.weight", {d, d}},    {"att.W_value.weight", {d, d}},
+      {"att.W_query.bias", {d}}, {"att.W_key.bias", {d}}, {"att.W_value.bias", {d}},          {"att.out_proj.weight", {d, d}}, {"att.out_proj.bias", {d}},
+      {"norm2.scale", {d}},      {"norm2.shift", {d}},    {"ff.layers.0.weight", {4 * d, d}}, {"ff.layers.0.bias", {4 * d}},   {"ff.layers.2.weight", {d, 4 * d}},
+      {"ff.layers.2.bias", {d}}};
+  const auto& keys = book ? book_block : block;
   std::vector<FuzzTensor> tensors;
-  if (!(prefix_flags & 4)) tensors.push_back({prefix + "wte.weight", dtype(), {vocab, d}});
-  if (!(prefix_flags & 8)) tensors.push_back({prefix + "wpe.weight", dtype(), {n_ctx, d}});
+  if (!(prefix_flags & 4)) tensors.push_back({prefix + (book ? "tok_emb.weight" : "wte.weight"), dtype(), {vocab, d}});
+  if (!(prefix_flags & 8)) tensors.push_back({prefix + (book ? "pos_emb.weight" : "wpe.weight"), dtype(), {n_ctx, d}});
   const int blocks = r.byte() % 5;
   int64_t number = 0;
   for (int b = 0; b < blocks; ++b, ++number) {
     const uint8_t flags = r.byte();
     if (flags & 1) number += r.byte() % 4;
-    const uint32_t drop = (flags & 2) ? static_cast<uint32_t>(r.bytes_le(2)) & 0xfffu : 0u;
-    const int wrong = (flags & 4) ? r.byte() % 12 : -1;
-    for (size_t k = 0; k < block.size(); ++k) {
+    const uint32_t drop = (flags & 2) ? static_cast<uint32_t>(r.bytes_le(2)) & 0xffffu : 0u;
+    const int wrong = (flags & 4) ? r.byte() % static_cast<int>(keys.size()) : -1;
+    for (size_t k = 0; k < keys.size(); ++k) {
       if (drop & (1u << k)) continue;
-      Shape shape = block[k].second;
+      Shape shape = keys[k].second;
       if (static_cast<int>(k) == wrong) shape.back() += 1;
-      tensors.push_back({prefix + "h." + std::to_string(number) + "." + block[k].first, dtype(), shape});
+      tensors.push_back({prefix + stem + std::to_string(number) + "." + keys[k].first, dtype(), shape});
     }
-    if (flags & 8) tensors.push_back({prefix + "h." + std::to_string(number) + ".attn.bias", "F32", {1, 1, n_ctx, n_ctx}});
+    if ((flags & 8) && book) tensors.push_back({prefix + stem + std::to_string(number) + ".att.mask", "F32", {n_ctx, n_ctx + (flags & 16 ? 1 : 0)}});
+    if ((flags & 8) && !book) tensors.push_back({prefix + "h." + std::to_string(number) + ".attn.bias", "F32", {1, 1, n_ctx, n_ctx}});
   }
-  if (prefix_flags & 2)
+  if ((prefix_flags & 2) && !book)
     for (int b = 0, n = r.byte() % 3; b < n; ++b)
       for (const auto& [key, shape] : block) tensors.push_back({other + "h." + std::to_string(b) + "." + key, "F32", shape});
-  tensors.push_back({prefix + "ln_f.weight", dtype(), {d}});
-  if (!(prefix_flags & 16)) tensors.push_back({prefix + "ln_f.bias", dtype(), {d}});
+  tensors.push_back({prefix + (book ? "final_norm.scale" : "ln_f.weight"), dtype(), {d}});
+  if (!(prefix_flags & 16)) tensors.push_back({prefix + (book ? "final_norm.shift" : "ln_f.bias"), dtype(), {d}});
+  if (book && !(prefix_flags & 64)) tensors.push_back({prefix + "out_head.weight", dtype(), {(prefix_flags & 128) ? 2 : vocab, d}});  // 2: a classifier
+  if (book && (prefix_flags & 128)) tensors.push_back({prefix + "out_head.bias", dtype(), {2}});
 
   const uint8_t values_mode = r.byte() % 4;
   const float scale = values_mode == 1 ? std::ldexp(1.0f, r.byte() % 128) : 1.0f;
@@ -427,8 +439,8 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
     std::vector<float> v(static_cast<size_t>(numel_of(t->shape)));
     for (size_t i = 0; i < v.size(); ++i) {
       lcg = lcg * 1103515245u + 12345u;
-      const float seeded =
-          (static_cast<float>(lcg >> 8) / 16777216.0f - 0.5f) * 0.2f + (key.find("ln_") != std::string::npos && key.find(".weight") != std::string::npos ? 1.0f : 0.0f);
+      const float seeded = (static_cast<float>(lcg >> 8) / 16777216.0f - 0.5f) * 0.2f +
+                           ((key.find("ln_") != std::string::npos && key.find(".weight") != std::string::npos) || key.find(".scale") != std::string::npos ? 1.0f : 0.0f);
       v[i] = values_mode == 2 ? r.raw_float() : seeded * scale;
       if (values_mode == 3 && i == one_at % v.size()) v[i] = one;
     }
@@ -471,14 +483,15 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
   require(c.prefix == prefix, "an accepted model under another prefix than its wte's");
   require(c.n_layer >= 1 && c.n_head >= 1 && c.n_embd % c.n_head == 0, "an accepted config with no blocks or a bad head count");
   for (int64_t L = 0; L < c.n_layer; ++L)
-    for (const auto& [key, shape] : block) {
-      const SafetensorsEntry* e = h.find(c.prefix + "h." + std::to_string(L) + "." + key);
+    for (const auto& [key, shape] : keys) {
+      if (!c.qkv_bias && key.find("W_") != std::string::npos && key.find(".bias") != std::string::npos) continue;  // the book's qkv_bias=False
+      const SafetensorsEntry* e = h.find(c.prefix + stem + std::to_string(L) + "." + key);
       require(e != nullptr && e->shape.size() == shape.size(), "an accepted model lacks block " + std::to_string(L) + "'s " + key);
       require(static_cast<int64_t>(safetensors_dtype_size(e->dtype)) <= c.value_bytes, "value_bytes under a block's dtype");
     }
   for (const auto& e : h.entries) {
-    require(e.key.rfind(other + "h.", 0) != 0, "an accepted model beside a second set of blocks: " + e.key);
-    if (e.key.rfind(c.prefix + "h.", 0) == 0) require(std::atoll(e.key.c_str() + c.prefix.size() + 2) < c.n_layer, "a block past n_layer was ignored: " + e.key);
+    if (!book) require(e.key.rfind(other + "h.", 0) != 0, "an accepted model beside a second set of blocks: " + e.key);
+    if (e.key.rfind(c.prefix + stem, 0) == 0) require(std::atoll(e.key.c_str() + c.prefix.size() + stem.size()) < c.n_layer, "a block past n_layer was ignored: " + e.key);
   }
   const double estimate = gpt2_run_bytes(c, static_cast<int64_t>(ids.size()));
   require(std::isfinite(estimate) && estimate > 0, "an estimate that is not a positive number");
@@ -493,10 +506,10 @@ inline void gpt2_file(const uint8_t* data, size_t size) {
       require(first_non_finite(w.data.data(), w.data.size(), w.shape).empty(), "attention weights with NaN");
     }
     const std::vector<float>& logits = run.last_logits();
-    require(first_non_finite(logits.data(), logits.size(), Shape{c.vocab_size}).empty(), "a run resolved with non-finite logits");
+    require(first_non_finite(logits.data(), logits.size(), Shape{c.n_out}).empty(), "a run resolved with non-finite logits");
     double sum = 0;
     for (const auto& [id, p] : run.top_tokens(5)) {
-      require(id >= 0 && id < c.vocab_size && std::isfinite(p) && p >= 0 && p <= 1, "a top token with an impossible id or probability");
+      require(id >= 0 && id < c.n_out && std::isfinite(p) && p >= 0 && p <= 1, "a top token with an impossible id or probability");
       sum += p;
     }
     require(sum <= 1.0 + 1e-9, "top probabilities over 1");
