@@ -45,7 +45,7 @@ function bookLoadCode(fileName, r, call, format) {
     ...readLines(fileName, format),
     `p = ${pyString(attnPrefix(r))}`,
     `mha = ${call}`,
-    "# the book's GPTModel saved MultiHeadAttention's own parameters (nn.Linear keeps (out, in)): each copied as is",
+    "# the book's GPTModel saved this attention module's own parameters (nn.Linear keeps (out, in)): each copied as is",
     "mha.load_state_dict({k[len(p):]: v for k, v in sd.items() if k.startswith(p)}, strict=False)  # the mask buffer: checked, not required",
     "mha.eval()",
   ];
