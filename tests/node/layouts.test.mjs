@@ -2,6 +2,8 @@
 // GPTModel (`model.state_dict()`: tok_emb, trf_blocks.{i}.att.W_query ..., out_head) and one of them in
 // Hugging Face's layout, against PyTorch (tests/fixtures/generate_layouts.py, torch 1.13): the last
 // token's logits within 1e-5, chapter 5's greedy and seeded top-k ids, the classifier's two logits.
+// The book's torch.save forms run through the same table: model.pth, model_and_optimizer.pth (its
+// model_state_dict under a wrapping dict, beside the optimizer's tensors), book_qkv.pth, review_classifier.pth.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
