@@ -39,6 +39,24 @@ export function gpt2Tensors({ d = 768, layers = 12, vocab = 50257, nCtx = 1024, 
   return tensors;
 }
 
+/**
+ * A whole GPT-2's [key, "F32", shape] in the book's GPTModel layout (ch04: nn.Linear weights (out, in),
+ * qkv_bias=True as after load_weights_into_gpt, the att.mask buffer, an untied out_head), GPT-2 medium
+ * by default: what `torch.save(model.state_dict(), "gpt2-medium355M-sft.pth")` holds in chapter 7.
+ */
+export function bookGpt2Tensors({ d = 1024, layers = 24, vocab = 50257, nCtx = 1024 } = {}) {
+  const tensors = [["tok_emb.weight", "F32", [vocab, d]], ["pos_emb.weight", "F32", [nCtx, d]]];
+  for (let L = 0; L < layers; L++) {
+    const b = `trf_blocks.${L}.`;
+    for (const w of ["W_query", "W_key", "W_value", "out_proj"]) tensors.push([`${b}att.${w}.weight`, "F32", [d, d]], [`${b}att.${w}.bias`, "F32", [d]]);
+    tensors.push([`${b}att.mask`, "F32", [nCtx, nCtx]]);
+    tensors.push([`${b}ff.layers.0.weight`, "F32", [4 * d, d]], [`${b}ff.layers.0.bias`, "F32", [4 * d]], [`${b}ff.layers.2.weight`, "F32", [d, 4 * d]], [`${b}ff.layers.2.bias`, "F32", [d]]);
+    for (const n of ["norm1", "norm2"]) tensors.push([`${b}${n}.scale`, "F32", [d]], [`${b}${n}.shift`, "F32", [d]]);
+  }
+  tensors.push(["final_norm.scale", "F32", [d]], ["final_norm.shift", "F32", [d]], ["out_head.weight", "F32", [vocab, d]]);
+  return tensors;
+}
+
 /** The keys layer 0 of a GPT-2 file of width d needs (with a 16-token wte and a 32-row wpe). */
 export function layer0Shapes(d) {
   return {
