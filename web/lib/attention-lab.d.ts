@@ -19,7 +19,7 @@ export interface CheckFile {
   /** The constructor call as written, e.g. `"MultiHeadAttention(768, 768, 1024, 0.0, 12)"` (parsed as lab.parseCall parses it). */
   call: string;
   /** The module's `state_dict()`: name -> tensor (its mask buffers may be left out), or a list of `{name, shape, data}`. */
-  stateDict: Record<string, TensorLike> | ReadonlyArray<TensorLike & { name: string }>;
+  stateDict: Record<string, TensorLike> | ReadonlyArray<NamedTensor>;
   /** The input the reader ran, `(b, num_tokens, d_in)` (`(num_tokens, d_in)` for SelfAttention_v1/v2) float32. */
   x: TensorLike;
   /** The reader's output on x, the shape the book's forward gives: `(b, num_tokens, d_out)` (the wrapper: `num_heads * d_out` wide). */
@@ -30,7 +30,23 @@ export interface CheckFile {
    * d_out)` after merging the heads, before out_proj. The single-head classes' have no num_heads axis (and their
    * context_vec is `(b, num_tokens, d_out)`); SelfAttention_v1/v2's no b axis.
    */
-  stages?: { attn_scores?: TensorLike; attn_weights?: TensorLike; context_vec?: TensorLike };
+  stages?: CheckStages;
+}
+
+/** One tensor of a state dict given as a list (`[{name, shape, data}, ...]`). */
+export interface NamedTensor extends TensorLike {
+  /** The key as `state_dict()` names it, e.g. `"W_query.weight"` or `"out_proj.bias"`. */
+  name: string;
+}
+
+/** The reader's tensors at three points of the book's forward (CheckFile.stages); each is optional. */
+export interface CheckStages {
+  /** `(b, num_heads, num_tokens, num_tokens)`: `queries @ keys.transpose(2, 3)`, before masking. */
+  attn_scores?: TensorLike;
+  /** `(b, num_heads, num_tokens, num_tokens)`: after the softmax (and dropout). */
+  attn_weights?: TensorLike;
+  /** `(b, num_tokens, d_out)`: the heads merged, before out_proj. */
+  context_vec?: TensorLike;
 }
 
 /** A catalogue entry that applies to the class checked. */
@@ -63,6 +79,7 @@ export interface CheckReport {
   notes: string[];
 }
 
+/** A tensor given to the library: any object with a shape and row-major values (a Tensor, or `{shape, data}`). */
 export interface TensorLike {
   /** The size of each axis, outermost first. */
   shape: number[];
