@@ -61,7 +61,7 @@ for (const c of GPT2_FIXTURES.cases) {
     const { mapping, ...config } = model.config;  // mapping: tests/node/layouts.test.mjs
     assert.deepEqual(config, {
       n_embd: c.n_embd, n_head: c.n_head, n_layer: c.n_layer, n_ctx: c.n_ctx, vocab_size: c.vocab_size, dtype: c.dtype, size: "",
-      layout: "huggingface", layoutName: "Hugging Face GPT-2", qkv_bias: true, n_out: c.vocab_size,
+      layout: "huggingface", layoutName: "Hugging Face GPT-2", format: "safetensors", qkv_bias: true, n_out: c.vocab_size,
     });
     assert.equal(mapping.length, 12 + 5, "block 0's 12 tensors, wte, wpe, ln_f and the tied head");
     const steps = [];
@@ -246,7 +246,7 @@ test("GPT-2's four sizes are recognised from the shapes alone (header-only files
     const { mapping: _, ...config } = model.config;
     assert.deepEqual(config, {
       n_embd: d, n_head: heads, n_layer: layers, n_ctx: 1024, vocab_size: 50257, dtype: "F32", size: name,
-      layout: "huggingface", layoutName: "Hugging Face GPT-2", qkv_bias: true, n_out: 50257,
+      layout: "huggingface", layoutName: "Hugging Face GPT-2", format: "safetensors", qkv_bias: true, n_out: 50257,
     });
     // the estimate of a 64-token run: one block, the activations and the logits, never the whole file
     const bytes = model.estimateBytes(64);

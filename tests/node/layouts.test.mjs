@@ -27,6 +27,7 @@ for (const c of EXPECTED.cases) {
     const model = await lab.loadGPT2(fileOf(c), { num_heads: c.n_heads });
     const cfg = model.config;
     assert.equal(cfg.layout, c.name.startsWith("hf") ? "huggingface" : "book");
+    assert.equal(cfg.format, c.file.endsWith(".pth") ? "torch" : "safetensors", "told by the file's bytes");
     assert.equal(cfg.qkv_bias, c.qkv_bias);
     assert.equal(cfg.n_ctx, c.context_length, "context_length from pos_emb's rows");
     assert.equal(cfg.n_layer, 2);

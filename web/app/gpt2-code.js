@@ -3,6 +3,21 @@
 // through chapter 5's load_weights_into_gpt (c_attn split in three and transposed, ...). Pure text.
 import { pyString } from "./python-code.js";
 
+/** A dict of dicts as one dict of dotted keys, as the library reads a torch.save file ("model_state_dict.tok_emb.weight"). */
+const FLAT = [
+  "def flat(d, prefix=\"\"):  # {\"model_state_dict\": {...}} -> {\"model_state_dict.tok_emb.weight\": ...}",
+  "    out = {}",
+  "    for k, v in d.items():",
+  "        out.update(flat(v, f\"{prefix}{k}.\") if isinstance(v, dict) else {f\"{prefix}{k}\": v})",
+  "    return out",
+  "",
+];
+
+/** The model's own keys of `sd`, without `prefix` (others, such as an optimizer's state beside it, left out). */
+function under(prefix) {
+  return `{k[${prefix.length}:]: v for k, v in sd.items() if k.startswith(${pyString(prefix)})}`;
+}
+
 /** The key prefix of a model's file, from its mapping's token embedding line ("module." of "module.tok_emb.weight (...)"). */
 export function keyPrefix(config) {
   const line = config.mapping.find((l) => /(^|\.)(tok_emb|wte)\.weight /.test(l)) ?? "";
@@ -10,23 +25,28 @@ export function keyPrefix(config) {
 }
 
 /**
- * @param config    the model's config (lab.loadGPT2's model.config)
- * @param fileName  the file's name (a .pth / .bin is read with torch.load, else safetensors' load_file)
+ * @param config    the model's config (lab.loadGPT2's model.config): its format "torch" reads with
+ *                  torch.load (nested dicts such as {"model_state_dict": ...} flattened to the dotted keys
+ *                  the library reads), else safetensors' load_file
+ * @param fileName  the file's name, as the reader saved it
  */
 export function modelCode(config, fileName) {
-  const pth = /\.(pth|pt|bin)$/i.test(fileName);
+  const pth = config.format === "torch";
   const cfg = `{"vocab_size": ${config.vocab_size}, "context_length": ${config.n_ctx}, "emb_dim": ${config.n_embd}, "n_heads": ${config.n_head}, ` +
     `"n_layers": ${config.n_layer}, "drop_rate": 0.0, "qkv_bias": ${config.qkv_bias ? "True" : "False"}}`;
   const L = ["import torch"];
   if (!pth) L.push("from safetensors.torch import load_file");
-  L.push("from previous_chapters import GPTModel, generate  # the book's chapter 4 and 5 code", "", `cfg = ${cfg}`, "model = GPTModel(cfg)");
-  const read = pth ? `sd = torch.load(${pyString(fileName)}, map_location="cpu")` : `sd = load_file(${pyString(fileName)})`;
+  L.push("from previous_chapters import GPTModel, generate  # the book's chapter 4 and 5 code", "");
   const prefix = keyPrefix(config);
+  const read = !pth ? `sd = load_file(${pyString(fileName)})`
+    : prefix ? `sd = flat(torch.load(${pyString(fileName)}, map_location="cpu"))` : `sd = torch.load(${pyString(fileName)}, map_location="cpu")`;
+  if (pth && prefix) L.push(...FLAT);
+  L.push(`cfg = ${cfg}`, "model = GPTModel(cfg)");
   if (config.layout === "book") {
     if (config.n_out !== config.vocab_size) L.push(`model.out_head = torch.nn.Linear(${config.n_embd}, ${config.n_out})  # chapter 6's classifier head`);
-    L.push(read, prefix ? `model.load_state_dict({k[${prefix.length}:]: v for k, v in sd.items()})  # the keys were saved under ${pyString(prefix)}` : "model.load_state_dict(sd)");
+    L.push(read, prefix ? `model.load_state_dict(${under(prefix)})  # the keys were saved under ${pyString(prefix)}` : "model.load_state_dict(sd)");
   } else {
-    const params = prefix ? `{k[${prefix.length}:]: v for k, v in sd.items()}` : "sd";
+    const params = prefix ? under(prefix) : "sd";
     L.push(read, `load_weights_into_gpt(model, ${params})  # chapter 5: c_attn split in three and transposed, Conv1D weights transposed`);
   }
   L.push("model.eval()", "");

@@ -1723,6 +1723,8 @@ export interface GPT2Config {
   layout: "huggingface" | "book";
   /** The layout's name for the page: "Hugging Face GPT-2" or "the book's GPTModel". */
   layoutName: string;
+  /** The file's format, told by its bytes: "torch" (a zip torch.save wrote: .pth, pytorch_model.bin) or "safetensors". */
+  format: "torch" | "safetensors";
   /** Whether the blocks have q/k/v biases (the book's qkv_bias, read off its keys; true for Hugging Face's). */
   qkv_bias: boolean;
   /** The head's rows, the length of lastLogits: vocab_size for a language model, num_classes for a classifier (ch06's out_head = Linear(emb_dim, 2)). */

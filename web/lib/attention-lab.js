@@ -676,12 +676,12 @@ class GPT2Model {
   #handle;
   #reader;
   #running = false;
-  constructor(core, opened, reader) {
+  constructor(core, opened, reader, format) {
     this.#core = core;
     this.#handle = opened.handle;
     this.#reader = reader;
     heldResults(core).hold(this, opened.handle);
-    this.config = Object.freeze({ ...opened.config });
+    this.config = Object.freeze({ ...opened.config, format });
     Object.freeze(this);
   }
 
@@ -1035,7 +1035,7 @@ class Lab {
     const opened = sourceOf(source);
     const core = this._core;
     // the model shares the file's parsed header (it outlives the file's dispose)
-    return withFile(core, opened, (file) => new GPT2Model(core, unwrap(core.gpt2Open(file._handle, numberOption(num_heads))), file._reader));
+    return withFile(core, opened, (file) => new GPT2Model(core, unwrap(core.gpt2Open(file._handle, numberOption(num_heads))), file._reader, file.format));
   }
 
   /**
@@ -1057,7 +1057,7 @@ class Lab {
       const reads = unwrap(core.planBlockInput(file._handle, ids, where));
       if (where.value > 0) {
         // Layer L's real input needs blocks 0 .. L-1: the whole model's path (reads them one at a time).
-        const model = new GPT2Model(core, unwrap(core.gpt2Open(file._handle, numberOption(num_heads))), reader);
+        const model = new GPT2Model(core, unwrap(core.gpt2Open(file._handle, numberOption(num_heads))), reader, file.format);
         try {
           return await model.attentionInput(ids, where.value, { signal });
         } finally {
