@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { loadAttentionLab } from "attention-lab";
-import { ROOT, afterRun, appWorkers, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
+import { ROOT, afterRun, appWorkers, finish, launchLab, openPage, runCheckpointIds, screenshotDir } from "./helpers.mjs";
 import { layer0Checkpoint, layer0Shapes, safetensors } from "../safetensors.mjs";
 
 const DIR = path.join(ROOT, "tests", "fixtures", "checkpoints");
@@ -84,21 +84,6 @@ async function load(page, file, { layer = "0", heads = "" } = {}) {
   await page.getByTestId("ckpt-file").setInputFiles(fixture(file));
 }
 
-/**
- * Types token ids and runs the loaded layer; resolves when its output card is on screen (waiting up to
- * `timeout`: a waiting time, not an assertion; the million-key test passes one derived from measured work).
- */
-async function runIds(page, ids, timeout = 30_000) {
-  await page.getByTestId("ckpt-kind-ids").check();
-  await page.getByTestId("ckpt-ids").fill(ids);
-  const runs = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
-  await page.getByTestId("ckpt-run").click();
-  await page.waitForFunction((n) => {
-    const panel = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]");
-    return Number(panel.dataset.runs ?? 0) > n;
-  }, runs, { timeout });
-  return page.getByTestId("ckpt-stage-cards");
-}
 
 /** The first row of a stage's first slice, as numbers. */
 async function firstRow(cards, stage) {
@@ -164,7 +149,7 @@ describe("GPT-2 checkpoints", () => {
     await page.getByTestId("ckpt-layer").fill("0");
     await page.getByTestId("ckpt-load").click();
     await page.getByTestId("ckpt-summary").filter({ hasText: "Loaded layer 0" }).waitFor();
-    let cards = await runIds(page, "11, 0, 7");
+    let cards = await runCheckpointIds(page, "11, 0, 7");
     const weights = cards.locator("[data-stage=attn_weights]");
     assert.match(await weights.getByTestId("stage-shape").textContent(), /\(b=1, num_heads=4, query=3, key=3\)/);
     assert.deepEqual(await weights.locator("figcaption").allTextContents(), ["head 0", "head 1", "head 2", "head 3"]);
@@ -175,7 +160,7 @@ describe("GPT-2 checkpoints", () => {
     assert.match(await page.getByTestId("ckpt-code").textContent(), /ids = torch\.tensor\(\[\[11, 0, 7\]\]\)/);
 
     // Layer 0's input stage is ln_1(wte[ids] + wpe[:3]) as PyTorch computed it (expected.json).
-    cards = await runIds(page, "11, 0, 7");
+    cards = await runCheckpointIds(page, "11, 0, 7");
     const want = EXPECTED.block_inputs.find((b) => b.file === "gpt2_d8_h4_prefix.safetensors" && b.layer === 0);
     assert.deepEqual(want.token_ids, [11, 0, 7]);
     const row = await firstRow(cards, "input");
@@ -208,7 +193,7 @@ describe("GPT-2 checkpoints", () => {
     assert.match(await page.getByTestId("ckpt-sources").locator("[data-source=context_length] dd").textContent(), /\(8\)/);
     const want = EXPECTED.block_inputs.find((b) => b.file === "gpt2_d4_h2.safetensors");
     assert.equal(want.layer, 0);
-    const cards = await runIds(page, want.token_ids.join(", "));
+    const cards = await runCheckpointIds(page, want.token_ids.join(", "));
     const shape = want.output.shape;
     const row = await firstRow(cards, "input");
     assert.equal(row.length, shape[2]);
@@ -243,7 +228,7 @@ describe("GPT-2 checkpoints", () => {
     await page.getByTestId("ckpt-ids").fill("1, x");
     await page.getByTestId("ckpt-run").click();
     assert.equal(await page.getByTestId("ckpt-ids").getAttribute("aria-invalid"), "true");
-    const cards = await runIds(page, "1, 2");
+    const cards = await runCheckpointIds(page, "1, 2");
     assert.equal(await page.getByTestId("ckpt-run-diag").count(), 0);
     assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 2, 8\)/);
     await assertPageRuns(page);
@@ -293,7 +278,7 @@ describe("GPT-2 checkpoints", () => {
     // runs on the main thread): the page's own library makes no traced forward for it.
     await page.evaluate(`(${countForwards})()`);
     await appWorkers(page)[0].evaluate(`(${countForwards})()`);
-    const cards = await runIds(page, "3, 1, 4, 1, 5");
+    const cards = await runCheckpointIds(page, "3, 1, 4, 1, 5");
     assert.equal(await page.evaluate(() => self.forwards), 0, "no traced forward on the main thread");
     assert.equal(await appWorkers(page)[0].evaluate(() => self.forwards), 1, "the layer was traced in the worker");
     const weights = cards.locator("[data-stage=attn_weights]");
@@ -433,7 +418,7 @@ describe("GPT-2 checkpoints", () => {
         "h.0.attn.c_attn.weight", "h.0.attn.c_attn.bias", "h.0.attn.c_proj.weight", "h.0.attn.c_proj.bias",
       ]);
       // The layer's input comes from the same parsed header, in the worker; the layer runs on it.
-      const cards = await runIds(page, "1, 2, 3", bound);
+      const cards = await runCheckpointIds(page, "1, 2, 3", bound);
       assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 3, 4\)/);
       // The whole model on the same tokens: this file holds one layer's keys, so it is refused, from the kept header.
       await page.getByTestId("gpt2-run").click();
@@ -463,7 +448,7 @@ describe("GPT-2 checkpoints", () => {
     assert.match(await page.locator("details.ckpt-ignored summary").textContent(), /Keys ignored \(304\)/);
     assert.equal(await page.getByTestId("ckpt-ignored").locator("tbody tr").count(), 200);
     assert.equal(await page.getByTestId("ckpt-ignored-more").textContent(), "… and 104 more keys, not listed.");
-    const cards = await runIds(page, "4, 5");
+    const cards = await runCheckpointIds(page, "4, 5");
     assert.match(await cards.locator("[data-stage=output]").getByTestId("output-summary").textContent(), /\(1, 2, 4\)/);
     assert.equal(appWorkers(page).length, 0);
     await finish(page);

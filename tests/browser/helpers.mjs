@@ -194,3 +194,20 @@ export function inNodeWithRelaxedSimd(body) {
   const source = `import { loadAttentionLab, AttentionError } from "attention-lab";\n${body}`;
   return JSON.parse(execFileSync(process.execPath, ["--experimental-wasm-relaxed-simd", "--input-type=module", "-e", source], { cwd: ROOT, encoding: "utf8" }));
 }
+
+/**
+ * Types token ids into the checkpoint panel and runs the loaded layer; resolves to the panel's stage
+ * cards once the run is on screen (waiting up to `timeout`: a waiting time, not an assertion; the
+ * million-key test passes one derived from measured work).
+ */
+export async function runCheckpointIds(page, ids, timeout = 30_000) {
+  await page.getByTestId("ckpt-kind-ids").check();
+  await page.getByTestId("ckpt-ids").fill(ids);
+  const runs = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
+  await page.getByTestId("ckpt-run").click();
+  await page.waitForFunction((n) => {
+    const panel = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]");
+    return Number(panel.dataset.runs ?? 0) > n;
+  }, runs, { timeout });
+  return page.getByTestId("ckpt-stage-cards");
+}

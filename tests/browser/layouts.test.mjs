@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { ROOT, finish, launchLab, openPage, screenshotDir } from "./helpers.mjs";
+import { ROOT, finish, launchLab, openPage, runCheckpointIds, screenshotDir } from "./helpers.mjs";
 
 const DIR = path.join(ROOT, "tests", "fixtures", "layouts");
 const EXPECTED = JSON.parse(readFileSync(path.join(DIR, "expected.json"), "utf8"));
@@ -23,15 +23,8 @@ async function load(page, file, layer = "1") {
 
 /** Runs the loaded layer on token ids; resolves to the first row of its output stage. */
 async function outputRow(page, ids) {
-  await page.getByTestId("ckpt-kind-ids").check();
-  await page.getByTestId("ckpt-ids").fill(ids);
-  const runs = await page.getByTestId("checkpoint-panel").evaluate((s) => Number(s.dataset.runs ?? 0));
-  await page.getByTestId("ckpt-run").click();
-  await page.waitForFunction((n) => {
-    const panel = document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=checkpoint-panel]");
-    return Number(panel.dataset.runs ?? 0) > n;
-  }, runs, { timeout: 60_000 });
-  const cells = await page.getByTestId("ckpt-stage-cards").locator("[data-stage=output] table.grid tbody tr").first().locator("td").allTextContents();
+  const cards = await runCheckpointIds(page, ids, 60_000);
+  const cells = await cards.locator("[data-stage=output] table.grid tbody tr").first().locator("td").allTextContents();
   return cells.map((t) => Number(t.trim().replace("−", "-")));
 }
 
