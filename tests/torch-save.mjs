@@ -48,6 +48,17 @@ function header(signature, name, size, at) {
   return Buffer.concat([b, Buffer.from(name)]);
 }
 
+/** The zip's end of central directory record: `count` entries, a directory of `size` bytes at `at`. */
+function endRecord(count, size, at) {
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(count, 8);
+  end.writeUInt16LE(count, 10);
+  end.writeUInt32LE(size, 12);
+  end.writeUInt32LE(at, 16);
+  return end;
+}
+
 /**
  * Writes `tensors` ([key, "F32", shape]) as a torch.save file at `file`: every header written, every
  * storage's bytes a hole (zeros the disk does not hold). Returns the file's size.
@@ -68,12 +79,7 @@ export function sparseTorchSave(file, tensors, archive = "archive") {
     at += local.length + size;
   }
   const cd = Buffer.concat(directory);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(at, 16);
+  const end = endRecord(entries.length, cd.length, at);
   ftruncateSync(fd, at);
   writeSync(fd, Buffer.concat([cd, end]), 0, cd.length + 22, at);
   closeSync(fd);
@@ -93,11 +99,6 @@ export function pickleZip(pickle) {
     at += local.length + data.length;
   }
   const cd = Buffer.concat(directory);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(at, 16);
+  const end = endRecord(entries.length, cd.length, at);
   return Buffer.concat([...parts, cd, end]);
 }
