@@ -314,6 +314,9 @@ StateDict Machine::run() {
   std::set<std::string> keys;
   for (const auto& [key, t] : out_.tensors)
     if (!keys.insert(key).second) throw AttentionError("checkpoint_duplicate_key", key, "two tensors under the key '" + key + "'", kResave);
+  keys.clear();
+  for (const auto& [key, text] : out_.strings)
+    if (!keys.insert(key).second) throw AttentionError("checkpoint_duplicate_key", key, "two strings under the key '" + key + "'", kResave);
   return std::move(out_);
 }
 

@@ -147,6 +147,10 @@ void Machine::flatten(uint32_t i, const std::string& prefix, int depth) {
     out_.tensors.emplace_back(prefix, tensors_[static_cast<size_t>(o.number)]);
     return;
   }
+  if (o.kind == Kind::Str) {
+    if (out_.strings.size() < kMaxStringLeaves && o.text.size() <= kMaxStringLeafBytes && prefix.size() <= 65536) out_.strings.emplace_back(prefix, o.text);
+    return;
+  }
   if (o.kind != Kind::Dict && o.kind != Kind::List && o.kind != Kind::Tuple) return;
   if (depth >= kMaxDepth) limit("dicts and lists nested deeper than " + std::to_string(kMaxDepth) + " (or one that holds itself)");
   const bool dict = o.kind == Kind::Dict;

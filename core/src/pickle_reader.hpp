@@ -37,11 +37,19 @@ struct TensorView {
   std::vector<int64_t> stride;  // in elements, one per axis
 };
 
+/// Most string leaves kept (StateDict::strings), and the longest one kept, in bytes: a check file's
+/// "call" is one short line; more or longer strings are skipped, as other values that are not tensors.
+constexpr size_t kMaxStringLeaves = 64;
+constexpr size_t kMaxStringLeafBytes = 4096;
+
 /// The tensors of a state dict, their keys the dicts' keys joined with '.' (nested dicts such as
-/// {"model_state_dict": {...}} flattened), in pickle order; values that are not tensors are skipped.
+/// {"model_state_dict": {...}} flattened), in pickle order; the string leaves (the first
+/// kMaxStringLeaves of at most kMaxStringLeafBytes each: a check file's "call") under keys joined the
+/// same way; other values are skipped.
 struct StateDict {
   std::vector<Storage> storages;
   std::vector<std::pair<std::string, TensorView>> tensors;
+  std::vector<std::pair<std::string, std::string>> strings;
 };
 
 /// Bytes per element of a typed storage's name ("FloatStorage" -> 4), 0 for one not known; `dtype`
@@ -52,7 +60,7 @@ size_t storage_dtype(const std::string& name, std::string& dtype);
 /// the subset, a malformed or cut-off argument, a value of the wrong kind; names the opcode and byte),
 /// checkpoint_pickle_global (a global not on the list, e.g. os.system; names it), checkpoint_pickled_module
 /// (a whole pickled object such as __main__.GPTModel; the hint says to save its state_dict),
-/// checkpoint_limit (past kMaxObjects, kMaxDepth), checkpoint_duplicate_key (two tensors under one key).
+/// checkpoint_limit (past kMaxObjects, kMaxDepth), checkpoint_duplicate_key (two tensors, or two strings, under one key).
 StateDict read_state_dict(const uint8_t* bytes, size_t length);
 
 }  // namespace attention_lab::pickle

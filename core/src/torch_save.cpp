@@ -192,6 +192,7 @@ SafetensorsHeader open_torch_save(const Bytes& read, uint64_t file_size) {
     h.entries.push_back(entry_of(key, view, s, p.entries[it->second], p.starts[it->second]));
   }
   std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.key < b.key; });
+  for (const auto& [key, text] : dict.strings) h.metadata.emplace(key, text);
   return h;
 }
 

@@ -152,10 +152,11 @@ TEST_SUITE("torch.save files") {
     CHECK(decode_tensor(rows, file.data() + rows.begin, rows.end - rows.begin) == decode_tensor(plain_rows, plain.data() + plain_rows.begin, plain_rows.end - plain_rows.begin));
   }
 
-  TEST_CASE("a nested dict (model_state_dict) gives keys joined with '.', and non-tensor values are skipped") {
+  TEST_CASE("a nested dict (model_state_dict) gives keys joined with '.', string leaves go to metadata, other values are skipped") {
     const SafetensorsHeader h = open_pth(fixture("nested.pth"));
     CHECK(h.find("model_state_dict.wte.weight") != nullptr);
     CHECK(h.find("epoch") == nullptr);
+    CHECK(h.metadata == std::map<std::string, std::string>{{"note", "nested"}});
     CHECK(h.entries.size() == expected()["files"]["nested.pth"]["keys"].get<size_t>());
   }
 

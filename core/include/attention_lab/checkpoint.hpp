@@ -93,7 +93,9 @@ std::vector<TorchSaveRead> torch_save_reads(const std::map<std::string, std::vec
 /// The tensors of a torch.save state dict as safetensors entries with absolute file offsets
 /// (data_start() 0): a tensor's bytes start at its storage entry's data + storage_offset x itemsize;
 /// tensors sharing a storage overlap; a non-contiguous one keeps its strides (decode_tensor gathers).
-/// Nested dicts ({"model_state_dict": {...}}) give keys joined with '.'. Throws AttentionError:
+/// Nested dicts ({"model_state_dict": {...}}) give keys joined with '.'. The pickle's string leaves
+/// (a check file's "call"; bounded: pickle::kMaxStringLeaves of kMaxStringLeafBytes) go to `metadata`
+/// under keys joined the same way, as a safetensors file's __metadata__. Throws AttentionError:
 /// checkpoint_truncated (a zip cut off, no end record), checkpoint_zip (records that are not torch's or
 /// offsets and sizes that disagree; names the entry), checkpoint_zip_compressed, checkpoint_limit,
 /// checkpoint_pickle, checkpoint_pickle_global (names the global; nothing is run),
