@@ -2,6 +2,7 @@
 // attention and its load into a module, and a layer's input read from the file (block_input).
 #include <memory>
 
+#include "attention_lab/check_file.hpp"
 #include "attention_lab/gpt2.hpp"
 #include "attention_lab/validator.hpp"
 #include "session_detail.hpp"
@@ -79,6 +80,23 @@ ModuleInfo Session::load_checkpoint(uint32_t file, const CheckpointOptionsInput&
   }
   info.report = plan.report;
   return info;
+}
+
+std::vector<FileRead> Session::check_file_reads(uint32_t file) const {
+  const SafetensorsHeader& h = *objects_->header(file);
+  const CheckFilePlan plan = plan_check_file(h);
+  check_file_fits(plan, checked_call(parse_call(plan.call)), kDefaultMemoryBudgetBytes);
+  std::vector<FileRead> out;
+  for (const SafetensorsEntry& e : plan.reads()) out.push_back({e.key, static_cast<double>(h.data_start() + e.begin), static_cast<double>(h.data_start() + e.end)});
+  return out;
+}
+
+CheckReport Session::check_file(uint32_t file, const std::map<std::string, std::vector<uint8_t>>& buffers) const {
+  const CheckFilePlan plan = plan_check_file(*objects_->header(file));
+  const ModuleConfig config = checked_call(parse_call(plan.call));
+  check_file_fits(plan, config, kDefaultMemoryBudgetBytes);
+  const CheckFileTensors t = read_check_file(plan, buffers);
+  return attention_lab::check_module(config, t.state_dict, t.x, t.output, t.stages, kDefaultMemoryBudgetBytes, objects_->pool.get());
 }
 
 std::vector<FileRead> Session::plan_block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer) const {

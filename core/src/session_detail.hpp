@@ -87,6 +87,10 @@ std::optional<int64_t> whole_option(const NumberOption& v, const char* key, doub
 std::vector<int64_t> ids_from(const std::vector<double>& ids);
 CopyPlan plan_from(const std::vector<PlanEntryInput>& entries);
 
+/// A check's constructor call (Session::parse_call's): its first error diagnostic thrown as AttentionError (its code
+/// and slot), then validated_config's errors.
+ModuleConfig checked_call(const ParsedCall& parsed);
+
 using Buffers = std::map<std::string, std::vector<uint8_t>>;
 /// The caller's bytes, once every read is among them (a read it did not give is checkpoint_truncated).
 template <typename Read, typename NameOf>

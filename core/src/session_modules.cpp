@@ -218,11 +218,16 @@ CopyReport Session::copy_weights(uint32_t from, uint32_t to, const std::vector<P
   return r;
 }
 
-CheckReport Session::check_module(const std::string& call, std::vector<ParameterInput> state_dict, TensorInput x, TensorInput output, std::vector<ParameterInput> stages) const {
-  const ParsedCall parsed = parse_call(call);
+namespace session_detail {
+ModuleConfig checked_call(const ParsedCall& parsed) {
   for (const Diagnostic& d : parsed.diagnostics)
     if (d.severity == Severity::Error) throw AttentionError(d.code, d.slots.empty() ? "call" : d.slots.front(), d.message, d.hint);
-  const ModuleConfig c = validated_config(parsed.class_name, parsed.config);
+  return validated_config(parsed.class_name, parsed.config);
+}
+}  // namespace session_detail
+
+CheckReport Session::check_module(const std::string& call, std::vector<ParameterInput> state_dict, TensorInput x, TensorInput output, std::vector<ParameterInput> stages) const {
+  const ModuleConfig c = checked_call(parse_call(call));
   std::vector<NamedTensor> given, named_stages;
   for (auto& p : state_dict) given.push_back({p.name, tensor_from_input(std::move(p.tensor), p.name)});
   for (auto& p : stages) named_stages.push_back({p.name, tensor_from_input(std::move(p.tensor), p.name)});

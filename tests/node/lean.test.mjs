@@ -1,7 +1,7 @@
 // loadAttentionLab({checkpoints: false}): the lean binaries (attention_core_lean[_fma].wasm, the
 // bindings without the checkpoint and GPT-2 readers), in a process of its own (node --test runs each
 // file in one) so that the first load happens here: what loads, that its forwards and parameters are
-// the full binary's bits, that the four checkpoint methods refuse with no_checkpoints, and the
+// the full binary's bits, that the checkpoint methods (and checkModule of a file) refuse with no_checkpoints, and the
 // once-per-realm rule with the option.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -69,13 +69,14 @@ describe("loadAttentionLab({checkpoints: false})", () => {
     }
   });
 
-  test("openCheckpoint, loadCheckpoint, checkpointInput and loadGPT2 reject with no_checkpoints naming the method", async () => {
+  test("openCheckpoint, loadCheckpoint, checkpointInput, loadGPT2 and checkModule of a file reject with no_checkpoints naming the method", async () => {
     const file = new Uint8Array(16);
     for (const [method, call] of [
       ["openCheckpoint", () => lab.openCheckpoint(file)],
       ["loadCheckpoint", () => lab.loadCheckpoint(file, { layer: 0 })],
       ["checkpointInput", () => lab.checkpointInput(file, { tokenIds: [1, 2] })],
       ["loadGPT2", () => lab.loadGPT2(file)],
+      ["checkModule", () => lab.checkModule(file)],
     ]) {
       const r = await refusal(call());
       assert.deepEqual([r.code, r.slot], ["no_checkpoints", method]);

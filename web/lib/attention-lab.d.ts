@@ -679,6 +679,8 @@ export type ErrorCode =
   | "compare_unsupported"
   /** checkModule given an output or stage of another shape than the book's forward gives (names it and the shape with its axes), or a stage id other than attn_scores, attn_weights, context_vec */
   | "check_tensor"
+  /** lab.checkModule given a file that is not a check file: a safetensors file, or a torch.save dict without its call (a string), x, output or state_dict (names the key; the hint shows the snippet line that writes it) */
+  | "check_file"
   // checkpoints (loadCheckpoint, checkpointInput)
   /** not an ArrayBuffer, view or Blob, or a detached buffer */
   | "checkpoint_source"
@@ -2358,6 +2360,22 @@ export interface AttentionLab {
    *   codes (input_rank, input_width, context_too_short, non_finite_input), "non_finite_parameter", "too_large".
    */
   checkModule(file: CheckFile): CheckReport;
+  /**
+   * The same check of a check file: the `.pt` the page's snippet writes with torch.save
+   * (`{"call": "...", "state_dict": mha.state_dict(), "x": batch, "output": context_vecs, "stages": {...}}`), as an
+   * ArrayBuffer, typed array, Blob or File, or a CheckpointFile from lab.openCheckpoint. Read by slices as
+   * openCheckpoint reads: the zip's records and data.pkl first, then its keys, its call and the memory estimate
+   * checked, then only its tensors read (F32, F16, BF16, F64; a BOOL mask buffer as 0 and 1). Needs the
+   * checkpoint readers (not on a lean lab).
+   * @param file - The check file.
+   * @returns A promise of the verdict, as the in-memory form's.
+   * @throws {@link AttentionError} (the promise rejects) "check_file" (a safetensors file, which is not a check
+   *   file; or no "call" string, "x", "output" or "state_dict" key: the slot names the key, the hint shows the snippet's
+   *   line that writes it), openCheckpoint's codes (checkpoint_*), "no_checkpoints" (a lean lab), "too_large" (the
+   *   bytes read, their float32 copies and the check over the budget, before any tensor is read), then every code of
+   *   the in-memory form.
+   */
+  checkModule(file: ArrayBuffer | ArrayBufferView | Blob | CheckpointFile): Promise<CheckReport>;
   /**
    * The book's six 3-d embeddings of "Your journey starts with one step" (section 3.3.1).
    * @returns The tensor `(num_tokens, d_in)` = (6, 3).

@@ -1117,8 +1117,9 @@ class Lab {
     return { stages, maxAbsDiff: worst, agree: worst <= this.#facts(a.className).tolerance, tolerance: this.#facts(a.className).tolerance };
   }
 
-  /** A reader's own module against the book's forward and the catalogue of mistakes (the .d.ts says how). Core: Session::check_module. */
+  /** A reader's own module against the book's forward and the catalogue of mistakes (the .d.ts says how). Core: Session::check_module, Session::check_file. */
   checkModule(file) {
+    if (CheckpointFile.is(file) || isArrayBuffer(file) || ArrayBuffer.isView(file) || isBlob(file)) return this.#checkFile(file);
     const args = checkArguments(file, toTensor);
     // A full heap with results alive is blamed on them when a traced forward of the call on x fits (the check's own peak adds a module).
     const need = () => {
@@ -1126,6 +1127,13 @@ class Lab {
       return estimateOf(this._core, className, config, args[2].shape, true);
     };
     return unwrap(heldResults(this._core).attempt(() => this._core.checkModule(...args), need, "this check"));
+  }
+
+  /** checkModule of a check file: its keys, call and memory estimate checked from its header, then only its tensors read. */
+  async #checkFile(file) {
+    this.#needCheckpoints("checkModule");
+    const core = this._core;
+    return withFile(core, sourceOf(file), async (opened) => unwrap(core.checkFile(opened._handle, await readRanges(opened._reader, unwrap(core.checkFileReads(opened._handle))))));
   }
 
   /**

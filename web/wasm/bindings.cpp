@@ -254,7 +254,6 @@ void functions(const char* name, Result<R> (*f)(A...), Rest... rest) {
   functions(rest...);
 }
 }  // namespace
-
 extern "C" size_t malloc_max_footprint(void);                                // dlmalloc: the most heap ever taken from WASM memory
 double heap_in_use() { return static_cast<unsigned>(mallinfo().uordblks); }  // an int in its header: unsigned past 2 GiB
 double heap_peak() { return static_cast<double>(malloc_max_footprint()); }
@@ -377,7 +376,6 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
 }
 
 // ---- the calls ----------------------------------------------------------------------------------------
-
 EMSCRIPTEN_BINDINGS(attention_lab_calls) {
   functions(
       "classes", call<&Session::classes>, "gpt2Sizes", call<&Session::gpt2_sizes>, "kernelFusesMultiplyAdd", call<&Session::kernel_fuses_multiply_add>, "setThreads",
@@ -398,7 +396,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_calls) {
             call<&Session::torch_save_open>, "planCheckpoint", call<&Session::plan_checkpoint>, "loadCheckpoint", call<&Session::load_checkpoint>, "planBlockInput",
             call<&Session::plan_block_input>, "blockInput", call<&Session::block_input>, "gpt2Open", call<&Session::gpt2_open>, "gpt2Estimate", call<&Session::gpt2_estimate>,
             "gpt2Run", call<&Session::gpt2_run>, "gpt2RunStep", call<&Session::gpt2_run_step>, "gpt2Generate", call<&Session::gpt2_generate>, "gpt2GenerateStep",
-            call<&Session::gpt2_generate_step>, "gpt2Reads", call<&Session::gpt2_reads>, "gpt2Stop", call<&Session::gpt2_stop>);
+            call<&Session::gpt2_generate_step>, "gpt2Reads", call<&Session::gpt2_reads>, "gpt2Stop", call<&Session::gpt2_stop>, "checkFileReads", call<&Session::check_file_reads>,
+            "checkFile", call<&Session::check_file>);
 #endif
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("heapPeak", &heap_peak);

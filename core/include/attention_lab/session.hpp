@@ -363,6 +363,11 @@ class Session {
   std::vector<FileRead> torch_save_reads(const std::map<std::string, std::vector<uint8_t>>& read, double file_size) const;
   /// The torch.save file's tensors as a parsed header under a handle, as checkpoint_open's (open_torch_save).
   OpenedFile torch_save_open(const std::map<std::string, std::vector<uint8_t>>& read, double file_size);
+  /// lab.checkModule(file): the byte ranges of a check file's tensors (name = key), once its keys, its
+  /// call and the memory estimate passed (plan_check_file, checked_call, check_file_fits).
+  std::vector<FileRead> check_file_reads(uint32_t file) const;
+  /// The check of a check file, given the bytes of check_file_reads: check_module's report and errors.
+  CheckReport check_file(uint32_t file, const std::map<std::string, std::vector<uint8_t>>& buffers) const;
   CheckpointPlanResult plan_checkpoint(uint32_t file, const CheckpointOptionsInput& options) const;
   /// Into a new module (into = 0) or, when every check passed, replacing module `into`.
   ModuleInfo load_checkpoint(uint32_t file, const CheckpointOptionsInput& options, const std::map<std::string, std::vector<uint8_t>>& buffers, uint32_t into);

@@ -61,6 +61,8 @@ async function main(): Promise<void> {
   const checkFile: CheckFile = { call: "SelfAttention_v2(3, 2)", stateDict: v2.parameters(), x: lab.bookTokens(), output: v2.forward(lab.bookTokens()).output, stages: {} };
   const verdict: CheckReport = lab.checkModule(checkFile);
   const firstCause: string | undefined = verdict.causes.find((c) => c.explains)?.id;
+  const verdictOfFile: Promise<CheckReport> = lab.checkModule(new Uint8Array(0));
+  verdictOfFile.catch(() => undefined);
   console.log(verdict.agree, verdict.maxAbsDiff, verdict.firstStage, firstCause, verdict.notes);
   const heap: number = lab.heapInUse() + lab.handlesInUse();
   v1.dispose();

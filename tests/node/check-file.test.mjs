@@ -1,0 +1,105 @@
+// lab.checkModule(file): the .pt the page's snippet writes with torch.save (tests/fixtures/check_files,
+// from tests/fixtures/generate_check_fixtures.py, the same tensors as the JSON cases of the same name)
+// gives the verdict the in-memory call gives; a file without a key the check needs, or a safetensors
+// file, is refused with check_file, naming the key and showing the snippet's line that writes it.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { loadAttentionLab, AttentionError } from "attention-lab";
+
+const lab = await loadAttentionLab();
+const { cases } = JSON.parse(readFileSync(new URL("../fixtures/check_module_fixtures.json", import.meta.url), "utf8"));
+const checkFile = (name) => readFileSync(new URL(`../fixtures/check_files/${name}`, import.meta.url));
+
+const tensor = (t) => ({ shape: t.shape, data: Float32Array.from(t.data, (v) => (typeof v === "string" ? Number(v.replace("inf", "Infinity")) : v)) });
+/** The JSON case as lab.checkModule's in-memory argument. */
+function inMemory(name) {
+  const c = cases.find((k) => k.name === name);
+  const file = { call: c.call, stateDict: Object.fromEntries(c.state_dict.map((t) => [t.name, tensor(t)])), x: tensor(c.x), output: tensor(c.output) };
+  if (c.stages) file.stages = Object.fromEntries(Object.entries(c.stages).map(([id, t]) => [id, tensor(t)]));
+  return { c, file };
+}
+const explaining = (report) => report.causes.filter((c) => c.explains).map((c) => c.id);
+
+/** The AttentionError the promise rejects with, as {code, slot, message, hint}. */
+async function refusal(promise) {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(e instanceof AttentionError, String(e));
+    return { code: e.code, slot: e.slot, message: e.message, hint: e.hint };
+  }
+  return null;
+}
+
+const FILES = [
+  ["mha_correct.pt", "MultiHeadAttention correct qkv_bias=False with stages"],
+  ["mha_scale_d_out.pt", "MultiHeadAttention scale_d_out qkv_bias=False with stages"],
+  ["mha_mask_discarded_no_stages.pt", "MultiHeadAttention mask_discarded qkv_bias=True"],
+];
+
+test("a check file gives the same verdict as the in-memory call on the same tensors", async () => {
+  for (const [fileName, caseName] of FILES) {
+    const { c, file } = inMemory(caseName);
+    const fromFile = await lab.checkModule(checkFile(fileName));
+    assert.deepEqual(fromFile, lab.checkModule(file), fileName);
+    assert.equal(fromFile.agree, c.expect.agree, fileName);
+    assert.equal(fromFile.firstStage, c.expect.first_stage, fileName);
+    assert.deepEqual(explaining(fromFile), c.expect.explains === null ? [] : [c.expect.explains], fileName);
+  }
+});
+
+test("the file's verdict names the mistake: scale_d_out at attn_weights (the scores are taken before the scaling), mask_discarded at the output without stages", async () => {
+  const scaled = await lab.checkModule(checkFile("mha_scale_d_out.pt"));
+  assert.deepEqual([scaled.agree, scaled.firstStage, explaining(scaled)], [false, "attn_weights", ["scale_d_out"]]);
+  assert.ok(scaled.maxAbsDiff > 1e-5);
+  const cause = scaled.causes.find((x) => x.id === "scale_d_out");
+  assert.match(cause.fix, /keys\.shape\[-1\]\*\*0\.5/);
+  const discarded = await lab.checkModule(checkFile("mha_mask_discarded_no_stages.pt"));
+  assert.deepEqual([discarded.agree, discarded.firstStage, explaining(discarded)], [false, "output", ["mask_discarded"]]);
+  const right = await lab.checkModule(checkFile("mha_correct.pt"));
+  assert.deepEqual([right.agree, right.firstStage, explaining(right)], [true, null, []]);
+  assert.ok(right.maxAbsDiff <= 1e-6, String(right.maxAbsDiff));
+});
+
+test("a Blob, an ArrayBuffer and an opened CheckpointFile give the same verdict", async () => {
+  const bytes = checkFile("mha_scale_d_out.pt");
+  const expected = await lab.checkModule(bytes);
+  assert.deepEqual(await lab.checkModule(new Blob([bytes])), expected);
+  assert.deepEqual(await lab.checkModule(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)), expected);
+  const opened = await lab.openCheckpoint(bytes);
+  assert.equal(opened.format, "torch");
+  assert.deepEqual(await lab.checkModule(opened), expected);
+  assert.deepEqual(await lab.checkModule(opened), expected, "the opened file stays usable");
+  opened.dispose();
+});
+
+test("a missing output or call is refused with check_file, naming the key and showing the snippet's line", async () => {
+  const noOutput = await refusal(lab.checkModule(checkFile("mha_no_output.pt")));
+  assert.equal(noOutput.code, "check_file");
+  assert.equal(noOutput.slot, "output");
+  assert.match(noOutput.message, /no tensor "output"/);
+  assert.match(noOutput.hint, /"output": context_vecs/);
+  const noCall = await refusal(lab.checkModule(checkFile("mha_no_call.pt")));
+  assert.equal(noCall.code, "check_file");
+  assert.equal(noCall.slot, "call");
+  assert.match(noCall.message, /no "call"/);
+  assert.match(noCall.hint, /"call": "MultiHeadAttention\(768, 768, 1024, 0.0, 12\)"/);
+});
+
+test("a safetensors file is not a check file: check_file with the snippet in the hint", async () => {
+  const r = await refusal(lab.checkModule(readFileSync(new URL("../fixtures/checkpoints/gpt2_d4_h2.safetensors", import.meta.url))));
+  assert.equal(r.code, "check_file");
+  assert.equal(r.slot, "file");
+  assert.match(r.message, /safetensors file, not a check file/);
+  assert.match(r.hint, /torch\.save\(\{"call": /);
+});
+
+test("a file's damage is refused with openCheckpoint's codes, as a rejected promise", async () => {
+  const cut = checkFile("mha_correct.pt").subarray(0, 3000);
+  const r = await refusal(lab.checkModule(cut));
+  assert.ok(r !== null && r.code.startsWith("checkpoint_"), JSON.stringify(r));
+  const detached = new ArrayBuffer(8);
+  structuredClone(detached, { transfer: [detached] });
+  assert.equal((await refusal(lab.checkModule(detached))).code, "checkpoint_source");
+});
