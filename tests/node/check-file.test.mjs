@@ -1,7 +1,8 @@
 // lab.checkModule(file): the .pt the page's snippet writes with torch.save (tests/fixtures/check_files,
 // from tests/fixtures/generate_check_fixtures.py, the same tensors as the JSON cases of the same name)
 // gives the verdict the in-memory call gives; a file without a key the check needs, or a safetensors
-// file, is refused with check_file, naming the key and showing the snippet's line that writes it.
+// file, is refused with check_file, naming the key and showing the snippet's line that writes it; a
+// call is parsed as everywhere; a refused file has none of its tensors read.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -102,4 +103,43 @@ test("a file's damage is refused with openCheckpoint's codes, as a rejected prom
   const detached = new ArrayBuffer(8);
   structuredClone(detached, { transfer: [detached] });
   assert.equal((await refusal(lab.checkModule(detached))).code, "checkpoint_source");
+});
+
+test("the file's call is parsed as everywhere: its first error diagnostic, as the in-memory call gives it", async () => {
+  const { file } = inMemory("MultiHeadAttention correct qkv_bias=False with stages");
+  let expected = null;
+  try {
+    lab.checkModule({ ...file, call: "MultiHeadAttention(4, 4, 6, 0.0, 3, qkv_bias=False)" });
+  } catch (e) {
+    expected = { code: e.code, slot: e.slot, message: e.message, hint: e.hint };
+  }
+  assert.deepEqual([expected?.code, expected?.slot], ["heads_divisibility", "d_out"]);
+  assert.deepEqual(await refusal(lab.checkModule(checkFile("mha_bad_call.pt"))), expected);
+});
+
+/** A Blob that records the byte ranges read from it (File.slice, as the page's file input gives). */
+class CountingBlob extends Blob {
+  reads = [];
+  slice(begin, end) {
+    this.reads.push([begin, end]);
+    return super.slice(begin, end);
+  }
+}
+
+test("keys, call and estimate are checked from the file's records: a refused file has no tensor read, a checked one each tensor once", async () => {
+  const opening = async (name) => {
+    const blob = new CountingBlob([checkFile(name)]);
+    (await lab.openCheckpoint(blob)).dispose();
+    return blob.reads;
+  };
+  for (const name of ["mha_no_output.pt", "mha_no_call.pt", "mha_bad_call.pt"]) {
+    const blob = new CountingBlob([checkFile(name)]);
+    assert.notEqual(await refusal(lab.checkModule(blob)), null, name);
+    assert.deepEqual(blob.reads, await opening(name), name);
+  }
+  const blob = new CountingBlob([checkFile("mha_correct.pt")]);
+  await lab.checkModule(blob);
+  const opened = await opening("mha_correct.pt");
+  assert.deepEqual(blob.reads.slice(0, opened.length), opened);
+  assert.equal(blob.reads.length - opened.length, 6 + 2 + 3, "the state dict's 6 tensors (mask included), x, output and the 3 stages");
 });
