@@ -3,6 +3,7 @@
 // planned into check_module's arguments, and the files without a key refused with check_file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -66,6 +67,37 @@ TEST_SUITE("check files") {
     CHECK(no_call.slot == "call");
     SafetensorsHeader st;
     CHECK(refused([&] { plan_check_file(st); }).slot == "file");
+  }
+
+  TEST_CASE("each key the check needs is named when missing, with the snippet's line that writes it") {
+    SafetensorsHeader h;
+    h.torch_save = true;
+    auto entry = [](const std::string& key) {
+      SafetensorsEntry e;
+      e.key = key;
+      e.dtype = "F32";
+      e.shape = {1, 2, 4};
+      e.end = 32;
+      return e;
+    };
+    h.metadata["call"] = "MultiHeadAttention(4, 4, 6, 0.0, 2)";
+    h.entries = {entry("output"), entry("state_dict.W_key.weight"), entry("x")};
+    CHECK(plan_check_file(h).state_dict.size() == 1);
+    const std::pair<const char*, const char*> lines[] = {{"x", R"("x": batch)"}, {"output", R"("output": context_vecs)"}, {"state_dict", R"("state_dict": mha.state_dict())"}};
+    for (const auto& [key, line] : lines) {
+      SafetensorsHeader without = h;
+      without.entries.erase(std::find_if(without.entries.begin(), without.entries.end(), [&](const SafetensorsEntry& e) { return e.key.rfind(key, 0) == 0; }));
+      const Refused r = refused([&] { plan_check_file(without); });
+      CHECK(r.code == "check_file");
+      CHECK(r.slot == key);
+      CHECK_MESSAGE(r.hint.find(line) != std::string::npos, r.hint);
+    }
+    SafetensorsHeader tensor_call = h;
+    tensor_call.metadata.clear();
+    tensor_call.entries.insert(tensor_call.entries.begin(), entry("call"));
+    const Refused r = refused([&] { plan_check_file(tensor_call); });
+    CHECK(r.slot == "call");
+    CHECK(r.message.find("is a tensor, not the constructor call as a string") != std::string::npos);
   }
 
   TEST_CASE("the memory estimate refuses a file before any tensor is read") {
