@@ -129,6 +129,11 @@ export async function loadPlain(lab, { file, options }) {
   return { result, transfer: [...new Set(parameters.map((p) => p.data.buffer))] };
 }
 
+/** In the worker: lab.checkModule of a check file (compare-check.js), its report as plain data. */
+export async function checkPlain(lab, { file }) {
+  return { result: await lab.checkModule(file), transfer: [] };
+}
+
 /** In the worker: the layer's input as plain data. */
 export async function inputPlain(lab, { file, options }) {
   const tensor = await withCheckpoint(lab, file, (checkpoint) => lab.checkpointInput(checkpoint, options));

@@ -7,7 +7,8 @@
 //    and the report says per matrix what happened, per stage where the outputs part, and in words
 //    when a square matrix (d_in == d_out) was copied without .T (PyTorch accepts that silently);
 //  - the same MultiHeadAttention, eight ways: its chapter 3 bonus rewrites after the book's weight
-//    map, which agree and why the others do not (compare-ways.js).
+//    map, which agree and why the others do not (compare-ways.js);
+//  - a reader's own module, from the check file their notebook saves (compare-check.js).
 import { h, replace } from "./dom.js";
 import { S } from "./strings-panels.js";
 import { inputLines, tensorLiteral } from "./python-code.js";
@@ -16,6 +17,7 @@ import { buildInput, seedValue, slotsPatch } from "./lab-model.js";
 import { errorBox } from "./diagnostic-view.js";
 import { setupWays } from "./compare-ways.js";
 import { setupCacheSteps } from "./compare-cache.js";
+import { setupCheckOwn } from "./compare-check.js";
 
 const MATRICES = ["W_query", "W_key", "W_value"];
 const FALLBACK = { d_in: 3, d_out: 2 };
@@ -42,6 +44,7 @@ export function setupComparePanel(app) {
   const state = { mode: picked, layout: "stacked", result: null, copyResult: null, direction: Object.keys(DIRECTIONS)[0] };
   const ways = setupWays(app);
   const cacheSteps = setupCacheSteps(app);
+  const checkOwn = setupCheckOwn(app);
   const mode = () => state.mode ?? (facts(app.state.className)?.copiesWith.length ? "copy" : facts(app.state.className)?.copiesFrom.length ? "ways" : "convert");
   const body = $("compare-body");
 
@@ -181,9 +184,10 @@ export function setupComparePanel(app) {
       if (body.firstChild !== ways.box) replace(body, ways.box);
       return;
     }
-    if (mode() === "cache") {
-      cacheSteps.refresh();
-      if (body.firstChild !== cacheSteps.box) replace(body, cacheSteps.box);
+    for (const [m, part] of [["cache", cacheSteps], ["check", checkOwn]]) {
+      if (mode() !== m) continue;
+      part.refresh();
+      if (body.firstChild !== part.box) replace(body, part.box);
       return;
     }
     if (mode() === "copy") {
@@ -305,7 +309,7 @@ export function setupComparePanel(app) {
         const dir = DIRECTIONS[state.direction];
         return copyBlock(lab, dir, setup, planLines(lab, dir, currentPlan()), copyTokens(setup.d_in).lines).join("\n");
       }
-      if (m !== "convert" || !state.result || state.result.key !== app.derived.key) return ""; // ways, cache: no lines
+      if (m !== "convert" || !state.result || state.result.key !== app.derived.key) return ""; // ways, cache, check: no lines
       return state.result.code;
     },
   };

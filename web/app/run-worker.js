@@ -7,7 +7,7 @@
 // checkpoint panel's file work (checkpoint-load.js), answered as {id, ok, ...result} or
 // {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
-import { generatePlain, gpt2Plain, inputPlain, loadPlain, tracePlain } from "./checkpoint-load.js";
+import { checkPlain, generatePlain, gpt2Plain, inputPlain, loadPlain, tracePlain } from "./checkpoint-load.js";
 import { askTrace } from "./stage-source.js";
 
 const ready = loadAttentionLab();
@@ -18,7 +18,7 @@ const views = import("./tensor-view.js").catch(() => null);
 // panel says so for the runs it sends here.
 ready.then((lab) => self.postMessage({ info: { threads: lab.threads, kernel: lab.kernel } }), () => {});
 
-const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, traceLayer: tracePlain, runGPT2: gpt2Plain, generateGPT2: generatePlain };
+const WORK = { loadCheckpoint: loadPlain, checkpointInput: inputPlain, traceLayer: tracePlain, runGPT2: gpt2Plain, generateGPT2: generatePlain, checkModule: checkPlain };
 /** Work that can be cancelled, by request id. */
 const controllers = new Map();
 /** The last run's lazy trace (released by the next run), and that run's request id. */

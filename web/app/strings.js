@@ -340,6 +340,7 @@ export const S = {
   compareCopy: "SelfAttention_v2 ⇄ SelfAttention_v1: copy the weights (exercise 3.1)",
   compareWays: "The same MultiHeadAttention, eight ways (the chapter 3 bonus rewrites)",
   compareCache: "Step with the KV cache: one token at a time (ch04/03_kv-cache)",
+  compareCheck: "Check your own module: the file your notebook saves",
 
   ckptHeading: "7. Real GPT-2 weights",
   ckptIntro:

@@ -143,7 +143,8 @@ export function buildSkeleton(name = "") {
         radio("compare-mode", "convert", S.compareConvert),
         radio("compare-mode", "copy", S.compareCopy),
         radio("compare-mode", "ways", S.compareWays),
-        radio("compare-mode", "cache", S.compareCache)),
+        radio("compare-mode", "cache", S.compareCache),
+        radio("compare-mode", "check", S.compareCheck)),
       h("div", { id: "compare-body", class: "compare-body" })),
 
     h("section", { id: "checkpoint", class: "panel", "aria-labelledby": "checkpoint-heading lab-name", dataset: { panel: "checkpoint", testid: "checkpoint-panel" }, part: "panel checkpoint" },
