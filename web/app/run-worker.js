@@ -4,7 +4,7 @@
 // facts go back, with the answers of the page's first draw of them (firstDraw, at the density the run
 // message gives); the page then asks for what else it draws ({id, queries}: another head's heatmap, a
 // table window, a whole stage for an export), answered with transferred Float32Arrays. The next run releases it. Messages with a `kind` are the
-// checkpoint panel's file work (checkpoint-load.js), answered as {id, ok, ...result} or
+// checkpoint panel's and the check mode's file work (checkpoint-load.js), answered as {id, ok, ...result} or
 // {id, ok: false, error}.
 import { loadAttentionLab } from "../lib/attention-lab.js";
 import { checkPlain, generatePlain, gpt2Plain, inputPlain, loadPlain, tracePlain } from "./checkpoint-load.js";
