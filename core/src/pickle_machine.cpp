@@ -15,17 +15,20 @@ const char* kResave = "Save the weights again with torch.save(model.state_dict()
 void Machine::bad(const std::string& what) const {
   char op[8];
   std::snprintf(op, sizeof op, "0x%02x", op_);
-  throw AttentionError("checkpoint_pickle", "data.pkl", "data.pkl, opcode " + std::string(op) + " at byte " + std::to_string(op_at_) + ": " + what, kResave);
+  throw AttentionError("checkpoint_pickle", what_, std::string(what_) + ", opcode " + std::string(op) + " at byte " + std::to_string(op_at_) + ": " + what, kResave);
 }
 
 void Machine::limit(const std::string& what) const {
-  throw AttentionError("checkpoint_limit", "data.pkl",
-                       "data.pkl at byte " + std::to_string(op_at_) + ": " + what + "; this reader holds at most " + std::to_string(kMaxObjects) + " values",
+  throw AttentionError("checkpoint_limit", what_,
+                       std::string(what_) + " at byte " + std::to_string(op_at_) + ": " + what + "; this reader holds at most " + std::to_string(kMaxObjects) + " values",
                        "A state dict holds a few hundred tensors: save only the model's state_dict, not other data with it.");
 }
 
 const uint8_t* Machine::take(uint64_t k) {
-  if (k > n_ - at_) bad("its argument runs past the end of data.pkl (cut off)");
+  if (k > n_ - at_) {
+    if (prefix_) throw CutOff{};
+    bad("its argument runs past the end of " + std::string(what_) + " (cut off)");
+  }
   const uint8_t* p = p_ + at_;
   at_ += static_cast<size_t>(k);
   return p;
@@ -40,6 +43,7 @@ uint64_t Machine::le(int n) {
 
 std::string Machine::line() {
   const void* nl = std::memchr(p_ + at_, '\n', std::min<size_t>(n_ - at_, 1024));
+  if (nl == nullptr && prefix_ && n_ - at_ < 1024) throw CutOff{};
   if (nl == nullptr) bad("a GLOBAL name without its newline within 1024 bytes");
   const size_t len = static_cast<size_t>(static_cast<const uint8_t*>(nl) - (p_ + at_));
   std::string s(reinterpret_cast<const char*>(take(len)), len);
@@ -303,12 +307,17 @@ bool Machine::step() {
   }
 }
 
-StateDict Machine::run() {
+uint32_t Machine::run_value() {
   while (step()) {}
   const uint32_t root = pop();
   if (!stack_.empty() || !marks_.empty()) bad("STOP with values left on the stack");
+  return root;
+}
+
+StateDict Machine::run() {
+  const uint32_t root = run_value();
   if (at(root).kind != Kind::Dict)
-    throw AttentionError("checkpoint_pickle", "data.pkl", "data.pkl holds no dict of tensors (a state dict)",
+    throw AttentionError("checkpoint_pickle", what_, std::string(what_) + " holds no dict of tensors (a state dict)",
                          "Save the model's weights with torch.save(model.state_dict(), \"model.pth\").");
   flatten(root, "", 0);
   std::set<std::string> keys;

@@ -23,11 +23,23 @@ struct Obj {
   std::vector<uint32_t> items;  // List, Tuple, Dict
 };
 
+/// Thrown by a Machine reading a prefix of the file when the pickle runs past the bytes it was given.
+struct CutOff {};
+
 class Machine {
  public:
-  Machine(const uint8_t* bytes, size_t length) : p_(bytes), n_(length) {}
+  /// `what` names the pickle in errors ("data.pkl"); with `prefix`, `bytes` may stop before the pickle's
+  /// STOP (only the start of the file was read), and running past them throws CutOff instead of an error.
+  Machine(const uint8_t* bytes, size_t length, const char* what = "data.pkl", bool prefix = false) : p_(bytes), n_(length), what_(what), prefix_(prefix) {}
   /// Runs the pickle to STOP and flattens the dict it made.
   StateDict run();
+  /// Runs the pickle to STOP and gives the one value it made (its index: value() reads it).
+  uint32_t run_value();
+  const Obj& value(uint32_t i) const { return objs_[i]; }
+  /// The byte after the pickle's STOP (once run): where the next pickle of a legacy file starts.
+  size_t end() const { return at_; }
+  /// The storages the persistent ids named so far (run_value leaves them here; run() moves them out).
+  const std::vector<Storage>& storages() const { return out_.storages; }
 
  private:
   // the opcode loop (pickle_machine.cpp)
@@ -60,6 +72,8 @@ class Machine {
 
   const uint8_t* p_;
   size_t n_;
+  const char* what_;
+  bool prefix_;
   size_t at_ = 0;
   size_t op_at_ = 0;
   uint8_t op_ = 0;

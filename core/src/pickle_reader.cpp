@@ -58,7 +58,12 @@ void Machine::global(const std::string& module, const std::string& name) {
 
 void Machine::persistent_id() {
   const Obj& pid = at(pop());
-  if (pid.kind != Kind::Tuple || pid.items.size() < 5) bad("a persistent id that is not ('storage', type, key, location, numel)");
+  if (pid.kind != Kind::Tuple || pid.items.size() < 5 || pid.items.size() > 6) bad("a persistent id that is not ('storage', type, key, location, numel)");
+  // the legacy format adds view_metadata: None, or (view_key, offset, size) for a storage view (torch < 0.4)
+  if (pid.items.size() == 6 && at(pid.items[5]).kind != Kind::None)
+    throw AttentionError("checkpoint_legacy_format", what_,
+                         std::string(what_) + " holds a storage view (view_metadata), which torch older than 0.4 wrote; this reader does not read it",
+                         "Save it again with a newer torch: torch.save(torch.load(\"model.pth\"), \"model.pth\") writes the zip format.");
   const Obj& tag = at(pid.items[0]);
   const Obj& type = at(pid.items[1]);
   const Obj& key = at(pid.items[2]);

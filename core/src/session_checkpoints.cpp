@@ -25,7 +25,7 @@ OpenedFile Session::checkpoint_open(const std::vector<uint8_t>& header, double f
 }
 
 std::string Session::checkpoint_format(const std::vector<uint8_t>& first, double) const {
-  return attention_lab::checkpoint_format(first.data(), first.size()) == CheckpointFormat::TorchZip ? "torch" : "safetensors";
+  return attention_lab::checkpoint_format(first.data(), first.size()) == CheckpointFormat::Safetensors ? "safetensors" : "torch";
 }
 
 std::vector<FileRead> Session::torch_save_reads(const std::map<std::string, std::vector<uint8_t>>& read, double file_size) const {

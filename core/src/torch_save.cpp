@@ -1,14 +1,17 @@
-// torch.save files (a zip holding <archive>/data.pkl and one <archive>/data/<key> entry per storage)
-// opened by slices, step by step: torch_save_reads names the byte ranges the next step needs from what
-// was read so far (the last KB, or 64 KB when a zip comment pushes the end record further back, a
-// zip64 record, the central directory, the local headers, data.pkl), and open_torch_save turns them into a SafetensorsHeader whose entries hold absolute file offsets, so
-// every reader of safetensors entries reads a .pth's tensors unchanged.
+// torch.save files (a zip holding <archive>/data.pkl and one <archive>/data/<key> entry per storage, or
+// the legacy format of torch_legacy.hpp) opened by slices, step by step: torch_save_reads names the byte
+// ranges the next step needs from what was read so far (the first 8 bytes, telling the formats apart;
+// for a zip the last KB, or 64 KB when a zip comment pushes the end record further back, a zip64
+// record, the central directory, the local headers, data.pkl), and open_torch_save turns them into a
+// SafetensorsHeader whose entries hold absolute file offsets, so every reader of safetensors entries
+// reads a .pth's tensors unchanged.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "attention_lab/checkpoint.hpp"
 #include "pickle_reader.hpp"
+#include "torch_legacy.hpp"
 #include "zip_reader.hpp"
 
 namespace attention_lab {
@@ -17,6 +20,7 @@ namespace {
 
 using Bytes = std::map<std::string, std::vector<uint8_t>>;
 
+constexpr const char* kStart = "file start";
 constexpr const char* kTail = "zip tail";
 constexpr const char* kLongTail = "zip tail with its comment";
 constexpr const char* kZip64 = "zip64 end record";
@@ -159,17 +163,50 @@ SafetensorsEntry entry_of(const std::string& key, const pickle::TensorView& t, c
 CheckpointFormat checkpoint_format(const uint8_t* first, size_t available) {
   if (available >= 4 && std::memcmp(first, "PK\x03\x04", 4) == 0) return CheckpointFormat::TorchZip;
   // torch < 1.6 (or _use_new_zipfile_serialization=False): pickle protocol 2 whose first value is LONG1 0x1950a86a20f9469cfc6c
-  static const uint8_t kLegacy[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc};
-  if (available >= sizeof kLegacy && std::memcmp(first, kLegacy, sizeof kLegacy) == 0)
-    throw AttentionError("checkpoint_legacy_format", "",
-                         "the file is in torch.save's legacy format (torch older than 1.6, or _use_new_zipfile_serialization=False), which this reader does not read",
-                         "Save it again with a newer torch: torch.save(torch.load(\"model.pth\"), \"model.pth\") writes the zip format.");
+  if (legacy::is_legacy(first, available)) return CheckpointFormat::TorchLegacy;
   return CheckpointFormat::Safetensors;
 }
 
-std::vector<TorchSaveRead> torch_save_reads(const Bytes& read, uint64_t file_size) { return advance(read, file_size).next; }
+std::vector<TorchSaveRead> torch_save_reads(const Bytes& read, uint64_t file_size) {
+  const std::vector<uint8_t>* start = find(read, kStart);
+  if (start == nullptr) return {{kStart, 0, std::min<uint64_t>(file_size, 8)}};
+  if (legacy::is_legacy(start->data(), start->size())) return legacy::legacy_reads(find(read, legacy::kPickles), file_size);
+  return advance(read, file_size).next;
+}
+
+namespace {
+
+/// The header of a state dict's tensors, given each storage's bytes as a zip entry and its data start.
+template <typename StorageAt>
+SafetensorsHeader header_of(const pickle::StateDict& dict, uint64_t file_size, StorageAt storage_at) {
+  SafetensorsHeader h;
+  h.file_size = file_size;
+  h.torch_save = true;
+  for (const auto& [key, view] : dict.tensors) {
+    const auto [z, start] = storage_at(key, dict.storages[view.storage], view.storage);
+    h.entries.push_back(entry_of(key, view, dict.storages[view.storage], z, start));
+  }
+  std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.key < b.key; });
+  for (const auto& [key, text] : dict.strings) h.metadata.emplace(key, text);
+  return h;
+}
+
+SafetensorsHeader open_legacy(const Bytes& read, uint64_t file_size) {
+  const std::vector<uint8_t>* pickles = find(read, legacy::kPickles);
+  if (pickles == nullptr)
+    throw AttentionError("checkpoint_truncated", legacy::kPickles, std::string("'") + legacy::kPickles + "' was not read yet", "Read every range torch_save_reads names first.");
+  const legacy::LegacyFile f = legacy::read_legacy(*pickles, file_size);
+  return header_of(f.dict, file_size, [&](const std::string&, const pickle::Storage& s, size_t i) {
+    return std::pair<zip::Entry, uint64_t>{zip::Entry{s.key, f.storages[i].bytes, 0}, f.storages[i].start};
+  });
+}
+
+}  // namespace
 
 SafetensorsHeader open_torch_save(const Bytes& read, uint64_t file_size) {
+  const std::vector<uint8_t>* start = find(read, kStart);
+  if (start == nullptr) throw AttentionError("checkpoint_truncated", kStart, "'file start' was not read yet", "Read every range torch_save_reads names first.");
+  if (legacy::is_legacy(start->data(), start->size())) return open_legacy(read, file_size);
   const Progress p = advance(read, file_size);
   if (!p.next.empty())
     throw AttentionError("checkpoint_truncated", p.next.front().name, "'" + p.next.front().name + "' was not read yet", "Read every range torch_save_reads names first.");
@@ -180,20 +217,13 @@ SafetensorsHeader open_torch_save(const Bytes& read, uint64_t file_size) {
   const pickle::StateDict dict = pickle::read_state_dict(pkl.data(), pkl.size());
   std::map<std::string, size_t> by_name;
   for (size_t i = 0; i < p.entries.size(); ++i) by_name.emplace(p.entries[i].name, i);
-  SafetensorsHeader h;
-  h.file_size = file_size;
-  h.torch_save = true;
-  for (const auto& [key, view] : dict.tensors) {
-    const pickle::Storage& s = dict.storages[view.storage];
+  return header_of(dict, file_size, [&](const std::string& key, const pickle::Storage& s, size_t) {
     const auto it = by_name.find(p.archive + "data/" + s.key);
     if (it == by_name.end())
       throw AttentionError("checkpoint_storage", key, "tensor '" + key + "' uses storage '" + p.archive + "data/" + s.key + "', which the zip does not hold",
                            "The file is damaged: download it or save it again.");
-    h.entries.push_back(entry_of(key, view, s, p.entries[it->second], p.starts[it->second]));
-  }
-  std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.key < b.key; });
-  for (const auto& [key, text] : dict.strings) h.metadata.emplace(key, text);
-  return h;
+    return std::pair<zip::Entry, uint64_t>{p.entries[it->second], p.starts[it->second]};
+  });
 }
 
 }  // namespace attention_lab

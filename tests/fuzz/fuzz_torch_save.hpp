@@ -65,13 +65,13 @@ inline void open_torch_file(const std::vector<uint8_t>& file) {
   }
 }
 
-/// First byte even: the rest is a whole file. Odd: the rest is data.pkl, in a zip with storages
+/// First byte even: the rest is a whole file (a zip or the legacy format). Odd: the rest is data.pkl, in a zip with storages
 /// archive/data/0 (64 bytes) and archive/data/1 (7 bytes), so the fuzzer explores the pickle.
 inline void torch_save(const uint8_t* data, size_t size) {
   if (size == 0) return;
   std::vector<uint8_t> rest(data + 1, data + size);
   if (data[0] % 2 == 0) {
-    if (checkpoint_format(rest.data(), rest.size()) != CheckpointFormat::TorchZip) return;
+    if (checkpoint_format(rest.data(), rest.size()) == CheckpointFormat::Safetensors) return;
     open_torch_file(rest);
     return;
   }

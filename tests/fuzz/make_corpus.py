@@ -211,7 +211,7 @@ print("corpus:", {t.name: len(list(t.iterdir())) for t in sorted((ROOT / "corpus
 # storages archive/data/0 (64 bytes) and archive/data/1 (7 bytes) ----
 TORCH_SAVE = ROOT.parent / "fixtures" / "torch_save"
 for name in ["pytorch_model_f16.bin", "noncontiguous.bin", "lm_head_tied.bin", "os_system.pth", "builtins_eval.pth", "truncated.bin",
-             "lying_offset.bin", "lying_size.bin", "short_storage.bin", "legacy.pth"]:
+             "lying_offset.bin", "lying_size.bin", "short_storage.bin", "legacy.pth", "legacy_truncated.pth", "legacy_big_endian.pth"]:
     write("fuzz_torch_save", "file_" + name.replace(".", "_"), b"\x00" + (TORCH_SAVE / name).read_bytes())
 
 

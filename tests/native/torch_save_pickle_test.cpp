@@ -177,7 +177,7 @@ TEST_SUITE("torch.save pickles and zips") {
       steps.push_back(next.front().name);
       for (const auto& r : next) read[r.name].assign(z.begin() + static_cast<std::ptrdiff_t>(r.begin), z.begin() + static_cast<std::ptrdiff_t>(r.end));
     }
-    CHECK(steps == std::vector<std::string>{"zip tail", "zip tail with its comment", "zip central directory", "local header archive/data.pkl", "archive/data.pkl"});
+    CHECK(steps == std::vector<std::string>{"file start", "zip tail", "zip tail with its comment", "zip central directory", "local header archive/data.pkl", "archive/data.pkl"});
     CHECK(open_torch_save(read, z.size()).entries[0].begin == plain.entries[0].begin);
     z.resize(z.size() - 100);  // cut off: no end record whose comment ends at the end of the file
     CHECK(refused([&] { open_bytes(z); }).code == "checkpoint_truncated");
@@ -212,5 +212,63 @@ TEST_SUITE("torch.save pickles and zips") {
     }
     CHECK(opened > 0);
     CHECK(refused_count > 0);
+  }
+}
+
+namespace {
+
+/// A legacy-format file (torch < 1.6) by hand: the magic number, 1001 and sys_info pickles, a state dict
+/// {"note": `note`, "w": a (4,) view of storage "0"} whose persistent id ends in `view_metadata`, the
+/// keys list `keys`, then storage "0": its count 16 and the float32 values 0 to 15.
+Bytes legacy_file(const std::string& note, const std::string& view_metadata = "N", const std::string& keys = "(" + str("0") + "e") {
+  std::string pid_tensor = tensor("FloatStorage", "0", 16, 0, "(K\x04t", "(K\x01t");
+  pid_tensor.insert(pid_tensor.find("tQ"), view_metadata);
+  std::string f = std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e", 15) + "\x80\x02M\xe9\x03." + "\x80\x02}(" + str("little_endian") + "\x88u." +
+                  "\x80\x02" + "ccollections\nOrderedDict\n)R" + str("note") + str(note) + "s" + str("w") + pid_tensor + "s." + "\x80\x02]" + keys + "." +
+                  std::string("\x10\0\0\0\0\0\0\0", 8);
+  for (int i = 0; i < 16; ++i) {
+    const float v = static_cast<float>(i);
+    f.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  return text(f);
+}
+
+}  // namespace
+
+TEST_SUITE("torch.save legacy format, hand-built") {
+  TEST_CASE("pickles longer than the first 64 KB slice are read again 8 times longer; the storage's bytes follow them") {
+    const Bytes file = legacy_file(std::string(200000, 'n'));
+    REQUIRE(checkpoint_format(file.data(), file.size()) == CheckpointFormat::TorchLegacy);
+    std::map<std::string, Bytes> read;
+    std::vector<uint64_t> ends;
+    for (std::vector<TorchSaveRead> next; !(next = torch_save_reads(read, file.size())).empty();) {
+      REQUIRE(next.size() == 1);
+      ends.push_back(next[0].end);
+      read[next[0].name].assign(file.begin() + static_cast<std::ptrdiff_t>(next[0].begin), file.begin() + static_cast<std::ptrdiff_t>(next[0].end));
+    }
+    CHECK(ends == std::vector<uint64_t>{8, 65536, file.size()});  // 8 x 64 KB is past the file's end
+    const SafetensorsHeader h = open_torch_save(read, file.size());
+    REQUIRE(h.entries.size() == 1);
+    const SafetensorsEntry& w = h.entries[0];
+    CHECK(w.key == "w");
+    CHECK(w.begin == file.size() - 64);
+    CHECK(decode_tensor(w, file.data() + w.begin, static_cast<size_t>(w.end - w.begin)) == std::vector<float>{0, 1, 2, 3});
+  }
+
+  TEST_CASE("a storage view (torch < 0.4), a keys list naming an unknown storage or none, a wrong magic number are refused") {
+    const Refused view = refused([] { open_bytes(legacy_file("", "(" + str("0") + std::string("K\x00K\x40t", 5))); });
+    CHECK(view.code == "checkpoint_legacy_format");
+    CHECK(view.message.find("storage view") != std::string::npos);
+    const Refused unknown = refused([] { open_bytes(legacy_file("", "N", "(" + str("1") + "e")); });
+    CHECK(unknown.code == "checkpoint_storage");
+    CHECK(unknown.message.find("names '1' which no tensor uses") != std::string::npos);
+    const Refused missing = refused([] { open_bytes(legacy_file("", "N", "")); });
+    CHECK(missing.code == "checkpoint_storage");
+    CHECK(missing.message.find("storage '0' is used by a tensor but missing from the storage keys list") != std::string::npos);
+    Bytes magic = legacy_file("");
+    magic[10] ^= 1;  // past the 6 bytes that tell the format
+    const Refused wrong = refused([&] { open_bytes(magic); });
+    CHECK(wrong.code == "checkpoint_pickle");
+    CHECK(wrong.message.find("magic number") != std::string::npos);
   }
 }

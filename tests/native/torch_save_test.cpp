@@ -41,10 +41,11 @@ struct Opening {
   std::set<std::string> names;
 };
 
-/// Opens `file` through the step protocol, as the facade does: read what torch_save_reads names, again, then open.
+/// Opens `file` through the step protocol, as the facade does: the first 8 bytes given as "file start"
+/// (read to tell the format), then read what torch_save_reads names, again, then open.
 SafetensorsHeader open_pth(const std::vector<uint8_t>& file, Opening* how = nullptr) {
-  REQUIRE(checkpoint_format(file.data(), file.size()) == CheckpointFormat::TorchZip);
-  std::map<std::string, std::vector<uint8_t>> read;
+  REQUIRE(checkpoint_format(file.data(), file.size()) != CheckpointFormat::Safetensors);
+  std::map<std::string, std::vector<uint8_t>> read{{"file start", std::vector<uint8_t>(file.begin(), file.begin() + std::min<std::ptrdiff_t>(8, file.size()))}};
   Opening o;
   for (std::vector<TorchSaveRead> next; !(next = torch_save_reads(read, file.size())).empty();) {
     REQUIRE(++o.steps <= 6);
@@ -69,14 +70,70 @@ std::vector<float> values(const SafetensorsHeader& h, const std::vector<uint8_t>
 }  // namespace
 
 TEST_SUITE("torch.save files") {
-  TEST_CASE("a file is told apart by its bytes: a zip is torch.save's, the legacy pickle is refused with a hint to save it again") {
+  TEST_CASE("a file is told apart by its bytes: a zip and the legacy pickles are torch.save's") {
     const auto pth = fixture("pytorch_model.bin");
     const auto st = fixture("model.safetensors");
     CHECK(checkpoint_format(pth.data(), 8) == CheckpointFormat::TorchZip);
     CHECK(checkpoint_format(st.data(), 8) == CheckpointFormat::Safetensors);
     const auto legacy = fixture("legacy.pth");
-    const Refused r = refused([&] { checkpoint_format(legacy.data(), 8); });
+    CHECK(checkpoint_format(legacy.data(), 8) == CheckpointFormat::TorchLegacy);
+    // the step protocol asks for the first 8 bytes itself when not given them
+    CHECK(torch_save_reads({}, legacy.size()).front().name == "file start");
+    CHECK(torch_save_reads({}, legacy.size()).front().end == 8);
+  }
+
+  TEST_CASE("the legacy format (torch < 1.6) holds pytorch_model.bin's tensors bit for bit, found from its pickles alone") {
+    const auto file = fixture("legacy.pth");
+    const auto zip = fixture("pytorch_model.bin");
+    Opening how;
+    const SafetensorsHeader h = open_pth(file, &how);
+    const SafetensorsHeader z = open_pth(zip);
+    CHECK(h.torch_save);
+    CHECK(how.steps == 1);  // the file is smaller than the first 64 KB slice
+    CHECK(how.names == std::set<std::string>{"legacy pickles"});
+    REQUIRE(h.entries.size() == expected()["files"]["legacy.pth"]["keys"].get<size_t>());
+    REQUIRE(h.entries.size() == z.entries.size());
+    for (const SafetensorsEntry& e : z.entries) {
+      INFO(e.key);
+      REQUIRE(h.find(e.key) != nullptr);
+      CHECK(h.find(e.key)->dtype == e.dtype);
+      CHECK(h.find(e.key)->shape == e.shape);
+      const SafetensorsEntry& l = *h.find(e.key);
+      CHECK(l.strides.empty());
+      CHECK(std::vector<uint8_t>(file.begin() + static_cast<std::ptrdiff_t>(l.begin), file.begin() + static_cast<std::ptrdiff_t>(l.end)) ==
+            std::vector<uint8_t>(zip.begin() + static_cast<std::ptrdiff_t>(e.begin), zip.begin() + static_cast<std::ptrdiff_t>(e.end)));
+    }
+    // the last storage ends at the end of the file; each storage follows its 8-byte element count
+    uint64_t last = 0;
+    for (const SafetensorsEntry& e : h.entries) last = std::max(last, e.end);
+    CHECK(last == file.size());
+    const SafetensorsEntry* wte = h.find("wte.weight");
+    uint64_t count = 0;
+    std::memcpy(&count, file.data() + wte->begin - 8, 8);
+    CHECK(count == 64 * 8);
+  }
+
+  TEST_CASE("a legacy file cut off inside its pickles or storages is refused as truncated, naming where") {
+    auto file = fixture("legacy.pth");
+    file.resize(file.size() - 100);
+    const Refused storage = refused([&] { open_pth(file); });
+    CHECK(storage.code == "checkpoint_truncated");
+    CHECK(storage.message.find("runs past the end of the file (" + std::to_string(file.size()) + " bytes)") != std::string::npos);
+    file.resize(300);
+    const Refused pickles = refused([&] { open_pth(file); });
+    CHECK(pickles.code == "checkpoint_truncated");
+    CHECK(pickles.message.find("the file ends inside its pickles (after 300 bytes)") != std::string::npos);
+    auto longer = fixture("legacy.pth");
+    longer.resize(longer.size() + 4, 0);  // bytes after the last storage: its sizes disagree with the file
+    const Refused extra = refused([&] { open_pth(longer); });
+    CHECK(extra.code == "checkpoint_storage");
+    CHECK(extra.message.find("4 bytes follow the last storage") != std::string::npos);
+  }
+
+  TEST_CASE("a legacy file saved big-endian is refused with checkpoint_legacy_format and a hint to save it again") {
+    const Refused r = refused([&] { open_pth(fixture("legacy_big_endian.pth")); });
     CHECK(r.code == "checkpoint_legacy_format");
+    CHECK(r.message.find("big-endian") != std::string::npos);
     CHECK(r.hint.find("torch.save(torch.load(") != std::string::npos);
   }
 
@@ -178,7 +235,7 @@ TEST_SUITE("torch.save files") {
       INFO(name);
       const auto file = fixture(name);
       const Refused r = refused([&] {
-        if (checkpoint_format(file.data(), file.size()) == CheckpointFormat::TorchZip) open_pth(file);
+        if (checkpoint_format(file.data(), file.size()) != CheckpointFormat::Safetensors) open_pth(file);
       });
       CHECK(r.code == want["code"].get<std::string>());
       if (want.contains("names")) CHECK_MESSAGE(r.message.find(want["names"].get<std::string>()) != std::string::npos, r.message);

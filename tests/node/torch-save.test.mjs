@@ -49,14 +49,20 @@ test("pytorch_model.bin gives model.safetensors' last-token logits bit for bit, 
   assert.ok(maxDiff(fromBin, expected.files["pytorch_model.bin"].logits) <= 1e-5);
 });
 
-test("float16, bfloat16, a tied lm_head under transformer., and saved non-contiguous views give PyTorch's logits within 1e-5", async () => {
-  for (const name of ["pytorch_model_f16.bin", "pytorch_model_bf16.bin", "lm_head_tied.bin", "noncontiguous.bin"]) {
+test("float16, bfloat16, a tied lm_head under transformer., saved non-contiguous views and the legacy format give PyTorch's logits within 1e-5", async () => {
+  for (const name of ["pytorch_model_f16.bin", "pytorch_model_bf16.bin", "lm_head_tied.bin", "noncontiguous.bin", "legacy.pth"]) {
     const logits = await lastLogits(bytes(name));
     const d = maxDiff(logits, expected.files[name].logits);
     assert.ok(d <= 1e-5, `${name}: ${d}`);
   }
   // the same weights in another layout of the file: the same bits
   assert.deepEqual(Array.from(await lastLogits(bytes("noncontiguous.bin"))), Array.from(await lastLogits(bytes("pytorch_model.bin"))));
+  // torch < 1.6's format (Hugging Face's 2019 GPT-2 pytorch_model.bin): model.safetensors' logits bit for bit
+  assert.deepEqual(Array.from(await lastLogits(bytes("legacy.pth"))), Array.from(await lastLogits(bytes("model.safetensors"))));
+  const legacy = await lab.openCheckpoint(bytes("legacy.pth"));
+  assert.equal(legacy.format, "torch");
+  assert.equal(legacy.keys, expected.files["legacy.pth"].keys);
+  legacy.dispose();
 });
 
 test("openCheckpoint, loadCheckpoint and checkpointInput take a .pth as they take a .safetensors file, told apart by bytes (a Blob named .safetensors too)", async () => {
@@ -79,7 +85,7 @@ test("openCheckpoint, loadCheckpoint and checkpointInput take a .pth as they tak
 });
 
 test("every refused file rejects openCheckpoint and loadGPT2 with its code, naming the global, entry or class", async () => {
-  assert.equal(Object.keys(expected.refused).length, 9);
+  assert.equal(Object.keys(expected.refused).length, 10);
   for (const [name, want] of Object.entries(expected.refused)) {
     for (const call of [(s) => lab.openCheckpoint(s), (s) => lab.loadGPT2(s)]) {
       const e = await rejection(call(bytes(name)));
@@ -90,7 +96,8 @@ test("every refused file rejects openCheckpoint and loadGPT2 with its code, nami
   }
   const module = await rejection(lab.openCheckpoint(bytes("whole_module.pth")));
   assert.match(module.hint, /torch\.save\(model\.state_dict\(\), "model\.pth"\)/);
-  const legacy = await rejection(lab.openCheckpoint(bytes("legacy.pth")));
+  const legacy = await rejection(lab.openCheckpoint(bytes("legacy_big_endian.pth")));
+  assert.match(legacy.message, /big-endian/);
   assert.match(legacy.hint, /torch\.save\(torch\.load\("model\.pth"\), "model\.pth"\)/);
 });
 

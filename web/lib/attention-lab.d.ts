@@ -710,7 +710,7 @@ export type ErrorCode =
   | "checkpoint_config_mismatch"
   /** a token id outside the vocabulary */
   | "checkpoint_token"
-  /** a torch.save file in the legacy format (torch < 1.6, or _use_new_zipfile_serialization=False): the hint says to save it again */
+  /** a torch.save file in the legacy format (torch < 1.6) that this reader does not read: saved big-endian, or holding a torch < 0.4 storage view; the hint says to save it again */
   | "checkpoint_legacy_format"
   /** a torch.save zip whose records are not what torch writes, or whose entry offsets or sizes lie (names the entry) */
   | "checkpoint_zip"
@@ -1645,9 +1645,10 @@ export interface CheckpointOptions {
 
 /**
  * A .safetensors or torch.save file opened once by lab.openCheckpoint, told apart by its first bytes
- * (a zip, "PK\x03\x04", is torch.save's: torch 1.6 and later), not its name. A safetensors file's first 8
- * bytes and JSON header, or a torch.save zip's end record, central directory, local headers and data.pkl
- * (never a tensor's bytes: a 1.4 GB .pth is not read whole), were read once and parsed once, in
+ * (a zip, "PK\x03\x04", is torch.save's: torch 1.6 and later; so is a pickle of torch's magic number, the
+ * legacy format of torch < 1.6), not its name. A safetensors file's first 8 bytes and JSON header, a
+ * torch.save zip's end record, central directory, local headers and data.pkl, or a legacy file's pickles
+ * at its start (never a tensor's bytes: a 1.4 GB .pth is not read whole), were read once and parsed once, in
  * WebAssembly memory. A torch.save file's pickle is read by an interpreter that knows only what a state
  * dict needs (OrderedDict, tensors, typed storages): any other global is refused by name
  * ("checkpoint_pickle_global"; nothing is run), a whole pickled model ("checkpoint_pickled_module")

@@ -628,14 +628,14 @@ class CheckpointFile {
 
 /**
  * Opens `reader`'s file, told apart by its first bytes (checkpointFormat): a safetensors file's header
- * is read and parsed once (checkpointOpen); a torch.save zip is read step by step, the core naming the
- * ranges each step needs (its end record, central directory, local headers, data.pkl: never a tensor's
- * bytes), then parsed once (torchSaveOpen).
+ * is read and parsed once (checkpointOpen); a torch.save file is read step by step, the core naming the
+ * ranges each step needs (a zip's end record, central directory, local headers, data.pkl; the legacy
+ * format's pickles at its start: never a tensor's bytes), then parsed once (torchSaveOpen).
  */
 async function openFile(core, reader) {
   const first = await reader.read(0, Math.min(8, reader.size));
   if (unwrap(core.checkpointFormat(first, reader.size)) === "torch") {
-    const read = {};
+    const read = { "file start": first }; // the first step's read, done: it tells a zip from the legacy format
     for (let reads = unwrap(core.torchSaveReads(read, reader.size)); reads.length > 0; reads = unwrap(core.torchSaveReads(read, reader.size))) {
       Object.assign(read, await readRanges(reader, reads));
     }

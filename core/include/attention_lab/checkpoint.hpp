@@ -69,38 +69,45 @@ uint64_t safetensors_header_length(const uint8_t* first8, size_t available, uint
 SafetensorsHeader parse_safetensors_header(const uint8_t* header, size_t length, uint64_t file_size);
 
 /// What a checkpoint file is, told from its first bytes (not its name).
-enum class CheckpointFormat { Safetensors, TorchZip };
+enum class CheckpointFormat { Safetensors, TorchZip, TorchLegacy };
 
-/// "PK\x03\x04" (a zip: torch.save since torch 1.6) or anything else (safetensors: 8 bytes of header
-/// length, checked by safetensors_header_length). Throws AttentionError checkpoint_legacy_format for
-/// torch.save's pre-1.6 format (a pickle of its magic number first), with a hint to save it again.
+/// "PK\x03\x04" (a zip: torch.save since torch 1.6), a pickle of torch's magic number first (TorchLegacy:
+/// torch.save before 1.6, or with _use_new_zipfile_serialization=False), or anything else (safetensors: 8
+/// bytes of header length, checked by safetensors_header_length).
 CheckpointFormat checkpoint_format(const uint8_t* first, size_t available);
 
 /// A byte range [begin, end) of the file (absolute offsets) that opening a torch.save file needs next.
 struct TorchSaveRead {
-  std::string name;  // "zip tail", "zip central directory", "local header archive/data/0", "archive/data.pkl", ...
+  std::string name;  // "file start", "zip tail", "zip central directory", "local header archive/data/0", "archive/data.pkl", "legacy pickles", ...
   uint64_t begin = 0;
   uint64_t end = 0;
 };
 
 /// Opening a torch.save file by slices, one step at a time: given the ranges read so far (by name),
-/// the ranges the next step needs; empty when open_torch_save has all it needs. The steps: the last
-/// 1 KB (the zip's end record; the last 64 KB when a comment pushes it further), a zip64 record when there is one, the central directory, every
-/// entry's local header, then data.pkl; never a storage's bytes. Throws what open_torch_save throws
-/// for the parts read so far.
+/// the ranges the next step needs; empty when open_torch_save has all it needs. The steps: the first 8
+/// bytes ("file start", telling a zip from the legacy format; a caller that read them may pass them
+/// under that name), then for a zip the last 1 KB (the zip's end record; the last 64 KB when a comment
+/// pushes it further), a zip64 record when there is one, the central directory, every entry's local
+/// header, then data.pkl; for the legacy format the first 64 KB ("legacy pickles"), read again 8 times
+/// longer (up to 64 MB) while its five pickles run past it. Never a storage's bytes (nor, in the legacy
+/// format, the element count torch writes before each storage: it is not checked). Throws what
+/// open_torch_save throws for the parts read so far.
 std::vector<TorchSaveRead> torch_save_reads(const std::map<std::string, std::vector<uint8_t>>& read, uint64_t file_size);
 
 /// The tensors of a torch.save state dict as safetensors entries with absolute file offsets
-/// (data_start() 0): a tensor's bytes start at its storage entry's data + storage_offset x itemsize;
+/// (data_start() 0): a tensor's bytes start at its storage's data + storage_offset x itemsize;
 /// tensors sharing a storage overlap; a non-contiguous one keeps its strides (decode_tensor gathers).
 /// Nested dicts ({"model_state_dict": {...}}) give keys joined with '.'. The pickle's string leaves
 /// (a check file's "call"; bounded: pickle::kMaxStringLeaves of kMaxStringLeafBytes) go to `metadata`
 /// under keys joined the same way, as a safetensors file's __metadata__. Throws AttentionError:
-/// checkpoint_truncated (a zip cut off, no end record), checkpoint_zip (records that are not torch's or
-/// offsets and sizes that disagree; names the entry), checkpoint_zip_compressed, checkpoint_limit,
-/// checkpoint_pickle, checkpoint_pickle_global (names the global; nothing is run),
-/// checkpoint_pickled_module (a whole pickled object: torch.save(model)), checkpoint_storage (a tensor
-/// past its storage, a storage shorter than it claims or missing), checkpoint_duplicate_key.
+/// checkpoint_truncated (a zip cut off, no end record; a legacy file ending inside its pickles or
+/// storages), checkpoint_zip (records that are not torch's or offsets and sizes that disagree; names
+/// the entry), checkpoint_zip_compressed, checkpoint_limit, checkpoint_pickle, checkpoint_pickle_global
+/// (names the global; nothing is run), checkpoint_pickled_module (a whole pickled object:
+/// torch.save(model)), checkpoint_storage (a tensor past its storage, a storage shorter than it claims
+/// or missing; a legacy keys list that disagrees with the tensors, or bytes after the last storage),
+/// checkpoint_duplicate_key, checkpoint_legacy_format (a legacy file saved big-endian, or holding a
+/// storage view of torch < 0.4; the hint says to save it again with a newer torch).
 SafetensorsHeader open_torch_save(const std::map<std::string, std::vector<uint8_t>>& read, uint64_t file_size);
 
 struct CheckpointOptions {

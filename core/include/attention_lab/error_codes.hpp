@@ -115,7 +115,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"checkpoint_context_length", "checkpoints", "context_length cannot be found"},
     {"checkpoint_config_mismatch", "checkpoints", "`into` does not fit the file"},
     {"checkpoint_token", "checkpoints", "a token id outside the vocabulary"},
-    {"checkpoint_legacy_format", "checkpoints", "a torch.save file in the legacy format (torch < 1.6, or _use_new_zipfile_serialization=False): the hint says to save it again"},
+    {"checkpoint_legacy_format", "checkpoints", "a torch.save file in the legacy format (torch < 1.6) that this reader does not read: saved big-endian, or holding a torch < 0.4 storage view; the hint says to save it again"},
     {"checkpoint_zip", "checkpoints", "a torch.save zip whose records are not what torch writes, or whose entry offsets or sizes lie (names the entry)"},
     {"checkpoint_zip_compressed", "checkpoints", "a compressed or encrypted entry in a torch.save zip (torch stores them uncompressed; names it)"},
     {"checkpoint_pickle", "checkpoints", "a data.pkl the state dict reader cannot read: an opcode outside its subset, a malformed or cut-off argument (names the opcode and byte)"},

@@ -355,8 +355,8 @@ class Session {
   // ---- checkpoint files ----
   double checkpoint_header_length(const std::vector<uint8_t>& first8, double file_size) const;
   OpenedFile checkpoint_open(const std::vector<uint8_t>& header, double file_size);
-  /// "safetensors" or "torch" (a zip: torch.save since 1.6), from the file's first bytes, not its name
-  /// (checkpoint_format: AttentionError checkpoint_legacy_format for torch.save's pre-1.6 format).
+  /// "safetensors" or "torch" (a zip: torch.save since 1.6, or torch.save's legacy pre-1.6 format), from
+  /// the file's first bytes, not its name (checkpoint_format).
   std::string checkpoint_format(const std::vector<uint8_t>& first, double file_size) const;
   /// Opening a torch.save file step by step: the ranges to read next given those read so far (by name;
   /// empty: torch_save_open can run). Errors of torch_save_reads.
