@@ -1,6 +1,6 @@
 // The PyTorch lines of the checkpoint panel: how the book's chapter 5 puts a GPT-2 file's c_attn and
 // c_proj into the book's attention module, and the forward on the token ids. Pure text, no DOM.
-import { pyString } from "./python-code.js";
+import { FLAT, pyString } from "./python-code.js";
 
 /**
  * The PyTorch lines of this load: the fused c_attn split into q, k, v, each transposed; c_proj into
@@ -15,7 +15,7 @@ export function loadCode(fileName, module, r, call, format = "safetensors") {
   const has = (suffix) => used.has(attn + suffix);
   const L = [
     "import torch",
-    ...readLines(fileName, format),
+    ...readLines(fileName, format, attn),
     `p = ${pyString(attn)}`,
     `d = ${d}`,
     `mha = ${call}`,
@@ -34,15 +34,21 @@ export function loadCode(fileName, module, r, call, format = "safetensors") {
   return L;
 }
 
-/** The lines that read the file's state dict into `sd`: torch.load for a torch.save file, else safetensors' load_file. */
-function readLines(fileName, format) {
-  return format === "torch" ? ["", `sd = torch.load(${pyString(fileName)}, map_location="cpu")`] : ["from safetensors.torch import load_file", "", `sd = load_file(${pyString(fileName)})`];
+/**
+ * The lines that read the file's state dict into `sd`: safetensors' load_file, or torch.load for a
+ * torch.save file, whose nested dicts (a wrapping {"model_state_dict": ...}) are flattened to the dotted
+ * keys the library reads when `p` has something before the blocks.
+ */
+function readLines(fileName, format, p) {
+  if (format !== "torch") return ["from safetensors.torch import load_file", "", `sd = load_file(${pyString(fileName)})`];
+  const load = `torch.load(${pyString(fileName)}, map_location="cpu")`;
+  return /^(transformer\.)?(h|trf_blocks)\.\d+\./.test(p) ? ["", `sd = ${load}`] : ["", ...FLAT, `sd = flat(${load})`];
 }
 
 function bookLoadCode(fileName, r, call, format) {
   return [
     "import torch",
-    ...readLines(fileName, format),
+    ...readLines(fileName, format, attnPrefix(r)),
     `p = ${pyString(attnPrefix(r))}`,
     `mha = ${call}`,
     "# the book's GPTModel saved this attention module's own parameters (nn.Linear keeps (out, in)): each copied as is",

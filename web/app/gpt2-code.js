@@ -1,17 +1,7 @@
 // The PyTorch lines that build the model a generation runs on, as the book's readers do: the book's
 // GPTModel(cfg) with the file's state_dict (load_state_dict: every tensor as is), or a Hugging Face file
 // through chapter 5's load_weights_into_gpt (c_attn split in three and transposed, ...). Pure text.
-import { pyString } from "./python-code.js";
-
-/** A dict of dicts as one dict of dotted keys, as the library reads a torch.save file ("model_state_dict.tok_emb.weight"). */
-const FLAT = [
-  "def flat(d, prefix=\"\"):  # {\"model_state_dict\": {...}} -> {\"model_state_dict.tok_emb.weight\": ...}",
-  "    out = {}",
-  "    for k, v in d.items():",
-  "        out.update(flat(v, f\"{prefix}{k}.\") if isinstance(v, dict) else {f\"{prefix}{k}\": v})",
-  "    return out",
-  "",
-];
+import { FLAT, pyString } from "./python-code.js";
 
 /** The model's own keys of `sd`, without `prefix` (others, such as an optimizer's state beside it, left out). */
 function under(prefix) {

@@ -2,6 +2,16 @@
 // the forward pass and (when one is on screen) the comparison. Pure text, no DOM.
 import { f32Text } from "./format.js";
 
+/** A dict of dicts as one dict of dotted keys, as the library reads a torch.save file ("model_state_dict.tok_emb.weight"). */
+export const FLAT = [
+  "def flat(d, prefix=\"\"):  # {\"model_state_dict\": {...}} -> {\"model_state_dict.tok_emb.weight\": ...}",
+  "    out = {}",
+  "    for k, v in d.items():",
+  "        out.update(flat(v, f\"{prefix}{k}.\") if isinstance(v, dict) else {f\"{prefix}{k}\": v})",
+  "    return out",
+  "",
+];
+
 /** `name = torch.tensor([...])` with one row per line and the token as a comment. */
 export function tensorLiteral(name, tensorOrTexts, words) {
   const rows = Array.isArray(tensorOrTexts)
