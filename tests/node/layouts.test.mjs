@@ -110,3 +110,25 @@ test("one layer from either layout: loadCheckpoint gives the same MultiHeadAtten
   assert.equal(noqkv.module.config.context_length, 12);
   for (const m of [a.module, b.module, noqkv.module]) m.dispose();
 });
+
+test("the PyTorch code reads a .pth as the library does: a wrapping dict flattened to its dotted keys, a plain state dict as is", async () => {
+  const { loadCode } = await import("../../web/app/checkpoint-code.js");
+  const { modelCode } = await import("../../web/app/gpt2-code.js");
+  const lines = async (name) => {
+    const file = await lab.openCheckpoint(fileOf(caseOf(name)));
+    const { module, report } = await lab.loadCheckpoint(file, { layer: 1, num_heads: 4 });
+    const model = await lab.loadGPT2(file, { num_heads: 4 });
+    const out = { layer: loadCode(caseOf(name).file, module, report, "MultiHeadAttention(16, 16, 12, 0.0, 4)", file.format), model: modelCode(model.config, caseOf(name).file) };
+    model.dispose();
+    file.dispose();
+    return out;
+  };
+  const wrapped = await lines("book_model_and_optimizer_pth");
+  assert.ok(wrapped.layer.includes('sd = flat(torch.load("model_and_optimizer.pth", map_location="cpu"))'), wrapped.layer.join("\n"));
+  assert.ok(wrapped.layer.includes('p = "model_state_dict.trf_blocks.1.att."'));
+  assert.ok(wrapped.model.includes('sd = flat(torch.load("model_and_optimizer.pth", map_location="cpu"))'), wrapped.model.join("\n"));
+  assert.ok(wrapped.model.includes('model.load_state_dict({k[17:]: v for k, v in sd.items() if k.startswith("model_state_dict.")})  # the keys were saved under "model_state_dict."'));
+  const plain = await lines("book_model_pth");
+  assert.ok(plain.layer.includes('sd = torch.load("model.pth", map_location="cpu")') && !plain.layer.some((l) => l.startsWith("def flat")), plain.layer.join("\n"));
+  assert.ok(plain.model.includes("model.load_state_dict(sd)") && !plain.model.some((l) => l.startsWith("def flat")), plain.model.join("\n"));
+});
