@@ -267,13 +267,10 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<PlanEntryInput>("PlanEntryInput", "name", &PlanEntryInput::name, "copy", &PlanEntryInput::copy, "transpose", &PlanEntryInput::transpose, "object",
                          &PlanEntryInput::object);
   object<Tensor>("Tensor", "shape", &Tensor::shape, "data", &Tensor::data);
-  object<NamedTensor>(
-      "NamedTensor", "name", &NamedTensor::name, "shape", +[](const NamedTensor& p) -> const Shape& { return p.tensor.shape; }, "data",
-      +[](const NamedTensor& p) -> const std::vector<float>& { return p.tensor.data; });
+  object<NamedTensor>("NamedTensor", "name", &NamedTensor::name, "shape", &NamedTensor::shape, "data", &NamedTensor::data);
   object<Fix>("Fix", "slot", &Fix::slot, "value", &Fix::value, "call", &Fix::call);
-  object<Diagnostic>(
-      "Diagnostic", "severity", +[](const Diagnostic& d) { return std::string(severity_name(d.severity)); }, "code", &Diagnostic::code, "slots", &Diagnostic::slots, "message",
-      &Diagnostic::message, "hint", &Diagnostic::hint, "pytorch", &Diagnostic::pytorch, "fixes", &Diagnostic::fixes);
+  object<Diagnostic>("Diagnostic", "severity", &Diagnostic::severity_text, "code", &Diagnostic::code, "slots", &Diagnostic::slots, "message", &Diagnostic::message, "hint",
+                     &Diagnostic::hint, "pytorch", &Diagnostic::pytorch, "fixes", &Diagnostic::fixes);
   object<TensorSummary>("TensorSummary", "min", &TensorSummary::min, "max", &TensorSummary::max, "mean", &TensorSummary::mean, "negInf", &num<&TensorSummary::neg_inf>, "zeros",
                         &num<&TensorSummary::zeros>, "count", &num<&TensorSummary::count>, "nonFinite", &num<&TensorSummary::non_finite>, "nanRows", &num<&TensorSummary::nan_rows>,
                         "masked", &num<&TensorSummary::masked>);
@@ -352,11 +349,10 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<FileRead>("FileRead", "name", &FileRead::name, "begin", &FileRead::begin, "end", &FileRead::end);
   object<CheckpointPlanResult>("CheckpointPlan", "needed", &CheckpointPlanResult::needed, "config", &CheckpointPlanResult::config, "report", &CheckpointPlanResult::report);
   object<OpenedFile>("OpenedFile", "handle", &OpenedFile::handle, "keys", &OpenedFile::keys, "dataStart", &OpenedFile::data_start);
-  object<Gpt2Config>(
-      "Gpt2Config", "n_embd", &num<&Gpt2Config::n_embd>, "n_head", &num<&Gpt2Config::n_head>, "n_layer", &num<&Gpt2Config::n_layer>, "n_ctx", &num<&Gpt2Config::n_ctx>,
-      "vocab_size", &num<&Gpt2Config::vocab_size>, "dtype", &Gpt2Config::dtype, "size", &Gpt2Config::size, "qkv_bias", &Gpt2Config::qkv_bias, "n_out", &num<&Gpt2Config::n_out>,
-      "layout", +[](const Gpt2Config& c) { return std::string(c.layout != nullptr ? c.layout->id : ""); }, "layoutName",
-      +[](const Gpt2Config& c) { return std::string(c.layout != nullptr ? c.layout->name : ""); }, "mapping", &Gpt2Config::mapping);
+  object<Gpt2Config>("Gpt2Config", "n_embd", &num<&Gpt2Config::n_embd>, "n_head", &num<&Gpt2Config::n_head>, "n_layer", &num<&Gpt2Config::n_layer>, "n_ctx",
+                     &num<&Gpt2Config::n_ctx>, "vocab_size", &num<&Gpt2Config::vocab_size>, "dtype", &Gpt2Config::dtype, "size", &Gpt2Config::size, "qkv_bias",
+                     &Gpt2Config::qkv_bias, "n_out", &num<&Gpt2Config::n_out>, "layout", &Gpt2Config::layout_id, "layoutName", &Gpt2Config::layout_name, "mapping",
+                     &Gpt2Config::mapping);
   object<OpenedModel>("OpenedModel", "handle", &OpenedModel::handle, "config", &OpenedModel::config);
   object<Gpt2Run::Layer>("Gpt2Layer", "input", &take<&Gpt2Run::Layer::input>, "attnWeights", &take<&Gpt2Run::Layer::attn_weights>, "thumbnail", &take<&Gpt2Run::Layer::thumbnail>,
                          "firstTokens", &take<&Gpt2Run::Layer::first_tokens>);

@@ -32,6 +32,8 @@ struct Diagnostic {
   /// Values that would fix it, nearest first per slot (e.g. the head counts that divide d_out near
   /// the one typed). A page offers them as buttons, leaving out slots the reader cannot change.
   std::vector<Fix> fixes = {};
+  /// The severity as the page names it ("error", "warning", "info": severity_name).
+  std::string severity_text() const { return severity_name(severity); }
 };
 
 bool has_error(const std::vector<Diagnostic>& diagnostics);

@@ -47,6 +47,9 @@ struct Gpt2Config {
   /// block alike), from the layout table: "h.0.attn.c_attn.weight (768, 2304): split in three along
   /// dim 1, each transposed -> W_query.weight (768, 768), ...", "trf_blocks.0.att.W_query.weight (768, 768): copied as is".
   std::vector<std::string> mapping;
+  /// The layout's id ("huggingface", "book") and its name for the page; "" before a layout is found.
+  std::string layout_id() const { return layout != nullptr ? layout->id : ""; }
+  std::string layout_name() const { return layout != nullptr ? layout->name : ""; }
 };
 
 /// Rows of wte read per logits step (about 12 MiB of float32 at width 768).

@@ -111,6 +111,8 @@ std::string first_non_finite(const float* values, size_t n, const Shape& shape);
 struct NamedTensor {
   std::string name;
   Tensor tensor;
+  const Shape& shape() const { return tensor.shape; }
+  const std::vector<float>& data() const { return tensor.data; }
 };
 
 /// The most axes a tensor crossing the library boundary may have (the trace's have at most 4).
