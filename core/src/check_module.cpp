@@ -83,15 +83,44 @@ Run run(const AttentionModule& module, const ForwardPlan& variant, const Tensor&
   return r;
 }
 
-/// The first of the reader's tensors (given stages, then the output) that leaves the run's; none when none does.
-std::optional<std::string> first_leaving(const ForwardPlan& p, const Run& r, const std::vector<const NamedTensor*>& stages, const Tensor& output) {
+/// The first of the reader's tensors (given stages, then the output) that leaves the run's, and the
+/// run's tensor it leaves; none when none does.
+struct Leaving {
+  std::string id;
+  const Tensor* yours;
+  Tensor book;
+};
+std::optional<Leaving> first_leaving(const ForwardPlan& p, const Run& r, const std::vector<const NamedTensor*>& stages, const Tensor& output) {
   for (const NamedTensor* s : stages) {
     const std::string id = trace_id(p, s->name);
-    for (const Stage& st : r.trace)
-      if (st.id == id && !check_tensors_agree(s->tensor, stage_tensor(r.trace, st))) return s->name;
+    for (const Stage& st : r.trace) {
+      if (st.id != id) continue;
+      Tensor book = stage_tensor(r.trace, st);
+      if (!check_tensors_agree(s->tensor, book)) return Leaving{s->name, &s->tensor, std::move(book)};
+    }
   }
   if (check_tensors_agree(output, r.output)) return std::nullopt;
-  return "output";
+  return Leaving{"output", &output, r.output};
+}
+
+/// The first value of `l` out of tolerance and the row of the last axis around it, side by side.
+CheckDifference difference_of(const ForwardPlan& p, const Leaving& l, const Shape& x) {
+  CheckDifference d;
+  d.stage = l.id;
+  d.shape = expected_shape(p, l.id, x, d.axes);
+  const std::vector<float>& yours = l.yours->data;
+  size_t at = 0;
+  while (at + 1 < yours.size() && check_values_agree(yours[at], l.book.data[at])) ++at;
+  d.index.assign(d.shape.size(), 0);
+  for (size_t axis = d.shape.size(), rest = at; axis-- > 0;) {
+    d.index[axis] = static_cast<int64_t>(rest % static_cast<size_t>(d.shape[axis]));
+    rest /= static_cast<size_t>(d.shape[axis]);
+  }
+  const int64_t n = d.shape.back(), j = d.index.back();
+  d.from = std::max<int64_t>(0, std::min(j - kDifferenceWindow / 2 + 1, n - kDifferenceWindow));
+  const size_t row = at - static_cast<size_t>(j), end = static_cast<size_t>(std::min(n, d.from + kDifferenceWindow));
+  for (size_t k = static_cast<size_t>(d.from); k < end; ++k) d.yours.push_back(yours[row + k]), d.book.push_back(l.book.data[row + k]);
+  return d;
 }
 
 }  // namespace
@@ -101,20 +130,25 @@ const std::vector<std::string>& check_stage_ids() {
   return ids;
 }
 
+bool check_values_agree(float reader, float book) {
+  if (std::isnan(book) || std::isnan(reader)) return std::isnan(book) == std::isnan(reader);  // NaN only where the book has NaN
+  if (reader == book) return true;                                                            // equal infinities too
+  const double d = std::fabs(static_cast<double>(reader) - book);
+  return d <= kCheckTolerance * (1.0 + std::fabs(static_cast<double>(book)));
+}
+
 bool check_tensors_agree(const Tensor& reader, const Tensor& book, double* max_abs_diff) {
   const double inf = std::numeric_limits<double>::infinity();
   bool agree = reader.data.size() == book.data.size();
   double worst = agree ? 0.0 : inf;
   for (size_t i = 0; i < book.data.size() && i < reader.data.size(); ++i) {
-    const double r = reader.data[i], b = book.data[i];
-    if (std::isnan(b) || std::isnan(r)) {  // NaN only where the book has NaN
-      if (std::isnan(b) != std::isnan(r)) agree = false, worst = inf;
-      continue;
+    const float r = reader.data[i], b = book.data[i];
+    if (!check_values_agree(r, b)) agree = false;
+    if (std::isnan(b) || std::isnan(r)) {
+      if (std::isnan(b) != std::isnan(r)) worst = inf;
+    } else if (r != b) {
+      worst = std::max(worst, std::fabs(static_cast<double>(r) - b));
     }
-    if (r == b) continue;  // equal infinities too
-    const double d = std::fabs(r - b);
-    worst = std::max(worst, d);
-    if (!(d <= kCheckTolerance * (1.0 + std::fabs(b)))) agree = false;
   }
   if (max_abs_diff != nullptr) *max_abs_diff = worst;
   return agree;
@@ -129,7 +163,7 @@ double check_bytes(const ForwardPlan& plan, const Shape& x_shape) {
 
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
                          double budget, ThreadPool* pool) {
-  CheckReport report;
+  CheckReport report{config.class_name(), config.python_call()};
   const ForwardPlan book = plan_forward(config);
   check_input(book, x, "x", budget, true);  // x's shape first: the estimate and the shapes below are read off it
   const double bytes = check_bytes(book, x.shape);
@@ -147,7 +181,10 @@ CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTens
     {
       const Run r = run(module, book, x, budget, pool);
       report.agree = check_tensors_agree(output, r.output, &report.max_abs_diff);
-      report.first_stage = first_leaving(book, r, given, output);
+      if (const std::optional<Leaving> l = first_leaving(book, r, given, output)) {
+        report.first_stage = l->id;
+        report.difference = difference_of(book, *l, x.shape);
+      }
     }
     for (const Mistake& m : mistake_catalogue()) {
       if (!m.applies(book)) continue;
@@ -161,7 +198,7 @@ CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTens
         altered->set_parameters(copy);
       }
       const Run r = run(altered ? *altered : module, variant, x, budget, pool);
-      report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, !first_leaving(variant, r, given, output)});
+      report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, !first_leaving(variant, r, given, output).has_value()});
     }
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory to check " + config.python_call() + " on x " + shape_string(x.shape), "Save fewer tokens or a smaller batch.");

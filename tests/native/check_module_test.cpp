@@ -2,6 +2,7 @@
 // (tests/fixtures/generate_check_fixtures.py): the one mistake named, the first divergent stage.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -193,5 +194,69 @@ TEST_SUITE("check_module") {
     const Refused r = refused([&] { check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), {}, 1000.0); });
     CHECK(r.code == "too_large");
     CHECK(r.slot == "x");
+  }
+
+  TEST_CASE("the first differing value is shown with the book's beside it, in the row around it") {
+    // The correct module's output is the book's (within 1e-6); two values changed by hand: the first in
+    // row-major order is the one shown, with the 8 values of its row around it.
+    const nlohmann::json& c = case_named("MultiHeadAttention correct qkv_bias=False with stages");
+    const Tensor book = fixtures::tensor(c.at("output"));  // (2, 5, 4)
+    Tensor yours = book;
+    yours.data[1 * 20 + 3 * 4 + 2] += 0.5f;  // [1, 3, 2]
+    yours.data[1 * 20 + 4 * 4 + 0] = std::nanf("");
+    const CheckReport r = check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), yours, {});
+    REQUIRE(r.difference.has_value());
+    const CheckDifference& d = *r.difference;
+    CHECK(d.stage == "output");
+    CHECK(d.axes == std::vector<std::string>{"b", "num_tokens", "output_width"});
+    CHECK(d.shape == Shape{2, 5, 4});
+    CHECK(d.index == Shape{1, 3, 2});
+    CHECK(d.from == 0);  // a row of 4: all of it
+    REQUIRE(d.yours.size() == 4);
+    REQUIRE(d.book.size() == 4);
+    for (int k = 0; k < 4; ++k) {
+      CHECK(d.yours[k] == yours.data[32 + k]);
+      CHECK(std::fabs(d.book[k] - book.data[32 + k]) <= 1e-6);
+    }
+    CHECK_FALSE(check_values_agree(d.yours[2], d.book[2]));
+
+    // A stage: the first of the given ones that leaves the book's, in a row longer than the window.
+    const nlohmann::json& m = case_named("MultiHeadAttention softmax_dim qkv_bias=False with stages");
+    std::vector<NamedTensor> stages;
+    for (const auto& [id, t] : m.at("stages").items()) stages.push_back({id, fixtures::tensor(t)});
+    const CheckReport s = check_module(config_of(m.at("call")), named(m.at("state_dict")), fixtures::tensor(m.at("x")), fixtures::tensor(m.at("output")), stages);
+    REQUIRE(s.difference.has_value());
+    CHECK(s.difference->stage == "attn_weights");
+    CHECK(s.difference->axes == std::vector<std::string>{"b", "num_heads", "num_tokens", "num_keys"});
+    CHECK(s.difference->index == Shape{0, 0, 0, 0});  // softmax over the queries: the first row is already off
+    const Tensor weights = fixtures::tensor(m.at("stages").at("attn_weights"));
+    REQUIRE(s.difference->yours.size() == 5);
+    for (size_t k = 0; k < 5; ++k) CHECK(s.difference->yours[k] == weights.data[k]);
+    CHECK(s.difference->book[0] == 1.0f);  // the book's first row sees only itself
+    CHECK(s.difference->book[1] == 0.0f);
+    CHECK_FALSE(check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), book, {}).difference.has_value());
+  }
+
+  TEST_CASE("a window of 8 values centres on the differing one where the row allows") {
+    const ModuleConfig c = config_of("MultiHeadAttention(4, 16, 6, 0.0, 2)");
+    TorchGenerator g(123);
+    const AttentionModule m(c, g);
+    ForwardOptions eval;
+    eval.training = false;
+    Tensor x({1, 3, 4});
+    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = 0.1f * static_cast<float>(i % 7) - 0.2f;
+    const Tensor book = m.forward(x, eval);  // (1, 3, 16)
+    for (const auto& [at, from] : std::vector<std::pair<int64_t, int64_t>>{{2, 0}, {7, 4}, {13, 8}, {15, 8}}) {
+      CAPTURE(at);
+      Tensor yours = book;
+      yours.data[static_cast<size_t>(16 + at)] -= 1.0f;  // [0, 1, at]
+      const CheckReport r = check_module(c, m.parameters(), x, yours, {});
+      REQUIRE(r.difference.has_value());
+      CHECK(r.difference->index == Shape{0, 1, at});
+      CHECK(r.difference->from == from);
+      REQUIRE(r.difference->yours.size() == 8);
+      CHECK(r.difference->yours[static_cast<size_t>(at - from)] == yours.data[static_cast<size_t>(16 + at)]);
+      CHECK(r.difference->book[static_cast<size_t>(at - from)] == book.data[static_cast<size_t>(16 + at)]);
+    }
   }
 }

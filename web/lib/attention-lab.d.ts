@@ -65,14 +65,41 @@ export interface CheckCause {
   explains: boolean;
 }
 
+/**
+ * Where the reader's tensor first leaves the book's, side by side: the row of the last axis that holds
+ * the first value out of tolerance (in row-major order), at most 8 values of it around that value.
+ */
+export interface CheckDifference {
+  /** The tensor: a stage the reader gave, or "output". */
+  stage: "attn_scores" | "attn_weights" | "context_vec" | "output";
+  /** Its axes, outermost first, e.g. `["b", "num_heads", "num_tokens", "num_keys"]`. */
+  axes: string[];
+  /** Its shape, one size per axis. */
+  shape: number[];
+  /** The first differing value's index, one per axis. */
+  index: number[];
+  /** The last axis's index of `yours[0]` and `book[0]`. */
+  from: number;
+  /** The reader's values of the row, from `from` on. */
+  yours: Float32Array;
+  /** The book's values at the same places. */
+  book: Float32Array;
+}
+
 /** lab.checkModule's verdict. */
 export interface CheckReport {
+  /** The book's class the module was checked against. */
+  className: ClassName;
+  /** Its Python call as PyTorch takes it, e.g. "MultiHeadAttention(768, 768, 1024, 0.0, 12)" (the code to confirm a cause builds the book's module with it). */
+  call: string;
   /** The reader's output equals the book's within 1e-5 * (1 + |book|), NaN only where the book has NaN. */
   agree: boolean;
   /** max |reader - book| over the output where both are finite; Infinity when NaN sits elsewhere than in the book's. */
   maxAbsDiff: number;
   /** The first given stage, then "output", whose tensor leaves the book's; null when none does. */
   firstStage: "attn_scores" | "attn_weights" | "context_vec" | "output" | null;
+  /** firstStage's first differing value, the reader's and the book's side by side; null when none differs. */
+  difference: CheckDifference | null;
   /** Every catalogue entry that applies to the class, in catalogue order. */
   causes: CheckCause[];
   /** What the state dict's buffers hold, e.g. a mask other than the book's causal mask (named by its first differing entry). */

@@ -274,10 +274,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<TensorSummary>("TensorSummary", "min", &TensorSummary::min, "max", &TensorSummary::max, "mean", &TensorSummary::mean, "negInf", &num<&TensorSummary::neg_inf>, "zeros",
                         &num<&TensorSummary::zeros>, "count", &num<&TensorSummary::count>, "nonFinite", &num<&TensorSummary::non_finite>, "nanRows", &num<&TensorSummary::nan_rows>,
                         "masked", &num<&TensorSummary::masked>);
-  object<Stage>(
-      "Stage", "shape", +[](const Stage& s) -> const Shape& { return s.shape(); }, "data", +[](const Stage& s) -> const std::vector<float>& { return s.tensor.data; }, "id",
-      &Stage::id, "display", &Stage::display, "title", &Stage::title, "formula", &Stage::formula, "axes", &Stage::axes, "summary", &Stage::summary, "sliceSummaries",
-      &Stage::slice_summaries);
+  object<Stage>("Stage", "shape", &Stage::shape, "data", &Stage::data, "id", &Stage::id, "display", &Stage::display, "title", &Stage::title, "formula", &Stage::formula, "axes",
+                &Stage::axes, "summary", &Stage::summary, "sliceSummaries", &Stage::slice_summaries);
   object<StageDiff>("StageDiff", "id", &StageDiff::id, "maxAbsDiff", &StageDiff::max_abs_diff);
   object<BookHome>("BookHome", "chapter", &BookHome::chapter, "folder", &BookHome::folder, "file", &BookHome::file, "section", &BookHome::section);
   object<SlotSpec>(
@@ -286,8 +284,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
   object<Preset>("Preset", "key", &Preset::key, "slots", &Preset::slots, "tokens", &Preset::tokens, "batch", &Preset::batch, "note", &Preset::note, "order", &Preset::order);
   object<CopyPartner>("CopyPartner", "from", &CopyPartner::from, "note", &CopyPartner::note);
   object<ClassSpec>(
-      "ClassSpec", "name", &ClassSpec::name, "doc", &ClassSpec::doc, "source", +[](const ClassSpec& s) { return s.source(); }, "book", &ClassSpec::book, "slots", &ClassSpec::slots,
-      "inputAxes", +[](const ClassSpec& s) { return s.input_axes(); }, "heads", +[](const ClassSpec& s) { return std::string(heads_rule_name(s.heads)); }, "mask",
+      "ClassSpec", "name", &ClassSpec::name, "doc", &ClassSpec::doc, "source", &ClassSpec::source, "book", &ClassSpec::book, "slots", &ClassSpec::slots, "inputAxes",
+      &ClassSpec::input_axes, "heads", +[](const ClassSpec& s) { return std::string(heads_rule_name(s.heads)); }, "mask",
       +[](const ClassSpec& s) { return std::string(mask_rule_name(s.mask)); }, "maskBufferDtype", +[](const ClassSpec& s) { return std::string(s.mask_buffer_dtype()); },
       "contextLimit", &ClassSpec::context_limit, "dropoutRule", +[](const ClassSpec& s) { return std::string(dropout_rule_name(s.dropout)); }, "needsSquare",
       +[](const ClassSpec& s) { return !s.needs_square.empty(); }, "presets", &ClassSpec::presets, "tolerance", +[](const ClassSpec&) { return kAgreementTolerance; }, "pythonName",
@@ -308,9 +306,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
       "slidingWindowSize", +[](const Description& d) { return d.sliding_window_size > 0 ? std::optional<double>(d.sliding_window_size) : std::nullopt; }, "maskBytes",
       &Description::mask_bytes, "latentDim", +[](const Description& d) { return d.latent_dim > 0 ? std::optional<double>(d.latent_dim) : std::nullopt; });
   object<ModuleConfig>(
-      "ModuleConfig", "className", +[](const ModuleConfig& c) { return c.class_name(); }, "config", +[](const ModuleConfig& c) { return c.slots(); }, "pythonCall",
-      +[](const ModuleConfig& c) { return c.python_call(); }, "headDim", +[](const ModuleConfig& c) { return static_cast<double>(c.head_dim()); }, "outputWidth",
-      +[](const ModuleConfig& c) { return static_cast<double>(c.output_width()); }, "outputWidthRule", +[](const ModuleConfig& c) { return c.output_width_rule(); });
+      "ModuleConfig", "className", &ModuleConfig::class_name, "config", &ModuleConfig::slots, "pythonCall", &ModuleConfig::python_call, "headDim",
+      +[](const ModuleConfig& c) { return static_cast<double>(c.head_dim()); }, "outputWidth", +[](const ModuleConfig& c) { return static_cast<double>(c.output_width()); },
+      "outputWidthRule", &ModuleConfig::output_width_rule);
   object<MemoryEstimate>("MemoryEstimate", "bytes", &MemoryEstimate::bytes, "budget", &MemoryEstimate::budget);
   object<Setup>("Setup", "className", &Setup::class_name, "valid", &Setup::valid, "configDiagnostics", &Setup::config_diagnostics, "diagnostics", &Setup::diagnostics,
                 "description", &Setup::description, "memory", &Setup::memory);
@@ -341,8 +339,10 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                      &take<&CopyReport::tokens>, "stages", &CopyReport::stages, "code", &CopyReport::code);
   object<CheckCause>("CheckCause", "id", &CheckCause::id, "title", &CheckCause::title, "line", &CheckCause::line, "fix", &CheckCause::fix, "source", &CheckCause::source,
                      "explains", &CheckCause::explains);
-  object<CheckReport>("CheckReport", "agree", &CheckReport::agree, "maxAbsDiff", &CheckReport::max_abs_diff, "firstStage", &CheckReport::first_stage, "causes",
-                      &CheckReport::causes, "notes", &CheckReport::notes);
+  object<CheckDifference>("CheckDifference", "stage", &CheckDifference::stage, "axes", &CheckDifference::axes, "shape", &CheckDifference::shape, "index", &CheckDifference::index,
+                          "from", &num<&CheckDifference::from>, "yours", &CheckDifference::yours, "book", &CheckDifference::book);
+  object<CheckReport>("CheckReport", "className", &CheckReport::class_name, "call", &CheckReport::call, "agree", &CheckReport::agree, "maxAbsDiff", &CheckReport::max_abs_diff,
+                      "firstStage", &CheckReport::first_stage, "difference", &CheckReport::difference, "causes", &CheckReport::causes, "notes", &CheckReport::notes);
 #ifndef ATTENTION_LAB_LEAN  // the types of the checkpoint and GPT-2 readers
   object<CheckpointOptionsInput>("CheckpointOptionsInput", "layer", &CheckpointOptionsInput::layer, "num_heads", &CheckpointOptionsInput::num_heads, "context_length",
                                  &CheckpointOptionsInput::context_length, "intoClass", &CheckpointOptionsInput::into_class, "intoConfig", &CheckpointOptionsInput::into_config);

@@ -43,10 +43,28 @@ struct CheckCause {
   bool explains = false;
 };
 
+/// Where the reader's tensor first leaves the book's, with the values around it side by side: the row
+/// of the last axis that holds the first value out of tolerance (row-major order), at most
+/// kDifferenceWindow values of it.
+struct CheckDifference {
+  std::string stage;               // a stage id of check_stage_ids(), or "output"
+  std::vector<std::string> axes;   // the tensor's axes, named ("b", "num_heads", "num_tokens", "num_keys", ...)
+  Shape shape;                     // the tensor's shape
+  Shape index;                     // the first differing value's index, one per axis
+  int64_t from = 0;                // the last axis's index of yours[0] and book[0]
+  std::vector<float> yours, book;  // the row around it: the reader's values and the book's
+};
+
+/// How many values of the differing row CheckDifference shows.
+inline constexpr int64_t kDifferenceWindow = 8;
+
 struct CheckReport {
-  bool agree = false;                      // the reader's output is the book's (check_tensors_agree)
-  double max_abs_diff = 0;                 // max |reader - book| over the output where both are finite; infinity where NaN sits elsewhere
-  std::optional<std::string> first_stage;  // the first given stage, then "output", whose tensor leaves the book's; none when none does
+  std::string class_name;                     // the book's class checked against (its id, as lab.classes names it)
+  std::string call;                           // its Python call, every slot as PyTorch takes it (ModuleConfig::python_call)
+  bool agree = false;                         // the reader's output is the book's (check_tensors_agree)
+  double max_abs_diff = 0;                    // max |reader - book| over the output where both are finite; infinity where NaN sits elsewhere
+  std::optional<std::string> first_stage;     // the first given stage, then "output", whose tensor leaves the book's; none when none does
+  std::optional<CheckDifference> difference;  // first_stage's first differing value, yours and the book's side by side
   std::vector<CheckCause> causes;
   std::vector<std::string> notes;  // what the state dict's buffers hold (a mask other than the book's is named here)
 };
@@ -57,6 +75,9 @@ inline constexpr double kCheckTolerance = 1e-5;
 /// Whether `reader` equals `book` within kCheckTolerance, NaN exactly where the book has NaN (shapes
 /// equal; checked by the caller), and the largest difference (see CheckReport::max_abs_diff).
 bool check_tensors_agree(const Tensor& reader, const Tensor& book, double* max_abs_diff = nullptr);
+
+/// Whether one reader value equals the book's (the rule of check_tensors_agree, value by value).
+bool check_values_agree(float reader, float book);
 
 /// The stages a reader may give, in forward order: attn_scores (before the mask), attn_weights
 /// (after softmax and dropout), context_vec (the heads merged, before out_proj).

@@ -46,6 +46,8 @@ struct Stage {
 
   /// The stage's shape: its tensor's, or a view's own (view_shape).
   const Shape& shape() const { return view == StageView::Own ? tensor.shape : view_shape; }
+  /// Its own values (empty for a view).
+  const std::vector<float>& data() const { return tensor.data; }
 };
 
 /// Rows [row, row + count) of stage `s` of `trace` (row = index over every axis but the last, so row
