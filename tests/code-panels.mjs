@@ -85,3 +85,41 @@ export async function checkpointCase(lab, c) {
     module.dispose();
   }
 }
+
+/**
+ * "Check your own module": readers' modules of tests/fixtures/check_module_fixtures.json whose verdict's
+ * "confirm it in PyTorch" code tests/fixtures/generate_check_confirm.py runs (a cause at a stage, at the
+ * output, a NaN row, a single-head class, a mistake outside the catalogue).
+ */
+export const CHECK_CASES = [
+  "MultiHeadAttention scale_d_out qkv_bias=False with stages",
+  "MultiHeadAttention mask_diagonal qkv_bias=True",
+  "MultiHeadAttention merge_view_no_transpose qkv_bias=True",
+  "CausalAttention query_from_key qkv_bias=False with stages",
+  "MultiHeadAttention mask_offset qkv_bias=False with stages",
+];
+
+export const CHECK_CONFIRM_PATH = new URL("./fixtures/check_confirm.json", import.meta.url);
+
+/** The committed confirm codes with what PyTorch printed, or null before the first run of the generator. */
+export function checkConfirmFixtures() {
+  try {
+    return JSON.parse(readFileSync(CHECK_CONFIRM_PATH, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** A check case's report (lab.checkModule on the fixture's tensors) and the confirm code the page shows for it. */
+export async function checkConfirmCase(lab, name) {
+  const { confirmCode } = await import("../web/app/check-code.js");
+  const c = JSON.parse(readFileSync(new URL("./fixtures/check_module_fixtures.json", import.meta.url), "utf8")).cases.find((k) => k.name === name);
+  const tensor = (t) => ({ shape: t.shape, data: Float32Array.from(t.data, (v) => (typeof v === "string" ? Number(v.replace("inf", "Infinity")) : v)) });
+  const report = lab.checkModule({
+    call: c.call, stateDict: c.state_dict.map((t) => ({ name: t.name, ...tensor(t) })), x: tensor(c.x), output: tensor(c.output),
+    stages: c.stages ? Object.fromEntries(Object.entries(c.stages).map(([k, t]) => [k, tensor(t)])) : undefined,
+  });
+  const fileName = `${name.replace(/[^A-Za-z0-9]+/g, "_")}.pt`;
+  const book = lab.classFacts(report.className).book;
+  return { report, fileName, code: confirmCode({ report, book, fileName }) };
+}

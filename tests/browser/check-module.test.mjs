@@ -26,6 +26,20 @@ describe("compare: check your own module", () => {
     assert.equal(await page.getByTestId("check-cause").getAttribute("data-cause"), "scale_d_out");
     assert.equal(await page.getByTestId("check-line").textContent(), "attn_weights = torch.softmax(attn_scores / self.d_out**0.5, dim=-1)");
     assert.equal(await page.getByTestId("check-fix").textContent(), "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)");
+    // The first differing value, the reader's row above the book's, the differing cell marked.
+    const difference = page.getByTestId("check-difference");
+    assert.equal(await difference.getAttribute("data-stage"), "attn_weights");
+    assert.match(await difference.textContent(), /Where it first differs: attn_weights\[0, 0, 1, \d\] \(b, num_heads, num_tokens, num_keys\)/);
+    const rows = await difference.locator("tbody tr").allTextContents();
+    assert.equal(rows.length, 2);
+    assert.match(rows[0], /^yours/);
+    assert.match(rows[1], /^the book’s/);
+    assert.equal(await difference.locator("td.check-diff").count(), 2);
+    // The PyTorch that confirms it: the book's module from the file, and the line to change.
+    const confirm = await page.getByTestId("check-confirm").textContent();
+    assert.match(confirm, /ck = torch\.load\("mha_scale_d_out\.pt"\)\n/);
+    assert.match(confirm, /book = MultiHeadAttention\(4, 4, 6, 0\.0, 2\)\n/);
+    assert.match(confirm, /# {5}attn_weights = torch\.softmax\(attn_scores \/ self\.d_out\*\*0\.5, dim=-1\)\n# to the book's/);
     await page.getByTestId("check-own").screenshot({ path: path.join(ROOT, "build", "check-module-panel.png") });
     await page.getByTestId("check-file").setInputFiles(fixture("mha_correct.pt"));
     await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=check-verdict]")?.dataset.agree === "true", null, { timeout: 30_000 });

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { loadAttentionLab } from "attention-lab";
-import { CHECKPOINT_CASES, checkpointCase, codePanelFixtures } from "../code-panels.mjs";
+import { CHECK_CASES, CHECKPOINT_CASES, checkConfirmCase, checkConfirmFixtures, checkpointCase, codePanelFixtures, printedNumber } from "../code-panels.mjs";
 
 const lab = await loadAttentionLab();
 const fixtures = codePanelFixtures();
@@ -48,3 +48,34 @@ test("weightsAgreement compares a traced layer's attention weights with the whol
   assert.equal(weightsAgreement(trace, { shape: [1, 3, F, F], data: new Float32Array(3 * F * F) }), null, "another head count");
   assert.equal(weightsAgreement([{ id: "output", shape: [1, 3, 8], data: new Float32Array(24) }], first), null, "no attn_weights stage");
 });
+
+// "Check your own module": the code under a verdict, run in PyTorch on the case's check file
+// (tests/fixtures/generate_check_confirm.py), prints the page's largest difference and the two rows the
+// page shows side by side, and, for the cause that explains, True once the line is the book's.
+const confirm = checkConfirmFixtures();
+const printedTensor = (line) => (/tensor\(\[([^\]]*)\]/.exec(line)?.[1] ?? "").split(",").map((v) => Number(v.trim().replace("inf", "Infinity")));
+
+test("the fixtures hold every check case of tests/code-panels.mjs with what PyTorch printed", () => {
+  assert.deepEqual(confirm.cases.map((c) => c.name), CHECK_CASES);
+  for (const c of confirm.cases) assert.ok(c.printed.length >= 1, c.name);
+});
+
+for (const name of CHECK_CASES) {
+  test(`check panel, ${name}: the confirm code PyTorch ran is the code the page makes now, and it printed the page's numbers`, async () => {
+    const want = confirm.cases.find((c) => c.name === name);
+    const { report, code } = await checkConfirmCase(lab, name);
+    assert.equal(code, want.code);
+    const [maxLine, ...rest] = want.printed;
+    const printedMax = printedNumber([maxLine]);
+    assert.ok(Math.abs(printedMax - report.maxAbsDiff) <= 1e-4 * (1 + report.maxAbsDiff) || (Number.isNaN(printedMax) && !Number.isFinite(report.maxAbsDiff)), `${maxLine} vs ${report.maxAbsDiff}`);
+    const d = report.difference;
+    if (d.stage === "output") {
+      const [yours, book] = rest.slice(0, 2).map(printedTensor);
+      assert.equal(yours.length, d.yours.length);
+      yours.forEach((v, k) => assert.ok(Object.is(v, d.yours[k]) || Math.abs(v - d.yours[k]) <= 1e-4, `yours[${k}] ${v} vs ${d.yours[k]}`));
+      book.forEach((v, k) => assert.ok(Math.abs(v - d.book[k]) <= 1e-4, `book[${k}] ${v} vs ${d.book[k]}`));
+    }
+    if (report.causes.some((c) => c.explains)) assert.equal(want.printed.at(-1), "True");
+    else assert.doesNotMatch(code, /allclose/);
+  });
+}

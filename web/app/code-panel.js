@@ -1,6 +1,7 @@
 // The code panel: the PyTorch lines that reproduce what the widget shows (python-code.js writes them),
 // plus the lines other panels add (the comparison on screen), and a copy button.
 import { S } from "./strings.js";
+import { copyText } from "./dom.js";
 import { pythonCode } from "./python-code.js";
 import { gridTexts, seedValue, singleSequence } from "./lab-model.js";
 
@@ -8,20 +9,8 @@ export function setupCodePanel(app) {
   const { lab, $ } = app;
   $("code-copy").addEventListener("click", copyCode);
 
-  async function copyCode() {
-    const text = $("code-view").textContent;
-    const status = $("code-copy-status");
-    try {
-      await navigator.clipboard.writeText(text);
-      status.textContent = S.codeCopied;
-    } catch {
-      const range = document.createRange();
-      range.selectNodeContents($("code-view"));
-      const sel = window.getSelection();
-      sel.removeAllRanges();
-      sel.addRange(range);
-      status.textContent = S.codeCopyFailed;
-    }
+  function copyCode() {
+    return copyText($("code-view").textContent, $("code-view"), $("code-copy-status"), S.codeCopied, S.codeCopyFailed);
   }
 
   return {

@@ -3,10 +3,11 @@
 // not, by how much, the first stage that differs, and the catalogue's cause that explains it with its
 // line and its fix. The file is read in the page's worker when there is one (checkpoint-load.js's
 // route: the page's own lab may be the lean binary), by slices: never whole, never sent anywhere.
-import { h, replace } from "./dom.js";
+import { copyText, h, replace } from "./dom.js";
 import { S } from "./strings-panels.js";
-import { sci } from "./format.js";
+import { num, sci } from "./format.js";
 import { errorBox } from "./diagnostic-view.js";
+import { confirmCode } from "./check-code.js";
 
 /** lab.checkModule(file) in the worker when there is one, else here. */
 async function checkFile(app, file) {
@@ -14,11 +15,35 @@ async function checkFile(app, file) {
   return app.runner.request("checkModule", { file });
 }
 
+/** The first differing value: its place, and the row around it, the reader's values above the book's. */
+function differenceView(d) {
+  const at = d.index.length - 1;
+  const place = `${d.stage}[${d.index.join(", ")}]`;
+  const cells = (values, label) => h("tr", {}, h("th", { scope: "row" }, label),
+    ...Array.from(values, (v, k) => h("td", { class: d.from + k === d.index[at] ? "check-diff" : "" }, num(v))));
+  return h("div", { class: "check-difference", dataset: { testid: "check-difference", stage: d.stage, index: d.index.join(",") } },
+    h("p", {}, S.checkWhere(place, d.axes)),
+    h("div", { class: "table-scroll" }, h("table", { class: "check-row" },
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, d.axes[at]), ...Array.from(d.yours, (_, k) => h("th", { scope: "col" }, String(d.from + k))))),
+      h("tbody", {}, cells(d.yours, S.checkYours), cells(d.book, S.checkBook)))));
+}
+
+/** The PyTorch that confirms it, with a copy button. */
+function confirmView(app, report, fileName) {
+  const book = app.lab.classFacts(report.className)?.book ?? null;
+  const text = confirmCode({ report, book, fileName });
+  const code = h("pre", { class: "code check-snippet", dataset: { testid: "check-confirm" } }, h("code", {}, text));
+  const status = h("span", { class: "muted", "aria-live": "polite" });
+  const copy = h("button", { type: "button", part: "button", class: "small", on: { click: () => copyText(text, code, status, S.checkCopied, S.checkCopyFailed) } }, S.checkCopyConfirm);
+  return h("div", {}, h("p", {}, S.checkConfirm), code, h("p", {}, copy, " ", status));
+}
+
 /** The verdict as the page shows it. */
-function verdictView(report) {
+function verdictView(app, report, fileName) {
   const explains = report.causes.filter((c) => c.explains);
-  const lines = [h("p", { class: "verdict", dataset: { testid: "check-verdict", agree: String(report.agree) } },
+  const lines = [h("p", { class: `verdict ${report.agree ? "agree" : "disagree"}`, dataset: { testid: "check-verdict", agree: String(report.agree) } },
     report.agree ? S.checkAgree(sci(report.maxAbsDiff)) : S.checkDisagree(sci(report.maxAbsDiff), report.firstStage))];
+  if (report.difference) lines.push(differenceView(report.difference));
   for (const c of explains) {
     lines.push(h("div", { class: "check-cause", dataset: { testid: "check-cause", cause: c.id } },
       h("p", {}, h("strong", {}, S.checkExplains), c.title),
@@ -28,12 +53,13 @@ function verdictView(report) {
   }
   if (!report.agree && explains.length === 0) lines.push(h("p", { dataset: { testid: "check-no-cause" } }, S.checkNoCause));
   for (const note of report.notes) lines.push(h("p", { class: "muted" }, note));
+  if (!report.agree) lines.push(confirmView(app, report, fileName));
   return lines;
 }
 
 export function setupCheckOwn(app) {
   const status = h("span", { class: "muted", "aria-live": "polite", dataset: { testid: "check-copy-status" } });
-  const snippet = h("pre", { class: "check-snippet", dataset: { testid: "check-snippet" } }, h("code", {}, S.checkSnippet));
+  const snippet = h("pre", { class: "code check-snippet", dataset: { testid: "check-snippet" } }, h("code", {}, S.checkSnippet));
   const copy = h("button", { type: "button", part: "button", class: "small", dataset: { testid: "check-copy" }, on: { click: () => copySnippet() } }, S.checkCopy);
   const input = h("input", { type: "file", id: "check-file", accept: ".pt,.pth", part: "input", dataset: { testid: "check-file" } });
   const result = h("div", { class: "compare-result", "aria-live": "polite", dataset: { testid: "check-result" } });
@@ -42,19 +68,7 @@ export function setupCheckOwn(app) {
     h("div", { class: "field" }, h("label", { for: "check-file" }, S.checkFileLabel), input), result);
   let pending = 0;
 
-  async function copySnippet() {
-    try {
-      await navigator.clipboard.writeText(S.checkSnippet);
-      status.textContent = S.checkCopied;
-    } catch {
-      const range = document.createRange();
-      range.selectNodeContents(snippet);
-      const sel = window.getSelection();
-      sel.removeAllRanges();
-      sel.addRange(range);
-      status.textContent = S.checkCopyFailed;
-    }
-  }
+  const copySnippet = () => copyText(S.checkSnippet, snippet, status, S.checkCopied, S.checkCopyFailed);
 
   input.addEventListener("change", async () => {
     const file = input.files?.[0];
@@ -63,7 +77,7 @@ export function setupCheckOwn(app) {
     replace(result, h("p", { class: "muted" }, S.checkReading(file.name)));
     try {
       const report = await checkFile(app, file);
-      if (id === pending) replace(result, ...verdictView(report));
+      if (id === pending) replace(result, ...verdictView(app, report, file.name));
     } catch (err) {
       if (id === pending) replace(result, errorBox(S.checkRefused, err, { testid: "check-error", showCode: true }));
     }

@@ -81,3 +81,21 @@ export function finder(root) {
 export function nextPaint() {
   return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
+
+/**
+ * Copies `text` to the clipboard and says so in `status`; where the clipboard is not available (an
+ * insecure origin, a denied permission), selects `node` for the reader to copy by hand instead.
+ */
+export async function copyText(text, node, status, copied, failed) {
+  try {
+    await navigator.clipboard.writeText(text);
+    status.textContent = copied;
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    status.textContent = failed;
+  }
+}
