@@ -18,26 +18,41 @@ bool has_role(const ForwardPlan& p, Role role, Layout layout) {
     if (r.role == role && r.layout == layout) return true;
   return false;
 }
-/// Queries, keys and values of their own projections (not a packed qkv, not from a latent).
-bool separate_qkv(const ForwardPlan& p) {
-  const bool linear = has_role(p, Role::Query, Layout::OutIn) && has_role(p, Role::Key, Layout::OutIn) && has_role(p, Role::Value, Layout::OutIn);
-  const bool matrix = has_role(p, Role::Query, Layout::InOut) && has_role(p, Role::Key, Layout::InOut);
-  return (linear || matrix) && p.latent_dim == 0 && p.kv_heads == p.query_heads && p.extra_kv == 0;
+/// Queries, keys and values each of its own projection of x (nn.Linear or a (d_in, d_out) matrix; not
+/// a packed qkv, not re-projected from a latent, no key/value tokens appended).
+bool own_projections(const ForwardPlan& p) {
+  bool own = false;
+  for (const Layout l : {Layout::OutIn, Layout::InOut}) own = own || (has_role(p, Role::Query, l) && has_role(p, Role::Key, l) && has_role(p, Role::Value, l));
+  return own && p.latent_dim == 0 && p.extra_kv == 0;
 }
+/// ... and W_key of W_query's shape: as many key/value heads as query heads.
+bool twin_projections(const ForwardPlan& p) { return own_projections(p) && p.kv_heads == p.query_heads; }
 bool split_heads(const ForwardPlan& p) { return p.layout == HeadsRule::Fused && p.query_heads > 1; }
+/// The scores, the mask, the scale and the softmax are computed inside PyTorch's attention call
+/// (scaled_dot_product_attention, FlexAttention, nn.MultiheadAttention: the classes whose recipe
+/// scales the queries, as that call's math does): the reader writes none of those lines, only what
+/// the call is given.
+bool torch_attention(const ForwardPlan& p) { return p.config.recipe().scale_queries; }
+/// ... and the heads split, merged and out_proj applied inside it too (nn.MultiheadAttention: the
+/// class's own projection, proj, comes after PyTorch's out_proj).
+bool torch_heads(const ForwardPlan& p) { return torch_attention(p) && p.proj; }
 
 // ---- applies --------------------------------------------------------------------------------------
 
-bool scaled(const ForwardPlan& p) { return p.scale_div != 1.0f; }
-bool scaled_by_head(const ForwardPlan& p) { return p.head_dim != p.config.d_out; }
-bool causal(const ForwardPlan& p) { return p.mask == MaskKind::Causal; }
-bool masked(const ForwardPlan& p) { return p.mask != MaskKind::None; }
-bool any(const ForwardPlan&) { return true; }
-bool splits(const ForwardPlan& p) { return split_heads(p) && separate_qkv(p); }
-bool merges(const ForwardPlan& p) { return split_heads(p); }
-bool own_queries(const ForwardPlan& p) { return separate_qkv(p) && p.config.class_name() != "MHAEinsum"; }
+bool scaled(const ForwardPlan& p) { return p.scale_div != 1.0f && !torch_attention(p); }
+bool scaled_by_head(const ForwardPlan& p) { return p.head_dim != p.config.d_out && !torch_attention(p); }
+/// A causal mask the reader writes: in the scores, or in a buffer handed to PyTorch's call.
+bool causal(const ForwardPlan& p) { return p.mask == MaskKind::Causal && (!torch_attention(p) || p.mask_buffer); }
+bool masked(const ForwardPlan& p) { return p.mask != MaskKind::None && !torch_attention(p); }
+bool mask_passed(const ForwardPlan& p) { return p.mask != MaskKind::None && torch_attention(p); }
+bool softmaxed(const ForwardPlan& p) { return !torch_attention(p); }
+bool splits(const ForwardPlan& p) { return split_heads(p) && own_projections(p); }
+bool merges(const ForwardPlan& p) { return split_heads(p) && !torch_heads(p); }
+/// W_key in W_query's place: nn.Linear's, or SelfAttention_v1's and MHAEinsum's (d_in, d_out) matrices
+/// (MHAEinsum's bias_q stays, as its own `Q += self.bias_q` line does; a Linear's bias goes with W_key).
+bool own_queries(const ForwardPlan& p) { return twin_projections(p); }
 bool out_projected(const ForwardPlan& p) { return p.out_proj && !p.proj && !p.gate; }
-bool square_linear(const ForwardPlan& p) { return separate_qkv(p) && has_role(p, Role::Query, Layout::OutIn) && p.config.d_in == p.config.d_out; }
+bool square_linear(const ForwardPlan& p) { return twin_projections(p) && has_role(p, Role::Query, Layout::OutIn) && p.config.d_in == p.config.d_out; }
 
 // ---- plan variants ----------------------------------------------------------------------------------
 
@@ -100,7 +115,7 @@ std::vector<Mistake> make_catalogue() {
       {"mask_discarded", "attn_scores.masked_fill(...) without using its result: no mask", "attn_scores.masked_fill(mask_bool, -torch.inf)",
        "attn_scores.masked_fill_(mask_bool, -torch.inf)", "lucidrains/flamingo-pytorch#10, facebookresearch/ParlAI#3068", masked, no_mask, nullptr},
       {"softmax_dim", "softmax over dim=-2 (over the queries of each key)", "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-2)",
-       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "nerdai/llms-from-scratch-rs#30, PetrochukM/PyTorch-NLP#2", any, over_queries, nullptr},
+       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "nerdai/llms-from-scratch-rs#30, PetrochukM/PyTorch-NLP#2", softmaxed, over_queries, nullptr},
       {"heads_view_no_transpose", "heads split with .view(b, num_heads, num_tokens, head_dim)", "keys = keys.view(b, self.num_heads, num_tokens, self.head_dim)",
        "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)", "hyunwoongko/transformer#15, harvardnlp/annotated-transformer#17", splits, split_by_view,
        nullptr},
@@ -114,6 +129,10 @@ std::vector<Mistake> make_catalogue() {
        "Kyubyong/transformer#117, jwallbridge/translob#4", out_projected, no_out_proj, nullptr},
       {"linear_no_transpose", "x @ W.weight instead of the layer (square weights only: the seed's transpose)", "queries = x @ self.W_query.weight", "queries = self.W_query(x)",
        "skyzh/tiny-llm#60, rasbt/LLMs-from-scratch#183", square_linear, nullptr, weights_untransposed},
+      {"mask_not_passed", "PyTorch's attention call made without its mask (is_causal=True, attn_mask or block_mask): no mask",
+       "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, dropout_p=use_dropout)",
+       "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, dropout_p=use_dropout, is_causal=True)", "keras-team/keras#23038, hkproj/pytorch-llama#15",
+       mask_passed, no_mask, nullptr},
   };
 }
 
