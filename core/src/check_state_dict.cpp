@@ -1,6 +1,7 @@
 // A reader's state dict loaded into the book's class for checkModule: every key and shape checked at
 // once, each problem named with the copy rule that fixes it.
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,31 @@ void check_mask(const ModuleConfig& c, const NamedTensor& m, std::vector<Problem
     }
 }
 
+/// `key` without a per-head module's "heads.<h>." prefix ("" when it has none).
+std::string without_head(const std::string& key) {
+  if (key.rfind("heads.", 0) != 0) return "";
+  size_t i = 6;
+  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i]))) ++i;
+  return i > 6 && i < key.size() && key[i] == '.' ? key.substr(i + 1) : "";
+}
+
+/// A key of the other layout of heads: a per-head module's heads.<h>.W_query.weight given to a class
+/// that holds every head's rows in one W_query.weight, or that one name given to per-head modules.
+Problem other_heads_layout(const std::string& key, const std::vector<std::string>& names) {
+  const std::string text = key + " is not a parameter or buffer of this class";
+  const std::string fix = " of a module built with this call, or check it with the call of the class that saved it";
+  const std::string bare = without_head(key);
+  if (!bare.empty() && std::find(names.begin(), names.end(), bare) != names.end())
+    return {"unknown_parameter", key, text + " (a per-head module's name, as MultiHeadAttentionWrapper's; this class holds every head's rows in one " + bare + ")",
+            "Save the state dict" + fix + "."};
+  for (const std::string& n : names)
+    if (without_head(n) == key)
+      return {"unknown_parameter", key,
+              text + " (it keeps each head's under heads.<h>.: " + n + ", ...; one " + key + " for every head is a fused class's, as MultiHeadAttention's)",
+              "Save the state dict" + fix + "."};
+  return {};
+}
+
 /// A given key the class has no parameter for: v1's (d_in, d_out) matrix given to an nn.Linear
 /// class, or the reverse, is named with the transpose that converts it.
 Problem extra_key(const std::string& key, const std::vector<ParameterSpec>& specs, const std::vector<NamedTensor>& given) {
@@ -56,6 +82,7 @@ Problem extra_key(const std::string& key, const std::vector<ParameterSpec>& spec
   if (!bare.empty() && std::find(names.begin(), names.end(), bare) != names.end() && find(given, bare) == nullptr)
     return {"unknown_parameter", key, text + " (an nn.Linear weight (d_out, d_in); this class holds the (d_in, d_out) matrix)",
             "Copy it transposed: state_dict[\"" + bare + "\"] = state_dict.pop(\"" + key + "\").T"};
+  if (const Problem heads = other_heads_layout(key, names); !heads.code.empty()) return heads;
   const std::string guess = did_you_mean(key, names);
   return {"unknown_parameter", key, text, guess.empty() ? "Leave it out of the state dict, or check the class in the call." : "Did you mean " + guess + "?"};
 }

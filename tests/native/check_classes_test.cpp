@@ -93,4 +93,58 @@ TEST_SUITE("check_module classes") {
     CHECK(causes_of("GatedMultiHeadAttention(4, 4, 6, 0.0, 2)") == Ids{"scale_d_out", "no_scale", "scale_after_softmax", "mask_diagonal", "mask_discarded", "softmax_dim",
                                                                        "heads_view_no_transpose", "merge_view_no_transpose", "query_from_key", "linear_no_transpose"});
   }
+
+  TEST_CASE("the wrapper's state dict is checked under its own names (heads.<h>.), each problem with its copy rule") {
+    const nlohmann::json& c = check_cases::named_case("MultiHeadAttentionWrapper correct qkv_bias=True");
+    const ModuleConfig config = check_cases::config_of(c.at("call"));
+    const Tensor x = fixtures::tensor(c.at("x")), out = fixtures::tensor(c.at("output"));
+    const auto edited = [&](const std::function<void(std::vector<NamedTensor>&)>& edit) {
+      std::vector<NamedTensor> sd = check_cases::named(c.at("state_dict"));
+      edit(sd);
+      return refused([&] { check_module(config, sd, x, out, {}); });
+    };
+    const auto rename = [](const std::string& from, const std::string& to) {
+      return [=](std::vector<NamedTensor>& sd) {
+        for (NamedTensor& t : sd)
+          if (t.name == from) t.name = to;
+      };
+    };
+    const Refused missing = edited([](auto& sd) { sd.erase(std::find_if(sd.begin(), sd.end(), [](const NamedTensor& t) { return t.name == "heads.1.W_key.weight"; })); });
+    CHECK(missing.said() ==
+          "missing_parameter [heads.1.W_key.weight] the state dict does not fit MultiHeadAttentionWrapper(4, 4, 6, 0.0, 2, qkv_bias=True): "
+          "heads.1.W_key.weight (4, 4) is not in the state dict");
+    const Refused typo = edited(rename("heads.1.W_key.weight", "heads.1.W_kye.weight"));
+    CHECK(typo.said().rfind("unknown_parameter [heads.1.W_kye.weight]", 0) == 0);
+    CHECK(typo.hint == "Did you mean heads.1.W_key.weight?");
+    const Refused matrix = edited(rename("heads.0.W_value.weight", "heads.0.W_value"));
+    CHECK(matrix.slot == "heads.0.W_value");
+    CHECK(matrix.hint == "Copy it transposed: state_dict[\"heads.0.W_value.weight\"] = state_dict.pop(\"heads.0.W_value\").T");
+    const Refused fused = edited(rename("heads.0.W_query.weight", "W_query.weight"));
+    CHECK(fused.slot == "W_query.weight");
+    CHECK(fused.message.find("W_query.weight is not a parameter or buffer of this class (it keeps each head's under heads.<h>.: heads.0.W_query.weight, ...") != std::string::npos);
+    CHECK(fused.hint == "Save the state dict of a module built with this call, or check it with the call of the class that saved it.");
+    const Refused mask = edited([](auto& sd) { sd.push_back({"heads.1.mask", Tensor({4, 4})}); });
+    CHECK(mask.said().rfind("mask_buffer [heads.1.mask] the state dict does not fit MultiHeadAttentionWrapper(4, 4, 6, 0.0, 2, qkv_bias=True): heads.1.mask has shape (4, 4); "
+                            "context_length = 6 gives (6, 6)",
+                            0) == 0);
+    // A per-head name given to the fused class, and a transposed head weight of a wrapper whose heads are not square
+    const nlohmann::json& m = check_cases::named_case("MultiHeadAttention correct qkv_bias=True");
+    std::vector<NamedTensor> sd = check_cases::named(m.at("state_dict"));
+    for (NamedTensor& t : sd)
+      if (t.name == "W_query.weight") t.name = "heads.0.W_query.weight";
+    const Refused per_head = refused([&] { check_module(check_cases::config_of(m.at("call")), sd, fixtures::tensor(m.at("x")), fixtures::tensor(m.at("output")), {}); });
+    CHECK(per_head.slot == "heads.0.W_query.weight");
+    CHECK(per_head.message.find("(a per-head module's name, as MultiHeadAttentionWrapper's; this class holds every head's rows in one W_query.weight)") != std::string::npos);
+    const ModuleConfig narrow = check_cases::config_of("MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2)");
+    TorchGenerator g(123);
+    std::vector<NamedTensor> params = AttentionModule(narrow, g).parameters();
+    for (NamedTensor& t : params)
+      if (t.name == "heads.1.W_value.weight") t.tensor.shape = {3, 2};
+    Tensor batch({1, 6, 3});
+    batch.data = book_tokens().data;
+    const Refused transposed = refused([&] { check_module(narrow, params, batch, Tensor({1, 6, 4}), {}); });
+    CHECK(transposed.slot == "heads.1.W_value.weight");
+    CHECK(transposed.message.find("heads.1.W_value.weight has shape (3, 2); heads.1.W_value.weight of this call has (2, 3): transposed") != std::string::npos);
+    CHECK(transposed.hint == "Copy it transposed: state_dict[\"heads.1.W_value.weight\"] = state_dict[\"heads.1.W_value.weight\"].T");
+  }
 }

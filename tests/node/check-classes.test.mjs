@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { loadAttentionLab } from "attention-lab";
+import { loadAttentionLab, AttentionError } from "attention-lab";
 
 const lab = await loadAttentionLab();
 const { cases } = JSON.parse(readFileSync(new URL("../fixtures/check_module_fixtures.json", import.meta.url), "utf8"));
@@ -60,3 +60,34 @@ for (const [className, applies] of Object.entries(CLASSES)) {
     assert.deepEqual(checkClass(className), { explained: 2 * applies.length, agreeing: 2, outside: 2 });
   });
 }
+
+test("the wrapper's state dict is checked under its own names (heads.0.W_query.weight), with their copy rules", () => {
+  const c = cases.find((x) => x.name === "MultiHeadAttentionWrapper correct qkv_bias=True");
+  const good = fileOf(c);
+  const refusal = (stateDict) => {
+    try {
+      lab.checkModule({ ...good, stateDict });
+    } catch (e) {
+      assert.ok(e instanceof AttentionError, String(e));
+      return { code: e.code, slot: e.slot, message: e.message, hint: e.hint };
+    }
+    return null;
+  };
+  const { "heads.1.W_key.weight": key, ...rest } = good.stateDict;
+  const missing = refusal(rest);
+  assert.deepEqual([missing.code, missing.slot], ["missing_parameter", "heads.1.W_key.weight"]);
+  assert.match(missing.message, /heads\.1\.W_key\.weight \(4, 4\) is not in the state dict/);
+  const typo = refusal({ ...rest, "heads.1.W_kye.weight": key });
+  assert.deepEqual([typo.code, typo.slot, typo.hint], ["unknown_parameter", "heads.1.W_kye.weight", "Did you mean heads.1.W_key.weight?"]);
+  const { "heads.0.W_value.weight": value, ...noValue } = good.stateDict;
+  const matrix = refusal({ ...noValue, "heads.0.W_value": value });
+  assert.deepEqual([matrix.code, matrix.slot], ["unknown_parameter", "heads.0.W_value"]);
+  assert.equal(matrix.hint, 'Copy it transposed: state_dict["heads.0.W_value.weight"] = state_dict.pop("heads.0.W_value").T');
+  const { "heads.0.W_query.weight": query, ...noQuery } = good.stateDict;
+  const fused = refusal({ ...noQuery, "W_query.weight": query });
+  assert.deepEqual([fused.code, fused.slot], ["unknown_parameter", "W_query.weight"]);
+  assert.match(fused.message, /\(it keeps each head's under heads\.<h>\.: heads\.0\.W_query\.weight, \.\.\.;/);
+  assert.equal(fused.hint, "Save the state dict of a module built with this call, or check it with the call of the class that saved it.");
+  const mask = refusal({ ...good.stateDict, "heads.1.mask": { shape: [4, 4], data: new Float32Array(16) } });
+  assert.deepEqual([mask.code, mask.slot], ["mask_buffer", "heads.1.mask"]);
+});
