@@ -11,7 +11,10 @@
 //                                 once idle; they import what they share with the widget from its files
 //   app/export.js, gpt2-panel.js, checkpoint-load.js, checkpoint-code.js  the other dynamic imports
 //   app/run-worker.js             the Worker, one file (esbuild; its own realm, nothing to share)
-//   lib/attention-lab.js          the facade with every module it imports (the glue included), and
+//   lib/attention-lab.js          the facade with every module it imports statically (the glue included),
+//   lib/checkpoint-calls.js       the code that reads files (checkpoint-calls.js, file-reads.js,
+//                                 gpt2-model.js), which the facade imports on the first call that reads a
+//                                 file (lab-files.js): a first view that reads none does not fetch it, and
 //   lib/head-split.js, head-split-worker.js, importing it
 // What loads by URL (the threaded glue and its worker) and the classic file-notice.js stay as they are.
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -20,6 +23,9 @@ import { importGraph } from "./modulepreload.mjs";
 
 /** The library's entries: the facade (its chunk holds every module it imports), the head split and its Worker. */
 const LIB_ENTRIES = ["attention-lab", "head-split", "head-split-worker"];
+
+/** The facade's modules that load on first use (lab-files.js imports checkpoint-calls.js): one chunk, named after its entry. */
+const LIB_LATER = new Set(["checkpoint-calls.js", "file-reads.js", "gpt2-model.js"]);
 
 /** The panels the page loads together once idle (compare, checkpoint) and their own modules: one file. */
 const PANELS = /^(compare-|checkpoint-panel\.js|checkpoint-tokens\.js|strings-panels\.js)/;
@@ -63,8 +69,11 @@ export async function bundleDist(web, dist) {
     if (first.has(id)) return "attention-lab-element";
     return PANELS.test(name) ? "panels" : undefined;
   });
-  const lib = await rollupChunks(Object.fromEntries(LIB_ENTRIES.map((n) => [n, path.join(web, "lib", `${n}.js`)])), "lib",
-    (id) => (LIB_ENTRIES.slice(1).includes(path.basename(id, ".js")) ? undefined : "attention-lab"));
+  const lib = await rollupChunks(Object.fromEntries(LIB_ENTRIES.map((n) => [n, path.join(web, "lib", `${n}.js`)])), "lib", (id) => {
+    const name = path.basename(id);
+    if (LIB_LATER.has(name)) return "checkpoint-calls";
+    return LIB_ENTRIES.slice(1).includes(path.basename(name, ".js")) ? undefined : "attention-lab";
+  });
   const { build } = await import("esbuild");
   const worker = await build({ entryPoints: [path.join(web, "app/run-worker.js")], bundle: true, format: "esm", write: false, external: ["../lib/*"], logLevel: "silent" });
   // what stays a file of its own: the bundles, the classic script, and lib's files loaded by URL

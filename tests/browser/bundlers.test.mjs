@@ -73,6 +73,24 @@ async function splitBits(lab) {
 }
 `;
 
+// The code that reads files is a dynamic import() of the library (lab-files.js): the bundlers that split
+// emit it as a chunk loaded by the first call that reads a file. "safetensors 1" when it loaded and
+// opened a one-tensor .safetensors file made here.
+const FILE = `
+async function fileRead(lab) {
+  const header = new TextEncoder().encode(JSON.stringify({ w: { dtype: "F32", shape: [1], data_offsets: [0, 4] } }));
+  const bytes = new Uint8Array(8 + header.length + 4);
+  new DataView(bytes.buffer).setUint32(0, header.length, true);
+  bytes.set(header, 8);
+  try {
+    const file = await lab.openCheckpoint(bytes);
+    return \`\${file.format} \${file.keys}\`;
+  } catch (e) {
+    return codeOf(e);
+  }
+}
+`;
+
 const APPS = {
   // no wasmUrl first: an IIFE bundle has no URL of its own, so the library must say so (and forget
   // the failed load); then the URL esbuild gives the exported .wasm
@@ -92,29 +110,33 @@ loadAttentionLab({ wasmPaths: query.get("paths"), threads: Number(query.get("thr
   // nothing to say: webpack located the .wasm; a second call naming another .wasm is refused
   webpack: `import { loadAttentionLab, AttentionError } from "attention-lab";
 ${SPLIT}
+${FILE}
 ${RUN}
 loadAttentionLab().then(async (lab) => {
   const again = await loadAttentionLab().then((other) => other === lab, codeOf);
   const elsewhere = await loadAttentionLab({ wasmUrl: "/elsewhere/attention_core.wasm" }).then(() => "loaded twice", codeOf);
-  show({ ...facts(lab), again, elsewhere, split: await splitBits(lab) });
+  show({ ...facts(lab), again, elsewhere, split: await splitBits(lab), reads: await fileRead(lab) });
 }, (e) => show({ error: codeOf(e), message: e.message }));
 `,
   // an ES module app (top-level await), the .wasm located by Vite
   vite: `import { loadAttentionLab, AttentionError } from "attention-lab";
 ${SPLIT}
+${FILE}
 ${RUN}
 try {
   const lab = await loadAttentionLab();
-  show({ ...facts(lab), split: await splitBits(lab) });
+  show({ ...facts(lab), split: await splitBits(lab), reads: await fileRead(lab) });
 } catch (e) {
   show({ error: codeOf(e), message: e.message });
 }
 `,
   // the same app through Rollup, the .wasm located by its import-meta-assets plugin
   rollup: `import { loadAttentionLab, AttentionError } from "attention-lab";
+${FILE}
 ${RUN}
 try {
-  show(facts(await loadAttentionLab()));
+  const lab = await loadAttentionLab();
+  show({ ...facts(lab), reads: await fileRead(lab) });
 } catch (e) {
   show({ error: codeOf(e), message: e.message });
 }
@@ -275,7 +297,7 @@ describe("the npm tarball bundled by esbuild, webpack 5, Vite and Rollup", () =>
   test("esbuild --format=esm with the core's files copied beside the bundle: no option, the relaxed-SIMD twin, Node's bits", async () => {
     assert.deepEqual(built.esm.warnings, []);
     const { result, problems, missing, warnings, wasm } = await run("esm/");
-    assert.deepEqual(result, expectedFma);
+    assert.deepEqual(result, { ...expectedFma, reads: "safetensors 1" });
     assert.deepEqual([problems, missing, warnings], [[], [], []]);
     assert.deepEqual(wasm, [{ path: "/esm/js/attention_core_fma.wasm", status: 200, type: "application/wasm" }]);
   });
@@ -295,15 +317,15 @@ describe("the npm tarball bundled by esbuild, webpack 5, Vite and Rollup", () =>
     assert.deepEqual(b.warnings, []);
     const wasmAssets = b.files.filter((f) => f.endsWith(".wasm"));
     const scripts = b.files.filter((f) => /webpack\.js$/.test(f));
-    assert.equal(scripts.length, 2, scripts.join(" "));
-    assert.equal(scripts[1], "webpack.js");
-    assert.match(scripts[0], /^\d+\.webpack\.js$/, "the Worker's chunk");
+    assert.equal(scripts.length, 3, scripts.join(" "));
+    assert.equal(scripts[2], "webpack.js");
+    for (const chunk of scripts.slice(0, 2)) assert.match(chunk, /^\d+\.webpack\.js$/, "the Worker's chunk, and the code that reads files (loaded on first use)");
     assert.equal(wasmAssets.length, 4, "the four binaries emitted (plain and relaxed-SIMD, single-thread and threaded), once for the page and its Worker");
     // the threaded core's glue and its pthread worker, emitted as they are (assets, not bundled)
     assert.deepEqual(b.files.filter((f) => !f.endsWith(".wasm") && !scripts.includes(f)).map((f) => f.replace(/^[\da-f]+/, "HASH")).sort(), ["HASH.js", "HASH.mjs"]);
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, missing, wasm } = await run("webpack/");
-    assert.deepEqual(result, { ...expectedFma, again: true, elsewhere: "wasm_loaded", split: "same bits" });
+    assert.deepEqual(result, { ...expectedFma, again: true, elsewhere: "wasm_loaded", split: "same bits", reads: "safetensors 1" });
     assert.deepEqual([problems, missing], [[], []]);
     assert.equal(new Set(wasm.map((w) => w.path)).size, 1, "one binary fetched (by the page and by the Worker)");
     assert.ok(wasmAssets.map((f) => `/webpack/${f}`).includes(wasm[0].path), wasm[0].path);
@@ -318,10 +340,11 @@ describe("the npm tarball bundled by esbuild, webpack 5, Vite and Rollup", () =>
     const wasmFile = wasmFiles.find((f) => f.startsWith("assets/attention_core_fma-"));
     assert.match(wasmFile, /^assets\/attention_core_fma-[\w-]+\.wasm$/);
     const scripts = b.files.filter((f) => /\.m?js$/.test(f));
-    assert.deepEqual(emitted(scripts), ["attention_core_mt.mjs", "attention_core_mt.worker.js", "head-split-worker.js", "index.js"], "the threaded glue and its worker (a file, not a data: URL), the head split's Worker, the app");
+    // the code that reads files a chunk loaded on first use, and what it shares with the app a chunk (named after one of its modules)
+    assert.deepEqual(emitted(scripts), ["attention_core_mt.mjs", "attention_core_mt.worker.js", "checkpoint-calls.js", "handles.js", "head-split-worker.js", "index.js"], "the threaded glue and its worker (a file, not a data: URL), the code that reads files and what it shares with the app, the head split's Worker, the app");
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, missing, wasm } = await run("vite/");
-    assert.deepEqual(result, { ...expectedFma, split: "same bits" });
+    assert.deepEqual(result, { ...expectedFma, split: "same bits", reads: "safetensors 1" });
     assert.deepEqual([problems, missing], [[], []]);
     assert.deepEqual([...new Set(wasm.map((w) => w.path))], [`/vite/${wasmFile}`]);
   });
@@ -333,10 +356,11 @@ describe("the npm tarball bundled by esbuild, webpack 5, Vite and Rollup", () =>
     assert.deepEqual(emitted(wasmFiles), ["attention_core.wasm", "attention_core_fma.wasm", "attention_core_mt.wasm", "attention_core_mt_fma.wasm"], "the four binaries emitted");
     const wasmFile = wasmFiles.find((f) => f.startsWith("assets/attention_core_fma-"));
     assert.match(wasmFile, /^assets\/attention_core_fma-[\w-]+\.wasm$/);
-    assert.deepEqual(emitted(b.files.filter((f) => !f.endsWith(".wasm"))), ["attention_core_mt.mjs", "attention_core_mt.worker.js", "rollup.js"]);
+    // the code that reads files a chunk loaded on first use, and what it shares with the app a chunk
+    assert.deepEqual(emitted(b.files.filter((f) => !f.endsWith(".wasm"))), ["attention_core_mt.mjs", "attention_core_mt.worker.js", "checkpoint-calls.js", "handles.js", "rollup.js"]);
     assert.doesNotMatch(b.code, /["']node:|require\(["']fs["']\)/);
     const { result, problems, missing, wasm } = await run("rollup/");
-    assert.deepEqual(result, expectedFma);
+    assert.deepEqual(result, { ...expectedFma, reads: "safetensors 1" });
     assert.deepEqual([problems, missing], [[], []]);
     assert.deepEqual(wasm, [{ path: `/rollup/${wasmFile}`, status: 200, type: "application/wasm" }]);
   });

@@ -61,8 +61,9 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
     // classic script; web/app has ~50 modules
     assert.deepEqual(Object.keys(app).sort(), ["attention-lab-element.js", "checkpoint-code.js", "checkpoint-load.js", "export.js", "file-notice.js", "gpt2-panel.js",
       "page.css", "panels.js", "run-worker.js", "style.css", "worker-url.js"]);
-    // the library's three entries (its modules in the facade's file) and the threaded core's files, loaded by URL
-    assert.deepEqual(Object.keys(lib).sort(), ["attention-lab.js", "attention-lab.node.js", "attention_core_mt.mjs", "attention_core_mt.worker.js", "head-split-worker.js", "head-split.js"]);
+    // the library's three entries (its modules in the facade's file, but the code that reads files: a
+    // chunk of its own, imported on first use) and the threaded core's files, loaded by URL
+    assert.deepEqual(Object.keys(lib).sort(), ["attention-lab.js", "attention-lab.node.js", "attention_core_mt.mjs", "attention_core_mt.worker.js", "checkpoint-calls.js", "head-split-worker.js", "head-split.js"]);
     for (const name of ["style.css", "page.css", "file-notice.js", "attention_core_mt.mjs"]) {
       const dir = name in app ? "app" : "lib";
       const source = statSync(path.join(ROOT, "web", dir, name)).size;
@@ -82,9 +83,11 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
     test(`${page || "index.html"} loads and runs from dist/`, async () => {
       const tab = await context.newPage();
       const problems = [];
+      const requested = [];
       tab.on("pageerror", (e) => problems.push(e.message));
       tab.on("response", (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
       tab.on("request", (r) => { if (!r.url().startsWith(url) && !r.url().startsWith("data:") && !r.url().startsWith("blob:")) problems.push(`foreign ${r.url()}`); });
+      tab.on("request", (r) => requested.push(r.url()));
       await tab.goto(url + page);
       await tab.waitForFunction(() => [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.ready), null, { timeout: 60_000 });
       // a compact exercise waits for the reader's Run; the others ran on load
@@ -93,6 +96,9 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
       const summary = await tab.locator("attention-lab").first().locator("[data-stage=output] [data-testid=output-summary]").textContent();
       assert.match(summary, /\(2, 6, \d+\)/);
       assert.deepEqual(problems, []);
+      // the code that reads files is fetched by the first call that reads one, and this page read none
+      assert.ok(requested.some((u) => u.endsWith("/lib/attention-lab.js")), requested.join(" "));
+      assert.deepEqual(requested.filter((u) => u.endsWith("/lib/checkpoint-calls.js")), []);
       await tab.close();
     });
   }

@@ -54,6 +54,8 @@ function literalCodes(file) {
 }
 
 const app = readdirSync(new URL("web/app/", root)).filter((name) => name.endsWith(".js")).map((name) => `web/app/${name}`);
+/** The library's own modules (web/lib/*.js; the core's glue, attention_core*, is Emscripten's). */
+const lib = readdirSync(new URL("web/lib/", root)).filter((name) => name.endsWith(".js") && !name.startsWith("attention_core")).map((name) => `web/lib/${name}`);
 
 test("the .d.ts union is the table: the same codes in the same order, each with its meaning under its group's title", () => {
   const union = unionOfDts(DTS);
@@ -97,7 +99,7 @@ test("the generator reads the table strictly", () => {
 test("every code the boundary (core session, bindings), the facade and the page mint or test for is in the union; the library mints none of the page's", () => {
   const union = new Set(unionOfDts(DTS).map((u) => u.code));
   const session = readdirSync(new URL("core/src/", root)).filter((name) => /^session.*\.(cpp|hpp)$/.test(name)).map((name) => `core/src/${name}`);
-  const library = [...session.flatMap(literalCodes), ...literalCodes("web/wasm/bindings.cpp"), ...literalCodes("web/lib/attention-lab.js"), ...literalCodes("web/lib/attention-lab.node.js"), ...literalCodes("web/lib/values.js"), ...literalCodes("web/lib/wasm-source.js"), ...literalCodes("web/lib/load-core.js"), ...literalCodes("web/lib/head-split.js"), ...literalCodes("web/lib/head-split-worker.js"), ...literalCodes("web/lib/options.js"), ...literalCodes("web/lib/held-results.js"), ...literalCodes("web/lib/check-module.js")];
+  const library = [...session.flatMap(literalCodes), ...literalCodes("web/wasm/bindings.cpp"), ...lib.flatMap(literalCodes)];
   const page = app.flatMap(literalCodes);
   const missing = [...library, ...page].filter(({ code }) => !union.has(code)).map(({ code, file }) => `${file}: ${code}`);
   assert.deepEqual(missing, [], "codes not in core/include/attention_lab/error_codes.hpp");
@@ -117,16 +119,7 @@ test("every code of the table is written somewhere as a literal (core, bindings,
     ...readdirSync(new URL("core/src/", root)).map((name) => `core/src/${name}`),
     ...readdirSync(new URL("core/include/attention_lab/", root)).filter((name) => name !== "error_codes.hpp").map((name) => `core/include/attention_lab/${name}`),
     "web/wasm/bindings.cpp",
-    "web/lib/attention-lab.js",
-    "web/lib/attention-lab.node.js",
-    "web/lib/values.js",
-    "web/lib/wasm-source.js",
-    "web/lib/load-core.js",
-    "web/lib/head-split.js",
-    "web/lib/head-split-worker.js",
-    "web/lib/options.js",
-    "web/lib/held-results.js",
-    "web/lib/check-module.js",
+    ...lib,
     ...app,
   ];
   const text = sources.map(read).join("\n");

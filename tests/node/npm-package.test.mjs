@@ -70,9 +70,10 @@ describe("the npm package", () => {
       "package.json",
       "web/lib/attention-lab.cjs", "web/lib/attention-lab.d.ts", "web/lib/attention-lab.js", "web/lib/attention-lab.node.js", "web/lib/attention_core.mjs", "web/lib/attention_core.wasm",
       "web/lib/attention_core_fma.wasm", "web/lib/attention_core_lean.wasm", "web/lib/attention_core_lean_fma.wasm", "web/lib/attention_core_mt.mjs", "web/lib/attention_core_mt.wasm", "web/lib/attention_core_mt.worker.cjs",
-      "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt_fma.wasm", "web/lib/check-module.js", "web/lib/head-split-worker.js", "web/lib/head-split.d.ts", "web/lib/head-split.js",
-      "web/lib/held-results.js", "web/lib/load-core.js",
-      "web/lib/options.js", "web/lib/values.js", "web/lib/wasm-source.js",
+      "web/lib/attention_core_mt.worker.js", "web/lib/attention_core_mt_fma.wasm", "web/lib/check-module.js", "web/lib/checkpoint-calls.js", "web/lib/checkpoint-file.js", "web/lib/file-reads.js",
+      "web/lib/gpt2-model.js", "web/lib/handles.js", "web/lib/head-split-worker.js", "web/lib/head-split.d.ts", "web/lib/head-split.js",
+      "web/lib/held-results.js", "web/lib/inputs.js", "web/lib/lab-files.js", "web/lib/lab.js", "web/lib/load-core.js",
+      "web/lib/options.js", "web/lib/trace.js", "web/lib/values.js", "web/lib/wasm-source.js",
     ]);
     // four binaries of ~345 KB gzip each (plain SIMD128 and relaxed SIMD, issue 21.3; each single-thread
     // and threaded, issue 21.2), the two lean single-thread ones of ~200 KB (no checkpoint readers), a

@@ -6,7 +6,7 @@
 // dispose() of the generator it was made with.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { loadAttentionLab, AttentionError } from "attention-lab";
 import { createHeadSplit } from "attention-lab/head-split";
 import { OPTION_NAMES, nearestName } from "../../web/lib/options.js";
@@ -109,7 +109,9 @@ test("every options object of the API refuses each of its names misspelt, naming
 /** The names each facade call reads from its options: `const { a = 1, b: c } = readOptions(options, "where")`. */
 function namesRead() {
   const out = {};
-  for (const source of [read("web/lib/attention-lab.js"), read("web/lib/head-split.js")]) {
+  // every module of the library (the core's glue, attention_core*, is Emscripten's)
+  const modules = readdirSync(new URL("web/lib/", root)).filter((name) => name.endsWith(".js") && !name.startsWith("attention_core"));
+  for (const source of modules.map((name) => read(`web/lib/${name}`))) {
     const splitMethods = [...source.matchAll(/this\.#split\("(\w+)", options/g)].map((m) => `module.${m[1]}`);
     for (const m of source.matchAll(/const \{([^}]*)\} = (?:object \? )?readOptions\(\w+, (?:"([^"]+)"|`module\.\$\{method\}`)[,)]/g)) {
       const names = m[1].split(",").map((s) => s.trim()).filter((s) => !s.startsWith("[")).map((s) => s.split(/[:=]/)[0].trim());

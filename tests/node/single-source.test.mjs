@@ -101,7 +101,8 @@ test("the bindings are declarations: one file includes <emscripten/...>, at most
   assert.doesNotMatch(code, /\bthrow\b|AttentionError\(/, "no error of their own");
   assert.doesNotMatch(code, /\b(isNumber|isArray|floor|kMax\w+|2147483648)\b/, "no checks of values");
   // and the facade (with its ledger of held results and its loader) reaches every declared call
-  const facade = codeOf(["web/lib/attention-lab.js", "web/lib/held-results.js", "web/lib/load-core.js"].map((f) => readFileSync(new URL(f, root), "utf8")).join("\n"));
+  const modules = ["attention-lab", "inputs", "lab", "lab-files", "handles", "trace", "checkpoint-file", "checkpoint-calls", "file-reads", "gpt2-model", "held-results", "load-core"];
+  const facade = codeOf(modules.map((f) => readFileSync(new URL(`web/lib/${f}.js`, root), "utf8")).join("\n"));
   const unused = calls.map((m) => m[2]).filter((name) => !new RegExp(`\\bcore\\.${name}\\(|_core\\.${name}\\(|core\\.${name}\\b`).test(facade));
   assert.deepEqual(unused, []);
 });
