@@ -184,7 +184,8 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
   const size_t offset = slab_index * static_cast<size_t>(T * Tk);
   float* slab = s.slab.data();
   float* context = a.context_vec.data.data() + slab_index * static_cast<size_t>(T * hd);
-  if (T == 1 && !observing && p.softmax == SoftmaxStep::Book) {  // one query (a cached decode step): against the keys and values as they lie, no packing, the same bits
+  if (T == 1 && !observing && p.softmax == SoftmaxStep::Book &&
+      !ctx.dropout_scores) {  // one query (a cached decode step): against the keys and values as they lie, no packing, the same bits
     attend_row(ctx, q, k, v, slab, context, offset);
     return;
   }
@@ -202,6 +203,8 @@ void attend_slab(const PassContext& ctx, Activations& a, Recorder& rec, SlabScra
       for (int64_t i = std::max(p.window, r0); i < r0 + rows; ++i) std::fill(slab + i * Tk, slab + i * Tk + (i - p.window + 1), p.mask_fill);
     }
     if (masked && observing) rec.rows(StageId::AttnScoresMasked, slab_index, at, sb, n);
+    // dropout on the masked scores (a catalogue variant): the same draws, row after row; a dropped -inf is NaN (-inf * 0)
+    if (ctx.dropout_scores) ctx.options.generator->dropout(sb, n, p.dropout);
     // softmax(scores / d_k**0.5); masked keys get weight 0 (a row with every key masked is NaN, as in PyTorch)
     softmax_block(ctx, sb, rows, Tk, lower, r0);
     if (observing) rec.rows(StageId::AttnWeights, slab_index, at, sb, n);

@@ -100,8 +100,9 @@ struct PassContext {
   Chunk chunk;
   HeadRange heads;
   const KvCache* cache = nullptr;
-  bool apply_dropout = false;
-  CacheRoom* room = nullptr;  // with a cache: its new storage and next state
+  bool apply_dropout = false;   // dropout acts on the attention weights (training, p > 0)
+  CacheRoom* room = nullptr;    // with a cache: its new storage and next state
+  bool dropout_scores = false;  // dropout acts on the masked scores before the softmax instead (DropoutAt::Scores, a catalogue variant)
   const ForwardPlan& plan() const { return plan_; }
   /// The shape of a per-head stage of `rows` x `cols`: (rows, cols), (b, rows, cols) or (b, H, rows, cols).
   Shape head_shape(int64_t rows, int64_t cols) const;

@@ -226,12 +226,15 @@ Tensor AttentionModule::project_heads(const Tensor& x, const Tensor& concat, con
 Tensor AttentionModule::Impl::forward_pass(const Tensor& x, const ForwardOptions& options, PendingCache* pending) const {
   const ForwardPlan& p = options.variant != nullptr ? *options.variant : plan_;
   check_input(p, x, "x", options.memory_budget_bytes, options.trace != nullptr);
-  const bool apply_dropout = p.dropout_stage && options.training && p.dropout > 0.0;
-  if (options.share != nullptr) check_share(p, *options.share, options, apply_dropout);
-  if (apply_dropout && options.generator == nullptr) {
+  // dropout draws where the plan has it: on the weights (the book's), on the masked scores, or nowhere (catalogue variants)
+  const bool dropout_acts = p.dropout_stage && options.training && p.dropout > 0.0 && p.dropout_at != DropoutAt::Nowhere;
+  if (options.share != nullptr) check_share(p, *options.share, options, dropout_acts);
+  if (dropout_acts && options.generator == nullptr) {
     throw AttentionError("generator_missing", "dropout", "dropout in training mode needs a random generator", "Pass a generator, or run in eval mode.");
   }
-  PassContext ctx{p, {prepared_.weight, prepared_.bias, prepared_.token, prepared_.rope}, options, chunk_of(p, x, options), {0, p.query_heads}, options.cache, apply_dropout};
+  const bool on_weights = dropout_acts && p.dropout_at == DropoutAt::Weights;
+  PassContext ctx{p, {prepared_.weight, prepared_.bias, prepared_.token, prepared_.rope}, options, chunk_of(p, x, options), {0, p.query_heads}, options.cache, on_weights};
+  ctx.dropout_scores = dropout_acts && p.dropout_at == DropoutAt::Scores;
   CacheRoom room;  // with a cache: a new storage when it grows, and the cache after the chunk
   ctx.room = &room;
   if (options.share != nullptr) ctx.heads = {options.share->first, options.share->first + options.share->count};

@@ -21,6 +21,12 @@ enum class MaskKind { None, Causal, Inverted };
 /// (core/src/check_catalogue.cpp): softmax(scores, dim=-1) / sqrt(d_k), softmax(scores / sqrt(d_k), dim=-2).
 enum class SoftmaxStep { Book, ScaleAfter, OverQueries };
 
+/// Where dropout acts in training (a class with dropout on the weights): on the attention weights after
+/// the softmax (the book's), or one of the two variants checkModule's catalogue tries: on the masked
+/// scores before the softmax (a masked -inf that is dropped becomes NaN, -inf * 0, as in PyTorch), or
+/// nowhere (self.dropout never applied).
+enum class DropoutAt { Weights, Scores, Nowhere };
+
 struct ForwardPlan {
   ModuleConfig config;
   bool batched = false;        // input (b, num_tokens, d_in); else (num_tokens, d_in)
@@ -42,8 +48,9 @@ struct ForwardPlan {
   bool mask_buffer = false;     // the mask is the top-left of a context_length buffer (else built for the tokens given)
   bool dropout_stage = false;   // the class has dropout on the weights
   double dropout = 0.0;
-  bool dropout_heads_outer = false;  // PyTorch's draw order: head after head (wrapper) or (b, H, T, T)
-  bool matmul_projection = false;    // q/k/v weights stored (in, out), used as x @ W (SelfAttention_v1, MHAEinsum)
+  bool dropout_heads_outer = false;           // PyTorch's draw order: head after head (wrapper) or (b, H, T, T)
+  DropoutAt dropout_at = DropoutAt::Weights;  // the tensor dropout draws over (in the same order): the weights, or a catalogue variant's
+  bool matmul_projection = false;             // q/k/v weights stored (in, out), used as x @ W (SelfAttention_v1, MHAEinsum)
   HeadsRule layout = HeadsRule::Single;
   bool out_proj = false;       // an output projection after the merge (role Out)
   bool out_proj_bias = false;  // GroupedQueryAttention's out_proj has none; nn.MultiheadAttention's only with qkv_bias
@@ -61,7 +68,7 @@ struct ForwardPlan {
   /// Keys for `num_tokens` queries: the tokens plus the appended ones.
   int64_t num_keys(int64_t num_tokens) const { return num_tokens + extra_kv; }
   /// The causal fast path (only the lower triangle of each (T, T) score slab) applies.
-  bool lower_triangle() const { return mask == MaskKind::Causal && extra_kv == 0 && mask_diagonal == 1 && softmax == SoftmaxStep::Book; }
+  bool lower_triangle() const { return mask == MaskKind::Causal && extra_kv == 0 && mask_diagonal == 1 && softmax == SoftmaxStep::Book && dropout_at != DropoutAt::Scores; }
   /// A KV cache applies: a causal mask over the class's own keys (no appended key tokens).
   bool caches_keys() const { return mask == MaskKind::Causal && extra_kv == 0; }
 };
