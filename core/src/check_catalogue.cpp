@@ -53,6 +53,9 @@ bool merges(const ForwardPlan& p) { return split_heads(p) && !torch_heads(p); }
 bool own_queries(const ForwardPlan& p) { return twin_projections(p); }
 bool out_projected(const ForwardPlan& p) { return p.out_proj && !p.proj && !p.gate; }
 bool square_linear(const ForwardPlan& p) { return twin_projections(p) && has_role(p, Role::Query, Layout::OutIn) && p.config.d_in == p.config.d_out; }
+/// Dropout p > 0 on attention weights the class writes out (self.dropout(attn_weights); not inside
+/// scaled_dot_product_attention or nn.MultiheadAttention). The entries are seeded: tried with a seed only.
+bool drops_weights(const ForwardPlan& p) { return p.dropout_stage && p.dropout > 0.0 && p.config.recipe().attention_text.empty(); }
 
 // ---- plan variants ----------------------------------------------------------------------------------
 
@@ -64,6 +67,8 @@ void no_mask(ForwardPlan& p) { p.mask = MaskKind::None; }
 void over_queries(ForwardPlan& p) { p.softmax = SoftmaxStep::OverQueries; }
 void split_by_view(ForwardPlan& p) { p.split_transpose = false; }
 void merge_by_view(ForwardPlan& p) { p.merge_transpose = false; }
+void dropout_nowhere(ForwardPlan& p) { p.dropout_at = DropoutAt::Nowhere; }
+void dropout_on_scores(ForwardPlan& p) { p.dropout_at = DropoutAt::Scores; }
 void no_out_proj(ForwardPlan& p) {
   p.out_proj = false;
   p.out_proj_bias = false;
@@ -133,6 +138,13 @@ std::vector<Mistake> make_catalogue() {
        "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, dropout_p=use_dropout)",
        "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, dropout_p=use_dropout, is_causal=True)", "keras-team/keras#23038, hkproj/pytorch-llama#15",
        mask_passed, no_mask, nullptr},
+      // The dropout mistakes (seeded): the book's forward in training mode from torch.manual_seed(seed).
+      {"dropout_missing", "self.dropout defined but never applied: the attention weights are not dropped", "context_vec = attn_weights @ values  # without self.dropout",
+       "attn_weights = self.dropout(attn_weights)", "zhouhaoyi/Informer2020#97, jenkspt/gpt-jax#1, lucidrains/memory-compressed-attention#4", drops_weights, dropout_nowhere,
+       nullptr, true},
+      {"dropout_on_scores", "dropout applied to the masked attn_scores before the softmax instead of to attn_weights (a dropped -inf is NaN)",
+       "attn_scores = self.dropout(attn_scores)  # after masked_fill_, before the softmax", "attn_weights = self.dropout(attn_weights)  # after the softmax",
+       "karpathy/ng-video-lecture#30", drops_weights, dropout_on_scores, nullptr, true},
   };
 }
 

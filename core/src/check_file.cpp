@@ -42,6 +42,7 @@ std::string check_file_snippet_line(const std::string& key) {
   if (key == "state_dict") return "\"state_dict\": mha.state_dict()";
   if (key == "x") return "\"x\": batch (the input of the forward)";
   if (key == "output") return "\"output\": context_vecs (what mha(batch) returned)";
+  if (key == "seed") return "\"seed\": 123 (an int: the seed given to torch.manual_seed right before mha(batch), in training mode)";
   return "\"stages\": {\"attn_scores\": ..., \"attn_weights\": ..., \"context_vec\": ...}";
 }
 
@@ -78,6 +79,12 @@ CheckFilePlan plan_check_file(const SafetensorsHeader& h) {
     if (starts_with(e.key, "stages.")) p.stages.push_back(e);
   }
   if (p.state_dict.empty()) missing("state_dict", "\"state_dict\" (a dict of tensors)");
+  if (const auto seed = h.numbers.find("seed"); seed != h.numbers.end()) {
+    p.seed = seed->second;
+  } else if (h.metadata.count("seed") != 0 || h.find("seed") != nullptr) {
+    throw AttentionError("check_file", "seed", std::string("the check file's \"seed\" is ") + (h.find("seed") != nullptr ? "a tensor" : "a string") + ", not an int",
+                         "Save it as " + check_file_snippet_line("seed") + ".");
+  }
   return p;
 }
 

@@ -19,6 +19,7 @@ namespace {
 /// merged) for a class with heads, the single-head classes' own context_vec otherwise.
 std::string trace_id(const ForwardPlan& p, const std::string& id) {
   if (id == "context_vec" && p.layout != HeadsRule::Single) return "heads_concat";
+  if (id == "attn_weights" && p.dropout_stage) return "attn_weights_dropout";  // after softmax and dropout (the weights themselves when none acts)
   return id;
 }
 
@@ -66,16 +67,19 @@ std::vector<const NamedTensor*> given_stages(const ForwardPlan& p, const std::ve
   return ordered;
 }
 
-/// A forward of `module` with plan `variant` on x (eval), traced: its output and the reader's stages.
+/// A forward of `module` with plan `variant` on x, traced: its output and the reader's stages. Eval
+/// without a seed; with one, training, dropout drawing from torch.manual_seed(seed)'s stream.
 struct Run {
   Tensor output;
   std::vector<Stage> trace;
 };
-Run run(const AttentionModule& module, const ForwardPlan& variant, const Tensor& x, double budget, ThreadPool* pool) {
+Run run(const AttentionModule& module, const ForwardPlan& variant, const Tensor& x, double budget, ThreadPool* pool, std::optional<uint64_t> seed) {
   Run r;
+  TorchGenerator generator(seed.value_or(0));
   ForwardOptions o;
   o.pool = pool;
-  o.training = false;
+  o.training = seed.has_value();
+  o.generator = &generator;
   o.trace = &r.trace;
   o.variant = &variant;
   o.memory_budget_bytes = budget;
@@ -123,6 +127,36 @@ CheckDifference difference_of(const ForwardPlan& p, const Leaving& l, const Shap
   return d;
 }
 
+/// Each catalogue entry that applies to the class (the seeded ones only with a seed), run as the book's
+/// forward with that one mistake: whether it reproduces the reader's output and every given stage.
+void try_catalogue(const ModuleConfig& config, const ForwardPlan& book, const AttentionModule& module, const std::vector<NamedTensor>& params, const Tensor& x,
+                   const Tensor& output, const std::vector<const NamedTensor*>& given, double budget, ThreadPool* pool, std::optional<uint64_t> seed, CheckReport& report) {
+  for (const Mistake& m : mistake_catalogue()) {
+    if (!m.applies(book) || (m.seeded && !seed)) continue;
+    ForwardPlan variant = book;
+    if (m.alter_plan != nullptr) m.alter_plan(variant);
+    std::optional<AttentionModule> altered;
+    if (m.alter_weights != nullptr) {
+      std::vector<NamedTensor> copy = params;
+      m.alter_weights(book, copy);
+      altered.emplace(config);
+      altered->set_parameters(copy);
+    }
+    const Run r = run(altered ? *altered : module, variant, x, budget, pool, seed);
+    report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, !first_leaving(variant, r, given, output).has_value()});
+  }
+}
+
+/// Without a seed the check runs the book's forward in eval mode: a class with dropout > 0 whose output
+/// disagrees may have had its module left in training mode (dropout acting), which only a seed reproduces.
+void note_dropout(const ForwardPlan& book, std::optional<uint64_t> seed, CheckReport& report) {
+  if (seed || report.agree || !book.dropout_stage || book.dropout <= 0.0) return;
+  report.notes.push_back("dropout = " + format_g(book.dropout, 6) +
+                         " may be acting: a module left in training mode (no mha.eval()) drops attention weights at random, and the check ran the book's forward "
+                         "in eval mode. Call mha.eval() before the forward, or to check training mode call torch.manual_seed(123) right before mha(batch) and save "
+                         "\"seed\": 123 in the check file (lab.checkModule({..., seed: 123})).");
+}
+
 }  // namespace
 
 const std::vector<std::string>& check_stage_ids() {
@@ -162,7 +196,7 @@ double check_bytes(const ForwardPlan& plan, const Shape& x_shape) {
 }
 
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
-                         double budget, ThreadPool* pool) {
+                         double budget, ThreadPool* pool, std::optional<uint64_t> seed) {
   CheckReport report{config.class_name(), config.python_call()};
   const ForwardPlan book = plan_forward(config);
   check_input(book, x, "x", budget, true);  // x's shape first: the estimate and the shapes below are read off it
@@ -179,27 +213,15 @@ CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTens
     AttentionModule module(config);
     module.set_parameters(params);
     {
-      const Run r = run(module, book, x, budget, pool);
+      const Run r = run(module, book, x, budget, pool, seed);
       report.agree = check_tensors_agree(output, r.output, &report.max_abs_diff);
       if (const std::optional<Leaving> l = first_leaving(book, r, given, output)) {
         report.first_stage = l->id;
         report.difference = difference_of(book, *l, x.shape);
       }
     }
-    for (const Mistake& m : mistake_catalogue()) {
-      if (!m.applies(book)) continue;
-      ForwardPlan variant = book;
-      if (m.alter_plan != nullptr) m.alter_plan(variant);
-      std::optional<AttentionModule> altered;
-      if (m.alter_weights != nullptr) {
-        std::vector<NamedTensor> copy = params;
-        m.alter_weights(book, copy);
-        altered.emplace(config);
-        altered->set_parameters(copy);
-      }
-      const Run r = run(altered ? *altered : module, variant, x, budget, pool);
-      report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, !first_leaving(variant, r, given, output).has_value()});
-    }
+    try_catalogue(config, book, module, params, x, output, given, budget, pool, seed, report);
+    note_dropout(book, seed, report);
   } catch (const std::bad_alloc&) {
     throw AttentionError("too_large", "x", "not enough memory to check " + config.python_call() + " on x " + shape_string(x.shape), "Save fewer tokens or a smaller batch.");
   }

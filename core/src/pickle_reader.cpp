@@ -156,6 +156,11 @@ void Machine::flatten(uint32_t i, const std::string& prefix, int depth) {
     if (out_.strings.size() < kMaxStringLeaves && o.text.size() <= kMaxStringLeafBytes && prefix.size() <= 65536) out_.strings.emplace_back(prefix, o.text);
     return;
   }
+  if (o.kind == Kind::Int || o.kind == Kind::Float) {  // the top-level dict's numbers only (depth 1): a check file's "seed"
+    if (depth == 1 && out_.numbers.size() < kMaxStringLeaves && prefix.size() <= 65536)
+      out_.numbers.emplace_back(prefix, o.kind == Kind::Int ? static_cast<double>(o.number) : o.real);
+    return;
+  }
   if (o.kind != Kind::Dict && o.kind != Kind::List && o.kind != Kind::Tuple) return;
   if (depth >= kMaxDepth) limit("dicts and lists nested deeper than " + std::to_string(kMaxDepth) + " (or one that holds itself)");
   const bool dict = o.kind == Kind::Dict;

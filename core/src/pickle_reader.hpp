@@ -45,11 +45,13 @@ constexpr size_t kMaxStringLeafBytes = 4096;
 /// The tensors of a state dict, their keys the dicts' keys joined with '.' (nested dicts such as
 /// {"model_state_dict": {...}} flattened), in pickle order; the string leaves (the first
 /// kMaxStringLeaves of at most kMaxStringLeafBytes each: a check file's "call") under keys joined the
-/// same way; other values are skipped.
+/// same way; the top-level dict's numbers (ints and floats, as doubles: a check file's "seed"; the
+/// first kMaxStringLeaves); other values are skipped.
 struct StateDict {
   std::vector<Storage> storages;
   std::vector<std::pair<std::string, TensorView>> tensors;
   std::vector<std::pair<std::string, std::string>> strings;
+  std::vector<std::pair<std::string, double>> numbers;
 };
 
 /// Bytes per element of a typed storage's name ("FloatStorage" -> 4), 0 for one not known; `dtype`

@@ -85,6 +85,7 @@ ModuleInfo Session::load_checkpoint(uint32_t file, const CheckpointOptionsInput&
 std::vector<FileRead> Session::check_file_reads(uint32_t file) const {
   const SafetensorsHeader& h = *objects_->header(file);
   const CheckFilePlan plan = plan_check_file(h);
+  if (plan.seed) seed_from(*plan.seed);  // the seed rule, before any tensor is read
   check_file_fits(plan, checked_call(parse_call(plan.call)), kDefaultMemoryBudgetBytes);
   std::vector<FileRead> out;
   for (const SafetensorsEntry& e : plan.reads()) out.push_back({e.key, static_cast<double>(h.data_start() + e.begin), static_cast<double>(h.data_start() + e.end)});
@@ -93,10 +94,11 @@ std::vector<FileRead> Session::check_file_reads(uint32_t file) const {
 
 CheckReport Session::check_file(uint32_t file, const std::map<std::string, std::vector<uint8_t>>& buffers) const {
   const CheckFilePlan plan = plan_check_file(*objects_->header(file));
+  const std::optional<uint64_t> seed = plan.seed ? std::optional<uint64_t>(seed_from(*plan.seed)) : std::nullopt;
   const ModuleConfig config = checked_call(parse_call(plan.call));
   check_file_fits(plan, config, kDefaultMemoryBudgetBytes);
   const CheckFileTensors t = read_check_file(plan, buffers);
-  return attention_lab::check_module(config, t.state_dict, t.x, t.output, t.stages, kDefaultMemoryBudgetBytes, objects_->pool.get());
+  return attention_lab::check_module(config, t.state_dict, t.x, t.output, t.stages, kDefaultMemoryBudgetBytes, objects_->pool.get(), seed);
 }
 
 std::vector<FileRead> Session::plan_block_input(uint32_t file, const std::vector<double>& ids, const NumberOption& layer) const {

@@ -226,13 +226,15 @@ ModuleConfig checked_call(const ParsedCall& parsed) {
 }
 }  // namespace session_detail
 
-CheckReport Session::check_module(const std::string& call, std::vector<ParameterInput> state_dict, TensorInput x, TensorInput output, std::vector<ParameterInput> stages) const {
+CheckReport Session::check_module(const std::string& call, std::vector<ParameterInput> state_dict, TensorInput x, TensorInput output, std::vector<ParameterInput> stages,
+                                  std::optional<double> seed) const {
+  const std::optional<uint64_t> stream = seed ? std::optional<uint64_t>(seed_from(*seed)) : std::nullopt;  // the one seed rule (lab.seedRange)
   const ModuleConfig c = checked_call(parse_call(call));
   std::vector<NamedTensor> given, named_stages;
   for (auto& p : state_dict) given.push_back({p.name, tensor_from_input(std::move(p.tensor), p.name)});
   for (auto& p : stages) named_stages.push_back({p.name, tensor_from_input(std::move(p.tensor), p.name)});
   return attention_lab::check_module(c, given, tensor_from_input(std::move(x), "x"), tensor_from_input(std::move(output), "output"), named_stages, kDefaultMemoryBudgetBytes,
-                                     objects_->pool.get());
+                                     objects_->pool.get(), stream);
 }
 
 }  // namespace attention_lab

@@ -188,6 +188,7 @@ SafetensorsHeader header_of(const pickle::StateDict& dict, uint64_t file_size, S
   }
   std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.key < b.key; });
   for (const auto& [key, text] : dict.strings) h.metadata.emplace(key, text);
+  for (const auto& [key, value] : dict.numbers) h.numbers.emplace(key, value);
   return h;
 }
 

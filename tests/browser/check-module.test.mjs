@@ -45,6 +45,11 @@ describe("compare: check your own module", () => {
     await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=check-verdict]")?.dataset.agree === "true", null, { timeout: 30_000 });
     assert.match(await page.getByTestId("check-verdict").textContent(), /agrees with the book’s/);
     assert.equal(await page.getByTestId("check-cause").count(), 0);
+    // a module in training mode saved with "seed": 123 (torch.manual_seed(123) right before the forward): self.dropout never applied
+    await page.getByTestId("check-file").setInputFiles(fixture("mha_dropout_missing_seed.pt"));
+    await page.waitForFunction(() => document.querySelector("attention-lab").shadowRoot.querySelector("[data-testid=check-cause]")?.dataset.cause === "dropout_missing", null, { timeout: 30_000 });
+    assert.match(await page.getByTestId("check-verdict").textContent(), /the first tensor that differs is attn_weights/);
+    assert.equal(await page.getByTestId("check-fix").textContent(), "attn_weights = self.dropout(attn_weights)");
     await finish(page);
   });
 

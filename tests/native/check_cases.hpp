@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,11 +42,15 @@ struct Checked {
 };
 
 /// check_module on a case, as the page's snippet saved it.
-inline Checked check(const nlohmann::json& c) {
+/// The case's check: with its "seed" (torch.manual_seed right before the forward, training mode) when it has one, or `seed`.
+inline Checked check(const nlohmann::json& c, std::optional<uint64_t> seed = std::nullopt) {
   std::vector<attention_lab::NamedTensor> stages;
   if (c.contains("stages"))
     for (const auto& [id, t] : c.at("stages").items()) stages.push_back({id, fixtures::tensor(t)});
-  Checked out{attention_lab::check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), stages), {}};
+  if (c.contains("seed")) seed = c.at("seed").get<uint64_t>();
+  Checked out{attention_lab::check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), stages,
+                                          attention_lab::kDefaultMemoryBudgetBytes, nullptr, seed),
+              {}};
   for (const attention_lab::CheckCause& cause : out.report.causes)
     if (cause.explains) out.explaining.push_back(cause.id);
   return out;

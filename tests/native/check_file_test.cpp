@@ -57,6 +57,41 @@ TEST_SUITE("check files") {
     }
   }
 
+  TEST_CASE("a file's \"seed\" is the top-level int the reader saved: the check runs in training mode from it") {
+    const std::vector<uint8_t> file = check_file_bytes("mha_dropout_missing_seed.pt");
+    const SafetensorsHeader h = open_check_file(file);
+    CHECK(h.numbers == std::map<std::string, double>{{"seed", 123.0}});  // the top-level dict's numbers only
+    const CheckFilePlan plan = plan_check_file(h);
+    CHECK(plan.call == "MultiHeadAttention(4, 4, 6, 0.1, 2, qkv_bias=False)");
+    REQUIRE(plan.seed.has_value());
+    CHECK(*plan.seed == 123.0);
+    std::map<std::string, std::vector<uint8_t>> bytes;
+    for (const SafetensorsEntry& e : plan.reads()) bytes[e.key].assign(file.begin() + static_cast<std::ptrdiff_t>(e.begin), file.begin() + static_cast<std::ptrdiff_t>(e.end));
+    const ParsedCall parsed = parse_call(plan.call);
+    const CheckFileTensors t = read_check_file(plan, bytes);
+    const CheckReport r = check_module(validated_config(parsed.class_name, parsed.config), t.state_dict, t.x, t.output, t.stages, kDefaultMemoryBudgetBytes, nullptr, 123);
+    CHECK_FALSE(r.agree);
+    CHECK(r.first_stage == std::optional<std::string>("attn_weights"));
+    for (const CheckCause& c : r.causes) CHECK_MESSAGE(c.explains == (c.id == "dropout_missing"), c.id);
+    CHECK_FALSE(plan_check_file(open_check_file(check_file_bytes("mha_correct.pt"))).seed.has_value());  // no seed: eval mode
+  }
+
+  TEST_CASE("a seed saved as a string or a tensor is refused with check_file naming \"seed\"") {
+    const Refused text = refused([] { plan_check_file(open_check_file(check_file_bytes("mha_seed_text.pt"))); });
+    CHECK(text.code == "check_file");
+    CHECK(text.slot == "seed");
+    CHECK(text.message == "the check file's \"seed\" is a string, not an int");
+    CHECK(text.hint.find(R"("seed": 123 (an int)") != std::string::npos);
+    SafetensorsHeader h = open_check_file(check_file_bytes("mha_correct.pt"));
+    SafetensorsEntry seed = h.entries.front();
+    seed.key = "seed";
+    h.entries.push_back(seed);
+    std::sort(h.entries.begin(), h.entries.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.key < b.key; });
+    const Refused tensor = refused([&] { plan_check_file(h); });
+    CHECK(tensor.slot == "seed");
+    CHECK(tensor.message == "the check file's \"seed\" is a tensor, not an int");
+  }
+
   TEST_CASE("a file without output or call is refused with check_file naming the key; so is a safetensors header") {
     const Refused no_output = refused([] { plan_check_file(open_check_file(check_file_bytes("mha_no_output.pt"))); });
     CHECK(no_output.code == "check_file");

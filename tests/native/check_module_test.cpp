@@ -35,12 +35,15 @@ TEST_SUITE("check_module") {
       CHECK(got.explaining == std::vector<std::string>{expect.at("explains").get<std::string>()});
       ++mistakes;
     }
-    CHECK(mistakes == 34);  // 11 mistakes of MultiHeadAttention and 6 of CausalAttention, two configurations each
+    // 11 mistakes of MultiHeadAttention and 6 of CausalAttention, then the 2 dropout mistakes of each
+    // (seeded: training mode from torch.manual_seed(123)), two configurations each
+    CHECK(mistakes == 42);
   }
 
   TEST_CASE("a correct module agrees and no cause explains it") {
     for (const char* name :
-         {"MultiHeadAttention correct qkv_bias=False with stages", "MultiHeadAttention correct qkv_bias=True", "CausalAttention correct qkv_bias=False with stages"}) {
+         {"MultiHeadAttention correct qkv_bias=False with stages", "MultiHeadAttention correct qkv_bias=True", "CausalAttention correct qkv_bias=False with stages",
+          "MultiHeadAttention correct seed=123 qkv_bias=False with stages", "CausalAttention correct seed=123 qkv_bias=True"}) {
       CAPTURE(name);
       const Checked got = check(case_named(name));
       CHECK(got.report.agree);
@@ -61,12 +64,53 @@ TEST_SUITE("check_module") {
     CHECK_FALSE(twice.report.agree);
     CHECK(twice.report.first_stage.value_or("") == "output");
     CHECK(twice.explaining.empty());
+    for (const char* name : {"MultiHeadAttention dropout_twice seed=123 qkv_bias=False with stages", "CausalAttention dropout_twice seed=123 qkv_bias=False with stages"}) {
+      CAPTURE(name);
+      const Checked dropped = check(case_named(name));  // dropout applied twice: the seeded entries are tried, none reproduces it
+      CHECK_FALSE(dropped.report.agree);
+      CHECK(dropped.report.first_stage.value_or("") == "attn_weights");
+      CHECK(dropped.explaining.empty());
+      CHECK(cause_ids(dropped.report).back() == "dropout_on_scores");
+    }
+  }
+
+  TEST_CASE("a seed reproduces the dropout stream: training mode, as torch.manual_seed(seed) right before the forward") {
+    // dropout 0 with a seed: training with p = 0 is eval; the dropout entries do not apply
+    const Checked zero = check(case_named("MultiHeadAttention correct qkv_bias=False with stages"), 123);
+    CHECK(zero.report.agree);
+    CHECK(cause_ids(zero.report).size() == 11);
+    // the seeded correct module read in eval mode (no seed): dropout acted, so it disagrees, and a note says why
+    nlohmann::json unseeded = case_named("MultiHeadAttention correct seed=123 qkv_bias=False with stages");
+    unseeded.erase("seed");
+    CHECK_FALSE(check(unseeded).report.agree);
+    // another seed is another stream
+    CHECK_FALSE(check(unseeded, 124).report.agree);
+    CHECK(check(unseeded, 123).report.agree);
+  }
+
+  TEST_CASE("a module left in training mode without a seed: no cause claimed, a note on how to check it with the seed") {
+    const Checked forgotten = check(case_named("MultiHeadAttention eval_forgotten qkv_bias=False with stages"));
+    CHECK_FALSE(forgotten.report.agree);
+    CHECK(forgotten.report.first_stage.value_or("") == "attn_weights");
+    CHECK(forgotten.explaining.empty());
+    CHECK(cause_ids(forgotten.report).size() == 11);  // no dropout entry without the seed
+    REQUIRE(forgotten.report.notes.size() == 1);
+    const std::string& note = forgotten.report.notes[0];
+    CHECK(note.rfind("dropout = 0.1 may be acting", 0) == 0);
+    CHECK(note.find("torch.manual_seed(123) right before mha(batch)") != std::string::npos);
+    CHECK(note.find("\"seed\": 123") != std::string::npos);
+    // a correct module in eval mode gets no such note; nor does one with dropout 0
+    CHECK(check(case_named("MultiHeadAttention correct qkv_bias=True")).report.notes.empty());
+    CHECK(check(case_named("MultiHeadAttention no_scale qkv_bias=True")).report.notes.empty());
   }
 
   TEST_CASE("the catalogue's entries apply only where the class has that step") {
     const auto mha = cause_ids(check(case_named("MultiHeadAttention correct qkv_bias=False with stages")).report);
     CHECK(mha == check_cases::named_case("MultiHeadAttention correct qkv_bias=False with stages").at("expect").at("causes").get<std::vector<std::string>>());
-    CHECK(mha.size() == mistake_catalogue().size() - 1);  // every entry but mask_not_passed (a mask passed to PyTorch's attention call)
+    CHECK(mha.size() == mistake_catalogue().size() - 3);  // every entry but mask_not_passed (a mask passed to PyTorch's attention call) and the seeded dropout ones
+    const auto seeded = cause_ids(check(case_named("MultiHeadAttention correct seed=123 qkv_bias=False with stages")).report);
+    CHECK(seeded.size() == mistake_catalogue().size() - 1);
+    CHECK(std::vector<std::string>(seeded.end() - 2, seeded.end()) == std::vector<std::string>{"dropout_missing", "dropout_on_scores"});
     // CausalAttention(4, 3, ...): one head (no split, merge or scale by d_out), no out_proj, not square
     const auto causal = cause_ids(check(case_named("CausalAttention correct qkv_bias=False with stages")).report);
     CHECK(causal == std::vector<std::string>{"no_scale", "scale_after_softmax", "mask_diagonal", "mask_discarded", "softmax_dim", "query_from_key"});

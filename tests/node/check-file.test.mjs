@@ -18,6 +18,7 @@ function inMemory(name) {
   const c = cases.find((k) => k.name === name);
   const file = { call: c.call, stateDict: Object.fromEntries(c.state_dict.map((t) => [t.name, tensor(t)])), x: tensor(c.x), output: tensor(c.output) };
   if (c.stages) file.stages = Object.fromEntries(Object.entries(c.stages).map(([id, t]) => [id, tensor(t)]));
+  if (c.seed !== undefined) file.seed = c.seed;
   return { c, file };
 }
 const explaining = (report) => report.causes.filter((c) => c.explains).map((c) => c.id);
@@ -37,6 +38,7 @@ const FILES = [
   ["mha_correct.pt", "MultiHeadAttention correct qkv_bias=False with stages"],
   ["mha_scale_d_out.pt", "MultiHeadAttention scale_d_out qkv_bias=False with stages"],
   ["mha_mask_discarded_no_stages.pt", "MultiHeadAttention mask_discarded qkv_bias=True"],
+  ["mha_dropout_missing_seed.pt", "MultiHeadAttention dropout_missing seed=123 qkv_bias=False with stages"],
 ];
 
 test("a check file gives the same verdict as the in-memory call on the same tensors", async () => {
@@ -61,6 +63,25 @@ test("the file's verdict names the mistake: scale_d_out at attn_weights (the sco
   const right = await lab.checkModule(checkFile("mha_correct.pt"));
   assert.deepEqual([right.agree, right.firstStage, explaining(right)], [true, null, []]);
   assert.ok(right.maxAbsDiff <= 1e-6, String(right.maxAbsDiff));
+});
+
+test("a file's \"seed\": 123 is the seed of the check: training mode, dropout_missing explains, at attn_weights", async () => {
+  const r = await lab.checkModule(checkFile("mha_dropout_missing_seed.pt"));
+  assert.deepEqual([r.agree, r.firstStage, explaining(r)], [false, "attn_weights", ["dropout_missing"]]);
+  assert.deepEqual(r.notes, []);
+  const { file } = inMemory("MultiHeadAttention dropout_missing seed=123 qkv_bias=False with stages");
+  const { seed: _seed, ...unseeded } = file;
+  assert.deepEqual(explaining(lab.checkModule(unseeded)), [], "without the seed no dropout entry is tried");
+});
+
+test("a seed saved as a string is refused with check_file naming \"seed\"; one outside lab.seedRange with the seed rule", async () => {
+  const r = await refusal(lab.checkModule(checkFile("mha_seed_text.pt")));
+  assert.deepEqual([r.code, r.slot], ["check_file", "seed"]);
+  assert.equal(r.message, 'the check file\'s "seed" is a string, not an int');
+  assert.match(r.hint, /"seed": 123 \(an int: the seed given to torch\.manual_seed right before mha\(batch\), in training mode\)/);
+  const large = await refusal(lab.checkModule(checkFile("mha_seed_too_large.pt")));  // "seed": 2**60, outside lab.seedRange
+  assert.deepEqual([large.code, large.slot], ["seed", "seed"]);
+  assert.match(large.message, /from -9007199254740991 to 9007199254740991 \(2\*\*53 - 1\), got 1\.152921504606847e\+18/);
 });
 
 test("a Blob, an ArrayBuffer and an opened CheckpointFile give the same verdict", async () => {
@@ -132,7 +153,7 @@ test("keys, call and estimate are checked from the file's records: a refused fil
     (await lab.openCheckpoint(blob)).dispose();
     return blob.reads;
   };
-  for (const name of ["mha_no_output.pt", "mha_no_call.pt", "mha_bad_call.pt"]) {
+  for (const name of ["mha_no_output.pt", "mha_no_call.pt", "mha_bad_call.pt", "mha_seed_text.pt", "mha_seed_too_large.pt"]) {
     const blob = new CountingBlob([checkFile(name)]);
     assert.notEqual(await refusal(lab.checkModule(blob)), null, name);
     assert.deepEqual(blob.reads, await opening(name), name);

@@ -18,6 +18,7 @@ function fileOf(c) {
   const stateDict = Object.fromEntries(c.state_dict.map((t) => [t.name, tensor(t)]));
   const file = { call: c.call, stateDict, x: tensor(c.x), output: tensor(c.output) };
   if (c.stages) file.stages = Object.fromEntries(Object.entries(c.stages).map(([id, t]) => [id, tensor(t)]));
+  if (c.seed !== undefined) file.seed = c.seed;  // torch.manual_seed(123) right before the forward, training mode
   return file;
 }
 const byName = (name) => cases.find((c) => c.name === name);
@@ -35,9 +36,10 @@ function refusal(f) {
 }
 
 test("each catalogue mistake, with and without stages and qkv_bias, is the one cause that explains, at the first divergent stage", () => {
-  // MultiHeadAttention and CausalAttention here; the lab's other classes in check-classes.test.mjs
+  // MultiHeadAttention and CausalAttention here (11 + 6, and the 2 seeded dropout mistakes of each, two
+  // configurations each); the lab's other classes in check-classes.test.mjs
   const mistakes = cases.filter((c) => c.expect.explains !== null && /^(MultiHeadAttention|CausalAttention)\(/.test(c.call));
-  assert.equal(mistakes.length, 34);
+  assert.equal(mistakes.length, 42);
   for (const c of mistakes) {
     const r = lab.checkModule(fileOf(c));
     assert.equal(r.agree, false, c.name);
@@ -62,6 +64,53 @@ test("the correct module agrees; a mistake outside the catalogue disagrees with 
   assert.match(offset.notes[0], /^mask\[0, 1\] is 0, the book's torch\.triu\(torch\.ones\(6, 6\), diagonal=1\) has 1/);
   const twice = lab.checkModule(fileOf(byName("MultiHeadAttention bias_twice qkv_bias=True")));
   assert.deepEqual([twice.agree, twice.firstStage, explaining(twice)], [false, "output", []]);
+});
+
+test("with the seed the dropout stream is reproduced: the seeded correct modules agree, dropout applied twice is explained by nothing", () => {
+  for (const name of ["MultiHeadAttention correct seed=123 qkv_bias=False with stages", "CausalAttention correct seed=123 qkv_bias=True"]) {
+    const r = lab.checkModule(fileOf(byName(name)));
+    assert.deepEqual([r.agree, r.firstStage, explaining(r)], [true, null, []], name);
+    assert.deepEqual(r.causes.slice(-2).map((c) => c.id), ["dropout_missing", "dropout_on_scores"], name);
+  }
+  const twice = lab.checkModule(fileOf(byName("MultiHeadAttention dropout_twice seed=123 qkv_bias=False with stages")));
+  assert.deepEqual([twice.agree, twice.firstStage, explaining(twice)], [false, "attn_weights", []]);
+  const { seed: _seed, ...eval_ } = fileOf(byName("MultiHeadAttention correct seed=123 qkv_bias=True"));
+  assert.equal(lab.checkModule(eval_).agree, false, "without the seed the book's forward runs in eval mode");
+  assert.equal(lab.checkModule({ ...eval_, seed: 124 }).agree, false, "another seed, another stream");
+  // dropout 0 with a seed: training with p = 0 is eval, and the dropout entries do not apply
+  const zero = lab.checkModule({ ...fileOf(byName("MultiHeadAttention correct qkv_bias=True")), seed: 123 });
+  assert.deepEqual([zero.agree, zero.causes.length], [true, 11]);
+});
+
+test("dropout_on_scores: a dropped masked -inf is NaN (-inf * 0), so whole rows are NaN, and only that variant has them there", () => {
+  const c = byName("MultiHeadAttention dropout_on_scores seed=123 qkv_bias=True");
+  const file = fileOf(c);
+  assert.ok(file.output.data.some(Number.isNaN));
+  const r = lab.checkModule(file);
+  assert.equal(r.maxAbsDiff, Infinity);
+  assert.deepEqual(explaining(r), ["dropout_on_scores"]);
+});
+
+test("a module left in training mode, checked without the seed: no cause claimed, and a note says how to check it with the seed", () => {
+  const r = lab.checkModule(fileOf(byName("MultiHeadAttention eval_forgotten qkv_bias=False with stages")));
+  assert.deepEqual([r.agree, r.firstStage, explaining(r)], [false, "attn_weights", []]);
+  assert.equal(r.causes.length, 11);
+  assert.equal(r.notes.length, 1);
+  assert.match(r.notes[0], /^dropout = 0\.1 may be acting/);
+  assert.match(r.notes[0], /torch\.manual_seed\(123\) right before mha\(batch\) and save "seed": 123 in the check file/);
+  assert.deepEqual(lab.checkModule(fileOf(byName("MultiHeadAttention scale_d_out qkv_bias=True"))).notes, [], "dropout 0: no such note");
+});
+
+test("a seed outside lab.seedRange, or not a whole number, is refused with the seed rule", () => {
+  const good = fileOf(byName("MultiHeadAttention correct seed=123 qkv_bias=True"));
+  for (const seed of [lab.seedRange.highest + 2, 1.5, NaN, "123", true]) {
+    const r = refusal(() => lab.checkModule({ ...good, seed }));
+    assert.deepEqual([r?.code, r?.slot], ["seed", "seed"], String(seed));
+    assert.match(r.hint, /torch\.manual_seed takes an int/);
+  }
+  assert.match(refusal(() => lab.checkModule({ ...good, seed: 2 ** 60 })).message, /from -9007199254740991 to 9007199254740991/);
+  assert.equal(lab.checkModule({ ...good, seed: lab.seedRange.highest }).agree, false);  // in range: checked (another stream)
+  assert.equal(lab.checkModule({ ...good, seed: null }).agree, false);  // null: eval mode
 });
 
 test("the diagonal mistake's NaN row counts as agreeing only where the book's variant has NaN", () => {
@@ -109,7 +158,7 @@ test("files of every wrong kind give an AttentionError, never another throw, and
   const good = fileOf(byName("CausalAttention correct qkv_bias=True"));
   const FIELD_VALUES = [undefined, null, 5, "", "CausalAttention(4, 3, 6, 0.0)", [], [null], {}, hostile, { get shape() { throw new Error("getter"); } },
     { shape: [2, 5, 3], data: new Float32Array(29) }, { shape: [2, 5, 3], data: new Float32Array(30) }, { attn_scores: 1 }, { mask: good.stateDict.mask }];
-  const fields = ["call", "stateDict", "x", "output", "stages"];
+  const fields = ["call", "stateDict", "x", "output", "stages", "seed"];
   const codes = new Map();
   const before = lab.heapInUse();
   for (let i = 0; i < 600; i++) {
@@ -123,6 +172,6 @@ test("files of every wrong kind give an AttentionError, never another throw, and
       codes.set(e.code, (codes.get(e.code) ?? 0) + 1);
     }
   }
-  for (const code of ["empty", "bad_options", "unreadable_argument", "tensor_shape", "tensor_size", "missing_parameter", "check_tensor", "input_width"]) assert.ok(codes.has(code), `${code}: ${[...codes.keys()]}`);
+  for (const code of ["empty", "bad_options", "unreadable_argument", "tensor_shape", "tensor_size", "missing_parameter", "check_tensor", "input_width", "seed"]) assert.ok(codes.has(code), `${code}: ${[...codes.keys()]}`);
   assert.ok(lab.heapInUse() <= before + 1024 * 1024, `${lab.heapInUse() - before} bytes more`);
 });

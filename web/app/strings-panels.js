@@ -18,11 +18,12 @@ export const S = {
   cacheIntro: "Generation feeds a model one token at a time. With a KV cache (the book’s ch04/03_kv-cache) each step computes the new token’s query, key and value only, appends the key and value to the cache, and attends over every token so far: one row of attention weights, (1, T_past + 1). Step through the tokens on screen (batch item 0, eval mode, the page’s seed) and compare each output row with the full run’s.",
   cacheIntroLatent: " This class caches its latent c_kv instead (ch04/05_mla): each step appends one latent row and re-projects the keys and values of every token so far from them.",
   cacheStep: "Next token (with the cache)",
-  checkIntro: "Wrote your own MultiHeadAttention? Paste this into your notebook after running it (in eval mode, or with dropout 0), then choose the check.pt it saves: the page runs the book’s forward on your x with your weights and says whether your output is the book’s and, when it is not, which line to question first. The file is read in your browser and never leaves your computer.",
+  checkIntro: "Wrote your own MultiHeadAttention? Paste this into your notebook after running it (in eval mode, or with dropout 0; in training mode, right after torch.manual_seed(123), with the seed line), then choose the check.pt it saves: the page runs the book’s forward on your x with your weights and says whether your output is the book’s and, when it is not, which line to question first. The file is read in your browser and never leaves your computer.",
   checkSnippet: `torch.save({"call": "MultiHeadAttention(768, 768, 1024, 0.0, 12)",   # the constructor call, as written
             "state_dict": mha.state_dict(), "x": batch, "output": context_vecs,
-            "stages": {"attn_scores": ..., "attn_weights": ..., "context_vec": ...}},  # optional
-           "check.pt")`,
+            "stages": {"attn_scores": ..., "attn_weights": ..., "context_vec": ...},  # optional
+            # "seed": 123,  # only for a module in training mode: torch.manual_seed(123) right before mha(batch)
+            }, "check.pt")`,
   checkCopy: "Copy the snippet",
   checkCopied: "Copied.",
   checkCopyFailed: "Select the snippet and copy it by hand (the clipboard is not available here).",

@@ -31,6 +31,14 @@ export interface CheckFile {
    * context_vec is `(b, num_tokens, d_out)`); SelfAttention_v1/v2's no b axis.
    */
   stages?: CheckStages;
+  /**
+   * The seed the reader gave `torch.manual_seed` right before the forward (`torch.manual_seed(123); context_vecs =
+   * mha(batch)`), the module in training mode: the book's forward and every catalogue variant then run in training
+   * mode with dropout drawing PyTorch's stream from it, and the dropout mistakes (dropout_missing, dropout_on_scores)
+   * are tried too. A whole number in {@link AttentionLab.seedRange}. Left out (or null): eval mode, as `mha.eval()`
+   * (or dropout 0). With dropout 0 a seed changes nothing.
+   */
+  seed?: number | null;
 }
 
 /** One tensor of a state dict given as a list (`[{name, shape, data}, ...]`). */
@@ -102,7 +110,11 @@ export interface CheckReport {
   difference: CheckDifference | null;
   /** Every catalogue entry that applies to the class, in catalogue order. */
   causes: CheckCause[];
-  /** What the state dict's buffers hold, e.g. a mask other than the book's causal mask (named by its first differing entry). */
+  /**
+   * What the state dict's buffers hold, e.g. a mask other than the book's causal mask (named by its first differing
+   * entry); and, checked without a seed, a class with dropout > 0 whose output disagrees: that dropout may be acting
+   * (the module left in training mode) and how to check it with a seed.
+   */
   notes: string[];
 }
 
@@ -706,7 +718,7 @@ export type ErrorCode =
   | "compare_unsupported"
   /** checkModule given an output or stage of another shape than the book's forward gives (names it and the shape with its axes), or a stage id other than attn_scores, attn_weights, context_vec */
   | "check_tensor"
-  /** lab.checkModule given a file that is not a check file: a safetensors file, or a torch.save dict without its call (a string), x, output or state_dict (names the key; the hint shows the snippet line that writes it) */
+  /** lab.checkModule given a file that is not a check file: a safetensors file, or a torch.save dict without its call (a string), x, output or state_dict, or whose seed is not an int (names the key; the hint shows the snippet line that writes it) */
   | "check_file"
   // checkpoints (loadCheckpoint, checkpointInput)
   /** not an ArrayBuffer, view or Blob, or a detached buffer */
@@ -2375,9 +2387,10 @@ export interface AttentionLab {
    * and stages compared with it, and each entry of the catalogue of readers' mistakes that applies to
    * the class (the book's forward with that one mistake) run the same way. Tensors agree when
    * |reader - book| <= 1e-5 * (1 + |book|) everywhere, with NaN exactly where the book has NaN. The
-   * module was in eval mode (or dropout 0). Checked against the memory budget before allocating
+   * module was in eval mode (or dropout 0), or in training mode right after `torch.manual_seed(seed)` with
+   * `seed` given (then the forwards run in training mode from that seed). Checked against the memory budget before allocating
    * (the module, one traced forward and a variant's weights). Catalogue and sources: docs/check-module.md.
-   * @param file - What the page's snippet saves (`torch.save({"call", "state_dict", "x", "output", "stages"})`), as tensors.
+   * @param file - What the page's snippet saves (`torch.save({"call", "state_dict", "x", "output", "stages", "seed"})`), as tensors.
    * @returns The verdict: `agree`, `maxAbsDiff`, `firstStage`, and `causes` (each entry that applies, whether it explains the tensors).
    * @throws {@link AttentionError} "bad_options" (not an object, a stateDict or stages of another kind), "unknown_option"
    *   (a field it has no name for, e.g. state_dict: did you mean stateDict?), "empty" (no call text), the call's first
@@ -2385,12 +2398,14 @@ export interface AttentionLab {
    *   "missing_parameter" / "unknown_parameter" / "parameter_shape" / "mask_buffer" (every key problem in the message, the
    *   first one's key as the slot, its hint the copy rule that fixes it, e.g. `.T` for a transposed weight), "check_tensor"
    *   (output or a stage of another shape than the book's forward gives, or a stage id it has not), forward's input
-   *   codes (input_rank, input_width, context_too_short, non_finite_input), "non_finite_parameter", "too_large".
+   *   codes (input_rank, input_width, context_too_short, non_finite_input), "non_finite_parameter", "too_large",
+   *   "seed" (slot "seed": a seed that is not a whole number in seedRange).
    */
   checkModule(file: CheckFile): CheckReport;
   /**
    * The same check of a check file: the `.pt` the page's snippet writes with torch.save
-   * (`{"call": "...", "state_dict": mha.state_dict(), "x": batch, "output": context_vecs, "stages": {...}}`), as an
+   * (`{"call": "...", "state_dict": mha.state_dict(), "x": batch, "output": context_vecs, "stages": {...}}`, and
+   * `"seed": 123`, an int, when the module ran in training mode right after `torch.manual_seed(123)`), as an
    * ArrayBuffer, typed array, Blob or File, or a CheckpointFile from lab.openCheckpoint. Read by slices as
    * openCheckpoint reads: the zip's records and data.pkl first, then its keys, its call and the memory estimate
    * checked, then only its tensors read (F32, F16, BF16, F64; a BOOL mask buffer as 0 and 1). Needs the
@@ -2398,8 +2413,9 @@ export interface AttentionLab {
    * @param file - The check file.
    * @returns A promise of the verdict, as the in-memory form's.
    * @throws {@link AttentionError} (the promise rejects) "check_file" (a safetensors file, which is not a check
-   *   file; or no "call" string, "x", "output" or "state_dict" key: the slot names the key, the hint shows the snippet's
-   *   line that writes it), openCheckpoint's codes (checkpoint_*), "no_checkpoints" (a lean lab), "too_large" (the
+   *   file; or no "call" string, "x", "output" or "state_dict" key, or a "seed" saved as a string or a tensor: the slot
+   *   names the key, the hint shows the snippet's line that writes it), "seed" (a seed outside seedRange, or not a
+   *   whole number), openCheckpoint's codes (checkpoint_*), "no_checkpoints" (a lean lab), "too_large" (the
    *   bytes read, their float32 copies and the check over the budget, before any tensor is read), then every code of
    *   the in-memory form.
    */

@@ -1,12 +1,12 @@
 // lab.checkModule's reading of what a reader hands over (the page's snippet saves it as a check file):
-// {call, stateDict, x, output, stages}, read once into the plain arguments of the core's checkModule.
+// {call, stateDict, x, output, stages, seed}, read once into the plain arguments of the core's checkModule.
 // The core decides everything else (the call's diagnostics, the state dict's keys and shapes, the
-// stages' shapes, the memory estimate): this module only reads the object's fields.
+// stages' shapes, the memory estimate, the seed's range): this module only reads the object's fields.
 import { nearestName } from "./options.js";
-import { AttentionError, reading, valueText } from "./values.js";
+import { AttentionError, notASeed, reading, valueText } from "./values.js";
 
 /** The fields of lab.checkModule's argument, in the order the core takes them. */
-const FIELDS = ["call", "stateDict", "x", "output", "stages"];
+const FIELDS = ["call", "stateDict", "x", "output", "stages", "seed"];
 
 function refuse(slot, message, hint) {
   return new AttentionError({ code: "bad_options", slot, message, hint });
@@ -15,7 +15,7 @@ function refuse(slot, message, hint) {
 /** The argument's own fields, read once; a name it has no field of is refused with the nearest one. */
 function fieldsOf(file) {
   if (file === null || typeof file !== "object") {
-    throw refuse("file", `lab.checkModule takes {call, stateDict, x, output, stages}, got ${valueText(file)}`, 'Pass what the check snippet saved: {call, stateDict, x, output}, and stages if you have them.');
+    throw refuse("file", `lab.checkModule takes {call, stateDict, x, output, stages, seed}, got ${valueText(file)}`, 'Pass what the check snippet saved: {call, stateDict, x, output}, and stages and seed if you have them.');
   }
   const plain = reading("file", () => ({ ...file }));
   const unknown = Object.keys(plain).find((k) => !FIELDS.includes(k));
@@ -52,14 +52,22 @@ function stagesOf(stages, toTensor) {
   return Object.entries(reading("stages", () => ({ ...stages }))).map(([name, t]) => ({ name, tensor: toTensor(t, name) }));
 }
 
+/** seed as the core takes it: null (absent: eval mode), or a number (the core applies the seed range, lab.seedRange). */
+function seedOf(seed) {
+  if (seed === undefined || seed === null) return null;
+  if (typeof seed !== "number") throw notASeed(seed);
+  return seed;
+}
+
 /**
- * The core's arguments of lab.checkModule(file): [call, stateDict, x, output, stages]. `toTensor`
+ * The core's arguments of lab.checkModule(file): [call, stateDict, x, output, stages, seed]. `toTensor`
  * reads a tensor as the facade does (AttentionError tensor_shape / tensor_size naming it).
  */
 export function checkArguments(file, toTensor) {
-  const { call, stateDict, x, output, stages } = fieldsOf(file);
+  const { call, stateDict, x, output, stages, seed } = fieldsOf(file);
   if (typeof call !== "string") {
     throw new AttentionError({ code: "empty", slot: "call", message: `call must be the constructor call as written, got ${valueText(call)}`, hint: "Pass the class's constructor call as your notebook wrote it, sizes included." });
   }
-  return [call, stateDictOf(stateDict, toTensor), toTensor(x, "x"), toTensor(output, "output"), stagesOf(stages, toTensor)];
+  const checkedSeed = seedOf(seed);
+  return [call, stateDictOf(stateDict, toTensor), toTensor(x, "x"), toTensor(output, "output"), stagesOf(stages, toTensor), checkedSeed];
 }

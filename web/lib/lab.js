@@ -9,18 +9,13 @@ import { heldResults } from "./held-results.js";
 import { deepFreeze, plainConfig, plainPlan, plainShape, plainString, readOptions, toTensor, unwrap } from "./inputs.js";
 import * as files from "./lab-files.js";
 import { Trace } from "./trace.js";
-import { AttentionError, isArrayBuffer, reading, valueText } from "./values.js";
+import { AttentionError, isArrayBuffer, notASeed, reading, valueText } from "./values.js";
 
 /** A Setup's description, flat as describe gives it (null when the config is not valid). */
 function flatDescription(d) {
   if (!d) return null;
   const { module: { className: _name, ...facts }, ...rest } = d;
   return { ...facts, ...rest };
-}
-
-/** AttentionError "seed" for a seed that is not a number (the core refuses numbers outside its range). */
-function notASeed(seed) {
-  return new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
 }
 
 function firstError(diagnostics) {

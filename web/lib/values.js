@@ -61,6 +61,11 @@ export function valueText(v) {
   return typeof v === "object" ? "an object" : `a ${typeof v}`;
 }
 
+/** AttentionError "seed" for a seed that is not a number (the core refuses numbers outside its range: lab.seedRange). */
+export function notASeed(seed) {
+  return new AttentionError({ code: "seed", slot: "seed", message: `the seed must be a whole number, got ${valueText(seed)}`, hint: "torch.manual_seed takes an int, e.g. 123." });
+}
+
 // The typed arrays' own getters: a typed array with an own `length` (or `buffer`) property cannot lie to them.
 const TypedArray = Object.getPrototypeOf(Float32Array.prototype);
 export const typedLength = Object.getOwnPropertyDescriptor(TypedArray, "length").get;

@@ -1,9 +1,11 @@
 // A check file: what the check snippet of docs/check-module.md saves with torch.save, read as a
 // checkpoint (open_torch_save) and turned into check_module's arguments. Its keys: "call" (a string:
-// the constructor call as written), "state_dict.*", "x", "output" and optionally "stages.*".
+// the constructor call as written), "state_dict.*", "x", "output", optionally "stages.*" and "seed"
+// (an int: torch.manual_seed(seed) was called right before the forward, in training mode).
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,17 +20,18 @@ struct CheckFilePlan {
   std::vector<SafetensorsEntry> state_dict;  // keys "state_dict.<name>"
   SafetensorsEntry x, output;
   std::vector<SafetensorsEntry> stages;  // keys "stages.<id>"
+  std::optional<double> seed;            // "seed" as saved (the caller applies the seed rule, session_detail::seed_from); none: eval mode
   /// Every entry above, the order they are read in.
   std::vector<SafetensorsEntry> reads() const;
 };
 
-/// The snippet's line that writes `key` ("call", "x", "output", "state_dict", "stages"), for hints.
+/// The snippet's line that writes `key` ("call", "x", "output", "state_dict", "stages", "seed"), for hints.
 std::string check_file_snippet_line(const std::string& key);
 
 /// Plans reading a check file from its opened header. Throws AttentionError check_file: a safetensors
 /// file (not a check file; the hint gives the snippet), a missing "call", "x", "output" or no
-/// "state_dict.*" key, or a "call" that is not a string (names the key; the hint shows the snippet line
-/// that writes it).
+/// "state_dict.*" key, a "call" that is not a string, or a "seed" saved as a string or a tensor (names
+/// the key; the hint shows the snippet line that writes it).
 CheckFilePlan plan_check_file(const SafetensorsHeader& header);
 /// Throws AttentionError too_large when the bytes to read, their float32 copies and check_bytes of
 /// `config` (the parsed call's) on x exceed `budget`: called before any tensor is read.

@@ -31,6 +31,8 @@ struct Mistake {
   void (*alter_plan)(ForwardPlan& plan);
   /// The projection's operators substituted: the state dict the variant multiplies by; null: the reader's.
   void (*alter_weights)(const ForwardPlan& book, std::vector<NamedTensor>& parameters);
+  /// Tried only in a check with a seed (the dropout mistakes: their draws are reproduced from it alone).
+  bool seeded = false;
 };
 
 /// The catalogue, in the order the issue lists it.
@@ -66,7 +68,7 @@ struct CheckReport {
   std::optional<std::string> first_stage;     // the first given stage, then "output", whose tensor leaves the book's; none when none does
   std::optional<CheckDifference> difference;  // first_stage's first differing value, yours and the book's side by side
   std::vector<CheckCause> causes;
-  std::vector<std::string> notes;  // what the state dict's buffers hold (a mask other than the book's is named here)
+  std::vector<std::string> notes;  // what the state dict's buffers hold (a mask other than the book's is named here); dropout that may be acting
 };
 
 /// The tolerance of a check: |reader - book| <= kCheckTolerance * (1 + |book|) (1e-5 absolute near 0).
@@ -80,7 +82,8 @@ bool check_tensors_agree(const Tensor& reader, const Tensor& book, double* max_a
 bool check_values_agree(float reader, float book);
 
 /// The stages a reader may give, in forward order: attn_scores (before the mask), attn_weights
-/// (after softmax and dropout), context_vec (the heads merged, before out_proj).
+/// (after softmax and dropout: the trace's attn_weights_dropout where the class has dropout),
+/// context_vec (the heads merged, before out_proj).
 const std::vector<std::string>& check_stage_ids();
 
 /// The parameters of `state_dict` for the book's class, buffers left out (a mask buffer must have the
@@ -96,12 +99,17 @@ std::vector<NamedTensor> check_state_dict(const ModuleConfig& config, const std:
 double check_bytes(const ForwardPlan& plan, const Shape& x_shape);
 
 /// The check. `stages`: any of check_stage_ids(), each of the shape the book's forward gives it.
+/// `seed`: the reader called torch.manual_seed(seed) right before the forward, module in training mode:
+/// the book's forward and every variant run in training, dropout drawing from a TorchGenerator seeded
+/// with it (fresh for each), and the seeded entries (the dropout mistakes) are tried too. None: eval
+/// mode; then a class with dropout > 0 whose output disagrees gets a note (dropout may be acting: the
+/// module left in training mode) saying how to check with a seed.
 /// Throws AttentionError, in this order: forward's checks of x (check_input: its shape, too_large,
 /// non_finite_input), too_large (check_bytes over `memory_budget_bytes`, before anything is allocated),
 /// check_state_dict's, check_tensor (output or a stage of another shape, or an unknown stage id; names
 /// it and the shape expected with its axes).
 /// `pool`: the forwards' products run on it (the same bits with any pool, or none).
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
-                         double memory_budget_bytes = kDefaultMemoryBudgetBytes, ThreadPool* pool = nullptr);
+                         double memory_budget_bytes = kDefaultMemoryBudgetBytes, ThreadPool* pool = nullptr, std::optional<uint64_t> seed = std::nullopt);
 
 }  // namespace attention_lab

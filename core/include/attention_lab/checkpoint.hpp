@@ -37,6 +37,8 @@ struct SafetensorsHeader {
   /// in, not the header's own order. `find` relies on it.
   std::vector<SafetensorsEntry> entries;
   std::map<std::string, std::string> metadata;
+  /// A torch.save file's top-level numbers (ints and floats, as doubles: a check file's "seed"); none in a safetensors file.
+  std::map<std::string, double> numbers;
   /// The entry of `key` (a binary search over `entries`), nullptr when the file has no such tensor.
   const SafetensorsEntry* find(const std::string& key) const;
   /// A torch.save file (open_torch_save): its entries' offsets are the file's own and may overlap (a
@@ -99,7 +101,8 @@ std::vector<TorchSaveRead> torch_save_reads(const std::map<std::string, std::vec
 /// tensors sharing a storage overlap; a non-contiguous one keeps its strides (decode_tensor gathers).
 /// Nested dicts ({"model_state_dict": {...}}) give keys joined with '.'. The pickle's string leaves
 /// (a check file's "call"; bounded: pickle::kMaxStringLeaves of kMaxStringLeafBytes) go to `metadata`
-/// under keys joined the same way, as a safetensors file's __metadata__. Throws AttentionError:
+/// under keys joined the same way, as a safetensors file's __metadata__; the top-level dict's ints and
+/// floats (a check file's "seed") to `numbers`. Throws AttentionError:
 /// checkpoint_truncated (a zip cut off, no end record; a legacy file ending inside its pickles or
 /// storages), checkpoint_zip (records that are not torch's or offsets and sizes that disagree; names
 /// the entry), checkpoint_zip_compressed, checkpoint_limit, checkpoint_pickle, checkpoint_pickle_global

@@ -100,7 +100,7 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {"convert_unsupported", "copies", "convert takes a wrapper or a fused MultiHeadAttention"},
     {"compare_unsupported", "copies", "compare takes two modules"},
     {"check_tensor", "copies", "checkModule given an output or stage of another shape than the book's forward gives (names it and the shape with its axes), or a stage id other than attn_scores, attn_weights, context_vec"},
-    {"check_file", "copies", "lab.checkModule given a file that is not a check file: a safetensors file, or a torch.save dict without its call (a string), x, output or state_dict (names the key; the hint shows the snippet line that writes it)"},
+    {"check_file", "copies", "lab.checkModule given a file that is not a check file: a safetensors file, or a torch.save dict without its call (a string), x, output or state_dict, or whose seed is not an int (names the key; the hint shows the snippet line that writes it)"},
     {"checkpoint_source", "checkpoints", "not an ArrayBuffer, view or Blob, or a detached buffer"},
     {"checkpoint_read", "checkpoints", "the file could not be read"},
     {"checkpoint_truncated", "checkpoints", "the file is cut off"},

@@ -346,9 +346,12 @@ class Session {
   std::vector<StageDiff> compare(uint32_t a, uint32_t b, TensorInput x) const;
   /// lab.checkModule: a reader's module (its constructor `call` as written, its state dict, x, its
   /// output and any of its stages) against the book's forward and the catalogue (check_module.hpp).
+  /// `seed`: null for eval mode, else the torch.manual_seed(seed) called right before the forward
+  /// (training mode), refused outside [kLowestSeed, kHighestSeed] with AttentionError seed (slot "seed").
   /// The call's first error diagnostic is thrown as AttentionError (its code and slot), then
   /// check_module's (tensor_shape / tensor_size of a tensor given, naming it).
-  CheckReport check_module(const std::string& call, std::vector<ParameterInput> state_dict, TensorInput x, TensorInput output, std::vector<ParameterInput> stages) const;
+  CheckReport check_module(const std::string& call, std::vector<ParameterInput> state_dict, TensorInput x, TensorInput output, std::vector<ParameterInput> stages,
+                           std::optional<double> seed) const;
   /// All or nothing: `to` changes only when the copy succeeded.
   CopyReport copy_weights(uint32_t from, uint32_t to, const std::vector<PlanEntryInput>& plan, std::optional<TensorInput> tokens);
 
@@ -364,7 +367,8 @@ class Session {
   /// The torch.save file's tensors as a parsed header under a handle, as checkpoint_open's (open_torch_save).
   OpenedFile torch_save_open(const std::map<std::string, std::vector<uint8_t>>& read, double file_size);
   /// lab.checkModule(file): the byte ranges of a check file's tensors (name = key), once its keys, its
-  /// call and the memory estimate passed (plan_check_file, checked_call, check_file_fits).
+  /// call, its seed (the seed rule, as check_module's) and the memory estimate passed (plan_check_file,
+  /// checked_call, check_file_fits).
   std::vector<FileRead> check_file_reads(uint32_t file) const;
   /// The check of a check file, given the bytes of check_file_reads: check_module's report and errors.
   CheckReport check_file(uint32_t file, const std::map<std::string, std::vector<uint8_t>>& buffers) const;
