@@ -2,6 +2,7 @@
 // (tests/fixtures/generate_check_fixtures.py): the one mistake named, the first divergent stage.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "check_cases.hpp"
@@ -135,6 +136,32 @@ TEST_SUITE("check_module") {
     CHECK(causes_of("MultiHeadAttentionWrapper(3, 3, 6, 0.0, 2)", batch) ==
           std::vector<std::string>{"no_scale", "scale_after_softmax", "mask_diagonal", "mask_discarded", "softmax_dim", "query_from_key", "linear_no_transpose"});
     CHECK(causes_of("SelfAttention_v1(3, 2)", book) == std::vector<std::string>{"no_scale", "scale_after_softmax", "softmax_dim", "query_from_key"});
+  }
+
+  TEST_CASE("with a seed the dropout entries apply where the class writes self.dropout(attn_weights) with p > 0") {
+    // A module's own training forward from TorchGenerator(123) is what the reader's torch.manual_seed(123) gives: it agrees.
+    const auto causes_of = [](const std::string& call, const Tensor& x) {
+      const ModuleConfig c = config_of(call);
+      TorchGenerator init(7);
+      const AttentionModule m(c, init);
+      TorchGenerator stream(123);
+      ForwardOptions training;
+      training.generator = &stream;
+      const CheckReport r = check_module(c, m.parameters(), x, m.forward(x, training), {}, kDefaultMemoryBudgetBytes, nullptr, 123);
+      CHECK(r.agree);
+      std::vector<std::string> explaining;
+      for (const CheckCause& cause : r.causes)
+        if (cause.explains) explaining.push_back(cause.id);
+      CHECK(explaining.empty());
+      return cause_ids(r);
+    };
+    TorchGenerator g(5);
+    const Tensor batch = g.rand({2, 5, 4});
+    const auto wrapper = causes_of("MultiHeadAttentionWrapper(4, 2, 6, 0.1, 2)", batch);  // head after head, as the wrapper's CausalAttention modules draw
+    CHECK(std::vector<std::string>(wrapper.end() - 2, wrapper.end()) == std::vector<std::string>{"dropout_missing", "dropout_on_scores"});
+    // dropout inside scaled_dot_product_attention: no self.dropout line to get wrong
+    const auto sdpa = causes_of("MHAPyTorchScaledDotProduct(4, 4, 2, 6, 0.1)", batch);
+    CHECK(std::find(sdpa.begin(), sdpa.end(), "dropout_missing") == sdpa.end());
   }
 
   TEST_CASE("a state dict that does not fit is named with the copy rule that fixes it") {
