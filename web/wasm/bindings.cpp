@@ -205,11 +205,10 @@ struct object : emscripten::value_object<C> {
     if constexpr (std::is_member_object_pointer_v<M>)
       emscripten::value_object<C>::field(name, m);
     else
-      emscripten::value_object<C>::field(name, m, &ignore<std::invoke_result_t<M, const C&>>);
+      emscripten::value_object<C>::field(name, m, &ignore);
     add(rest...);
   }
-  template <typename R>
-  static void ignore(C&, R) {}
+  static void ignore(C&, val) {}  // takes a JS value: nothing converts JS back into an out-only field
 };
 
 template <typename T>
@@ -237,8 +236,7 @@ template <typename T>
 void declare_result() {
   using R = Result<T>;
   static const bool declared =
-      (emscripten::value_object<R>(typeid(R).name()).field("ok", &R::ok).field("error", &R::error).field("value", &take<&R::value>, &object<R>::template ignore<std::optional<T>>),
-       true);
+      (emscripten::value_object<R>(typeid(R).name()).field("ok", &R::ok).field("error", &R::error).field("value", &take<&R::value>, &object<R>::ignore), true);
   (void)declared;
 }
 
