@@ -89,7 +89,7 @@ export async function checkpointCase(lab, c) {
 /**
  * "Check your own module": readers' modules of tests/fixtures/check_module_fixtures.json whose verdict's
  * "confirm it in PyTorch" code tests/fixtures/generate_check_confirm.py runs (a cause at a stage, at the
- * output, a NaN row, a single-head class, a mistake outside the catalogue).
+ * output, a NaN row, a single-head class, a mistake outside the catalogue, training mode from a seed).
  */
 export const CHECK_CASES = [
   "MultiHeadAttention scale_d_out qkv_bias=False with stages",
@@ -97,6 +97,7 @@ export const CHECK_CASES = [
   "MultiHeadAttention merge_view_no_transpose qkv_bias=True",
   "CausalAttention query_from_key qkv_bias=False with stages",
   "MultiHeadAttention mask_offset qkv_bias=False with stages",
+  "MultiHeadAttention dropout_missing seed=123 qkv_bias=False with stages",
 ];
 
 export const CHECK_CONFIRM_PATH = new URL("./fixtures/check_confirm.json", import.meta.url);
@@ -118,6 +119,7 @@ export async function checkConfirmCase(lab, name) {
   const report = lab.checkModule({
     call: c.call, stateDict: c.state_dict.map((t) => ({ name: t.name, ...tensor(t) })), x: tensor(c.x), output: tensor(c.output),
     stages: c.stages ? Object.fromEntries(Object.entries(c.stages).map(([k, t]) => [k, tensor(t)])) : undefined,
+    seed: c.seed,
   });
   const fileName = `${name.replace(/[^A-Za-z0-9]+/g, "_")}.pt`;
   const book = lab.classFacts(report.className).book;

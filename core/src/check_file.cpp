@@ -10,7 +10,7 @@ namespace {
 
 const char* const kSnippet =
     "torch.save({\"call\": \"MultiHeadAttention(768, 768, 1024, 0.0, 12)\", \"state_dict\": mha.state_dict(), \"x\": batch, \"output\": context_vecs, "
-    "\"stages\": {\"attn_scores\": ..., \"attn_weights\": ..., \"context_vec\": ...}}, \"check.pt\")";
+    "\"stages\": {\"attn_scores\": s, \"attn_weights\": w, \"context_vec\": c}}, \"check.pt\") (stages optional)";
 
 [[noreturn]] void missing(const std::string& key, const std::string& what) {
   throw AttentionError("check_file", key, "the check file has no " + what, "Save it with the snippet's " + check_file_snippet_line(key) + " (docs/check-module.md).");
@@ -38,12 +38,13 @@ Tensor tensor_of(const SafetensorsEntry& e, const std::map<std::string, std::vec
 }  // namespace
 
 std::string check_file_snippet_line(const std::string& key) {
-  if (key == "call") return "\"call\": \"MultiHeadAttention(768, 768, 1024, 0.0, 12)\" (the constructor call as written, a string)";
+  if (key == "call") return "\"call\": \"MultiHeadAttention(768, 768, 1024, 0.0, 12)\" (your module's constructor call with its numbers, a string)";
   if (key == "state_dict") return "\"state_dict\": mha.state_dict()";
   if (key == "x") return "\"x\": batch (the input of the forward)";
   if (key == "output") return "\"output\": context_vecs (what mha(batch) returned)";
   if (key == "seed") return "\"seed\": 123 (an int: the seed given to torch.manual_seed right before mha(batch), in training mode)";
-  return "\"stages\": {\"attn_scores\": ..., \"attn_weights\": ..., \"context_vec\": ...}";
+  return "\"stages\": {\"attn_scores\": s, \"attn_weights\": w, \"context_vec\": c} (attn_scores.clone() before the mask, attn_weights after softmax and dropout, context_vec "
+         "before out_proj)";
 }
 
 std::vector<SafetensorsEntry> CheckFilePlan::reads() const {

@@ -94,14 +94,25 @@ struct Leaving {
   const Tensor* yours;
   Tensor book;
 };
+/// The run's stage `id`, or none when the trace has no such stage.
+std::optional<Tensor> traced(const Run& r, const std::string& id) {
+  for (const Stage& st : r.trace)
+    if (st.id == id) return stage_tensor(r.trace, st);
+  return std::nullopt;
+}
+
+/// Whether the reader's attn_scores are the book's after the mask: the book fills them in place
+/// (attn_scores.masked_fill_), so a reader who keeps the variable keeps the masked scores.
+bool masked_in_place(const Run& r, const NamedTensor& s) {
+  if (s.name != "attn_scores") return false;
+  const std::optional<Tensor> masked = traced(r, "attn_scores_masked");
+  return masked && check_tensors_agree(s.tensor, *masked);
+}
+
 std::optional<Leaving> first_leaving(const ForwardPlan& p, const Run& r, const std::vector<const NamedTensor*>& stages, const Tensor& output) {
   for (const NamedTensor* s : stages) {
-    const std::string id = trace_id(p, s->name);
-    for (const Stage& st : r.trace) {
-      if (st.id != id) continue;
-      Tensor book = stage_tensor(r.trace, st);
-      if (!check_tensors_agree(s->tensor, book)) return Leaving{s->name, &s->tensor, std::move(book)};
-    }
+    std::optional<Tensor> book = traced(r, trace_id(p, s->name));
+    if (book && !check_tensors_agree(s->tensor, *book) && !masked_in_place(r, *s)) return Leaving{s->name, &s->tensor, std::move(*book)};
   }
   if (check_tensors_agree(output, r.output)) return std::nullopt;
   return Leaving{"output", &output, r.output};
@@ -197,9 +208,14 @@ double check_bytes(const ForwardPlan& plan, const Shape& x_shape) {
 
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
                          double budget, ThreadPool* pool, std::optional<uint64_t> seed) {
-  CheckReport report{config.class_name(), config.python_call()};
+  CheckReport report{config.class_name(), config.python_call(), seed};
   const ForwardPlan book = plan_forward(config);
-  check_input(book, x, "x", budget, true);  // x's shape first: the estimate and the shapes below are read off it
+  try {
+    check_input(book, x, "x", budget, true);  // x's shape first: the estimate and the shapes below are read off it
+  } catch (const AttentionError& e) {         // the call is the reader's: it, not a slot of a page, is what to fix
+    throw AttentionError(e.code(), e.slot(), std::string(e.what()) + " (the call checked is " + config.python_call() + ", as the check gives it)",
+                         e.hint() + " Or: the call must be your module's own, with the numbers it was built with.");
+  }
   const double bytes = check_bytes(book, x.shape);
   if (bytes > budget)  // before the first allocation (the parameters' copy)
     throw AttentionError("too_large", "x",
@@ -215,6 +231,11 @@ CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTens
     {
       const Run r = run(module, book, x, budget, pool, seed);
       report.agree = check_tensors_agree(output, r.output, &report.max_abs_diff);
+      for (const NamedTensor* s : given)
+        if (masked_in_place(r, *s) && !check_tensors_agree(s->tensor, *traced(r, "attn_scores")))
+          report.notes.push_back(
+              "Your attn_scores are the scores after the mask (masked_fill_ works in place), so they were compared with the book's masked scores; "
+              "to give them before the mask, save attn_scores.clone() right after queries @ keys.transpose(2, 3).");
       if (const std::optional<Leaving> l = first_leaving(book, r, given, output)) {
         report.first_stage = l->id;
         report.difference = difference_of(book, *l, x.shape);

@@ -39,6 +39,9 @@ namespace {
     throw AttentionError("checkpoint_pickled_module", full,
                          "the file holds a whole pickled object (" + full + "), not a state dict: reading it would need " + module + "'s own code",
                          "In Python, load it and save its weights alone: torch.save(model.state_dict(), \"model.pth\").");
+  if (name == "Ellipsis")  // a snippet's `...` placeholder saved as it was
+    throw AttentionError("checkpoint_pickle_global", full, "the file holds a ... (Ellipsis) where a tensor belongs: a placeholder of a snippet saved as it was",
+                         "Replace each ... with your tensor, or delete that line (the check's \"stages\" are optional), and save the file again.");
   throw AttentionError("checkpoint_pickle_global", full, "the pickle names " + full + ", which a state dict never needs; it was refused and nothing was run",
                        "Open only files saved with torch.save(model.state_dict(), ...) from a source you trust; a state dict needs only OrderedDict, tensors and storages.");
 }

@@ -38,7 +38,8 @@ describe("compare: check your own module", () => {
     // The PyTorch that confirms it: the book's module from the file, and the line to change.
     const confirm = await page.getByTestId("check-confirm").textContent();
     assert.match(confirm, /ck = torch\.load\("mha_scale_d_out\.pt"\)\n/);
-    assert.match(confirm, /book = MultiHeadAttention\(4, 4, 6, 0\.0, 2\)\n/);
+    assert.match(confirm, /^from llms_from_scratch\.ch03 import MultiHeadAttention as BookMultiHeadAttention {2}# MultiHeadAttention: the book's chapter 3 class/m);
+    assert.match(confirm, /book = BookMultiHeadAttention\(4, 4, 6, 0\.0, 2\)\n/);
     assert.match(confirm, /# {5}attn_weights = torch\.softmax\(attn_scores \/ self\.d_out\*\*0\.5, dim=-1\)\n# to the book's/);
     await page.getByTestId("check-own").screenshot({ path: path.join(ROOT, "build", "check-module-panel.png") });
     await page.getByTestId("check-file").setInputFiles(fixture("mha_correct.pt"));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "check_cases.hpp"
 #include "refusal.hpp"
@@ -287,5 +288,36 @@ TEST_SUITE("check_module") {
       CHECK(r.difference->yours[static_cast<size_t>(at - from)] == yours.data[static_cast<size_t>(16 + at)]);
       CHECK(r.difference->book[static_cast<size_t>(at - from)] == book.data[static_cast<size_t>(16 + at)]);
     }
+  }
+
+  TEST_CASE("attn_scores given after the mask (masked_fill_ works in place) are compared with the book's masked scores, with a note") {
+    const nlohmann::json& c = case_named("MultiHeadAttention correct qkv_bias=False with stages");
+    std::vector<NamedTensor> stages;
+    for (const auto& [id, t] : c.at("stages").items()) stages.push_back({id, fixtures::tensor(t)});
+    for (NamedTensor& s : stages) {
+      if (s.name != "attn_scores") continue;
+      const int64_t T = s.tensor.shape.back();  // (b, num_heads, T, T): hide the keys after each query
+      for (size_t k = 0; k < s.tensor.data.size(); ++k)
+        if (static_cast<int64_t>(k) % T > static_cast<int64_t>(k) / T % T) s.tensor.data[k] = -std::numeric_limits<float>::infinity();
+    }
+    const CheckReport r = check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), stages);
+    CHECK(r.agree);
+    CHECK_FALSE(r.first_stage.has_value());
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].rfind("Your attn_scores are the scores after the mask (masked_fill_ works in place)", 0) == 0);
+    // the scores before the mask, as the snippet asks: no note
+    std::vector<NamedTensor> before;
+    for (const auto& [id, t] : c.at("stages").items()) before.push_back({id, fixtures::tensor(t)});
+    CHECK(check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), before).notes.empty());
+  }
+
+  TEST_CASE("a call that does not fit x says the call checked is the reader's to fix") {
+    const nlohmann::json& c = case_named("MultiHeadAttention correct qkv_bias=True");
+    const Refused r = refused([&] {
+      check_module(config_of("MultiHeadAttention(768, 768, 1024, 0.0, 12)"), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), {});
+    });
+    CHECK(r.slot == "d_in");
+    CHECK(r.message.find("(the call checked is MultiHeadAttention(768, 768, 1024, 0.0, 12), as the check gives it)") != std::string::npos);
+    CHECK(r.hint.find("the call must be your module's own, with the numbers it was built with.") != std::string::npos);
   }
 }

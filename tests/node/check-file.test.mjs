@@ -109,6 +109,26 @@ test("a missing output or call is refused with check_file, naming the key and sh
   assert.match(noCall.hint, /"call": "MultiHeadAttention\(768, 768, 1024, 0.0, 12\)"/);
 });
 
+test("a file that still holds the snippet's ... placeholders is refused with a hint to replace them", async () => {
+  const r = await refusal(lab.checkModule(checkFile("mha_ellipsis.pt")));
+  assert.equal(r.code, "checkpoint_pickle_global");
+  assert.match(r.message, /holds a \.\.\. \(Ellipsis\) where a tensor belongs/);
+  assert.match(r.hint, /^Replace each \.\.\. with your tensor, or delete that line/);
+});
+
+test("a call whose sizes do not fit x says the call is the reader's own to fix", () => {
+  const { file } = inMemory("MultiHeadAttention correct qkv_bias=False with stages");
+  let e = null;
+  try {
+    lab.checkModule({ ...file, call: "MultiHeadAttention(768, 768, 1024, 0.0, 12)" });
+  } catch (err) {
+    e = err;
+  }
+  assert.ok(e instanceof AttentionError);
+  assert.match(e.message, /\(the call checked is MultiHeadAttention\(768, 768, 1024, 0\.0, 12\), as the check gives it\)$/);
+  assert.match(e.hint, /the call must be your module's own, with the numbers it was built with\.$/);
+});
+
 test("a safetensors file is not a check file: check_file with the snippet in the hint", async () => {
   const r = await refusal(lab.checkModule(readFileSync(new URL("../fixtures/checkpoints/gpt2_d4_h2.safetensors", import.meta.url))));
   assert.equal(r.code, "check_file");

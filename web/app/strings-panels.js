@@ -19,18 +19,22 @@ export const S = {
   cacheIntroLatent: " This class caches its latent c_kv instead (ch04/05_mla): each step appends one latent row and re-projects the keys and values of every token so far from them.",
   cacheStep: "Next token (with the cache)",
   checkIntro: "Wrote your own MultiHeadAttention? Paste this into your notebook after running it (in eval mode, or with dropout 0; in training mode, right after torch.manual_seed(123), with the seed line), then choose the check.pt it saves: the page runs the book’s forward on your x with your weights and says whether your output is the book’s and, when it is not, which line to question first. The file is read in your browser and never leaves your computer.",
-  checkSnippet: `torch.save({"call": "MultiHeadAttention(768, 768, 1024, 0.0, 12)",   # the constructor call, as written
-            "state_dict": mha.state_dict(), "x": batch, "output": context_vecs,
-            "stages": {"attn_scores": ..., "attn_weights": ..., "context_vec": ...},  # optional
+  checkSnippet: `torch.save({"call": "MultiHeadAttention(768, 768, 1024, 0.0, 12)",  # your module's constructor call, with its numbers
+            "state_dict": mha.state_dict(), "x": batch, "output": context_vecs,  # context_vecs = mha(batch)
+            # "stages": {"attn_scores": s, "attn_weights": w, "context_vec": c},  # optional: see below
             # "seed": 123,  # only for a module in training mode: torch.manual_seed(123) right before mha(batch)
             }, "check.pt")`,
+  checkStages: "The optional stages point to the first line that goes wrong. To give them, keep three tensors in your forward and save them under \"stages\": attn_scores.clone() right after queries @ keys.transpose(2, 3) (before the mask: masked_fill_ changes attn_scores in place), attn_weights after the softmax and dropout, and context_vec right after the heads are merged, before out_proj.",
   checkCopy: "Copy the snippet",
   checkCopied: "Copied.",
   checkCopyFailed: "Select the snippet and copy it by hand (the clipboard is not available here).",
   checkFileLabel: "Your check.pt",
   checkReading: (name) => `Checking ${name}…`,
+  checkAgreeStage: (diff, stage) => `Your module’s output agrees with the book’s (the largest difference is ${diff}), but your ${stage} does not: it is not the tensor the book has at that point (see where it first differs).`,
+  checkDiffers: (diff) => `differs by up to ${diff}`,
+  checkNaN: "has NaN where the book’s has numbers",
   checkAgree: (diff) => `Your module agrees with the book’s: the largest difference is ${diff} (within 1e-5).`,
-  checkDisagree: (diff, stage) => `Your module does not compute the book’s: the output differs by up to ${diff}${stage ? `; the first tensor that differs is ${stage}` : ""}.`,
+  checkDisagree: (how, stage) => `Your module does not compute the book’s: the output ${how}${stage ? `; the first tensor that differs is ${stage}` : ""}.`,
   checkExplains: "Your output is exactly what this mistake gives: ",
   checkLine: "The line to question first: ",
   checkFix: "The book’s line: ",

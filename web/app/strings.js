@@ -334,7 +334,7 @@ export const S = {
   /** attn_scores_masked's why for a class whose ClassFacts.maskFill is finite (GatedMultiHeadAttention). */
   stageWhyFinfo: "Hidden positions filled with the most negative float32 (torch.finfo(torch.float32).min), so exp gives exactly 0 unless a whole row is masked (that row would get equal weights, not the NaN of −inf).",
 
-  compareHeading: "6. Compare two modules",
+  compareHeading: "6. Compare two modules, or check your own",
   compareLegend: "What to compare",
   compareConvert: "MultiHeadAttentionWrapper ↔ MultiHeadAttention (same weights)",
   compareCopy: "SelfAttention_v2 ⇄ SelfAttention_v1: copy the weights (exercise 3.1)",

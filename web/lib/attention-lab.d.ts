@@ -100,6 +100,8 @@ export interface CheckReport {
   className: ClassName;
   /** Its Python call as PyTorch takes it, e.g. "MultiHeadAttention(768, 768, 1024, 0.0, 12)" (the code to confirm a cause builds the book's module with it). */
   call: string;
+  /** The seed the forwards ran from, in training mode (the check's `seed`); null: eval mode. */
+  seed: number | null;
   /** The reader's output equals the book's within 1e-5 * (1 + |book|), NaN only where the book has NaN. */
   agree: boolean;
   /** max |reader - book| over the output where both are finite; Infinity when NaN sits elsewhere than in the book's. */

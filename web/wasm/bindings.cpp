@@ -339,8 +339,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_types) {
                      "explains", &CheckCause::explains);
   object<CheckDifference>("CheckDifference", "stage", &CheckDifference::stage, "axes", &CheckDifference::axes, "shape", &CheckDifference::shape, "index", &CheckDifference::index,
                           "from", &num<&CheckDifference::from>, "yours", &CheckDifference::yours, "book", &CheckDifference::book);
-  object<CheckReport>("CheckReport", "className", &CheckReport::class_name, "call", &CheckReport::call, "agree", &CheckReport::agree, "maxAbsDiff", &CheckReport::max_abs_diff,
-                      "firstStage", &CheckReport::first_stage, "difference", &CheckReport::difference, "causes", &CheckReport::causes, "notes", &CheckReport::notes);
+  object<CheckReport>("CheckReport", "className", &CheckReport::class_name, "call", &CheckReport::call, "seed", &CheckReport::seed, "agree", &CheckReport::agree, "maxAbsDiff",
+                      &CheckReport::max_abs_diff, "firstStage", &CheckReport::first_stage, "difference", &CheckReport::difference, "causes", &CheckReport::causes, "notes",
+                      &CheckReport::notes);
 #ifndef ATTENTION_LAB_LEAN  // the types of the checkpoint and GPT-2 readers
   object<CheckpointOptionsInput>("CheckpointOptionsInput", "layer", &CheckpointOptionsInput::layer, "num_heads", &CheckpointOptionsInput::num_heads, "context_length",
                                  &CheckpointOptionsInput::context_length, "intoClass", &CheckpointOptionsInput::into_class, "intoConfig", &CheckpointOptionsInput::into_config);

@@ -63,6 +63,7 @@ inline constexpr int64_t kDifferenceWindow = 8;
 struct CheckReport {
   std::string class_name;                     // the book's class checked against (its id, as lab.classes names it)
   std::string call;                           // its Python call, every slot as PyTorch takes it (ModuleConfig::python_call)
+  std::optional<uint64_t> seed;               // the seed the check ran the forwards from (training mode); none: eval mode
   bool agree = false;                         // the reader's output is the book's (check_tensors_agree)
   double max_abs_diff = 0;                    // max |reader - book| over the output where both are finite; infinity where NaN sits elsewhere
   std::optional<std::string> first_stage;     // the first given stage, then "output", whose tensor leaves the book's; none when none does
