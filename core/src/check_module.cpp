@@ -161,7 +161,15 @@ void try_catalogue(const ModuleConfig& config, const ForwardPlan& book, const At
 /// Without a seed the check runs the book's forward in eval mode: a class with dropout > 0 whose output
 /// disagrees may have had its module left in training mode (dropout acting), which only a seed reproduces.
 void note_dropout(const ForwardPlan& book, std::optional<uint64_t> seed, CheckReport& report) {
-  if (seed || report.agree || !book.dropout_stage || book.dropout <= 0.0) return;
+  if (report.agree || !book.dropout_stage || book.dropout <= 0.0) return;
+  if (seed) {  // the draws follow the seed only when nothing else drew from the generator in between
+    if (std::none_of(report.causes.begin(), report.causes.end(), [](const CheckCause& c) { return c.explains; }))
+      report.notes.push_back("The check drew dropout from torch.manual_seed(" + std::to_string(*seed) +
+                             ") right before the forward. If your notebook called it earlier (before the constructor, whose weights draw from it too), "
+                             "the masks differ: call torch.manual_seed(" +
+                             std::to_string(*seed) + ") again right before mha(batch), save the file again, or check in eval mode.");
+    return;
+  }
   report.notes.push_back("dropout = " + format_g(book.dropout, 6) +
                          " may be acting: a module left in training mode (no mha.eval()) drops attention weights at random, and the check ran the book's forward "
                          "in eval mode. Call mha.eval() before the forward, or to check training mode call torch.manual_seed(123) right before mha(batch) and save "

@@ -320,4 +320,17 @@ TEST_SUITE("check_module") {
     CHECK(r.message.find("(the call checked is MultiHeadAttention(768, 768, 1024, 0.0, 12), as the check gives it)") != std::string::npos);
     CHECK(r.hint.find("the call must be your module's own, with the numbers it was built with.") != std::string::npos);
   }
+
+  TEST_CASE("a seeded check that no cause explains says the seed must be set right before the forward") {
+    const nlohmann::json& c = case_named("MultiHeadAttention correct seed=123 qkv_bias=True");
+    const auto run_with = [&](uint64_t seed) {
+      return check_module(config_of(c.at("call")), named(c.at("state_dict")), fixtures::tensor(c.at("x")), fixtures::tensor(c.at("output")), {}, kDefaultMemoryBudgetBytes, nullptr,
+                          seed);
+    };
+    const CheckReport other = run_with(124);  // as if the notebook's generator had moved on before the forward
+    CHECK_FALSE(other.agree);
+    REQUIRE(other.notes.size() == 1);
+    CHECK(other.notes[0].rfind("The check drew dropout from torch.manual_seed(124) right before the forward.", 0) == 0);
+    CHECK(run_with(123).notes.empty());
+  }
 }
