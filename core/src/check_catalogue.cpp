@@ -1,13 +1,14 @@
 // The catalogue of mistakes readers make in their own attention modules, one table (like the class
 // recipes): each entry a variant of the book's forward with one pass altered, where the class has that
 // step. Sources are public reports of the same mistake (issue and pull request threads); see
-// docs/check-module.md.
+// docs/check-module.md. Each entry's line and fix are written for the class (check_lines.cpp).
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "attention_lab/check_module.hpp"
+#include "check_lines.hpp"
 
 namespace attention_lab {
 
@@ -105,45 +106,33 @@ void weights_untransposed(const ForwardPlan&, std::vector<NamedTensor>& params) 
 }
 
 std::vector<Mistake> make_catalogue() {
+  namespace L = check_lines;
   return {
-      {"scale_d_out", "scores divided by sqrt(d_out) instead of sqrt(head_dim)", "attn_weights = torch.softmax(attn_scores / self.d_out**0.5, dim=-1)",
-       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "lucidrains/vit-pytorch#65, Graylab/DL4Proteins-notebooks#12, omihub777/ViT-CIFAR#11",
-       scaled_by_head, by_d_out, nullptr},
-      {"no_scale", "scores not scaled", "attn_weights = torch.softmax(attn_scores, dim=-1)", "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
-       "delzac/cntkx#10", scaled, unscaled, nullptr},
-      {"scale_after_softmax", "the scaling applied after the softmax", "attn_weights = torch.softmax(attn_scores, dim=-1) / keys.shape[-1]**0.5",
-       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "esceptico/perceiver-io#9 (the scale applied the wrong way)", scaled, after_softmax, nullptr},
-      {"mask_diagonal", "torch.triu(..., diagonal=0): a token cannot see itself (the first row is NaN)",
-       "self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=0))",
-       "self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=1))", "pbloem/former#10, rasbt/LLMs-from-scratch#1061", causal,
-       diagonal_hidden, nullptr},
-      {"mask_discarded", "attn_scores.masked_fill(...) without using its result: no mask", "attn_scores.masked_fill(mask_bool, -torch.inf)",
-       "attn_scores.masked_fill_(mask_bool, -torch.inf)", "lucidrains/flamingo-pytorch#10, facebookresearch/ParlAI#3068", masked, no_mask, nullptr},
-      {"softmax_dim", "softmax over dim=-2 (over the queries of each key)", "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-2)",
-       "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)", "nerdai/llms-from-scratch-rs#30, PetrochukM/PyTorch-NLP#2", softmaxed, over_queries, nullptr},
-      {"heads_view_no_transpose", "heads split with .view(b, num_heads, num_tokens, head_dim)", "keys = keys.view(b, self.num_heads, num_tokens, self.head_dim)",
-       "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)", "hyunwoongko/transformer#15, harvardnlp/annotated-transformer#17", splits, split_by_view,
+      {"scale_d_out", "scores divided by sqrt(d_out) instead of sqrt(head_dim)", L::scale_d_out,
+       "lucidrains/vit-pytorch#65, Graylab/DL4Proteins-notebooks#12, omihub777/ViT-CIFAR#11", scaled_by_head, by_d_out, nullptr},
+      {"no_scale", "scores not scaled", L::no_scale, "delzac/cntkx#10", scaled, unscaled, nullptr},
+      {"scale_after_softmax", "the scaling applied after the softmax", L::scale_after_softmax, "esceptico/perceiver-io#9 (the scale applied the wrong way)", scaled, after_softmax,
        nullptr},
-      {"merge_view_no_transpose", "heads merged with .view(b, num_tokens, d_out) without transpose(1, 2)",
-       "context_vec = (attn_weights @ values).contiguous().view(b, num_tokens, self.d_out)",
-       "context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)",
+      {"mask_diagonal", "torch.triu(..., diagonal=0): a token cannot see itself (the first row is NaN)", L::mask_diagonal, "pbloem/former#10, rasbt/LLMs-from-scratch#1061", causal,
+       diagonal_hidden, nullptr},
+      {"mask_discarded", "attn_scores.masked_fill(...) without using its result: no mask", L::mask_discarded, "lucidrains/flamingo-pytorch#10, facebookresearch/ParlAI#3068",
+       masked, no_mask, nullptr},
+      {"softmax_dim", "softmax over dim=-2 (over the queries of each key)", L::softmax_dim, "nerdai/llms-from-scratch-rs#30, PetrochukM/PyTorch-NLP#2", softmaxed, over_queries,
+       nullptr},
+      {"heads_view_no_transpose", "heads split with .view(b, num_heads, num_tokens, head_dim)", L::heads_view, "hyunwoongko/transformer#15, harvardnlp/annotated-transformer#17",
+       splits, split_by_view, nullptr},
+      {"merge_view_no_transpose", "heads merged with .view(b, num_tokens, d_out) without transpose(1, 2)", L::merge_view,
        "649453932/Chinese-Text-Classification-Pytorch#10, jadore801120/attention-is-all-you-need-pytorch#80", merges, merge_by_view, nullptr},
-      {"query_from_key", "queries computed with W_key", "queries = self.W_key(x)", "queries = self.W_query(x)", "Khaliladib11/Transformer-from-scratch#1", own_queries, nullptr,
-       queries_from_keys},
-      {"missing_out_proj", "out_proj not applied", "return context_vec  # without self.out_proj", "context_vec = self.out_proj(context_vec)",
-       "Kyubyong/transformer#117, jwallbridge/translob#4", out_projected, no_out_proj, nullptr},
-      {"linear_no_transpose", "x @ W.weight instead of the layer (square weights only: the seed's transpose)", "queries = x @ self.W_query.weight", "queries = self.W_query(x)",
+      {"query_from_key", "queries computed with W_key", L::query_from_key, "Khaliladib11/Transformer-from-scratch#1", own_queries, nullptr, queries_from_keys},
+      {"missing_out_proj", "out_proj not applied", L::missing_out_proj, "Kyubyong/transformer#117, jwallbridge/translob#4", out_projected, no_out_proj, nullptr},
+      {"linear_no_transpose", "x @ W.weight instead of the layer (square weights only: the seed's transpose)", L::linear_no_transpose,
        "skyzh/tiny-llm#60, rasbt/LLMs-from-scratch#183", square_linear, nullptr, weights_untransposed},
-      {"mask_not_passed", "PyTorch's attention call made without its mask (is_causal=True, attn_mask or block_mask): no mask",
-       "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, dropout_p=use_dropout)",
-       "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, dropout_p=use_dropout, is_causal=True)", "keras-team/keras#23038, hkproj/pytorch-llama#15",
-       mask_passed, no_mask, nullptr},
+      {"mask_not_passed", "PyTorch's attention call made without its mask (is_causal=True, attn_mask or block_mask): no mask", L::mask_not_passed,
+       "keras-team/keras#23038, hkproj/pytorch-llama#15", mask_passed, no_mask, nullptr},
       // The dropout mistakes (seeded): the book's forward in training mode from torch.manual_seed(seed).
-      {"dropout_missing", "self.dropout defined but never applied: the attention weights are not dropped", "context_vec = attn_weights @ values  # without self.dropout",
-       "attn_weights = self.dropout(attn_weights)", "zhouhaoyi/Informer2020#97, jenkspt/gpt-jax#1, lucidrains/memory-compressed-attention#4", drops_weights, dropout_nowhere,
-       nullptr, true},
-      {"dropout_on_scores", "dropout applied to the masked attn_scores before the softmax instead of to attn_weights (a dropped -inf is NaN)",
-       "attn_scores = self.dropout(attn_scores)  # after masked_fill_, before the softmax", "attn_weights = self.dropout(attn_weights)  # after the softmax",
+      {"dropout_missing", "self.dropout defined but never applied: the attention weights are not dropped", L::dropout_missing,
+       "zhouhaoyi/Informer2020#97, jenkspt/gpt-jax#1, lucidrains/memory-compressed-attention#4", drops_weights, dropout_nowhere, nullptr, true},
+      {"dropout_on_scores", "dropout applied to the masked attn_scores before the softmax instead of to attn_weights (a dropped -inf is NaN)", L::dropout_on_scores,
        "karpathy/ng-video-lecture#30", drops_weights, dropout_on_scores, nullptr, true},
   };
 }

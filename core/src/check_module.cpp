@@ -7,6 +7,7 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <utility>
 
 #include "attention_lab/diagnostics.hpp"
 #include "attention_lab/text.hpp"
@@ -154,7 +155,8 @@ void try_catalogue(const ModuleConfig& config, const ForwardPlan& book, const At
       altered->set_parameters(copy);
     }
     const Run r = run(altered ? *altered : module, variant, x, budget, pool, seed);
-    report.causes.push_back({m.id, m.title, m.line, m.fix, m.source, !first_leaving(variant, r, given, output).has_value()});
+    CauseLines lines = m.lines(book);
+    report.causes.push_back({m.id, m.title, std::move(lines.line), std::move(lines.fix), m.source, !first_leaving(variant, r, given, output).has_value()});
   }
 }
 

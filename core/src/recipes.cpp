@@ -130,6 +130,24 @@ Params einsum_params() {
   for (auto [n, role] : m) p.init.push_back({std::string("bias_") + n[0], Init::FanInUniform, "W_query"});
   return p;
 }
+/// How MHAEinsum's forward is written: Q, K, V by einsum, the scores scaled on their own line,
+/// masked_fill's result assigned, the heads merged with reshape (n for num_tokens).
+SourceSpelling einsum_spelling() {
+  SourceSpelling s;
+  s.tokens = "n";
+  s.queries = "Q";
+  s.keys = s.split_keys = "K";
+  s.project = "torch.einsum(\"bnd,do->bno\", x, self.{})";
+  s.scores = "scores";
+  s.head_dim = "self.head_dim";
+  s.root = "({} ** 0.5)";
+  s.scaled_scores = "torch.einsum(\"bhnd,bhmd->bhnm\", Q, K)";
+  s.attend = "torch.einsum(\"bhnm,bhmd->bhnd\", attn_weights, V)";
+  s.merge_from = "context_vec";
+  s.merge = ".reshape";
+  s.masked_fill = "scores = scores.masked_fill(mask.bool(), -torch.inf)";
+  return s;
+}
 /// MHAPyTorchClass: nn.MultiheadAttention(embed_dim=d_out, num_heads, dropout, bias=qkv_bias,
 /// add_bias_kv=qkv_bias, batch_first=True), then proj = nn.Linear(d_out, d_out). Its out_proj is
 /// built (and drawn) first; _reset_parameters() then draws xavier_uniform_(in_proj_weight), zeroes
@@ -210,6 +228,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "Self-attention with trainable weight matrices W_query, W_key, W_value of shape (d_in, d_out), used as x @ W.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.4.1"};
   s.python_name = "sa_v1";
+  s.spelling.project = "x @ self.{}";
   s.batched = false;
   s.copies_with = {"SelfAttention_v2"};
   r.push_back(with(s, v1_params()));
@@ -231,6 +250,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "Self-attention that hides future tokens with a causal mask, plus dropout on the attention weights.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.5.3"};
   s.python_name = "ca";
+  s.spelling.masked_fill = "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)";
   s.context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 2";
   s.mask = MaskRule::CausalBuffer;
   s.dropout = DropoutRule::Weights;
@@ -245,6 +265,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "num_heads CausalAttention modules run one after another; their outputs are concatenated.";
   s.book = {"3", kCh3, "ch03.ipynb", "section 3.6.1"};
   s.python_name = "wrapper";
+  s.spelling.masked_fill = "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)";  // its heads' (CausalAttention's)
   s.context_error = "RuntimeError: The size of tensor a ({num_tokens}) must match the size of tensor b ({context_length}) at non-singleton dimension 2";
   s.per_head_modules = true;
   s.heads = HeadsRule::Modules;
@@ -296,6 +317,8 @@ std::vector<ClassSpec> make_recipes() {
     b.dropout = DropoutRule::Weights;
     b.heads_assert = "AssertionError: d_out is indivisible by num_heads";
     b.qkv_text = "packed";
+    b.spelling.batch = "batch_size";
+    b.spelling.merge_from = "context_vec";  // context_vec = attn_weights @ values (or PyTorch's call), then merged
     b.copies_from = {{"MultiHeadAttention", "qkv.weight = torch.cat([W_query.weight, W_key.weight, W_value.weight]) (rows stacked, no transpose), proj = out_proj."}};
     return b;
   };
@@ -309,6 +332,8 @@ std::vector<ClassSpec> make_recipes() {
   s.context_limit = true;
   s.needs_square = "RuntimeError: shape '[{b}, {num_tokens}, {d_in}]' is invalid for input of size {size}";
   s.context_error = "RuntimeError: The size of tensor a ({context_length}) must match the size of tensor b ({num_tokens}) at non-singleton dimension 3";
+  s.spelling.width = "embed_dim";
+  s.spelling.masked_fill = "attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)";
   s.presets = {bonus_gpt2("combinedQkvSmall", true, 13, "GPT-2 small's attention with one packed qkv projection (768 -> 2,304); note the order: num_heads before context_length")};
   r.push_back(with(s, packed_params()));
 
@@ -329,6 +354,7 @@ std::vector<ClassSpec> make_recipes() {
   s.qkv_text = "einsum";
   s.copies_from = {
       {"MultiHeadAttention", "W_query, W_key, W_value = each W_*.weight.T (einsum uses x @ W, nn.Linear x @ W.T); bias_q, bias_k, bias_v = each W_*.bias; out_proj copied."}};
+  s.spelling = einsum_spelling();
   s.presets = {{"einsumSmall", mha_slots(kSmallWidth.c_str(), kSmallWidth.c_str(), std::to_string(kGpt2Context).c_str(), kSmallHeads.c_str()), "sentence", 2,
                 "GPT-2 small's attention written with torch.einsum: the chapter's slot order", 14}};
   r.push_back(with(s, einsum_params()));
@@ -341,6 +367,8 @@ std::vector<ClassSpec> make_recipes() {
   s.scale_queries = true;
   s.attention_text = "sdpa";
   s.mask_text = "is_causal";  // scaled_dot_product_attention(..., is_causal=True)
+  s.spelling.attention_call = "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=None, dropout_p=use_dropout, is_causal=True)";
+  s.spelling.mask_argument = ", is_causal=True";
   s.presets = {bonus_gpt2("sdpaSmall", true, 15, "GPT-2 small's attention through scaled_dot_product_attention (FlashAttention on GPUs); context_length is never read")};
   r.push_back(with(s, packed_params()));
 
@@ -356,6 +384,8 @@ std::vector<ClassSpec> make_recipes() {
   s.scale_queries = true;
   s.attention_text = "sdpa";
   s.copies_from = {{"MultiHeadAttention", "the copy is right, but the inverted mask hides every earlier key: the outputs cannot agree (and the last token's row is NaN)."}};
+  s.spelling.attention_call = "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=attn_mask, dropout_p=use_dropout, is_causal=False)";
+  s.spelling.mask_argument = "attn_mask=attn_mask, ";
   s.presets = {bonus_gpt2("sdpaNoFlashSmall", true, 16, "a reproduced bug: the boolean mask means \"attend\" here, so it is inverted; watch the last row turn NaN")};
   r.push_back(with(s, packed_params()));
 
@@ -368,6 +398,8 @@ std::vector<ClassSpec> make_recipes() {
   s.scale_queries = true;
   s.attention_text = "flex";
   s.mask_text = "flex";
+  s.spelling.attention_call = "context_vec = flex_attention(queries, keys, values, block_mask=attn_mask)";
+  s.spelling.mask_argument = ", block_mask=attn_mask";
   s.presets = {bonus_gpt2("flexSmall", true, 17, "GPT-2 small's attention through FlexAttention (PyTorch 2.5+, GPUs); dropout is ignored")};
   r.push_back(with(s, packed_params()));
 
@@ -397,6 +429,8 @@ std::vector<ClassSpec> make_recipes() {
   s.copies_from = {{"MultiHeadAttention",
                     "in_proj_weight = torch.cat([W_query.weight, W_key.weight, W_value.weight]), the inner out_proj the identity, proj = out_proj; with qkv_bias the "
                     "extra bias_k/bias_v token makes them disagree."}};
+  s.spelling.attention_call = "attn_output, _ = self.multihead_attn(x, x, x, attn_mask=attn_mask, need_weights=self.need_weights)";
+  s.spelling.mask_argument = "attn_mask=attn_mask, ";
   s.presets = {bonus_gpt2("nnMhaSmall", true, 18, "GPT-2 small's attention through torch.nn.MultiheadAttention (embed_dim = d_out), then the class's own proj")};
   r.push_back(with(s, nn_mha_params()));
 
@@ -407,6 +441,8 @@ std::vector<ClassSpec> make_recipes() {
   s.scale_queries = true;
   s.attention_text = "sdpa";
   s.mask_text = "is_causal";  // scaled_dot_product_attention(..., is_causal=True)
+  s.spelling.attention_call = "context_vec = nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=None, dropout_p=use_dropout, is_causal=True)";
+  s.spelling.mask_argument = ", is_causal=True";
   s.presets = {bonus_gpt2("pkgMhaSmall", false, 19, "GPT-2 small's attention as the llms_from_scratch package writes it: (d_in, d_out, num_heads, dropout)")};
   r.push_back(with(s, packed_params()));
 
@@ -425,6 +461,9 @@ std::vector<ClassSpec> make_recipes() {
       "without bias.";
   s.book = {"4", "ch04/04_gqa", "gpt_with_kv_gqa.py", ""};
   s.python_name = "gqa";
+  s.spelling.split_keys = "keys_new";
+  s.spelling.masked_fill = "attn_scores = attn_scores.masked_fill(mask, -torch.inf)";
+  s.spelling.causal_rule = "mask = q_positions.unsqueeze(-1) < k_positions.unsqueeze(0)";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Weights;
@@ -462,6 +501,12 @@ std::vector<ClassSpec> make_recipes() {
       "re-projected from it (W_UK, W_UV); queries, causal mask for the tokens given, out_proj as in MultiHeadAttention; no RoPE.";
   s.book = {"4", "ch04/05_mla", "gpt_with_kv_mla.py", ""};
   s.python_name = "mla";
+  s.spelling.scores = "scores";
+  s.spelling.weights = "weights";
+  s.spelling.context = "context";
+  s.spelling.attend = "weights @ values";
+  s.spelling.merge_from = "(weights @ values)";
+  s.spelling.masked_fill = s.spelling.causal_rule = "scores.masked_fill_(q_pos.unsqueeze(-1) < k_pos.unsqueeze(0), -torch.inf)";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Weights;
@@ -491,6 +536,7 @@ std::vector<ClassSpec> make_recipes() {
   s.doc = "The book's MultiHeadAttention with a sliding-window causal mask: key j is hidden from query i when j > i or i - j >= sliding_window_size; no context_length.";
   s.book = {"4", "ch04/06_swa", "gpt_with_kv_swa.py", ""};
   s.python_name = "swa";
+  s.spelling.causal_rule = "mask_bool = (diff < 0) | (diff >= W)";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Weights;
@@ -516,6 +562,11 @@ std::vector<ClassSpec> make_recipes() {
       "and the causal mask fills torch.finfo(float32).min instead of -inf.";
   s.book = {"4", "ch04/08_deltanet", "README.md", ""};
   s.python_name = "gated_mha";
+  s.spelling.context = "context";
+  s.spelling.head_dim = "self.head_dim";
+  s.spelling.root = "({} ** 0.5)";
+  s.spelling.merge = ".reshape";
+  s.spelling.masked_fill = "attn_scores.masked_fill_(hidden, torch.finfo(attn_scores.dtype).min)";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
   s.mask_fill_min = true;
@@ -541,6 +592,7 @@ std::vector<ClassSpec> make_recipes() {
       "theta 10,000) applied to queries and keys after the head split, from cos and sin buffers of context_length rows.";
   s.book = {"5", "ch05/07_gpt_to_llama", "converting-gpt-to-llama2.ipynb", ""};
   s.python_name = "mha_llama2";
+  s.spelling.merge = ".reshape";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;
   s.mask_buffer_bytes = 4;

@@ -16,14 +16,21 @@
 
 namespace attention_lab {
 
+/// A cause's two lines, as the reader's class writes them (the recipe's SourceSpelling and the plan).
+struct CauseLines {
+  std::string line;  // the line with the mistake (the PyTorch to question)
+  std::string fix;   // the book's line
+};
+
 /// One mistake of the catalogue (core/src/check_catalogue.cpp): the book's forward with one pass
 /// altered, through the plan (alter_plan: the scale, the mask, the softmax, the head split or merge,
 /// out_proj) or through the projection pass's operators (alter_weights: what the pass multiplies by).
 struct Mistake {
-  const char* id;      // "scale_d_out"
-  const char* title;   // the mistake, in the book's words
-  const char* line;    // the line as readers write it (the PyTorch to question)
-  const char* fix;     // the book's line
+  const char* id;     // "scale_d_out"
+  const char* title;  // the mistake, in the book's words
+  /// The line as readers of the class write it and the book's line (check_lines.cpp): the class's own
+  /// variables, projections and mask, not chapter 3's.
+  CauseLines (*lines)(const ForwardPlan& book);
   const char* source;  // public reports of it (repository#number, ...)
   /// Whether the class has the step (and the variant differs from the book's forward on it).
   bool (*applies)(const ForwardPlan& book);

@@ -151,6 +151,25 @@ struct CopyPartner {
   std::string note;  // why the two agree or not after the copy, in one sentence
 };
 
+/// How the book's source of a class writes the steps the check's catalogue names: the variables and
+/// lines its readers have, from which each cause's line and fix are written (check_lines.cpp). The
+/// defaults are chapter 3's MultiHeadAttention; a recipe sets what its class writes otherwise.
+struct SourceSpelling {
+  std::string batch = "b", tokens = "num_tokens";  // forward's b and num_tokens
+  std::string queries = "queries", keys = "keys";  // the projections' variables
+  std::string split_keys = "keys";                 // what the keys' head split is assigned to
+  std::string project = "self.{}(x)";              // a projection of x, {} its parameter ("x @ self.{}")
+  std::string scores = "attn_scores", weights = "attn_weights", context = "context_vec";
+  std::string width = "self.d_out";                                                  // the merged width, as forward names it
+  std::string head_dim = "keys.shape[-1]", root = "{}**0.5";                         // the scale: root with {} the head_dim
+  std::string scaled_scores = "";                                                    // the scores' expression the scale divides on its own line; "": inside the softmax
+  std::string attend = "attn_weights @ values";                                      // the weights times the values
+  std::string merge_from = "(attn_weights @ values)", merge = ".contiguous().view";  // the merge: what is transposed, how it is viewed
+  std::string masked_fill = "attn_scores.masked_fill_(mask_bool, -torch.inf)";       // the masking line
+  std::string causal_rule = "";                                                      // a mask built from positions: the line with its `<`; "": the triu buffer
+  std::string attention_call = "", mask_argument = "";                               // PyTorch's attention call, and its mask argument as written in it
+};
+
 /// One attention class, all of it as data: slots, parameters and their initialisation, how the
 /// forward makes heads and masks, the output width, buffers, its book home and its copy partners.
 /// plan_forward, parameter_specs, the validator's structural rules, the stage table, the estimate
@@ -214,6 +233,8 @@ struct ClassSpec {
   double rope_theta = 0.0;
   /// The assertion PyTorch raises for an odd head_dim (RoPE rotates halves), when rope_theta > 0.
   std::string rope_assert = "";
+  /// How the book's source of the class writes its forward (the check's causes quote it).
+  SourceSpelling spelling = {};
   /// The axes of the input forward takes, e.g. {"b", "num_tokens", "d_in"} (row-major).
   std::vector<std::string> input_axes() const;
   bool has_slot(std::string_view slot) const;
