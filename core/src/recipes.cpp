@@ -537,6 +537,7 @@ std::vector<ClassSpec> make_recipes() {
   s.book = {"4", "ch04/06_swa", "gpt_with_kv_swa.py", ""};
   s.python_name = "swa";
   s.spelling.causal_rule = "mask_bool = (diff < 0) | (diff >= W)";
+  s.spelling.keys = "self.W_key(x)";  // keys = self.W_key(x).view(...)
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalTokens;
   s.dropout = DropoutRule::Weights;
@@ -592,6 +593,7 @@ std::vector<ClassSpec> make_recipes() {
       "theta 10,000) applied to queries and keys after the head split, from cos and sin buffers of context_length rows.";
   s.book = {"5", "ch05/07_gpt_to_llama", "converting-gpt-to-llama2.ipynb", ""};
   s.python_name = "mha_llama2";
+  s.spelling.keys = "self.W_key(x)";  // keys = self.W_key(x).view(...).transpose(1, 2)
   s.spelling.merge = ".reshape";
   s.heads = HeadsRule::Fused;
   s.mask = MaskRule::CausalBuffer;

@@ -4,10 +4,12 @@
 // tests/fixtures/check_lines.json (written by hand from the class's source in the book's repository).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
-#include <map>
 #include <set>
+#include <utility>
 
+#include "attention_lab/plan.hpp"
 #include "check_cases.hpp"
 #include "test_paths.hpp"
 
@@ -67,5 +69,36 @@ TEST_SUITE("check_module lines") {
         if (name.rfind("SelfAttention", 0) == 0 || name == "CausalAttention" || name == "MultiHeadAttentionWrapper") CHECK(cause.line.find("head_dim") == std::string::npos);
       }
     }
+  }
+}
+
+TEST_SUITE("check_module lines") {
+  TEST_CASE("the classes without reader fixtures: their own split, buffer, attention call and mask line") {
+    const auto lines = [](const std::string& call, const std::string& id) {
+      const ForwardPlan plan = plan_forward(check_cases::config_of(call));
+      for (const Mistake& m : mistake_catalogue())
+        if (m.id == id) {
+          REQUIRE(m.applies(plan));
+          const CauseLines l = m.lines(plan);
+          return std::pair{l.line, l.fix};
+        }
+      FAIL("no entry " << id);
+      return std::pair<std::string, std::string>{};
+    };
+    using P = std::pair<std::string, std::string>;
+    CHECK(lines("MultiHeadAttentionWithSWA(4, 4, 0.0, 2, sliding_window_size=3)", "heads_view_no_transpose") ==
+          P{"keys = self.W_key(x).view(b, self.num_heads, num_tokens, self.head_dim)", "keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)"});
+    CHECK(lines("MultiHeadAttentionWithSWA(4, 4, 0.0, 2, sliding_window_size=3)", "mask_diagonal") ==
+          P{"mask_bool = (diff <= 0) | (diff >= W)", "mask_bool = (diff < 0) | (diff >= W)"});
+    CHECK(lines("MHAPyTorchClass(4, 4, 2, 6)", "mask_diagonal") == P{"self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=0).bool())",
+                                                                     "self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())"});
+    CHECK(lines("MHAPyTorchClass(4, 4, 2, 6)", "mask_not_passed") == P{"attn_output, _ = self.multihead_attn(x, x, x, need_weights=self.need_weights)",
+                                                                       "attn_output, _ = self.multihead_attn(x, x, x, attn_mask=attn_mask, need_weights=self.need_weights)"});
+    CHECK(lines("MHAPyTorchFlexAttention(4, 4, 2, 6)", "mask_not_passed") ==
+          P{"context_vec = flex_attention(queries, keys, values)", "context_vec = flex_attention(queries, keys, values, block_mask=attn_mask)"});
+    CHECK(lines("MultiHeadLatentAttention(4, 4, 0.0, 2)", "mask_diagonal") ==
+          P{"scores.masked_fill_(q_pos.unsqueeze(-1) <= k_pos.unsqueeze(0), -torch.inf)", "scores.masked_fill_(q_pos.unsqueeze(-1) < k_pos.unsqueeze(0), -torch.inf)"});
+    CHECK(lines("GatedMultiHeadAttention(4, 4, 6, 0.0, 2)", "scale_d_out") ==
+          P{"attn_weights = torch.softmax(attn_scores / (self.d_out ** 0.5), dim=-1)", "attn_weights = torch.softmax(attn_scores / (self.head_dim ** 0.5), dim=-1)"});
   }
 }

@@ -156,7 +156,7 @@ struct CopyPartner {
 /// defaults are chapter 3's MultiHeadAttention; a recipe sets what its class writes otherwise.
 struct SourceSpelling {
   std::string batch = "b", tokens = "num_tokens";  // forward's b and num_tokens
-  std::string queries = "queries", keys = "keys";  // the projections' variables
+  std::string queries = "queries", keys = "keys";  // the queries' variable; what the keys' head split views ("self.W_key(x)")
   std::string split_keys = "keys";                 // what the keys' head split is assigned to
   std::string project = "self.{}(x)";              // a projection of x, {} its parameter ("x @ self.{}")
   std::string scores = "attn_scores", weights = "attn_weights", context = "context_vec";
