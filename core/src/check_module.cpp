@@ -218,7 +218,10 @@ double check_bytes(const ForwardPlan& plan, const Shape& x_shape) {
 
 CheckReport check_module(const ModuleConfig& config, const std::vector<NamedTensor>& state_dict, const Tensor& x, const Tensor& output, const std::vector<NamedTensor>& stages,
                          double budget, ThreadPool* pool, std::optional<uint64_t> seed) {
-  CheckReport report{config.class_name(), config.python_call(), seed};
+  CheckReport report;
+  report.class_name = config.class_name();
+  report.call = config.python_call();
+  report.seed = seed;
   const ForwardPlan book = plan_forward(config);
   try {
     check_input(book, x, "x", budget, true);  // x's shape first: the estimate and the shapes below are read off it

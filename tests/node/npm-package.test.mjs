@@ -83,8 +83,11 @@ describe("the npm package", () => {
     // with the CommonJS build for Jest (~26 KB gzip, issue 41) and docs/bundlers.md; 2.66 MB (7.7 MB
     // unpacked) with the element and the page (issue 41): web/app's sources (~135 KB gzip), the vendored
     // GPT-2 tokenizer (~225 KB gzip, most of it GPT-2's BPE ranks) and the two pages; 2.74 MB with the
-    // torch.save reader (issue 42) and checkModule's catalogue (issue 43) in the four full binaries
-    assert.ok(packed.size < 2_850_000, `${packed.size} bytes packed`);
+    // torch.save reader (issue 42) and checkModule's catalogue (issue 43) in the four full binaries;
+    // 2.88 MB with the rest of issue 43 in all six (the first difference, the seeded dropout entries,
+    // the causes' lines spelled per class: ~20 KB of each binary, 26 KB of it won back by setters that
+    // convert nothing), the facade in modules of one job and the reader's guide to the check
+    assert.ok(packed.size < 2_950_000, `${packed.size} bytes packed`);
     // the version it carries is package.json's, and the changelog (Keep a Changelog) has a section for
     // it: released ("## [0.1.0] - 2026-12-24"), or the unreleased one, which names the version it becomes
     const version = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
