@@ -14,11 +14,7 @@ namespace attention_lab {
 
 namespace {
 
-bool has_role(const ForwardPlan& p, Role role, Layout layout) {
-  for (const ParamRecipe& r : p.config.recipe().params)
-    if (r.role == role && r.layout == layout) return true;
-  return false;
-}
+bool has_role(const ForwardPlan& p, Role role, Layout layout) { return p.config.recipe().param(role, layout) != nullptr; }
 /// Queries, keys and values each of its own projection of x (nn.Linear or a (d_in, d_out) matrix; not
 /// a packed qkv, not re-projected from a latent, no key/value tokens appended).
 bool own_projections(const ForwardPlan& p) {
@@ -30,10 +26,8 @@ bool own_projections(const ForwardPlan& p) {
 bool twin_projections(const ForwardPlan& p) { return own_projections(p) && p.kv_heads == p.query_heads; }
 bool split_heads(const ForwardPlan& p) { return p.layout == HeadsRule::Fused && p.query_heads > 1; }
 /// The scores, the mask, the scale and the softmax are computed inside PyTorch's attention call
-/// (scaled_dot_product_attention, FlexAttention, nn.MultiheadAttention: the classes whose recipe
-/// scales the queries, as that call's math does): the reader writes none of those lines, only what
-/// the call is given.
-bool torch_attention(const ForwardPlan& p) { return p.config.recipe().scale_queries; }
+/// (ClassSpec::attention_in_torch): the reader writes none of those lines, only what the call is given.
+bool torch_attention(const ForwardPlan& p) { return p.config.recipe().attention_in_torch(); }
 /// ... and the heads split, merged and out_proj applied inside it too (nn.MultiheadAttention: the
 /// class's own projection, proj, comes after PyTorch's out_proj).
 bool torch_heads(const ForwardPlan& p) { return torch_attention(p) && p.proj; }
@@ -56,7 +50,7 @@ bool out_projected(const ForwardPlan& p) { return p.out_proj && !p.proj && !p.ga
 bool square_linear(const ForwardPlan& p) { return twin_projections(p) && has_role(p, Role::Query, Layout::OutIn) && p.config.d_in == p.config.d_out; }
 /// Dropout p > 0 on attention weights the class writes out (self.dropout(attn_weights); not inside
 /// scaled_dot_product_attention or nn.MultiheadAttention). The entries are seeded: tried with a seed only.
-bool drops_weights(const ForwardPlan& p) { return p.dropout_stage && p.dropout > 0.0 && p.config.recipe().attention_text.empty(); }
+bool drops_weights(const ForwardPlan& p) { return p.dropout_stage && p.dropout > 0.0 && !torch_attention(p); }
 
 // ---- plan variants ----------------------------------------------------------------------------------
 

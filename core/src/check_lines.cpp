@@ -37,9 +37,8 @@ std::string book_scale(const SourceSpelling& s) { return s.scaled_scores.empty()
 
 /// The PyTorch name of the module the Out weight belongs to ("out_proj", "proj").
 std::string out_module(const ForwardPlan& p) {
-  for (const ParamRecipe& r : p.config.recipe().params)
-    if (r.role == Role::Out && r.layout == Layout::OutIn) return r.name.substr(0, r.name.rfind(".weight"));
-  return "out_proj";
+  const ParamRecipe* out = p.config.recipe().param(Role::Out, Layout::OutIn);
+  return out != nullptr ? out->name.substr(0, out->name.rfind(".weight")) : "out_proj";
 }
 
 }  // namespace
@@ -69,7 +68,7 @@ CauseLines softmax_dim(const ForwardPlan& p) {
 CauseLines mask_diagonal(const ForwardPlan& p) {
   const SourceSpelling& s = spelling(p);
   if (!s.causal_rule.empty()) return {replaced(s.causal_rule, " < ", " <= "), s.causal_rule};
-  const std::string dtype = std::string(p.config.recipe().mask_buffer_dtype()) == "bool" ? ".bool()" : "";
+  const std::string dtype = p.config.recipe().mask_buffer_bytes == 1 ? ".bool()" : "";  // a bool buffer
   const std::string buffer = "self.register_buffer(\"mask\", torch.triu(torch.ones(context_length, context_length), diagonal=";
   return {buffer + "0)" + dtype + ")", buffer + "1)" + dtype + ")"};
 }

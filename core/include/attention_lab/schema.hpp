@@ -250,6 +250,15 @@ struct ClassSpec {
   float mask_fill() const { return mask_fill_min ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity(); }
   /// The registered mask buffer's dtype: "float32" (triu(ones)), "bool" (.bool()), "" without one.
   const char* mask_buffer_dtype() const { return mask_buffer_bytes == 4 ? "float32" : mask_buffer_bytes == 1 ? "bool" : ""; }
+  /// The first parameter of `role` stored in `layout` (whatever its presence), or null when the class has none.
+  const ParamRecipe* param(Role role, Layout layout) const {
+    for (const ParamRecipe& p : params)
+      if (p.role == role && p.layout == layout) return &p;
+    return nullptr;
+  }
+  /// The scores, the mask, the scale and the softmax happen inside PyTorch's attention call
+  /// (attention_text names it: scaled_dot_product_attention, FlexAttention, nn.MultiheadAttention).
+  bool attention_in_torch() const { return !attention_text.empty(); }
   /// The class's Python name: its id up to an '@' ("Name@chNN/folder" -> "Name"). Classes that share a Python name are told apart by their book folder in
   /// their id; a bare name is the class listed first (the chapter's).
   std::string python_class() const { return name.substr(0, name.find('@')); }
