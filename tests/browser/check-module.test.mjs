@@ -26,6 +26,9 @@ describe("compare: check your own module", () => {
     assert.equal(await page.getByTestId("check-cause").getAttribute("data-cause"), "scale_d_out");
     assert.equal(await page.getByTestId("check-line").textContent(), "attn_weights = torch.softmax(attn_scores / self.d_out**0.5, dim=-1)");
     assert.equal(await page.getByTestId("check-fix").textContent(), "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)");
+    // The public reports as links to their threads.
+    assert.deepEqual(await page.getByTestId("check-cause").locator("a").evaluateAll((as) => as.map((a) => a.href)),
+      ["https://github.com/lucidrains/vit-pytorch/issues/65", "https://github.com/Graylab/DL4Proteins-notebooks/issues/12", "https://github.com/omihub777/ViT-CIFAR/issues/11"]);
     // The first differing value, the reader's row above the book's, the differing cell marked.
     const difference = page.getByTestId("check-difference");
     assert.equal(await difference.getAttribute("data-stage"), "attn_weights");
