@@ -89,7 +89,9 @@ describe("dist/ on a plain static server", { skip: !existsSync(path.join(DIST, "
       tab.on("request", (r) => { if (!r.url().startsWith(url) && !r.url().startsWith("data:") && !r.url().startsWith("blob:")) problems.push(`foreign ${r.url()}`); });
       tab.on("request", (r) => requested.push(r.url()));
       await tab.goto(url + page);
-      await tab.waitForFunction(() => [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.ready), null, { timeout: 60_000 });
+      // served without the headers, the first visit registers coi-serviceworker and reloads: wait for the
+      // page it reloads to (isolated), not the one it leaves, or the next call meets a destroyed context
+      await tab.waitForFunction(() => globalThis.crossOriginIsolated === true && [...document.querySelectorAll("attention-lab")].every((el) => el.dataset.ready), null, { timeout: 60_000 });
       // a compact exercise waits for the reader's Run; the others ran on load
       await tab.evaluate(() => Promise.all([...document.querySelectorAll("attention-lab")].map((el) => (el.dataset.runs >= 1 ? null : el.run()))));
       assert.equal(await tab.getByTestId("file-notice").count(), 0, "served, the page says nothing about file://");
